@@ -1,0 +1,10 @@
+"""The one error type for anything a user gave us that we cannot use."""
+
+
+class InputError(ValueError):
+    """Bad parameter, file or option. ``field`` names what was wrong (may be empty)."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}" if field else message)

@@ -1,0 +1,145 @@
+"""Result files: atomic writes, the time-series CSV, weights, deaths and run.json."""
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from .errors import InputError
+from .state import COLUMNS
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write to a temporary file beside `path`, fsync, then rename over it: readers see
+    the old file or the new one, never half of one."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _fmt(x: float) -> str:
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return repr(float(x))  # shortest repr that round-trips exactly
+
+
+def csv_text(header: Iterable[str], rows: np.ndarray, int_cols: Iterable[int] = ()) -> str:
+    """CSV with every float written to round-trip exactly."""
+    int_cols = set(int_cols)
+    out = io.StringIO()
+    out.write(",".join(header) + "\n")
+    for row in rows:
+        out.write(",".join(str(int(v)) if j in int_cols else _fmt(v) for j, v in enumerate(row)))
+        out.write("\n")
+    return out.getvalue()
+
+
+def timeseries_csv(rows: np.ndarray) -> str:
+    return csv_text(COLUMNS, rows[:, : len(COLUMNS)], int_cols=[COLUMNS.index("nonzero")])
+
+
+def weights_csv(w0: np.ndarray, w_now: np.ndarray, now_name: str = "w_final") -> str:
+    """k,w0,<now_name>: a row per weight, signed, k the 0-based input index."""
+    out = io.StringIO()
+    out.write(f"k,w0,{now_name}\n")
+    # '%.17g' round-trips every double; savetxt is vectorised enough for m = 10^7
+    table = np.column_stack([np.arange(w0.shape[0], dtype=np.float64), w0, w_now])
+    np.savetxt(out, table, fmt=("%d", "%.17g", "%.17g"), delimiter=",")
+    return out.getvalue()
+
+
+def deaths_csv(u_input_order: np.ndarray, death_t_input_order: np.ndarray) -> str:
+    dead = np.flatnonzero(np.isfinite(death_t_input_order))
+    order = dead[np.argsort(death_t_input_order[dead], kind="stable")]
+    rows = np.column_stack([order, u_input_order[order], death_t_input_order[order]])
+    return csv_text(("k", "u", "t_death"), rows, int_cols=[0])
+
+
+def json_text(obj: Any) -> str:
+    def default(o: Any) -> Any:
+        if isinstance(o, np.integer):
+            return int(o)
+        if isinstance(o, np.floating):
+            return float(o)
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+        if isinstance(o, Path):
+            return str(o)
+        raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+    return json.dumps(_finite_json(obj), indent=2, default=default, allow_nan=False) + "\n"
+
+
+def _finite_json(obj: Any) -> Any:
+    """JSON has no NaN or inf: write them as null / strings."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {k: _finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite_json(v) for v in obj]
+    return obj
+
+
+class ResultDir:
+    """Write a set of result files into a temporary folder beside DIR, then move it into
+    place: a crash or Ctrl+C never leaves half a result."""
+
+    def __init__(self, out: str | Path, force: bool):
+        self.out = Path(out)
+        if self.out.exists() and not self.out.is_dir():
+            raise InputError("out", f"{self.out} exists and is not a folder")
+        if self.out.is_dir() and any(self.out.iterdir()) and not force:
+            raise InputError("out", f"{self.out} is not empty (use --force to replace it)")
+        parent = self.out.resolve().parent
+        if not parent.is_dir():
+            raise InputError("out", f"{parent} does not exist")
+        if not os.access(parent, os.W_OK):
+            raise InputError("out", f"cannot write in {parent} (permission denied)")
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", dir=parent))
+
+    def path(self, name: str) -> Path:
+        p = self.tmp / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def write_text(self, name: str, text: str) -> None:
+        self.path(name).write_text(text, encoding="utf-8")
+
+    def commit(self) -> None:
+        old = None
+        if self.out.exists():
+            old = self.out.with_name(f".{self.out.name}.old-{os.getpid()}")
+            os.replace(self.out, old)
+        os.replace(self.tmp, self.out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def abort(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
