@@ -11,9 +11,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .cli import run_command
 
         return run_command(argv[1:])
+    from .cli import build_gui_parser
+
+    args = build_gui_parser().parse_args(argv)  # --help and --version need no Qt
     from .app import gui_main  # imports Qt
 
-    return gui_main(argv)
+    return gui_main(args)
 
 
 if __name__ == "__main__":

@@ -185,3 +185,22 @@ def run_command(argv: Sequence[str]) -> int:
     print(f"wrote {args.out}: {args.samples} rows, {run.nonzero_final} nonzero weight(s) at "
           f"t = {run.t_end:.6g}, fitted c = {run.fitted_c:.4g}")
     return 0
+
+
+def build_gui_parser() -> CleanParser:
+    p = CleanParser(prog="sparsity-gui", description=DESCRIPTION,
+                    formatter_class=argparse.RawDescriptionHelpFormatter,
+                    epilog="Headless runs: `sparsity-gui run --out DIR [options]` "
+                           "(see `sparsity-gui run --help`).")
+    p.add_argument("--version", action="version", version=f"sparsity-gui {__version__}")
+    add_param_options(p)
+    a = p.add_argument_group("automation")
+    a.add_argument("--quit-after", type=_positive_int, default=None, metavar="MS",
+                   help="run for MS milliseconds, then close cleanly")
+    a.add_argument("--screenshot", metavar="PATH",
+                   help="save a PNG of the whole window just before quitting (with --quit-after)")
+    a.add_argument("--paused", action="store_true", help="start paused instead of running")
+    a.add_argument("--speed", type=_number, default=None, metavar="V",
+                   help="simulated time per second of wall time (default: chosen from lam); "
+                        "0 means as fast as possible")
+    return p

@@ -36,7 +36,7 @@ class LamChange:
 
 
 class Simulation:
-    def __init__(self, params: SimParams, w0: np.ndarray | None = None, history_capacity: int = 8192):
+    def __init__(self, params: SimParams, w0: np.ndarray | None = None, history_capacity: int = 2048):
         self.params = params
         w0 = initial_weights(params) if w0 is None else np.asarray(w0, dtype=np.float64)
         self.init = InitialState.from_weights(w0)

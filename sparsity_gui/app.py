@@ -1,0 +1,76 @@
+"""The composition root: parse options, set up Qt, build the window, run."""
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import os
+import sys
+import traceback
+
+from .cli import fail, params_from_args
+from .core.errors import InputError
+
+
+def _excepthook(exc_type, exc, tb) -> None:
+    """An uncaught exception on the GUI thread: show it, keep the app alive."""
+    text = "".join(traceback.format_exception(exc_type, exc, tb))
+    sys.stderr.write(text)
+    from PySide6 import QtWidgets
+
+    app = QtWidgets.QApplication.instance()
+    if app is not None:
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Critical, "Unexpected error",
+                                    f"{exc_type.__name__}: {exc}")
+        box.setDetailedText(text)
+        box.exec()
+
+
+def gui_main(args: argparse.Namespace) -> int:
+    try:
+        params, w0 = params_from_args(args)
+    except InputError as exc:
+        fail(str(exc))
+    if args.screenshot and args.quit_after is None:
+        fail("--screenshot needs --quit-after MS (the screenshot is taken just before quitting)")
+
+    faulthandler.enable()
+    from PySide6 import QtCore, QtGui, QtWidgets
+    import pyqtgraph as pg
+
+    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
+    app.setApplicationName("sparsity-gui")
+    app.setOrganizationName("sparsity-gui")
+    app.setDesktopFileName("sparsity-gui")
+    try:
+        from .resources import icon_path
+
+        app.setWindowIcon(QtGui.QIcon(str(icon_path())))
+    except Exception:  # the icon is cosmetic; a missing one must not stop the app
+        pass
+    sys.excepthook = _excepthook
+
+    from .ui.mainwindow import MainWindow
+
+    speed = args.speed
+    win = MainWindow(params, w0, playing=not args.paused, speed=speed)
+    win.show()
+
+    if args.quit_after is not None:
+        def finish() -> None:
+            if args.screenshot:
+                app.processEvents()
+                win.grab().save(args.screenshot, "PNG")
+            win.close()
+            app.quit()
+
+        QtCore.QTimer.singleShot(args.quit_after, finish)
+
+    rc = app.exec()
+    # tear down explicitly: a pyqtgraph widget alive at interpreter exit segfaults
+    win.shutdown()
+    win.deleteLater()
+    app.processEvents()
+    del win
+    app.processEvents()
+    return rc

@@ -1,0 +1,1 @@
+"""Every Qt widget of the app lives in this package."""

@@ -1,0 +1,368 @@
+"""The main window: panels in the centre, parameters and the note in docks, a worker
+thread running the core's Runner, and a paint timer that draws the latest snapshot."""
+from __future__ import annotations
+
+import math
+import os
+import random
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ..core.errors import InputError
+from ..core.params import SimParams, check_memory
+from ..core.runner import Runner, Snapshot, default_speed
+from ..core.simulation import needs_restart
+from .controls import ControlPanel
+from .notes import NoteView
+from .panels import PANEL_TYPES, Panel
+
+PAINT_HZ = 60
+JOIN_SECONDS = 10.0
+
+
+def settings() -> QtCore.QSettings:
+    """Window geometry and layout; SPARSITY_GUI_SETTINGS points tests at a private file."""
+    path = os.environ.get("SPARSITY_GUI_SETTINGS")
+    if path:
+        return QtCore.QSettings(path, QtCore.QSettings.Format.IniFormat)
+    return QtCore.QSettings(QtCore.QSettings.Format.IniFormat, QtCore.QSettings.Scope.UserScope,
+                            "sparsity-gui", "sparsity-gui")
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    def __init__(self, params: SimParams, w0: np.ndarray | None = None, *, playing: bool = True,
+                 speed: float | None = None, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("sparsity-gui: L1 regularization drives W to sparsity")
+        self.setObjectName("MainWindow")
+        self.params = params
+        self.w0 = w0
+        self.run_id = 1
+        self.speed = default_speed(params.lam) if speed is None else speed
+        self.playing = playing
+        self.snapshot: Snapshot | None = None
+        self.frames = 0
+        self._fps_window: list[float] = []
+        self.fps = 0.0
+        self._note_due = 0.0
+        self._status_due = 0.0
+        self._closed = False
+
+        # --- panels --------------------------------------------------------------
+        central = QtWidgets.QWidget()
+        grid = QtWidgets.QGridLayout(central)
+        grid.setContentsMargins(2, 2, 2, 2)
+        grid.setSpacing(3)
+        self.panels: list[Panel] = [cls() for cls in PANEL_TYPES]
+        for i, panel in enumerate(self.panels):
+            grid.addWidget(panel, i // 3, i % 3)
+        self.setCentralWidget(central)
+        # time panels share one x axis
+        time_plots = [p for panel in self.panels for p in panel.time_plots]
+        for p in time_plots[1:]:
+            p.setXLink(time_plots[0])
+
+        # --- docks ---------------------------------------------------------------
+        self.controls = ControlPanel(params, self.speed)
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidget(self.controls)
+        scroll.setWidgetResizable(True)
+        self.param_dock = QtWidgets.QDockWidget("Parameters", self)
+        self.param_dock.setObjectName("dock_parameters")
+        self.param_dock.setWidget(scroll)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, self.param_dock)
+        self.note = NoteView()
+        self.note_dock = QtWidgets.QDockWidget("The note's argument, live", self)
+        self.note_dock.setObjectName("dock_note")
+        self.note_dock.setWidget(self.note)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, self.note_dock)
+        self.controls.changed.connect(self.on_params_changed)
+        self.controls.speedChanged.connect(self.on_speed_changed)
+        self.controls.stopChanged.connect(self.on_stop_changed)
+        self.controls.newSeedRequested.connect(self.new_seed)
+        self.controls.loadFileRequested.connect(self.open_w0_dialog)
+
+        # --- actions, toolbar, menus ---------------------------------------------
+        self._build_actions()
+        self._build_status_bar()
+
+        # --- the worker ----------------------------------------------------------
+        self.runner = Runner(params, w0, playing=playing, speed=self.speed,
+                             stop_at_one=params.t_end is None, run_id=self.run_id)
+        self.thread = threading.Thread(target=self.runner.run_forever, name="simulation", daemon=True)
+        self.thread.start()
+
+        self.paint_timer = QtCore.QTimer(self)
+        self.paint_timer.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
+        self.paint_timer.timeout.connect(self.paint_latest)
+        self.paint_timer.start(int(1000 / PAINT_HZ))
+
+        self.resize(1500, 900)
+        self._default_state = self.saveState()
+        self._restore_layout()
+
+    # ------------------------------------------------------------------------------
+    def _build_actions(self) -> None:
+        style = self.style()
+        sp = QtWidgets.QStyle.StandardPixmap
+        self.act_play = QtGui.QAction(style.standardIcon(sp.SP_MediaPause), "Pause", self)
+        self.act_play.setObjectName("act_play")
+        self.act_play.setShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_Space))
+        self.act_play.setToolTip("Play / pause the simulation (Space)")
+        self.act_play.triggered.connect(self.toggle_play)
+        self.act_step = QtGui.QAction(style.standardIcon(sp.SP_MediaSeekForward), "Step", self)
+        self.act_step.setObjectName("act_step")
+        self.act_step.setShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_Right))
+        self.act_step.setToolTip("Single step (Right arrow): one GD step, or 1/30 s of simulated "
+                                 "time at the current speed for the exact flow")
+        self.act_step.triggered.connect(self.single_step)
+        self.act_reset = QtGui.QAction(style.standardIcon(sp.SP_BrowserReload), "Reset", self)
+        self.act_reset.setObjectName("act_reset")
+        self.act_reset.setShortcut(QtGui.QKeySequence("Ctrl+R"))
+        self.act_reset.setToolTip("Restart the run from W(0) with the current parameters (Ctrl+R)")
+        self.act_reset.triggered.connect(self.reset)
+        self.act_open_w0 = QtGui.QAction("Load W(0) from file…", self)
+        self.act_open_w0.triggered.connect(self.open_w0_dialog)
+        self.act_quit = QtGui.QAction("Quit", self)
+        self.act_quit.setShortcut(QtGui.QKeySequence.StandardKey.Quit)
+        self.act_quit.triggered.connect(self.close)
+        self.act_reset_layout = QtGui.QAction("Reset layout", self)
+        self.act_reset_layout.setObjectName("act_reset_layout")
+        self.act_reset_layout.triggered.connect(self.reset_layout)
+        for act in (self.act_play, self.act_step, self.act_reset):
+            act.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
+
+        tb = self.addToolBar("Simulation")
+        tb.setObjectName("toolbar_simulation")
+        tb.addAction(self.act_play)
+        tb.addAction(self.act_step)
+        tb.addAction(self.act_reset)
+
+        menu = self.menuBar()
+        m_file = menu.addMenu("&File")
+        m_file.addAction(self.act_open_w0)
+        m_file.addSeparator()
+        m_file.addAction(self.act_quit)
+        m_sim = menu.addMenu("&Simulation")
+        for act in (self.act_play, self.act_step, self.act_reset):
+            m_sim.addAction(act)
+        m_view = menu.addMenu("&View")
+        m_view.addAction(self.param_dock.toggleViewAction())
+        m_view.addAction(self.note_dock.toggleViewAction())
+        m_view.addAction(tb.toggleViewAction())
+        m_view.addSeparator()
+        m_view.addAction(self.act_reset_layout)
+        m_help = menu.addMenu("&Help")
+        about = m_help.addAction("About sparsity-gui")
+        about.triggered.connect(self.about)
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.status_labels: dict[str, QtWidgets.QLabel] = {}
+        for key, tip in (("state", "simulation state"), ("t", "simulated time"),
+                         ("nonzero", "m': nonzero weights"), ("norm2", "‖W‖²"), ("norm1", "‖W‖₁"),
+                         ("theta", "threshold θ = λ/(1-‖W‖²)"), ("sps", "solver steps per second"),
+                         ("fps", "frames drawn per second")):
+            label = QtWidgets.QLabel()
+            label.setObjectName(f"status_{key}")
+            label.setToolTip(tip)
+            label.setMinimumWidth(80)
+            bar.addPermanentWidget(label)
+            self.status_labels[key] = label
+        self.status_labels["state"].setText("compiling")
+
+    # --- layout persistence ------------------------------------------------------------
+    def _restore_layout(self) -> None:
+        s = settings()
+        geometry = s.value("window/geometry")
+        state = s.value("window/state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+
+    def save_layout(self) -> None:
+        s = settings()
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState())
+        s.sync()
+
+    @QtCore.Slot()
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state)
+        self.param_dock.show()
+        self.note_dock.show()
+        self.resize(1500, 900)
+
+    # --- commands ----------------------------------------------------------------------
+    @QtCore.Slot()
+    def toggle_play(self) -> None:
+        self.set_playing(not self.playing)
+
+    def set_playing(self, playing: bool) -> None:
+        self.playing = playing
+        self.runner.play(playing)
+        sp = QtWidgets.QStyle.StandardPixmap
+        self.act_play.setText("Pause" if playing else "Play")
+        self.act_play.setIcon(self.style().standardIcon(sp.SP_MediaPause if playing else sp.SP_MediaPlay))
+
+    @QtCore.Slot()
+    def single_step(self) -> None:
+        self.set_playing(False)
+        self.runner.single_step()
+
+    @QtCore.Slot()
+    def reset(self) -> None:
+        self.start_new_run(self.params)
+
+    @QtCore.Slot()
+    def new_seed(self) -> None:
+        seed = random.SystemRandom().randrange(0, 2**31 - 1)
+        self.on_params_changed({"seed": seed, "w0_path": None})
+
+    def start_new_run(self, params: SimParams, w0: np.ndarray | None = None) -> None:
+        self.run_id += 1
+        self.params = params
+        if w0 is not None or params.w0_path is None:
+            self.w0 = w0
+        self.runner.set_params(params, run_id=self.run_id, w0=self.w0 if params.w0_path else None)
+        self.controls.show_params(params)
+
+    @QtCore.Slot(dict)
+    def on_params_changed(self, changes: dict) -> None:
+        try:
+            params = self.params.with_changes(**changes)
+            if params.w0_path is None and "m" in changes:
+                check_memory(params.m)
+        except InputError as exc:
+            QtWidgets.QMessageBox.warning(self, "Invalid parameter", str(exc))
+            self.controls.show_params(self.params)
+            return
+        if needs_restart(self.params, params):
+            self.start_new_run(params)
+        else:
+            self.params = params
+            self.runner.set_params(params)
+            if "t_end" in changes:
+                self.runner.set_stop_at_one(params.t_end is None)
+
+    @QtCore.Slot(float)
+    def on_speed_changed(self, speed: float) -> None:
+        self.speed = speed
+        self.runner.set_speed(speed)
+
+    @QtCore.Slot(bool)
+    def on_stop_changed(self, at_one: bool) -> None:
+        self.runner.set_stop_at_one(at_one)
+
+    @QtCore.Slot()
+    def open_w0_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Load W(0)", "", "Weights (*.npy *.npz *.csv *.txt);;All files (*)")
+        if path:
+            self.load_w0(path)
+        else:
+            self.controls.show_params(self.params)
+
+    def load_w0(self, path: str, row: int | None = None) -> bool:
+        """Load W(0) from a file and start a run with it; on a bad file show why and keep
+        the current run."""
+        from ..core.initial import load_array, load_w0
+
+        try:
+            arr = load_array(path)
+            if arr.ndim == 2 and 1 not in arr.shape and row is None:
+                row, ok = QtWidgets.QInputDialog.getInt(
+                    self, "Pick a row", f"{Path(path).name} holds a {arr.shape[0]}×{arr.shape[1]} "
+                    f"matrix.\nWhich row is W(0)?", 0, 0, arr.shape[0] - 1)
+                if not ok:
+                    self.controls.show_params(self.params)
+                    return False
+            w0 = load_w0(path, row)
+            params = self.params.with_changes(w0_path=str(path), m=int(w0.size))
+        except InputError as exc:
+            QtWidgets.QMessageBox.warning(self, "Cannot load W(0)", str(exc))
+            self.controls.show_params(self.params)
+            return False
+        self.start_new_run(params, w0)
+        return True
+
+    def about(self) -> None:
+        from .. import __version__
+
+        QtWidgets.QMessageBox.about(
+            self, "About sparsity-gui",
+            f"<b>sparsity-gui {__version__}</b><p>Simulates, live, how L1 regularization drives one "
+            "feature encoding W to sparsity, next to the research note's argument.</p>")
+
+    # --- painting ----------------------------------------------------------------------
+    @QtCore.Slot()
+    def paint_latest(self) -> None:
+        snap = self.runner.take_latest()
+        if snap is None or snap.run_id != self.run_id:
+            return  # nothing yet, or a snapshot from before a reset: dropped
+        if self.snapshot is not None and snap.seq == self.snapshot.seq and snap.run_id == self.snapshot.run_id:
+            return
+        self.snapshot = snap
+        for panel in self.panels:
+            panel.update_from(snap)
+        now = time.perf_counter()
+        self._fps_window.append(now)
+        while self._fps_window and now - self._fps_window[0] > 1.0:
+            self._fps_window.pop(0)
+        self.fps = len(self._fps_window) / max(now - self._fps_window[0], 1e-9) if len(self._fps_window) > 1 else 0.0
+        self.frames += 1
+        # numbers are read, not watched: 10 Hz is plenty, and each label change
+        # re-lays out the status bar
+        if now >= self._status_due or snap.state != self.status_labels["state"].text():
+            self._status_due = now + 0.1
+            self._update_status(snap)
+        if now >= self._note_due:
+            self._note_due = now + 0.25
+            self.note.update_from(snap)
+        if snap.state == "error" and snap.message and snap.message != getattr(self, "_shown_error", ""):
+            self._shown_error = snap.message
+            self.set_playing(False)
+            self.show_error(snap.message)
+
+    def _update_status(self, snap: Snapshot) -> None:
+        L = self.status_labels
+        L["state"].setText(snap.state)
+        L["t"].setText(f"t = {snap.t:.6g}")
+        L["nonzero"].setText(f"m' = {snap.nonzero:,}")
+        L["norm2"].setText(f"‖W‖² = {snap.norm2_sq:.6f}")
+        L["norm1"].setText(f"‖W‖₁ = {snap.norm1:.6g}")
+        L["theta"].setText(f"θ = {snap.theta:.4g}")
+        L["sps"].setText(f"{snap.steps_per_second:,.0f} steps/s")
+        L["fps"].setText(f"{self.fps:.0f} fps")
+
+    def show_error(self, message: str) -> None:
+        first, _, details = message.partition("\n\n")
+        box = QtWidgets.QMessageBox(self)
+        box.setIcon(QtWidgets.QMessageBox.Icon.Warning)
+        box.setWindowTitle("Simulation stopped")
+        box.setText(first)
+        if details:
+            box.setDetailedText(details)
+        box.setModal(False)
+        box.show()
+        self.error_box = box
+
+    # --- shutdown ----------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Stop the timer and the worker thread (joined with a deadline)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.paint_timer.stop()
+        self.runner.stop()
+        self.thread.join(JOIN_SECONDS)
+
+    def closeEvent(self, event: QtGui.QCloseEvent) -> None:
+        self.save_layout()
+        self.shutdown()
+        super().closeEvent(event)
