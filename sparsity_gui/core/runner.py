@@ -108,6 +108,7 @@ class Runner:
         self.message = ""
         self._warm_up = warm_up
         self._seq = 0
+        self._taken = True
         self._chunk_work = 20_000  # adapted so a chunk takes about CHUNK_SECONDS
         self._rate_steps = 0.0
         self._rate_t = 0.0
@@ -152,6 +153,7 @@ class Runner:
 
     def take_latest(self) -> Snapshot | None:
         with self._lock:
+            self._taken = True
             return self.latest
 
     # --- the loop ------------------------------------------------------------------
@@ -343,12 +345,13 @@ class Runner:
 
     def _publish(self, force: bool = False) -> None:
         now = time.perf_counter()
-        if not force and now - self._last_publish < PUBLISH_INTERVAL:
-            return
+        if not force and (now - self._last_publish < PUBLISH_INTERVAL or not self._taken):
+            return  # too soon, or the GUI has not looked at the last one yet
         self._last_publish = now
         snap = self.make_snapshot(now)
         with self._lock:
             self.latest = snap
+            self._taken = False
 
     def _rates(self, now: float) -> tuple[float, float]:
         sim = self.sim

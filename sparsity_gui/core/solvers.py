@@ -229,6 +229,8 @@ class GDSolver(Solver):
 
     def steps_to(self, t_target: float) -> int:
         """Steps until the step time nearest t_target."""
+        if not math.isfinite(t_target):
+            return 2**62
         n = int(round((t_target - self._t_eta0) / self._eta)) - self._steps_at_eta
         return max(n, 0)
 

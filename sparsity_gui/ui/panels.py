@@ -222,8 +222,8 @@ class SortedWeightsPanel(Panel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "Sorted weights |W<sub>k</sub>| vs threshold θ", "rank k (by |W(0)|)", "|W<sub>k</sub>|")
-        self.growing = p.plot(pen=pen(BLUE), name="growing (|W<sub>k</sub>| > θ)")
-        self.shrinking = p.plot(pen=pen(ORANGE), name="shrinking (|W<sub>k</sub>| < θ)")
+        self.growing = p.plot(pen=pen(BLUE), name="growing (|W<sub>k</sub>| &gt; θ)")
+        self.shrinking = p.plot(pen=pen(ORANGE), name="shrinking (|W<sub>k</sub>| &lt; θ)")
         # no text labels on lines that move every frame (re-rendering text is slow): the
         # legend names them
         self.theta_line = pg.InfiniteLine(angle=0, pen=pen(RED, 1.5))
@@ -276,10 +276,8 @@ class ThresholdPanel(Panel):
                           time_axis=True)
         self.theta_curve = p.plot(pen=pen(RED, 1.5), name="θ(t)")
         self.curves: list[pg.PlotDataItem] = []
-        self.below_marks = pg.ScatterPlotItem(symbol="t", size=9, pen=pen(RED), brush=None,
-                                              name="falls below θ")
-        self.death_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pen("k"), brush="k",
-                                              name="dies")
+        self.below_marks = pg.ScatterPlotItem(symbol="t", size=9, pen=pen(RED), brush=None)
+        self.death_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pen("k"), brush="k")
         p.addItem(self.below_marks)
         p.addItem(self.death_marks)
         p.legend.addItem(self.below_marks, "falls below θ")
@@ -452,9 +450,13 @@ class RelVarPanel(Panel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "Relative variance Var[X]/E[X]²", "t", "relative variance", time_axis=True)
+        # colours as in the note's figure: the run in orange between red bounds, the
+        # idealized bounds pink and dashed; the run is drawn on top
         self.rv = p.plot(pen=pen(ORANGE, 2), name="run")
-        self.lo = p.plot(pen=pen(RED, 1), name="bounds from W(0)")
-        self.hi = p.plot(pen=pen(RED, 1))
+        self.rv.setZValue(10)
+        faint_red = "#e8a0a0"
+        self.lo = p.plot(pen=pen(faint_red, 1), name="bounds from W(0)")
+        self.hi = p.plot(pen=pen(faint_red, 1))
         self.ilo = p.plot(pen=pen(PINK, 1, DASH), name="idealized bounds")
         self.ihi = p.plot(pen=pen(PINK, 1, DASH))
         self.plot = p
@@ -486,8 +488,8 @@ class ForcePanel(Panel):
         p = self.add_plot(0, "Sparsity force d|W<sub>k</sub>|/dt vs |W<sub>k</sub>|", "|W<sub>k</sub>|",
                           "d|W<sub>k</sub>|/dt")
         self.line = p.plot(pen=pen(GREY, 1.5), name="(1-‖W‖²)(|W<sub>k</sub>| - θ)")
-        self.up = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(BLUE), name="growing")
-        self.down = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(ORANGE), name="shrinking")
+        self.up = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(BLUE))
+        self.down = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(ORANGE))
         p.addItem(self.up)
         p.addItem(self.down)
         p.legend.addItem(self.up, "growing weights")
