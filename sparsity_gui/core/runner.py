@@ -72,7 +72,6 @@ class Snapshot:
     steps_per_second: float
     sim_time_per_second: float
     message: str = ""
-    t_one: float = math.nan
     steps_total: int = 0
     extra: dict = field(default_factory=dict)
 
@@ -109,12 +108,12 @@ class Runner:
         self._warm_up = warm_up
         self._seq = 0
         self._taken = True
+        self._caught_up = True
         self._chunk_work = 20_000  # adapted so a chunk takes about CHUNK_SECONDS
         self._rate_steps = 0.0
         self._rate_t = 0.0
         self._last_publish = 0.0
         self._rate_window: list[tuple[float, int, float]] = []
-        self._t_one = math.nan
 
     # --- commands (any thread) -------------------------------------------------------
     def set_params(self, params: SimParams, run_id: int | None = None,
@@ -169,7 +168,7 @@ class Runner:
             # nap still hands the GIL to the GUI thread (otherwise every Qt call there
             # waits for the worker's Python between numba chunks: frames of 300 ms).
             remaining = TICK_SECONDS - (time.perf_counter() - start)
-            if self.speed > 0 and remaining > 0:
+            if self.speed > 0 and remaining > 0 and self._caught_up:
                 self._wake.wait(remaining)
                 self._wake.clear()
             else:
@@ -228,7 +227,6 @@ class Runner:
                 return
             self.sim = sim
             self.run_id = run_id if run_id is not None else self.run_id + 1
-            self._t_one = sim.time_to_nonzero(1)
             self.message = ""
             self.state = "running" if self.playing else "paused"
         else:
@@ -311,6 +309,8 @@ class Runner:
         start = time.perf_counter()
         status = self._advance(t_target, self._chunk_work)
         elapsed = time.perf_counter() - start
+        # behind the wall clock (the work limit stopped the chunk): no nap before the next
+        self._caught_up = status != K.REACHED_MAX_STEPS
         # adapt the work per chunk so that one chunk takes about CHUNK_SECONDS
         if status == K.REACHED_MAX_STEPS:
             if elapsed < CHUNK_SECONDS / 2:
@@ -392,7 +392,7 @@ class Runner:
             ranks=ranks, sorted_abs=sim.solver.abs_at_ranks(ranks),
             lam_changes=tuple(sim.lam_changes), fitted_c=sim.fitted_c(history),
             steps_per_second=sps, sim_time_per_second=tps, message=self.message,
-            t_one=self._t_one, steps_total=self._work_count(),
+            steps_total=self._work_count(),
         )
 
 

@@ -85,7 +85,8 @@ class Panel(QtWidgets.QFrame):
         # The grid makes each axis item span the whole plot, so every curve update would
         # repaint the axis text; a cached pixmap is redrawn only when the axis changes.
         for name in ("left", "bottom", "top", "right"):
-            plot.getAxis(name).setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            axis = plot.getAxis(name)
+            axis.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
         if legend:
             plot.addLegend(offset=(-8, 8), labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 200))
         plot.vb.disableAutoRange()
@@ -107,6 +108,7 @@ class Panel(QtWidgets.QFrame):
     @QtCore.Slot(bool)
     def _toggled(self, _checked: bool) -> None:
         self.apply_toggles()
+        self.sync_tick_text()
         self.reset_ranges()
         if self.last is not None:
             self.update_from(self.last)
@@ -123,6 +125,7 @@ class Panel(QtWidgets.QFrame):
         if not self._legends_cached:
             self._legends_cached = True
             self.cache_legends()
+            self.sync_tick_text()
         self.draw(snap)
         self._mark_lam_changes(snap)
         self._manage_ranges()
@@ -175,6 +178,13 @@ class Panel(QtWidgets.QFrame):
 
     def draw(self, snap: Snapshot) -> None:
         raise NotImplementedError
+
+    def sync_tick_text(self) -> None:
+        """Log axes label decades only (otherwise 2·10^k … 9·10^k pile up)."""
+        for plot in self.plots:
+            for name in ("left", "bottom"):
+                axis = plot.getAxis(name)
+                axis.setStyle(maxTextLevel=0 if axis.logMode else 2)
 
     def cache_legends(self) -> None:
         """Legends sit over the curves and are repainted with them; their text is
@@ -454,7 +464,7 @@ class RelVarPanel(Panel):
         # idealized bounds pink and dashed; the run is drawn on top
         self.rv = p.plot(pen=pen(ORANGE, 2), name="run")
         self.rv.setZValue(10)
-        faint_red = "#e8a0a0"
+        faint_red = "#e06666"
         self.lo = p.plot(pen=pen(faint_red, 1), name="bounds from W(0)")
         self.hi = p.plot(pen=pen(faint_red, 1))
         self.ilo = p.plot(pen=pen(PINK, 1, DASH), name="idealized bounds")

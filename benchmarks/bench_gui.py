@@ -1,0 +1,111 @@
+"""GUI benchmark: frames per second and the longest GUI-thread stall while the
+simulation runs with all panels visible (offscreen).
+
+    .venv/bin/python benchmarks/bench_gui.py [--seconds 6] [--sizes 1000,100000,1000000]
+
+Beside each figure it prints a baseline measured in the same run: the same window with
+pyqtgraph's per-frame auto-range and uncached axes (what the panels did before the range
+manager), so the effect of the drawing choices is visible on the machine at hand.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("SPARSITY_GUI_SETTINGS", os.path.join(os.path.dirname(__file__), ".bench_gui.ini"))
+
+import numpy as np  # noqa: E402
+import pyqtgraph as pg  # noqa: E402
+from PySide6 import QtCore, QtWidgets  # noqa: E402
+
+from sparsity_gui.core.params import SimParams  # noqa: E402
+from sparsity_gui.ui import panels as panels_mod  # noqa: E402
+from sparsity_gui.ui.mainwindow import MainWindow  # noqa: E402
+
+
+def measure(app, m: int, seconds: float, naive: bool) -> dict:
+    win = MainWindow(SimParams(m=m, lam=1e-3), speed=None)
+    if naive:
+        for panel in win.panels:
+            panel._manage_ranges = lambda: None
+            for plot in panel.plots:
+                plot.enableAutoRange()
+                for name in ("left", "bottom"):
+                    plot.getAxis(name).setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
+    win.show()
+    # wait until the run is live (numba warm-up, the first snapshot)
+    start = time.perf_counter()
+    while (win.snapshot is None or win.snapshot.state != "running") and time.perf_counter() - start < 60:
+        app.processEvents()
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    probe = QtCore.QTimer()
+    probe.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
+    probe.timeout.connect(tick)
+    probe.start(2)
+    frames0 = win.frames
+    t0 = time.perf_counter()
+    last[0] = t0
+    while time.perf_counter() - t0 < seconds:
+        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
+    elapsed = time.perf_counter() - t0
+    probe.stop()
+    snap = win.snapshot
+    result = {
+        "m": m,
+        "fps": (win.frames - frames0) / elapsed,
+        "stall_ms": 1000 * max(gaps) if gaps else float("nan"),
+        "p99_ms": 1000 * float(np.percentile(gaps, 99)) if gaps else float("nan"),
+        "state": snap.state if snap else "none",
+        "nonzero": snap.nonzero if snap else 0,
+        "sps": snap.steps_per_second if snap else 0.0,
+    }
+    win.close()
+    win.deleteLater()
+    app.processEvents()
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=6.0)
+    ap.add_argument("--sizes", default="1000,100000,1000000")
+    ap.add_argument("--no-baseline", action="store_true")
+    args = ap.parse_args()
+    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
+    sizes = [int(float(s)) for s in args.sizes.split(",")]
+    print(f"GUI benchmark, {os.environ['QT_QPA_PLATFORM']} platform, {os.cpu_count()} cores, "
+          f"{args.seconds:g} s per case, window 1500x900, all six panels, lam = 1e-3, default speed")
+    print(f"{'m':>9} | {'fps':>6} {'stall ms':>9} {'p99 ms':>7} | {'baseline fps':>12} {'stall ms':>9} | "
+          f"{'steps/s':>9} {'m_now':>8} state")
+    goals = {1000: 60, 100000: 30}
+    verdicts = []
+    for m in sizes:
+        ours = measure(app, m, args.seconds, naive=False)
+        base = None if args.no_baseline else measure(app, m, args.seconds, naive=True)
+        b = f"{base['fps']:12.1f} {base['stall_ms']:9.1f}" if base else f"{'-':>12} {'-':>9}"
+        print(f"{m:9d} | {ours['fps']:6.1f} {ours['stall_ms']:9.1f} {ours['p99_ms']:7.1f} | {b} | "
+              f"{ours['sps']:9.0f} {ours['nonzero']:8d} {ours['state']}")
+        if m in goals:
+            verdicts.append(f"m={m}: {ours['fps']:.1f} fps (goal >= {goals[m]}): "
+                            f"{'PASS' if ours['fps'] >= goals[m] else 'MISS'}")
+        verdicts.append(f"m={m}: longest stall {ours['stall_ms']:.1f} ms (goal <= 50): "
+                        f"{'PASS' if ours['stall_ms'] <= 50 else 'MISS'}")
+    print()
+    for v in verdicts:
+        print(v)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
