@@ -46,7 +46,7 @@ def gui_main(args: argparse.Namespace) -> int:
         fail("--screenshot needs --quit-after MS (the screenshot is taken just before quitting)")
 
     faulthandler.enable()
-    from PySide6 import QtCore, QtGui, QtWidgets
+    from PySide6 import QtCore, QtWidgets
     import pyqtgraph as pg
 
     QtCore.qInstallMessageHandler(_qt_message)
@@ -54,12 +54,12 @@ def gui_main(args: argparse.Namespace) -> int:
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     app.setApplicationName("sparsity-gui")
     app.setOrganizationName("sparsity-gui")
-    app.setDesktopFileName("sparsity-gui")
-    try:
-        from .resources import icon_path
+    from . import resources
 
-        app.setWindowIcon(QtGui.QIcon(str(icon_path())))
-    except Exception:  # the icon is cosmetic; a missing one must not stop the app
+    app.setDesktopFileName(resources.APP_ID)  # matches the .desktop entry (Wayland docks)
+    try:
+        app.setWindowIcon(resources.app_icon())
+    except OSError:  # the icon is cosmetic; a missing one must not stop the app
         pass
     sys.excepthook = _excepthook
 

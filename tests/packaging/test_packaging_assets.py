@@ -1,0 +1,121 @@
+"""The icon, the resources API and the desktop integration files (fast; no build)."""
+from __future__ import annotations
+
+import configparser
+import shutil
+import struct
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from sparsity_gui import resources
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGING = ROOT / "packaging"
+RES = ROOT / "sparsity_gui" / "resources"
+APP_ID = resources.APP_ID
+DESKTOP = PACKAGING / f"{APP_ID}.desktop"
+METAINFO = PACKAGING / f"{APP_ID}.metainfo.xml"
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.mark.parametrize("size", resources.ICON_SIZES)
+def test_each_png_icon_has_its_size(size):
+    path = resources.icon_path(size)
+    assert path == RES / f"icon-{size}.png"
+    assert _png_size(path.read_bytes()) == (size, size)
+    assert resources.read_resource(f"icon-{size}.png") == path.read_bytes()
+
+
+def test_svg_icon_is_the_top_level_source():
+    assert resources.icon_path() == RES / "icon.svg"
+    assert resources.read_resource("icon.svg") == (ROOT / "resources" / "sparsity-gui.svg").read_bytes()
+
+
+def test_pngs_are_rendered_from_the_current_svg():
+    proc = subprocess.run([sys.executable, str(PACKAGING / "make_icons.py"), "--check"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_icon_size_picks_the_nearest_larger_png():
+    assert resources.icon_name(1) == "icon-16.png"
+    assert resources.icon_name(20) == "icon-24.png"
+    assert resources.icon_name(512) == "icon-512.png"
+    assert resources.icon_name(4096) == "icon-512.png"
+    for bad in (0, -3, 2.5, True, "64"):
+        with pytest.raises(ValueError):
+            resources.icon_name(bad)
+
+
+def test_read_resource_rejects_missing_and_escaping_names():
+    with pytest.raises(FileNotFoundError):
+        resources.read_resource("no-such-file.qss")
+    for bad in ("", "../cli.py", "/etc/passwd"):
+        with pytest.raises(ValueError):
+            resources.read_resource(bad)
+    assert resources.read_text("icon.svg").startswith("<?xml")
+
+
+def test_resources_module_does_not_import_qt():
+    code = ("import sys, sparsity_gui.resources as r\n"
+            "r.icon_path(); r.icon_paths(); r.read_resource('icon.svg')\n"
+            "assert not [m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))]\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_resources_folder_is_not_a_regular_package():
+    # An __init__.py there would make `sparsity_gui.resources` that folder, hiding resources.py.
+    assert not (RES / "__init__.py").exists()
+
+
+def test_app_icon_has_every_size(qapp):
+    icon = resources.app_icon()
+    assert not icon.isNull()
+    assert sorted(s.width() for s in icon.availableSizes()) == list(resources.ICON_SIZES)
+
+
+def test_desktop_entry_matches_the_app():
+    entry = configparser.ConfigParser(interpolation=None)
+    entry.optionxform = str
+    entry.read(DESKTOP, encoding="utf-8")
+    group = entry["Desktop Entry"]
+    assert group["Type"] == "Application"
+    assert group["Exec"].split()[0] == "sparsity-gui"
+    assert group["Icon"] == APP_ID
+    assert group["Terminal"] == "false"
+
+
+def test_metainfo_matches_the_app():
+    root = ET.parse(METAINFO).getroot()
+    assert root.findtext("id") == APP_ID
+    assert root.findtext("launchable") == DESKTOP.name
+    assert root.findtext("provides/binary") == "sparsity-gui"
+    import sparsity_gui
+
+    versions = [r.get("version") for r in root.iter("release")]
+    assert sparsity_gui.__version__ in versions, "add a <release> for the new version"
+
+
+@pytest.mark.skipif(not shutil.which("desktop-file-validate"),
+                    reason="desktop-file-validate not installed (apt-get install desktop-file-utils)")
+def test_desktop_entry_validates():
+    proc = subprocess.run(["desktop-file-validate", str(DESKTOP)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and "error" not in proc.stdout.lower(), proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(not shutil.which("appstreamcli"),
+                    reason="appstreamcli not installed (apt-get install appstream)")
+def test_metainfo_validates():
+    proc = subprocess.run(["appstreamcli", "validate", "--no-net", str(METAINFO)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
