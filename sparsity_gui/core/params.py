@@ -17,6 +17,23 @@ BYTES_PER_WEIGHT = 160
 
 
 def _available_memory() -> int | None:
+    """Bytes this process can still allocate: free RAM, or less under a ulimit -v."""
+    limit = None
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            limit = soft
+    except (ImportError, OSError, ValueError):
+        pass
+    ram = _free_ram()
+    if ram is None:
+        return limit
+    return ram if limit is None else min(ram, limit)
+
+
+def _free_ram() -> int | None:
     try:
         with open("/proc/meminfo") as f:
             for line in f:
