@@ -8,7 +8,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -16,14 +16,15 @@ from .errors import InputError
 from .state import COLUMNS
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write to a temporary file beside `path`, fsync, then rename over it: readers see
-    the old file or the new one, never half of one."""
+def atomic_write_with(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
+    """Let `write` fill a temporary file beside `path`, fsync, then rename it over `path`:
+    readers see the old file or the new one, never half of one. On any error the
+    temporary file is removed and `path` is untouched."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -35,8 +36,21 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         raise
 
 
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    atomic_write_with(path, lambda f: f.write(data))
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_chunks(path: str | Path, chunks: Iterable[str]) -> None:
+    """Atomically write text produced piece by piece (large CSVs never sit in memory whole)."""
+    def write(f: BinaryIO) -> None:
+        for chunk in chunks:
+            f.write(chunk.encode("utf-8"))
+
+    atomic_write_with(path, write)
 
 
 def _fmt(x: float) -> str:
@@ -49,36 +63,60 @@ def _fmt(x: float) -> str:
     return repr(float(x))  # shortest repr that round-trips exactly
 
 
+CHUNK_ROWS = 1 << 18  # rows per piece of a streamed CSV
+
+
+def iter_csv(header: Iterable[str], rows: np.ndarray, int_cols: Iterable[int] = ()) -> Iterator[str]:
+    """CSV text in pieces, every float written to round-trip exactly."""
+    int_cols = set(int_cols)
+    yield ",".join(header) + "\n"
+    for start in range(0, rows.shape[0], CHUNK_ROWS):
+        out = io.StringIO()
+        for row in rows[start:start + CHUNK_ROWS]:
+            out.write(",".join(str(int(v)) if j in int_cols else _fmt(v) for j, v in enumerate(row)))
+            out.write("\n")
+        yield out.getvalue()
+
+
 def csv_text(header: Iterable[str], rows: np.ndarray, int_cols: Iterable[int] = ()) -> str:
     """CSV with every float written to round-trip exactly."""
-    int_cols = set(int_cols)
-    out = io.StringIO()
-    out.write(",".join(header) + "\n")
-    for row in rows:
-        out.write(",".join(str(int(v)) if j in int_cols else _fmt(v) for j, v in enumerate(row)))
-        out.write("\n")
-    return out.getvalue()
+    return "".join(iter_csv(header, rows, int_cols))
 
 
 def timeseries_csv(rows: np.ndarray) -> str:
     return csv_text(COLUMNS, rows[:, : len(COLUMNS)], int_cols=[COLUMNS.index("nonzero")])
 
 
+def iter_weights_csv(w0: np.ndarray, w_now: np.ndarray, now_name: str = "w_final") -> Iterator[str]:
+    """k,w0,<now_name>: a row per weight, signed, k the 0-based input index (in pieces)."""
+    yield f"k,w0,{now_name}\n"
+    # '%.17g' round-trips every double; savetxt is vectorised enough for m = 10^7
+    for start in range(0, w0.shape[0], CHUNK_ROWS):
+        stop = min(start + CHUNK_ROWS, w0.shape[0])
+        out = io.StringIO()
+        table = np.column_stack([np.arange(start, stop, dtype=np.float64), w0[start:stop], w_now[start:stop]])
+        np.savetxt(out, table, fmt=("%d", "%.17g", "%.17g"), delimiter=",")
+        yield out.getvalue()
+
+
 def weights_csv(w0: np.ndarray, w_now: np.ndarray, now_name: str = "w_final") -> str:
     """k,w0,<now_name>: a row per weight, signed, k the 0-based input index."""
-    out = io.StringIO()
-    out.write(f"k,w0,{now_name}\n")
-    # '%.17g' round-trips every double; savetxt is vectorised enough for m = 10^7
-    table = np.column_stack([np.arange(w0.shape[0], dtype=np.float64), w0, w_now])
-    np.savetxt(out, table, fmt=("%d", "%.17g", "%.17g"), delimiter=",")
-    return out.getvalue()
+    return "".join(iter_weights_csv(w0, w_now, now_name))
+
+
+def _death_rows(u_input_order: np.ndarray, death_t_input_order: np.ndarray) -> np.ndarray:
+    dead = np.flatnonzero(np.isfinite(death_t_input_order))
+    order = dead[np.argsort(death_t_input_order[dead], kind="stable")]
+    return np.column_stack([order, u_input_order[order], death_t_input_order[order]])
+
+
+def iter_deaths_csv(u_input_order: np.ndarray, death_t_input_order: np.ndarray) -> Iterator[str]:
+    """k,u,t_death for each weight that died, in order of death (in pieces)."""
+    return iter_csv(("k", "u", "t_death"), _death_rows(u_input_order, death_t_input_order), int_cols=[0])
 
 
 def deaths_csv(u_input_order: np.ndarray, death_t_input_order: np.ndarray) -> str:
-    dead = np.flatnonzero(np.isfinite(death_t_input_order))
-    order = dead[np.argsort(death_t_input_order[dead], kind="stable")]
-    rows = np.column_stack([order, u_input_order[order], death_t_input_order[order]])
-    return csv_text(("k", "u", "t_death"), rows, int_cols=[0])
+    return "".join(iter_deaths_csv(u_input_order, death_t_input_order))
 
 
 def json_text(obj: Any) -> str:

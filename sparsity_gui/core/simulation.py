@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -35,18 +36,69 @@ class LamChange:
     lam: float
 
 
+LIVE_FIELDS = ("lam", "eta", "method")
+
+
+@dataclass(frozen=True)
+class LiveChange:
+    """A parameter changed during a run (no reset): lam, eta or method, at time t."""
+
+    t: float
+    name: str
+    value: float | str
+
+
+@dataclass(frozen=True)
+class RunScript:
+    """Everything that determines a run's recorded time series: the parameters at t = 0,
+    W(0), the schedule of live changes, and the sample times (`samples` evenly spaced
+    instants from 0 to `t`). Replaying it stops exactly at each change and each sample,
+    so the rows are a deterministic function of the script (not of wall-clock chunking).
+
+    Passed as `w0` to Simulation (e.g. through Runner.set_params), it builds the run
+    already replayed to `t` (the `params` argument is then ignored), its history
+    holding the sampled rows."""
+
+    params: SimParams
+    w0: np.ndarray
+    changes: tuple[LiveChange, ...] = ()
+    t: float = 0.0
+    samples: int = 501
+
+    def sample_times(self) -> np.ndarray:
+        if self.t <= 0.0:
+            return np.zeros(1)
+        return np.linspace(0.0, self.t, max(int(self.samples), 2))
+
+    def final_params(self) -> SimParams:
+        """The parameters in force at the end of the schedule."""
+        params = self.params
+        for c in self.changes:
+            params = params.with_changes(**{c.name: c.value})
+        return params
+
+
 class Simulation:
-    def __init__(self, params: SimParams, w0: np.ndarray | None = None, history_capacity: int = 2048):
+    def __init__(self, params: SimParams, w0: "np.ndarray | RunScript | None" = None,
+                 history_capacity: int = 2048):
+        script = w0 if isinstance(w0, RunScript) else None
+        if script is not None:
+            params, w0 = script.params, script.w0
         self.params = params
+        self.initial_params = params  # lam, eta and method at t = 0 (self.params follows changes)
         w0 = initial_weights(params) if w0 is None else np.asarray(w0, dtype=np.float64)
         self.init = InitialState.from_weights(w0)
         self.lam_changes: list[LamChange] = [LamChange(0.0, params.lam)]
+        self.changes: list[LiveChange] = []  # every live change of lam, eta and method, in order
         self.solver: Solver = self._new_solver(params.method, 0.0, None)
         self.tracked = tracked_ranks(self.init.nonzero0)
         self.history = History(len(COLUMNS) + N_TRACKED_MAX, history_capacity)
         self._lam_t = 0.0  # integral of lam dt up to the last record
         self._lam_t_at = 0.0
-        self.record()
+        if script is None:
+            self.record()
+        else:
+            self.replay(script.changes, script.sample_times(), record=True)
 
     # --- construction ---------------------------------------------------------------
     def _new_solver(self, method: str, t0: float, abs_sorted: np.ndarray | None,
@@ -73,6 +125,19 @@ class Simulation:
         return self.solver.method
 
     # --- live changes (no reset) ----------------------------------------------------
+    def _log_change(self, name: str, value: float | str) -> None:
+        """Remember a live change (a later change of the same field at the same instant
+        replaces it: only the last value at an instant matters)."""
+        t = self.t
+        for i in range(len(self.changes) - 1, -1, -1):
+            c = self.changes[i]
+            if c.t != t:
+                break
+            if c.name == name:
+                self.changes[i] = LiveChange(t, name, value)
+                return
+        self.changes.append(LiveChange(t, name, value))
+
     def set_lam(self, lam: float) -> None:
         if lam == self.solver.lam:
             return
@@ -84,11 +149,15 @@ class Simulation:
         else:
             self.lam_changes.append(LamChange(t, lam))
         self.params = self.params.with_changes(lam=lam)
+        self._log_change("lam", float(lam))
 
     def set_eta(self, eta: float) -> None:
+        if eta == self.params.eta:
+            return  # (re-anchoring GD's step grid on a no-op would change t in the last digit)
         self.params = self.params.with_changes(eta=eta)
         if isinstance(self.solver, GDSolver):
             self.solver.set_eta(eta)
+        self._log_change("eta", float(eta))
 
     def set_method(self, method: str) -> None:
         """Switch solver, continuing from the current W(t)."""
@@ -97,6 +166,25 @@ class Simulation:
         self.params = self.params.with_changes(method=method)
         current = self.solver.abs_sorted()
         self.solver = self._new_solver(method, self.t, current, self.solver.death_t)
+        self._log_change("method", method)
+
+    def apply_change(self, change: LiveChange) -> None:
+        if change.name == "lam":
+            self.set_lam(float(change.value))
+        elif change.name == "eta":
+            self.set_eta(float(change.value))
+        elif change.name == "method":
+            self.set_method(str(change.value))
+        else:
+            raise ValueError(f"not a live parameter: {change.name!r}")
+
+    def script(self, t: float | None = None, samples: int = 501) -> RunScript:
+        """This run as a RunScript up to time t (default: now). Safe to call from another
+        thread while the run goes on (it only copies immutable pieces)."""
+        t = self.t if t is None else float(t)
+        changes = tuple(c for c in tuple(self.changes) if c.t <= t)
+        return RunScript(self.initial_params.with_changes(t_end=self.params.t_end), self.init.w0,
+                         changes, t, samples)
 
     def apply(self, params: SimParams) -> bool:
         """Apply a new parameter snapshot. Returns False when it needs a new run
@@ -115,6 +203,29 @@ class Simulation:
             return K.REACHED_TARGET
         return self.solver.advance_to(t_target, stop_nonzero, max_work)
 
+    def replay(self, changes: Sequence[LiveChange], times: np.ndarray, *, record: bool = False,
+               on_sample: Callable[[int], None] | None = None) -> np.ndarray:
+        """From the current instant, advance stopping exactly at each change time (to apply
+        the change) and at each sample time (to take a row; changes at a sample's time
+        come first). Returns the rows (also appended to the history with record=True).
+        The rows depend only on the start, the changes and the times."""
+        times = np.asarray(times, dtype=np.float64)
+        changes = sorted(changes, key=lambda c: c.t)  # stable: same-time order is kept
+        rows = np.empty((times.shape[0], self.history._data.shape[1]))
+        ci = 0
+        for i, t in enumerate(times):
+            while ci < len(changes) and changes[ci].t <= t:
+                self.advance(changes[ci].t)
+                self.apply_change(changes[ci])
+                ci += 1
+            self.advance(t)
+            rows[i] = self.metrics_row()
+            if record:
+                self.history.append(rows[i])
+            if on_sample is not None:
+                on_sample(i)
+        return rows
+
     def time_to_nonzero(self, nonzero: int = 1) -> float:
         """The time at which m' first reaches `nonzero`, from a separate exact run of the
         same W(0) and current lam (inf when lam = 0 and it never happens)."""
@@ -123,6 +234,15 @@ class Simulation:
         if self.lam <= 0.0:
             return math.inf
         probe = ExactSolver(self.init, self.lam)
+        # Tied top weights move as one and die together or never: with more of them than
+        # `nonzero`, run until they are alone and stop if they settle (else this never ends).
+        u = self.init.u
+        ties = int(np.count_nonzero(u == u[0]))
+        if ties > nonzero:
+            probe.advance_to(math.inf, stop_nonzero=ties)
+            mo = probe.moments()
+            if mo.nonzero == ties and not _tied_group_dies(ties, mo.norm1 / ties, self.lam):
+                return math.inf
         probe.advance_to(math.inf, stop_nonzero=nonzero)
         return probe.t
 
@@ -169,6 +289,14 @@ class Simulation:
 
     def fitted_c(self, rows: np.ndarray | None = None) -> float:
         return fit_decay_constant(self.history.array() if rows is None else rows)
+
+
+def _tied_group_dies(k: int, a: float, lam: float) -> bool:
+    """Whether k equal weights a, alone, reach 0: da/dt = f(a) = (1 - k a^2) a - lam, with
+    f increasing below its peak at 1/sqrt(3k); they die iff f < 0 on all of (0, a]."""
+    peak = 1.0 / math.sqrt(3.0 * k)
+    f_peak = (1.0 - k * peak * peak) * peak - lam
+    return f_peak < 0.0 or (a < peak and (1.0 - k * a * a) * a - lam < 0.0)
 
 
 def needs_restart(old: SimParams, new: SimParams) -> bool:

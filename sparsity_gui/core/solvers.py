@@ -250,7 +250,7 @@ class GDSolver(Solver):
                                              self._lam, 0, death_steps, int(stop_nonzero))
         if mp < mp_before:
             dead = slice(mp, mp_before)
-            # on the same grid as self.t (t_eta0 + eta * steps), whatever the chunking
+            # on the same grid as self.t, so chunked and one-go runs agree to the bit
             self.death_t[dead] = self._t_eta0 + self._eta * (self._steps_at_eta + death_steps[dead])
         self.weight_steps += int(done) * mp_before  # an upper bound; enough for rates
         self.mp, self.norm2 = int(mp), float(norm2)
@@ -261,6 +261,19 @@ class GDSolver(Solver):
                              f"one step flipped the sign of every weight (1 + eta*(1 - ||W||^2) <= 0), "
                              f"so the zero rule killed them all. Use a smaller eta (below 1) or the "
                              f"exact method.")
+        elif mp == 0 and mp_before >= 2 and self._killed_unequal_at_once(death_steps[:mp_before]):
+            self.diverged = (f"gradient descent is unstable at t = {self.t:.6g}: with eta = {self._eta:g} "
+                             f"||W||^2 overshot 1 and one step killed the last weights at once "
+                             f"weights at once. Use a smaller eta (below 1; the step is stable near "
+                             f"balance for eta < 1) or the exact method.")
+
+    def _killed_unequal_at_once(self, death_steps: np.ndarray) -> bool:
+        """Did the largest weight die on the same step as smaller ones? The flow never does
+        that (it keeps its winner); an overshoot of ||W||^2 past 1 that shrinks every weight
+        below eta*lam in one step does. Order and ties are kept by every step from W(0) on,
+        so sizes can be compared in the sorted |W(0)|."""
+        group = int(np.count_nonzero(death_steps == death_steps[0]))
+        return group >= 2 and self.init.u[0] != self.init.u[group - 1]
 
     def advance_to(self, t_target: float, stop_nonzero: int = -1, max_work: int = 2**62) -> int:
         """max_work counts weight-steps (steps times survivors)."""

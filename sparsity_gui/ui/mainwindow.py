@@ -158,6 +158,9 @@ class MainWindow(QtWidgets.QMainWindow):
         m_file.addAction(self.act_open_w0)
         m_file.addSeparator()
         m_file.addAction(self.act_quit)
+        from .exporting import install_file_actions  # sessions, presets, export: self.files
+
+        install_file_actions(self, m_file)
         m_sim = menu.addMenu("&Simulation")
         for act in (self.act_play, self.act_step, self.act_reset):
             m_sim.addAction(act)
@@ -279,28 +282,10 @@ class MainWindow(QtWidgets.QMainWindow):
         else:
             self.controls.show_params(self.params)
 
-    def load_w0(self, path: str, row: int | None = None) -> bool:
-        """Load W(0) from a file and start a run with it; on a bad file show why and keep
-        the current run."""
-        from ..core.initial import load_array, load_w0
-
-        try:
-            arr = load_array(path)
-            if arr.ndim == 2 and 1 not in arr.shape and row is None:
-                row, ok = QtWidgets.QInputDialog.getInt(
-                    self, "Pick a row", f"{Path(path).name} holds a {arr.shape[0]}×{arr.shape[1]} "
-                    f"matrix.\nWhich row is W(0)?", 0, 0, arr.shape[0] - 1)
-                if not ok:
-                    self.controls.show_params(self.params)
-                    return False
-            w0 = load_w0(path, row)
-            params = self.params.with_changes(w0_path=str(path), m=int(w0.size))
-        except InputError as exc:
-            QtWidgets.QMessageBox.warning(self, "Cannot load W(0)", str(exc))
-            self.controls.show_params(self.params)
-            return False
-        self.start_new_run(params, w0)
-        return True
+    def load_w0(self, path: str, row: int | None = None, array: str | None = None) -> bool:
+        """Load W(0) from a file and start a run with it (a dialog picks the array of a
+        .npz and the row of a matrix); on a bad file show why and keep the current run."""
+        return self.files.load_w0(path, row, array)
 
     def about(self) -> None:
         from .. import __version__

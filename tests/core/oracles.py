@@ -1,0 +1,199 @@
+"""Slow, independent references for the numerical core.
+
+Nothing here imports sparsity_gui: every function is written from MATH.md alone, in plain
+numpy/scipy, so that a test comparing the package against it compares two independent
+computations. Each reference is slow on purpose (full vectors, tight tolerances).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
+from scipy.stats import halfnorm
+
+REF_RTOL = 1e-13
+REF_ATOL = 1e-16
+
+
+@dataclass
+class FlowReference:
+    """The flow on |W| (input order), sampled at the requested times."""
+
+    times: np.ndarray  # the requested times
+    abs_w: np.ndarray  # abs_w[i] = |W(times[i])|, input order
+    death_t: np.ndarray  # per weight (input order): time it reached 0, NaN if never
+    death_order: list[int] = field(default_factory=list)  # input indices, in order of death
+    # (t, |W| just after the death, input order) at each death event
+    event_states: list[tuple[float, np.ndarray]] = field(default_factory=list)
+
+    @property
+    def norm1(self) -> np.ndarray:
+        return self.abs_w.sum(axis=1)
+
+    @property
+    def norm2_sq(self) -> np.ndarray:
+        return (self.abs_w**2).sum(axis=1)
+
+    @property
+    def nonzero(self) -> np.ndarray:
+        return np.count_nonzero(self.abs_w, axis=1)
+
+
+def reference_flow(w0, lam_schedule, times, rtol=REF_RTOL, atol=REF_ATOL,
+                   until_nonzero: int | None = None) -> FlowReference:
+    """Integrate d|W_k|/dt = (1 - ||W||^2)|W_k| - lam(t) for the live weights with scipy's
+    DOP853 at rtol 1e-13, one terminal event per death (the smallest live weight hitting
+    0; exact ties stay bitwise equal and die together).
+
+    lam_schedule: a float (constant lam) or a list of (t_start, lam), t_start ascending
+    and the first one 0: lam is piecewise constant. Integration restarts at every lam
+    change and at every requested time, so no value comes from dense-output interpolation.
+    """
+    a = np.abs(np.asarray(w0, dtype=np.float64)).copy()
+    m = a.shape[0]
+    if np.isscalar(lam_schedule):
+        lam_schedule = [(0.0, float(lam_schedule))]
+    changes = [(float(t), float(v)) for t, v in lam_schedule]
+    assert changes[0][0] == 0.0
+    times = np.asarray(times, dtype=np.float64)
+    assert np.all(np.diff(times) >= 0) and times[0] >= 0.0
+    alive = a > 0.0
+    death_t = np.full(m, np.nan)
+    death_order: list[int] = []
+    event_states: list[tuple[float, np.ndarray]] = []
+    out = np.full((times.shape[0], m), np.nan)
+    scale = float(a.max()) if m else 1.0
+
+    def lam_at(t: float) -> float:
+        lam = changes[0][1]
+        for t0, v in changes:
+            if t >= t0:
+                lam = v
+        return lam
+
+    # every point where the integration must stop and restart
+    stops = sorted(set([float(t) for t in times] + [t for t, _ in changes[1:]]))
+    t = 0.0
+    sample_i = 0
+    while sample_i < times.shape[0] and times[sample_i] <= 0.0:
+        out[sample_i] = a
+        sample_i += 1
+    done = False
+    for t_stop in stops:
+        while t < t_stop and not done:
+            idx = np.flatnonzero(alive)
+            if idx.size == 0:
+                t = t_stop
+                break
+            lam = lam_at(t)
+            y0 = a[idx]
+
+            def rhs(_t, y, lam=lam):
+                s = 1.0 - float(np.dot(y, y))
+                return s * y - lam
+
+            def hits_zero(_t, y):
+                return float(np.min(y))
+
+            hits_zero.terminal = True
+            hits_zero.direction = -1
+            events = hits_zero if lam > 0.0 else None
+            sol = solve_ivp(rhs, (t, t_stop), y0, method="DOP853", rtol=rtol, atol=atol,
+                            events=events)
+            assert sol.success, sol.message
+            if events is not None and sol.t_events[0].size:
+                t_e = float(sol.t_events[0][0])
+                y_e = sol.y_events[0][0].copy()
+                # the weight(s) at the bottom die now (ties are bitwise equal)
+                dying = y_e <= max(float(np.min(y_e)), 0.0) + 1e-12 * scale
+                y_e[dying] = 0.0
+                a[idx] = y_e
+                for k in idx[dying]:
+                    alive[k] = False
+                    death_t[k] = t_e
+                    death_order.append(int(k))
+                event_states.append((t_e, a.copy()))
+                t = t_e
+                if until_nonzero is not None and alive.sum() <= until_nonzero:
+                    done = True
+            else:
+                a[idx] = sol.y[:, -1]
+                t = t_stop
+        if done:
+            break
+        while sample_i < times.shape[0] and times[sample_i] <= t_stop:
+            out[sample_i] = a
+            sample_i += 1
+    return FlowReference(times=times, abs_w=out, death_t=death_t, death_order=death_order,
+                         event_states=event_states)
+
+
+# ----------------------------------------------------------------------------------
+# Closed forms and direct formulas of MATH.md
+
+
+def logistic_norm2(y0: float, t) -> np.ndarray:
+    """||W(t)||^2 for lam = 0: dy/dt = 2(1 - y)y, so y = y0 e^{2t} / (1 - y0 + y0 e^{2t})."""
+    t = np.asarray(t, dtype=np.float64)
+    return y0 / (y0 + (1.0 - y0) * np.exp(-2.0 * t))  # the same, divided by e^{2t}
+
+
+def last_survivor_limit(lam: float) -> float:
+    """The stable root of (1 - w^2) w = lam (the larger one, in [1/sqrt(3), 1])."""
+    return brentq(lambda w: (1.0 - w * w) * w - lam, 1.0 / math.sqrt(3.0), 1.0, xtol=1e-15, rtol=1e-15)
+
+
+def equal_weights_limit(m: int, lam: float) -> float:
+    """m equal weights a: da/dt = (1 - m a^2) a - lam; its stable root."""
+    a_peak = 1.0 / math.sqrt(3.0 * m)
+    return brentq(lambda a: (1.0 - m * a * a) * a - lam, a_peak, 1.0 / math.sqrt(m), xtol=1e-16, rtol=1e-15)
+
+
+def relvar(x) -> float:
+    """Var[X]/E[X]^2 of the entries of x (population variance), by the textbook formula."""
+    x = np.asarray(x, dtype=np.float64)
+    mean = x.mean()
+    if mean == 0.0:
+        return 0.0
+    return float(np.mean((x - mean) ** 2) / mean**2)
+
+
+def relvar_bounds_direct(abs_w0, mp: int) -> tuple[float, float]:
+    """lo(m'), hi(m') exactly as MATH.md writes them: sort, shift, relvar."""
+    u = np.sort(np.abs(np.asarray(abs_w0, dtype=np.float64)))[::-1]
+    u_ext = np.append(u, 0.0)  # u_{m+1} = 0
+    top = u[:mp]
+    lo = relvar(top - u_ext[mp])  # shift by u_{m'+1}
+    hi = relvar(top - u_ext[mp - 1])  # shift by u_{m'} (last entry 0)
+    return lo, hi
+
+
+def halfnormal_ideal(m: int) -> np.ndarray:
+    """u*_k = the (1 - (k - 1/2)/m) quantile of |Z|, Z standard normal (half-normal)."""
+    k = np.arange(1, m + 1, dtype=np.float64)
+    return halfnorm.ppf(1.0 - (k - 0.5) / m)
+
+
+def gd_reference(w0, eta: float, lam: float, n_steps: int):
+    """Plain numpy GD on the signed vector in input order:
+    W <- W + eta*[(1 - ||W||^2) W - lam*sign(W)], a weight whose step would cross zero
+    (or land on it) set to zero. Returns (W after n_steps, death step per weight (0 = never))."""
+    w = np.array(w0, dtype=np.float64)
+    death = np.zeros(w.shape[0], dtype=np.int64)
+    for n in range(1, n_steps + 1):
+        s = 1.0 - float(np.sum(w * w))
+        new = w + eta * (s * w - lam * np.sign(w))
+        crossed = (w != 0.0) & (np.sign(new) != np.sign(w))
+        new[crossed] = 0.0
+        death[crossed] = n
+        w = new
+    return w, death
+
+
+def affine_from_two(u_i: float, u_j: float, a_i: float, a_j: float) -> tuple[float, float]:
+    """(B, C) of a_k = B*(u_k - C) through two survivors."""
+    b = (a_i - a_j) / (u_i - u_j)
+    return b, u_i - a_i / b
