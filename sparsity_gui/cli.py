@@ -78,6 +78,8 @@ def add_param_options(p: argparse.ArgumentParser) -> None:
                    help="random seed for W(0) (default 0)")
     g.add_argument("--w0", metavar="FILE",
                    help="load W(0) from .npy/.npz or text/CSV (one number per line); sets m")
+    g.add_argument("--w0-row", type=_positive_int, default=None, metavar="R",
+                   help="with a 2-D --w0 file (a weight matrix), use row R (0-based) as W(0)")
     g.add_argument("--method", choices=("exact", "gd"), default="exact",
                    help="exact flow or gradient descent (default exact)")
     g.add_argument("--eta", type=_number, default=0.05, metavar="H",
@@ -92,8 +94,10 @@ def params_from_args(args: argparse.Namespace) -> tuple[SimParams, np.ndarray | 
 
     w0 = None
     m = args.m
+    if args.w0_row is not None and args.w0 is None:
+        raise InputError("w0-row", "needs --w0 FILE")
     if args.w0 is not None:
-        w0 = load_w0(args.w0)
+        w0 = load_w0(args.w0, args.w0_row)
         m = int(w0.shape[0])
     params = SimParams(m=m, lam=args.lam, sigma=args.sigma, seed=args.seed, w0_path=args.w0,
                        method=args.method, eta=args.eta, t_end=args.t_end)

@@ -34,7 +34,7 @@ def _as_vector(arr: np.ndarray, source: str, row: int | None = None) -> np.ndarr
             arr = arr.reshape(-1)
         else:
             raise InputError("w0", f"{source}: a {arr.shape[0]}x{arr.shape[1]} matrix is not a "
-                             "single row or column (pick a row)")
+                             "single row or column (choose a row: --w0-row R, or the row dialog in the app)")
     if arr.ndim != 1:
         raise InputError("w0", f"{source}: expected a 1-D array, got {arr.ndim} dimensions")
     if arr.size == 0:

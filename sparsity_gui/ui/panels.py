@@ -77,7 +77,8 @@ class Panel(QtWidgets.QFrame):
         self._user_zoomed: set[pg.PlotItem] = set()
 
     def add_plot(self, row: int, title: str | None, x_label: str, y_label: str,
-                 time_axis: bool = False, legend: bool = True) -> pg.PlotItem:
+                 time_axis: bool = False, legend: bool = True,
+                 legend_left: bool = False) -> pg.PlotItem:
         plot = self.graphics.addPlot(row=row, col=0, title=title)
         plot.setLabel("bottom", x_label)
         plot.setLabel("left", y_label)
@@ -88,7 +89,9 @@ class Panel(QtWidgets.QFrame):
             axis = plot.getAxis(name)
             axis.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
         if legend:
-            plot.addLegend(offset=(-8, 8), labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 200))
+            # in the corner the data leave empty; translucent so nothing is hidden
+            plot.addLegend(offset=(8, 8) if legend_left else (-8, 8), labelTextSize="8pt",
+                           brush=pg.mkBrush(255, 255, 255, 170))
         plot.vb.disableAutoRange()
         plot.vb.sigRangeChangedManually.connect(lambda *_a, p=plot: self._user_zoomed.add(p))
         plot.vb.sigStateChanged.connect(lambda _vb, p=plot: self._auto_requested(p))
@@ -283,7 +286,7 @@ class ThresholdPanel(Panel):
     def __init__(self, parent=None, tracked: int = 8):
         super().__init__(parent)
         p = self.add_plot(0, "Tracked weights |W<sub>k</sub>|(t) and θ(t)", "t", "|W<sub>k</sub>|",
-                          time_axis=True)
+                          time_axis=True, legend_left=True)
         self.theta_curve = p.plot(pen=pen(RED, 1.5), name="θ(t)")
         self.curves: list[pg.PlotDataItem] = []
         self.below_marks = pg.ScatterPlotItem(symbol="t", size=9, pen=pen(RED), brush=None)
@@ -496,7 +499,7 @@ class ForcePanel(Panel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "Sparsity force d|W<sub>k</sub>|/dt vs |W<sub>k</sub>|", "|W<sub>k</sub>|",
-                          "d|W<sub>k</sub>|/dt")
+                          "d|W<sub>k</sub>|/dt", legend_left=True)
         self.line = p.plot(pen=pen(GREY, 1.5), name="(1-‖W‖²)(|W<sub>k</sub>| - θ)")
         self.up = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(BLUE))
         self.down = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(ORANGE))
