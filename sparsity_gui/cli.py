@@ -153,9 +153,21 @@ class Progress:
             sys.stderr.flush()
 
 
+def _interrupt_on_sigterm() -> None:
+    """SIGTERM (a closed terminal, `kill`) cleans up like Ctrl+C does."""
+    import signal
+
+    def handler(_signum, _frame):
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (called from a test harness)
+        pass
+
+
 def run_command(argv: Sequence[str]) -> int:
     from .core.files import ResultDir
-    from .core.runfiles import simulate_samples, write_results
 
     args = build_run_parser().parse_args(argv)
     try:
@@ -165,7 +177,11 @@ def run_command(argv: Sequence[str]) -> int:
         result_dir = ResultDir(args.out, args.force)
     except InputError as exc:
         fail(str(exc))
+    _interrupt_on_sigterm()
     try:
+        # numba and scipy load only once the arguments are known to be good
+        from .core.runfiles import simulate_samples, write_results
+
         run = simulate_samples(params, w0, args.samples, Progress)
         if args.figures:
             from .figures import write_figures  # needs Qt (offscreen); imported only here

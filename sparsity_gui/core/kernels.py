@@ -393,23 +393,29 @@ def _gd_pass(a, mp, g, h):
 @njit(cache=True, nogil=True)
 def gd_run(a, mp, norm2, n_steps, eta, lam, step0, death_step, stop_nonzero):
     """n_steps of GD on sorted |W| (survivors a[:mp]), stopping after the step that
-    brings m' to stop_nonzero or below; returns (mp, norm2, steps_done, unstable). unstable is True when a step flipped the sign of every weight
-    (1 + eta*(1 - ||W||^2) <= 0), which the zero rule turns into instant death."""
+    brings m' to stop_nonzero or below; returns (mp, norm2, steps_done, unstable, low).
+    unstable is True when a step flipped the sign of every weight (1 + eta*(1 - ||W||^2)
+    <= 0), which the zero rule turns into instant death. low is the last step (1-based, 0
+    if none) taken with 0 < 1 + eta*(1 - ||W||^2) < 1/2 while weights were alive: an
+    overshoot of ||W||^2 past 1 that more than halves every weight in one step."""
     h = eta * lam
+    low = 0
     for n in range(n_steps):
         g = 1.0 + eta * (1.0 - norm2)
         if not (g > 0.0) and mp > 0:
             for k in range(mp):
                 a[k] = 0.0
                 death_step[k] = step0 + n + 1
-            return 0, 0.0, n + 1, True
+            return 0, 0.0, n + 1, True, low
+        if g < 0.5 and mp > 0:
+            low = n + 1
         norm2 = _gd_pass(a, mp, g, h)
         while mp > 0 and a[mp - 1] <= 0.0:
             mp -= 1
             death_step[mp] = step0 + n + 1
         if mp <= stop_nonzero:
-            return mp, norm2, n + 1, False
-    return mp, norm2, n_steps, False
+            return mp, norm2, n + 1, False, low
+    return mp, norm2, n_steps, False, low
 
 
 @njit(cache=True, nogil=True)

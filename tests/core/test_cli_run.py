@@ -298,3 +298,39 @@ def test_error_matrix_in_process(name, tmp_path, monkeypatch, capsys):
     assert captured.out == ""
     assert EXPECT_IN_MESSAGE[name] in lines[0]
     assert listing(tmp_path) == before
+
+
+def test_sigterm_mid_run_leaves_nothing(tmp_path):
+    """A long run killed with SIGTERM cleans up like Ctrl+C: exit 130, no DIR, no temp folder."""
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "sparsity_gui", "run", "--m", "200000",
+                             "--method", "gd", "--eta", "0.001", "--t-end", "1e7", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)
+    assert proc.poll() is None, "the run should still be going"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "interrupted" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_w0_row_of_a_matrix_and_no_negative_zero(tmp_path):
+    """--w0-row picks one row of a weight matrix; dead weights are written as 0, not -0."""
+    matrix = np.array([[0.5, -0.1, 0.2], [0.05, -0.4, -0.3]])
+    np.save(tmp_path / "W.npy", matrix)
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "sparsity_gui", "run", "--w0", str(tmp_path / "W.npy"),
+                           "--w0-row", "1", "--lam", "0.05", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = (out / "weights.csv").read_text().splitlines()
+    assert lines[0] == "k,w0,w_final"
+    rows = [line.split(",") for line in lines[1:]]
+    assert [float(r[1]) for r in rows] == matrix[1].tolist()
+    finals = [r[2] for r in rows]
+    assert finals[0] == "0" and finals[2] == "0", finals  # dead: 0 even where W(0) < 0
+    assert float(finals[1]) < 0  # the survivor keeps its sign

@@ -150,17 +150,47 @@ def test_unstable_gd_sets_diverged(w0, eta, lam):
     assert sim.advance(2000.0) == K.REACHED_TARGET and sim.t == t_stop
 
 
-def test_unstable_gd_that_kills_everything_is_flagged():
-    """With lam < 2/(3 sqrt 3) the flow always keeps its winner; a GD run that ends with no
-    weight at all has failed and must say so."""
-    w0 = np.random.default_rng(0).standard_normal(20) * (0.9 / math.sqrt(20))
-    gd = GDSolver(InitialState.from_weights(w0), 0.02, 1.9)
-    gd.advance_to(40.0)
+@pytest.mark.parametrize("eta,seed", [
+    (1.9, 0),  # ||W||^2 = 1.51 after step 1, g = 0.027: step 2 kills every weight
+    (1.9, 31),  # the overshoot leaves two tiny weights, which die on the next step
+    (1.7, 3),  # a period-2 oscillation; one overshoot leaves a tiny winner, dead 2 steps later
+    (1.7, 39),  # ... 4 steps later
+])
+def test_unstable_gd_that_kills_everything_is_flagged(eta, seed):
+    """Here the flow keeps its winner (checked), so a GD run that ends with no weight at
+    all has failed and must say so, however the last weights died: g = 1 + eta*s stayed
+    > 0, so it is not the sign-flip case. Chunked and one-go runs agree."""
+    w0 = np.random.default_rng(seed).standard_normal(20) * (0.9 / math.sqrt(20))
     exact = ExactSolver(InitialState.from_weights(w0), 0.02)
-    exact.advance_to(40.0)
-    assert exact.moments().nonzero >= 1
-    assert gd.moments().nonzero >= 1 or gd.diverged is not None
-    assert gd.moments().nonzero == 0 and "unstable" in gd.diverged and "smaller eta" in gd.diverged
+    exact.advance_to(200.0)
+    assert exact.moments().nonzero == 1
+    gd = GDSolver(InitialState.from_weights(w0), 0.02, eta)
+    gd.advance_to(200.0)
+    assert gd.moments().nonzero == 0
+    assert gd.diverged is not None and "unstable" in gd.diverged and "smaller eta" in gd.diverged
+    assert "flipped the sign" not in gd.diverged
+    chunked = GDSolver(InitialState.from_weights(w0), 0.02, eta)
+    while chunked.advance_to(200.0, max_work=200) == K.REACHED_MAX_STEPS:
+        pass
+    assert chunked.diverged == gd.diverged  # the message names the time of the last death
+    np.testing.assert_array_equal(chunked.death_times(), gd.death_times())
+
+
+@pytest.mark.parametrize("lam", [0.4, 0.5, 1.0])
+@pytest.mark.parametrize("eta", [0.01, 0.05])
+def test_gd_that_kills_everything_like_the_flow_is_not_flagged(lam, eta):
+    """lam > 2/(3 sqrt 3): the flow itself kills every weight, winner included, and with a
+    small step GD does the same (sometimes taking the last two on one step). That is not
+    instability: diverged stays None and the death times follow the flow's to O(eta)."""
+    for seed in range(30):
+        w0 = np.random.default_rng(seed).standard_normal(20) * (0.9 / math.sqrt(20))
+        gd = GDSolver(InitialState.from_weights(w0), lam, eta)
+        gd.advance_to(50.0)
+        assert gd.diverged is None, (lam, eta, seed, gd.diverged)
+        assert gd.moments().nonzero == 0
+        ref = reference_flow(w0, lam, [50.0])
+        assert ref.nonzero[-1] == 0
+        assert np.max(np.abs(gd.death_times() - ref.death_t)) < 5 * eta
 
 
 def test_time_grid_and_nearest_step():

@@ -244,7 +244,7 @@ def test_w0_from_npz_with_several_arrays_and_a_matrix_row(tmp_path):
     np.testing.assert_array_equal(w, weights[1])
     with pytest.raises(InputError, match="no array named 'V'"):
         load_w0_array(path, "V")
-    with pytest.raises(InputError, match="pick a row"):
+    with pytest.raises(InputError, match="choose a row"):
         load_w0_source(W0Source("file", str(path), "W", None))
 
 

@@ -12,7 +12,6 @@ from scipy.integrate import quad
 from scipy.stats import norm
 
 from oracles import halfnormal_ideal, relvar, relvar_bounds_direct
-from sparsity_gui.core import kernels as K
 from sparsity_gui.core.params import SimParams
 from sparsity_gui.core.simulation import Simulation, fit_decay_constant
 from sparsity_gui.core.solvers import ExactSolver, InitialState, ideal_abs_weights
