@@ -88,7 +88,8 @@ def shifted_sums(u, p1, p2, mp, c):
 def _relvar_shifted(u, p1, p2, mp, c):
     sd, sd2 = shifted_sums(u, p1, p2, mp, c)
     if sd > 0.0:
-        return max(mp * sd2 / (sd * sd) - 1.0, 0.0)
+        # (sd2 / sd) / sd, not sd2 / sd**2: sd*sd can underflow for tiny weights
+        return max(mp * (sd2 / sd) / sd - 1.0, 0.0)
     return 0.0  # all entries equal (or one zero entry): no spread
 
 

@@ -19,7 +19,7 @@ from . import kernels as K
 from .errors import InputError
 from .initial import initial_weights
 from .params import SimParams
-from .simulation import LamChange, Simulation, needs_restart
+from .simulation import LamChange, ReplayStopped, Simulation, needs_restart
 from .state import COL, COLUMNS
 
 # How long one chunk of simulation may run before the loop looks at its mailbox again.
@@ -121,8 +121,10 @@ class Runner:
         """Apply a parameter snapshot. A new run_id forces a new run (reset)."""
         with self._lock:
             self._mail.params = params
-            self._mail.params_w0 = w0
-            self._mail.params_run_id = run_id
+            # a live change must not cancel a restart still waiting in the mailbox
+            if run_id is not None or self._mail.params_run_id is None:
+                self._mail.params_w0 = w0
+                self._mail.params_run_id = run_id
         self._wake.set()
 
     def play(self, playing: bool = True) -> None:
@@ -218,15 +220,26 @@ class Runner:
     def _apply_params(self, params: SimParams, w0, run_id) -> None:
         restart = self.sim is None or run_id is not None or needs_restart(self.params, params)
         if restart:
+            new_id = run_id if run_id is not None else self.run_id + 1
             try:
-                sim = Simulation(params, w0 if w0 is not None else None)
-            except InputError as exc:
+                sim = Simulation(params, w0 if w0 is not None else None,
+                                 should_stop=self._stop.is_set)
+            except ReplayStopped:
+                return
+            except Exception as exc:
+                # the failed run gets its id, so the window shows the error instead of
+                # dropping it as a snapshot of some other run
+                self.sim = None
+                self.run_id = new_id
+                self.params = params
                 self.state = "error"
-                self.message = str(exc)
+                self.playing = False
+                self.message = str(exc) if isinstance(exc, InputError) else \
+                    f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}"
                 self._publish(force=True)
                 return
             self.sim = sim
-            self.run_id = run_id if run_id is not None else self.run_id + 1
+            self.run_id = new_id
             self.message = ""
             self.state = "running" if self.playing else "paused"
         else:
@@ -268,7 +281,7 @@ class Runner:
     def _single_step(self) -> None:
         """One GD step (gd), or one frame's worth of simulated time (exact)."""
         sim = self.sim
-        if sim is None or self._finished():
+        if sim is None or self.state == "error" or self._finished():
             return
         if sim.method == "gd":
             dt = sim.params.eta

@@ -78,9 +78,13 @@ class RunScript:
         return params
 
 
+class ReplayStopped(Exception):
+    """A replay was abandoned because its caller is shutting down."""
+
+
 class Simulation:
     def __init__(self, params: SimParams, w0: "np.ndarray | RunScript | None" = None,
-                 history_capacity: int = 2048):
+                 history_capacity: int = 2048, should_stop: Callable[[], bool] | None = None):
         script = w0 if isinstance(w0, RunScript) else None
         if script is not None:
             params, w0 = script.params, script.w0
@@ -98,7 +102,7 @@ class Simulation:
         if script is None:
             self.record()
         else:
-            self.replay(script.changes, script.sample_times(), record=True)
+            self.replay(script.changes, script.sample_times(), record=True, should_stop=should_stop)
 
     # --- construction ---------------------------------------------------------------
     def _new_solver(self, method: str, t0: float, abs_sorted: np.ndarray | None,
@@ -204,7 +208,8 @@ class Simulation:
         return self.solver.advance_to(t_target, stop_nonzero, max_work)
 
     def replay(self, changes: Sequence[LiveChange], times: np.ndarray, *, record: bool = False,
-               on_sample: Callable[[int], None] | None = None) -> np.ndarray:
+               on_sample: Callable[[int], None] | None = None,
+               should_stop: Callable[[], bool] | None = None) -> np.ndarray:
         """From the current instant, advance stopping exactly at each change time (to apply
         the change) and at each sample time (to take a row; changes at a sample's time
         come first). Returns the rows (also appended to the history with record=True).
@@ -214,6 +219,8 @@ class Simulation:
         rows = np.empty((times.shape[0], self.history._data.shape[1]))
         ci = 0
         for i, t in enumerate(times):
+            if should_stop is not None and should_stop():
+                raise ReplayStopped  # the window is closing: do not finish a long replay
             while ci < len(changes) and changes[ci].t <= t:
                 self.advance(changes[ci].t)
                 self.apply_change(changes[ci])

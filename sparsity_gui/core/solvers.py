@@ -13,6 +13,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from . import kernels as K
+from .errors import InputError
 from .state import Moments
 
 
@@ -30,6 +31,7 @@ class InitialState:
     @classmethod
     def from_weights(cls, w0: np.ndarray) -> "InitialState":
         w0 = np.ascontiguousarray(w0, dtype=np.float64)
+        check_representable(w0)
         # np.sort is ~8x faster than argsort at m = 10^7; the permutation is only needed
         # to map back to input order, so it is computed when first asked for
         u = np.ascontiguousarray(np.sort(np.abs(w0))[::-1])
@@ -62,6 +64,21 @@ class InitialState:
             u = ideal_abs_weights(self.m)
             self._ideal = (u, *K.kahan_prefix_sums(u))
         return _bounds_at(*self._ideal, nonzero)
+
+
+def check_representable(w0: np.ndarray) -> None:
+    """Refuse a W(0) whose sums of squares leave double precision: ||W||^2 overflowing to
+    inf, or every weight so small that squares underflow to 0 (then nothing can be said
+    about the dynamics in floating point)."""
+    peak = float(np.max(np.abs(w0))) if w0.size else 0.0
+    if peak == 0.0:
+        return  # all zeros: nothing moves, a valid (dull) run
+    if not np.isfinite(float(np.dot(w0 / peak, w0 / peak)) * peak * peak):
+        raise InputError("w0", f"||W(0)||^2 overflows (largest |W_k| = {peak:.3g}); "
+                         "rescale the weights")
+    if peak < 1e-100:
+        raise InputError("w0", f"every |W_k| is below 1e-100 (largest {peak:.3g}): squares "
+                         "underflow in double precision; rescale the weights")
 
 
 def _bounds_at(u, p1, p2, nonzero) -> tuple[np.ndarray, np.ndarray]:

@@ -44,7 +44,7 @@ class Moments:
             return math.nan
         if self.nonzero == 1 or self.norm1 <= 0.0:
             return 0.0
-        return max(self.nonzero * self.norm2_sq / (self.norm1 * self.norm1) - 1.0, 0.0)
+        return max(self.nonzero * (self.norm2_sq / self.norm1) / self.norm1 - 1.0, 0.0)
 
 
 def sparsity_force(abs_w: np.ndarray, s: float, lam: float) -> np.ndarray:

@@ -52,6 +52,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.fps = 0.0
         self._note_due = 0.0
         self._frozen_after_warm_up = False
+        self._shown_error: tuple[int, str] | None = None
         self._status_due = 0.0
         self._closed = False
 
@@ -326,10 +327,12 @@ class MainWindow(QtWidgets.QMainWindow):
         if now >= self._note_due:
             self._note_due = now + 0.25
             self.note.update_from(snap)
-        if snap.state == "error" and snap.message and snap.message != getattr(self, "_shown_error", ""):
-            self._shown_error = snap.message
-            self.set_playing(False)
-            self.show_error(snap.message)
+        if snap.state == "error":
+            if self.playing:
+                self.set_playing(False)
+            if snap.message and (snap.run_id, snap.message) != self._shown_error:
+                self._shown_error = (snap.run_id, snap.message)
+                self.show_error(snap.message)
 
     def _update_status(self, snap: Snapshot) -> None:
         L = self.status_labels
