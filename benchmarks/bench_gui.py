@@ -4,8 +4,9 @@ simulation runs with all panels visible (offscreen).
     .venv/bin/python benchmarks/bench_gui.py [--seconds 6] [--sizes 1000,100000,1000000]
 
 Beside each figure it prints a baseline measured in the same run: the same window drawn the
-straightforward way (2 px pens, axes with their tick text and grid repainted on every frame),
-so the effect of the drawing choices is visible on the machine at hand.
+straightforward way (pyqtgraph's auto-range on every frame, 2 px pens, axes with their tick
+text and grid repainted on every frame), so the effect of the drawing choices is visible on
+the machine at hand.
 """
 from __future__ import annotations
 
@@ -29,10 +30,13 @@ from sparsity_gui.ui.mainwindow import MainWindow  # noqa: E402
 def measure(app, m: int, seconds: float, naive: bool) -> dict:
     win = MainWindow(SimParams(m=m, lam=1e-3), speed=None)
     if naive:
-        # what a straightforward pyqtgraph app draws: 2 px pens and axes repainted
-        # (tick text and grid) on every frame
+        # what a straightforward pyqtgraph app draws: pyqtgraph's auto-range on every
+        # frame, 2 px pens, and axes (tick text and grid) repainted on every frame
         for panel in win.panels:
+            panel._manage_ranges = lambda: None
             for plot in panel.plots:
+                plot.vb.sigStateChanged.disconnect()  # the panel would take auto-range back
+                plot.enableAutoRange()
                 for name in ("left", "bottom"):
                     plot.getAxis(name).setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
                 for item in plot.listDataItems():

@@ -74,6 +74,7 @@ class Panel(QtWidgets.QFrame):
         self._lam_marked = 0
         self._run_id = None
         self.last: Snapshot | None = None
+        self._user_zoomed: set[pg.PlotItem] = set()
 
     def add_plot(self, row: int, title: str | None, x_label: str, y_label: str,
                  time_axis: bool = False, legend: bool = True,
@@ -91,6 +92,9 @@ class Panel(QtWidgets.QFrame):
             # in the corner the data leave empty; translucent so nothing is hidden
             plot.addLegend(offset=(8, 8) if legend_left else (-8, 8), labelTextSize="8pt",
                            brush=pg.mkBrush(255, 255, 255, 170))
+        plot.vb.disableAutoRange()
+        plot.vb.sigRangeChangedManually.connect(lambda *_a, p=plot: self._user_zoomed.add(p))
+        plot.vb.sigStateChanged.connect(lambda _vb, p=plot: self._auto_requested(p))
         self.plots.append(plot)
         if time_axis:
             self.time_plots.append(plot)
@@ -127,13 +131,58 @@ class Panel(QtWidgets.QFrame):
             self.sync_tick_text()
         self.draw(snap)
         self._mark_lam_changes(snap)
+        self._manage_ranges()
 
+    # --- ranges ------------------------------------------------------------------------
+    # pyqtgraph's auto-range moves the axes a little on every frame, and re-laying out
+    # the tick text of every axis is what makes a frame slow (20 fps against 58 at
+    # m = 10^3, measured with benchmarks/bench_gui.py). Instead a range only changes when
+    # the data leave it (or fill less than half of it), with a margin. A user's zoom is
+    # left alone until the 'A' button asks for auto-range again.
+    def reset_ranges(self) -> None:
+        self._user_zoomed.clear()
+        self._force_range = True
+
+    def _auto_requested(self, plot: pg.PlotItem) -> None:
+        """The 'A' button (or the context menu) asked for auto-range: take it back."""
+        if any(plot.vb.state["autoRange"]):
+            self._user_zoomed.discard(plot)
+            plot.vb.disableAutoRange()
+            self._force_range = True
+
+    _force_range = True
     _legends_cached = False
 
-    def reset_ranges(self) -> None:
-        """Back to auto-range (after a new run or a toggle)."""
+    def _manage_ranges(self) -> None:
+        force = self._force_range
+        self._force_range = False
         for plot in self.plots:
-            plot.enableAutoRange()
+            if plot in self._user_zoomed:
+                continue
+            vb = plot.vb
+            bounds = vb.childrenBounds()
+            current = vb.viewRange()
+            target = {}
+            for axis, key in ((0, "xRange"), (1, "yRange")):
+                if axis == 0 and vb.linkedView(vb.XAxis) is not None:
+                    continue  # the linked master decides the shared time axis
+                lo, hi = bounds[axis] if bounds[axis] is not None else (None, None)
+                if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
+                    continue
+                clo, chi = current[axis]
+                span = hi - lo
+                if span <= 0:
+                    span = abs(hi) if hi != 0 else 1.0
+                    lo, hi = lo - 0.5 * span, hi + 0.5 * span
+                    span = hi - lo
+                if force or lo < clo or hi > chi or span < 0.5 * (chi - clo):
+                    pad = 0.06 * span
+                    # a growing time axis gets room ahead, so it (and with it every
+                    # linked panel's axis) is re-laid out a few times per run, not per frame
+                    ahead = 0.3 * span if axis == 0 and self.time_plots else pad
+                    target[key] = (lo - pad, hi + ahead)
+            if target:
+                vb.setRange(padding=0, **target)
 
     def draw(self, snap: Snapshot) -> None:
         raise NotImplementedError
