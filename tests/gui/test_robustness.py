@@ -570,6 +570,24 @@ def test_a_repeated_error_pauses_the_window_again(qtbot, make_window):
 
 
 # --- 2. faults in the worker ------------------------------------------------------------------
+def inject_record_fault(monkeypatch):
+    """FAULT INJECTION (the one place these tests patch our own code): the core has no
+    genuine way to fail mid-run, so Simulation.record raises while `armed` is set. Returns
+    (armed, names of the threads it raised in)."""
+    armed = threading.Event()
+    raised_in: list[str] = []
+    original_record = Simulation.record
+
+    def failing_record(self):
+        if armed.is_set():
+            raised_in.append(threading.current_thread().name)
+            raise FloatingPointError("injected fault in Simulation.record")
+        return original_record(self)
+
+    monkeypatch.setattr(Simulation, "record", failing_record)
+    return armed, raised_in
+
+
 def test_a_fault_in_the_worker_reaches_the_gui_and_the_app_recovers(qtbot, make_window, monkeypatch):
     """An exception raised inside the simulation thread, mid-run, reaches the GUI as an
     error state with the exception and its traceback, pauses the window, shows a non-modal
@@ -584,17 +602,7 @@ def test_a_fault_in_the_worker_reaches_the_gui_and_the_app_recovers(qtbot, make_
     win = make_window(SimParams(m=500, lam=1e-2, seed=2), speed=5.0)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 0.2, timeout=TIMEOUT)
     run_id = win.run_id
-    armed = threading.Event()
-    raised_in: list[str] = []
-    original_record = Simulation.record
-
-    def failing_record(self):
-        if armed.is_set():
-            raised_in.append(threading.current_thread().name)
-            raise FloatingPointError("injected fault in Simulation.record")
-        return original_record(self)
-
-    monkeypatch.setattr(Simulation, "record", failing_record)
+    armed, raised_in = inject_record_fault(monkeypatch)
     armed.set()
     qtbot.waitUntil(lambda: win.snapshot.state == "error", timeout=TIMEOUT)
     armed.clear()
@@ -631,15 +639,7 @@ def test_a_fault_in_the_worker_reaches_the_gui_and_the_app_recovers(qtbot, make_
 def test_a_single_step_does_not_advance_a_failed_run(qtbot, make_window, monkeypatch):
     win = make_window(SimParams(m=500, lam=1e-2, seed=2), speed=5.0)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 0.2, timeout=TIMEOUT)
-    armed = threading.Event()
-    original_record = Simulation.record
-
-    def failing_record(self):  # FAULT INJECTION, as in the test above
-        if armed.is_set():
-            raise FloatingPointError("injected fault in Simulation.record")
-        return original_record(self)
-
-    monkeypatch.setattr(Simulation, "record", failing_record)
+    armed, _ = inject_record_fault(monkeypatch)
     armed.set()
     qtbot.waitUntil(lambda: win.snapshot.state == "error", timeout=TIMEOUT)
     armed.clear()
