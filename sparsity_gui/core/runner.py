@@ -11,7 +11,7 @@ import math
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -73,7 +73,6 @@ class Snapshot:
     sim_time_per_second: float
     message: str = ""
     steps_total: int = 0
-    extra: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -110,8 +109,6 @@ class Runner:
         self._taken = True
         self._caught_up = True
         self._chunk_work = 20_000  # adapted so a chunk takes about CHUNK_SECONDS
-        self._rate_steps = 0.0
-        self._rate_t = 0.0
         self._last_publish = 0.0
         self._rate_window: list[tuple[float, int, float]] = []
 
@@ -254,9 +251,6 @@ class Runner:
         self._publish(force=True)
 
     # --- simulating ------------------------------------------------------------------
-    def _target_reached(self) -> bool:
-        return self._finished()
-
     def _finished(self) -> bool:
         sim = self.sim
         if sim is None:
@@ -318,7 +312,6 @@ class Runner:
                 return False  # ahead of the clock: the loop naps
         else:
             t_target = math.inf
-        steps_before = self._work_count()
         start = time.perf_counter()
         status = self._advance(t_target, self._chunk_work)
         elapsed = time.perf_counter() - start
@@ -330,8 +323,6 @@ class Runner:
                 self._chunk_work = min(self._chunk_work * 2, 2**40)
             elif elapsed > CHUNK_SECONDS * 1.5:
                 self._chunk_work = max(self._chunk_work // 2, 64)
-        self._rate_steps += self._work_count() - steps_before
-        self._rate_t += elapsed
         sim.record()
         self._after_progress()
         self._publish()
