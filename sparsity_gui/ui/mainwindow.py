@@ -52,6 +52,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.fps = 0.0
         self._note_due = 0.0
         self._frozen_after_warm_up = False
+        self._range_turn = 0
         self._shown_error: tuple[int, str] | None = None
         self._status_due = 0.0
         self._closed = False
@@ -311,8 +312,17 @@ class MainWindow(QtWidgets.QMainWindow):
             self._frozen_after_warm_up = True
             gc.freeze()
         self.snapshot = snap
-        for panel in self.panels:
-            panel.update_from(snap)
+        # Axis re-layout is the expensive part of a frame: at most one panel changes its
+        # ranges per frame (taking turns), so the panels never all re-lay out at once.
+        n = len(self.panels)
+        relaid = False
+        for k in range(n):
+            i = (self._range_turn + k) % n
+            if self.panels[i].update_from(snap, ranges=not relaid):
+                relaid = True
+                self._range_turn = i + 1
+        if not relaid:
+            self._range_turn += 1
         now = time.perf_counter()
         self._fps_window.append(now)
         while self._fps_window and now - self._fps_window[0] > 1.0:

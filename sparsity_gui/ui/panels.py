@@ -119,7 +119,9 @@ class Panel(QtWidgets.QFrame):
     def apply_toggles(self) -> None:
         pass
 
-    def update_from(self, snap: Snapshot) -> None:
+    def update_from(self, snap: Snapshot, ranges: bool = True) -> bool:
+        """Draw a snapshot; with ranges=False the axis ranges wait for a later frame.
+        Returns whether an axis range changed."""
         if snap.run_id != self._run_id:
             self._run_id = snap.run_id
             self._clear_lam_markers()
@@ -131,7 +133,7 @@ class Panel(QtWidgets.QFrame):
             self.sync_tick_text()
         self.draw(snap)
         self._mark_lam_changes(snap)
-        self._manage_ranges()
+        return self._manage_ranges() if ranges else False
 
     # --- ranges ------------------------------------------------------------------------
     # pyqtgraph's auto-range moves the axes a little on every frame, and re-laying out
@@ -153,9 +155,10 @@ class Panel(QtWidgets.QFrame):
     _force_range = True
     _legends_cached = False
 
-    def _manage_ranges(self) -> None:
+    def _manage_ranges(self) -> bool:
         force = self._force_range
         self._force_range = False
+        changed = False
         for plot in self.plots:
             if plot in self._user_zoomed:
                 continue
@@ -183,6 +186,8 @@ class Panel(QtWidgets.QFrame):
                     target[key] = (lo - pad, hi + ahead)
             if target:
                 vb.setRange(padding=0, **target)
+                changed = True
+        return changed
 
     def draw(self, snap: Snapshot) -> None:
         raise NotImplementedError
