@@ -47,6 +47,19 @@ def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: boo
     item.setData(x, y, skipFiniteCheck=True)
 
 
+def _decade_tick_strings(axis, tick_strings):
+    """pyqtgraph labels every 2..9 x 10^k tick of a log axis spanning a couple of decades
+    (they overlap); keep the decades' labels when there are many ticks."""
+
+    def strings(values, scale, spacing):
+        out = tick_strings(values, scale, spacing)
+        if axis.logMode and len(values) > 6:
+            return [text if abs(v - round(v)) < 1e-9 else "" for v, text in zip(values, out)]
+        return out
+
+    return strings
+
+
 class Panel(QtWidgets.QFrame):
     """A titled plot area with a row of toggles. Subclasses fill `self.plots`."""
 
@@ -198,6 +211,9 @@ class Panel(QtWidgets.QFrame):
             for name in ("left", "bottom"):
                 axis = plot.getAxis(name)
                 axis.setStyle(maxTextLevel=0 if axis.logMode else 2)
+                if not hasattr(axis, "_decade_labels"):
+                    axis._decade_labels = True
+                    axis.tickStrings = _decade_tick_strings(axis, axis.tickStrings)
 
     def cache_legends(self) -> None:
         """Legends sit over the curves and are repainted with them; their text is
