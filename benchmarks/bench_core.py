@@ -278,7 +278,7 @@ def print_header(info: dict, quick: bool) -> None:
           f"({info['blas_library'] or 'thread count not controllable'})")
     print(f"  import     sparsity_gui.core + numpy + numba: {fmt_s(IMPORT_S)}")
     print(f"  load avg   {info['loadavg_start']} (1/5/15 min) at start"
-          + (f"  -- WARNING: other processes are using the CPUs; timings will be noisy"
+          + ("  -- WARNING: other processes are using the CPUs; timings will be noisy"
              if _load1() > 0.5 else ""))
 
 
@@ -339,7 +339,7 @@ def print_compile(res: dict) -> None:
     src = ("loaded from numba's on-disk cache" if res["first_call_cache_hits"] and not res["first_call_cache_misses"]
            else "compiled" if res["first_call_cache_misses"] and not res["first_call_cache_hits"]
            else "cache hits %d, misses %d" % (res["first_call_cache_hits"], res["first_call_cache_misses"]))
-    print(f"  numba warm-up (m=1000 exact + GD), excluded from every timing below:")
+    print("  numba warm-up (m=1000 exact + GD), excluded from every timing below:")
     print(f"     first call {fmt_s(res['first_call_s'])} ({src}); second call {fmt_s(res['second_call_s'])}")
     if "cold_compile_s" in res:
         print(f"     cold compile with an empty cache (fresh process): {fmt_s(res['cold_compile_s'])} "
@@ -587,7 +587,7 @@ def print_note(r: dict) -> None:
     print(f"  time to one weight: exact {r['T_exact']:.6g}, Euler {r['T_euler']:.6g}  "
           f"(rel err {fmt_rel(r['rel_err_T'])})")
     sc = r["self_consistency"]
-    print(f"  exact solver self-consistency (the 'exact answer' against itself):")
+    print("  exact solver self-consistency (the 'exact answer' against itself):")
     print(f"     ||W||_1, ||W||^2 at the samples, 3 stops vs {sc['dense_stops']} stops: max rel diff "
           f"{sc['max_rel_diff_norms_at_samples']:.1e}")
     print(f"     time to one weight, no stops vs 3 / {sc['dense_stops']} stops: max rel diff {sc['max_rel_diff_T']:.1e};"

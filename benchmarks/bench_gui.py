@@ -23,7 +23,6 @@ import pyqtgraph as pg  # noqa: E402
 from PySide6 import QtCore, QtWidgets  # noqa: E402
 
 from sparsity_gui.core.params import SimParams  # noqa: E402
-from sparsity_gui.ui import panels as panels_mod  # noqa: E402
 from sparsity_gui.ui.mainwindow import MainWindow  # noqa: E402
 
 

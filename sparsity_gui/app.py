@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
-import os
 import sys
 import traceback
 
@@ -83,7 +82,5 @@ def gui_main(args: argparse.Namespace) -> int:
     # tear down explicitly: a pyqtgraph widget alive at interpreter exit segfaults
     win.shutdown()
     win.deleteLater()
-    app.processEvents()
-    del win
     app.processEvents()
     return rc

@@ -17,10 +17,9 @@ import numpy as np
 
 from . import kernels as K
 from .errors import InputError
-from .initial import initial_weights
 from .params import SimParams
 from .simulation import LamChange, ReplayStopped, Simulation, needs_restart
-from .state import COL, COLUMNS
+from .state import COLUMNS
 
 # How long one chunk of simulation may run before the loop looks at its mailbox again.
 CHUNK_SECONDS = 0.010

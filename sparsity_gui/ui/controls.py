@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from ..core.errors import InputError
 from ..core.params import SimParams

@@ -3,13 +3,11 @@ thread running the core's Runner, and a paint timer that draws the latest snapsh
 from __future__ import annotations
 
 import gc
-import math
 import os
 import random
 import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets

@@ -1,5 +1,4 @@
 """The desktop app, driven as a user would: real widgets, real worker thread."""
-import math
 
 import numpy as np
 import pytest
