@@ -22,9 +22,9 @@ N_COLS = len(COLUMNS)
 LIVE_WIDTH = 1
 
 
-def pen(color: str, width: float = 1, style=QtCore.Qt.PenStyle.SolidLine) -> "pg.QtGui.QPen":
+def pen(color: str, style=QtCore.Qt.PenStyle.SolidLine) -> "pg.QtGui.QPen":
+    """A live pen: 1 px, cosmetic; emphasis comes from colour and dash, not width."""
     p = pg.mkPen(color, width=LIVE_WIDTH)
-    p.setWidthF(LIVE_WIDTH)
     p.setStyle(style)
     p.setCosmetic(True)
     return p
@@ -240,7 +240,7 @@ class Panel(QtWidgets.QFrame):
         while self._lam_marked < len(snap.lam_changes):
             change = snap.lam_changes[self._lam_marked]
             for plot in self.time_plots:
-                line = pg.InfiniteLine(pos=change.t, angle=90, pen=pen(GREY, 1, DASH),
+                line = pg.InfiniteLine(pos=change.t, angle=90, pen=pen(GREY, DASH),
                                        label=f"λ={change.lam:.3g}",
                                        labelOpts={"position": 0.93, "color": GREY, "rotateAxis": (1, 0)})
                 line.setZValue(-5)
@@ -265,12 +265,12 @@ class SortedWeightsPanel(Panel):
         self.shrinking = p.plot(pen=pen(ORANGE), name="shrinking (|W<sub>k</sub>| &lt; θ)")
         # no text labels on lines that move every frame (re-rendering text is slow): the
         # legend names them
-        self.theta_line = pg.InfiniteLine(angle=0, pen=pen(RED, 1.5))
-        self.balance_line = pg.InfiniteLine(angle=0, pen=pen(PURPLE, 1.5, DASH))
+        self.theta_line = pg.InfiniteLine(angle=0, pen=pen(RED))
+        self.balance_line = pg.InfiniteLine(angle=0, pen=pen(PURPLE, DASH))
         p.addItem(self.theta_line, ignoreBounds=True)
         p.addItem(self.balance_line, ignoreBounds=True)
-        p.legend.addItem(pg.PlotDataItem(pen=pen(RED, 1.5)), "θ = λ/(1-‖W‖²)")
-        p.legend.addItem(pg.PlotDataItem(pen=pen(PURPLE, 1.5, DASH)), "balance prediction 1/‖W‖₁")
+        p.legend.addItem(pg.PlotDataItem(pen=pen(RED)), "θ = λ/(1-‖W‖²)")
+        p.legend.addItem(pg.PlotDataItem(pen=pen(PURPLE, DASH)), "balance prediction 1/‖W‖₁")
         self.log_y = self.add_toggle("log y", "Logarithmic |W_k| axis (dead weights are not drawn)")
         self.log_x = self.add_toggle("log rank", "Logarithmic rank axis")
         self.plot = p
@@ -313,7 +313,7 @@ class ThresholdPanel(Panel):
         super().__init__(parent)
         p = self.add_plot(0, "Tracked weights |W<sub>k</sub>|(t) and θ(t)", "t", "|W<sub>k</sub>|",
                           time_axis=True, legend_left=True)
-        self.theta_curve = p.plot(pen=pen(RED, 1.5), name="θ(t)")
+        self.theta_curve = p.plot(pen=pen(RED), name="θ(t)")
         self.curves: list[pg.PlotDataItem] = []
         self.below_marks = pg.ScatterPlotItem(symbol="t", size=9, pen=pen(RED), brush=None)
         self.death_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pen("k"), brush="k")
@@ -325,7 +325,7 @@ class ThresholdPanel(Panel):
         q = self.add_plot(1, None, "t", "m' (nonzero)", time_axis=True, legend=False)
         q.setLogMode(y=True)
         q.setXLink(p)
-        self.nonzero_curve = q.plot(pen=pen(GREEN, 1.5), stepMode=None)
+        self.nonzero_curve = q.plot(pen=pen(GREEN), stepMode=None)
         self.graphics.ci.layout.setRowStretchFactor(0, 3)
         self.graphics.ci.layout.setRowStretchFactor(1, 1)
         self.nonzero_plot = q
@@ -403,13 +403,13 @@ class BalancePanel(Panel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "Pushes on ‖W‖²", "t", "push", time_axis=True)
-        self.feature = p.plot(pen=pen(BLUE, 1.5), name="feature benefit (1-‖W‖²)‖W‖²")
-        self.reg = p.plot(pen=pen(ORANGE, 1.5, DASH), name="regularization λ‖W‖₁")
+        self.feature = p.plot(pen=pen(BLUE), name="feature benefit (1-‖W‖²)‖W‖²")
+        self.reg = p.plot(pen=pen(ORANGE, DASH), name="regularization λ‖W‖₁")
         self.plot = p
         q = self.add_plot(1, None, "t", "ratio", time_axis=True, legend=True)
         q.setXLink(p)
-        self.ratio = q.plot(pen=pen(PURPLE, 1.5), name="feature / regularization")
-        one = pg.InfiniteLine(pos=1.0, angle=0, pen=pen(GREY, 1, DOT))
+        self.ratio = q.plot(pen=pen(PURPLE), name="feature / regularization")
+        one = pg.InfiniteLine(pos=1.0, angle=0, pen=pen(GREY, DOT))
         q.addItem(one, ignoreBounds=True)
         self.ratio_plot = q
         self.graphics.ci.layout.setRowStretchFactor(0, 3)
@@ -439,8 +439,8 @@ class DecayPanel(Panel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "‖W‖₁(t) and the note's law", "t", "‖W‖₁", time_axis=True)
-        self.measured = p.plot(pen=pen(BLUE, 1.5), name="‖W‖₁")
-        self.law = p.plot(pen=pen(RED, 1.5, DASH), name="1/(w(0) + c·λt)")
+        self.measured = p.plot(pen=pen(BLUE), name="‖W‖₁")
+        self.law = p.plot(pen=pen(RED, DASH), name="1/(w(0) + c·λt)")
         self.plot = p
         self.show_w = self.add_toggle("show w = 1/‖W‖₁", "Plot w = 1/‖W‖₁ instead: a straight line in theory")
         self.log_x = self.add_toggle("log t", "Logarithmic time axis")
@@ -491,13 +491,13 @@ class RelVarPanel(Panel):
         p = self.add_plot(0, "Relative variance Var[X]/E[X]²", "t", "relative variance", time_axis=True)
         # colours as in the note's figure: the run in orange between red bounds, the
         # idealized bounds pink and dashed; the run is drawn on top
-        self.rv = p.plot(pen=pen(ORANGE, 2), name="run")
+        self.rv = p.plot(pen=pen(ORANGE), name="run")
         self.rv.setZValue(10)
         faint_red = "#e06666"
-        self.lo = p.plot(pen=pen(faint_red, 1), name="bounds from W(0)")
-        self.hi = p.plot(pen=pen(faint_red, 1))
-        self.ilo = p.plot(pen=pen(PINK, 1, DASH), name="idealized bounds")
-        self.ihi = p.plot(pen=pen(PINK, 1, DASH))
+        self.lo = p.plot(pen=pen(faint_red), name="bounds from W(0)")
+        self.hi = p.plot(pen=pen(faint_red))
+        self.ilo = p.plot(pen=pen(PINK, DASH), name="idealized bounds")
+        self.ihi = p.plot(pen=pen(PINK, DASH))
         self.plot = p
         self.log_x = self.add_toggle("log t", "Logarithmic time axis")
 
@@ -526,18 +526,18 @@ class ForcePanel(Panel):
         super().__init__(parent)
         p = self.add_plot(0, "Sparsity force d|W<sub>k</sub>|/dt vs |W<sub>k</sub>|", "|W<sub>k</sub>|",
                           "d|W<sub>k</sub>|/dt", legend_left=True)
-        self.line = p.plot(pen=pen(GREY, 1.5), name="(1-‖W‖²)(|W<sub>k</sub>| - θ)")
+        self.line = p.plot(pen=pen(GREY), name="(1-‖W‖²)(|W<sub>k</sub>| - θ)")
         self.up = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(BLUE))
         self.down = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(ORANGE))
         p.addItem(self.up)
         p.addItem(self.down)
         p.legend.addItem(self.up, "growing weights")
         p.legend.addItem(self.down, "shrinking weights")
-        zero = pg.InfiniteLine(pos=0.0, angle=0, pen=pen(GREY, 1, DOT))
+        zero = pg.InfiniteLine(pos=0.0, angle=0, pen=pen(GREY, DOT))
         p.addItem(zero, ignoreBounds=True)
-        self.theta_line = pg.InfiniteLine(angle=90, pen=pen(RED, 1, DASH))
+        self.theta_line = pg.InfiniteLine(angle=90, pen=pen(RED, DASH))
         p.addItem(self.theta_line, ignoreBounds=True)
-        p.legend.addItem(pg.PlotDataItem(pen=pen(RED, 1, DASH)), "θ (zero crossing)")
+        p.legend.addItem(pg.PlotDataItem(pen=pen(RED, DASH)), "θ (zero crossing)")
         self.plot = p
 
     def draw(self, snap: Snapshot) -> None:
