@@ -24,18 +24,6 @@ def _excepthook(exc_type, exc, tb) -> None:
         box.exec()
 
 
-BENIGN_QT_MESSAGES = (
-    # the offscreen/minimal platforms cannot resize a native window to a size hint
-    "This plugin does not support propagateSizeHints",
-)
-
-
-def _qt_message(mode, context, message: str) -> None:
-    if any(m in message for m in BENIGN_QT_MESSAGES):
-        return
-    sys.stderr.write(f"{message}\n")
-
-
 def gui_main(args: argparse.Namespace) -> int:
     try:
         params, w0 = params_from_args(args)
@@ -48,7 +36,9 @@ def gui_main(args: argparse.Namespace) -> int:
     from PySide6 import QtCore, QtWidgets
     import pyqtgraph as pg
 
-    QtCore.qInstallMessageHandler(_qt_message)
+    from .ui import qtmessages
+
+    qtmessages.install()
     pg.setConfigOptions(background="w", foreground="k", antialias=False)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     app.setApplicationName("sparsity-gui")

@@ -42,21 +42,10 @@ def ensure_app():
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     # always offscreen: headless figures never open a window, with or without a display
     app = QtWidgets.QApplication([sys.argv[0] if sys.argv else "sparsity-gui", "-platform", "offscreen"])
-    from PySide6 import QtCore
+    from .ui import qtmessages
 
-    QtCore.qInstallMessageHandler(_qt_message)
+    qtmessages.install()
     return app, True
-
-
-BENIGN_QT_MESSAGES = (
-    # the offscreen platform cannot resize a native window to a size hint
-    "This plugin does not support propagateSizeHints",
-)
-
-
-def _qt_message(mode, context, message: str) -> None:
-    if not any(m in message for m in BENIGN_QT_MESSAGES):
-        sys.stderr.write(f"{message}\n")
 
 
 def slug(title: str) -> str:

@@ -81,8 +81,21 @@ def _read_text(path: Path) -> np.ndarray:
     return values
 
 
-def load_array(path: str | Path) -> np.ndarray:
-    """The raw array in a .npy, .npz (first array) or text/CSV file, 1-D or 2-D."""
+def npz_array_names(path: str | Path) -> list[str]:
+    """The arrays in a .npz file (empty for any other file)."""
+    path = Path(path)
+    if path.suffix.lower() != ".npz":
+        return []
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return list(data.files)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError("w0", f"{path}: not a valid .npz file ({exc})") from None
+
+
+def load_array(path: str | Path, array: str | None = None) -> np.ndarray:
+    """The raw array in a .npy, .npz (the named array, default the first) or text/CSV
+    file, 1-D or 2-D."""
     path = Path(path)
     if not path.exists():
         raise InputError("w0", f"{path}: no such file")
@@ -99,7 +112,14 @@ def load_array(path: str | Path) -> np.ndarray:
                 with data:
                     if not data.files:
                         raise InputError("w0", f"{path}: the .npz file holds no arrays")
-                    data = data[data.files[0]]
+                    name = data.files[0] if array is None else array
+                    if name not in data.files:
+                        raise InputError("w0", f"{path}: no array named {name!r} (it holds "
+                                         f"{', '.join(data.files)})")
+                    try:
+                        data = data[name]
+                    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+                        raise InputError("w0", f"{path}: cannot read array {name!r} ({exc})") from None
             return np.asarray(data)
         return _read_text(path)
     except PermissionError:
@@ -108,12 +128,18 @@ def load_array(path: str | Path) -> np.ndarray:
         raise InputError("w0", f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
-def load_w0(path: str | Path, row: int | None = None) -> np.ndarray:
-    """W(0) from a file: a 1-D array, a single row/column, or the chosen row of a matrix."""
-    arr = load_array(path)
+def vector_from(arr: np.ndarray, where: str, row: int | None = None) -> np.ndarray:
+    """W(0) from raw data: a 1-D array, a single row or column, or the chosen row."""
     if arr.ndim == 2 and arr.shape[1] == 1 and row is None:
         arr = arr[:, 0]
-    return _as_vector(arr, str(path), row)
+    return _as_vector(arr, where, row)
+
+
+def load_w0(path: str | Path, row: int | None = None, array: str | None = None) -> np.ndarray:
+    """W(0) from a file: a 1-D array, a single row/column, or the chosen row of a matrix
+    (of the named array of a .npz)."""
+    where = str(path) + (f" [{array}]" if array else "")
+    return vector_from(load_array(path, array), where, row)
 
 
 def initial_weights(params: SimParams) -> np.ndarray:

@@ -15,7 +15,6 @@ import base64
 import hashlib
 import json
 import math
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ import numpy as np
 from .. import __version__
 from .errors import InputError
 from .files import atomic_write_text, json_text
-from .initial import _as_vector, draw_normal, load_array
+from .initial import draw_normal, load_w0
 from .params import M_MAX, METHODS, SimParams
 from .simulation import LIVE_FIELDS, LiveChange, RunScript
 
@@ -72,52 +71,11 @@ class Session:
 
 
 # --- W(0) from files -------------------------------------------------------------------
-def npz_array_names(path: str | Path) -> list[str]:
-    """The arrays in a .npz file (empty for any other file)."""
-    path = Path(path)
-    if path.suffix.lower() != ".npz":
-        return []
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return list(data.files)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise InputError("w0", f"{path}: not a valid .npz file ({exc})") from None
-
-
-def load_w0_array(path: str | Path, array: str | None = None) -> np.ndarray:
-    """The raw (1-D or 2-D) data of a W(0) file; for a .npz the named array (default:
-    the first)."""
-    path = Path(path)
-    if array is None or path.suffix.lower() != ".npz":
-        return load_array(path)
-    if not path.is_file():
-        raise InputError("w0", f"{path}: no such file")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            if array not in data.files:
-                raise InputError("w0", f"{path}: no array named {array!r} (it holds "
-                                 f"{', '.join(data.files) or 'no arrays'})")
-            return np.asarray(data[array])
-    except InputError:
-        raise
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise InputError("w0", f"{path}: cannot read array {array!r} ({exc})") from None
-
-
-def vector_from(arr: np.ndarray, where: str, row: int | None = None) -> np.ndarray:
-    """W(0) from raw data: a 1-D array, a single row or column, or the chosen row."""
-    if arr.ndim == 2 and arr.shape[1] == 1 and row is None:
-        arr = arr[:, 0]
-    return _as_vector(arr, where, row)
-
-
 def load_w0_source(source: W0Source) -> np.ndarray:
     """The weights of a file source (with its array and row)."""
     if source.kind != "file" or not source.path:
         raise InputError("w0", "not a file source")
-    arr = load_w0_array(source.path, source.array)
-    where = source.path + (f" [{source.array}]" if source.array else "")
-    return vector_from(arr, where, source.row)
+    return load_w0(source.path, source.row, source.array)
 
 
 # --- writing ---------------------------------------------------------------------------

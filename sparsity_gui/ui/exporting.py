@@ -29,8 +29,8 @@ from ..core.presets import (BUILTIN, all_presets, delete_user_preset, find_prese
                             save_user_preset)
 from ..core.runfiles import SampledRun, replay_script, run_metadata
 from ..core.runner import default_speed
-from ..core.session import (DEFAULT_SAMPLES, W0Source, load_session, load_w0_array, npz_array_names,
-                            session_text, vector_from)
+from ..core.initial import load_array, npz_array_names, vector_from
+from ..core.session import DEFAULT_SAMPLES, W0Source, load_session, session_text
 from ..core.simulation import RunScript
 
 RECENT_KEY = "recent/sessions"
@@ -522,7 +522,7 @@ class FileActions(QtCore.QObject):
                     if not ok:
                         win.controls.show_params(win.params)
                         return False
-            arr = load_w0_array(path, array)
+            arr = load_array(path, array)
             if arr.ndim == 2 and 1 not in arr.shape and row is None:
                 row, ok = QtWidgets.QInputDialog.getInt(
                     win, "Pick a row", f"{Path(path).name} holds a {arr.shape[0]}×{arr.shape[1]} "

@@ -13,9 +13,9 @@ from sparsity_gui.core.initial import draw_normal
 from sparsity_gui.core.params import SimParams
 from sparsity_gui.core import presets as P
 from sparsity_gui.core.runfiles import replay_script, simulate_samples
-from sparsity_gui.core.session import (LIST_WEIGHTS_MAX, W0Source, load_session, load_w0_array,
-                                       load_w0_source, npz_array_names, parse_session,
-                                       save_session, session_dict, session_text)
+from sparsity_gui.core.initial import load_array, npz_array_names
+from sparsity_gui.core.session import (LIST_WEIGHTS_MAX, W0Source, load_session, load_w0_source,
+                                       parse_session, save_session, session_dict, session_text)
 from sparsity_gui.core.simulation import LiveChange, RunScript, Simulation
 from sparsity_gui.core.state import COLUMNS
 
@@ -238,12 +238,12 @@ def test_w0_from_npz_with_several_arrays_and_a_matrix_row(tmp_path):
     weights = np.arange(12.0).reshape(3, 4) - 5.0
     np.savez(path, bias=np.ones(4), W=weights)
     assert npz_array_names(path) == ["bias", "W"]
-    assert load_w0_array(path).tolist() == [1.0] * 4  # default: the first array
-    np.testing.assert_array_equal(load_w0_array(path, "W"), weights)
+    assert load_array(path).tolist() == [1.0] * 4  # default: the first array
+    np.testing.assert_array_equal(load_array(path, "W"), weights)
     w = load_w0_source(W0Source("file", str(path), "W", 1))
     np.testing.assert_array_equal(w, weights[1])
     with pytest.raises(InputError, match="no array named 'V'"):
-        load_w0_array(path, "V")
+        load_array(path, "V")
     with pytest.raises(InputError, match="choose a row"):
         load_w0_source(W0Source("file", str(path), "W", None))
 
