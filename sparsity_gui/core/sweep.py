@@ -7,12 +7,15 @@ asked, so both the CLI's progress bar and the GUI's cancel button use it.
 from __future__ import annotations
 
 import math
+import os
+import threading
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .blas import limit_blas_threads
 from .errors import InputError
 from .interference import InterferenceParams, InterferenceRun, check_memory
 
@@ -69,8 +72,9 @@ class SweepSpec:
         return [self.base.with_changes(m=m, seed=self.base.seed + s)
                 for m in self.m_values for s in range(self.seeds)]
 
-    def check_memory(self) -> None:
-        check_memory(self.base.n, max(self.m_values))
+    def check_memory(self, workers: int = 1) -> None:
+        """Refuse a sweep whose ``workers`` largest runs side by side cannot fit."""
+        check_memory(self.base.n, max(self.m_values) * workers)
 
     def cost(self, p: InterferenceParams) -> float:
         """Relative cost of one run: the two matrix products per step, n^2 m each."""
@@ -116,43 +120,71 @@ class SweepProgress:
 
 
 class SweepCancelled(Exception):
-    pass
+    """Raised by run_sweep when asked to stop; ``rows`` holds the runs that finished."""
+
+    def __init__(self, rows: list[SweepRow]):
+        super().__init__(rows)
+        self.rows = rows
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
 
 
 def run_sweep(spec: SweepSpec,
               on_progress: Callable[[SweepProgress], None] | None = None,
               should_stop: Callable[[], bool] | None = None,
-              done_rows: Sequence[SweepRow] = ()) -> list[SweepRow]:
-    """Train every run of ``spec`` in turn and return a row per run. Raises
-    SweepCancelled (with the rows so far in ``args[0]``) when should_stop() says so, and
-    InputError when a run diverges (naming the run)."""
-    spec.check_memory()
-    runs = spec.runs()
-    total = spec.total_cost()
-    rows: list[SweepRow] = list(done_rows)
-    done_cost = sum(spec.cost(p) for p in runs[:len(rows)])
-    started = time.perf_counter()
-    cost_at_start = done_cost
+              done_rows: Sequence[SweepRow] = (),
+              workers: int = 1) -> list[SweepRow]:
+    """Train every run of ``spec`` and return a row per run, in spec order (m, then seed).
 
-    def report(current, row=None):
+    ``workers`` runs train side by side in threads (the products and kernels release the
+    GIL), each with one BLAS thread: on a 2-core machine two workers are about twice as
+    fast as one, and do not collapse when something else loads the machine, as OpenBLAS's
+    own threads do (core/blas.py). Runs already in ``done_rows`` (same m and seed) are
+    skipped, so a cancelled sweep can be resumed. ``on_progress`` is called under a lock,
+    from worker threads. Raises SweepCancelled (with the finished rows) when should_stop()
+    says so, and InputError when a run diverges (naming the run)."""
+    if not isinstance(workers, int) or workers < 1:
+        raise InputError("jobs", f"must be a whole number of at least 1, got {workers!r}")
+    spec.check_memory(workers)
+    limit_blas_threads(1)
+    runs = spec.runs()
+    done = {(r.m, r.seed): r for r in done_rows}
+    todo = [p for p in runs if (p.m, p.seed) not in done]
+    total = spec.total_cost()
+    lock = threading.Lock()
+    stop = threading.Event()
+    failures: list[BaseException] = []
+    state = {"done_cost": sum(spec.cost(p) for p in runs if (p.m, p.seed) in done), "next": 0}
+    cost_at_start = state["done_cost"]
+    started = time.perf_counter()
+
+    def report(current, row=None):  # with the lock held
         if on_progress is None:
             return
         elapsed = time.perf_counter() - started
-        worked = done_cost - cost_at_start
-        eta = (total - done_cost) * elapsed / worked if worked > 0 and elapsed > 0 else math.nan
-        on_progress(SweepProgress(len(rows), len(runs), done_cost / total if total else 1.0,
+        worked = state["done_cost"] - cost_at_start
+        eta = (total - state["done_cost"]) * elapsed / worked if worked > 0 and elapsed > 0 else math.nan
+        on_progress(SweepProgress(len(done), len(runs), state["done_cost"] / total if total else 1.0,
                                   elapsed, eta, current, row))
 
-    for p in runs[len(rows):]:
-        report(p)
+    def stopping() -> bool:
+        if not stop.is_set() and should_stop is not None and should_stop():
+            stop.set()
+        return stop.is_set()
+
+    def train(p: InterferenceParams) -> None:
         run = InterferenceRun(p)
         t0 = time.perf_counter()
         per_step = spec.cost(p) / p.steps
         while not run.finished:
-            if should_stop is not None and should_stop():
-                raise SweepCancelled(rows)
-            done_cost += run.advance(CHUNK_STEPS) * per_step
-            report(p)
+            if stopping():
+                return
+            taken = run.advance(CHUNK_STEPS)
+            with lock:
+                state["done_cost"] += taken * per_step
+                report(p)
         if run.failure is not None:
             raise InputError("lr", f"run m={p.m} seed={p.seed}: {run.failure}")
         meas = run.measure(with_loss=False)
@@ -161,9 +193,45 @@ def run_sweep(spec: SweepSpec,
                        opposite_pairs=meas.opposite_pairs, same_pairs=meas.same_pairs,
                        kept_share=meas.kept_share, nonzero=meas.nonzero, steps=run.step,
                        optimizer=p.optimizer, seconds=time.perf_counter() - t0)
-        rows.append(row)
-        report(None, row)
-    return rows
+        with lock:
+            done[(p.m, p.seed)] = row
+            report(None, row)
+
+    def worker() -> None:
+        while not stopping():
+            with lock:
+                if state["next"] >= len(todo):
+                    return
+                p = todo[state["next"]]
+                state["next"] += 1
+                report(p)
+            try:
+                train(p)
+            except BaseException as exc:  # re-raised in the calling thread
+                with lock:
+                    failures.append(exc)
+                stop.set()
+                return
+
+    threads = [threading.Thread(target=worker, name=f"sweep-{k}", daemon=True)
+               for k in range(min(workers, len(todo)))]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(0.1)  # short waits keep Ctrl+C responsive
+    except BaseException:
+        stop.set()
+        for t in threads:
+            t.join()
+        raise
+    finished = [done[(p.m, p.seed)] for p in runs if (p.m, p.seed) in done]
+    if failures:
+        raise failures[0]
+    if len(finished) < len(runs):
+        raise SweepCancelled(finished)
+    return finished
 
 
 def rows_csv(rows: Sequence[SweepRow]) -> str:

@@ -1,0 +1,618 @@
+"""Benchmark of the n-encodings interference kernel against the same update written in numpy.
+
+Run from the project root:
+
+    .venv/bin/python benchmarks/bench_interference.py            # full run (about 1-1.5 minutes)
+    .venv/bin/python benchmarks/bench_interference.py --quick    # short version (about 20-30 s)
+
+The kernel is ``sparsity_gui.core.interference.train_steps``, called through
+``InterferenceRun.advance`` as the GUI worker and the sweep call it. The baseline is the same
+step written the obvious numpy way (``NumpyRun`` below):
+
+    G = W @ W.T;  zero the diagonal;  G = max(G, 0);  push = G @ W
+    then the optimizer's elementwise update with np.where / np.sign.
+
+It prints, from one run on one machine:
+
+0. an agreement check: kernel and numpy run side by side on a small case for every optimizer
+   (with weights reaching zero and leaving it under gd-zero), max |W difference| must be ~1e-10;
+1. the GUI target n = 256, m = 1024: steps/s of the kernel next to numpy, goal >= 100 steps/s,
+   with both OpenBLAS libraries at 1 thread (what the GUI sets) and at their default;
+2. the sweep's sizes n = 64, m = 64 .. 1024: ms per step, kernel vs numpy, and the ratio;
+3. n = 256, m = 4096 (skipped with --quick);
+4. where the time goes at n = 256, m = 1024: the two matrix products against the elementwise pass.
+
+Every figure is the best of several repeats of many steps (time.perf_counter), after a
+warm-up; kernel and numpy repeats alternate so both see the same background load. Both start
+from the same W(0) and follow the same trajectory, so they are timed on the same states.
+Nothing is asserted: the exit status is 0 either way.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import numba
+import numpy as np
+
+from sparsity_gui.core import interference as I
+from sparsity_gui.core.interference import (
+    OPTIMIZERS,
+    InterferenceParams,
+    InterferenceRun,
+    initial_weights,
+)
+
+GOAL_STEPS_PER_S = 100.0  # GUI target at n = 256, m = 1024
+GUI_N, GUI_M = 256, 1024
+SWEEP_N, SWEEP_MS = 64, (64, 128, 256, 512, 1024)
+BIG_N, BIG_M = 256, 4096
+STEPS_MAX = 10**8
+
+
+def now() -> float:
+    return time.perf_counter()
+
+
+# ---------------------------------------------------------------------------------------------
+# the numpy baseline: the same update, written the obvious way
+
+class NumpyRun:
+    """The kernel's update in plain numpy (same formulas, same order of operations).
+
+    ``count_revivals`` (check only) counts gd-zero weights that were exactly zero and were
+    pushed out of zero by the interference, to show that branch of the rule is exercised."""
+
+    def __init__(self, p: InterferenceParams, w0: np.ndarray, count_revivals: bool = False):
+        self.p = p
+        self.W = np.array(w0, dtype=np.float64, copy=True)
+        self.m1 = np.zeros_like(self.W)
+        self.m2 = np.zeros_like(self.W)
+        self.norm2 = (self.W * self.W).sum(axis=1)
+        self.step = 0
+        self.stopped = False
+        self.count_revivals = count_revivals
+        self.revivals = 0
+
+    def advance(self, n_steps: int) -> int:
+        p = self.p
+        W, m1, m2, norm2 = self.W, self.m1, self.m2, self.norm2
+        n = W.shape[0]
+        lr, l1 = p.lr, p.l1
+        wd = p.effective_weight_decay
+        b1, b2, eps = p.beta1, p.beta2, p.eps
+        done = 0
+        for _ in range(n_steps):
+            if self.stopped:
+                break
+            if p.interference and n > 1:
+                G = W @ W.T
+                np.fill_diagonal(G, 0.0)
+                G = np.maximum(G, 0.0)
+                push = G @ W
+            else:
+                push = np.zeros_like(W)
+            t = self.step + 1
+            if p.optimizer in ("gd-zero", "gd"):
+                eta = 4.0 * lr
+                h = lr * l1
+                g = 1.0 + eta * (1.0 - norm2)
+                if p.optimizer == "gd-zero" and not np.all(g > 0.0):
+                    self.stopped = True  # a step would flip a whole row: stop before it
+                    break
+                ip = eta * push
+                v = W * g[:, None] - ip - h * np.sign(W)
+                if p.optimizer == "gd-zero":
+                    z = -ip  # a weight at zero: L1 subgradient holds it unless |push| > lam
+                    at_zero = np.where(z > h, z - h, np.where(z < -h, z + h, 0.0))
+                    v = np.where(W > 0.0, np.maximum(v, 0.0),
+                                 np.where(W < 0.0, np.minimum(v, 0.0), at_zero))
+                    alive_before = np.count_nonzero(W, axis=1)
+                    if self.count_revivals:
+                        self.revivals += int(np.count_nonzero((W == 0.0) & (v != 0.0)))
+                W = v
+            else:  # adam / adamw, torch's formulas
+                bc1 = 1.0 - b1 ** t
+                bc2 = math.sqrt(1.0 - b2 ** t)
+                step_size = lr / bc1
+                c = -4.0 * (1.0 - norm2)
+                gr = c[:, None] * W + 4.0 * push + l1 * np.sign(W)
+                if p.optimizer == "adam":
+                    gr = gr + wd * W
+                else:
+                    W = W * (1.0 - lr * wd)
+                m1 = b1 * m1 + (1.0 - b1) * gr
+                m2 = b2 * m2 + (1.0 - b2) * gr * gr
+                W = W - step_size * m1 / (np.sqrt(m2) / bc2 + eps)
+            norm2 = (W * W).sum(axis=1)
+            self.step += 1
+            done += 1
+            if p.optimizer == "gd-zero" and np.any((norm2 == 0.0) & (alive_before >= 2)):
+                self.stopped = True  # one step wiped a whole row with 2+ live weights
+            if not np.all(np.isfinite(norm2)):
+                self.stopped = True
+        self.W, self.m1, self.m2, self.norm2 = W, m1, m2, norm2
+        return done
+
+
+def kernel_run(p: InterferenceParams, w0: np.ndarray) -> InterferenceRun:
+    return InterferenceRun(p, w0=w0, history_capacity=16)
+
+
+# ---------------------------------------------------------------------------------------------
+# BLAS threads (numpy's OpenBLAS and scipy's; both are loaded)
+
+class OpenBlas:
+    """The OpenBLAS libraries loaded in this process, with get/set of their thread count."""
+
+    def __init__(self):
+        self.libs: list[tuple[str, object, object]] = []  # (label, get, set)
+        try:
+            import ctypes
+            with open("/proc/self/maps") as fh:
+                files = {ln.split()[-1] for ln in fh if len(ln.split()) >= 6}
+            for path in sorted(f for f in files if "openblas" in Path(f).name.lower() and ".so" in Path(f).name):
+                lib = ctypes.CDLL(path)
+                for pre in ("scipy_openblas_", "openblas_"):
+                    found = False
+                    for suf in ("64_", ""):
+                        gname, sname = f"{pre}get_num_threads{suf}", f"{pre}set_num_threads{suf}"
+                        if hasattr(lib, gname) and hasattr(lib, sname):
+                            label = ("numpy" if "numpy" in path else "scipy" if "scipy" in path
+                                     else Path(path).name)
+                            self.libs.append((label, getattr(lib, gname), getattr(lib, sname)))
+                            found = True
+                            break
+                    if found:
+                        break
+        except Exception:  # noqa: BLE001 (no /proc or no OpenBLAS: leave BLAS alone)
+            self.libs = []
+
+    def get(self) -> dict[str, int]:
+        return {label: int(g()) for label, g, _ in self.libs}
+
+    def set_all(self, n: int) -> None:
+        for _, _, s in self.libs:
+            s(int(n))
+
+    def restore(self, counts: dict[str, int]) -> None:
+        for label, _, s in self.libs:
+            if label in counts:
+                s(int(counts[label]))
+
+
+# ---------------------------------------------------------------------------------------------
+# timing
+
+def time_per_step(run, target_s: float, reps: int) -> tuple[float, int]:
+    """Best seconds per step over ``reps`` repeats of about ``target_s`` each; each repeat
+    continues the trajectory."""
+    steps = calibrate(run, target_s)
+    best = math.inf
+    for _ in range(reps):
+        t0 = now()
+        done = run.advance(steps)
+        dt = now() - t0
+        if done < steps:
+            raise RuntimeError(f"run stopped after {done} of {steps} steps")
+        best = min(best, dt / steps)
+    return best, steps
+
+
+class threads:
+    """with threads(blas, n): both OpenBLAS libraries at n threads (None: leave as is)."""
+
+    def __init__(self, blas: OpenBlas, n: int | None):
+        self.blas, self.n, self.prev = blas, n, None
+
+    def __enter__(self):
+        if self.n is not None and self.blas.libs:
+            self.prev = self.blas.get()
+            self.blas.set_all(self.n)
+        return self
+
+    def __exit__(self, *exc):
+        if self.prev is not None:
+            self.blas.restore(self.prev)
+        return False
+
+
+def calibrate(run, target_s: float) -> int:
+    """Steps per repeat for about ``target_s``, from a few first steps (also the warm-up)."""
+    per = math.inf
+    for k in (1, 2):
+        t0 = now()
+        run.advance(k)
+        per = min(per, max((now() - t0) / k, 1e-7))
+    return int(min(max(2, target_s / per), 100_000))
+
+
+def compare(p: InterferenceParams, target_s: float, reps_k: int, reps_n: int) -> dict:
+    """Kernel and numpy from the same W(0), repeats interleaved (kernel, numpy, kernel, ...)
+    so both see the same background load; best seconds per step of each."""
+    w0 = initial_weights(p)
+    runs = {"kernel": kernel_run(p, w0), "numpy": NumpyRun(p, w0)}
+    reps = {"kernel": reps_k, "numpy": reps_n}
+    steps = {name: calibrate(run, target_s) for name, run in runs.items()}
+    best = {name: math.inf for name in runs}
+    for i in range(max(reps.values())):
+        for name, run in runs.items():
+            if i >= reps[name]:
+                continue
+            t0 = now()
+            done = run.advance(steps[name])
+            dt = now() - t0
+            if done < steps[name]:
+                raise RuntimeError(f"{name} run stopped after {done} of {steps[name]} steps ({p})")
+            best[name] = min(best[name], dt / steps[name])
+    return {"n": p.n, "m": p.m, "optimizer": p.optimizer, "kernel_s": best["kernel"], "numpy_s": best["numpy"],
+            "kernel_steps": steps["kernel"], "numpy_steps": steps["numpy"], "reps_kernel": reps_k,
+            "reps_numpy": reps_n, "ratio": best["numpy"] / best["kernel"]}
+
+
+GUI_CAP = "1 (app)"
+
+
+def thread_settings(blas: OpenBlas) -> list[tuple[str, int | None]]:
+    """1 BLAS thread (what the GUI and the sweep set: core/blas.limit_blas_threads), then
+    OpenBLAS's default when it is more. Only the default if threads can't be set."""
+    d = blas.get()
+    if not d:
+        return [("default", None)]
+    out = [(GUI_CAP, 1)]
+    if any(v != 1 for v in d.values()):
+        out.append(("default (" + "/".join(str(v) for v in d.values()) + ")", None))
+    return out
+
+
+def best_of(f, k: int, reps: int) -> float:
+    f()
+    best = math.inf
+    for _ in range(reps):
+        t0 = now()
+        for _ in range(k):
+            f()
+        best = min(best, (now() - t0) / k)
+    return best
+
+
+# ---------------------------------------------------------------------------------------------
+# printing
+
+def md_table(header: list[str], rows: list[list[str]], align: str | None = None) -> str:
+    """A markdown table, columns padded so it also reads as plain text."""
+    align = align or ("l" + "r" * (len(header) - 1))
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+    widths = [max(w, 3) for w in widths]
+
+    def line(cells):
+        return "| " + " | ".join(str(c).ljust(w) if a == "l" else str(c).rjust(w)
+                                 for c, w, a in zip(cells, widths, align)) + " |"
+
+    rule = "|" + "|".join((":" + "-" * (w + 1)) if a == "l" else ("-" * (w + 1) + ":")
+                          for w, a in zip(widths, align)) + "|"
+    return "\n".join([line(header), rule] + [line(r) for r in rows])
+
+
+def fmt_ms(s: float) -> str:
+    ms = 1e3 * s
+    return f"{ms:.3f}" if ms < 1 else f"{ms:.2f}" if ms < 100 else f"{ms:.0f}"
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def section(title: str) -> None:
+    print()
+    print(f"### {title}")
+    print()
+
+
+def cpu_model() -> str:
+    try:
+        for ln in Path("/proc/cpuinfo").read_text().splitlines():
+            if ln.startswith("model name"):
+                return ln.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+# ---------------------------------------------------------------------------------------------
+# sections
+
+def warm_up() -> float:
+    """Compile (or load from numba's cache) the kernel and touch both BLAS libraries."""
+    t0 = now()
+    for opt in OPTIMIZERS:
+        p = InterferenceParams(n=8, m=16, optimizer=opt, steps=STEPS_MAX)
+        kernel_run(p, initial_weights(p)).advance(3)
+        NumpyRun(p, initial_weights(p)).advance(3)
+    return now() - t0
+
+
+def check_agreement(steps: int) -> list[dict]:
+    """Kernel vs numpy on a small case with a large step and L1, so weights hit zero."""
+    out = []
+    for opt in OPTIMIZERS:
+        lr = 0.02 if opt in ("gd-zero", "gd") else 0.01
+        p = InterferenceParams(n=24, m=40, optimizer=opt, lr=lr, l1=0.2, seed=3, steps=STEPS_MAX)
+        w0 = initial_weights(p)
+        k = kernel_run(p, w0)
+        nr = NumpyRun(p, w0, count_revivals=True)
+        dk = k.advance(steps)
+        dn = nr.advance(steps)
+        diff = float(np.max(np.abs(k.W - nr.W)))
+        out.append({"optimizer": opt, "steps": (dk, dn), "max_abs_diff": diff,
+                    "max_abs_w": float(np.max(np.abs(k.W))),
+                    "zeros": (int(np.count_nonzero(k.W == 0.0)), int(np.count_nonzero(nr.W == 0.0))),
+                    "zero_mismatch": int(np.count_nonzero((k.W == 0.0) != (nr.W == 0.0))),
+                    "revivals": nr.revivals if opt == "gd-zero" else None,
+                    "size": k.W.size})
+    return out
+
+
+def print_agreement(rows: list[dict], tol: float = 1e-10) -> bool:
+    table = []
+    ok_all = True
+    for r in rows:
+        ok = r["max_abs_diff"] <= tol and r["steps"][0] == r["steps"][1] and r["zero_mismatch"] == 0
+        ok_all &= ok
+        zeros = f"{r['zeros'][0]} / {r['zeros'][1]} of {r['size']}"
+        if r["revivals"] is not None:
+            zeros += f" ({r['revivals']} revivals from zero)"
+        table.append([r["optimizer"], f"{r['steps'][0]} / {r['steps'][1]}", f"{r['max_abs_diff']:.1e}",
+                      f"{r['max_abs_w']:.2f}", zeros, "ok" if ok else "DIFFERS"])
+    print(md_table(["optimizer", "steps kernel / numpy", "max abs diff W", "max abs W",
+                    "exact zeros kernel / numpy", f"<= {tol:g}"], table, "lrrrrl"))
+    print()
+    print("n = 24, m = 40, seed 3, l1 = 0.2, lr = 0.02 (GD) / 0.01 (Adam), interference on. The two")
+    print("implementations use different BLAS builds (numba calls scipy's), so last-bit differences are expected.")
+    return ok_all
+
+
+def bench_sizes(sizes: list[tuple[int, int]], target_s: float, reps_k: int, reps_n: int,
+                blas: OpenBlas, settings: list[tuple[str, int | None]]) -> list[dict]:
+    """For each (n, m), optimizer and BLAS thread setting: kernel and numpy per step."""
+    rows = []
+    for n, m in sizes:
+        for opt in OPTIMIZERS:
+            p = InterferenceParams(n=n, m=m, optimizer=opt, steps=STEPS_MAX)
+            row = {"n": n, "m": m, "optimizer": opt, "by_threads": {}}
+            for label, nth in settings:
+                with threads(blas, nth):
+                    row["by_threads"][label] = compare(p, target_s, reps_k, reps_n)
+            rows.append(row)
+    return rows
+
+
+def print_gui(rows: list[dict]) -> None:
+    table = []
+    for r in rows:
+        for label, c in r["by_threads"].items():
+            sps, nps = 1.0 / c["kernel_s"], 1.0 / c["numpy_s"]
+            table.append([r["optimizer"], label, f"{sps:.0f}", f"{nps:.0f}", f"{c['ratio']:.2f}x",
+                          f">= {GOAL_STEPS_PER_S:.0f}", "PASS" if sps >= GOAL_STEPS_PER_S else "MISS",
+                          fmt_ms(c["kernel_s"]), fmt_ms(c["numpy_s"])])
+    print(md_table(["optimizer", "BLAS threads", "kernel steps/s", "numpy steps/s", "speedup",
+                    "goal", "", "kernel ms/step", "numpy ms/step"], table, "llrrrrlrr"))
+    c0 = next(iter(rows[0]["by_threads"].values()))
+    print()
+    print(f"Default parameters (lr 1e-3, l1 1e-3, seed 0), from W(0); speedup = numpy time / kernel time. Best of "
+          f"{c0['reps_kernel']} (kernel) / {c0['reps_numpy']} (numpy)")
+    print(f"repeats of ~{c0['kernel_steps']} / ~{c0['numpy_steps']} steps. 'BLAS threads' applies to both OpenBLAS "
+          "libraries (numpy's and scipy's);")
+    print(f"'{GUI_CAP}' is the cap the app sets (core/blas.limit_blas_threads) for the GUI, the CLI and the "
+          "sweep; the default is OpenBLAS's own.")
+
+
+def print_compare(rows: list[dict]) -> None:
+    labels = list(rows[0]["by_threads"])
+    header = ["n", "m", "optimizer"]
+    align = "rrl"
+    for label in labels:
+        t = f" ({label} thr)" if len(labels) > 1 else ""
+        header += [f"kernel ms{t}", f"numpy ms{t}", "speedup"]
+        align += "rrr"
+    table = []
+    for r in rows:
+        line = [str(r["n"]), str(r["m"]), r["optimizer"]]
+        for label in labels:
+            c = r["by_threads"][label]
+            line += [fmt_ms(c["kernel_s"]), fmt_ms(c["numpy_s"]), f"{c['ratio']:.2f}x"]
+        table.append(line)
+    print(md_table(header, table, align))
+    print()
+    print("ms per step, from W(0) with default parameters; speedup = numpy time / kernel time.")
+
+
+def breakdown(target_s: float, reps: int) -> dict:
+    """Per-step cost of the parts at n = 256, m = 1024 (from W(0))."""
+    n, m = GUI_N, GUI_M
+    p = InterferenceParams(n=n, m=m, optimizer="adamw", steps=STEPS_MAX)
+    W = initial_weights(p)
+    push = np.zeros_like(W)
+    res: dict = {}
+    k = max(3, int(target_s / 3e-3))
+    res["kernel_push"] = best_of(lambda: I.interference_push(W, push), k, reps)
+    G = W @ W.T
+    res["np_gram"] = best_of(lambda: W @ W.T, k, reps)
+    WT = np.ascontiguousarray(W.T)
+    res["np_gram_gemm"] = best_of(lambda: W @ WT, k, reps)
+
+    def relu():
+        H = G.copy()
+        np.fill_diagonal(H, 0.0)
+        return np.maximum(H, 0.0)
+    Gp = relu()
+    res["np_relu"] = best_of(relu, k, reps)
+    res["np_push"] = best_of(lambda: Gp @ W, k, reps)
+    res["np_norm2"] = best_of(lambda: (W * W).sum(axis=1), k, reps)
+    for opt in OPTIMIZERS:
+        q = p.with_changes(optimizer=opt, interference=False)
+        w0 = initial_weights(q)
+        res[f"kernel_elem_{opt}"], _ = time_per_step(kernel_run(q, w0), target_s, reps)
+        res[f"numpy_elem_{opt}"], _ = time_per_step(NumpyRun(q, w0), target_s, reps)
+    return res
+
+
+def print_breakdown(by_threads: dict[str, dict]) -> None:
+    labels = list(by_threads)
+    header = ["part of a step"]
+    align = "l"
+    for label in labels:
+        t = f" ({label} thr)" if len(labels) > 1 else ""
+        header += [f"kernel ms{t}", f"numpy ms{t}"]
+        align += "rr"
+    first = by_threads[labels[0]]
+    rows = [["products: G = W W^T, ReLU, G W"], ["  numpy: W @ W.T (symmetric: syrk)"],
+            ["  numpy: W @ (copy of W.T) (general: gemm)"], ["  numpy: copy G, zero diagonal, max(G, 0)"],
+            ["  numpy: G @ W"]]
+    for label in labels:
+        r = by_threads[label]
+        rows[0] += [fmt_ms(r["kernel_push"]), fmt_ms(r["np_gram"] + r["np_relu"] + r["np_push"])]
+        rows[1] += ["", fmt_ms(r["np_gram"])]
+        rows[2] += ["", fmt_ms(r["np_gram_gemm"])]
+        rows[3] += ["", fmt_ms(r["np_relu"])]
+        rows[4] += ["", fmt_ms(r["np_push"])]
+    for opt in OPTIMIZERS:
+        row = [f"elementwise pass, {opt}"]
+        for label in labels:
+            r = by_threads[label]
+            row += [fmt_ms(r[f"kernel_elem_{opt}"]), fmt_ms(r[f"numpy_elem_{opt}"])]
+        rows.append(row)
+    print(md_table(header, rows, align))
+    print()
+    print("From W(0). Products: the kernel's interference_push (numpy W @ W.T, a numba ReLU pass, G @ W) vs the numpy lines")
+    print("(numpy spots W @ W.T and calls the symmetric product, half the flops of the general one);")
+    print("each product is 2 n^2 m = %.0f MFLOP, so the kernel's pair runs at " % (2 * GUI_N * GUI_N * GUI_M / 1e6)
+          + ", ".join(f"{4 * GUI_N * GUI_N * GUI_M / by_threads[lb]['kernel_push'] / 1e9:.0f} GFLOP/s ({lb} thr)"
+                      for lb in labels) + ".")
+    print("Elementwise pass: the whole step with interference off (kernel: push zeroed + update, "
+          f"{1e9 * first['kernel_elem_adamw'] / (GUI_N * GUI_M):.1f} ns/weight for adamw;")
+    print("numpy: |W_i|^2, zeros for push, update).")
+
+
+# ---------------------------------------------------------------------------------------------
+
+def bench_sweep_workers(quick: bool) -> dict[int, float]:
+    """Wall time of one small sweep (run_sweep, the CLI's and the GUI's code path) with 1
+    worker and with one per core, each worker at one BLAS thread; the rows must agree."""
+    from sparsity_gui.core.sweep import SweepSpec, run_sweep
+
+    spec = SweepSpec(InterferenceParams(n=SWEEP_N, steps=300 if quick else 1000),
+                     m_values=(64, 128, 256, 512), seeds=2)
+    counts = sorted({1, os.cpu_count() or 1})
+    wall: dict[int, float] = {}
+    rows_by: dict[int, list] = {}
+    for w in counts + counts:  # twice, alternating, best of two
+        t0 = now()
+        rows = run_sweep(spec, workers=w)
+        wall[w] = min(wall.get(w, math.inf), now() - t0)
+        rows_by[w] = [(r.m, r.seed, r.polysemantic, r.active) for r in rows]
+    same = all(rows_by[w] == rows_by[counts[0]] for w in counts)
+    print(md_table(["workers", "wall s", "speedup"],
+                   [[str(w), f"{wall[w]:.2f}", f"{wall[counts[0]] / wall[w]:.2f}x"] for w in counts], "rrr"))
+    print()
+    print(f"n = {SWEEP_N}, m = 64, 128, 256, 512, 2 seeds, {spec.base.steps} steps, adamw; "
+          f"identical rows with every worker count: {'yes' if same else 'NO'}")
+    return wall
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="short run: fewer, shorter repeats; no m = 4096")
+    args = ap.parse_args(argv)
+    quick = args.quick
+    try:
+        sys.stdout.reconfigure(line_buffering=True)  # sections appear as they finish, also through a pipe
+    except AttributeError:
+        pass
+    if quick:
+        gui_t, sweep_t, reps_k, reps_n, check_steps = 0.04, 0.02, 3, 2, 100
+    else:
+        gui_t, sweep_t, reps_k, reps_n, check_steps = 0.1, 0.03, 6, 4, 400
+
+    t_start = now()
+    print("## interference kernel benchmark" + ("  [--quick: short repeats, figures indicative only]" if quick else ""))
+    print()
+    compile_s = warm_up()
+    blas = OpenBlas()
+    settings = thread_settings(blas)
+    print(f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
+    print(f"- cpu: {cpu_model()} (nproc {os.cpu_count()}); load average {loadavg()} at start"
+          + ("  -- other processes are busy: figures will be noisy" if _load1() > 0.5 else ""))
+    print(f"- python {sys.version.split()[0]}, numpy {np.__version__}, numba {numba.__version__}; "
+          f"OpenBLAS threads by default: " + (", ".join(f"{k} {v}" for k, v in blas.get().items()) or "unknown"))
+    print(f"- numba warm-up (compile or cache load of train_steps, and numpy's first calls): {compile_s:.2f} s, "
+          "excluded from the timings")
+
+    section("0. agreement: kernel vs numpy, same update")
+    ok = print_agreement(check_agreement(check_steps))
+
+    section(f"1. GUI target: n = {GUI_N}, m = {GUI_M}, goal >= {GOAL_STEPS_PER_S:.0f} steps/s")
+    gui = bench_sizes([(GUI_N, GUI_M)], gui_t, reps_k, reps_n, blas, settings)
+    print_gui(gui)
+
+    section(f"2. the sweep's sizes: n = {SWEEP_N}, m = {', '.join(map(str, SWEEP_MS))}")
+    sweep = bench_sizes([(SWEEP_N, m) for m in SWEEP_MS], sweep_t, max(2, reps_k - 2), max(2, reps_n - 1),
+                        blas, settings)
+    print_compare(sweep)
+
+    if not quick:
+        section(f"3. larger: n = {BIG_N}, m = {BIG_M}")
+        big = bench_sizes([(BIG_N, BIG_M)], 0.15, 3, 2, blas, settings)
+        print_compare(big)
+
+    section(f"4. where the time goes (n = {GUI_N}, m = {GUI_M})")
+    bd = {}
+    for label, nth in settings:
+        with threads(blas, nth):
+            bd[label] = breakdown(gui_t * 0.4, 3 if quick else 5)
+    print_breakdown(bd)
+
+    section("5. a whole sweep: workers side by side")
+    sweep_wall = bench_sweep_workers(quick)
+
+    section("summary")
+    print(f"- agreement kernel vs numpy (max |dW| <= 1e-10 after {check_steps} steps, all optimizers): "
+          + ("PASS" if ok else "MISS"))
+    for i, (label, _) in enumerate(settings):
+        g = {r["optimizer"]: 1.0 / r["by_threads"][label]["kernel_s"] for r in gui}
+        gn = {r["optimizer"]: 1.0 / r["by_threads"][label]["numpy_s"] for r in gui}
+        worst = min(g, key=g.get)
+        head = (f"- GUI target n={GUI_N}, m={GUI_M} >= {GOAL_STEPS_PER_S:.0f} steps/s, " if i == 0
+                else "  same ")
+        print(head + f"with BLAS threads {label}: " + ("PASS" if g[worst] >= GOAL_STEPS_PER_S else "MISS")
+              + f" (slowest optimizer {worst}: {g[worst]:.0f} steps/s; numpy {gn[worst]:.0f})"
+              + ("  [quick setting]" if quick else ""))
+    for label, _ in settings:
+        ratios = [r["by_threads"][label]["ratio"] for r in sweep]
+        print(f"- sweep sizes, BLAS threads {label}: kernel {min(ratios):.2f}x .. {max(ratios):.2f}x "
+              "as fast as numpy")
+    print(f"- benchmark wall time {now() - t_start:.1f} s; load average at the end {loadavg()}")
+    return 0
+
+
+def _load1() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

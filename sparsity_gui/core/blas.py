@@ -1,0 +1,55 @@
+"""The BLAS thread pools behind the interference model's matrix products.
+
+OpenBLAS starts one thread per core for every product. On a 2-core machine with anything
+else running (the GUI thread, a second sweep worker, another program) its threads spin
+against each other: at n = 64, m = 128 a step went from 0.05 ms to 20 ms (measured with
+benchmarks/bench_interference.py). One BLAS thread per product, with parallelism across
+independent runs instead, is fast and predictable. OPENBLAS_NUM_THREADS would do the same
+but only before numpy loads, so the pools are capped at run time through OpenBLAS's own
+setter, in every OpenBLAS this process has loaded (numpy's and scipy's).
+"""
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+_SETTERS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads",
+            "scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_")
+_capped: int | None = None
+
+
+def limit_blas_threads(threads: int = 1) -> list[str]:
+    """Cap every loaded OpenBLAS at ``threads`` threads; returns what was changed (empty
+    where /proc/self/maps or OpenBLAS is absent: then this is a no-op)."""
+    global _capped
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401  (load scipy's OpenBLAS too)
+    except ImportError:
+        pass
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            paths = {parts[-1] for parts in (line.split() for line in f)
+                     if len(parts) >= 6 and "openblas" in parts[-1].lower()}
+    except OSError:
+        return []
+    changed = []
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _SETTERS:
+            setter = getattr(lib, name, None)
+            if setter is not None:
+                setter.argtypes = [ctypes.c_int]
+                setter.restype = None
+                setter(int(threads))
+                changed.append(f"{Path(path).name}:{name}")
+                break
+    _capped = int(threads) if changed else None
+    return changed
+
+
+def capped_threads() -> int | None:
+    """The cap last set by limit_blas_threads, or None."""
+    return _capped
