@@ -603,6 +603,8 @@ def main(argv=None) -> int:
         ratios = [r["by_threads"][label]["ratio"] for r in sweep]
         print(f"- sweep sizes, BLAS threads {label}: kernel {min(ratios):.2f}x .. {max(ratios):.2f}x "
               "as fast as numpy")
+    w1, wmax = sweep_wall[min(sweep_wall)], sweep_wall[max(sweep_wall)]
+    print(f"- a whole sweep: {max(sweep_wall)} workers {w1 / wmax:.2f}x as fast as 1")
     print(f"- benchmark wall time {now() - t_start:.1f} s; load average at the end {loadavg()}")
     return 0
 

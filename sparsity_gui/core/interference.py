@@ -285,7 +285,7 @@ def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lr, l1,
     STOP_WIPED (a gd-zero step set every weight of a row with two or more nonzero weights
     to zero at once: an overshoot, not the L1 death of a last weight; W shows the step),
     STOP_NONFINITE (the weights overflowed)."""
-    n, m = W.shape
+    n = W.shape[0]
     eta = 4.0 * lr
     h = lr * l1  # eta * lam
     for s in range(n_steps):
