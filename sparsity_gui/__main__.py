@@ -1,4 +1,5 @@
-"""Entry point: `sparsity-gui` (desktop app) and `sparsity-gui run` (headless)."""
+"""Entry point: `sparsity-gui` (desktop app) and the headless commands `sparsity-gui run`,
+`sparsity-gui sweep` and `sparsity-gui interference`."""
 from __future__ import annotations
 
 import sys
@@ -11,6 +12,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .cli import run_command
 
         return run_command(argv[1:])
+    if argv and argv[0] == "sweep":
+        from .cli import sweep_command
+
+        return sweep_command(argv[1:])
+    if argv and argv[0] == "interference":
+        from .cli import interference_command
+
+        return interference_command(argv[1:])
     from .cli import build_gui_parser
 
     args = build_gui_parser().parse_args(argv)  # --help and --version need no Qt

@@ -25,8 +25,16 @@ def _excepthook(exc_type, exc, tb) -> None:
 
 
 def gui_main(args: argparse.Namespace) -> int:
+    model = getattr(args, "model", "note")
     try:
-        params, w0 = params_from_args(args)
+        if model == "interference":
+            # the GUI's options are the note's; the window's dock sets the interference
+            # model's (it starts at the paper's n = 256, m = 1024, AdamW)
+            from .core.interference import InterferenceParams
+
+            params, w0 = InterferenceParams(), None
+        else:
+            params, w0 = params_from_args(args)
     except InputError as exc:
         fail(str(exc))
     if args.screenshot and args.quit_after is None:
@@ -52,10 +60,14 @@ def gui_main(args: argparse.Namespace) -> int:
         pass
     sys.excepthook = _excepthook
 
-    from .ui.mainwindow import MainWindow
+    if model == "interference":
+        from .ui.interference_window import InterferenceWindow
 
-    speed = args.speed
-    win = MainWindow(params, w0, playing=not args.paused, speed=speed)
+        win = InterferenceWindow(params, playing=not args.paused)
+    else:
+        from .ui.mainwindow import MainWindow
+
+        win = MainWindow(params, w0, playing=not args.paused, speed=args.speed)
     win.show()
 
     if args.quit_after is not None:
@@ -70,7 +82,10 @@ def gui_main(args: argparse.Namespace) -> int:
 
     rc = app.exec()
     # tear down explicitly: a pyqtgraph widget alive at interpreter exit segfaults
+    # (shutdown also closes the other model's window if this one opened it)
     win.shutdown()
     win.deleteLater()
+    app.processEvents()
+    app.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete.value)
     app.processEvents()
     return rc

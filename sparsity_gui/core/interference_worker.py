@@ -16,7 +16,8 @@ import numpy as np
 from .interference import InterferenceParams, InterferenceRun, Measurement
 
 CHUNK_SECONDS = 0.020  # one kernel call at most this long before the mailbox is read
-RECORD_SECONDS = 0.030  # a history row at most this often (each costs one W W^T)
+RECORD_SECONDS = 0.1  # a history row at least this often while running
+RECORD_ROWS = 500  # and one every steps/RECORD_ROWS steps (each row costs one W W^T)
 # Fields whose change keeps W and continues the run; any other change starts a new run.
 LIVE_FIELDS = ("l1", "lr", "steps", "interference", "weight_decay", "beta1", "beta2", "eps")
 
@@ -127,13 +128,17 @@ class InterferenceWorker:
                 self._publish()
                 return False
             start = time.perf_counter()
-            done = run.advance(self._chunk_steps)
+            # a chunk never runs past the next history row, so short, fast runs still get
+            # RECORD_ROWS rows (recording by wall clock alone gave a fast run three rows)
+            every = max(1, run.params.steps // RECORD_ROWS)
+            to_row = every - run.step % every
+            done = run.advance(min(self._chunk_steps, to_row))
             took = time.perf_counter() - start
             if done and took > 0:
                 # adapt so one chunk takes about CHUNK_SECONDS
                 per_step = took / done
                 self._chunk_steps = int(min(max(1, CHUNK_SECONDS / per_step), 100_000))
-            self._after_chunk(force=run.finished)
+            self._after_chunk(force=run.finished, row_due=run.step % every == 0)
             return not run.finished
         except Exception as exc:  # reaches the GUI as a message; the loop goes on
             self.state = "error"
@@ -171,14 +176,14 @@ class InterferenceWorker:
     def _set_state(self) -> None:
         run = self.run
         if run is not None and run.failure is not None:
+            # playing stays as the user set it: a restart after a failure plays on
             self.state, self.message = "error", run.failure
-            self.playing = False
         elif run is not None and run.finished:
             self.state = "finished"
         else:
             self.state = "running" if self.playing else "paused"
 
-    def _after_chunk(self, force: bool = False) -> None:
+    def _after_chunk(self, force: bool = False, row_due: bool = False) -> None:
         run = self.run
         now = time.perf_counter()
         if self._rate is None or not self.playing:
@@ -186,7 +191,7 @@ class InterferenceWorker:
         elif now - self._rate[0] >= 0.5:
             self._steps_per_second = (run.step - self._rate[1]) / (now - self._rate[0])
             self._rate = (now, run.step)
-        if force or now - self._last_record >= RECORD_SECONDS:
+        if force or row_due or now - self._last_record >= RECORD_SECONDS:
             run.record()
             self._last_record = now
         self._set_state()

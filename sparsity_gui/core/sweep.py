@@ -19,7 +19,13 @@ from .blas import limit_blas_threads
 from .errors import InputError
 from .interference import InterferenceParams, InterferenceRun, check_memory
 
-CHUNK_STEPS = 250  # steps between progress reports and cancel checks
+CHUNK_FLOPS = 4e8  # work between progress reports and cancel checks (~10-20 ms)
+
+
+def chunk_steps(p: InterferenceParams) -> int:
+    """Steps per chunk: about CHUNK_FLOPS of matrix products, so that cancel answers
+    quickly at any size (one step per chunk at n = 256, m = 4096)."""
+    return int(min(max(1, CHUNK_FLOPS / (4.0 * p.n * p.n * p.m + 20.0 * p.n * p.m)), 1000))
 MAX_RUNS = 10_000
 
 ROW_COLUMNS = ("m", "seed", "n", "polysemantic", "predicted", "active", "opposite_pairs",
@@ -29,16 +35,22 @@ ROW_COLUMNS = ("m", "seed", "n", "polysemantic", "predicted", "active", "opposit
 def parse_m_values(text: str) -> tuple[int, ...]:
     """'64,128,256' or a range 'start:stop:step' (stop included), e.g. '256:4096:256'."""
     text = text.strip()
+    def whole(x: str) -> int:
+        f = float(x)
+        if not f.is_integer():
+            raise ValueError
+        return int(f)
+
     try:
         if ":" in text:
-            parts = [int(float(x)) for x in text.split(":")]
+            parts = [whole(x) for x in text.split(":")]
             if len(parts) != 3 or parts[2] <= 0:
                 raise ValueError
             start, stop, step = parts
             values = list(range(start, stop + 1, step))
         else:
-            values = [int(float(x)) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
+            values = [whole(x) for x in text.replace(" ", "").split(",") if x]
+    except (ValueError, OverflowError):
         raise InputError("m", f"expected a list like 64,128,256 or a range start:stop:step, "
                          f"got {text!r}") from None
     if not values:
@@ -74,7 +86,14 @@ class SweepSpec:
 
     def check_memory(self, workers: int = 1) -> None:
         """Refuse a sweep whose ``workers`` largest runs side by side cannot fit."""
-        check_memory(self.base.n, max(self.m_values) * workers)
+        m = max(self.m_values)
+        try:
+            check_memory(self.base.n, m * workers)
+        except InputError:
+            if workers == 1:
+                check_memory(self.base.n, m)  # its own message: this one run is too big
+            raise InputError("jobs", f"{workers} runs of n = {self.base.n}, m = {m} side by side "
+                             f"do not fit in the memory available; use fewer jobs") from None
 
     def cost(self, p: InterferenceParams) -> float:
         """Relative cost of one run: the two matrix products per step, n^2 m each."""
@@ -178,10 +197,11 @@ def run_sweep(spec: SweepSpec,
         run = InterferenceRun(p)
         t0 = time.perf_counter()
         per_step = spec.cost(p) / p.steps
+        chunk = chunk_steps(p)
         while not run.finished:
             if stopping():
                 return
-            taken = run.advance(CHUNK_STEPS)
+            taken = run.advance(chunk)
             with lock:
                 state["done_cost"] += taken * per_step
                 report(p)

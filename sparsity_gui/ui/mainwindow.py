@@ -54,6 +54,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._shown_error: tuple[int, str] | None = None
         self._status_due = 0.0
         self._closed = False
+        # the second model's window (Model menu); owned unless that window opened this one
+        self.interference_window = None
+        self._owns_interference_window = True
 
         # --- panels --------------------------------------------------------------
         central = QtWidgets.QWidget()
@@ -165,6 +168,20 @@ class MainWindow(QtWidgets.QMainWindow):
         m_sim = menu.addMenu("&Simulation")
         for act in (self.act_play, self.act_step, self.act_reset):
             m_sim.addAction(act)
+        m_model = menu.addMenu("&Model")
+        m_model.setObjectName("menu_model")
+        self.act_model_note = m_model.addAction("Single encoding (the note)")
+        self.act_model_note.setObjectName("act_model_note")
+        self.act_model_note.setCheckable(True)
+        self.act_model_note.setChecked(True)
+        self.act_model_note.setToolTip("This window: one encoding W under L1, the research note's model")
+        self.act_model_note.triggered.connect(lambda _c=False: self.act_model_note.setChecked(True))
+        self.act_model_interference = m_model.addAction("Interference and polysemanticity…")
+        self.act_model_interference.setObjectName("act_model_interference")
+        self.act_model_interference.setToolTip(
+            "Open the second model in its own window: n encodings with interference "
+            "(Lecomte et al. 2023), polysemantic neurons against n²/(4m), sweeps over m")
+        self.act_model_interference.triggered.connect(self.open_interference_window)
         m_view = menu.addMenu("&View")
         m_view.addAction(self.param_dock.toggleViewAction())
         m_view.addAction(self.note_dock.toggleViewAction())
@@ -288,6 +305,24 @@ class MainWindow(QtWidgets.QMainWindow):
         .npz and the row of a matrix); on a bad file show why and keep the current run."""
         return self.files.load_w0(path, row, array)
 
+    @QtCore.Slot()
+    def open_interference_window(self):
+        """Model > Interference and polysemanticity: open (or raise) its one window."""
+        win = self.interference_window
+        if win is None or win._closed:
+            from .interference_window import InterferenceWindow
+
+            if win is not None and self._owns_interference_window:
+                win.deleteLater()
+            win = InterferenceWindow(note_window=self)
+            self.interference_window = win
+            self._owns_interference_window = True
+        win.show()
+        if QtGui.QGuiApplication.platformName() not in ("offscreen", "minimal"):
+            win.raise_()  # (these platforms warn that they cannot)
+        win.activateWindow()
+        return win
+
     def about(self) -> None:
         from .. import __version__
 
@@ -374,6 +409,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.paint_timer.stop()
         self.runner.stop()
         self.thread.join(JOIN_SECONDS)
+        other = self.interference_window
+        if other is not None and self._owns_interference_window:
+            self.interference_window = None
+            other.close()  # joins its worker and sweep threads
+            other.deleteLater()
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         self.save_layout()

@@ -1,0 +1,141 @@
+"""The sweep over m in the GUI: its own thread, a progress bar, cancel, the figure, saving.
+Real widgets, real threads, real files."""
+import json
+import time
+
+import numpy as np
+import pytest
+
+from sparsity_gui.core.interference import InterferenceParams
+from sparsity_gui.core.sweep import ROW_COLUMNS, SweepSpec, default_workers, run_sweep
+from sparsity_gui.ui.sweep_dock import SweepWidget, format_seconds
+
+TIMEOUT = 60_000
+BASE = InterferenceParams(n=8, m=8, optimizer="gd-zero", l1=0.04, lr=0.05, steps=200, seed=3)
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def sweep_widget(qtbot):
+    import pyqtgraph as pg
+
+    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    params = {"p": BASE}
+    widget = SweepWidget(lambda: params["p"])
+    widget.params = params  # the test changes the "window's" parameters through this
+    qtbot.addWidget(widget)
+    widget.resize(1100, 600)
+    widget.show()
+    yield widget
+    widget.shutdown()
+    assert widget.thread is None or not widget.thread.is_alive()
+    assert not widget.timer.isActive()
+
+
+def fill(widget, n, m, seeds, steps):
+    for field, text in ((widget.n, n), (widget.m, m), (widget.seeds, seeds), (widget.steps, steps)):
+        field.edit.setText(text)
+        field.edit.editingFinished.emit()
+
+
+def test_a_small_sweep_completes_with_the_bar_full(qtbot, sweep_widget):
+    w = sweep_widget
+    fill(w, "8", "8,16", "2", "200")
+    started = []
+    finished = []
+    w.started.connect(started.append)
+    w.finished.connect(lambda: finished.append(True))
+    assert w.start()
+    assert started == [True]  # the window is asked to pause its live run
+    assert w.workers.value() == default_workers()  # runs side by side (core's run_sweep threads)
+    assert not w.start_button.isEnabled() and w.cancel_button.isEnabled()
+    assert w.thread.name == "sweep" and w.thread is not __import__("threading").main_thread()
+    qtbot.waitUntil(lambda: w.outcome == "done", timeout=TIMEOUT)
+    assert finished == [True]
+    assert w.progress.value() == w.progress.maximum()
+    assert "100%" in w.progress.text() and "4 / 4 runs" in w.progress.text()
+    assert w.start_button.isEnabled() and not w.cancel_button.isEnabled() and w.save_button.isEnabled()
+    # the rows are the core's, run by run: a sweep run here, one run at a time, agrees
+    spec = SweepSpec(base=BASE.with_changes(n=8, m=8, steps=200), m_values=(8, 16), seeds=2)
+    expect = run_sweep(spec)
+    got = sorted(w.rows, key=lambda r: (r.m, r.seed))
+    assert [(r.m, r.seed, r.polysemantic, r.opposite_pairs, r.same_pairs) for r in got] == \
+        [(r.m, r.seed, r.polysemantic, r.opposite_pairs, r.same_pairs) for r in expect]
+    # the figure shows them: a point per run and the prediction n^2/(4m) over the swept m
+    panel = w.panel
+    assert len(panel.rows) == 4 and panel.n == 8 and panel.m_values == (8, 16)
+    px, py = panel.prediction.getOriginalDataset()
+    np.testing.assert_allclose(py, 64 / (4 * px))
+    assert px.min() == pytest.approx(8) and px.max() == pytest.approx(16)
+
+
+def test_bad_fields_are_shown_and_nothing_starts(qtbot, sweep_widget):
+    w = sweep_widget
+    for field, text, reason in ((w.m, "abc", "expected a list"), (w.m, "0:10:0", "start:stop:step"),
+                                (w.m, "100000", "65536"), (w.seeds, "0", "from 1"),
+                                (w.n, "-3", "from 1"), (w.steps, "x", "not a valid number")):
+        fill(w, "8", "8,16", "2", "200")
+        field.edit.setText(text)
+        field.edit.editingFinished.emit()
+        assert not w.start(), text
+        assert field.error.isVisibleTo(w), text
+        assert reason in field.error.text(), (text, field.error.text())
+        assert w.thread is None
+    fill(w, "8", "8", "1", "50")
+    assert not any(f.error.isVisibleTo(w) for f in w.fields.values())
+    # the base parameters are checked too: the window's lr and weight decay meet here
+    w.params["p"] = BASE.with_changes(optimizer="adamw")
+    assert w.start()
+    qtbot.waitUntil(lambda: w.outcome == "done", timeout=TIMEOUT)
+    assert {r.optimizer for r in w.rows} == {"adamw"}
+
+
+def test_cancel_stops_promptly_and_keeps_the_finished_runs(qtbot, sweep_widget, tmp_path):
+    w = sweep_widget
+    # first runs are quick, the sweep as a whole takes minutes
+    fill(w, "32", "32:4096:32", "4", "20000")
+    assert w.start()
+    qtbot.waitUntil(lambda: len(w.panel.rows) >= 2, timeout=TIMEOUT)
+    thread = w.thread
+    t0 = time.perf_counter()
+    w.cancel_button.click()
+    qtbot.waitUntil(lambda: w.outcome == "cancelled", timeout=TIMEOUT)
+    took = time.perf_counter() - t0
+    assert not thread.is_alive()
+    assert took < 3.0, f"cancel took {took:.2f} s"
+    kept = len(w.rows)
+    assert kept >= 2 and len(w.panel.rows) == kept
+    assert "cancelled" in w.progress.text() and f"{kept} / " in w.progress.text()
+    assert w.start_button.isEnabled() and w.save_button.isEnabled()
+    # the partial sweep can be saved: csv, json (saying it is incomplete) and the figure
+    assert w.save(tmp_path), w.info.text()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["sweep.csv", "sweep.json", "sweep.png", "sweep.svg"]
+    lines = (tmp_path / "sweep.csv").read_text().splitlines()
+    assert lines[0].split(",") == list(ROW_COLUMNS) and len(lines) == kept + 1
+    meta = json.loads((tmp_path / "sweep.json").read_text())
+    assert meta["runs_done"] == kept and meta["complete"] is False
+    assert (tmp_path / "sweep.png").read_bytes().startswith(PNG_MAGIC)
+    # and the widget is usable again: a new small sweep runs to the end
+    fill(w, "8", "8", "1", "100")
+    assert w.start()
+    qtbot.waitUntil(lambda: w.outcome == "done", timeout=TIMEOUT)
+    assert len(w.rows) == 1
+
+
+def test_shutdown_with_a_sweep_running_joins_its_thread(qtbot, sweep_widget):
+    w = sweep_widget
+    fill(w, "64", "64:4096:64", "4", "100000")
+    assert w.start()
+    qtbot.waitUntil(lambda: w._progress is not None, timeout=TIMEOUT)
+    thread = w.thread
+    t0 = time.perf_counter()
+    w.shutdown()
+    assert not thread.is_alive() and time.perf_counter() - t0 < 5
+
+
+def test_time_left_is_readable():
+    assert format_seconds(float("nan")) == "—"
+    assert format_seconds(42.4) == "42 s"
+    assert format_seconds(125) == "2 min 05 s"
+    assert format_seconds(3 * 3600 + 7 * 60) == "3 h 07 min"

@@ -1,0 +1,227 @@
+"""The sweep's figure (ui/sweep_panel.SweepPanel) from hand-built rows: what it draws
+(the prediction n^2/(4m), the mean +- std per m, the runs that a log axis cannot show,
+the colliding pairs), that it renders to PNG and SVG, and sweepfiles' "save sweep"."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from PySide6 import QtGui, QtWidgets
+
+from sparsity_gui.core.interference import InterferenceParams
+from sparsity_gui.core.sweep import ROW_COLUMNS, SweepRow, SweepSpec
+from sparsity_gui.figures import render_panel
+
+N = 16
+# (m, seed, polysemantic, opposite pairs, same pairs): zeros at m = 64, a lone run at m = 128
+TABLE = [(8, 0, 6, 6, 0), (8, 1, 5, 5, 1), (8, 2, 7, 8, 0),
+         (16, 0, 2, 2, 0), (16, 1, 4, 4, 0), (16, 2, 3, 3, 0),
+         (32, 0, 1, 1, 0), (32, 1, 2, 2, 0), (32, 2, 1, 1, 0),
+         (64, 0, 0, 0, 0), (64, 1, 1, 1, 0), (64, 2, 0, 0, 0),
+         (128, 0, 0, 0, 0)]
+
+
+def row(m, seed, poly, opposite=0, same=0, n=N) -> SweepRow:
+    return SweepRow(m=m, seed=seed, n=n, polysemantic=poly, predicted=n * n / (4.0 * m),
+                    active=2 * poly + 3, opposite_pairs=opposite, same_pairs=same, kept_share=0.5,
+                    nonzero=n * m, steps=100, optimizer="adamw", seconds=0.25)
+
+
+ROWS = [row(*t) for t in TABLE]
+
+
+@pytest.fixture
+def panel(qtbot):
+    import pyqtgraph as pg
+
+    from sparsity_gui.ui.sweep_panel import SweepPanel
+
+    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    p = SweepPanel()
+    qtbot.addWidget(p)
+    p.resize(720, 520)
+    p.show()
+    QtWidgets.QApplication.processEvents()
+    return p
+
+
+def by_m(rows):
+    ms = sorted({r.m for r in rows})
+    counts = [np.array([r.polysemantic for r in rows if r.m == m], float) for m in ms]
+    return np.array(ms, float), np.array([c.mean() for c in counts]), np.array([c.std() for c in counts])
+
+
+def data(item) -> tuple[np.ndarray, np.ndarray]:
+    """A curve's data as given to it (before the log axes' transform); empty when none."""
+    x, y = item.getOriginalDataset()
+    return (np.zeros(0) if x is None else np.asarray(x, float),
+            np.zeros(0) if y is None else np.asarray(y, float))
+
+
+def image_of(png: bytes) -> QtGui.QImage:
+    image = QtGui.QImage()
+    assert image.loadFromData(png, "PNG")
+    return image
+
+
+def colours(image: QtGui.QImage) -> set[int]:
+    return {image.pixel(x, y) for x in range(0, image.width(), 5) for y in range(0, image.height(), 5)}
+
+
+def test_renders_png_and_svg_with_zero_runs(panel):
+    panel.show_rows(ROWS, n=N)
+    png = render_panel(panel, "png", scale=2.0)
+    image = image_of(png)
+    view = panel.graphics.viewport().size()
+    assert (image.width(), image.height()) == (2 * view.width(), 2 * view.height())
+    assert len(colours(image)) > 20, "something is drawn"
+    # the prediction's red is in the picture
+    reds = [c for c in colours(image) if QtGui.QColor(c).red() > 180 and QtGui.QColor(c).green() < 90]
+    assert reds
+    svg = render_panel(panel, "svg").decode("utf-8")
+    assert svg.startswith("<?xml") and "<svg" in svg
+    for text in ("m (neurons)", "polysemantic neurons", "n = 16", "opposite sign"):
+        assert text in svg, text
+    # runs with no polysemantic neuron cannot sit on the log axis: the legend counts them
+    zeros = sum(r.polysemantic == 0 for r in ROWS)
+    assert zeros == 3 and panel.zero_runs == 3
+    label = panel.plot.legend.getLabel(panel.runs).text
+    assert f"{zeros} of {len(ROWS)}" in label and "not shown" in label
+    x, y = data(panel.runs)
+    assert len(x) == len(ROWS) - zeros and np.all(np.asarray(y) > 0)
+
+
+def test_prediction_line_is_n_squared_over_4m(panel):
+    panel.show_rows(ROWS, n=N)
+    x, y = data(panel.prediction)
+    assert x[0] == pytest.approx(8) and x[-1] == pytest.approx(128)
+    assert np.all(np.diff(x) > 0) and len(x) > 10
+    np.testing.assert_allclose(y, N * N / (4.0 * x), rtol=1e-15)
+    # the line also spans a planned sweep before its runs arrive
+    panel.show_rows([], n=32, m_values=[256, 64, 1024])
+    x, y = data(panel.prediction)
+    assert (x[0], x[-1]) == (pytest.approx(64), pytest.approx(1024))
+    np.testing.assert_allclose(y, 32 * 32 / (4.0 * x), rtol=1e-15)
+
+
+def test_error_bars_are_mean_and_std_of_the_rows(panel):
+    ms, mean, std = by_m(ROWS)
+    panel.show_rows(ROWS)
+    assert panel.n == N  # taken from the rows
+    bars = panel.error_bars.opts
+    # log axes: ErrorBarItem gets log10 coordinates; m = 128 (mean 0) cannot be drawn
+    keep = mean > 0
+    np.testing.assert_allclose(10 ** bars["x"], ms[keep], rtol=1e-12)
+    np.testing.assert_allclose(10 ** bars["y"], mean[keep], rtol=1e-12)
+    np.testing.assert_allclose(10 ** (bars["y"] + bars["top"]), (mean + std)[keep], rtol=1e-12)
+    low = (mean - std)[keep]
+    ok = low > 0
+    np.testing.assert_allclose(10 ** (bars["y"] - bars["bottom"])[ok], low[ok], rtol=1e-12)
+    # a bar reaching zero ends below every point drawn
+    assert np.all(10 ** (bars["y"] - bars["bottom"])[~ok] < min(mean[keep].min(), 1.0))
+    mx, my = data(panel.means)
+    np.testing.assert_allclose(my, mean[keep], rtol=1e-15)
+    np.testing.assert_array_equal(mx, ms[keep])
+    # linear axes: the values themselves, zeros included
+    panel.log_axes.setChecked(False)
+    bars = panel.error_bars.opts
+    np.testing.assert_array_equal(bars["x"], ms)
+    np.testing.assert_allclose(bars["y"], mean, rtol=1e-15)
+    np.testing.assert_allclose(bars["top"], std, rtol=1e-15)
+    np.testing.assert_allclose(bars["bottom"], std, rtol=1e-15)
+    x, _ = data(panel.runs)
+    assert len(x) == len(ROWS)  # the zeros are drawn on a linear axis
+    assert "not shown" not in panel.plot.legend.getLabel(panel.runs).text
+    assert render_panel(panel, "png")
+
+
+def test_collision_signs_are_totalled(panel):
+    panel.show_rows(ROWS)
+    opposite = sum(t[3] for t in TABLE)
+    same = sum(t[4] for t in TABLE)
+    assert panel.summary.opposite_pairs == opposite and panel.summary.same_pairs == same
+    assert f"{opposite} of opposite sign, {same} of equal sign" in panel.note.text
+
+
+def test_the_view_shows_all_the_data(panel):
+    panel.show_rows(ROWS)
+    (x0, x1), (y0, y1) = panel.plot.vb.viewRange()
+    assert x0 <= math.log10(8) and x1 >= math.log10(128)
+    assert y0 <= math.log10(1) and y1 >= math.log10(N * N / (4 * 8))
+
+
+def test_single_m_no_rows_and_all_zero_rows(panel):
+    # a single m: the prediction still a visible stretch around it, one error bar
+    rows = [row(32, s, p) for s, p in enumerate((1, 3, 2, 2))]
+    panel.show_rows(rows, n=N)
+    x, y = data(panel.prediction)
+    assert x[0] < 32 < x[-1]
+    np.testing.assert_allclose(y, N * N / (4.0 * x), rtol=1e-15)
+    assert 10 ** panel.error_bars.opts["y"] == pytest.approx([2.0])
+    assert render_panel(panel, "png") and render_panel(panel, "svg")
+    # no rows at all, with and without a plan
+    panel.show_rows([])
+    assert not panel.error_bars.isVisible() and panel.summary is None
+    assert len(data(panel.prediction)[0]) == 0
+    assert render_panel(panel, "png") and render_panel(panel, "svg")
+    panel.show_rows([], n=8, m_values=[16, 32])
+    assert panel.note.text == "no runs yet"
+    assert render_panel(panel, "png")
+    # every run at zero: nothing can be drawn on log axes, and the legend says so
+    zeros = [row(64, s, 0) for s in range(3)]
+    panel.show_rows(zeros)
+    assert not panel.error_bars.isVisible()
+    assert len(data(panel.runs)[0]) == 0
+    assert "3 of 3" in panel.plot.legend.getLabel(panel.runs).text
+    assert render_panel(panel, "png") and render_panel(panel, "svg")
+
+
+def test_rows_arriving_one_at_a_time(panel):
+    """The GUI calls show_rows with all rows so far after every run."""
+    for k in range(len(ROWS) + 1):
+        panel.show_rows(ROWS[:k], n=N, m_values=[8, 16, 32, 64, 128])
+        x, _ = data(panel.runs)
+        shown = sum(r.polysemantic > 0 for r in ROWS[:k])
+        assert len(x) == shown
+        assert panel.zero_runs == sum(r.polysemantic == 0 for r in ROWS[:k])
+    _, mean, _ = by_m(ROWS)
+    np.testing.assert_allclose(10 ** panel.error_bars.opts["y"], mean[mean > 0], rtol=1e-12)
+
+
+def test_update_from_is_refused(panel):
+    with pytest.raises(TypeError, match="show_rows"):
+        panel.update_from(None)
+
+
+def test_write_sweep_into_a_folder(qapp, tmp_path):
+    """The GUI's "save sweep": sweep.csv, sweep.json, sweep.png and sweep.svg into a folder
+    (a partial sweep is marked incomplete); the CSV reads back as the same rows; no widget
+    is left alive."""
+    from sparsity_gui.sweepfiles import rows_from_csv, write_sweep
+
+    spec = SweepSpec(InterferenceParams(n=N, m=8, steps=100), m_values=(8, 16, 32, 64, 128), seeds=3)
+    before = len(QtWidgets.QApplication.topLevelWidgets())
+    written = write_sweep(tmp_path / "saved", spec, ROWS, command_line=None)
+    assert sorted(p.name for p in written) == ["sweep.csv", "sweep.json", "sweep.png", "sweep.svg"]
+    assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == sorted(p.name for p in written)
+    from sparsity_gui.ui.sweep_panel import SweepPanel
+
+    after = QtWidgets.QApplication.topLevelWidgets()
+    assert len(after) <= before and not any(isinstance(w, SweepPanel) for w in after)
+    text = (tmp_path / "saved" / "sweep.csv").read_text()
+    assert text.splitlines()[0] == ",".join(ROW_COLUMNS)
+    assert rows_from_csv(text) == ROWS
+    meta = json.loads((tmp_path / "saved" / "sweep.json").read_text())
+    assert meta["complete"] is False and meta["runs_done"] == 13 and meta["runs_planned"] == 15
+    assert meta["command_line"] is None
+    ms, mean, std = by_m(ROWS)
+    assert [s["m"] for s in meta["summary"]] == ms.tolist()
+    np.testing.assert_allclose([s["mean"] for s in meta["summary"]], mean, rtol=1e-15)
+    np.testing.assert_allclose([s["std"] for s in meta["summary"]], std, rtol=1e-15)
+    image = image_of((tmp_path / "saved" / "sweep.png").read_bytes())
+    assert image.width() > 1000 and len(colours(image)) > 20
+    # saving again replaces the files in place
+    write_sweep(tmp_path / "saved", spec, ROWS[:3], figures=False)
+    assert rows_from_csv((tmp_path / "saved" / "sweep.csv").read_text()) == ROWS[:3]
