@@ -6,7 +6,7 @@ import faulthandler
 import sys
 import traceback
 
-from .cli import fail, params_from_args
+from .cli import fail, gui_params
 from .core.errors import InputError
 
 
@@ -25,16 +25,8 @@ def _excepthook(exc_type, exc, tb) -> None:
 
 
 def gui_main(args: argparse.Namespace) -> int:
-    model = getattr(args, "model", "note")
     try:
-        if model == "interference":
-            # the GUI's options are the note's; the window's dock sets the interference
-            # model's (it starts at the paper's n = 256, m = 1024, AdamW)
-            from .core.interference import InterferenceParams
-
-            params, w0 = InterferenceParams(), None
-        else:
-            params, w0 = params_from_args(args)
+        model, params, w0 = gui_params(args)
     except InputError as exc:
         fail(str(exc))
     if args.screenshot and args.quit_after is None:

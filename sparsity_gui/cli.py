@@ -285,6 +285,34 @@ def run_command(argv: Sequence[str]) -> int:
     return 0
 
 
+NOTE_GUI_DEFAULTS = dict(m=1000, seed=0, sigma=0.9)
+
+
+def gui_params(args: argparse.Namespace):
+    """(model, params, w0) of the GUI's options: the note's SimParams, or the interference
+    model's InterferenceParams. Raises InputError for an option the model does not take."""
+    if args.model == "interference":
+        for flag, value in (("w0", args.w0), ("w0-row", args.w0_row)):
+            if value is not None:
+                raise InputError(flag, "is an option of the note's model, not of --model interference")
+        note_only = {"lam": 1e-3, "method": "exact", "eta": 0.05, "t_end": None, "speed": None}
+        for name, default in note_only.items():
+            if getattr(args, name) != default:
+                flag = "--" + name.replace("_", "-")
+                raise InputError(name, f"{flag} is an option of the note's model; the "
+                                 f"interference model takes --l1, --lr, --optimizer, --steps")
+        _resolve(args, INTERFERENCE_DEFAULTS)
+        return "interference", _base_params(args, args.m), None
+    given = [name for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay")
+             if getattr(args, name) is not None] + (["no-interference"] if args.no_interference else [])
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise InputError(given[0], f"{flag} is an option of --model interference")
+    _resolve(args, NOTE_GUI_DEFAULTS)
+    params, w0 = params_from_args(args)
+    return "note", params, w0
+
+
 def build_gui_parser() -> CleanParser:
     p = CleanParser(prog="sparsity-gui", description=DESCRIPTION,
                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
@@ -294,6 +322,12 @@ def build_gui_parser() -> CleanParser:
                         "interference: n encodings with interference (Lecomte et al. 2023), "
                         "polysemantic neurons against n^2/(4m), and sweeps over m")
     add_param_options(p)
+    # --m, --seed and --sigma serve both models: their defaults (the note's) are filled in
+    # by gui_params once the model is known
+    p.set_defaults(m=None, seed=None, sigma=None)
+    g = p.add_argument_group("interference model (with --model interference; --m, --seed and "
+                             "--sigma above apply to it too, defaults m=1024, sigma=1)")
+    _add_model_options(g, INTERFERENCE_DEFAULTS, None, sweep=False, shared_with_note=True)
     a = p.add_argument_group("automation")
     a.add_argument("--quit-after", type=_positive_int, default=None, metavar="MS",
                    help="run for MS milliseconds, then close cleanly")
@@ -307,9 +341,12 @@ def build_gui_parser() -> CleanParser:
 
 
 # --- the interference model: `sweep` and `interference` --------------------------------------
-def _add_model_options(g, defaults: dict, paper: dict | None, sweep: bool) -> None:
+def _add_model_options(g, defaults: dict, paper: dict | None, sweep: bool,
+                       shared_with_note: bool = False) -> None:
     """The interference model's options. Defaults are None here and filled in by
-    _resolve (so that --paper can supply its own and explicit options still win)."""
+    _resolve (so that --paper can supply its own and explicit options still win).
+    With shared_with_note (the GUI parser) --m, --seed and --sigma are left out: the
+    note's options of the same names serve both models."""
     def dflt(name: str, fmt=str) -> str:
         text = f"default {fmt(defaults[name])}"
         if paper and name in paper and paper[name] != defaults[name]:
@@ -318,7 +355,9 @@ def _add_model_options(g, defaults: dict, paper: dict | None, sweep: bool) -> No
 
     g.add_argument("--n", type=_positive_int, default=None, metavar="N",
                    help=f"features (encodings, rows of W), 1 to 4096 ({dflt('n')})")
-    if sweep:
+    if shared_with_note:
+        pass
+    elif sweep:
         g.add_argument("--m", default=None, metavar="LIST",
                        help="neurons (columns of W): a list like 64,128,256 or a range "
                             f"start:stop:step with stop included, each 1 to 65536 ({dflt('m')})")
@@ -327,7 +366,9 @@ def _add_model_options(g, defaults: dict, paper: dict | None, sweep: bool) -> No
     else:
         g.add_argument("--m", type=_positive_int, default=None, metavar="M",
                        help=f"neurons (columns of W), 1 to 65536 ({dflt('m')})")
-    if sweep:
+    if shared_with_note:
+        pass
+    elif sweep:
         g.add_argument("--seed", type=_positive_int, default=None, metavar="SEED",
                        help=f"first random seed for W(0) ~ normal(0, sigma/sqrt(m)): each m runs "
                             f"with seeds SEED .. SEED+S-1 ({dflt('seed')})")
@@ -346,9 +387,10 @@ def _add_model_options(g, defaults: dict, paper: dict | None, sweep: bool) -> No
     g.add_argument("--lr", type=_number, default=None, metavar="R",
                    help=f"learning rate, > 0 and at most 1; for GD the note's eta = 4 lr, "
                         f"t = 4 lr steps ({dflt('lr', lambda v: f'{v:g}')})")
-    g.add_argument("--sigma", type=_number, default=None, metavar="S",
-                   help=f"W(0) ~ normal(0, sigma/sqrt(m)), > 0 ({dflt('sigma', lambda v: f'{v:g}')}, "
-                        f"the usual initialisation)")
+    if not shared_with_note:
+        g.add_argument("--sigma", type=_number, default=None, metavar="S",
+                       help=f"W(0) ~ normal(0, sigma/sqrt(m)), > 0 "
+                            f"({dflt('sigma', lambda v: f'{v:g}')}, the usual initialisation)")
     g.add_argument("--no-interference", action="store_true",
                    help="drop the interference term: every feature trains alone (the note's model "
                         "n times over)")

@@ -414,17 +414,11 @@ def test_blas_runs_one_thread_beside_the_gui(qtbot, make_iwindow):
 ENV = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
 
 
-def _has_model_option() -> bool:
-    from sparsity_gui.cli import build_gui_parser
-
-    return any("--model" in a.option_strings for a in build_gui_parser()._actions)
-
-
-@pytest.mark.skipif(not _has_model_option(), reason="the CLI's --model option is not there yet")
 def test_entry_point_opens_the_interference_model(tmp_path):
     shot = tmp_path / "shot.png"
     env = {**ENV, "SPARSITY_GUI_SETTINGS": str(tmp_path / "s.ini")}
     out = subprocess.run([sys.executable, "-m", "sparsity_gui", "--model", "interference",
+                          "--n", "24", "--m", "48", "--optimizer", "gd-zero", "--lr", "0.01",
                           "--quit-after", "1500", "--screenshot", str(shot)],
                          capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
