@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench bench-gui screenshot bundle icons clean
+.PHONY: run test bench bench-gui bench-interference bench-gui-interference screenshot screenshot-interference sweep-figure bundle icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,24 @@ bench: $(STAMP)
 bench-gui: $(STAMP)
 	$(PY) benchmarks/bench_gui.py
 
+bench-interference: $(STAMP)
+	$(PY) benchmarks/bench_interference.py
+
+bench-gui-interference: $(STAMP)
+	$(PY) benchmarks/bench_gui_interference.py
+
 screenshot: $(STAMP)
 	xvfb-run -a -s "-screen 0 1600x1000x24" env SPARSITY_GUI_SETTINGS=/tmp/sparsity-gui-screenshot.ini \
 	  $(VENV)/bin/sparsity-gui --m 100000 --lam 1e-3 --quit-after 3000 --screenshot docs/screenshot.png
+
+screenshot-interference: $(STAMP)
+	xvfb-run -a -s "-screen 0 1600x1000x24" env SPARSITY_GUI_SETTINGS=/tmp/sparsity-gui-screenshot.ini \
+	  $(VENV)/bin/sparsity-gui --model interference --n 64 --m 256 --lr 3e-3 --steps 4000 \
+	  --quit-after 9000 --screenshot docs/interference.png
+
+sweep-figure: $(STAMP)
+	$(VENV)/bin/sparsity-gui sweep --out docs/sweep-n128 --n 128 --m 128,256,512,1024,2048 \
+	  --seeds 8 --steps 7500 --force
 
 bundle: $(STAMP)
 	bash packaging/build_bundle.sh
