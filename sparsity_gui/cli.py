@@ -11,6 +11,7 @@ import os
 import shlex
 import sys
 import time
+from pathlib import Path
 from typing import Iterator, NoReturn, Sequence
 
 import numpy as np
@@ -171,14 +172,15 @@ def build_run_parser() -> CleanParser:
 
 
 def format_duration(seconds: float) -> str:
-    """12.3s, 4m05s, 2h03m; '?' when unknown."""
+    """42 s, 2 min 05 s, 3 h 07 min; '—' when unknown (the CLI's bar and the GUI's sweep)."""
     if not math.isfinite(seconds) or seconds < 0:
-        return "?"
+        return "—"
+    seconds = int(round(seconds))
     if seconds < 60:
-        return f"{seconds:.1f}s"
+        return f"{seconds} s"
     if seconds < 3600:
-        return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
-    return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {(seconds % 3600) // 60:02d} min"
 
 
 class Progress:
@@ -195,6 +197,12 @@ class Progress:
         self.label = label
         self.start = time.perf_counter()
         self.enabled = sys.stderr.isatty()
+        # quick commands stay quiet; SPARSITY_GUI_PROGRESS_AFTER (seconds) changes when the bar
+        # first shows (tests set 0 so that a fast machine still shows one)
+        try:
+            self.after = float(os.environ.get("SPARSITY_GUI_PROGRESS_AFTER", "1"))
+        except ValueError:
+            self.after = 1.0
         self.shown = False
         self._last = -math.inf
         self._width = 0
@@ -205,7 +213,7 @@ class Progress:
             return
         now = time.perf_counter()
         elapsed = now - self.start
-        if elapsed < 1.0 and not self.shown:
+        if elapsed < self.after and not self.shown:
             return
         frac = done / self.total if fraction is None else fraction
         frac = min(max(frac, 0.0), 1.0)
@@ -230,19 +238,6 @@ class Progress:
             self.shown = False
 
 
-def _interrupt_on_sigterm() -> None:
-    """SIGTERM (a closed terminal, `kill`) cleans up like Ctrl+C does."""
-    import signal
-
-    def handler(_signum, _frame):
-        raise KeyboardInterrupt
-
-    try:
-        signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread (called from a test harness)
-        pass
-
-
 def run_command(argv: Sequence[str]) -> int:
     from .core.files import ResultDir
 
@@ -254,32 +249,25 @@ def run_command(argv: Sequence[str]) -> int:
         result_dir = ResultDir(args.out, args.force)
     except InputError as exc:
         fail(str(exc))
-    _interrupt_on_sigterm()
-    try:
+    state: dict = {}
+
+    def body() -> None:
         # numba and scipy load only once the arguments are known to be good
         from .core.runfiles import simulate_samples, write_results
 
-        run = simulate_samples(params, w0, args.samples, Progress)
+        run = state["run"] = simulate_samples(params, w0, args.samples, Progress)
         if args.figures:
             from .figures import write_figures  # needs Qt (offscreen); imported only here
             with interrupts_deferred():  # a signal inside Qt's drawing would crash it
                 write_figures(run, result_dir.path("figures"))
         write_results(result_dir, run, params, include_weights=not args.no_weights,
                       command_line=shlex.join(["sparsity-gui", "run", *argv]))
-        result_dir.commit()
-    except KeyboardInterrupt:
-        result_dir.abort()
-        sys.stderr.write("\nerror: interrupted; nothing was written\n")
-        return 130
-    except InputError as exc:
-        result_dir.abort()
-        fail(str(exc))
-    except OSError as exc:
-        result_dir.abort()
-        fail(f"cannot write results: {exc.strerror or exc} ({exc.filename or args.out})")
-    except BaseException:
-        result_dir.abort()
-        raise
+
+    with interrupt_handlers():
+        rc = _run_guarded(result_dir, args.out, body)
+    if rc is not None:
+        return rc
+    run = state["run"]
     print(f"wrote {args.out}: {args.samples} rows, {run.nonzero_final} nonzero weight(s) at "
           f"t = {run.t_end:.6g}, fitted c = {run.fitted_c:.4g}")
     return 0
@@ -302,7 +290,11 @@ def gui_params(args: argparse.Namespace):
                 raise InputError(name, f"{flag} is an option of the note's model; the "
                                  f"interference model takes --l1, --lr, --optimizer, --steps")
         _resolve(args, INTERFERENCE_DEFAULTS)
-        return "interference", _base_params(args, args.m), None
+        params = _base_params(args, args.m)
+        from .core.interference import check_memory as check_interference_memory
+
+        check_interference_memory(params.n, params.m)
+        return "interference", params, None
     given = [name for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay")
              if getattr(args, name) is not None] + (["no-interference"] if args.no_interference else [])
     if given:
@@ -417,23 +409,6 @@ def _base_params(args: argparse.Namespace, m: int):
                               weight_decay=args.weight_decay)
 
 
-def parse_m_list(text: str) -> tuple[int, ...]:
-    """--m of a sweep: every value a whole number (no silent rounding of 1.5), then the
-    core's parser (lists and start:stop:step ranges)."""
-    from .core.sweep import parse_m_values
-
-    sep = ":" if ":" in text else ","
-    for part in text.replace(" ", "").split(sep):
-        if not part:
-            continue
-        try:
-            _positive_int(part)
-        except argparse.ArgumentTypeError:
-            raise InputError("m", f"expected whole numbers in a list like 64,128,256 or a range "
-                             f"start:stop:step, got {text!r}") from None
-    return parse_m_values(text)
-
-
 def build_sweep_parser() -> CleanParser:
     p = CleanParser(prog="sparsity-gui sweep", description=SWEEP_DESCRIPTION,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -453,6 +428,9 @@ def build_sweep_parser() -> CleanParser:
     o.add_argument("--force", action="store_true", help="replace a non-empty DIR")
     o.add_argument("--no-figure", action="store_true",
                    help="skip sweep.png and sweep.svg (drawing them needs PySide6 and pyqtgraph)")
+    o.add_argument("--resume", action="store_true",
+                   help="continue an interrupted sweep in DIR (Ctrl+C or SIGTERM keeps the runs "
+                        "that finished): the same options, only the missing runs are trained")
     return p
 
 
@@ -461,7 +439,9 @@ def sweep_spec_from_args(args: argparse.Namespace):
     from .core.sweep import SweepSpec
 
     _resolve(args, SWEEP_DEFAULTS, PAPER)
-    m_values = parse_m_list(str(args.m))
+    from .core.sweep import parse_m_values
+
+    m_values = parse_m_values(str(args.m))
     spec = SweepSpec(base=_base_params(args, m_values[0]), m_values=m_values, seeds=args.seeds)
     if spec.base.seed + spec.seeds - 1 >= 2**63:
         raise InputError("seed", f"seeds {spec.base.seed} .. {spec.base.seed + spec.seeds - 1} "
@@ -535,6 +515,9 @@ def interrupts_deferred() -> Iterator[None]:
             raise KeyboardInterrupt
 
 
+# one Event per worker thread, set when its function has returned. Not Thread.is_alive():
+# on Python 3.11 a join interrupted by Ctrl+C or SIGTERM marks the still-running thread as
+# stopped (CPython gh-90882), and every later is_alive() and join() believes it.
 _WORKERS: list = []
 
 
@@ -547,20 +530,23 @@ def run_in_worker(fn, stop=None):
     import threading
 
     result: dict = {}
+    ended = threading.Event()
 
     def target() -> None:
         try:
             result["value"] = fn()
         except BaseException as exc:  # handed to the main thread
             result["error"] = exc
+        finally:
+            ended.set()
 
     worker = threading.Thread(target=target, name="sparsity-gui-cli-worker", daemon=True)
-    _WORKERS[:] = [t for t in _WORKERS if t.is_alive()]
-    _WORKERS.append(worker)
+    _WORKERS[:] = [e for e in _WORKERS if not e.is_set()]
+    _WORKERS.append(ended)
     worker.start()
     try:
-        while worker.is_alive():
-            worker.join(0.2)
+        while not ended.wait(0.2):
+            pass
     except KeyboardInterrupt:
         if stop is not None:
             stop.set()
@@ -574,10 +560,10 @@ def _leave_if_worker_running(rc: int) -> None:
     """After an interrupt: a worker still inside a compiled kernel (the stop flag acts
     between chunks) would keep the interpreter's shutdown waiting in native code, so the
     process ends at once (the temporary folder is already gone)."""
-    alive = [t for t in _WORKERS if t.is_alive()]
-    for t in alive:
-        t.join(0.5)
-    if any(t.is_alive() for t in alive):
+    running = [e for e in _WORKERS if not e.is_set()]
+    for e in running:
+        e.wait(0.5)
+    if any(not e.is_set() for e in running):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(rc)
@@ -606,26 +592,53 @@ def _run_guarded(result_dir, out: str, body) -> int | None:
     return None
 
 
+def resumed_rows(out: str, spec) -> list:
+    """The finished runs of an earlier, interrupted sweep of the same settings in DIR."""
+    import json
+
+    from .sweepfiles import rows_from_csv
+
+    folder = Path(out)
+    try:
+        meta = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
+        rows = rows_from_csv((folder / "sweep.csv").read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise InputError("resume", f"{folder} holds no sweep to resume ({Path(exc.filename).name} "
+                         f"is missing)") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError("resume", f"cannot read the sweep in {folder}: {exc}") from None
+    if not isinstance(meta, dict) or meta.get("spec") != json.loads(json.dumps(spec.as_dict())):
+        raise InputError("resume", f"the sweep in {folder} was run with other settings; give the "
+                         f"same options as its command: {meta.get('command_line', '?')}")
+    planned = {(p.m, p.seed) for p in spec.runs()}
+    if any((r.m, r.seed) not in planned for r in rows):
+        raise InputError("resume", f"{folder}/sweep.csv has runs this sweep does not plan")
+    return rows
+
+
 def sweep_command(argv: Sequence[str]) -> int:
     from .core.files import ResultDir
 
     args = build_sweep_parser().parse_args(argv)
     try:
         spec = sweep_spec_from_args(args)
-        result_dir = ResultDir(args.out, args.force)
+        done_rows = resumed_rows(args.out, spec) if args.resume else []
+        result_dir = ResultDir(args.out, args.force or args.resume)
     except InputError as exc:
         fail(str(exc))
     runs = spec.runs()
     state: dict = {}
+    command_line = shlex.join(["sparsity-gui", "sweep", *argv])
 
     def body() -> None:
         import threading
 
-        from .core.sweep import run_sweep
+        from .core.sweep import SweepCancelled, run_sweep
         from .sweepfiles import write_sweep
 
         progress = Progress(len(runs), "sweep")
         stop = threading.Event()
+        cancelled: dict = {}
 
         def on_progress(pr) -> None:
             if stop.is_set():
@@ -634,22 +647,46 @@ def sweep_command(argv: Sequence[str]) -> int:
             progress.update(pr.done_runs, fraction=pr.fraction, eta=pr.eta_seconds,
                             detail=f"runs {pr.done_runs}/{pr.total_runs}{where}")
 
+        def work():
+            try:
+                return run_sweep(spec, on_progress=on_progress, should_stop=stop.is_set,
+                                 done_rows=done_rows, workers=args.jobs)
+            except SweepCancelled as exc:
+                cancelled["rows"] = exc.rows
+                raise
+            finally:
+                ended.set()
+
+        ended = threading.Event()
         started = time.perf_counter()
         try:
-            rows = run_in_worker(lambda: run_sweep(spec, on_progress=on_progress,
-                                                   should_stop=stop.is_set, workers=args.jobs), stop)
+            rows = run_in_worker(work, stop)
+        except KeyboardInterrupt:
+            # the workers stop between chunks (about 10 ms): keep the runs that finished.
+            # (An Event, not Thread.join: on Python 3.11 a join interrupted by the signal
+            # marks the still-running thread as stopped, so a second join returns at once.)
+            ended.wait(10.0)
+            rows = cancelled.get("rows", [])
+            if len(rows) <= len(done_rows):
+                raise  # nothing new: leave DIR as it was
+            state["interrupted"] = True
         finally:
             progress.close()
         state["rows"] = rows
         state["seconds"] = time.perf_counter() - started
         with interrupts_deferred():  # Qt draws the figure
             write_sweep(result_dir, spec, rows, figures=not args.no_figure,
-                        command_line=shlex.join(["sparsity-gui", "sweep", *argv]))
+                        command_line=command_line)
 
     with interrupt_handlers():
         rc = _run_guarded(result_dir, args.out, body)
     if rc is not None:
         return rc
+    if state.get("interrupted"):
+        sys.stderr.write(f"\nerror: interrupted; wrote the {len(state['rows'])} of {len(runs)} runs "
+                         f"that finished to {args.out} (sweep.json says complete: false); the "
+                         f"same command with --resume continues it\n")
+        return 130
     from .core.sweep import summarize
 
     s = summarize(state["rows"])

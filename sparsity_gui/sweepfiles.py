@@ -182,9 +182,10 @@ def history_csv(history: np.ndarray) -> str:
 
 
 def neuron_counts_csv(counts: np.ndarray) -> str:
+    """neuron,active_features,polysemantic (1 when more than one feature is active on it)."""
     counts = np.asarray(counts)
-    table = np.column_stack([np.arange(counts.size), counts]).astype(float)
-    return csv_text(("neuron", "active_features"), table, int_cols=[0, 1])
+    table = np.column_stack([np.arange(counts.size), counts, counts > 1]).astype(float)
+    return csv_text(("neuron", "active_features", "polysemantic"), table, int_cols=[0, 1, 2])
 
 
 def _npy_bytes(a: np.ndarray) -> bytes:

@@ -15,13 +15,11 @@ from pathlib import Path
 
 _SETTERS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads",
             "scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_")
-_capped: int | None = None
 
 
 def limit_blas_threads(threads: int = 1) -> list[str]:
     """Cap every loaded OpenBLAS at ``threads`` threads; returns what was changed (empty
     where /proc/self/maps or OpenBLAS is absent: then this is a no-op)."""
-    global _capped
     try:
         import scipy.linalg.cython_blas  # noqa: F401  (load scipy's OpenBLAS too)
     except ImportError:
@@ -46,10 +44,4 @@ def limit_blas_threads(threads: int = 1) -> list[str]:
                 setter(int(threads))
                 changed.append(f"{Path(path).name}:{name}")
                 break
-    _capped = int(threads) if changed else None
     return changed
-
-
-def capped_threads() -> int | None:
-    """The cap last set by limit_blas_threads, or None."""
-    return _capped

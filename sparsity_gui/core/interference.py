@@ -46,6 +46,7 @@ OPTIMIZER_LABELS = {
     "adamw": "AdamW (paper)",
 }
 _OPT_CODE = {name: code for code, name in enumerate(OPTIMIZERS)}
+GD_OPTIMIZERS = ("gd-zero", "gd")  # those whose steps are the note's flow, at t = 4 lr steps
 ACTIVE_LO = 0.8
 ACTIVE_HI = 1.2
 N_MAX = 4096
@@ -225,24 +226,21 @@ def _sum_squares(w):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _count_nonzero(w):
-    c = 0
-    for k in range(w.shape[0]):
-        c += 1 if w[k] != 0.0 else 0
-    return c
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
 def _gd_zero_row(w, p, g, eta, h):
     """v = w g - eta p, then the L1 step of size h towards zero, stopping at zero. A weight
-    at zero takes the sign of its push: it leaves zero only if |eta p| > h (subgradient)."""
+    at zero takes the sign of its push: it leaves zero only if |eta p| > h (subgradient).
+    Returns how many nonzero weights the push alone carried across zero (s v < 0), which
+    L1, stopping at zero, never does."""
+    crossed = 0
     for k in range(w.shape[0]):
         x = w[k]
         v = x * g - eta * p[k]
         sx = (1.0 if x > 0.0 else 0.0) - (1.0 if x < 0.0 else 0.0)
         sv = (1.0 if v > 0.0 else 0.0) - (1.0 if v < 0.0 else 0.0)
         s = sx if x != 0.0 else sv
+        crossed += 1 if s * v < 0.0 else 0
         w[k] = s * max(s * v - h, 0.0) + 0.0  # + 0.0: no negative zeros
+    return crossed
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -282,8 +280,9 @@ def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lr, l1,
     taken, stop):
     stop is STOP_NONE, or why the run stopped early: STOP_GAIN (a gd-zero step would flip
     a whole row, 1 + eta (1 - |W_i|^2) <= 0; W is left at the last good state),
-    STOP_WIPED (a gd-zero step set every weight of a row with two or more nonzero weights
-    to zero at once: an overshoot, not the L1 death of a last weight; W shows the step),
+    STOP_WIPED (a gd-zero step zeroed a whole row and the interference push, not L1,
+    carried some of its weights across zero: an overshoot; L1 deaths, even of a whole row
+    at once, are the note's dynamics and go on; W shows the step),
     STOP_NONFINITE (the weights overflowed)."""
     n = W.shape[0]
     eta = 4.0 * lr
@@ -298,14 +297,13 @@ def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lr, l1,
         if opt_code <= 1:  # gradient descent, in the note's units
             for i in range(n):
                 g = 1.0 + eta * (1.0 - norm2[i])
-                alive = 0
+                crossed = 0
                 if opt_code == 0:
-                    alive = _count_nonzero(W[i])
-                    _gd_zero_row(W[i], push[i], g, eta, h)
+                    crossed = _gd_zero_row(W[i], push[i], g, eta, h)
                 else:
                     _gd_row(W[i], push[i], g, eta, h)
                 norm2[i] = _sum_squares(W[i])
-                if opt_code == 0 and alive >= 2 and norm2[i] == 0.0:
+                if crossed > 0 and norm2[i] == 0.0:
                     wiped = True
         else:  # Adam / AdamW on the network loss's gradient (torch's formulas)
             bc1 = 1.0 - beta1 ** t
@@ -346,13 +344,13 @@ def measure(W, first_neuron, counts):
             l1 += a
             if a != 0.0:
                 nonzero += 1
-            if a >= 0.8 and a <= 1.2:
+            if a >= ACTIVE_LO and a <= ACTIVE_HI:
                 counts[k] += 1
                 active += 1
             if a > best:
                 best = a
                 arg = k
-        if arg == first_neuron[i]:
+        if best > 0.0 and arg == first_neuron[i]:  # a dead feature sits on no neuron
             kept += 1
     poly = 0
     opposite = 0
@@ -364,17 +362,12 @@ def measure(W, first_neuron, counts):
             pos = 0
             for i in range(n):
                 a = abs(W[i, k])
-                if a >= 0.8 and a <= 1.2 and W[i, k] > 0.0:
+                if a >= ACTIVE_LO and a <= ACTIVE_HI and W[i, k] > 0.0:
                     pos += 1
             neg = c - pos
             opposite += pos * neg
             same += pos * (pos - 1) // 2 + neg * (neg - 1) // 2
     return poly, active, opposite, same, kept, nonzero, l1
-
-
-def active_mask(W: np.ndarray) -> np.ndarray:
-    a = np.abs(W)
-    return (a >= ACTIVE_LO) & (a <= ACTIVE_HI)
 
 
 # --- a run ---------------------------------------------------------------------------------
@@ -386,7 +379,7 @@ HISTORY_COLUMNS = ("step", "t", "polysemantic", "predicted", "active", "opposite
 @dataclass(frozen=True)
 class Measurement:
     step: int
-    t: float
+    t: float  # the note's time for GD, summed as 4 lr per step; NaN for Adam (no such time)
     polysemantic: int
     predicted: float
     active: int
@@ -400,10 +393,6 @@ class Measurement:
 
     def row(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in HISTORY_COLUMNS], dtype=float)
-
-
-class DivergedError(RuntimeError):
-    pass
 
 
 class InterferenceRun:
@@ -432,6 +421,8 @@ class InterferenceRun:
         self._mom2 = np.zeros_like(self.W) if adam else np.zeros((1, 1))
         self.counts = np.zeros(params.m, dtype=np.int64)
         self.step = 0
+        # the note's time, summed step by step (lr may change live): t = sum of 4 lr
+        self.t = 0.0
         self.failure: str | None = None
         self.history = History(len(HISTORY_COLUMNS), history_capacity)
         self.history.append(self.measure().row())
@@ -459,6 +450,7 @@ class InterferenceRun:
             self._push.fill(0.0)
             done, stop = train_steps(*args, n_steps, self.step, *hyper)
         self.step += done
+        self.t += p.eta * done
         if stop == STOP_NONFINITE:
             self.failure = (f"diverged at step {self.step}: the weights overflowed; "
                             f"lower lr (now {p.lr:g})")
@@ -479,7 +471,8 @@ class InterferenceRun:
         p = self.params
         poly, active, opp, same, kept, nonzero, norm1 = measure(self.W, self.first_neuron, self.counts)
         return Measurement(
-            step=self.step, t=float(p.time_of(self.step)), polysemantic=int(poly),
+            step=self.step, t=self.t if p.optimizer in GD_OPTIMIZERS else math.nan,
+            polysemantic=int(poly),
             predicted=p.prediction, active=int(active), opposite_pairs=int(opp),
             same_pairs=int(same), kept_share=kept / p.n, nonzero=int(nonzero),
             norm1=float(norm1), mean_norm2=float(np.mean(self.norm2)),

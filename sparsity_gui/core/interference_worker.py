@@ -9,10 +9,11 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
+from .errors import InputError
 from .interference import InterferenceParams, InterferenceRun, Measurement
 
 CHUNK_SECONDS = 0.020  # one kernel call at most this long before the mailbox is read
@@ -23,8 +24,8 @@ LIVE_FIELDS = ("l1", "lr", "steps", "interference", "weight_decay", "beta1", "be
 
 
 def needs_restart(old: InterferenceParams, new: InterferenceParams) -> bool:
-    return any(getattr(old, f) != getattr(new, f)
-               for f in ("n", "m", "seed", "sigma", "optimizer"))
+    return any(getattr(old, f.name) != getattr(new, f.name)
+               for f in fields(InterferenceParams) if f.name not in LIVE_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class InterferenceWorker:
         self._last_record = 0.0
         self._rate: tuple[float, int] | None = None  # (time, step) at the window's start
         self._steps_per_second = 0.0
+        self._pending_error: str | None = None
 
     # --- commands (any thread) -------------------------------------------------------
     def set_params(self, params: InterferenceParams, restart: bool = False,
@@ -99,6 +101,12 @@ class InterferenceWorker:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
+
+    def take_error(self) -> str | None:
+        """The message of an exception in the worker since the last call (once), or None."""
+        with self._lock:
+            message, self._pending_error = self._pending_error, None
+        return message
 
     def take_latest(self) -> InterferenceSnapshot | None:
         with self._lock:
@@ -143,7 +151,13 @@ class InterferenceWorker:
         except Exception as exc:  # reaches the GUI as a message; the loop goes on
             self.state = "error"
             self.playing = False
-            self.message = f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}"
+            if isinstance(exc, InputError):  # e.g. a new run that does not fit in memory
+                self.message = f"cannot start the run: {exc}"
+            else:
+                self.message = f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}"
+            with self._lock:
+                # also when no snapshot can carry it (no run yet, or the old run's id)
+                self._pending_error = self.message
             self._publish(force=True)
             return False
 

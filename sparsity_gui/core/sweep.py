@@ -27,6 +27,7 @@ def chunk_steps(p: InterferenceParams) -> int:
     quickly at any size (one step per chunk at n = 256, m = 4096)."""
     return int(min(max(1, CHUNK_FLOPS / (4.0 * p.n * p.n * p.m + 20.0 * p.n * p.m)), 1000))
 MAX_RUNS = 10_000
+MAX_M_VALUES = 1000
 
 ROW_COLUMNS = ("m", "seed", "n", "polysemantic", "predicted", "active", "opposite_pairs",
                "same_pairs", "kept_share", "nonzero", "steps", "optimizer", "seconds")
@@ -47,9 +48,15 @@ def parse_m_values(text: str) -> tuple[int, ...]:
             if len(parts) != 3 or parts[2] <= 0:
                 raise ValueError
             start, stop, step = parts
-            values = list(range(start, stop + 1, step))
+            span = range(start, stop + 1, step)
+            if len(span) > MAX_M_VALUES:  # before building it: 1:1e12:1 is a typo, not a list
+                raise InputError("m", f"{text!r} gives {len(span)} values of m; at most "
+                                 f"{MAX_M_VALUES} are allowed")
+            values = list(span)
         else:
             values = [whole(x) for x in text.replace(" ", "").split(",") if x]
+    except InputError:
+        raise
     except (ValueError, OverflowError):
         raise InputError("m", f"expected a list like 64,128,256 or a range start:stop:step, "
                          f"got {text!r}") from None
@@ -88,7 +95,7 @@ class SweepSpec:
         """Refuse a sweep whose ``workers`` largest runs side by side cannot fit."""
         m = max(self.m_values)
         try:
-            check_memory(self.base.n, m * workers)
+            check_memory(self.base.n * workers, m)  # each job holds its own n x m and n x n arrays
         except InputError:
             if workers == 1:
                 check_memory(self.base.n, m)  # its own message: this one run is too big
@@ -101,9 +108,6 @@ class SweepSpec:
 
     def total_cost(self) -> float:
         return sum(self.cost(p) for p in self.runs())
-
-    def with_changes(self, **changes: Any) -> "SweepSpec":
-        return replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
         return {"m_values": list(self.m_values), "seeds": self.seeds,
@@ -286,7 +290,7 @@ def summarize(rows: Sequence[SweepRow]) -> SweepSummary:
         vals = np.array([r.polysemantic for r in rows if r.m == m], dtype=float)
         n = next(r.n for r in rows if r.m == m)
         mean.append(vals.mean())
-        std.append(vals.std())
+        std.append(vals.std(ddof=1) if vals.size > 1 else 0.0)  # the sample std over seeds
         count.append(vals.size)
         pred.append(n * n / (4.0 * m))
     return SweepSummary(ms, np.array(mean), np.array(std), np.array(count), np.array(pred),

@@ -72,12 +72,6 @@ def max_abs_pool(A: np.ndarray, fy: int, fx: int) -> np.ndarray:
     return np.ascontiguousarray(A)
 
 
-def active_counts(W: np.ndarray) -> np.ndarray:
-    """Active features per neuron, 0.8 <= |w| <= 1.2 (the paper's definition)."""
-    a = np.abs(W)
-    return np.count_nonzero((a >= ACTIVE_LO) & (a <= ACTIVE_HI), axis=0)
-
-
 class InterferencePanel(Panel):
     """A Panel for InterferenceSnapshots: the vertical markers show where l1 or lr was
     changed live during the run (the note's panels mark changes of lam)."""

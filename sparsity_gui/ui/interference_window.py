@@ -20,10 +20,19 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.blas import limit_blas_threads
 from ..core.errors import InputError
-from ..core.files import atomic_write_bytes, csv_text
-from ..core.interference import (HISTORY_COLUMNS, OPTIMIZER_LABELS, OPTIMIZERS, InterferenceParams,
-                                 check_memory)
-from ..core.interference_worker import InterferenceSnapshot, InterferenceWorker, needs_restart
+from ..core.files import atomic_write_bytes
+from ..core.interference import (
+    OPTIMIZER_LABELS,
+    OPTIMIZERS,
+    InterferenceParams,
+    check_memory,
+)
+from ..core.interference_worker import (
+    InterferenceSnapshot,
+    InterferenceWorker,
+    needs_restart,
+)
+from ..sweepfiles import history_csv, neuron_counts_csv
 from .controls import Field, _float, _int
 from .interference_panels import INTERFERENCE_PANEL_TYPES
 from .panels import Panel
@@ -195,6 +204,7 @@ class InterferenceWindow(QtWidgets.QMainWindow):
         self._status_due = 0.0
         self._range_turn = 0
         self._shown_error: tuple[int, str] | None = None
+        self._exception_shown: str | None = None
         self.error_box: QtWidgets.QMessageBox | None = None
         self.last_error = ""
         self.last_written: list[Path] = []
@@ -513,6 +523,15 @@ class InterferenceWindow(QtWidgets.QMainWindow):
 
     @QtCore.Slot()
     def paint_latest(self) -> None:
+        error = self.worker.take_error()
+        if error is not None:  # e.g. a restart that could not build its run: the old run stays
+            if self.playing:
+                self.set_playing(False)
+            self.failure_line.setText(f"{error.partition(chr(10) * 2)[0]}\n(Change the parameters, "
+                                      f"then Restart: Ctrl+R.)")
+            self.failure_line.show()
+            self.show_error(error)
+            self._exception_shown = error  # its snapshot, if any, carries the same text
         snap = self.worker.take_latest()
         if snap is None or not self._wanted(snap):
             return
@@ -535,7 +554,8 @@ class InterferenceWindow(QtWidgets.QMainWindow):
         if snap.state == "error":
             if self.playing:
                 self.set_playing(False)
-            if snap.message and (snap.run_id, snap.message) != self._shown_error:
+            if (snap.message and (snap.run_id, snap.message) != self._shown_error
+                    and snap.message != self._exception_shown):
                 self._shown_error = (snap.run_id, snap.message)
                 self.show_error(snap.message)
 
@@ -566,7 +586,7 @@ class InterferenceWindow(QtWidgets.QMainWindow):
         p = snap.params
         text = f"step {snap.step:,} / {p.steps:,}"
         if p.optimizer in GD:
-            text += f"  (t = {p.time_of(snap.step):.4g})"
+            text += f"  (t = {snap.latest.t:.4g})"
         rate = f"{snap.steps_per_second:,.0f} steps/s" if snap.state == "running" else "— steps/s"
         text += f"\n{rate} · {self.fps:.0f} fps · {snap.state}"
         text += f" · run {snap.run_id}"
@@ -666,17 +686,13 @@ class InterferenceWindow(QtWidgets.QMainWindow):
         if snap is None:
             raise InputError("", "the run is still starting; try again in a moment")
         if kind == "history":
-            ints = [i for i, c in enumerate(HISTORY_COLUMNS)
-                    if c in ("step", "polysemantic", "active", "opposite_pairs", "same_pairs", "nonzero")]
-            return csv_text(HISTORY_COLUMNS, snap.history, ints).encode("utf-8")
+            return history_csv(snap.history).encode("utf-8")
         if kind == "weights":
             buf = io.BytesIO()
             np.save(buf, snap.W, allow_pickle=False)
             return buf.getvalue()
         if kind == "counts":
-            counts = np.asarray(snap.counts)
-            rows = np.column_stack([np.arange(counts.size), counts, (counts > 1).astype(int)])
-            return csv_text(("neuron", "active_features", "polysemantic"), rows, (0, 1, 2)).encode("utf-8")
+            return neuron_counts_csv(snap.counts).encode("utf-8")
         raise InputError("", f"unknown kind of data {kind!r}")
 
     def export_data(self, kind: str, path) -> bool:

@@ -9,7 +9,6 @@ finished so far stay shown and can be saved.
 """
 from __future__ import annotations
 
-import math
 import threading
 import time
 import traceback
@@ -18,10 +17,18 @@ from typing import Callable
 
 from PySide6 import QtCore, QtWidgets
 
+from ..cli import format_duration
 from ..core.errors import InputError
-from ..core.interference import OPTIMIZER_LABELS, InterferenceParams
-from ..core.sweep import (SweepCancelled, SweepProgress, SweepRow, SweepSpec, default_workers,
-                          parse_m_values, run_sweep)
+from ..core.interference import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
+from ..core.sweep import (
+    SweepCancelled,
+    SweepProgress,
+    SweepRow,
+    SweepSpec,
+    default_workers,
+    parse_m_values,
+    run_sweep,
+)
 from .controls import Field, _int
 from .sweep_panel import SweepPanel
 
@@ -31,17 +38,6 @@ BAR_STEPS = 1000
 PAUSE_TIP = ("The sweep trains in its own thread. With this box checked the live run is paused "
              "while the sweep runs (both compete for the CPU otherwise) and resumes when it ends; "
              "unchecked, both run side by side.")
-
-
-def format_seconds(seconds: float) -> str:
-    if not math.isfinite(seconds) or seconds < 0:
-        return "—"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {(seconds % 3600) // 60:02d} min"
 
 
 def _whole(name: str, lo: int, hi: int) -> Callable[[str], int]:
@@ -56,9 +52,9 @@ def _whole(name: str, lo: int, hi: int) -> Callable[[str], int]:
 
 def _m_values(text: str) -> tuple[int, ...]:
     values = parse_m_values(text)
-    bad = [m for m in values if not 1 <= m <= 65536]
+    bad = [m for m in values if not 1 <= m <= M_MAX]
     if bad:
-        raise InputError("m", f"every m must be from 1 to 65536, got {bad[0]}")
+        raise InputError("m", f"every m must be from 1 to {M_MAX}, got {bad[0]}")
     return values
 
 
@@ -95,7 +91,7 @@ class SweepWidget(QtWidgets.QWidget):
         form_box.setMaximumWidth(330)
         form = QtWidgets.QFormLayout(form_box)
         form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.n = Field("sweep_n", _whole("n", 1, 4096), "n: features, fixed for the whole sweep (1 … 4096)")
+        self.n = Field("sweep_n", _whole("n", 1, N_MAX), f"n: features, fixed for the whole sweep (1 … {N_MAX})")
         self.m = Field("sweep_m", _m_values,
                        "m values: a list like 64,128,256 or a range start:stop:step (stop included), "
                        "e.g. 256:4096:256 as in the paper")
@@ -313,13 +309,13 @@ class SweepWidget(QtWidgets.QWidget):
         total = len(spec.runs())
         if progress is not None and result is None:
             self.progress.setValue(int(round(progress.fraction * BAR_STEPS)))
-            left = format_seconds(progress.eta_seconds)
+            left = format_duration(progress.eta_seconds)
             self.progress.setFormat(f"{100 * progress.fraction:.0f}%  ·  {progress.done_runs} / "
                                     f"{progress.total_runs} runs  ·  {left} left")
             cur = progress.current
             if cur is not None and not self._stop.is_set():
                 self._show_info(f"training m = {cur.m}, seed {cur.seed} "
-                                f"({format_seconds(progress.elapsed)} so far)")
+                                f"({format_duration(progress.elapsed)} so far)")
             self.statusChanged.emit(f"sweep {100 * progress.fraction:.0f}% ({progress.done_runs}/{total})")
         if result is not None and self.thread is not None:
             self.thread.join(JOIN_SECONDS)
@@ -331,7 +327,7 @@ class SweepWidget(QtWidgets.QWidget):
         self.thread = None
         self.rows = list(rows)
         self.outcome = kind
-        took = format_seconds(time.perf_counter() - self._started_at)
+        took = format_duration(time.perf_counter() - self._started_at)
         if kind == "done":
             self.progress.setValue(BAR_STEPS)
             self.progress.setFormat(f"100%  ·  {len(rows)} / {total} runs  ·  done")

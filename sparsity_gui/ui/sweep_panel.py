@@ -93,9 +93,6 @@ class SweepPanel(Panel):
         self.m_values = tuple(sorted({int(m) for m in m_values})) if m_values else ()
         self._draw()
 
-    def clear(self) -> None:
-        self.show_rows([])
-
     def set_bar_width(self, width: float | None) -> None:
         """Exports: widen the error bars like figures.print_style widens curves (None
         restores the live 1 px pen)."""

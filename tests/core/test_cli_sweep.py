@@ -117,7 +117,8 @@ def _setup_error(name: str, folder: Path) -> tuple[str, list[str]]:
         "l1_big": ["--l1", "9"], "sigma_zero": ["--sigma", "0"], "n_zero": ["--n", "0"],
         "n_big": ["--n", "5000"], "steps_zero": ["--steps", "0"], "seed_negative": ["--seed", "-1"],
         "weight_decay_negative": ["--weight-decay", "-1"], "optimizer_sgd": ["--optimizer", "sgd"],
-        "unknown_option": ["--bogus"], "too_many_runs": ["--m", "1:20000:1", "--seeds", "1"],
+        "unknown_option": ["--bogus"], "too_many_runs": ["--m", "1:1000:1", "--seeds", "11"],
+        "m_huge_range": ["--m", "1:1e12:1"],
         "jobs_zero": ["--jobs", "0"], "jobs_many": ["--jobs", "65"],
     }
     if name in sweep_args:
@@ -140,7 +141,7 @@ EXPECT = {
     "lr_negative": "lr", "lr_nan": "lr", "l1_big": "l1", "sigma_zero": "sigma", "n_zero": "n:",
     "n_big": "4096", "steps_zero": "steps", "seed_negative": "seed",
     "weight_decay_negative": "weight_decay", "optimizer_sgd": "'sgd'", "unknown_option": "--bogus",
-    "too_many_runs": "10000 runs", "jobs_zero": "jobs", "jobs_many": "jobs",
+    "too_many_runs": "10000 runs", "m_huge_range": "at most 1000", "jobs_zero": "jobs", "jobs_many": "jobs",
     "i_m_zero": "m:", "i_m_list": "'8,16'", "i_samples_one": "samples", "i_optimizer_sgd": "'sgd'",
     "i_lr_zero": "lr", "i_n_big": "4096",
 }
@@ -241,7 +242,7 @@ def test_sweep_json_spec_summary_and_command_line(runs):
         counts = np.array([int(r["polysemantic"]) for r in rows if int(r["m"]) == s["m"]], float)
         assert s["runs"] == SEEDS
         assert s["mean"] == pytest.approx(counts.mean(), rel=1e-12)
-        assert s["std"] == pytest.approx(counts.std(), rel=1e-12, abs=1e-15)
+        assert s["std"] == pytest.approx(counts.std(ddof=1), rel=1e-12, abs=1e-15)
         assert s["predicted"] == N * N / (4 * s["m"])
     assert meta["opposite_pairs"] == sum(int(r["opposite_pairs"]) for r in rows)
     assert meta["same_pairs"] == sum(int(r["same_pairs"]) for r in rows)
@@ -304,9 +305,10 @@ def test_interference_files_agree_with_numpy(runs):
     np.testing.assert_array_equal(w0, initial_w(n, m, seed))
     per_neuron, poly, active = recount(W)
     header, counts = read_csv(res / "neuron_counts.csv")
-    assert header == ["neuron", "active_features"]
+    assert header == ["neuron", "active_features", "polysemantic"]
     assert [int(r[0]) for r in counts] == list(range(m))
     np.testing.assert_array_equal([int(r[1]) for r in counts], per_neuron)
+    np.testing.assert_array_equal([int(r[2]) for r in counts], np.asarray(per_neuron) > 1)
     meta = json.loads((res / "run.json").read_text())
     assert meta["command_line"] == shlex.join(["sparsity-gui", "interference", *args])
     assert meta["version"] == sparsity_gui.__version__
@@ -327,7 +329,7 @@ def test_interference_files_agree_with_numpy(runs):
     h = np.array([[float(x) for x in r] for r in hist])
     col = {c: h[:, i] for i, c in enumerate(header)}
     np.testing.assert_array_equal(col["step"], np.arange(7) * 100)
-    np.testing.assert_allclose(col["t"], 4 * lr * col["step"], rtol=1e-15)
+    assert np.all(np.isnan(col["t"]))  # AdamW: steps have no note time (GD: 4 lr steps)
     assert np.all(col["predicted"] == n * n / (4 * m))
     for name in ("step", "polysemantic", "active", "opposite_pairs", "same_pairs", "nonzero"):
         assert all(r[header.index(name)].isdigit() for r in hist), name  # written as integers
@@ -492,15 +494,16 @@ def test_ctrl_c_mid_interference_leaves_nothing(tmp_path):
 
 
 def test_progress_bar_on_a_terminal(tmp_path):
-    """With stderr on a terminal the bar (shown once a command has taken a second: this
-    sweep takes two or three) shows runs done/total, the percentage of the cost, elapsed
+    """With stderr on a terminal the bar (shown at once here: SPARSITY_GUI_PROGRESS_AFTER=0;
+    by default once a command has taken a second) shows runs done/total, the percentage of the cost, elapsed
     time and time left, and ends at 100 %."""
     master, slave = pty.openpty()
     try:
         proc = subprocess.Popen([sys.executable, "-m", "sparsity_gui", "sweep", "--n", "64", "--m",
                                  "256,512,1024", "--seeds", "1", "--steps", "4000", "--no-figure", "--jobs", "1",
                                  "--out", "res"], cwd=tmp_path, stdout=subprocess.PIPE,
-                                stderr=slave, text=True, env=ENV)
+                                stderr=slave, text=True,
+                                env={**ENV, "SPARSITY_GUI_PROGRESS_AFTER": "0"})
         os.close(slave)
         chunks = []
         while True:
@@ -562,3 +565,66 @@ def test_gui_parser_model_option():
 
     assert build_gui_parser().parse_args([]).model == "note"
     assert build_gui_parser().parse_args(["--model", "interference"]).model == "interference"
+
+
+def _read_until(fd, needle: bytes, proc, timeout: float = 60) -> bytes:
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while needle not in seen:
+        assert proc.poll() is None, seen.decode(errors="replace")
+        assert time.monotonic() < deadline, seen.decode(errors="replace")
+        seen += os.read(fd, 4096)
+    return seen
+
+
+def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(tmp_path):
+    """SIGTERM while the third of three runs trains: exit 130, DIR holds the two finished
+    runs (sweep.json: complete false) and the message says how to continue; --resume with
+    other settings is refused; --resume with the same ones trains only the missing run and
+    keeps the first two rows as they were."""
+    args = ["sweep", "--n", "8", "--m", "8,16,4096", "--seeds", "1", "--steps", "60000",
+            "--no-interference", "--jobs", "1", "--no-figure", "--out", "res"]
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "sparsity_gui", *args], cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=slave,
+                                env={**ENV, "SPARSITY_GUI_PROGRESS_AFTER": "0"})
+        os.close(slave)
+        try:
+            _read_until(master, b"runs 2/3", proc)  # the m = 4096 run is training
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=30)
+            chunks = []
+            while True:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    finally:
+        os.close(master)
+    assert proc.returncode == 130
+    assert b"wrote the 2 of 3 runs that finished" in b"".join(chunks)
+    res = tmp_path / "res"
+    assert sorted(p.name for p in res.iterdir()) == ["sweep.csv", "sweep.json"]
+    header, rows = read_csv(res / "sweep.csv")
+    assert [(r[0], r[1]) for r in rows] == [("8", "0"), ("16", "0")]
+    assert json.loads((res / "sweep.json").read_text())["complete"] is False
+    partial = (res / "sweep.csv").read_text().splitlines()
+
+    other = cli("sweep", args[1:] + ["--resume"] + ["--steps", "50000"], cwd=tmp_path)
+    assert other.returncode == 2 and other.stderr.startswith("error: resume:")
+    assert len(other.stderr.strip().splitlines()) == 1
+
+    again = cli("sweep", args[1:] + ["--resume"], cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    header, rows = read_csv(res / "sweep.csv")
+    assert [(r[0], r[1]) for r in rows] == [("8", "0"), ("16", "0"), ("4096", "0")]
+    assert (res / "sweep.csv").read_text().splitlines()[:3] == partial  # kept as they were
+    assert json.loads((res / "sweep.json").read_text())["complete"] is True

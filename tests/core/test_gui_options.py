@@ -44,3 +44,22 @@ def test_an_option_of_the_other_model_or_a_bad_value_is_refused(argv, field):
     with pytest.raises(InputError) as err:
         parse(*argv)
     assert err.value.field == field
+
+
+def test_an_interference_run_that_does_not_fit_is_refused_before_any_window(tmp_path):
+    """--model interference with W too big for the memory limit: one error line, status 2,
+    before Qt starts (the window would otherwise wait for a run that can never start)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():  # 3 GiB of address space for the child; n x m = 4096 x 32768 needs ~8 GiB
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    out = subprocess.run([sys.executable, "-m", "sparsity_gui", "--model", "interference",
+                          "--n", "4096", "--m", "32768"], capture_output=True, text=True,
+                         timeout=120, preexec_fn=limit, env={"QT_QPA_PLATFORM": "offscreen",
+                                                             "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: m:") and "GiB" in lines[0]

@@ -328,7 +328,9 @@ def test_sweep_beside_the_live_run_pauses_and_resumes_it(qtbot, make_iwindow):
     wait_step(qtbot, win, above=win.snapshot.step)
     # the live panels are not drawn while the sweep tab is shown, and catch up on return
     win.tabs.setCurrentIndex(1)
-    qtbot.wait(300)
+    painted = win.poly_panel.count.getData()[0][-1]
+    # no fixed wait: on a loaded machine the next history row may take a while
+    qtbot.waitUntil(lambda: win.snapshot.history[-1, H["step"]] > painted, timeout=TIMEOUT)
     win.set_playing(False)
     qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
     qtbot.wait(100)
@@ -425,3 +427,18 @@ def test_entry_point_opens_the_interference_model(tmp_path):
     assert "Traceback" not in out.stderr
     assert out.stderr.strip() == "", out.stderr
     assert shot.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_a_restart_that_cannot_start_is_shown_and_the_old_run_stays(qtbot, make_iwindow):
+    """The worker refuses a new run (here a W(0) of the wrong shape; in use, one that does
+    not fit in memory): the window shows why, at the dock and in a dialog, even though no
+    snapshot of the refused run exists, and the previous run stays on screen."""
+    win = make_iwindow(SMALL)
+    wait_finished(qtbot, win)
+    old_id = win.snapshot.run_id
+    win.worker.set_params(SMALL.with_changes(seed=SMALL.seed + 1), w0=np.zeros((2, 2)))
+    qtbot.waitUntil(lambda: win.failure_line.isVisibleTo(win.param_dock.widget().widget()),
+                    timeout=TIMEOUT)
+    assert "cannot start the run" in win.failure_line.text() and "w0" in win.failure_line.text()
+    assert win.error_box is not None and win.error_box.isVisible()
+    assert win.worker.run_id == old_id and win.snapshot.run_id == old_id

@@ -8,7 +8,8 @@ import pytest
 
 from sparsity_gui.core.interference import InterferenceParams
 from sparsity_gui.core.sweep import ROW_COLUMNS, SweepSpec, default_workers, run_sweep
-from sparsity_gui.ui.sweep_dock import SweepWidget, format_seconds
+from sparsity_gui.cli import format_duration
+from sparsity_gui.ui.sweep_dock import SweepWidget
 
 TIMEOUT = 60_000
 BASE = InterferenceParams(n=8, m=8, optimizer="gd-zero", l1=0.04, lr=0.05, steps=200, seed=3)
@@ -135,7 +136,7 @@ def test_shutdown_with_a_sweep_running_joins_its_thread(qtbot, sweep_widget):
 
 
 def test_time_left_is_readable():
-    assert format_seconds(float("nan")) == "—"
-    assert format_seconds(42.4) == "42 s"
-    assert format_seconds(125) == "2 min 05 s"
-    assert format_seconds(3 * 3600 + 7 * 60) == "3 h 07 min"
+    assert format_duration(float("nan")) == "—"
+    assert format_duration(42.4) == "42 s"
+    assert format_duration(125) == "2 min 05 s"
+    assert format_duration(3 * 3600 + 7 * 60) == "3 h 07 min"

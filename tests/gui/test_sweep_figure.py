@@ -50,7 +50,7 @@ def panel(qtbot):
 def by_m(rows):
     ms = sorted({r.m for r in rows})
     counts = [np.array([r.polysemantic for r in rows if r.m == m], float) for m in ms]
-    return np.array(ms, float), np.array([c.mean() for c in counts]), np.array([c.std() for c in counts])
+    return np.array(ms, float), np.array([c.mean() for c in counts]), np.array([c.std(ddof=1) if c.size > 1 else 0.0 for c in counts])
 
 
 def data(item) -> tuple[np.ndarray, np.ndarray]:
