@@ -75,6 +75,7 @@ class InterferenceWorker:
         self._rate: tuple[float, int] | None = None  # (time, step) at the window's start
         self._steps_per_second = 0.0
         self._pending_error: str | None = None
+        self._crashed = False
 
     # --- commands (any thread) -------------------------------------------------------
     def set_params(self, params: InterferenceParams, restart: bool = False,
@@ -158,6 +159,7 @@ class InterferenceWorker:
             with self._lock:
                 # also when no snapshot can carry it (no run yet, or the old run's id)
                 self._pending_error = self.message
+            self._crashed = True  # the error stays the state until a run starts
             self._publish(force=True)
             return False
 
@@ -171,6 +173,7 @@ class InterferenceWorker:
             new = mail.params
             if mail.restart or self.run is None or needs_restart(self.run.params, new):
                 self.run = InterferenceRun(new, w0=mail.w0)
+                self._crashed = False
                 self.run_id += 1
                 self._chunk_steps = 1
                 self._rate = None
@@ -178,6 +181,7 @@ class InterferenceWorker:
                 self.message = ""
             else:
                 self.run.params = new  # same n, m, optimizer: the kernel takes it next chunk
+                self._crashed = False
                 if self.run.failure is None:
                     self.message = ""
             self.params = new
@@ -189,7 +193,9 @@ class InterferenceWorker:
 
     def _set_state(self) -> None:
         run = self.run
-        if run is not None and run.failure is not None:
+        if self._crashed:
+            self.state = "error"  # play/pause must not hide why the last command failed
+        elif run is not None and run.failure is not None:
             # playing stays as the user set it: a restart after a failure plays on
             self.state, self.message = "error", run.failure
         elif run is not None and run.finished:

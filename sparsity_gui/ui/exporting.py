@@ -22,16 +22,29 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.errors import InputError
-from ..core.files import (atomic_write_bytes, atomic_write_chunks, iter_deaths_csv, iter_weights_csv,
-                          json_text, timeseries_csv)
+from ..core.files import (
+    atomic_write_bytes,
+    atomic_write_chunks,
+    iter_deaths_csv,
+    iter_weights_csv,
+    json_text,
+    timeseries_csv,
+)
+from ..core.initial import load_array, npz_array_names, vector_from
 from ..core.params import SimParams, check_memory
-from ..core.presets import (BUILTIN, all_presets, delete_user_preset, find_preset, load_user_presets,
-                            save_user_preset)
+from ..core.presets import (
+    BUILTIN,
+    all_presets,
+    delete_user_preset,
+    find_preset,
+    load_user_presets,
+    save_user_preset,
+)
 from ..core.runfiles import SampledRun, replay_script, run_metadata
 from ..core.runner import default_speed
-from ..core.initial import load_array, npz_array_names, vector_from
 from ..core.session import DEFAULT_SAMPLES, W0Source, load_session, session_text
 from ..core.simulation import RunScript
+from .windowbase import show_warning
 
 RECENT_KEY = "recent/sessions"
 RECENT_MAX = 8
@@ -205,16 +218,7 @@ class FileActions(QtCore.QObject):
     def fail(self, title: str, message: str) -> bool:
         """Show a problem without blocking (a non-modal box), remember it, return False."""
         self.last_error = message
-        if self.error_box is not None:
-            self.error_box.close()
-            self.error_box.deleteLater()
-        box = QtWidgets.QMessageBox(self.win)
-        box.setIcon(QtWidgets.QMessageBox.Icon.Warning)
-        box.setWindowTitle(title)
-        box.setText(message)
-        box.setModal(False)
-        box.show()
-        self.error_box = box
+        self.error_box = show_warning(self.win, self.error_box, title, message)
         self.win.statusBar().showMessage(message.splitlines()[0], 10_000)
         return False
 
@@ -317,7 +321,7 @@ class FileActions(QtCore.QObject):
         return self.done(f"Opened {path}: t = {script.t:.6g}, {len(script.changes)} live change(s)")
 
     def recent_sessions(self) -> list[str]:
-        from .mainwindow import settings
+        from .windowbase import settings
 
         value = settings().value(RECENT_KEY)
         if value is None:
@@ -327,7 +331,7 @@ class FileActions(QtCore.QObject):
         return [str(v) for v in value if v]
 
     def add_recent(self, path: str | Path) -> None:
-        from .mainwindow import settings
+        from .windowbase import settings
 
         path = str(Path(path).resolve())
         paths = [path, *[p for p in self.recent_sessions() if p != path]][:RECENT_MAX]
@@ -336,7 +340,7 @@ class FileActions(QtCore.QObject):
         s.sync()
 
     def clear_recent(self) -> None:
-        from .mainwindow import settings
+        from .windowbase import settings
 
         s = settings()
         s.remove(RECENT_KEY)

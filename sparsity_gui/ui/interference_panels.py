@@ -10,7 +10,19 @@ import numpy as np
 import pyqtgraph as pg
 
 from ..core.interference import ACTIVE_HI, ACTIVE_LO, HISTORY_COLUMNS
-from .panels import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, Panel, pen, set_curve
+from .panels import (
+    BLUE,
+    DASH,
+    DOT,
+    GREEN,
+    GREY,
+    ORANGE,
+    PURPLE,
+    RED,
+    Panel,
+    pen,
+    set_curve,
+)
 
 H = {name: i for i, name in enumerate(HISTORY_COLUMNS)}
 W_LEVELS = (-1.2, 1.2)  # the heatmap's fixed, symmetric colour range

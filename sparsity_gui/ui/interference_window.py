@@ -6,11 +6,8 @@ the latest snapshot (latest wins at both ends). A second tab holds the sweep ove
 """
 from __future__ import annotations
 
-import gc
 import io
 import random
-import sys
-import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -37,9 +34,8 @@ from .controls import Field, _float, _int
 from .interference_panels import INTERFERENCE_PANEL_TYPES
 from .panels import Panel
 from .sweep_dock import SweepWidget
+from .windowbase import LiveWindow
 
-PAINT_HZ = 60
-JOIN_SECONDS = 10.0
 STATUS_SECONDS = 0.1  # the status line is read, not watched: 10 Hz
 FIGURE_FILTER = "PNG image (*.png);;SVG vector image (*.svg)"
 GD = ("gd-zero", "gd")
@@ -50,12 +46,6 @@ DATA_KINDS = {
     "weights": ("W.npy", "Weights W, n × m (.npy)…", "NumPy array (*.npy)"),
     "counts": ("neuron_counts.csv", "Active features per neuron (CSV)…", "CSV (*.csv)"),
 }
-
-
-def settings() -> QtCore.QSettings:
-    from .mainwindow import settings as main_settings
-
-    return main_settings()
 
 
 def units_text(p: InterferenceParams) -> str:
@@ -184,7 +174,10 @@ class InterferenceControls(QtWidgets.QWidget):
         self.units.setText(units_text(p))
 
 
-class InterferenceWindow(QtWidgets.QMainWindow):
+class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
+    LAYOUT_KEY = "interference"
+    STOPPED_TITLE = "Training stopped"
+
     def __init__(self, params: InterferenceParams | None = None, *, playing: bool = True,
                  note_window: QtWidgets.QMainWindow | None = None, blas_threads: int | None = None,
                  parent=None):
@@ -202,7 +195,6 @@ class InterferenceWindow(QtWidgets.QMainWindow):
         self.fps = 0.0
         self._fps_window: list[float] = []
         self._status_due = 0.0
-        self._range_turn = 0
         self._shown_error: tuple[int, str] | None = None
         self._exception_shown: str | None = None
         self.error_box: QtWidgets.QMessageBox | None = None
@@ -292,23 +284,9 @@ class InterferenceWindow(QtWidgets.QMainWindow):
         self.blas_threads = 1 if blas_threads is None else int(blas_threads)
         self.blas_limited = limit_blas_threads(self.blas_threads)
         self.worker = InterferenceWorker(params, playing=playing)
-        self.thread = threading.Thread(target=self.worker.run_forever, name="interference",
-                                       daemon=True)
-        self.thread.start()
-        self.paint_timer = QtCore.QTimer(self)
-        self.paint_timer.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
-        self.paint_timer.timeout.connect(self.paint_latest)
-        self.paint_timer.start(int(1000 / PAINT_HZ))
-
-        self.resize(1500, 900)
-        self._default_state = self.saveState()
-        self._restore_layout()
+        self.start_engine(self.worker, "interference")
+        self.finish_setup()
         self.set_playing(playing)
-        # as in MainWindow: keep full collections from scanning the long-lived objects, and
-        # let the worker re-take the GIL quickly after each kernel call
-        gc.collect()
-        gc.freeze()
-        sys.setswitchinterval(0.0005)
 
     # ------------------------------------------------------------------------------
     def _build_actions(self) -> None:
@@ -399,45 +377,7 @@ class InterferenceWindow(QtWidgets.QMainWindow):
     def all_panels(self) -> list:
         return [*self.panels, self.sweep.panel]
 
-    # --- layout persistence ----------------------------------------------------------
-    def _restore_layout(self) -> None:
-        s = settings()
-        geometry = s.value("interference/geometry")
-        state = s.value("interference/state")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        if state is not None:
-            self.restoreState(state)
-
-    def save_layout(self) -> None:
-        s = settings()
-        s.setValue("interference/geometry", self.saveGeometry())
-        s.setValue("interference/state", self.saveState())
-        s.sync()
-
-    @QtCore.Slot()
-    def reset_layout(self) -> None:
-        self.restoreState(self._default_state)
-        self.param_dock.show()
-        self.resize(1500, 900)
-
-    # --- commands --------------------------------------------------------------------
-    @QtCore.Slot()
-    def toggle_play(self) -> None:
-        self.set_playing(not self.playing)
-
-    def set_playing(self, playing: bool) -> None:
-        self.playing = playing
-        self.worker.play(playing)
-        sp = QtWidgets.QStyle.StandardPixmap
-        self.act_play.setText("Pause" if playing else "Play")
-        self.act_play.setIcon(self.style().standardIcon(sp.SP_MediaPause if playing else sp.SP_MediaPlay))
-
-    @QtCore.Slot()
-    def single_step(self) -> None:
-        self.set_playing(False)
-        self.worker.single_step()
-
+    # --- commands ----------------------------------------------------------------------
     @QtCore.Slot()
     def restart(self) -> None:
         self._request(self.params, restart=True)
@@ -540,7 +480,7 @@ class InterferenceWindow(QtWidgets.QMainWindow):
             return
         self.snapshot = snap
         if self.tabs.currentIndex() == 0:
-            self._paint_panels(snap)
+            self.paint_panels(snap)
         now = time.perf_counter()
         self._fps_window.append(now)
         while self._fps_window and now - self._fps_window[0] > 1.0:
@@ -558,18 +498,6 @@ class InterferenceWindow(QtWidgets.QMainWindow):
                     and snap.message != self._exception_shown):
                 self._shown_error = (snap.run_id, snap.message)
                 self.show_error(snap.message)
-
-    def _paint_panels(self, snap: InterferenceSnapshot) -> None:
-        # at most one panel re-lays out its axes per frame, taking turns (MainWindow's rule)
-        n = len(self.panels)
-        relaid = False
-        for k in range(n):
-            i = (self._range_turn + k) % n
-            if self.panels[i].update_from(snap, ranges=not relaid):
-                relaid = True
-                self._range_turn = i + 1
-        if not relaid:
-            self._range_turn += 1
 
     @QtCore.Slot(int)
     def _tab_changed(self, index: int) -> None:
@@ -602,34 +530,10 @@ class InterferenceWindow(QtWidgets.QMainWindow):
         elif snap.state != "error":
             self.failure_line.hide()
 
-    def show_error(self, message: str) -> None:
-        first, _, details = message.partition("\n\n")
-        if self.error_box is not None:
-            self.error_box.close()
-            self.error_box.deleteLater()
-        box = QtWidgets.QMessageBox(self)
-        box.setIcon(QtWidgets.QMessageBox.Icon.Warning)
-        box.setWindowTitle("Training stopped")
-        box.setText(first)
-        if details:
-            box.setDetailedText(details)
-        box.setModal(False)
-        box.show()
-        self.error_box = box
-
     def fail(self, title: str, message: str) -> bool:
         """Show a problem without blocking, remember it, return False."""
         self.last_error = message
-        if self.error_box is not None:
-            self.error_box.close()
-            self.error_box.deleteLater()
-        box = QtWidgets.QMessageBox(self)
-        box.setIcon(QtWidgets.QMessageBox.Icon.Warning)
-        box.setWindowTitle(title)
-        box.setText(message)
-        box.setModal(False)
-        box.show()
-        self.error_box = box
+        self.warning_box(title, message)
         self.statusBar().showMessage(message.splitlines()[0], 10_000)
         return False
 
@@ -732,10 +636,8 @@ class InterferenceWindow(QtWidgets.QMainWindow):
         if self._closed:
             return
         self._closed = True
-        self.paint_timer.stop()
         self.sweep.shutdown()
-        self.worker.stop()
-        self.thread.join(JOIN_SECONDS)
+        self.stop_engine()
         owned = self._owned_note_window
         self._owned_note_window = None
         if owned is not None:

@@ -3,10 +3,7 @@ thread running the core's Runner, and a paint timer that draws the latest snapsh
 from __future__ import annotations
 
 import gc
-import os
 import random
-import sys
-import threading
 import time
 
 import numpy as np
@@ -19,21 +16,13 @@ from ..core.simulation import needs_restart
 from .controls import ControlPanel
 from .notes import NoteView
 from .panels import PANEL_TYPES, Panel
-
-PAINT_HZ = 60
-JOIN_SECONDS = 10.0
+from .windowbase import LiveWindow
 
 
-def settings() -> QtCore.QSettings:
-    """Window geometry and layout; SPARSITY_GUI_SETTINGS points tests at a private file."""
-    path = os.environ.get("SPARSITY_GUI_SETTINGS")
-    if path:
-        return QtCore.QSettings(path, QtCore.QSettings.Format.IniFormat)
-    return QtCore.QSettings(QtCore.QSettings.Format.IniFormat, QtCore.QSettings.Scope.UserScope,
-                            "sparsity-gui", "sparsity-gui")
+class MainWindow(LiveWindow, QtWidgets.QMainWindow):
+    LAYOUT_KEY = "window"
+    STOPPED_TITLE = "Simulation stopped"
 
-
-class MainWindow(QtWidgets.QMainWindow):
     def __init__(self, params: SimParams, w0: np.ndarray | None = None, *, playing: bool = True,
                  speed: float | None = None, parent=None):
         super().__init__(parent)
@@ -99,26 +88,8 @@ class MainWindow(QtWidgets.QMainWindow):
         # --- the worker ----------------------------------------------------------
         self.runner = Runner(params, w0, playing=playing, speed=self.speed,
                              stop_at_one=params.t_end is None, run_id=self.run_id)
-        self.thread = threading.Thread(target=self.runner.run_forever, name="simulation", daemon=True)
-        self.thread.start()
-
-        self.paint_timer = QtCore.QTimer(self)
-        self.paint_timer.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
-        self.paint_timer.timeout.connect(self.paint_latest)
-        self.paint_timer.start(int(1000 / PAINT_HZ))
-
-        self.resize(1500, 900)
-        self._default_state = self.saveState()
-        self._restore_layout()
-        # numpy, scipy, numba and Qt leave ~10^6 long-lived Python objects; a full
-        # cyclic collection scans them all and stalled the GUI thread for 100-300 ms
-        # (measured). Freeze what exists now so collections only see new objects.
-        gc.collect()
-        gc.freeze()
-        # The worker re-takes the GIL after every numba call; with the default 5 ms switch
-        # interval it waits behind the painting GUI thread each time (a 10x slower run
-        # at m = 10^7, measured). A short interval lets it in quickly.
-        sys.setswitchinterval(0.0005)
+        self.start_engine(self.runner, "simulation")
+        self.finish_setup()
 
     # ------------------------------------------------------------------------------
     def _build_actions(self) -> None:
@@ -162,7 +133,9 @@ class MainWindow(QtWidgets.QMainWindow):
         m_file.addAction(self.act_open_w0)
         m_file.addSeparator()
         m_file.addAction(self.act_quit)
-        from .exporting import install_file_actions  # sessions, presets, export: self.files
+        from .exporting import (
+            install_file_actions,  # sessions, presets, export: self.files
+        )
 
         install_file_actions(self, m_file)
         m_sim = menu.addMenu("&Simulation")
@@ -207,46 +180,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self.status_labels[key] = label
         self.status_labels["state"].setText("compiling")
 
-    # --- layout persistence ------------------------------------------------------------
-    def _restore_layout(self) -> None:
-        s = settings()
-        geometry = s.value("window/geometry")
-        state = s.value("window/state")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        if state is not None:
-            self.restoreState(state)
-
-    def save_layout(self) -> None:
-        s = settings()
-        s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("window/state", self.saveState())
-        s.sync()
-
-    @QtCore.Slot()
-    def reset_layout(self) -> None:
-        self.restoreState(self._default_state)
-        self.param_dock.show()
-        self.note_dock.show()
-        self.resize(1500, 900)
+    def layout_docks(self) -> list:
+        return [self.param_dock, self.note_dock]
 
     # --- commands ----------------------------------------------------------------------
-    @QtCore.Slot()
-    def toggle_play(self) -> None:
-        self.set_playing(not self.playing)
-
-    def set_playing(self, playing: bool) -> None:
-        self.playing = playing
-        self.runner.play(playing)
-        sp = QtWidgets.QStyle.StandardPixmap
-        self.act_play.setText("Pause" if playing else "Play")
-        self.act_play.setIcon(self.style().standardIcon(sp.SP_MediaPause if playing else sp.SP_MediaPlay))
-
-    @QtCore.Slot()
-    def single_step(self) -> None:
-        self.set_playing(False)
-        self.runner.single_step()
-
     @QtCore.Slot()
     def reset(self) -> None:
         self.start_new_run(self.params)
@@ -345,17 +282,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self._frozen_after_warm_up = True
             gc.freeze()
         self.snapshot = snap
-        # Axis re-layout is the expensive part of a frame: at most one panel changes its
-        # ranges per frame (taking turns), so the panels never all re-lay out at once.
-        n = len(self.panels)
-        relaid = False
-        for k in range(n):
-            i = (self._range_turn + k) % n
-            if self.panels[i].update_from(snap, ranges=not relaid):
-                relaid = True
-                self._range_turn = i + 1
-        if not relaid:
-            self._range_turn += 1
+        self.paint_panels(snap)
         now = time.perf_counter()
         self._fps_window.append(now)
         while self._fps_window and now - self._fps_window[0] > 1.0:
@@ -388,27 +315,13 @@ class MainWindow(QtWidgets.QMainWindow):
         L["sps"].setText(f"{snap.steps_per_second:,.0f} steps/s")
         L["fps"].setText(f"{self.fps:.0f} fps")
 
-    def show_error(self, message: str) -> None:
-        first, _, details = message.partition("\n\n")
-        box = QtWidgets.QMessageBox(self)
-        box.setIcon(QtWidgets.QMessageBox.Icon.Warning)
-        box.setWindowTitle("Simulation stopped")
-        box.setText(first)
-        if details:
-            box.setDetailedText(details)
-        box.setModal(False)
-        box.show()
-        self.error_box = box
-
     # --- shutdown ----------------------------------------------------------------------
     def shutdown(self) -> None:
         """Stop the timer and the worker thread (joined with a deadline)."""
         if self._closed:
             return
         self._closed = True
-        self.paint_timer.stop()
-        self.runner.stop()
-        self.thread.join(JOIN_SECONDS)
+        self.stop_engine()
         other = self.interference_window
         if other is not None and self._owns_interference_window:
             self.interference_window = None

@@ -31,6 +31,7 @@ from ..core.sweep import (
 )
 from .controls import Field, _int
 from .sweep_panel import SweepPanel
+from .windowbase import show_warning
 
 POLL_MS = 100
 JOIN_SECONDS = 10.0
@@ -357,19 +358,7 @@ class SweepWidget(QtWidgets.QWidget):
         self.info.setText(text)
 
     def _message(self, title: str, message: str) -> None:
-        first, _, details = message.partition("\n\n")
-        if self.error_box is not None:
-            self.error_box.close()
-            self.error_box.deleteLater()
-        box = QtWidgets.QMessageBox(self)
-        box.setIcon(QtWidgets.QMessageBox.Icon.Warning)
-        box.setWindowTitle(title)
-        box.setText(first)
-        if details:
-            box.setDetailedText(details)
-        box.setModal(False)
-        box.show()
-        self.error_box = box
+        self.error_box = show_warning(self, self.error_box, title, message)
 
     # --- saving ----------------------------------------------------------------------------
     def save(self, folder) -> bool:

@@ -56,6 +56,8 @@ class SweepPanel(Panel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, self.title, "m (neurons)", "polysemantic neurons")
+        # a figure meant for papers: a legend as legible as the tick labels
+        p.legend.opts["labelTextSize"] = "10pt"
         self.plot = p
         self.prediction = p.plot(pen=pen(RED, DASH), name="prediction n²/(4m)")
         self.runs = p.plot(pen=None, symbol="o", symbolSize=6, symbolPen=None,
@@ -63,7 +65,7 @@ class SweepPanel(Panel):
         self.error_bars = pg.ErrorBarItem(pen=pen(BLUE))
         p.addItem(self.error_bars)
         self.means = p.plot(pen=None, symbol="o", symbolSize=7, symbolPen=pen(BLUE),
-                            symbolBrush=pg.mkBrush(BLUE), name="mean ± 1 std over seeds")
+                            symbolBrush=pg.mkBrush(BLUE), name="mean ± 1 std over seeds (sample std)")
         self.means.setZValue(5)
         # a second line under the plot: the collisions' signs (the paper's other claim)
         self.note = self.graphics.addLabel("", row=1, col=0, size="8pt", color=LABEL_COLOR)

@@ -442,3 +442,15 @@ def test_a_restart_that_cannot_start_is_shown_and_the_old_run_stays(qtbot, make_
     assert "cannot start the run" in win.failure_line.text() and "w0" in win.failure_line.text()
     assert win.error_box is not None and win.error_box.isVisible()
     assert win.worker.run_id == old_id and win.snapshot.run_id == old_id
+    # pausing and playing again must not hide why the restart failed
+    win.set_playing(True)
+    win.set_playing(False)
+    qtbot.wait(300)
+    assert win.snapshot.state == "error"
+    assert win.failure_line.isVisibleTo(win.param_dock.widget().widget())
+    # a restart that can start clears it
+    win.restart()
+    qtbot.waitUntil(lambda: win.snapshot.run_id > old_id and win.snapshot.state != "error",
+                    timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: not win.failure_line.isVisibleTo(win.param_dock.widget().widget()),
+                    timeout=TIMEOUT)
