@@ -96,59 +96,33 @@ class InterferencePanel(Panel):
         # above the data for the legend
         self.counts_y: dict = {}
 
-    def _manage_ranges(self) -> bool:
-        """Panel's rule (a range moves only when the data leave it or fill less than half
-        of it; the step axis gets room ahead), except that shares have a fixed y range and
-        counts a y axis from zero."""
-        force = self._force_range
-        self._force_range = False
-        changed = False
-        for plot in self.plots:
-            if plot in self._user_zoomed:
-                continue
-            vb = plot.vb
-            bounds = vb.childrenBounds()
-            current = vb.viewRange()
-            target = {}
-            for axis, key in ((0, "xRange"), (1, "yRange")):
-                if axis == 0 and vb.linkedView(vb.XAxis) is not None:
-                    continue
-                clo, chi = current[axis]
-                lo, hi = bounds[axis] if bounds[axis] is not None else (None, None)
-                ok = lo is not None and hi is not None and np.isfinite(lo) and np.isfinite(hi)
-                if axis == 1 and plot in self.fixed_y:
-                    want = self.fixed_y[plot]
-                    if not _near((clo, chi), want):
-                        target[key] = want
-                    continue
-                if axis == 1 and plot in self.counts_y:
-                    least, room = self.counts_y[plot]
-                    top = max(least, hi if ok else 0.0)
-                    if force or chi < top or room * top < 0.5 * chi or clo >= 0:
-                        want = (-0.04 * top, room * top)
-                        if not _near((clo, chi), want):
-                            target[key] = want
-                            # whole numbers: ticks at 0, 1, 2, ... while they fit
-                            plot.getAxis("left").setTickSpacing(*((1, 1) if top <= 8 else (None, None)))
-                    continue
-                if not ok:
-                    continue
-                span = hi - lo
-                if span <= 0:
-                    span = abs(hi) if hi != 0 else 1.0
-                    lo, hi = lo - 0.5 * span, hi + 0.5 * span
-                    span = hi - lo
-                if force or lo < clo or hi > chi or span < 0.5 * (chi - clo):
-                    pad = 0.06 * span
-                    top = hi + pad
-                    if axis == 0 and plot in self.time_plots:
-                        # room ahead for the growing run, but not past its last step
-                        top = min(hi + 0.3 * span, max(hi, self._x_cap) + pad)
-                    target[key] = (lo - pad, top)
-            if target:
-                vb.setRange(padding=0, **target)
-                changed = True
-        return changed
+    def _range_for(self, plot, axis: int, bounds, current, force: bool):
+        """Panel's rule, except that shares have a fixed y range and counts a y axis from
+        zero (never negative) with room above the data for the legend."""
+        if axis == 1 and plot in self.fixed_y:
+            want = self.fixed_y[plot]
+            return None if _near(current, want) else want
+        if axis == 1 and plot in self.counts_y:
+            least, room = self.counts_y[plot]
+            lo, hi = bounds if bounds is not None else (None, None)
+            ok = lo is not None and hi is not None and np.isfinite(lo) and np.isfinite(hi)
+            top = max(least, hi if ok else 0.0)
+            clo, chi = current
+            if not (force or chi < top or room * top < 0.5 * chi or clo >= 0):
+                return None
+            want = (-0.04 * top, room * top)
+            if _near(current, want):
+                return None
+            # whole numbers: ticks at 0, 1, 2, ... while they fit
+            plot.getAxis("left").setTickSpacing(*((1, 1) if top <= 8 else (None, None)))
+            return want
+        return super()._range_for(plot, axis, bounds, current, force)
+
+    def _range_top(self, plot, axis: int, hi: float, span: float, pad: float) -> float:
+        if axis == 0 and plot in self.time_plots:
+            # room ahead for the growing run, but not past its last step
+            return min(hi + 0.3 * span, max(hi, self._x_cap) + pad)
+        return hi + pad
 
     _x_cap = float("inf")  # the run's last step: the step axes never reach past it
 

@@ -182,25 +182,35 @@ class Panel(QtWidgets.QFrame):
             for axis, key in ((0, "xRange"), (1, "yRange")):
                 if axis == 0 and vb.linkedView(vb.XAxis) is not None:
                     continue  # the linked master decides the shared time axis
-                lo, hi = bounds[axis] if bounds[axis] is not None else (None, None)
-                if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
-                    continue
-                clo, chi = current[axis]
-                span = hi - lo
-                if span <= 0:
-                    span = abs(hi) if hi != 0 else 1.0
-                    lo, hi = lo - 0.5 * span, hi + 0.5 * span
-                    span = hi - lo
-                if force or lo < clo or hi > chi or span < 0.5 * (chi - clo):
-                    pad = 0.06 * span
-                    # a growing time axis gets room ahead, so it (and with it every
-                    # linked panel's axis) is re-laid out a few times per run, not per frame
-                    ahead = 0.3 * span if axis == 0 and self.time_plots else pad
-                    target[key] = (lo - pad, hi + ahead)
+                want = self._range_for(plot, axis, bounds[axis], current[axis], force)
+                if want is not None:
+                    target[key] = want
             if target:
                 vb.setRange(padding=0, **target)
                 changed = True
         return changed
+
+    def _range_for(self, plot: pg.PlotItem, axis: int, bounds, current, force: bool):
+        """Where one axis should move (lo, hi), or None to leave it: only when the data
+        leave the range or fill less than half of it (or when forced), with a margin."""
+        lo, hi = bounds if bounds is not None else (None, None)
+        if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
+            return None
+        clo, chi = current
+        span = hi - lo
+        if span <= 0:
+            span = abs(hi) if hi != 0 else 1.0
+            lo, hi = lo - 0.5 * span, hi + 0.5 * span
+            span = hi - lo
+        if not (force or lo < clo or hi > chi or span < 0.5 * (chi - clo)):
+            return None
+        pad = 0.06 * span
+        return lo - pad, self._range_top(plot, axis, hi, span, pad)
+
+    def _range_top(self, plot: pg.PlotItem, axis: int, hi: float, span: float, pad: float) -> float:
+        # a growing time axis gets room ahead, so it (and with it every linked panel's
+        # axis) is re-laid out a few times per run, not per frame
+        return hi + (0.3 * span if axis == 0 and self.time_plots else pad)
 
     def draw(self, snap: Snapshot) -> None:
         raise NotImplementedError
