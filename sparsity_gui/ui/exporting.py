@@ -44,7 +44,7 @@ from ..core.runfiles import SampledRun, replay_script, run_metadata
 from ..core.runner import default_speed
 from ..core.session import DEFAULT_SAMPLES, W0Source, load_session, session_text
 from ..core.simulation import RunScript
-from .windowbase import show_warning
+from .windowbase import export_figure_file, show_warning
 
 RECENT_KEY = "recent/sessions"
 RECENT_MAX = 8
@@ -364,21 +364,7 @@ class FileActions(QtCore.QObject):
 
     def export_figure(self, target, path: str | Path, scale: float = 2.0) -> bool:
         """A panel (an index, a Panel) or "window", to .png (at `scale`), .svg or .pdf."""
-        path = Path(path)
-        fmt = path.suffix.lower().lstrip(".")
-        if fmt not in ("png", "svg", "pdf"):
-            return self.fail("Cannot export the figure", f"{path.name}: unknown format "
-                             f"{path.suffix or '(no extension)'}; use .png, .svg or .pdf")
-        try:
-            data = self.figure_bytes(target, fmt, scale)
-            atomic_write_bytes(path, data)
-        except (ValueError, RuntimeError) as exc:
-            return self.fail("Cannot export the figure", str(exc))
-        except OSError as exc:
-            return self.fail("Cannot export the figure", f"{path}: {_os_reason(exc)}. Nothing was "
-                             "written; an earlier file of that name is unchanged.")
-        self.last_written = [path]
-        return self.done(f"Wrote {path}")
+        return export_figure_file(self, target, path, scale, ("png", "svg", "pdf"))
 
     # --- data -------------------------------------------------------------------------------
     def data_files(self, script: RunScript, source: W0Source) -> dict[str, Callable[[], Iterable[str]]]:

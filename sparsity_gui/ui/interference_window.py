@@ -34,7 +34,7 @@ from .controls import Field, _float, _int
 from .interference_panels import INTERFERENCE_PANEL_TYPES
 from .panels import Panel
 from .sweep_dock import SweepWidget
-from .windowbase import LiveWindow
+from .windowbase import LiveWindow, export_figure_file
 
 STATUS_SECONDS = 0.1  # the status line is read, not watched: 10 Hz
 FIGURE_FILTER = "PNG image (*.png);;SVG vector image (*.svg)"
@@ -568,21 +568,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
 
     def export_figure(self, target, path, scale: float = 2.0) -> bool:
         """A panel (index into all_panels(), or the panel) or "window" as .png or .svg."""
-        path = Path(path)
-        fmt = path.suffix.lower().lstrip(".")
-        if fmt not in ("png", "svg"):
-            return self.fail("Cannot export the figure", f"{path.name}: unknown format "
-                             f"{path.suffix or '(no extension)'}; use .png or .svg")
-        try:
-            data = self.figure_bytes(target, fmt, scale)
-            atomic_write_bytes(path, data)
-        except (ValueError, RuntimeError) as exc:
-            return self.fail("Cannot export the figure", str(exc))
-        except OSError as exc:
-            return self.fail("Cannot export the figure", f"{path}: {exc.strerror or exc}. Nothing "
-                             "was written; an earlier file of that name is unchanged.")
-        self.last_written = [path]
-        return self.done(f"Wrote {path}")
+        return export_figure_file(self, target, path, scale, ("png", "svg"))
 
     def data_bytes(self, kind: str) -> bytes:
         """The shown snapshot's data: history (CSV), weights (W as .npy), counts (CSV)."""

@@ -49,6 +49,31 @@ def show_warning(parent: QtWidgets.QWidget, previous: QtWidgets.QMessageBox | No
     return box
 
 
+def export_figure_file(owner, target, path, scale: float, formats: tuple[str, ...]) -> bool:
+    """Write owner.figure_bytes(target, fmt, scale) to ``path`` (its suffix picks the
+    format) atomically; report through owner.fail / owner.done (a window, or the note
+    window's FileActions). An unknown suffix or a failed write leaves any earlier file."""
+    from pathlib import Path
+
+    from ..core.files import atomic_write_bytes
+
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in formats:
+        names = ", ".join(f".{f}" for f in formats[:-1]) + f" or .{formats[-1]}"
+        return owner.fail("Cannot export the figure", f"{path.name}: unknown format "
+                          f"{path.suffix or '(no extension)'}; use {names}")
+    try:
+        atomic_write_bytes(path, owner.figure_bytes(target, fmt, scale))
+    except (ValueError, RuntimeError) as exc:
+        return owner.fail("Cannot export the figure", str(exc))
+    except OSError as exc:
+        return owner.fail("Cannot export the figure", f"{path}: {exc.strerror or exc}. Nothing "
+                          "was written; an earlier file of that name is unchanged.")
+    owner.last_written = [path]
+    return owner.done(f"Wrote {path}")
+
+
 class LiveWindow:
     LAYOUT_KEY = "window"
     STOPPED_TITLE = "Stopped"
