@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import random
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -191,9 +190,6 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.note_window = note_window  # the note's window that opened this one (if any)
         self._owned_note_window = None  # a note window this one opened (standalone mode)
         self._min_run_id = 1
-        self.frames = 0
-        self.fps = 0.0
-        self._fps_window: list[float] = []
         self._status_due = 0.0
         self._shown_error: tuple[int, str] | None = None
         self._exception_shown: str | None = None
@@ -290,23 +286,12 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
 
     # ------------------------------------------------------------------------------
     def _build_actions(self) -> None:
-        style = self.style()
         sp = QtWidgets.QStyle.StandardPixmap
-        self.act_play = QtGui.QAction(style.standardIcon(sp.SP_MediaPause), "Pause", self)
-        self.act_play.setObjectName("act_play")
-        self.act_play.setShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_Space))
-        self.act_play.setToolTip("Play / pause the training (Space)")
-        self.act_play.triggered.connect(self.toggle_play)
-        self.act_step = QtGui.QAction(style.standardIcon(sp.SP_MediaSeekForward), "Step", self)
-        self.act_step.setObjectName("act_step")
-        self.act_step.setShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_Right))
-        self.act_step.setToolTip("One optimizer step (Right arrow); pauses the run")
-        self.act_step.triggered.connect(self.single_step)
-        self.act_restart = QtGui.QAction(style.standardIcon(sp.SP_BrowserReload), "Restart", self)
-        self.act_restart.setObjectName("act_restart")
-        self.act_restart.setShortcut(QtGui.QKeySequence("Ctrl+R"))
-        self.act_restart.setToolTip("Train again from W(0) with the current parameters (Ctrl+R)")
-        self.act_restart.triggered.connect(self.restart)
+        self.transport_actions("Play / pause the training (Space)",
+                               "One optimizer step (Right arrow); pauses the run")
+        self.act_restart = self.action("act_restart", "Restart", self.restart, "Ctrl+R",
+                                       "Train again from W(0) with the current parameters (Ctrl+R)",
+                                       sp.SP_BrowserReload)
         for act in (self.act_play, self.act_step, self.act_restart):
             act.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
         self.play_button.setDefaultAction(self.act_play)
@@ -363,16 +348,9 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         act.triggered.connect(self.reset_layout)
 
     def _build_status_bar(self) -> None:
-        bar = self.statusBar()
-        self.status_labels: dict[str, QtWidgets.QLabel] = {}
-        for key, tip in (("sweep", "the sweep over m"), ("poly", "polysemantic neurons now / predicted n²/(4m)"),
-                         ("sps", "optimizer steps per second"), ("fps", "frames drawn per second")):
-            label = QtWidgets.QLabel()
-            label.setObjectName(f"status_{key}")
-            label.setToolTip(tip)
-            label.setMinimumWidth(70)
-            bar.addPermanentWidget(label)
-            self.status_labels[key] = label
+        self.status_labels_for((("sweep", "the sweep over m"),
+                                ("poly", "polysemantic neurons now / predicted n²/(4m)"),
+                                ("sps", "optimizer steps per second"), ("fps", "frames drawn per second")), 70)
 
     def all_panels(self) -> list:
         return [*self.panels, self.sweep.panel]
@@ -481,13 +459,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.snapshot = snap
         if self.tabs.currentIndex() == 0:
             self.paint_panels(snap)
-        now = time.perf_counter()
-        self._fps_window.append(now)
-        while self._fps_window and now - self._fps_window[0] > 1.0:
-            self._fps_window.pop(0)
-        w = self._fps_window
-        self.fps = (len(w) - 1) / max(w[-1] - w[0], 1e-9) if len(w) > 1 else 0.0
-        self.frames += 1
+        now = self.count_frame()
         if now >= self._status_due or old is None or snap.state != old.state:
             self._status_due = now + STATUS_SECONDS
             self._update_status(snap)
@@ -630,8 +602,4 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             owned.close()
             owned.deleteLater()
 
-    def closeEvent(self, event: QtGui.QCloseEvent) -> None:
-        self.save_layout()
-        self.shutdown()
-        super().closeEvent(event)
 

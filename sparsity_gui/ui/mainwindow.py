@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import random
-import time
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -34,9 +33,6 @@ class MainWindow(LiveWindow, QtWidgets.QMainWindow):
         self.speed = default_speed(params.lam) if speed is None else speed
         self.playing = playing
         self.snapshot: Snapshot | None = None
-        self.frames = 0
-        self._fps_window: list[float] = []
-        self.fps = 0.0
         self._note_due = 0.0
         self._frozen_after_warm_up = False
         self._range_turn = 0
@@ -93,24 +89,13 @@ class MainWindow(LiveWindow, QtWidgets.QMainWindow):
 
     # ------------------------------------------------------------------------------
     def _build_actions(self) -> None:
-        style = self.style()
         sp = QtWidgets.QStyle.StandardPixmap
-        self.act_play = QtGui.QAction(style.standardIcon(sp.SP_MediaPause), "Pause", self)
-        self.act_play.setObjectName("act_play")
-        self.act_play.setShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_Space))
-        self.act_play.setToolTip("Play / pause the simulation (Space)")
-        self.act_play.triggered.connect(self.toggle_play)
-        self.act_step = QtGui.QAction(style.standardIcon(sp.SP_MediaSeekForward), "Step", self)
-        self.act_step.setObjectName("act_step")
-        self.act_step.setShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_Right))
-        self.act_step.setToolTip("Single step (Right arrow): one GD step, or 1/30 s of simulated "
-                                 "time at the current speed for the exact flow")
-        self.act_step.triggered.connect(self.single_step)
-        self.act_reset = QtGui.QAction(style.standardIcon(sp.SP_BrowserReload), "Reset", self)
-        self.act_reset.setObjectName("act_reset")
-        self.act_reset.setShortcut(QtGui.QKeySequence("Ctrl+R"))
-        self.act_reset.setToolTip("Restart the run from W(0) with the current parameters (Ctrl+R)")
-        self.act_reset.triggered.connect(self.reset)
+        self.transport_actions("Play / pause the simulation (Space)",
+                               "Single step (Right arrow): one GD step, or 1/30 s of simulated "
+                               "time at the current speed for the exact flow")
+        self.act_reset = self.action("act_reset", "Reset", self.reset, "Ctrl+R",
+                                     "Restart the run from W(0) with the current parameters (Ctrl+R)",
+                                     sp.SP_BrowserReload)
         self.act_open_w0 = QtGui.QAction("Load W(0) from file…", self)
         self.act_open_w0.triggered.connect(self.open_w0_dialog)
         self.act_quit = QtGui.QAction("Quit", self)
@@ -166,18 +151,10 @@ class MainWindow(LiveWindow, QtWidgets.QMainWindow):
         about.triggered.connect(self.about)
 
     def _build_status_bar(self) -> None:
-        bar = self.statusBar()
-        self.status_labels: dict[str, QtWidgets.QLabel] = {}
-        for key, tip in (("state", "simulation state"), ("t", "simulated time"),
-                         ("nonzero", "m': nonzero weights"), ("norm2", "‖W‖²"), ("norm1", "‖W‖₁"),
-                         ("theta", "threshold θ = λ/(1-‖W‖²)"), ("sps", "solver steps per second"),
-                         ("fps", "frames drawn per second")):
-            label = QtWidgets.QLabel()
-            label.setObjectName(f"status_{key}")
-            label.setToolTip(tip)
-            label.setMinimumWidth(80)
-            bar.addPermanentWidget(label)
-            self.status_labels[key] = label
+        self.status_labels_for((("state", "simulation state"), ("t", "simulated time"),
+                                ("nonzero", "m': nonzero weights"), ("norm2", "‖W‖²"), ("norm1", "‖W‖₁"),
+                                ("theta", "threshold θ = λ/(1-‖W‖²)"), ("sps", "solver steps per second"),
+                                ("fps", "frames drawn per second")), 80)
         self.status_labels["state"].setText("compiling")
 
     def layout_docks(self) -> list:
@@ -283,12 +260,7 @@ class MainWindow(LiveWindow, QtWidgets.QMainWindow):
             gc.freeze()
         self.snapshot = snap
         self.paint_panels(snap)
-        now = time.perf_counter()
-        self._fps_window.append(now)
-        while self._fps_window and now - self._fps_window[0] > 1.0:
-            self._fps_window.pop(0)
-        self.fps = len(self._fps_window) / max(now - self._fps_window[0], 1e-9) if len(self._fps_window) > 1 else 0.0
-        self.frames += 1
+        now = self.count_frame()
         # numbers are read, not watched: 10 Hz is plenty, and each label change
         # re-lays out the status bar
         if now >= self._status_due or snap.state != self.status_labels["state"].text():
@@ -328,7 +300,3 @@ class MainWindow(LiveWindow, QtWidgets.QMainWindow):
             other.close()  # joins its worker and sweep threads
             other.deleteLater()
 
-    def closeEvent(self, event: QtGui.QCloseEvent) -> None:
-        self.save_layout()
-        self.shutdown()
-        super().closeEvent(event)

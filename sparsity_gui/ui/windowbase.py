@@ -14,8 +14,9 @@ import gc
 import os
 import sys
 import threading
+import time
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 PAINT_HZ = 60
 JOIN_SECONDS = 10.0
@@ -82,6 +83,7 @@ class LiveWindow:
     def start_engine(self, engine, thread_name: str) -> None:
         """Run engine.run_forever in a daemon thread and paint its snapshots at PAINT_HZ."""
         self.engine = engine
+        self._fps_window: list[float] = []
         self.thread = threading.Thread(target=engine.run_forever, name=thread_name, daemon=True)
         self.thread.start()
         self.paint_timer = QtCore.QTimer(self)
@@ -102,6 +104,39 @@ class LiveWindow:
         # interval it waits behind the painting GUI thread each time (a 10x slower run
         # at m = 10^7, measured). A short interval lets it in quickly.
         sys.setswitchinterval(0.0005)
+
+    def action(self, name: str, text: str, slot, shortcut=None, tip: str = "",
+               icon: QtWidgets.QStyle.StandardPixmap | None = None) -> QtGui.QAction:
+        act = QtGui.QAction(text, self)
+        if icon is not None:
+            act.setIcon(self.style().standardIcon(icon))
+        act.setObjectName(name)
+        if shortcut is not None:
+            act.setShortcut(QtGui.QKeySequence(shortcut))
+        if tip:
+            act.setToolTip(tip)
+        act.triggered.connect(slot)
+        return act
+
+    def transport_actions(self, play_tip: str, step_tip: str) -> None:
+        """act_play (Space) and act_step (Right arrow)."""
+        sp = QtWidgets.QStyle.StandardPixmap
+        self.act_play = self.action("act_play", "Pause", self.toggle_play, QtCore.Qt.Key.Key_Space,
+                                    play_tip, sp.SP_MediaPause)
+        self.act_step = self.action("act_step", "Step", self.single_step, QtCore.Qt.Key.Key_Right,
+                                    step_tip, sp.SP_MediaSeekForward)
+
+    def status_labels_for(self, specs, width: int) -> None:
+        """Permanent status-bar labels, self.status_labels[key], from (key, tooltip) pairs."""
+        bar = self.statusBar()
+        self.status_labels: dict[str, QtWidgets.QLabel] = {}
+        for key, tip in specs:
+            label = QtWidgets.QLabel()
+            label.setObjectName(f"status_{key}")
+            label.setToolTip(tip)
+            label.setMinimumWidth(width)
+            bar.addPermanentWidget(label)
+            self.status_labels[key] = label
 
     # --- layout persistence ----------------------------------------------------------
     def layout_docks(self) -> list:
@@ -163,6 +198,20 @@ class LiveWindow:
         if not relaid:
             self._range_turn += 1
 
+    frames = 0
+    fps = 0.0
+
+    def count_frame(self) -> float:
+        """Count a painted frame (frames, and fps over the last second); returns now."""
+        now = time.perf_counter()
+        window = self._fps_window
+        window.append(now)
+        while window and now - window[0] > 1.0:
+            window.pop(0)
+        self.fps = (len(window) - 1) / max(window[-1] - window[0], 1e-9) if len(window) > 1 else 0.0
+        self.frames += 1
+        return now
+
     # --- messages --------------------------------------------------------------------
     error_box: QtWidgets.QMessageBox | None = None
 
@@ -174,6 +223,11 @@ class LiveWindow:
         self.warning_box(self.STOPPED_TITLE, message)
 
     # --- shutdown --------------------------------------------------------------------
+    def closeEvent(self, event: QtGui.QCloseEvent) -> None:
+        self.save_layout()
+        self.shutdown()
+        super().closeEvent(event)
+
     def stop_engine(self) -> None:
         """Stop the paint timer and the engine's thread (joined with a deadline)."""
         self.paint_timer.stop()
