@@ -18,19 +18,15 @@ def _no_leftover_threads():
     assert not left, f"test left threads running: {[t.name for t in left]}"
 
 
-@pytest.fixture
-def make_window(qtbot):
-    """Build MainWindows that are closed (thread joined, timer stopped) after the test."""
+def _windows(qtbot, build, check_closed):
+    """A factory of shown windows that are closed after the test, each then checked."""
     import pyqtgraph as pg
-
-    from sparsity_gui.core.params import SimParams
-    from sparsity_gui.ui.mainwindow import MainWindow
 
     pg.setConfigOptions(background="w", foreground="k", antialias=False)
     windows = []
 
-    def make(params=None, **kwargs):
-        win = MainWindow(params or SimParams(m=200, lam=1e-2), **kwargs)
+    def make(*args, **kwargs):
+        win = build(*args, **kwargs)
         qtbot.addWidget(win)
         win.show()
         windows.append(win)
@@ -39,5 +35,32 @@ def make_window(qtbot):
     yield make
     for win in windows:
         win.close()
+        check_closed(win)
+
+
+@pytest.fixture
+def make_window(qtbot):
+    """MainWindows, closed after the test (thread joined, timer stopped)."""
+    from sparsity_gui.core.params import SimParams
+    from sparsity_gui.ui.mainwindow import MainWindow
+
+    def check(win):
         assert not win.thread.is_alive(), "closing the window must join the simulation thread"
         assert not win.paint_timer.isActive()
+
+    yield from _windows(qtbot, lambda params=None, **kw: MainWindow(params or SimParams(m=200, lam=1e-2), **kw),
+                        check)
+
+
+@pytest.fixture
+def make_iwindow(qtbot):
+    """InterferenceWindows, closed after the test (worker and sweep threads joined, timers
+    stopped)."""
+    from sparsity_gui.ui.interference_window import InterferenceWindow
+
+    def check(win):
+        assert not win.thread.is_alive(), "closing the window must join the worker thread"
+        assert win.sweep.thread is None or not win.sweep.thread.is_alive()
+        assert not win.paint_timer.isActive() and not win.sweep.timer.isActive()
+
+    yield from _windows(qtbot, InterferenceWindow, check)

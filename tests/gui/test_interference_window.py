@@ -24,29 +24,6 @@ LONG = SMALL.with_changes(steps=10**8)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture
-def make_iwindow(qtbot):
-    """InterferenceWindows that are closed (threads joined, timers stopped) after the test."""
-    import pyqtgraph as pg
-
-    pg.setConfigOptions(background="w", foreground="k", antialias=False)
-    windows = []
-
-    def make(params=SMALL, **kwargs):
-        win = InterferenceWindow(params, **kwargs)
-        qtbot.addWidget(win)
-        win.show()
-        windows.append(win)
-        return win
-
-    yield make
-    for win in windows:
-        win.close()
-        assert not win.thread.is_alive(), "closing the window must join the worker thread"
-        assert win.sweep.thread is None or not win.sweep.thread.is_alive()
-        assert not win.paint_timer.isActive() and not win.sweep.timer.isActive()
-
-
 def type_into(field, text):
     field.edit.selectAll()
     field.edit.setText(text)
