@@ -6,13 +6,13 @@ leave as copied snapshots that the GUI's paint timer takes when it is ready.
 """
 from __future__ import annotations
 
-import threading
 import time
 import traceback
 from dataclasses import dataclass, fields
 
 import numpy as np
 
+from .engine import MailboxEngine
 from .errors import InputError
 from .interference import InterferenceParams, InterferenceRun, Measurement
 
@@ -54,22 +54,17 @@ class _Mailbox:
     steps: int = 0
 
 
-class InterferenceWorker:
+class InterferenceWorker(MailboxEngine):
     def __init__(self, params: InterferenceParams, *, playing: bool = True,
                  w0: np.ndarray | None = None):
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._mail = _Mailbox(params=params, w0=w0, restart=True)
+        super().__init__(_Mailbox(params=params, w0=w0, restart=True))
         self.params = params
         self.playing = playing
         self.state = "running" if playing else "paused"
         self.message = ""
         self.run: InterferenceRun | None = None
         self.run_id = 0
-        self.latest: InterferenceSnapshot | None = None
         self._seq = 0
-        self._taken = True
         self._chunk_steps = 1
         self._last_record = 0.0
         self._rate: tuple[float, int] | None = None  # (time, step) at the window's start
@@ -88,31 +83,11 @@ class InterferenceWorker:
                 self._mail.w0 = w0
         self._wake.set()
 
-    def play(self, playing: bool = True) -> None:
-        with self._lock:
-            self._mail.playing = playing
-        self._wake.set()
-
-    def single_step(self) -> None:
-        with self._lock:
-            self._mail.steps += 1
-            self._mail.playing = False
-        self._wake.set()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-
     def take_error(self) -> str | None:
         """The message of an exception in the worker since the last call (once), or None."""
         with self._lock:
             message, self._pending_error = self._pending_error, None
         return message
-
-    def take_latest(self) -> InterferenceSnapshot | None:
-        with self._lock:
-            self._taken = True
-            return self.latest
 
     # --- the loop ------------------------------------------------------------------
     def run_forever(self) -> None:
@@ -164,9 +139,7 @@ class InterferenceWorker:
             return False
 
     def _apply_mail(self) -> int:
-        with self._lock:
-            mail = self._mail
-            self._mail = _Mailbox()
+        mail = self._take_mail()
         if mail.playing is not None:
             self.playing = mail.playing
         if mail.params is not None:
@@ -221,13 +194,8 @@ class InterferenceWorker:
         run = self.run
         if run is None:
             return
-        with self._lock:
-            if not (force or self._taken):
-                return
-        snap = self.make_snapshot()
-        with self._lock:
-            self.latest = snap
-            self._taken = False
+        if force or self._wants_snapshot():
+            self._offer(self.make_snapshot())
 
     def make_snapshot(self) -> InterferenceSnapshot:
         run = self.run

@@ -8,7 +8,6 @@ snapshot waits in `latest` for the GUI's paint timer.
 from __future__ import annotations
 
 import math
-import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import kernels as K
+from .engine import MailboxEngine
 from .errors import InputError
 from .params import SimParams
 from .simulation import LamChange, ReplayStopped, Simulation, needs_restart
@@ -86,15 +86,11 @@ class _Mailbox:
     reset_run_id: int | None = None
 
 
-class Runner:
+class Runner(MailboxEngine):
     def __init__(self, params: SimParams, w0: np.ndarray | None = None, *, playing: bool = True,
                  speed: float | None = None, stop_at_one: bool = True, run_id: int = 1,
                  warm_up: bool = True):
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._mail = _Mailbox(params=params, params_w0=w0, params_run_id=run_id)
-        self._stop = threading.Event()
-        self.latest: Snapshot | None = None
+        super().__init__(_Mailbox(params=params, params_w0=w0, params_run_id=run_id))
         self.sim: Simulation | None = None
         self.run_id = 0
         self.params = params
@@ -105,7 +101,6 @@ class Runner:
         self.message = ""
         self._warm_up = warm_up
         self._seq = 0
-        self._taken = True
         self._caught_up = True
         self._chunk_work = 20_000  # adapted so a chunk takes about CHUNK_SECONDS
         self._last_publish = 0.0
@@ -123,35 +118,11 @@ class Runner:
                 self._mail.params_run_id = run_id
         self._wake.set()
 
-    def play(self, playing: bool = True) -> None:
-        with self._lock:
-            self._mail.playing = playing
-        self._wake.set()
-
-    def single_step(self) -> None:
-        with self._lock:
-            self._mail.steps += 1
-            self._mail.playing = False
-        self._wake.set()
-
     def set_speed(self, speed: float) -> None:
-        with self._lock:
-            self._mail.speed = speed
-        self._wake.set()
+        self._post(speed=speed)
 
     def set_stop_at_one(self, stop_at_one: bool) -> None:
-        with self._lock:
-            self._mail.stop_at_one = stop_at_one
-        self._wake.set()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-
-    def take_latest(self) -> Snapshot | None:
-        with self._lock:
-            self._taken = True
-            return self.latest
+        self._post(stop_at_one=stop_at_one)
 
     # --- the loop ------------------------------------------------------------------
     def run_forever(self) -> None:
@@ -194,9 +165,7 @@ class Runner:
             return False
 
     def _apply_mail(self) -> None:
-        with self._lock:
-            mail = self._mail
-            self._mail = _Mailbox()
+        mail = self._take_mail()
         if mail.speed is not None:
             self.speed = mail.speed
             self._rate_window.clear()
@@ -351,10 +320,7 @@ class Runner:
         if not force and (now - self._last_publish < PUBLISH_INTERVAL or not self._taken):
             return  # too soon, or the GUI has not looked at the last one yet
         self._last_publish = now
-        snap = self.make_snapshot(now)
-        with self._lock:
-            self.latest = snap
-            self._taken = False
+        self._offer(self.make_snapshot(now))
 
     def _rates(self, now: float) -> tuple[float, float]:
         sim = self.sim
