@@ -26,6 +26,32 @@ from sparsity_gui.core.params import SimParams  # noqa: E402
 from sparsity_gui.ui.mainwindow import MainWindow  # noqa: E402
 
 
+def run_with_stall_probe(app, seconds: float) -> tuple[float, float, float]:
+    """Process events for ``seconds`` while a 2 ms timer on the GUI thread records how long
+    it really waited; returns (elapsed s, longest gap ms, 99th percentile gap ms)."""
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    probe = QtCore.QTimer()
+    probe.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
+    probe.timeout.connect(tick)
+    probe.start(2)
+    t0 = time.perf_counter()
+    last[0] = t0
+    while time.perf_counter() - t0 < seconds:
+        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
+    elapsed = time.perf_counter() - t0
+    probe.stop()
+    if not gaps:
+        return elapsed, float("nan"), float("nan")
+    return elapsed, 1000 * max(gaps), 1000 * float(np.percentile(gaps, 99))
+
+
 def measure(app, m: int, seconds: float, naive: bool) -> dict:
     win = MainWindow(SimParams(m=m, lam=1e-3), speed=None)
     if naive:
@@ -47,31 +73,14 @@ def measure(app, m: int, seconds: float, naive: bool) -> dict:
     start = time.perf_counter()
     while (win.snapshot is None or win.snapshot.state != "running") and time.perf_counter() - start < 60:
         app.processEvents()
-    gaps: list[float] = []
-    last = [time.perf_counter()]
-
-    def tick() -> None:
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    probe = QtCore.QTimer()
-    probe.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
-    probe.timeout.connect(tick)
-    probe.start(2)
     frames0 = win.frames
-    t0 = time.perf_counter()
-    last[0] = t0
-    while time.perf_counter() - t0 < seconds:
-        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
-    elapsed = time.perf_counter() - t0
-    probe.stop()
+    elapsed, stall_ms, p99_ms = run_with_stall_probe(app, seconds)
     snap = win.snapshot
     result = {
         "m": m,
         "fps": (win.frames - frames0) / elapsed,
-        "stall_ms": 1000 * max(gaps) if gaps else float("nan"),
-        "p99_ms": 1000 * float(np.percentile(gaps, 99)) if gaps else float("nan"),
+        "stall_ms": stall_ms,
+        "p99_ms": p99_ms,
         "state": snap.state if snap else "none",
         "nonzero": snap.nonzero if snap else 0,
         "sps": snap.steps_per_second if snap else 0.0,

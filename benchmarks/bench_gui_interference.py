@@ -20,10 +20,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("SPARSITY_GUI_SETTINGS",
                       os.path.join(os.path.dirname(__file__), ".bench_gui.ini"))
 
-import numpy as np  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
 from PySide6 import QtCore, QtWidgets  # noqa: E402
 
+from bench_gui import run_with_stall_probe  # noqa: E402  (benchmarks/ is on sys.path)
 from sparsity_gui.core.blas import limit_blas_threads  # noqa: E402
 from sparsity_gui.core.interference import InterferenceParams, InterferenceRun  # noqa: E402
 from sparsity_gui.ui.interference_window import InterferenceWindow  # noqa: E402
@@ -39,30 +39,11 @@ def in_window(app, params: InterferenceParams, seconds: float, blas_threads: int
     while (win.snapshot is None or win.snapshot.state != "running"
            or win.snapshot.step < 20) and time.perf_counter() - start < 60:
         app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
-    gaps: list[float] = []
-    last = [time.perf_counter()]
-
-    def tick() -> None:
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    probe = QtCore.QTimer()
-    probe.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
-    probe.timeout.connect(tick)
-    probe.start(2)
     frames0, step0 = win.frames, win.worker.run.step
-    t0 = time.perf_counter()
-    last[0] = t0
-    while time.perf_counter() - t0 < seconds:
-        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
-    elapsed = time.perf_counter() - t0
+    elapsed, stall_ms, p99_ms = run_with_stall_probe(app, seconds)
     steps = win.worker.run.step - step0
-    probe.stop()
     result = {"sps": steps / elapsed, "fps": (win.frames - frames0) / elapsed,
-              "stall_ms": 1000 * max(gaps) if gaps else float("nan"),
-              "p99_ms": 1000 * float(np.percentile(gaps, 99)) if gaps else float("nan"),
-              "finished": win.worker.run.finished}
+              "stall_ms": stall_ms, "p99_ms": p99_ms, "finished": win.worker.run.finished}
     win.close()
     win.deleteLater()
     app.processEvents()
