@@ -16,7 +16,7 @@ from .engine import MailboxEngine
 from .errors import InputError
 from .interference import InterferenceParams, InterferenceRun, Measurement
 
-CHUNK_SECONDS = 0.020  # one kernel call at most this long before the mailbox is read
+CHUNK_SECONDS = 0.015  # one kernel call at most this long before the mailbox is read
 RECORD_SECONDS = 0.1  # a history row at least this often while running
 RECORD_ROWS = 500  # and one every steps/RECORD_ROWS steps (each row costs one W W^T)
 # Fields whose change keeps W and continues the run; any other change starts a new run.
