@@ -162,6 +162,26 @@ class InterferenceParams:
         return d
 
 
+# Starting points of the window's Presets menu: (name, what it shows, parameters)
+PRESETS: tuple[tuple[str, str, InterferenceParams], ...] = (
+    ("The paper's setting", "n = 256, m = 1024, AdamW, l1 = lr = 1e-3, 7500 steps: about "
+     "16 polysemantic neurons predicted", InterferenceParams()),
+    ("Quick demo", "n = 64, m = 256, AdamW at lr = 3e-3: settles in a few seconds",
+     InterferenceParams(n=64, m=256, lr=3e-3, steps=4000)),
+    ("The note's flow, with interference", "n = 48, m = 128, GD with the zero rule at "
+     "lam = 0.05 (l1 = 0.2), eta = 0.2 (lr = 0.05): one weight per feature, collisions of "
+     "opposite sign only", InterferenceParams(n=48, m=128, optimizer="gd-zero", l1=0.2, lr=0.05,
+                                              steps=2000)),
+    ("Control: no interference", "the same, every feature alone (the note's model n times "
+     "over): each keeps its initial largest neuron, collisions of both signs",
+     InterferenceParams(n=48, m=128, optimizer="gd-zero", l1=0.2, lr=0.05, steps=2000,
+                        interference=False)),
+    ("Adam at the same size", "n = 48, m = 128, Adam at lr = 3e-3: per-coordinate steps, "
+     "few features end on their initial largest neuron",
+     InterferenceParams(n=48, m=128, optimizer="adam", lr=3e-3, steps=4000)),
+)
+
+
 def check_memory(n: int, m: int) -> None:
     need = n * m * BYTES_PER_WEIGHT + 3 * n * n * 8
     avail = _available_memory()

@@ -20,6 +20,7 @@ from ..core.files import atomic_write_bytes
 from ..core.interference import (
     OPTIMIZER_LABELS,
     OPTIMIZERS,
+    PRESETS,
     InterferenceParams,
     check_memory,
 )
@@ -327,6 +328,14 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         m_run = menu.addMenu("&Training")
         for act in (self.act_play, self.act_step, self.act_restart):
             m_run.addAction(act)
+        m_presets = menu.addMenu("&Presets")
+        m_presets.setObjectName("menu_presets")
+        for name, tip, preset in PRESETS:
+            act = m_presets.addAction(name)
+            act.setToolTip(tip)
+            act.setStatusTip(tip)
+            act.triggered.connect(lambda _c=False, p=preset: self.apply_preset(p))
+        m_presets.setToolTipsVisible(True)
         m_model = menu.addMenu("&Model")
         m_model.setObjectName("menu_model")
         self.act_model_note = m_model.addAction("Single encoding (the note)…")
@@ -360,6 +369,10 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
     def restart(self) -> None:
         self._request(self.params, restart=True)
 
+    def apply_preset(self, params: InterferenceParams) -> None:
+        """Start a new run from a preset (the fields show its values; the seed is kept)."""
+        self._request(params.with_changes(seed=self.params.seed), restart=True)
+
     @QtCore.Slot()
     def new_seed(self) -> None:
         seed = random.SystemRandom().randrange(0, 2**31 - 1)
@@ -375,9 +388,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.params = params
         self.worker.set_params(params, restart=restart)
         if restart:
-            # the worker drops "playing" when it reads a play command while the old run is
-            # failed; repeating it after the new parameters makes the new run follow the button
-            self.worker.play(self.playing)
+            self.worker.play(self.playing)  # the new run follows the Play button
         self.controls.show_params(params)
         self.sweep.set_base(params)
 

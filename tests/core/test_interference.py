@@ -757,3 +757,26 @@ def test_time_follows_a_live_change_of_the_learning_rate():
     assert run.record().t == pytest.approx(4 * 0.05 * 500 + 4 * 0.005 * 500, rel=1e-12)
     t_col = run.history_array()[:, HISTORY_COLUMNS.index("t")]
     assert t_col[-1] == pytest.approx(110.0, rel=1e-12) and np.all(np.diff(t_col) >= 0)
+
+
+def test_the_presets_show_what_their_descriptions_say():
+    """The window's GD presets, trained to the end: with interference, one weight per
+    feature, every weight of size near the fixed point and every collision of opposite
+    sign; the control without interference keeps every feature on its initial largest
+    neuron (the note's rich-get-richer), and its collisions have both signs."""
+    from sparsity_gui.core.interference import PRESETS
+
+    by_name = {name: p for name, _tip, p in PRESETS}
+    assert by_name["The paper's setting"] == InterferenceParams()  # n=256, m=1024, AdamW
+    assert len(by_name) == len(PRESETS) >= 4
+    flow = InterferenceRun(by_name["The note's flow, with interference"])
+    flow.advance(flow.params.steps)
+    meas = flow.measure()
+    assert flow.failure is None
+    assert meas.nonzero == meas.active == flow.params.n  # one active weight per feature
+    assert meas.polysemantic >= 1 and meas.same_pairs == 0
+    control = InterferenceRun(by_name["Control: no interference"])
+    control.advance(control.params.steps)
+    cm = control.measure()
+    assert cm.kept_share == 1.0 and cm.nonzero == control.params.n
+    assert cm.same_pairs > 0 and cm.opposite_pairs > 0

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from PySide6 import QtCore
+from PySide6 import QtCore, QtWidgets
 from PySide6.QtTest import QTest
 
 from sparsity_gui.core.interference import HISTORY_COLUMNS, InterferenceParams
@@ -431,3 +431,21 @@ def test_a_restart_that_cannot_start_is_shown_and_the_old_run_stays(qtbot, make_
                     timeout=TIMEOUT)
     qtbot.waitUntil(lambda: not win.failure_line.isVisibleTo(win.param_dock.widget().widget()),
                     timeout=TIMEOUT)
+
+
+def test_a_preset_starts_a_new_run_with_its_parameters(qtbot, make_iwindow):
+    from sparsity_gui.core.interference import PRESETS
+
+    win = make_iwindow(SMALL)
+    wait_step(qtbot, win)
+    old_id = win.snapshot.run_id
+    menu = win.findChild(QtWidgets.QMenu, "menu_presets")
+    acts = {a.text(): a for a in menu.actions()}
+    assert list(acts) == [name for name, _tip, _p in PRESETS]
+    acts["Control: no interference"].trigger()
+    want = next(p for name, _t, p in PRESETS if name == "Control: no interference")
+    qtbot.waitUntil(lambda: win.snapshot.run_id > old_id, timeout=TIMEOUT)
+    p = win.snapshot.params
+    assert p == want.with_changes(seed=SMALL.seed)
+    assert win.controls.fields["n"].edit.text() == str(want.n)
+    assert not win.controls.interference.isChecked()
