@@ -98,5 +98,18 @@ gui_s=$SECONDS
 check_stderr "$tmp/err4"
 [ -s "$tmp/window.png" ] || { echo "FAIL: the GUI saved no screenshot" >&2; exit 1; }
 
+echo "== smoke test: the interference model, headless (a tiny sweep with its figure)"
+"$EXE" sweep --out "$tmp/sweep" --n 8 --m 8,16 --seeds 2 --steps 200 --jobs 2 2>"$tmp/err5"
+check_stderr "$tmp/err5"
+for f in sweep.csv sweep.json sweep.png sweep.svg; do
+  [ -s "$tmp/sweep/$f" ] || { echo "FAIL: sweep wrote no $f" >&2; exit 1; }
+done
+
+echo "== smoke test: the interference window offscreen for 1.5 s"
+QT_QPA_PLATFORM=offscreen "$EXE" --model interference --n 16 --m 32 --quit-after 1500 \
+  --screenshot "$tmp/interference.png" 2>"$tmp/err6"
+check_stderr "$tmp/err6"
+[ -s "$tmp/interference.png" ] || { echo "FAIL: the interference window saved no screenshot" >&2; exit 1; }
+
 echo "== OK: build ${build_s}s, bundle $size; first run ${first_s}s ($nbi numba index files" \
      "cached), second run ${second_s}s, GUI ${gui_s}s"
