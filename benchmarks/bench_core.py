@@ -42,9 +42,9 @@ _T_IMPORT0 = time.perf_counter()
 import numpy as np  # noqa: E402
 import numba  # noqa: E402
 
-from sparsity_gui.core import kernels as K  # noqa: E402
-from sparsity_gui.core.initial import draw_normal  # noqa: E402
-from sparsity_gui.core.solvers import ExactSolver, GDSolver, InitialState  # noqa: E402
+from sparsity_gui.core.note import kernels as K  # noqa: E402
+from sparsity_gui.core.note.initial import draw_normal  # noqa: E402
+from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState  # noqa: E402
 
 IMPORT_S = time.perf_counter() - _T_IMPORT0
 

@@ -22,8 +22,8 @@ import numpy as np  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
 from PySide6 import QtCore, QtWidgets  # noqa: E402
 
-from sparsity_gui.core.params import SimParams  # noqa: E402
-from sparsity_gui.ui.mainwindow import MainWindow  # noqa: E402
+from sparsity_gui.core.note.params import SimParams  # noqa: E402
+from sparsity_gui.ui.note.window import MainWindow  # noqa: E402
 
 
 def run_with_stall_probe(app, seconds: float) -> tuple[float, float, float]:

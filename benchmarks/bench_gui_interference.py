@@ -25,8 +25,8 @@ from PySide6 import QtCore, QtWidgets  # noqa: E402
 
 from bench_gui import run_with_stall_probe  # noqa: E402  (benchmarks/ is on sys.path)
 from sparsity_gui.core.blas import limit_blas_threads  # noqa: E402
-from sparsity_gui.core.interference import InterferenceParams, InterferenceRun  # noqa: E402
-from sparsity_gui.ui.interference_window import InterferenceWindow  # noqa: E402
+from sparsity_gui.core.interference.kernels import InterferenceParams, InterferenceRun  # noqa: E402
+from sparsity_gui.ui.interference.window import InterferenceWindow  # noqa: E402
 
 GOAL = 100.0
 
@@ -69,7 +69,7 @@ def main() -> int:
     ap.add_argument("--optimizers", default="adamw,gd-zero")
     ap.add_argument("--no-baseline", action="store_true")
     args = ap.parse_args()
-    from sparsity_gui.ui import qtmessages
+    from sparsity_gui.plots import qtmessages
 
     qtmessages.install()  # as the app does: drops the offscreen platform's known chatter
     pg.setConfigOptions(background="w", foreground="k", antialias=False)

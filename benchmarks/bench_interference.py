@@ -44,8 +44,8 @@ if str(ROOT) not in sys.path:
 import numba
 import numpy as np
 
-from sparsity_gui.core import interference as I
-from sparsity_gui.core.interference import (
+from sparsity_gui.core.interference import kernels as I
+from sparsity_gui.core.interference.kernels import (
     OPTIMIZERS,
     InterferenceParams,
     InterferenceRun,
@@ -511,7 +511,7 @@ def print_breakdown(by_threads: dict[str, dict]) -> None:
 def bench_sweep_workers(quick: bool) -> dict[int, float]:
     """Wall time of one small sweep (run_sweep, the CLI's and the GUI's code path) with 1
     worker and with one per core, each worker at one BLAS thread; the rows must agree."""
-    from sparsity_gui.core.sweep import SweepSpec, run_sweep
+    from sparsity_gui.core.interference.sweep import SweepSpec, run_sweep
 
     spec = SweepSpec(InterferenceParams(n=SWEEP_N, steps=300 if quick else 1000),
                      m_values=(64, 128, 256, 512), seeds=2)

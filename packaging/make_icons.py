@@ -3,8 +3,8 @@
     .venv/bin/python packaging/make_icons.py          # write the PNGs and the SVG copy
     .venv/bin/python packaging/make_icons.py --check  # exit 1 if they are out of date
 
-Source: resources/sparsity-gui.svg (top level). Output, committed so the wheel carries it:
-sparsity_gui/resources/icon.svg (a byte copy) and sparsity_gui/resources/icon-<N>.png for
+Source: packaging/sparsity-gui.svg. Output, committed so the wheel carries it:
+sparsity_gui/assets/icon.svg (a byte copy) and sparsity_gui/assets/icon-<N>.png for
 every N in SIZES. Rendered with Qt's own QSvgRenderer on the offscreen platform, so no
 display, Inkscape or cairo is needed. `--check` compares pixels, not bytes, and
 tolerates the small anti-aliasing differences between Qt releases (see _same_picture).
@@ -20,8 +20,8 @@ from pathlib import Path
 SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "resources" / "sparsity-gui.svg"
-OUT = ROOT / "sparsity_gui" / "resources"
+SOURCE = ROOT / "packaging" / "sparsity-gui.svg"
+OUT = ROOT / "sparsity_gui" / "assets"
 
 
 def render(svg: Path, size: int):

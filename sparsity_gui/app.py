@@ -6,8 +6,8 @@ import faulthandler
 import sys
 import traceback
 
-from .cli import fail, gui_params
-from .core.errors import InputError
+from sparsity_gui.cli.common import fail, gui_params
+from sparsity_gui.core.errors import InputError
 
 
 def _excepthook(exc_type, exc, tb) -> None:
@@ -36,28 +36,28 @@ def gui_main(args: argparse.Namespace) -> int:
     from PySide6 import QtCore, QtWidgets
     import pyqtgraph as pg
 
-    from .ui import qtmessages
+    from sparsity_gui.plots import qtmessages
 
     qtmessages.install()
     pg.setConfigOptions(background="w", foreground="k", antialias=False)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     app.setApplicationName("sparsity-gui")
     app.setOrganizationName("sparsity-gui")
-    from . import resources
+    from sparsity_gui import assets
 
-    app.setDesktopFileName(resources.APP_ID)  # matches the .desktop entry (Wayland docks)
+    app.setDesktopFileName(assets.APP_ID)  # matches the .desktop entry (Wayland docks)
     try:
-        app.setWindowIcon(resources.app_icon())
+        app.setWindowIcon(assets.app_icon())
     except OSError:  # the icon is cosmetic; a missing one must not stop the app
         pass
     sys.excepthook = _excepthook
 
     if model == "interference":
-        from .ui.interference_window import InterferenceWindow
+        from sparsity_gui.ui.interference.window import InterferenceWindow
 
         win = InterferenceWindow(params, playing=not args.paused)
     else:
-        from .ui.mainwindow import MainWindow
+        from sparsity_gui.ui.note.window import MainWindow
 
         win = MainWindow(params, w0, playing=not args.paused, speed=args.speed)
     win.show()

@@ -12,8 +12,8 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 import numpy as np
 
-from .errors import InputError
-from .state import COLUMNS
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.metrics import COLUMNS
 
 
 def atomic_write_with(path: str | Path, write: Callable[[BinaryIO], None]) -> None:

@@ -19,11 +19,11 @@ from oracles import (
     logistic_norm2,
     reference_flow,
 )
-from sparsity_gui.core import kernels as K
-from sparsity_gui.core.params import SimParams
-from sparsity_gui.core.simulation import Simulation
-from sparsity_gui.core.solvers import ExactSolver, InitialState
-from sparsity_gui.core.state import COL, COLUMNS, Moments, sparsity_force
+from sparsity_gui.core.note import kernels as K
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.simulation import Simulation
+from sparsity_gui.core.note.solvers import ExactSolver, InitialState
+from sparsity_gui.core.note.metrics import COL, COLUMNS, Moments, sparsity_force
 
 REL = 1e-8  # the bar for ||W||_1 and ||W||^2 against the reference
 

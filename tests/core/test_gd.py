@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from oracles import affine_from_two, gd_reference, last_survivor_limit, reference_flow
-from sparsity_gui.core import kernels as K
-from sparsity_gui.core.params import SimParams
-from sparsity_gui.core.simulation import Simulation
-from sparsity_gui.core.solvers import ExactSolver, GDSolver, InitialState
+from sparsity_gui.core.note import kernels as K
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.simulation import Simulation
+from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState
 
 
 def normal_w0(m: int, seed: int, sigma: float = 0.9) -> np.ndarray:

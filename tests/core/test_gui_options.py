@@ -1,10 +1,10 @@
 """The GUI's options choose a model and its parameters (parsed without Qt)."""
 import pytest
 
-from sparsity_gui.cli import build_gui_parser, gui_params
+from sparsity_gui.cli.common import build_gui_parser, gui_params
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference import InterferenceParams
-from sparsity_gui.core.params import SimParams
+from sparsity_gui.core.interference.kernels import InterferenceParams
+from sparsity_gui.core.note.params import SimParams
 
 
 def parse(*argv):

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from sparsity_gui.core.history import History
-from sparsity_gui.core.params import SimParams
-from sparsity_gui.core.simulation import Simulation
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.simulation import Simulation
 
 N_RECORDS = 10**7  # measured ~4.5 s on the reference machine (a Python loop of appends)
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.initial import draw_normal, initial_weights, load_w0
-from sparsity_gui.core.params import SimParams
+from sparsity_gui.core.note.initial import draw_normal, initial_weights, load_w0
+from sparsity_gui.core.note.params import SimParams
 
 
 @pytest.mark.parametrize("m,sigma,seed", [(1, 0.9, 0), (10, 0.9, 1), (1000, 1.0, 42), (12345, 0.3, 2**40)])

@@ -19,14 +19,14 @@ import pytest
 from oracles import gd_reference
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference import (
+from sparsity_gui.core.interference.kernels import (
     HISTORY_COLUMNS,
     InterferenceParams,
     InterferenceRun,
     interference_push,
     measure,
 )
-from sparsity_gui.core.solvers import ExactSolver, GDSolver, InitialState
+from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState
 
 
 def normal_w(shape, seed: int, sigma: float = 0.9) -> np.ndarray:
@@ -764,7 +764,7 @@ def test_the_presets_show_what_their_descriptions_say():
     feature, every weight of size near the fixed point and every collision of opposite
     sign; the control without interference keeps every feature on its initial largest
     neuron (the note's rich-get-richer), and its collisions have both signs."""
-    from sparsity_gui.core.interference import PRESETS
+    from sparsity_gui.core.interference.kernels import PRESETS
 
     by_name = {name: p for name, _tip, p in PRESETS}
     assert by_name["The paper's setting"] == InterferenceParams()  # n=256, m=1024, AdamW

@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from sparsity_gui.core import params as P
+from sparsity_gui.core.note import params as P
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.params import SimParams, check_memory
+from sparsity_gui.core.note.params import SimParams, check_memory
 
 BAD = [
     ("m", 0), ("m", -5), ("m", 1.5), ("m", 1000.0), ("m", True), ("m", "100"), ("m", None),

@@ -9,15 +9,23 @@ import pytest
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import timeseries_csv
-from sparsity_gui.core.initial import draw_normal
-from sparsity_gui.core.params import SimParams
-from sparsity_gui.core import presets as P
-from sparsity_gui.core.runfiles import replay_script, simulate_samples
-from sparsity_gui.core.initial import load_array, npz_array_names
-from sparsity_gui.core.session import (LIST_WEIGHTS_MAX, W0Source, load_session, load_w0_source,
-                                       parse_session, save_session, session_dict, session_text)
-from sparsity_gui.core.simulation import LiveChange, RunScript, Simulation
-from sparsity_gui.core.state import COLUMNS
+from sparsity_gui.core.note.initial import draw_normal
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note import presets as P
+from sparsity_gui.core.note.sampled import replay_script, simulate_samples
+from sparsity_gui.core.note.initial import load_array, npz_array_names
+from sparsity_gui.core.note.session import (
+    LIST_WEIGHTS_MAX,
+    W0Source,
+    load_session,
+    load_w0_source,
+    parse_session,
+    save_session,
+    session_dict,
+    session_text,
+)
+from sparsity_gui.core.note.simulation import LiveChange, RunScript, Simulation
+from sparsity_gui.core.note.metrics import COLUMNS
 
 
 def live_run(params, schedule, t_end, chunk_work=37):
@@ -250,7 +258,7 @@ def test_w0_from_npz_with_several_arrays_and_a_matrix_row(tmp_path):
 
 def test_sessions_and_presets_need_no_qt():
     code = ("import sys\n"
-            "import sparsity_gui.core.session, sparsity_gui.core.presets, sparsity_gui.core.runfiles\n"
+            "import sparsity_gui.core.note.session, sparsity_gui.core.note.presets, sparsity_gui.core.note.sampled\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph'))\n"
             "assert not bad, bad\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

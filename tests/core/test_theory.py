@@ -12,10 +12,10 @@ from scipy.integrate import quad
 from scipy.stats import norm
 
 from oracles import halfnormal_ideal, relvar, relvar_bounds_direct
-from sparsity_gui.core.params import SimParams
-from sparsity_gui.core.simulation import Simulation, fit_decay_constant
-from sparsity_gui.core.solvers import ExactSolver, InitialState, ideal_abs_weights
-from sparsity_gui.core.state import COL, COLUMNS
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.simulation import Simulation, fit_decay_constant
+from sparsity_gui.core.note.solvers import ExactSolver, InitialState, ideal_abs_weights
+from sparsity_gui.core.note.metrics import COL, COLUMNS
 
 
 def normal_w0(m: int, seed: int, sigma: float = 0.9) -> np.ndarray:

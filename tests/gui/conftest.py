@@ -41,8 +41,8 @@ def _windows(qtbot, build, check_closed):
 @pytest.fixture
 def make_window(qtbot):
     """MainWindows, closed after the test (thread joined, timer stopped)."""
-    from sparsity_gui.core.params import SimParams
-    from sparsity_gui.ui.mainwindow import MainWindow
+    from sparsity_gui.core.note.params import SimParams
+    from sparsity_gui.ui.note.window import MainWindow
 
     def check(win):
         assert not win.thread.is_alive(), "closing the window must join the simulation thread"
@@ -56,7 +56,7 @@ def make_window(qtbot):
 def make_iwindow(qtbot):
     """InterferenceWindows, closed after the test (worker and sweep threads joined, timers
     stopped)."""
-    from sparsity_gui.ui.interference_window import InterferenceWindow
+    from sparsity_gui.ui.interference.window import InterferenceWindow
 
     def check(win):
         assert not win.thread.is_alive(), "closing the window must join the worker thread"

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from PySide6 import QtGui
 
-from sparsity_gui.core.params import SimParams
-from sparsity_gui.core.runfiles import replay_script
-from sparsity_gui.core.session import load_session
-from sparsity_gui.core.state import COL, COLUMNS
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.sampled import replay_script
+from sparsity_gui.core.note.session import load_session
+from sparsity_gui.core.note.metrics import COL, COLUMNS
 
 TIMEOUT = 20_000
 SVG = "{http://www.w3.org/2000/svg}"

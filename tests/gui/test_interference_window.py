@@ -12,8 +12,8 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtTest import QTest
 
-from sparsity_gui.core.interference import HISTORY_COLUMNS, InterferenceParams
-from sparsity_gui.ui.interference_window import InterferenceWindow
+from sparsity_gui.core.interference.kernels import HISTORY_COLUMNS, InterferenceParams
+from sparsity_gui.ui.interference.window import InterferenceWindow
 
 TIMEOUT = 30_000
 H = {c: i for i, c in enumerate(HISTORY_COLUMNS)}
@@ -434,7 +434,7 @@ def test_a_restart_that_cannot_start_is_shown_and_the_old_run_stays(qtbot, make_
 
 
 def test_a_preset_starts_a_new_run_with_its_parameters(qtbot, make_iwindow):
-    from sparsity_gui.core.interference import PRESETS
+    from sparsity_gui.core.interference.kernels import PRESETS
 
     win = make_iwindow(SMALL)
     wait_step(qtbot, win)

@@ -35,9 +35,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.params import SimParams
-from sparsity_gui.core.runner import Runner
-from sparsity_gui.core.simulation import Simulation
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.runner import Runner
+from sparsity_gui.core.note.simulation import Simulation
 
 TIMEOUT = 20_000
 SEED = 1234

@@ -6,10 +6,10 @@ import time
 import numpy as np
 import pytest
 
-from sparsity_gui.core.interference import InterferenceParams
-from sparsity_gui.core.sweep import ROW_COLUMNS, SweepSpec, default_workers, run_sweep
-from sparsity_gui.cli import format_duration
-from sparsity_gui.ui.sweep_dock import SweepWidget
+from sparsity_gui.core.interference.kernels import InterferenceParams
+from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepSpec, default_workers, run_sweep
+from sparsity_gui.cli.common import format_duration
+from sparsity_gui.ui.interference.sweep_tab import SweepWidget
 
 TIMEOUT = 60_000
 BASE = InterferenceParams(n=8, m=8, optimizer="gd-zero", l1=0.04, lr=0.05, steps=200, seed=3)

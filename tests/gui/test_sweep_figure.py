@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PySide6 import QtGui, QtWidgets
 
-from sparsity_gui.core.interference import InterferenceParams
-from sparsity_gui.core.sweep import ROW_COLUMNS, SweepRow, SweepSpec
-from sparsity_gui.figures import render_panel
+from sparsity_gui.core.interference.kernels import InterferenceParams
+from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepRow, SweepSpec
+from sparsity_gui.plots.render import render_panel
 
 N = 16
 # (m, seed, polysemantic, opposite pairs, same pairs): zeros at m = 64, a lone run at m = 128
@@ -36,7 +36,7 @@ ROWS = [row(*t) for t in TABLE]
 def panel(qtbot):
     import pyqtgraph as pg
 
-    from sparsity_gui.ui.sweep_panel import SweepPanel
+    from sparsity_gui.plots.sweep import SweepPanel
 
     pg.setConfigOptions(background="w", foreground="k", antialias=False)
     p = SweepPanel()
@@ -199,14 +199,14 @@ def test_write_sweep_into_a_folder(qapp, tmp_path):
     """The GUI's "save sweep": sweep.csv, sweep.json, sweep.png and sweep.svg into a folder
     (a partial sweep is marked incomplete); the CSV reads back as the same rows; no widget
     is left alive."""
-    from sparsity_gui.sweepfiles import rows_from_csv, write_sweep
+    from sparsity_gui.core.interference.files import rows_from_csv, write_sweep
 
     spec = SweepSpec(InterferenceParams(n=N, m=8, steps=100), m_values=(8, 16, 32, 64, 128), seeds=3)
     before = len(QtWidgets.QApplication.topLevelWidgets())
     written = write_sweep(tmp_path / "saved", spec, ROWS, command_line=None)
     assert sorted(p.name for p in written) == ["sweep.csv", "sweep.json", "sweep.png", "sweep.svg"]
     assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == sorted(p.name for p in written)
-    from sparsity_gui.ui.sweep_panel import SweepPanel
+    from sparsity_gui.plots.sweep import SweepPanel
 
     after = QtWidgets.QApplication.topLevelWidgets()
     assert len(after) <= before and not any(isinstance(w, SweepPanel) for w in after)

@@ -5,10 +5,10 @@ import pytest
 from PySide6 import QtCore
 from PySide6.QtTest import QTest
 
-from sparsity_gui.core.params import SimParams
-from sparsity_gui.core.solvers import ExactSolver, InitialState
-from sparsity_gui.core.initial import draw_normal
-from sparsity_gui.core.state import COL
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.solvers import ExactSolver, InitialState
+from sparsity_gui.core.note.initial import draw_normal
+from sparsity_gui.core.note.metrics import COL
 
 TIMEOUT = 20_000
 

@@ -1,4 +1,4 @@
-"""The icon, the resources API and the desktop integration files (fast; no build)."""
+"""The icon, the assets API and the desktop integration files (fast; no build)."""
 from __future__ import annotations
 
 import configparser
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from sparsity_gui import resources
+from sparsity_gui import assets
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGING = ROOT / "packaging"
-RES = ROOT / "sparsity_gui" / "resources"
-APP_ID = resources.APP_ID
+ASSETS = ROOT / "sparsity_gui" / "assets"
+APP_ID = assets.APP_ID
 DESKTOP = PACKAGING / f"{APP_ID}.desktop"
 METAINFO = PACKAGING / f"{APP_ID}.metainfo.xml"
 
@@ -26,17 +26,17 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
-@pytest.mark.parametrize("size", resources.ICON_SIZES)
+@pytest.mark.parametrize("size", assets.ICON_SIZES)
 def test_each_png_icon_has_its_size(size):
-    path = resources.icon_path(size)
-    assert path == RES / f"icon-{size}.png"
+    path = assets.icon_path(size)
+    assert path == ASSETS / f"icon-{size}.png"
     assert _png_size(path.read_bytes()) == (size, size)
-    assert resources.read_resource(f"icon-{size}.png") == path.read_bytes()
+    assert assets.read_asset(f"icon-{size}.png") == path.read_bytes()
 
 
-def test_svg_icon_is_the_top_level_source():
-    assert resources.icon_path() == RES / "icon.svg"
-    assert resources.read_resource("icon.svg") == (ROOT / "resources" / "sparsity-gui.svg").read_bytes()
+def test_svg_icon_is_a_copy_of_the_source():
+    assert assets.icon_path() == ASSETS / "icon.svg"
+    assert assets.read_asset("icon.svg") == (PACKAGING / "sparsity-gui.svg").read_bytes()
 
 
 def test_pngs_are_rendered_from_the_current_svg():
@@ -46,41 +46,36 @@ def test_pngs_are_rendered_from_the_current_svg():
 
 
 def test_icon_size_picks_the_nearest_larger_png():
-    assert resources.icon_name(1) == "icon-16.png"
-    assert resources.icon_name(20) == "icon-24.png"
-    assert resources.icon_name(512) == "icon-512.png"
-    assert resources.icon_name(4096) == "icon-512.png"
+    assert assets.icon_name(1) == "icon-16.png"
+    assert assets.icon_name(20) == "icon-24.png"
+    assert assets.icon_name(512) == "icon-512.png"
+    assert assets.icon_name(4096) == "icon-512.png"
     for bad in (0, -3, 2.5, True, "64"):
         with pytest.raises(ValueError):
-            resources.icon_name(bad)
+            assets.icon_name(bad)
 
 
-def test_read_resource_rejects_missing_and_escaping_names():
+def test_read_asset_rejects_missing_and_escaping_names():
     with pytest.raises(FileNotFoundError):
-        resources.read_resource("no-such-file.qss")
+        assets.read_asset("no-such-file.qss")
     for bad in ("", "../cli.py", "/etc/passwd"):
         with pytest.raises(ValueError):
-            resources.read_resource(bad)
-    assert resources.read_text("icon.svg").startswith("<?xml")
+            assets.read_asset(bad)
+    assert assets.read_asset("icon.svg").startswith(b"<?xml")
 
 
-def test_resources_module_does_not_import_qt():
-    code = ("import sys, sparsity_gui.resources as r\n"
-            "r.icon_path(); r.icon_paths(); r.read_resource('icon.svg')\n"
+def test_assets_module_does_not_import_qt():
+    code = ("import sys, sparsity_gui.assets as r\n"
+            "r.icon_path(); r.icon_paths(); r.read_asset('icon.svg')\n"
             "assert not [m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))]\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
 
 
-def test_resources_folder_is_not_a_regular_package():
-    # An __init__.py there would make `sparsity_gui.resources` that folder, hiding resources.py.
-    assert not (RES / "__init__.py").exists()
-
-
 def test_app_icon_has_every_size(qapp):
-    icon = resources.app_icon()
+    icon = assets.app_icon()
     assert not icon.isNull()
-    assert sorted(s.width() for s in icon.availableSizes()) == list(resources.ICON_SIZES)
+    assert sorted(s.width() for s in icon.availableSizes()) == list(assets.ICON_SIZES)
 
 
 def test_desktop_entry_matches_the_app():

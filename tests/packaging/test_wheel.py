@@ -105,9 +105,8 @@ def test_wheel_carries_the_runtime_assets(built):
     wheel, _ = built
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in ICON_FILES:
-        assert f"sparsity_gui/resources/{name}" in names
-    assert "sparsity_gui/resources.py" in names
-    assert "sparsity_gui/resources/__init__.py" not in names  # would shadow resources.py
+        assert f"sparsity_gui/assets/{name}" in names
+    assert "sparsity_gui/assets/__init__.py" in names
     stray = [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".nbi", ".nbc"))]
     assert not stray, stray
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -116,11 +115,11 @@ def test_wheel_carries_the_runtime_assets(built):
 
 
 def test_installed_package_is_the_wheel_and_finds_its_icon(venv, tmp_path):
-    code = ("import sparsity_gui, sparsity_gui.resources as r\n"
+    code = ("import sparsity_gui, sparsity_gui.assets as r\n"
             "print(sparsity_gui.__file__)\n"
             "print(r.icon_path())\n"
             "print(r.icon_path(64))\n"
-            "print(len(r.read_resource('icon-512.png')))\n")
+            "print(len(r.read_asset('icon-512.png')))\n")
     out = _run([venv / "bin" / "python", "-c", code], cwd=tmp_path).stdout.split()
     assert Path(out[0]).is_relative_to(venv), out[0]  # not this checkout
     assert Path(out[1]).name == "icon.svg" and Path(out[1]).is_file()
@@ -156,9 +155,6 @@ def test_installed_headless_run(venv, tmp_path):
 
 
 def test_installed_gui_offscreen(venv, tmp_path):
-    if not (ROOT / "sparsity_gui" / "app.py").is_file():
-        pytest.skip("sparsity_gui/app.py (the desktop GUI, gui_main) is not written yet; "
-                    "this test runs the installed GUI once it exists")
     shot = tmp_path / "window.png"
     _run([venv / "bin" / "sparsity-gui", "--m", "500", "--quit-after", "1500",
           "--screenshot", shot], cwd=tmp_path, timeout=300, QT_QPA_PLATFORM="offscreen")

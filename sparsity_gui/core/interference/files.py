@@ -1,0 +1,269 @@
+"""Result files of the interference model: a sweep (sweep.csv, sweep.json, sweep.png,
+sweep.svg) and a single training run (history.csv, w0.npy, w_final.npy,
+neuron_counts.csv, run.json).
+
+Used by `sparsity-gui sweep` / `sparsity-gui interference` (into a ResultDir, committed
+atomically by the caller) and by the GUI's "save" actions (into a plain folder: each file
+is written atomically). Qt is imported only to draw the figure, and only then.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import platform
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from sparsity_gui import __version__
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.files import ResultDir, atomic_write_bytes, csv_text, json_text
+from sparsity_gui.core.interference.kernels import HISTORY_COLUMNS, InterferenceParams, InterferenceRun
+from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepRow, SweepSpec, rows_csv, summarize
+
+SWEEP_CSV = "sweep.csv"
+SWEEP_JSON = "sweep.json"
+SWEEP_FIGURES = ("sweep.png", "sweep.svg")
+RUN_FILES = ("history.csv", "w0.npy", "w_final.npy", "neuron_counts.csv", "run.json")
+HISTORY_INT_COLUMNS = ("step", "polysemantic", "active", "opposite_pairs", "same_pairs", "nonzero")
+
+
+def _platform() -> dict:
+    import numba
+
+    return {"python": sys.version.split()[0], "numpy": np.__version__,
+            "numba": numba.__version__, "machine": platform.machine()}
+
+
+def note_units(p: InterferenceParams, steps: int) -> dict:
+    """The research note's units for these network units (exact for plain GD)."""
+    return {"lam": p.lam, "eta": p.eta, "t_end": float(p.time_of(steps)),
+            "relation": "lam = l1/4, eta = 4 lr, t = 4 lr steps (plain gradient descent)"}
+
+
+# --- a sweep -------------------------------------------------------------------------------
+def sweep_metadata(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str | None = None) -> dict:
+    s = summarize(rows) if rows else None
+    per_m = []
+    if s is not None:
+        for i, m in enumerate(s.m):
+            per_m.append({"m": int(m), "runs": int(s.runs[i]), "mean": float(s.mean[i]),
+                          "std": float(s.std[i]), "predicted": float(s.predicted[i])})
+    total_runs = len(spec.runs())
+    return {
+        "program": "sparsity-gui",
+        "version": __version__,
+        "model": "interference",
+        "command_line": command_line,
+        "spec": spec.as_dict(),
+        "note_units": note_units(spec.base, spec.base.steps),
+        "runs_done": len(rows),
+        "runs_planned": total_runs,
+        "complete": len(rows) == total_runs,
+        "prediction": "n^2 / (4 m) polysemantic neurons (Lecomte et al. 2023)",
+        "summary": per_m,
+        "opposite_pairs": int(s.opposite_pairs) if s is not None else 0,
+        "same_pairs": int(s.same_pairs) if s is not None else 0,
+        "run_seconds": float(sum(r.seconds for r in rows)),
+        "platform": _platform(),
+    }
+
+
+def sweep_texts(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str | None = None) -> dict[str, str]:
+    """sweep.csv (a row per run) and sweep.json (the spec, the summary per m, the version)."""
+    return {SWEEP_CSV: rows_csv(rows),
+            SWEEP_JSON: json_text(sweep_metadata(spec, rows, command_line))}
+
+
+def sweep_figure_files(spec: SweepSpec | None, rows: Sequence[SweepRow], size: tuple[int, int] | None = None,
+                       scale: float | None = None) -> dict[str, bytes]:
+    """{sweep.png, sweep.svg: bytes}: the SweepPanel drawn offscreen (creates a QApplication
+    on the offscreen platform if there is none; leaves no widget alive)."""
+    try:
+        import pyqtgraph as pg
+        from PySide6 import QtCore
+
+        from sparsity_gui.plots.render import (
+            DEFAULT_SCALE,
+            EXPORT_WIDTH,
+            PANEL_SIZE,
+            ensure_app,
+            render_panel,
+        )
+        from sparsity_gui.plots.sweep import SweepPanel
+    except ImportError as exc:
+        raise InputError("figures", f"drawing the figure needs PySide6 and pyqtgraph ({exc})") from None
+    size = size or PANEL_SIZE
+    scale = DEFAULT_SCALE if scale is None else scale
+    app, _created = ensure_app()
+    old_aa = pg.getConfigOption("antialias")
+    pg.setConfigOptions(antialias=True)
+    try:
+        panel = SweepPanel()
+    finally:
+        pg.setConfigOptions(antialias=old_aa)
+    try:
+        panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        panel.resize(*size)
+        panel.show()
+        app.processEvents()
+        if spec is not None:
+            panel.show_rows(rows, n=spec.base.n, m_values=spec.m_values)
+        else:
+            panel.show_rows(rows)
+        app.processEvents()
+        out = {}
+        for fmt, s in (("png", scale), ("svg", 1.0)):
+            panel.set_bar_width(EXPORT_WIDTH * s)  # as print_style widens the curves
+            try:
+                out[f"sweep.{fmt}"] = render_panel(panel, fmt, scale)
+            finally:
+                panel.set_bar_width(None)
+        return out
+    except RuntimeError as exc:
+        raise InputError("figures", str(exc)) from None
+    finally:
+        panel.close()
+        panel.deleteLater()
+        app.processEvents()
+        app.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete.value)
+        app.processEvents()
+
+
+def _write_all(target: ResultDir | str | Path, files: dict[str, bytes]) -> list[Path]:
+    """Into a ResultDir (its temporary folder: the caller commits) or a folder (created
+    if need be; each file replaced atomically)."""
+    written = []
+    if isinstance(target, ResultDir):
+        for name, data in files.items():
+            path = target.path(name)
+            path.write_bytes(data)
+            written.append(target.out / name)
+        return written
+    folder = Path(target)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        atomic_write_bytes(folder / name, data)
+        written.append(folder / name)
+    return written
+
+
+def write_sweep(target: ResultDir | str | Path, spec: SweepSpec, rows: Sequence[SweepRow],
+                command_line: str | None = None, figures: bool = True) -> list[Path]:
+    """Write sweep.csv, sweep.json and (figures=True, needs Qt) sweep.png and sweep.svg.
+    ``rows`` may be fewer than the spec's runs (a cancelled sweep: sweep.json says so).
+    Returns the paths written (for a ResultDir: where they will be after commit)."""
+    files = {name: text.encode("utf-8") for name, text in sweep_texts(spec, rows, command_line).items()}
+    if figures:
+        files.update(sweep_figure_files(spec, rows))
+    return _write_all(target, files)
+
+
+def rows_from_csv(text: str) -> list[SweepRow]:
+    """The rows of a sweep.csv (rows_csv's format) back as SweepRows."""
+    reader = csv.DictReader(io.StringIO(text))
+    if tuple(reader.fieldnames or ()) != ROW_COLUMNS:
+        raise InputError("sweep", f"not a sweep.csv: expected the columns {','.join(ROW_COLUMNS)}")
+    types = {f.name: f.type for f in dataclasses.fields(SweepRow)}
+    rows = []
+    try:
+        for rec in reader:
+            vals = {}
+            for name, value in rec.items():
+                t = types[name]
+                vals[name] = int(value) if t in (int, "int") else float(value) if t in (float, "float") else value
+            rows.append(SweepRow(**vals))
+    except (TypeError, ValueError) as exc:
+        raise InputError("sweep", f"line {reader.line_num} of sweep.csv: {exc}") from None
+    return rows
+
+
+# --- a single run -------------------------------------------------------------------------
+def history_csv(history: np.ndarray) -> str:
+    ints = [HISTORY_COLUMNS.index(c) for c in HISTORY_INT_COLUMNS]
+    return csv_text(HISTORY_COLUMNS, np.asarray(history, dtype=float), int_cols=ints)
+
+
+def neuron_counts_csv(counts: np.ndarray) -> str:
+    """neuron,active_features,polysemantic (1 when more than one feature is active on it)."""
+    counts = np.asarray(counts)
+    table = np.column_stack([np.arange(counts.size), counts, counts > 1]).astype(float)
+    return csv_text(("neuron", "active_features", "polysemantic"), table, int_cols=[0, 1, 2])
+
+
+def _npy_bytes(a: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(a), allow_pickle=False)
+    return buf.getvalue()
+
+
+def run_metadata(run: InterferenceRun, command_line: str | None = None,
+                 wall_seconds: float | None = None) -> dict:
+    p = run.params
+    meas = run.measure()
+    return {
+        "program": "sparsity-gui",
+        "version": __version__,
+        "model": "interference",
+        "command_line": command_line,
+        "parameters": p.as_dict(),
+        "note_units": note_units(p, run.step),
+        "steps_done": int(run.step),
+        "failure": run.failure,
+        "samples": len(run.history),
+        "final": dataclasses.asdict(meas),
+        "polysemantic": int(meas.polysemantic),
+        "prediction": p.prediction,
+        "prediction_formula": "n^2 / (4 m)",
+        "active_definition": "0.8 <= |W[i, k]| <= 1.2; a neuron is polysemantic with more than "
+                             "one active feature",
+        "wall_seconds": wall_seconds,
+        "platform": _platform(),
+    }
+
+
+def run_files(run: InterferenceRun, command_line: str | None = None,
+              wall_seconds: float | None = None) -> dict[str, bytes]:
+    """The files of one run as {name: bytes}; the history is what the run recorded."""
+    meta = run_metadata(run, command_line, wall_seconds)  # measure() also refreshes run.counts
+    return {
+        "history.csv": history_csv(run.history_array()).encode("utf-8"),
+        "w0.npy": _npy_bytes(run.w0),
+        "w_final.npy": _npy_bytes(run.W),
+        "neuron_counts.csv": neuron_counts_csv(run.counts).encode("utf-8"),
+        "run.json": json_text(meta).encode("utf-8"),
+    }
+
+
+def write_interference_run(target: ResultDir | str | Path, run: InterferenceRun,
+                           command_line: str | None = None, wall_seconds: float | None = None
+                           ) -> list[Path]:
+    """history.csv, w0.npy, w_final.npy (n x m), neuron_counts.csv and run.json."""
+    return _write_all(target, run_files(run, command_line, wall_seconds))
+
+
+def sample_steps(steps: int, samples: int) -> np.ndarray:
+    """The steps a history of ``samples`` rows is recorded at: round(i * steps / (K - 1)),
+    i = 0 .. K-1, without repeats (fewer rows when steps < K - 1)."""
+    return np.unique(np.round(np.linspace(0, steps, samples)).astype(np.int64))
+
+
+def train_sampled(params: InterferenceParams, samples: int,
+                  on_step: Callable[[int], None] | None = None, chunk: int = 250) -> InterferenceRun:
+    """One run, recorded at sample_steps(params.steps, samples). ``on_step(step)`` is called
+    every ``chunk`` steps or fewer. Raises InputError when the run diverges."""
+    targets = sample_steps(params.steps, samples)
+    run = InterferenceRun(params, history_capacity=max(16, len(targets) + 1))
+    for target in targets[1:]:
+        while run.step < target and run.failure is None:
+            run.advance(min(chunk, int(target) - run.step))
+            if on_step is not None:
+                on_step(run.step)
+        if run.failure is not None:
+            raise InputError("lr", run.failure)
+        run.record()
+    return run
+

@@ -1,0 +1,298 @@
+"""A sweep over m for fixed n: several seeds per m, each trained to the end, counting
+polysemantic neurons against the paper's n^2/(4m) (its count-against-m figure).
+
+Qt-free. `run_sweep` reports progress through a callback and stops between chunks when
+asked, so both the CLI's progress bar and the GUI's cancel button use it.
+"""
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from sparsity_gui.core.blas import limit_blas_threads
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.kernels import InterferenceParams, InterferenceRun, check_memory
+
+CHUNK_FLOPS = 4e8  # work between progress reports and cancel checks (~10-20 ms)
+
+
+def chunk_steps(p: InterferenceParams) -> int:
+    """Steps per chunk: about CHUNK_FLOPS of matrix products, so that cancel answers
+    quickly at any size (one step per chunk at n = 256, m = 4096)."""
+    return int(min(max(1, CHUNK_FLOPS / (4.0 * p.n * p.n * p.m + 20.0 * p.n * p.m)), 1000))
+MAX_RUNS = 10_000
+MAX_M_VALUES = 1000
+
+ROW_COLUMNS = ("m", "seed", "n", "polysemantic", "predicted", "active", "opposite_pairs",
+               "same_pairs", "kept_share", "nonzero", "steps", "optimizer", "seconds")
+
+
+def parse_m_values(text: str) -> tuple[int, ...]:
+    """'64,128,256' or a range 'start:stop:step' (stop included), e.g. '256:4096:256'."""
+    text = text.strip()
+    def whole(x: str) -> int:
+        f = float(x)
+        if not f.is_integer():
+            raise ValueError
+        return int(f)
+
+    try:
+        if ":" in text:
+            parts = [whole(x) for x in text.split(":")]
+            if len(parts) != 3 or parts[2] <= 0:
+                raise ValueError
+            start, stop, step = parts
+            span = range(start, stop + 1, step)
+            if len(span) > MAX_M_VALUES:  # before building it: 1:1e12:1 is a typo, not a list
+                raise InputError("m", f"{text!r} gives {len(span)} values of m; at most "
+                                 f"{MAX_M_VALUES} are allowed")
+            values = list(span)
+        else:
+            values = [whole(x) for x in text.replace(" ", "").split(",") if x]
+    except InputError:
+        raise
+    except (ValueError, OverflowError):
+        raise InputError("m", f"expected a list like 64,128,256 or a range start:stop:step, "
+                         f"got {text!r}") from None
+    if not values:
+        raise InputError("m", f"no values of m in {text!r}")
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """The runs of a sweep: every m in ``m_values`` times seeds seed0 .. seed0+seeds-1,
+    each with ``base``'s other parameters."""
+
+    base: InterferenceParams
+    m_values: tuple[int, ...] = (64, 128, 256, 512, 1024)
+    seeds: int = 4
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.seeds, int) or isinstance(self.seeds, bool) or self.seeds < 1:
+            raise InputError("seeds", f"must be a whole number of at least 1, got {self.seeds!r}")
+        if not self.m_values:
+            raise InputError("m", "needs at least one value of m")
+        ms = tuple(sorted(set(int(m) for m in self.m_values)))
+        if len(ms) * self.seeds > MAX_RUNS:
+            raise InputError("seeds", f"{len(ms)} values of m x {self.seeds} seeds is more "
+                             f"than {MAX_RUNS} runs")
+        for m in ms:
+            self.base.with_changes(m=m)  # validates m
+        object.__setattr__(self, "m_values", ms)
+
+    def runs(self) -> list[InterferenceParams]:
+        return [self.base.with_changes(m=m, seed=self.base.seed + s)
+                for m in self.m_values for s in range(self.seeds)]
+
+    def check_memory(self, workers: int = 1) -> None:
+        """Refuse a sweep whose ``workers`` largest runs side by side cannot fit."""
+        m = max(self.m_values)
+        try:
+            check_memory(self.base.n * workers, m)  # each job holds its own n x m and n x n arrays
+        except InputError:
+            if workers == 1:
+                check_memory(self.base.n, m)  # its own message: this one run is too big
+            raise InputError("jobs", f"{workers} runs of n = {self.base.n}, m = {m} side by side "
+                             f"do not fit in the memory available; use fewer jobs") from None
+
+    def cost(self, p: InterferenceParams) -> float:
+        """Relative cost of one run: the two matrix products per step, n^2 m each."""
+        return float(p.n) * p.n * p.m * p.steps + float(p.n) * p.m * p.steps
+
+    def total_cost(self) -> float:
+        return sum(self.cost(p) for p in self.runs())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"m_values": list(self.m_values), "seeds": self.seeds,
+                "base": self.base.as_dict()}
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    m: int
+    seed: int
+    n: int
+    polysemantic: int
+    predicted: float
+    active: int
+    opposite_pairs: int
+    same_pairs: int
+    kept_share: float
+    nonzero: int
+    steps: int
+    optimizer: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    done_runs: int
+    total_runs: int
+    fraction: float  # of the total cost
+    elapsed: float
+    eta_seconds: float  # estimated time left (NaN until there is a rate)
+    current: InterferenceParams | None
+    row: SweepRow | None = None  # set when a run has just finished
+
+
+class SweepCancelled(Exception):
+    """Raised by run_sweep when asked to stop; ``rows`` holds the runs that finished."""
+
+    def __init__(self, rows: list[SweepRow]):
+        super().__init__(rows)
+        self.rows = rows
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def run_sweep(spec: SweepSpec,
+              on_progress: Callable[[SweepProgress], None] | None = None,
+              should_stop: Callable[[], bool] | None = None,
+              done_rows: Sequence[SweepRow] = (),
+              workers: int = 1) -> list[SweepRow]:
+    """Train every run of ``spec`` and return a row per run, in spec order (m, then seed).
+
+    ``workers`` runs train side by side in threads (the products and kernels release the
+    GIL), each with one BLAS thread: on a 2-core machine two workers are about twice as
+    fast as one, and do not collapse when something else loads the machine, as OpenBLAS's
+    own threads do (core/blas.py). Runs already in ``done_rows`` (same m and seed) are
+    skipped, so a cancelled sweep can be resumed. ``on_progress`` is called under a lock,
+    from worker threads. Raises SweepCancelled (with the finished rows) when should_stop()
+    says so, and InputError when a run diverges (naming the run)."""
+    if not isinstance(workers, int) or workers < 1:
+        raise InputError("jobs", f"must be a whole number of at least 1, got {workers!r}")
+    spec.check_memory(workers)
+    limit_blas_threads(1)
+    runs = spec.runs()
+    done = {(r.m, r.seed): r for r in done_rows}
+    todo = [p for p in runs if (p.m, p.seed) not in done]
+    total = spec.total_cost()
+    lock = threading.Lock()
+    stop = threading.Event()
+    failures: list[BaseException] = []
+    state = {"done_cost": sum(spec.cost(p) for p in runs if (p.m, p.seed) in done), "next": 0}
+    cost_at_start = state["done_cost"]
+    started = time.perf_counter()
+
+    def report(current, row=None):  # with the lock held
+        if on_progress is None:
+            return
+        elapsed = time.perf_counter() - started
+        worked = state["done_cost"] - cost_at_start
+        eta = (total - state["done_cost"]) * elapsed / worked if worked > 0 and elapsed > 0 else math.nan
+        on_progress(SweepProgress(len(done), len(runs), state["done_cost"] / total if total else 1.0,
+                                  elapsed, eta, current, row))
+
+    def stopping() -> bool:
+        if not stop.is_set() and should_stop is not None and should_stop():
+            stop.set()
+        return stop.is_set()
+
+    def train(p: InterferenceParams) -> None:
+        run = InterferenceRun(p)
+        t0 = time.perf_counter()
+        per_step = spec.cost(p) / p.steps
+        chunk = chunk_steps(p)
+        while not run.finished:
+            if stopping():
+                return
+            taken = run.advance(chunk)
+            with lock:
+                state["done_cost"] += taken * per_step
+                report(p)
+        if run.failure is not None:
+            raise InputError("lr", f"run m={p.m} seed={p.seed}: {run.failure}")
+        meas = run.measure(with_loss=False)
+        row = SweepRow(m=p.m, seed=p.seed, n=p.n, polysemantic=meas.polysemantic,
+                       predicted=meas.predicted, active=meas.active,
+                       opposite_pairs=meas.opposite_pairs, same_pairs=meas.same_pairs,
+                       kept_share=meas.kept_share, nonzero=meas.nonzero, steps=run.step,
+                       optimizer=p.optimizer, seconds=time.perf_counter() - t0)
+        with lock:
+            done[(p.m, p.seed)] = row
+            report(None, row)
+
+    def worker() -> None:
+        while not stopping():
+            with lock:
+                if state["next"] >= len(todo):
+                    return
+                p = todo[state["next"]]
+                state["next"] += 1
+                report(p)
+            try:
+                train(p)
+            except BaseException as exc:  # re-raised in the calling thread
+                with lock:
+                    failures.append(exc)
+                stop.set()
+                return
+
+    threads = [threading.Thread(target=worker, name=f"sweep-{k}", daemon=True)
+               for k in range(min(workers, len(todo)))]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(0.1)  # short waits keep Ctrl+C responsive
+    except BaseException:
+        stop.set()
+        for t in threads:
+            t.join()
+        raise
+    finished = [done[(p.m, p.seed)] for p in runs if (p.m, p.seed) in done]
+    if failures:
+        raise failures[0]
+    if len(finished) < len(runs):
+        raise SweepCancelled(finished)
+    return finished
+
+
+def rows_csv(rows: Sequence[SweepRow]) -> str:
+    """A row per run, in ROW_COLUMNS order."""
+    lines = [",".join(ROW_COLUMNS)]
+    for r in rows:
+        vals = []
+        for f in ROW_COLUMNS:
+            v = getattr(r, f)
+            vals.append(repr(float(v)) if isinstance(v, float) else str(v))
+        lines.append(",".join(vals))
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """Per m: mean and standard deviation of the polysemantic count over seeds."""
+
+    m: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray
+    runs: np.ndarray
+    predicted: np.ndarray
+    opposite_pairs: int
+    same_pairs: int
+
+
+def summarize(rows: Sequence[SweepRow]) -> SweepSummary:
+    ms = np.array(sorted({r.m for r in rows}), dtype=float)
+    mean, std, count, pred = [], [], [], []
+    for m in ms:
+        vals = np.array([r.polysemantic for r in rows if r.m == m], dtype=float)
+        n = next(r.n for r in rows if r.m == m)
+        mean.append(vals.mean())
+        std.append(vals.std(ddof=1) if vals.size > 1 else 0.0)  # the sample std over seeds
+        count.append(vals.size)
+        pred.append(n * n / (4.0 * m))
+    return SweepSummary(ms, np.array(mean), np.array(std), np.array(count), np.array(pred),
+                        sum(r.opposite_pairs for r in rows), sum(r.same_pairs for r in rows))
+

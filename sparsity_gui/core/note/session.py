@@ -1,0 +1,358 @@
+"""Sessions: a run saved as JSON so that opening it reproduces the run exactly.
+
+A session holds the parameters at t = 0, where W(0) came from (a normal draw, rebuilt from
+the seed; or a file, whose weights are embedded), the schedule of live changes of lam, eta
+and method, and the current time. The time series is re-simulated from t = 0 stopping
+exactly at each change and at each sample time (runfiles.replay_script), so the same
+session always gives the same time series to the last digit.
+
+Also here: reading W(0) from a file with a choice of array (.npz) and row (2-D data).
+Qt-free, like all of core/.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sparsity_gui import __version__
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.files import atomic_write_text, json_text
+from sparsity_gui.core.note.initial import draw_normal, load_w0
+from sparsity_gui.core.note.params import M_MAX, METHODS, SimParams
+from sparsity_gui.core.note.simulation import LIVE_FIELDS, LiveChange, RunScript
+
+FORMAT = "sparsity-gui session"
+VERSION = 1
+DEFAULT_SAMPLES = 501
+MAX_SAMPLES = 10**6
+# weights are written as a JSON list (readable) up to this many, as base64 above it
+LIST_WEIGHTS_MAX = 100_000
+# refuse schedules whose gradient descent would take longer than anyone would wait
+MAX_GD_STEPS = 10**9
+PARAM_FIELDS = ("m", "lam", "sigma", "seed", "method", "eta", "t_end")
+
+
+@dataclass(frozen=True)
+class W0Source:
+    """Where W(0) came from: "normal" (drawn from m, sigma, seed) or "file"."""
+
+    kind: str = "normal"
+    path: str | None = None
+    array: str | None = None  # the array's name in a .npz
+    row: int | None = None  # the row of 2-D data
+
+    def describe(self) -> str:
+        if self.kind == "normal":
+            return "normal draw"
+        extra = []
+        if self.array is not None:
+            extra.append(f"array {self.array!r}")
+        if self.row is not None:
+            extra.append(f"row {self.row}")
+        return f"{self.path}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+@dataclass(frozen=True)
+class Session:
+    script: RunScript
+    source: W0Source
+
+    @property
+    def params(self) -> SimParams:
+        """The parameters now (after every live change)."""
+        return self.script.final_params()
+
+
+# --- W(0) from files -------------------------------------------------------------------
+def load_w0_source(source: W0Source) -> np.ndarray:
+    """The weights of a file source (with its array and row)."""
+    if source.kind != "file" or not source.path:
+        raise InputError("w0", "not a file source")
+    return load_w0(source.path, source.row, source.array)
+
+
+# --- writing ---------------------------------------------------------------------------
+def weights_sha256(w0: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(w0, dtype="<f8").tobytes()).hexdigest()
+
+
+def _encode_weights(w0: np.ndarray) -> dict[str, Any]:
+    w0 = np.ascontiguousarray(w0, dtype="<f8")
+    if w0.size <= LIST_WEIGHTS_MAX:
+        return {"encoding": "list", "weights": [float(x) for x in w0]}
+    return {"encoding": "base64-float64-le", "weights": base64.b64encode(w0.tobytes()).decode("ascii")}
+
+
+def session_dict(script: RunScript, source: W0Source) -> dict[str, Any]:
+    p = script.params
+    w0_entry: dict[str, Any] = {"source": source.kind}
+    if source.kind == "file":
+        w0_entry.update({"path": source.path, "array": source.array, "row": source.row,
+                         "m": int(script.w0.size), **_encode_weights(script.w0)})
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "program": f"sparsity-gui {__version__}",
+        "parameters": {name: getattr(p, name) for name in PARAM_FIELDS},
+        "w0": w0_entry,
+        "w0_sha256": weights_sha256(script.w0),
+        "changes": [{"t": c.t, "name": c.name, "value": c.value} for c in script.changes],
+        "t": float(script.t),
+        "samples": int(script.samples),
+    }
+
+
+def session_text(script: RunScript, source: W0Source) -> str:
+    return json_text(session_dict(script, source))
+
+
+def save_session(path: str | Path, script: RunScript, source: W0Source) -> None:
+    """Write atomically: the old file stays whole if anything fails."""
+    atomic_write_text(path, session_text(script, source))
+
+
+# --- reading ---------------------------------------------------------------------------
+class _Problem(Exception):
+    """A problem with one field of the session; becomes an InputError naming the file."""
+
+
+def _get(obj: dict, key: str, where: str, default: Any = ..., ) -> Any:
+    if key not in obj:
+        if default is ...:
+            raise _Problem(f"missing field {where + key!r}")
+        return default
+    return obj[key]
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Problem(f"field {name!r} must be a number, got {_show(value)}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise _Problem(f"field {name!r} must be finite, got {value}")
+    return value
+
+
+def _whole(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise _Problem(f"field {name!r} must be a whole number, got {_show(value)}")
+    return value
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _dict(value: Any, name: str) -> dict:
+    if not isinstance(value, dict):
+        raise _Problem(f"field {name!r} must be an object {{...}}, got {_show(value)}")
+    return value
+
+
+def _params(obj: Any) -> SimParams:
+    obj = _dict(obj, "parameters")
+    values: dict[str, Any] = {}
+    for name in ("m", "seed"):
+        values[name] = _whole(_get(obj, name, "parameters."), f"parameters.{name}")
+    for name in ("lam", "sigma", "eta"):
+        values[name] = _number(_get(obj, name, "parameters."), f"parameters.{name}")
+    method = _get(obj, "method", "parameters.")
+    if not isinstance(method, str):
+        raise _Problem(f"field 'parameters.method' must be one of {', '.join(METHODS)}, got {_show(method)}")
+    values["method"] = method
+    t_end = obj.get("t_end")
+    values["t_end"] = None if t_end is None else _number(t_end, "parameters.t_end")
+    try:
+        return SimParams(**values)
+    except InputError as exc:
+        raise _Problem(f"field 'parameters.{exc.field}': {exc.message}") from None
+
+
+def _decode_weights(entry: dict, m: int) -> np.ndarray:
+    encoding = _get(entry, "encoding", "w0.", "list")
+    raw = _get(entry, "weights", "w0.")
+    if encoding == "list":
+        if not isinstance(raw, list):
+            raise _Problem(f"field 'w0.weights' must be a list of numbers, got {_show(raw)}")
+        for i, v in enumerate(raw):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise _Problem(f"field 'w0.weights': item {i} is {_show(v)}, not a number")
+        w0 = np.array(raw, dtype=np.float64)
+    elif encoding == "base64-float64-le":
+        if not isinstance(raw, str):
+            raise _Problem("field 'w0.weights' must be a base64 string for encoding "
+                           f"'base64-float64-le', got {_show(raw)}")
+        try:
+            data = base64.b64decode(raw.encode("ascii"), validate=True)
+        except (ValueError, UnicodeEncodeError):
+            raise _Problem("field 'w0.weights' is not valid base64") from None
+        if len(data) % 8:
+            raise _Problem(f"field 'w0.weights' holds {len(data)} bytes, not a whole number of "
+                           "float64 values")
+        w0 = np.frombuffer(data, dtype="<f8").astype(np.float64)
+    else:
+        raise _Problem(f"field 'w0.encoding' must be 'list' or 'base64-float64-le', got {_show(encoding)}")
+    if w0.size != m:
+        raise _Problem(f"field 'w0.weights' holds {w0.size} weights but parameters.m is {m}")
+    if w0.size == 0:
+        raise _Problem("field 'w0.weights' holds no weights")
+    bad = ~np.isfinite(w0)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise _Problem(f"field 'w0.weights': weight {k} is {w0[k]} (all weights must be finite)")
+    return w0
+
+
+def _w0(entry: Any, params: SimParams) -> tuple[np.ndarray, W0Source]:
+    entry = _dict(entry, "w0")
+    kind = _get(entry, "source", "w0.")
+    if kind == "normal":
+        try:
+            return draw_normal(params.m, params.sigma, params.seed), W0Source("normal")
+        except InputError as exc:
+            raise _Problem(exc.message) from None
+    if kind != "file":
+        raise _Problem(f"field 'w0.source' must be 'normal' or 'file', got {_show(kind)}")
+    path = entry.get("path")
+    array = entry.get("array")
+    row = entry.get("row")
+    if path is not None and not isinstance(path, str):
+        raise _Problem(f"field 'w0.path' must be a string, got {_show(path)}")
+    if array is not None and not isinstance(array, str):
+        raise _Problem(f"field 'w0.array' must be a string, got {_show(array)}")
+    if row is not None:
+        row = _whole(row, "w0.row")
+    w0 = _decode_weights(entry, params.m)
+    return w0, W0Source("file", path or "(embedded weights)", array, row)
+
+
+def _changes(items: Any, t_now: float) -> tuple[LiveChange, ...]:
+    if not isinstance(items, list):
+        raise _Problem(f"field 'changes' must be a list, got {_show(items)}")
+    out: list[LiveChange] = []
+    last_t = 0.0
+    for i, item in enumerate(items):
+        name_i = f"changes[{i}]"
+        item = _dict(item, name_i)
+        t = _number(_get(item, "t", name_i + "."), f"{name_i}.t")
+        if t < last_t:
+            raise _Problem(f"field '{name_i}.t' = {t} comes before the previous change ({last_t}): "
+                           "changes must be in time order")
+        if t > t_now:
+            raise _Problem(f"field '{name_i}.t' = {t} is after the session's time t = {t_now}")
+        name = _get(item, "name", name_i + ".")
+        if name not in LIVE_FIELDS:
+            raise _Problem(f"field '{name_i}.name' must be one of {', '.join(LIVE_FIELDS)}, got {_show(name)}")
+        value = _get(item, "value", name_i + ".")
+        if name == "method":
+            if not isinstance(value, str):
+                raise _Problem(f"field '{name_i}.value' must be one of {', '.join(METHODS)}, got {_show(value)}")
+        else:
+            value = _number(value, f"{name_i}.value")
+        try:
+            SimParams(**{name: value})
+        except InputError as exc:
+            raise _Problem(f"field '{name_i}.value': {name} {exc.message}") from None
+        out.append(LiveChange(t, name, value))
+        last_t = t
+    return tuple(out)
+
+
+def _check_work(script: RunScript) -> None:
+    """Refuse a schedule whose gradient descent would run for days."""
+    steps = 0.0
+    params = script.params
+    t_prev = 0.0
+    for c in (*script.changes, LiveChange(script.t, "end", 0.0)):
+        if params.method == "gd":
+            steps += (c.t - t_prev) / params.eta
+        if c.name != "end":
+            params = params.with_changes(**{c.name: c.value})
+        t_prev = c.t
+    if steps > MAX_GD_STEPS:
+        raise _Problem(f"replaying to t = {script.t:g} would take {steps:.3g} gradient-descent steps "
+                       f"(at most {MAX_GD_STEPS:.0e} are allowed)")
+
+
+def parse_session(text: str) -> Session:
+    """A Session from JSON text; raises _Problem naming the bad field."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _Problem(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise _Problem("not valid JSON (nested too deeply)") from None
+    if not isinstance(obj, dict):
+        raise _Problem("not a sparsity-gui session (expected a JSON object)")
+    if obj.get("format") != FORMAT:
+        raise _Problem(f"not a sparsity-gui session (no \"format\": \"{FORMAT}\" field)")
+    version = _whole(_get(obj, "version", ""), "version")
+    if version != VERSION:
+        newer = " (saved by a newer sparsity-gui?)" if version > VERSION else ""
+        raise _Problem(f"session format version {version} is not supported{newer}; this "
+                       f"sparsity-gui reads version {VERSION}")
+    params = _params(_get(obj, "parameters", ""))
+    w0, source = _w0(_get(obj, "w0", ""), params)
+    if source.kind == "file":
+        params = params.with_changes(w0_path=source.path)
+    digest = obj.get("w0_sha256")
+    if digest is not None:
+        if not isinstance(digest, str):
+            raise _Problem(f"field 'w0_sha256' must be a string, got {_show(digest)}")
+        if digest != weights_sha256(w0):
+            if source.kind == "normal":
+                raise _Problem(f"the W(0) drawn from seed {params.seed} differs from the one this session "
+                               "was saved with (a different numpy random generator?)")
+            raise _Problem("field 'w0.weights' does not match 'w0_sha256' (the file was altered or damaged)")
+    t = _number(_get(obj, "t", ""), "t")
+    if t < 0:
+        raise _Problem(f"field 't' must be >= 0, got {t}")
+    changes = _changes(_get(obj, "changes", "", []), t)
+    samples = _whole(_get(obj, "samples", "", DEFAULT_SAMPLES), "samples")
+    if not 2 <= samples <= MAX_SAMPLES:
+        raise _Problem(f"field 'samples' must be from 2 to {MAX_SAMPLES}, got {samples}")
+    script = RunScript(params, w0, changes, t, samples)
+    _check_work(script)
+    return Session(script, source)
+
+
+def load_session(path: str | Path) -> Session:
+    """Read and check a session file. Any problem raises InputError("session", ...) with
+    the file and the bad field named; nothing else changes."""
+    path = Path(path)
+    try:
+        if path.is_dir():
+            raise InputError("session", f"{path}: is a folder, not a session file")
+        size = path.stat().st_size
+        if size > 16 * (M_MAX + 1000):
+            raise InputError("session", f"{path}: {size} bytes is too large for a session file")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("session", f"{path}: no such file") from None
+    except PermissionError:
+        raise InputError("session", f"{path}: permission denied") from None
+    except OSError as exc:
+        raise InputError("session", f"{path}: cannot read ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise InputError("session", f"{path}: the file is empty")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("session", f"{path}: not a session file (binary data, not UTF-8 "
+                         "JSON text)") from None
+    if "\x00" in text:
+        raise InputError("session", f"{path}: not a session file (binary data, not JSON text)")
+    try:
+        return parse_session(text)
+    except _Problem as exc:
+        raise InputError("session", f"{path}: {exc}") from None

@@ -1,0 +1,329 @@
+"""One run: W(0), the active solver, the lam schedule and the recorded history.
+
+Synchronous and Qt-free: the CLI calls it directly, the GUI's worker thread hosts the
+same object and steps it in bounded chunks.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from sparsity_gui.core.note import kernels as K
+from sparsity_gui.core.history import History
+from sparsity_gui.core.note.initial import initial_weights
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState, Solver
+from sparsity_gui.core.note.metrics import COL, COLUMNS, Moments
+
+N_TRACKED_MAX = 16
+
+
+def tracked_ranks(nonzero: int, count: int = N_TRACKED_MAX) -> np.ndarray:
+    """Ranks (in sorted |W(0)|) spread log-uniformly from the largest to the smallest
+    nonzero weight: the winner, a few near the top, and some that die early."""
+    if nonzero <= 0:
+        return np.zeros(0, dtype=np.int64)
+    ranks = np.unique(np.round(np.geomspace(1, nonzero, min(count, nonzero))).astype(np.int64) - 1)
+    return ranks
+
+
+@dataclass(frozen=True)
+class LamChange:
+    t: float
+    lam: float
+
+
+LIVE_FIELDS = ("lam", "eta", "method")
+
+
+@dataclass(frozen=True)
+class LiveChange:
+    """A parameter changed during a run (no reset): lam, eta or method, at time t."""
+
+    t: float
+    name: str
+    value: float | str
+
+
+@dataclass(frozen=True)
+class RunScript:
+    """Everything that determines a run's recorded time series: the parameters at t = 0,
+    W(0), the schedule of live changes, and the sample times (`samples` evenly spaced
+    instants from 0 to `t`). Replaying it stops exactly at each change and each sample,
+    so the rows are a deterministic function of the script (not of wall-clock chunking).
+
+    Passed as `w0` to Simulation (e.g. through Runner.set_params), it builds the run
+    already replayed to `t` (the `params` argument is then ignored), its history
+    holding the sampled rows."""
+
+    params: SimParams
+    w0: np.ndarray
+    changes: tuple[LiveChange, ...] = ()
+    t: float = 0.0
+    samples: int = 501
+
+    def sample_times(self) -> np.ndarray:
+        if self.t <= 0.0:
+            return np.zeros(1)
+        return np.linspace(0.0, self.t, max(int(self.samples), 2))
+
+    def final_params(self) -> SimParams:
+        """The parameters in force at the end of the schedule."""
+        params = self.params
+        for c in self.changes:
+            params = params.with_changes(**{c.name: c.value})
+        return params
+
+
+class ReplayStopped(Exception):
+    """A replay was abandoned because its caller is shutting down."""
+
+
+class Simulation:
+    def __init__(self, params: SimParams, w0: "np.ndarray | RunScript | None" = None,
+                 history_capacity: int = 2048, should_stop: Callable[[], bool] | None = None):
+        script = w0 if isinstance(w0, RunScript) else None
+        if script is not None:
+            params, w0 = script.params, script.w0
+        self.params = params
+        self.initial_params = params  # lam, eta and method at t = 0 (self.params follows changes)
+        w0 = initial_weights(params) if w0 is None else np.asarray(w0, dtype=np.float64)
+        self.init = InitialState.from_weights(w0)
+        self.lam_changes: list[LamChange] = [LamChange(0.0, params.lam)]
+        self.changes: list[LiveChange] = []  # every live change of lam, eta and method, in order
+        self.solver: Solver = self._new_solver(params.method, 0.0, None)
+        self.tracked = tracked_ranks(self.init.nonzero0)
+        self.history = History(len(COLUMNS) + N_TRACKED_MAX, history_capacity)
+        self._lam_t = 0.0  # integral of lam dt up to the last record
+        self._lam_t_at = 0.0
+        if script is None:
+            self.record()
+        else:
+            self.replay(script.changes, script.sample_times(), record=True, should_stop=should_stop)
+
+    # --- construction ---------------------------------------------------------------
+    def _new_solver(self, method: str, t0: float, abs_sorted: np.ndarray | None,
+                    death_t: np.ndarray | None = None) -> Solver:
+        lam = self.lam_changes[-1].lam
+        if method == "exact":
+            return ExactSolver(self.init, lam, t0, abs_sorted, death_t)
+        return GDSolver(self.init, lam, self.params.eta, t0, abs_sorted, death_t)
+
+    @property
+    def m(self) -> int:
+        return self.init.m
+
+    @property
+    def t(self) -> float:
+        return self.solver.t
+
+    @property
+    def lam(self) -> float:
+        return self.solver.lam
+
+    @property
+    def method(self) -> str:
+        return self.solver.method
+
+    # --- live changes (no reset) ----------------------------------------------------
+    def _log_change(self, name: str, value: float | str) -> None:
+        """Remember a live change (a later change of the same field at the same instant
+        replaces it: only the last value at an instant matters)."""
+        t = self.t
+        for i in range(len(self.changes) - 1, -1, -1):
+            c = self.changes[i]
+            if c.t != t:
+                break
+            if c.name == name:
+                self.changes[i] = LiveChange(t, name, value)
+                return
+        self.changes.append(LiveChange(t, name, value))
+
+    def set_lam(self, lam: float) -> None:
+        if lam == self.solver.lam:
+            return
+        self._accumulate_lam_t()
+        self.solver.set_lam(lam)
+        t = self.t
+        if self.lam_changes and self.lam_changes[-1].t == t:
+            self.lam_changes[-1] = LamChange(t, lam)
+        else:
+            self.lam_changes.append(LamChange(t, lam))
+        self.params = self.params.with_changes(lam=lam)
+        self._log_change("lam", float(lam))
+
+    def set_eta(self, eta: float) -> None:
+        if eta == self.params.eta:
+            return  # (re-anchoring GD's step grid on a no-op would change t in the last digit)
+        self.params = self.params.with_changes(eta=eta)
+        if isinstance(self.solver, GDSolver):
+            self.solver.set_eta(eta)
+        self._log_change("eta", float(eta))
+
+    def set_method(self, method: str) -> None:
+        """Switch solver, continuing from the current W(t)."""
+        if method == self.solver.method:
+            return
+        self.params = self.params.with_changes(method=method)
+        current = self.solver.abs_sorted()
+        self.solver = self._new_solver(method, self.t, current, self.solver.death_t)
+        self._log_change("method", method)
+
+    def apply_change(self, change: LiveChange) -> None:
+        if change.name == "lam":
+            self.set_lam(float(change.value))
+        elif change.name == "eta":
+            self.set_eta(float(change.value))
+        elif change.name == "method":
+            self.set_method(str(change.value))
+        else:
+            raise ValueError(f"not a live parameter: {change.name!r}")
+
+    def script(self, t: float | None = None, samples: int = 501) -> RunScript:
+        """This run as a RunScript up to time t (default: now). Safe to call from another
+        thread while the run goes on (it only copies immutable pieces)."""
+        t = self.t if t is None else float(t)
+        changes = tuple(c for c in tuple(self.changes) if c.t <= t)
+        return RunScript(self.initial_params.with_changes(t_end=self.params.t_end), self.init.w0,
+                         changes, t, samples)
+
+    def apply(self, params: SimParams) -> bool:
+        """Apply a new parameter snapshot. Returns False when it needs a new run
+        (m, sigma, seed or the initial condition changed): the caller rebuilds."""
+        if needs_restart(self.params, params):
+            return False
+        self.set_method(params.method)
+        self.set_eta(params.eta)
+        self.set_lam(params.lam)
+        self.params = params
+        return True
+
+    # --- stepping -------------------------------------------------------------------
+    def advance(self, t_target: float, stop_nonzero: int = -1, max_work: int = 2**62) -> int:
+        if self.solver.diverged:
+            return K.REACHED_TARGET
+        return self.solver.advance_to(t_target, stop_nonzero, max_work)
+
+    def replay(self, changes: Sequence[LiveChange], times: np.ndarray, *, record: bool = False,
+               on_sample: Callable[[int], None] | None = None,
+               should_stop: Callable[[], bool] | None = None) -> np.ndarray:
+        """From the current instant, advance stopping exactly at each change time (to apply
+        the change) and at each sample time (to take a row; changes at a sample's time
+        come first). Returns the rows (also appended to the history with record=True).
+        The rows depend only on the start, the changes and the times."""
+        times = np.asarray(times, dtype=np.float64)
+        changes = sorted(changes, key=lambda c: c.t)  # stable: same-time order is kept
+        rows = np.empty((times.shape[0], self.history._data.shape[1]))
+        ci = 0
+        for i, t in enumerate(times):
+            if should_stop is not None and should_stop():
+                raise ReplayStopped  # the window is closing: do not finish a long replay
+            while ci < len(changes) and changes[ci].t <= t:
+                self.advance(changes[ci].t)
+                self.apply_change(changes[ci])
+                ci += 1
+            self.advance(t)
+            rows[i] = self.metrics_row()
+            if record:
+                self.history.append(rows[i])
+            if on_sample is not None:
+                on_sample(i)
+        return rows
+
+    def time_to_nonzero(self, nonzero: int = 1) -> float:
+        """The time at which m' first reaches `nonzero`, from a separate exact run of the
+        same W(0) and current lam (inf when lam = 0 and it never happens)."""
+        if self.init.nonzero0 <= nonzero:
+            return 0.0
+        if self.lam <= 0.0:
+            return math.inf
+        probe = ExactSolver(self.init, self.lam)
+        # Tied top weights move as one and die together or never: with more of them than
+        # `nonzero`, run until they are alone and stop if they settle (else this never ends).
+        u = self.init.u
+        ties = int(np.count_nonzero(u == u[0]))
+        if ties > nonzero:
+            probe.advance_to(math.inf, stop_nonzero=ties)
+            mo = probe.moments()
+            if mo.nonzero == ties and not _tied_group_dies(ties, mo.norm1 / ties, self.lam):
+                return math.inf
+        probe.advance_to(math.inf, stop_nonzero=nonzero)
+        return probe.t
+
+    # --- what is shown and saved ----------------------------------------------------
+    def _accumulate_lam_t(self) -> None:
+        t = self.t
+        self._lam_t += self.solver.lam * (t - self._lam_t_at)
+        self._lam_t_at = t
+
+    def moments(self) -> Moments:
+        return self.solver.moments()
+
+    def metrics_row(self) -> np.ndarray:
+        """The COLUMNS of the current instant (plus tracked |W_k|)."""
+        mo = self.solver.moments()
+        self._accumulate_lam_t()
+        row = np.full(len(COLUMNS) + N_TRACKED_MAX, np.nan)
+        lo, hi = self.init.rel_var_bounds(mo.nonzero)
+        ilo, ihi = self.init.rel_var_ideal_bounds(mo.nonzero)
+        row[COL["t"]] = mo.t
+        row[COL["norm2_sq"]] = mo.norm2_sq
+        row[COL["norm1"]] = mo.norm1
+        row[COL["nonzero"]] = mo.nonzero
+        row[COL["theta"]] = mo.theta
+        row[COL["feature_push"]] = mo.s * mo.norm2_sq
+        row[COL["reg_push"]] = mo.lam * mo.norm1
+        row[COL["rel_var"]] = mo.rel_var
+        row[COL["rel_var_lo"]] = lo[0]
+        row[COL["rel_var_hi"]] = hi[0]
+        row[COL["rel_var_ideal_lo"]] = ilo[0]
+        row[COL["rel_var_ideal_hi"]] = ihi[0]
+        row[COL["lam"]] = mo.lam
+        row[COL["s"]] = mo.s
+        row[COL["w"]] = 1.0 / mo.norm1 if mo.norm1 > 0 else math.inf
+        row[COL["lam_t"]] = self._lam_t
+        if self.tracked.size:
+            row[len(COLUMNS):len(COLUMNS) + self.tracked.size] = self.solver.abs_at_ranks(self.tracked)
+        return row
+
+    def record(self) -> np.ndarray:
+        row = self.metrics_row()
+        self.history.append(row)
+        return row
+
+    def fitted_c(self, rows: np.ndarray | None = None) -> float:
+        return fit_decay_constant(self.history.array() if rows is None else rows)
+
+
+def _tied_group_dies(k: int, a: float, lam: float) -> bool:
+    """Whether k equal weights a, alone, reach 0: da/dt = f(a) = (1 - k a^2) a - lam, with
+    f increasing below its peak at 1/sqrt(3k); they die iff f < 0 on all of (0, a]."""
+    peak = 1.0 / math.sqrt(3.0 * k)
+    f_peak = (1.0 - k * peak * peak) * peak - lam
+    return f_peak < 0.0 or (a < peak and (1.0 - k * a * a) * a - lam < 0.0)
+
+
+def needs_restart(old: SimParams, new: SimParams) -> bool:
+    return (old.m, old.sigma, old.seed, old.w0_path) != (new.m, new.sigma, new.seed, new.w0_path)
+
+
+def fit_decay_constant(rows: np.ndarray) -> float:
+    """c in ||W||_1 ~ 1/(w(0) + c*lam*t): least squares of w - w(0) against the
+    integral of lam dt (lam*t for constant lam), over rows with m' >= 2, through the
+    origin so that w(0) is the run's own."""
+    if rows.shape[0] < 2:
+        return math.nan
+    w = rows[:, COL["w"]]
+    x = rows[:, COL["lam_t"]]
+    use = (rows[:, COL["nonzero"]] >= 2) & np.isfinite(w)
+    if use.sum() < 2:
+        return math.nan
+    w0 = w[0]
+    xx = x[use]
+    den = float(np.dot(xx, xx))
+    if den <= 0.0:
+        return math.nan
+    return float(np.dot(xx, w[use] - w0) / den)

@@ -1,0 +1,387 @@
+"""The six live plots of the interference window (the n-encoding model).
+
+Each panel is a `panels.Panel` (titled, legend, managed ranges, exportable by
+figures.render_panel) that creates its plot items once and, per frame, only calls
+setData / setImage with arrays taken from an `InterferenceSnapshot`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+
+from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO, HISTORY_COLUMNS
+from sparsity_gui.plots.note import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, Panel, pen, set_curve
+
+H = {name: i for i, name in enumerate(HISTORY_COLUMNS)}
+W_LEVELS = (-1.2, 1.2)  # the heatmap's fixed, symmetric colour range
+# blue - white - red (ColorBrewer's RdBu ends): zero is white, so dead weights vanish
+DIVERGING = pg.ColorMap(pos=[0.0, 0.25, 0.5, 0.75, 1.0],
+                        color=["#2166ac", "#67a9cf", "#ffffff", "#ef8a62", "#b2182b"])
+STEP_TIP = ("x axis: optimizer steps. For gradient descent the note's time is t = 4·lr·steps "
+            "(λ = l1/4); Adam's steps have no such time.")
+
+
+def _colored(*parts: tuple[str, str]) -> str:
+    """An axis label naming curves in their colours: 'nonzero · active'."""
+    return " · ".join(f'<span style="color:{color}">{text}</span>' for text, color in parts)
+
+
+def _near(a, b) -> bool:
+    return bool(np.allclose(a, b, rtol=1e-6, atol=1e-9))
+
+
+def neuron_order(W: np.ndarray) -> np.ndarray:
+    """Columns grouped by feature: feature i's largest-|w| neuron comes at position i
+    (features in index order; a neuron shared by several features comes once, at its
+    first feature), then every neuron no feature has as its largest, in index order.
+    Once training has settled this turns W into a (block) diagonal."""
+    n, m = W.shape
+    if n == 0 or m == 0:
+        return np.arange(m)
+    best = np.argmax(np.abs(W), axis=1)
+    key = np.full(m, n, dtype=np.int64) + np.arange(m)  # unowned neurons after all features
+    # the smallest feature index per neuron: assign in reverse so the first one wins
+    key[best[::-1]] = np.arange(n)[::-1]
+    return np.argsort(key, kind="stable")
+
+
+def _pool_columns(A: np.ndarray, f: int) -> np.ndarray:
+    n, m = A.shape
+    nx = -(-m // f)
+    if nx * f != m:
+        B = np.zeros((n, nx * f))
+        B[:, :m] = A
+        A = B
+    hi = A[:, 0::f].copy()
+    lo = hi.copy()
+    for k in range(1, f):  # f strided passes: numpy reduces a short last axis slowly
+        col = A[:, k::f]
+        np.maximum(hi, col, out=hi)
+        np.minimum(lo, col, out=lo)
+    return np.where(hi >= -lo, hi, lo)
+
+
+def max_abs_pool(A: np.ndarray, fy: int, fx: int) -> np.ndarray:
+    """Each block of fy x fx entries replaced by its entry of largest |value| (sign kept;
+    the last blocks are padded with zeros). With more columns than the screen has pixels,
+    scaling would drop most single weights near ±1; pooled, every one of them shows."""
+    if fx > 1:
+        A = _pool_columns(A, fx)
+    if fy > 1:
+        A = _pool_columns(A.T, fy).T
+    return np.ascontiguousarray(A)
+
+
+class InterferencePanel(Panel):
+    """A Panel for InterferenceSnapshots: the vertical markers show where l1 or lr was
+    changed live during the run (the note's panels mark changes of lam)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._seen_params = None
+        self.fixed_y: dict = {}  # plot -> (lo, hi): a y range that never moves (shares)
+        # plot -> (smallest top, headroom): a count axis from 0 (never negative), with room
+        # above the data for the legend
+        self.counts_y: dict = {}
+
+    def _range_for(self, plot, axis: int, bounds, current, force: bool):
+        """Panel's rule, except that shares have a fixed y range and counts a y axis from
+        zero (never negative) with room above the data for the legend."""
+        if axis == 1 and plot in self.fixed_y:
+            want = self.fixed_y[plot]
+            return None if _near(current, want) else want
+        if axis == 1 and plot in self.counts_y:
+            least, room = self.counts_y[plot]
+            lo, hi = bounds if bounds is not None else (None, None)
+            ok = lo is not None and hi is not None and np.isfinite(lo) and np.isfinite(hi)
+            top = max(least, hi if ok else 0.0)
+            clo, chi = current
+            if not (force or chi < top or room * top < 0.5 * chi or clo >= 0):
+                return None
+            want = (-0.04 * top, room * top)
+            if _near(current, want):
+                return None
+            # whole numbers: ticks at 0, 1, 2, ... while they fit
+            plot.getAxis("left").setTickSpacing(*((1, 1) if top <= 8 else (None, None)))
+            return want
+        return super()._range_for(plot, axis, bounds, current, force)
+
+    def _range_top(self, plot, axis: int, hi: float, span: float, pad: float) -> float:
+        if axis == 0 and plot in self.time_plots:
+            # room ahead for the growing run, but not past its last step
+            return min(hi + 0.3 * span, max(hi, self._x_cap) + pad)
+        return hi + pad
+
+    _x_cap = float("inf")  # the run's last step: the step axes never reach past it
+
+    def update_from(self, snap, ranges: bool = True) -> bool:
+        self._x_cap = float(snap.params.steps)
+        return super().update_from(snap, ranges)
+
+    def _clear_lam_markers(self) -> None:
+        super()._clear_lam_markers()
+        self._seen_params = None
+
+    def _mark_lam_changes(self, snap) -> None:
+        p = snap.params
+        key = (p.l1, p.lr)
+        old = self._seen_params
+        self._seen_params = key
+        if not self.time_plots or old is None or old == key:
+            return
+        parts = []
+        if p.l1 != old[0]:
+            parts.append(f"l1={p.l1:.3g}")
+        if p.lr != old[1]:
+            parts.append(f"lr={p.lr:.3g}")
+        for plot in self.time_plots:
+            line = pg.InfiniteLine(pos=snap.step, angle=90, pen=pen(GREY, DASH), label=" ".join(parts),
+                                   labelOpts={"position": 0.93, "color": GREY, "rotateAxis": (1, 0)})
+            line.setZValue(-5)
+            plot.addItem(line, ignoreBounds=True)
+            self._lam_lines.append((plot, line))
+
+    def add_step_plot(self, row: int, title: str | None, y_label: str, **kw) -> pg.PlotItem:
+        plot = self.add_plot(row, title, "step", y_label, time_axis=True, **kw)
+        plot.getAxis("bottom").setToolTip(STEP_TIP)
+        return plot
+
+
+class WeightsPanel(InterferencePanel):
+    title = "Weights W"
+    claim = ("W as an image: a row per feature, a column per neuron, blue negative, red positive "
+             "(fixed range ±1.2). Training leaves each feature one weight near ±1; with "
+             "'order neurons by feature' the survivors line up on a diagonal, and features sharing "
+             "a neuron (polysemantic) show as rows stacked in one column.")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        p = self.add_plot(0, "W: features × neurons", "neuron", "feature", legend=False)
+        p.showGrid(x=False, y=False)
+        p.vb.invertY(True)  # feature 0 at the top, as a matrix is printed
+        self.cmap = DIVERGING
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setColorMap(self.cmap)
+        self.image.setLevels(W_LEVELS)
+        p.addItem(self.image)
+        self.colorbar = pg.ColorBarItem(values=W_LEVELS, colorMap=self.cmap, interactive=False,
+                                        label="w", width=14, colorMapMenu=False)
+        self.colorbar.setImageItem(self.image, insert_in=p)
+        self.plot = p
+        self.order = self.add_toggle(
+            "order neurons by feature",
+            "Columns grouped by the feature whose largest weight sits there (feature 0's neuron "
+            "first, ...), then the neurons no feature uses: the settled W becomes diagonal.")
+        self.shown: np.ndarray | None = None  # W, columns reordered if asked
+        self.columns: np.ndarray | None = None  # neuron index of each column of `shown`
+        self.pool = (1, 1)  # rows, columns per image pixel (max-|w| pooling, see max_abs_pool)
+        self._shape = None
+        self._rect = None
+
+    def apply_toggles(self) -> None:
+        self.plot.setLabel("bottom", "neuron (ordered by feature)" if self.order.isChecked() else "neuron")
+
+    def draw(self, snap) -> None:
+        W = snap.W
+        if self.order.isChecked():
+            self.columns = neuron_order(W)
+            shown = W[:, self.columns]
+        else:
+            self.columns = np.arange(W.shape[1])
+            shown = W
+        self.shown = shown
+        # at most one image pixel per screen pixel, pooled so that no ±1 weight disappears
+        vb = self.plot.vb
+        ratio = self.devicePixelRatioF()
+        fx = max(1, -(-shown.shape[1] // max(int(vb.width() * ratio), 1)))
+        fy = max(1, -(-shown.shape[0] // max(int(vb.height() * ratio), 1)))
+        self.pool = (fy, fx)
+        image = max_abs_pool(shown, fy, fx) if fx > 1 or fy > 1 else shown
+        self.image.setImage(image, autoLevels=False, levels=W_LEVELS)
+        rect = (image.shape[1] * fx, image.shape[0] * fy)
+        if rect != self._rect:  # pooled pixels keep neuron / feature units on the axes
+            self._rect = rect
+            self.image.setRect(0, 0, rect[0], rect[1])
+
+    def _manage_ranges(self) -> bool:
+        """The image fills the view exactly; only a new shape (or 'A') re-frames it."""
+        force = self._force_range
+        self._force_range = False
+        shape = None if self.shown is None else self.shown.shape
+        if self.plot in self._user_zoomed or shape is None or (shape == self._shape and not force):
+            return False
+        self._shape = shape
+        self.plot.vb.setRange(xRange=(0, shape[1]), yRange=(0, shape[0]), padding=0)
+        return True
+
+
+class ActivePanel(InterferencePanel):
+    title = "Active features per neuron"
+    claim = (f"Per neuron, the number of features with an active weight ({ACTIVE_LO} ≤ |w| ≤ "
+             f"{ACTIVE_HI}). A neuron with more than one is polysemantic (red). Below: how many "
+             "neurons have 0, 1, 2, ... active features.")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        p = self.add_plot(0, "Active features per neuron", "neuron", "active features")
+        self.all = p.plot(stepMode="center", pen=pen(BLUE), fillLevel=0,
+                          brush=pg.mkBrush(31, 119, 180, 90), name="active features")
+        self.poly = p.plot(stepMode="center", pen=pen(RED), fillLevel=0,
+                           brush=pg.mkBrush(214, 39, 40, 150), name="polysemantic (> 1)")
+        one = pg.InfiniteLine(pos=1.0, angle=0, pen=pen(GREY, DOT))
+        p.addItem(one, ignoreBounds=True)
+        self.counts_y[p] = (2.0, 1.9)  # room for the legend above the bars
+        self.plot = p
+        q = self.add_plot(1, None, "active features on the neuron", "neurons", legend=False)
+        q.getAxis("bottom").setTickSpacing(1, 1)
+        self.counts_y[q] = (1.0, 1.12)
+        self.hist = pg.BarGraphItem(x=[0], height=[0], width=0.8, brush=pg.mkBrush(BLUE), pen=pen(BLUE))
+        q.addItem(self.hist)
+        self.hist_plot = q
+        self.log_hist = self.add_toggle("log histogram", "Logarithmic count axis for the histogram")
+        self.graphics.ci.layout.setRowStretchFactor(0, 3)
+        self.graphics.ci.layout.setRowStretchFactor(1, 2)
+        self.histogram = np.zeros(1, dtype=np.int64)
+        self._hist_key = None
+
+    def apply_toggles(self) -> None:
+        self._hist_key = None
+
+    def draw(self, snap) -> None:
+        counts = np.asarray(snap.counts)
+        edges = np.arange(counts.size + 1, dtype=float) - 0.5
+        c = counts.astype(float)
+        self.all.setData(edges, c, skipFiniteCheck=True)
+        self.poly.setData(edges, np.where(counts > 1, c, 0.0), skipFiniteCheck=True)
+        hist = np.bincount(counts, minlength=3) if counts.size else np.zeros(3, dtype=np.int64)
+        self.histogram = hist
+        key = (tuple(hist.tolist()), self.log_hist.isChecked())
+        if key != self._hist_key:  # bar items are slow to rebuild: only on change
+            self._hist_key = key
+            heights = hist.astype(float)
+            if self.log_hist.isChecked():
+                heights = np.log10(np.maximum(heights, 1.0))
+                self.hist_plot.setLabel("left", "log₁₀ neurons")
+            else:
+                self.hist_plot.setLabel("left", "neurons")
+            colors = [pg.mkBrush(RED) if k > 1 else pg.mkBrush(BLUE) for k in range(hist.size)]
+            self.hist.setOpts(x=np.arange(hist.size), height=heights, brushes=colors)
+
+
+class PolysemanticPanel(InterferencePanel):
+    title = "Polysemantic neurons"
+    claim = ("The number of neurons with more than one active feature, against the paper's estimate "
+             "n²/(4m) for random collisions (Lecomte et al. 2023). " + STEP_TIP)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        p = self.add_step_plot(0, "Polysemantic neurons vs n²/(4m)", "neurons")
+        self.count = p.plot(pen=pen(RED), name="polysemantic neurons")
+        self.predicted = p.plot(pen=pen(GREY, DASH), name="prediction n²/(4m)")
+        self.counts_y[p] = (1.0, 1.4)
+        self.plot = p
+
+    def draw(self, snap) -> None:
+        h = snap.history
+        s = h[:, H["step"]]
+        set_curve(self.count, s, h[:, H["polysemantic"]])
+        set_curve(self.predicted, s, h[:, H["predicted"]])
+
+
+class KeptPanel(InterferencePanel):
+    title = "Features on their initial neuron"
+    claim = ("The share of features whose largest weight sits on the neuron where their initial "
+             "weight was largest: the paper finds most features end where they started, so which "
+             "features collide is decided by W(0). " + STEP_TIP)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        # one curve, named by the title and axis: no legend to hide it
+        p = self.add_step_plot(0, "Share of features on their initial largest neuron",
+                               "share on initial neuron", legend=False)
+        self.kept = p.plot(pen=pen(PURPLE))
+        one = pg.InfiniteLine(pos=1.0, angle=0, pen=pen(GREY, DOT))
+        p.addItem(one, ignoreBounds=True)
+        self.fixed_y[p] = (0.0, 1.05)
+        self.plot = p
+
+    def draw(self, snap) -> None:
+        h = snap.history
+        set_curve(self.kept, h[:, H["step"]], h[:, H["kept_share"]])
+
+
+class SignsPanel(InterferencePanel):
+    title = "Signs of colliding features"
+    claim = ("Pairs of features active on the same neuron, by the signs of their two weights. "
+             "The paper predicts colliding features take opposite signs (so ReLU(W_i·W_j) = 0 "
+             "and they stop interfering). " + STEP_TIP)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        p = self.add_step_plot(0, "Colliding pairs by sign", "pairs", legend_left=True)
+        self.opposite = p.plot(pen=pen(GREEN), name="opposite signs")
+        self.same = p.plot(pen=pen(ORANGE, DASH), name="same sign")
+        self.counts_y[p] = (1.0, 1.12)
+        self.plot = p
+        q = self.add_step_plot(1, None, "opposite share", legend=False)
+        q.setXLink(p)
+        self.share = q.plot(pen=pen(GREEN))
+        half = pg.InfiniteLine(pos=0.5, angle=0, pen=pen(GREY, DOT))
+        q.addItem(half, ignoreBounds=True)
+        self.fixed_y[q] = (0.0, 1.05)
+        self.share_plot = q
+        self.graphics.ci.layout.setRowStretchFactor(0, 3)
+        self.graphics.ci.layout.setRowStretchFactor(1, 2)
+
+    def draw(self, snap) -> None:
+        h = snap.history
+        s = h[:, H["step"]]
+        opp = h[:, H["opposite_pairs"]]
+        same = h[:, H["same_pairs"]]
+        set_curve(self.opposite, s, opp)
+        set_curve(self.same, s, same)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            set_curve(self.share, s, opp / (opp + same))  # NaN (not drawn) with no pairs
+
+
+class SparsityPanel(InterferencePanel):
+    title = "Sparsification"
+    claim = ("How sparse W gets: nonzero and active weights (the settled state has about one per "
+             "feature: the dotted line at n), and the network's loss and ‖W‖₁, on log axes. "
+             "Adam never sets a weight exactly to zero. " + STEP_TIP)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        # two small plots: the axis labels, in the curves' colours, name the curves (a
+        # legend would cover them whichever corner it took)
+        p = self.add_step_plot(0, "Nonzero weights and loss", _colored(("nonzero", BLUE), ("active", RED)),
+                               legend=False)
+        p.setLogMode(y=True)
+        self.nonzero = p.plot(pen=pen(BLUE), name="nonzero weights")
+        self.active = p.plot(pen=pen(RED), name="active weights")
+        self.n_line = p.plot(pen=pen(GREY, DOT), name="n")  # one weight per feature
+        self.plot = p
+        q = self.add_step_plot(1, None, _colored(("loss", PURPLE), ("‖W‖₁", ORANGE)), legend=False)
+        q.setLogMode(y=True)
+        q.setXLink(p)
+        self.loss = q.plot(pen=pen(PURPLE), name="loss")
+        self.norm1 = q.plot(pen=pen(ORANGE, DASH), name="‖W‖₁")
+        self.loss_plot = q
+        self.graphics.ci.layout.setRowStretchFactor(0, 1)
+        self.graphics.ci.layout.setRowStretchFactor(1, 1)
+
+    def draw(self, snap) -> None:
+        h = snap.history
+        s = h[:, H["step"]]
+        set_curve(self.nonzero, s, h[:, H["nonzero"]], positive=True)
+        set_curve(self.active, s, h[:, H["active"]], positive=True)
+        if s.size:
+            self.n_line.setData(np.array([s[0], s[-1]]), np.full(2, float(snap.params.n)),
+                                skipFiniteCheck=True)
+        set_curve(self.loss, s, h[:, H["loss"]], positive=True)
+        set_curve(self.norm1, s, h[:, H["norm1"]], positive=True)
+
+
+INTERFERENCE_PANEL_TYPES = (WeightsPanel, ActivePanel, PolysemanticPanel, KeptPanel, SignsPanel,
+                            SparsityPanel)
+

@@ -1,0 +1,612 @@
+"""The second model's window: n encodings with interference (incidental polysemanticity).
+
+Same shape as the note's MainWindow: six panels in the centre, the parameters in a dock,
+a worker thread running the core's Qt-free InterferenceWorker, and a paint timer that draws
+the latest snapshot (latest wins at both ends). A second tab holds the sweep over m.
+"""
+from __future__ import annotations
+
+import io
+import random
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from sparsity_gui.core.blas import limit_blas_threads
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.files import atomic_write_bytes
+from sparsity_gui.core.interference.kernels import (
+    OPTIMIZER_LABELS,
+    OPTIMIZERS,
+    PRESETS,
+    InterferenceParams,
+    check_memory,
+)
+from sparsity_gui.core.interference.worker import InterferenceSnapshot, InterferenceWorker, needs_restart
+from sparsity_gui.core.interference.files import history_csv, neuron_counts_csv
+from sparsity_gui.ui.note.controls import Field, _float, _int
+from sparsity_gui.plots.interference import INTERFERENCE_PANEL_TYPES
+from sparsity_gui.plots.note import Panel
+from sparsity_gui.ui.interference.sweep_tab import SweepWidget
+from sparsity_gui.ui.window import LiveWindow, export_figure_file
+
+STATUS_SECONDS = 0.1  # the status line is read, not watched: 10 Hz
+FIGURE_FILTER = "PNG image (*.png);;SVG vector image (*.svg)"
+GD = ("gd-zero", "gd")
+
+DATA_KINDS = {
+    # kind: (file name, menu text, dialog filter)
+    "history": ("interference_history.csv", "History of the counts (CSV)…", "CSV (*.csv)"),
+    "weights": ("W.npy", "Weights W, n × m (.npy)…", "NumPy array (*.npy)"),
+    "counts": ("neuron_counts.csv", "Active features per neuron (CSV)…", "CSV (*.csv)"),
+}
+
+
+def units_text(p: InterferenceParams) -> str:
+    """The note's units of the current parameters (meaningful for gradient descent)."""
+    t = p.time_of(p.steps)
+    text = f"λ = l1/4 = {p.lam:.4g},  η = 4·lr = {p.eta:.4g},  t = 4·lr·steps = {t:.6g}"
+    if p.optimizer not in GD:
+        text += " (Adam's steps have no note time)"
+    return text
+
+
+class InterferenceControls(QtWidgets.QWidget):
+    """The parameter dock. Every typed value is checked at its field against the window's
+    current parameters (InterferenceParams is the one source of the rules); a refused
+    value is shown there in red and nothing is sent. Accepted edits leave as `changed(dict)`."""
+
+    changed = QtCore.Signal(dict)
+    newSeedRequested = QtCore.Signal()
+
+    def __init__(self, params: InterferenceParams, current: Callable[[], InterferenceParams], parent=None):
+        super().__init__(parent)
+        self._current = current
+        form = QtWidgets.QFormLayout(self)
+        form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.fields: dict[str, Field] = {}
+
+        def field(name: str, label: str, convert, tip: str) -> Field:
+            f = Field(name, self._checked(name, convert), tip)
+            f.accepted.connect(lambda v, name=name: self.changed.emit({name: v}))
+            form.addRow(label, f)
+            self.fields[name] = f
+            return f
+
+        self.n = field("n", "n (features)", _int,
+                       "n: number of features, the rows of W (1 … 4096). Starts a new run.")
+        self.m = field("m", "m (neurons)", _int,
+                       "m: number of neurons, the columns of W (1 … 65536). The paper predicts "
+                       "about n²/(4m) polysemantic neurons. Starts a new run.")
+        self.optimizer = QtWidgets.QComboBox()
+        self.optimizer.setObjectName("optimizer")
+        for name in OPTIMIZERS:
+            self.optimizer.addItem(OPTIMIZER_LABELS[name], name)
+        self.optimizer.setToolTip(
+            "Integrator. GD with zero rule: the note's discrete flow, a weight whose step would "
+            "cross zero is set to zero. Plain GD: the same step without the rule (weights chatter "
+            "around zero). Adam / AdamW (the paper's): per-coordinate step sizes, which break the "
+            "note's affine structure (compare them). Starts a new run.")
+        self.optimizer.activated.connect(
+            lambda _i: self.changed.emit({"optimizer": self.optimizer.currentData()}))
+        form.addRow("optimizer", self.optimizer)
+        self.l1 = field("l1", "l1", _float,
+                        "l1: the network's L1 coefficient, 0 … 4; the note's λ = l1/4. Applies live.")
+        self.lr = field("lr", "lr", _float,
+                        "lr: learning rate, 0 < lr ≤ 1; for GD the note's step is η = 4·lr "
+                        "(t = 4·lr·steps). Applies live.")
+        self.steps = field("steps", "steps", _int,
+                           "Steps to train, 1 … 1e8. Applies live: raise it to continue a finished run.")
+        seed_row = QtWidgets.QHBoxLayout()
+        self.seed = Field("seed", self._checked("seed", _int),
+                          "seed: random seed of W(0) (numpy default_rng). Starts a new run.")
+        self.seed.accepted.connect(lambda v: self.changed.emit({"seed": v}))
+        self.fields["seed"] = self.seed
+        self.new_seed = QtWidgets.QPushButton("New")
+        self.new_seed.setToolTip("Draw a fresh seed and start a new run")
+        self.new_seed.clicked.connect(self.newSeedRequested)
+        seed_row.addWidget(self.seed, 1)
+        seed_row.addWidget(self.new_seed, 0, QtCore.Qt.AlignmentFlag.AlignTop)
+        form.addRow("seed", seed_row)
+        self.sigma = field("sigma", "σ (init)", _float,
+                           "σ > 0: W(0) ~ N(0, σ²/m), the paper's σ = 1. Starts a new run.")
+        self.interference = QtWidgets.QCheckBox("interference term")
+        self.interference.setObjectName("interference")
+        self.interference.setToolTip(
+            "−Σ_{j≠i} ReLU(W_i·W_j) W_j: features pushing each other apart. Off, each row is the "
+            "note's single-encoding model on its own. Applies live.")
+        self.interference.toggled.connect(lambda on: self.changed.emit({"interference": bool(on)}))
+        form.addRow("", self.interference)
+        self.weight_decay = field("weight_decay", "weight decay", self._weight_decay,
+                                  "Weight decay ≥ 0 (weight_decay·lr < 1). Empty: the torch default, "
+                                  "0.01 for AdamW and 0 otherwise. Adam adds it to the gradient, "
+                                  "AdamW decays W directly, GD ignores it. Applies live.")
+        self.weight_decay.edit.setPlaceholderText("default")
+        self.units = QtWidgets.QLabel()
+        self.units.setObjectName("units")
+        self.units.setWordWrap(True)
+        self.units.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.units.setToolTip("The note's units: λ = l1/4, η = 4·lr, and the simulated time "
+                              "t = 4·lr·steps reached at the end (for gradient descent)")
+        self.units.setStyleSheet("color: #444; background: #f4f4f4; padding: 2px;")
+        form.addRow("note", self.units)
+        self.show_params(params)
+
+    @staticmethod
+    def _weight_decay(text: str):
+        return None if not text.strip() else _float(text)
+
+    def _checked(self, name: str, convert) -> Callable[[str], object]:
+        """Parse, then let InterferenceParams validate the whole snapshot with the change."""
+
+        def parse(text: str):
+            value = convert(text)
+            try:
+                p = self._current().with_changes(**{name: value})
+                if name in ("n", "m"):
+                    check_memory(p.n, p.m)
+            except InputError as exc:
+                raise InputError(name, exc.message) from None
+            return value
+
+        return parse
+
+    def show_params(self, p: InterferenceParams) -> None:
+        self.n.set_text(str(p.n))
+        self.m.set_text(str(p.m))
+        self.optimizer.setCurrentIndex(OPTIMIZERS.index(p.optimizer))
+        self.l1.set_text(f"{p.l1:g}")
+        self.lr.set_text(f"{p.lr:g}")
+        self.steps.set_text(str(p.steps))
+        self.seed.set_text(str(p.seed))
+        self.sigma.set_text(f"{p.sigma:g}")
+        self.interference.blockSignals(True)
+        self.interference.setChecked(p.interference)
+        self.interference.blockSignals(False)
+        self.weight_decay.set_text("" if p.weight_decay is None else f"{p.weight_decay:g}")
+        self.weight_decay.edit.setPlaceholderText(f"default ({p.effective_weight_decay:g})")
+        self.units.setText(units_text(p))
+
+
+class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
+    LAYOUT_KEY = "interference"
+    STOPPED_TITLE = "Training stopped"
+
+    def __init__(self, params: InterferenceParams | None = None, *, playing: bool = True,
+                 note_window: QtWidgets.QMainWindow | None = None, blas_threads: int | None = None,
+                 parent=None):
+        super().__init__(parent)
+        params = params if params is not None else InterferenceParams()
+        self.setWindowTitle("sparsity-gui: interference and incidental polysemanticity")
+        self.setObjectName("InterferenceWindow")
+        self.params = params
+        self.playing = playing
+        self.snapshot: InterferenceSnapshot | None = None
+        self.note_window = note_window  # the note's window that opened this one (if any)
+        self._owned_note_window = None  # a note window this one opened (standalone mode)
+        self._min_run_id = 1
+        self._status_due = 0.0
+        self._shown_error: tuple[int, str] | None = None
+        self._exception_shown: str | None = None
+        self.error_box: QtWidgets.QMessageBox | None = None
+        self.last_error = ""
+        self.last_written: list[Path] = []
+        self._closed = False
+        self._sweep_paused_live = False
+
+        # --- centre: the live panels and the sweep, as tabs -------------------------------
+        self.tabs = QtWidgets.QTabWidget()
+        self.tabs.setObjectName("tabs")
+        self.tabs.setDocumentMode(True)
+        live = QtWidgets.QWidget()
+        grid = QtWidgets.QGridLayout(live)
+        grid.setContentsMargins(2, 2, 2, 2)
+        grid.setSpacing(3)
+        self.panels: list[Panel] = [cls() for cls in INTERFERENCE_PANEL_TYPES]
+        for i, panel in enumerate(self.panels):
+            grid.addWidget(panel, i // 3, i % 3)
+        grid.setColumnStretch(0, 4)  # the heatmap gets the widest column
+        grid.setColumnStretch(1, 3)
+        grid.setColumnStretch(2, 3)
+        (self.weights_panel, self.active_panel, self.poly_panel, self.kept_panel, self.signs_panel,
+         self.sparsity_panel) = self.panels
+        # no x links across panels: pyqtgraph aligns linked views by screen position, which
+        # shifts the ranges of panels in columns of different widths; every step panel
+        # draws the same history, so their ranges agree anyway
+        self.tabs.addTab(live, "Live run")
+        self.sweep = SweepWidget(lambda: self.params)
+        self.sweep.setObjectName("sweep")
+        self.tabs.addTab(self.sweep, "Sweep over m")
+        self.tabs.setTabToolTip(1, self.sweep.toolTip())
+        self.setCentralWidget(self.tabs)
+        self.sweep.started.connect(self._sweep_started)
+        self.sweep.finished.connect(self._sweep_finished)
+        self.sweep.statusChanged.connect(self._sweep_status)
+        self.tabs.currentChanged.connect(self._tab_changed)
+
+        # --- the parameter dock -----------------------------------------------------------
+        self.controls = InterferenceControls(params, lambda: self.params)
+        self.controls.changed.connect(self.on_params_changed)
+        self.controls.newSeedRequested.connect(self.new_seed)
+        box = QtWidgets.QWidget()
+        lay = QtWidgets.QVBoxLayout(box)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.controls)
+        buttons = QtWidgets.QHBoxLayout()
+        self.play_button = QtWidgets.QToolButton()
+        self.step_button = QtWidgets.QToolButton()
+        self.restart_button = QtWidgets.QToolButton()
+        for b in (self.play_button, self.step_button, self.restart_button):
+            b.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        lay.addLayout(buttons)
+        self.status_line = QtWidgets.QLabel("starting (compiling the kernels)…")
+        self.status_line.setObjectName("status_line")
+        self.status_line.setWordWrap(True)
+        self.status_line.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status_line.setToolTip("step / steps, steps per second, state")
+        self.failure_line = QtWidgets.QLabel("")
+        self.failure_line.setObjectName("failure_line")
+        self.failure_line.setWordWrap(True)
+        self.failure_line.setStyleSheet("color: #c0392b;")
+        self.failure_line.hide()
+        lay.addWidget(self.status_line)
+        lay.addWidget(self.failure_line)
+        lay.addStretch(1)
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidget(box)
+        scroll.setWidgetResizable(True)
+        scroll.setMinimumWidth(290)
+        self.param_dock = QtWidgets.QDockWidget("Parameters", self)
+        self.param_dock.setObjectName("dock_interference_parameters")
+        self.param_dock.setWidget(scroll)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, self.param_dock)
+
+        self._build_actions()
+        self._build_status_bar()
+        self.sweep.set_base(params)
+
+        # --- the worker -----------------------------------------------------------------
+        # One BLAS thread per product (core/blas.py): OpenBLAS's default pool of a thread per
+        # core spun against the GUI thread; at n = 256, m = 1024 on a busy 2-core machine the
+        # window ran 11-13 steps/s with it against 76-90 with one thread, and 140-215 with
+        # one thread on a quieter machine (measured).
+        self.blas_threads = 1 if blas_threads is None else int(blas_threads)
+        self.blas_limited = limit_blas_threads(self.blas_threads)
+        self.worker = InterferenceWorker(params, playing=playing)
+        self.start_engine(self.worker, "interference")
+        self.finish_setup()
+        self.set_playing(playing)
+
+    # ------------------------------------------------------------------------------
+    def _build_actions(self) -> None:
+        sp = QtWidgets.QStyle.StandardPixmap
+        self.transport_actions("Play / pause the training (Space)",
+                               "One optimizer step (Right arrow); pauses the run")
+        self.act_restart = self.action("act_restart", "Restart", self.restart, "Ctrl+R",
+                                       "Train again from W(0) with the current parameters (Ctrl+R)",
+                                       sp.SP_BrowserReload)
+        for act in (self.act_play, self.act_step, self.act_restart):
+            act.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
+        self.play_button.setDefaultAction(self.act_play)
+        self.step_button.setDefaultAction(self.act_step)
+        self.restart_button.setDefaultAction(self.act_restart)
+
+        tb = self.addToolBar("Training")
+        tb.setObjectName("toolbar_interference")
+        tb.addAction(self.act_play)
+        tb.addAction(self.act_step)
+        tb.addAction(self.act_restart)
+        self.toolbar = tb
+
+        menu = self.menuBar()
+        m_file = menu.addMenu("&File")
+        m_fig = m_file.addMenu("Export &figure")
+        m_fig.setObjectName("menu_export_figure")
+        for panel in self.all_panels():
+            act = m_fig.addAction(f"{panel.title}…")
+            act.triggered.connect(lambda _c=False, p=panel: self.export_figure_dialog(p))
+        m_fig.addSeparator()
+        act = m_fig.addAction("Whole window…")
+        act.triggered.connect(lambda _c=False: self.export_figure_dialog("window"))
+        m_data = m_file.addMenu("Export &data")
+        m_data.setObjectName("menu_export_data")
+        for kind, (_name, text, _filter) in DATA_KINDS.items():
+            act = m_data.addAction(text)
+            act.triggered.connect(lambda _c=False, k=kind: self.export_data_dialog(k))
+        m_file.addSeparator()
+        self.act_close = m_file.addAction("&Close")
+        self.act_close.setShortcut(QtGui.QKeySequence.StandardKey.Close)
+        self.act_close.triggered.connect(self.close)
+        m_run = menu.addMenu("&Training")
+        for act in (self.act_play, self.act_step, self.act_restart):
+            m_run.addAction(act)
+        m_presets = menu.addMenu("&Presets")
+        m_presets.setObjectName("menu_presets")
+        for name, tip, preset in PRESETS:
+            act = m_presets.addAction(name)
+            act.setToolTip(tip)
+            act.setStatusTip(tip)
+            act.triggered.connect(lambda _c=False, p=preset: self.apply_preset(p))
+        m_presets.setToolTipsVisible(True)
+        m_model = menu.addMenu("&Model")
+        m_model.setObjectName("menu_model")
+        self.act_model_note = m_model.addAction("Single encoding (the note)…")
+        self.act_model_note.setObjectName("act_model_note")
+        self.act_model_note.triggered.connect(self.open_note_window)
+        self.act_model_here = m_model.addAction("Interference and polysemanticity")
+        self.act_model_here.setCheckable(True)
+        self.act_model_here.setChecked(True)
+        self.act_model_here.triggered.connect(lambda _c=False: self.act_model_here.setChecked(True))
+        m_view = menu.addMenu("&View")
+        m_view.addAction(self.param_dock.toggleViewAction())
+        m_view.addAction(tb.toggleViewAction())
+        act = m_view.addAction("Sweep over m")
+        act.triggered.connect(lambda _c=False: self.tabs.setCurrentWidget(self.sweep))
+        act = m_view.addAction("Live run")
+        act.triggered.connect(lambda _c=False: self.tabs.setCurrentIndex(0))
+        m_view.addSeparator()
+        act = m_view.addAction("Reset layout")
+        act.triggered.connect(self.reset_layout)
+
+    def _build_status_bar(self) -> None:
+        self.status_labels_for((("sweep", "the sweep over m"),
+                                ("poly", "polysemantic neurons now / predicted n²/(4m)"),
+                                ("sps", "optimizer steps per second"), ("fps", "frames drawn per second")), 70)
+
+    def all_panels(self) -> list:
+        return [*self.panels, self.sweep.panel]
+
+    # --- commands ----------------------------------------------------------------------
+    @QtCore.Slot()
+    def restart(self) -> None:
+        self._request(self.params, restart=True)
+
+    def apply_preset(self, params: InterferenceParams) -> None:
+        """Start a new run from a preset (the fields show its values; the seed is kept)."""
+        self._request(params.with_changes(seed=self.params.seed), restart=True)
+
+    @QtCore.Slot()
+    def new_seed(self) -> None:
+        seed = random.SystemRandom().randrange(0, 2**31 - 1)
+        self.on_params_changed({"seed": seed})
+
+    def _request(self, params: InterferenceParams, restart: bool = False) -> None:
+        """Send a parameter snapshot; a new run means snapshots of older runs are dropped."""
+        if restart or needs_restart(self.params, params):
+            self._min_run_id = max(self._min_run_id, self.worker.run_id + 1)
+            restart = True
+            self._shown_error = None
+            self.failure_line.hide()
+        self.params = params
+        self.worker.set_params(params, restart=restart)
+        if restart:
+            self.worker.play(self.playing)  # the new run follows the Play button
+        self.controls.show_params(params)
+        self.sweep.set_base(params)
+
+    @QtCore.Slot(dict)
+    def on_params_changed(self, changes: dict) -> None:
+        """Validated edits from the dock: live for LIVE_FIELDS, a new run otherwise (the
+        worker decides with needs_restart). A refused value is shown at its field."""
+        try:
+            params = self.params.with_changes(**changes)
+            if "n" in changes or "m" in changes:
+                check_memory(params.n, params.m)
+        except InputError as exc:
+            field = self.controls.fields.get(exc.field) or self.controls.fields.get(next(iter(changes)))
+            if field is not None:
+                field.show_error(exc.message)
+            else:
+                self.fail("Invalid parameter", str(exc))
+                self.controls.show_params(self.params)
+            return
+        if params == self.params:
+            return
+        self._request(params)
+
+    def open_note_window(self) -> None:
+        """Model > Single encoding: raise the note's window (or open one)."""
+        win = self.note_window or self._owned_note_window
+        if win is None or getattr(win, "_closed", False):
+            from sparsity_gui.core.note.params import SimParams
+            from sparsity_gui.ui.note.window import MainWindow
+
+            win = MainWindow(SimParams())
+            win.interference_window = self  # its Model menu raises this window
+            win._owns_interference_window = False
+            self._owned_note_window = win
+        win.show()
+        if QtGui.QGuiApplication.platformName() not in ("offscreen", "minimal"):
+            win.raise_()  # (these platforms warn that they cannot)
+        win.activateWindow()
+
+    # --- the sweep and the live run ------------------------------------------------------
+    @QtCore.Slot(bool)
+    def _sweep_started(self, pause_live: bool) -> None:
+        self._sweep_paused_live = pause_live and self.playing
+        if self._sweep_paused_live:
+            self.set_playing(False)
+
+    @QtCore.Slot()
+    def _sweep_finished(self) -> None:
+        if self._sweep_paused_live and not self._closed and not self.playing:
+            self.set_playing(True)
+        self._sweep_paused_live = False
+
+    @QtCore.Slot(str)
+    def _sweep_status(self, text: str) -> None:
+        self.status_labels["sweep"].setText(text)
+
+    # --- painting --------------------------------------------------------------------------
+    def _wanted(self, snap: InterferenceSnapshot) -> bool:
+        """A snapshot of the run the window asked for (not one from before a restart)."""
+        return snap.run_id >= self._min_run_id and not needs_restart(snap.params, self.params)
+
+    @QtCore.Slot()
+    def paint_latest(self) -> None:
+        error = self.worker.take_error()
+        if error is not None:  # e.g. a restart that could not build its run: the old run stays
+            if self.playing:
+                self.set_playing(False)
+            self.failure_line.setText(f"{error.partition(chr(10) * 2)[0]}\n(Change the parameters, "
+                                      f"then Restart: Ctrl+R.)")
+            self.failure_line.show()
+            self.show_error(error)
+            self._exception_shown = error  # its snapshot, if any, carries the same text
+        snap = self.worker.take_latest()
+        if snap is None or not self._wanted(snap):
+            return
+        old = self.snapshot
+        if old is not None and snap.seq == old.seq and snap.run_id == old.run_id:
+            return
+        self.snapshot = snap
+        if self.tabs.currentIndex() == 0:
+            self.paint_panels(snap)
+        now = self.count_frame()
+        if now >= self._status_due or old is None or snap.state != old.state:
+            self._status_due = now + STATUS_SECONDS
+            self._update_status(snap)
+        if snap.state == "error":
+            if self.playing:
+                self.set_playing(False)
+            if (snap.message and (snap.run_id, snap.message) != self._shown_error
+                    and snap.message != self._exception_shown):
+                self._shown_error = (snap.run_id, snap.message)
+                self.show_error(snap.message)
+
+    @QtCore.Slot(int)
+    def _tab_changed(self, index: int) -> None:
+        if index == 0:  # the live panels were not drawn while hidden
+            self.repaint_now()
+
+    def repaint_now(self) -> None:
+        """Draw the current snapshot on every panel with ranges (after a tab switch, exports)."""
+        if self.snapshot is not None:
+            for panel in self.panels:
+                panel.update_from(self.snapshot)
+
+    def _update_status(self, snap: InterferenceSnapshot) -> None:
+        p = snap.params
+        text = f"step {snap.step:,} / {p.steps:,}"
+        if p.optimizer in GD:
+            text += f"  (t = {snap.latest.t:.4g})"
+        rate = f"{snap.steps_per_second:,.0f} steps/s" if snap.state == "running" else "— steps/s"
+        text += f"\n{rate} · {self.fps:.0f} fps · {snap.state}"
+        text += f" · run {snap.run_id}"
+        self.status_line.setText(text)
+        L = self.status_labels
+        L["poly"].setText(f"polysemantic {snap.latest.polysemantic} / {p.prediction:.3g} predicted")
+        L["sps"].setText(rate)
+        L["fps"].setText(f"{self.fps:.0f} fps")
+        if snap.state == "error" and snap.message:
+            first = snap.message.partition("\n\n")[0]
+            self.failure_line.setText(f"{first}\n(Change the parameters, then Restart: Ctrl+R.)")
+            self.failure_line.show()
+        elif snap.state != "error":
+            self.failure_line.hide()
+
+    def fail(self, title: str, message: str) -> bool:
+        """Show a problem without blocking, remember it, return False."""
+        self.last_error = message
+        self.warning_box(title, message)
+        self.statusBar().showMessage(message.splitlines()[0], 10_000)
+        return False
+
+    def done(self, message: str) -> bool:
+        self.last_error = ""
+        self.statusBar().showMessage(message, 6000)
+        return True
+
+    # --- exports ---------------------------------------------------------------------------
+    def _panel(self, target):
+        if target == "window":
+            return None
+        if isinstance(target, int):
+            return self.all_panels()[target]
+        return target
+
+    def figure_bytes(self, target, fmt: str, scale: float = 2.0) -> bytes:
+        from sparsity_gui.plots.render import EXPORT_WIDTH, render_panel, render_widget
+
+        panel = self._panel(target)
+        if panel is None:
+            shown = self.panels if self.tabs.currentIndex() == 0 else [self.sweep.panel]
+            return render_widget(self, fmt, scale, shown)
+        if panel is self.sweep.panel:
+            # its error bars widen like print_style widens curves (as sweepfiles does)
+            panel.set_bar_width(EXPORT_WIDTH * (scale if fmt == "png" else 1.0))
+            try:
+                return render_panel(panel, fmt, scale)
+            finally:
+                panel.set_bar_width(None)
+        return render_panel(panel, fmt, scale)
+
+    def export_figure(self, target, path, scale: float = 2.0) -> bool:
+        """A panel (index into all_panels(), or the panel) or "window" as .png or .svg."""
+        return export_figure_file(self, target, path, scale, ("png", "svg"))
+
+    def data_bytes(self, kind: str) -> bytes:
+        """The shown snapshot's data: history (CSV), weights (W as .npy), counts (CSV)."""
+        snap = self.snapshot
+        if snap is None:
+            raise InputError("", "the run is still starting; try again in a moment")
+        if kind == "history":
+            return history_csv(snap.history).encode("utf-8")
+        if kind == "weights":
+            buf = io.BytesIO()
+            np.save(buf, snap.W, allow_pickle=False)
+            return buf.getvalue()
+        if kind == "counts":
+            return neuron_counts_csv(snap.counts).encode("utf-8")
+        raise InputError("", f"unknown kind of data {kind!r}")
+
+    def export_data(self, kind: str, path) -> bool:
+        path = Path(path)
+        try:
+            atomic_write_bytes(path, self.data_bytes(kind))
+        except InputError as exc:
+            return self.fail("Cannot export data", exc.message)
+        except OSError as exc:
+            return self.fail("Cannot export data", f"{path}: {exc.strerror or exc}. Nothing was "
+                             "written; an earlier file of that name is unchanged.")
+        self.last_written = [path]
+        return self.done(f"Wrote {path}")
+
+    def export_figure_dialog(self, target) -> None:
+        from sparsity_gui.plots.render import slug
+
+        panel = self._panel(target)
+        name = "interference_window" if panel is None else slug(panel.title)
+        path, chosen = QtWidgets.QFileDialog.getSaveFileName(self, "Export figure", f"{name}.png",
+                                                             FIGURE_FILTER)
+        if not path:
+            return
+        if not Path(path).suffix:
+            path += ".svg" if chosen.startswith("SVG") else ".png"
+        self.export_figure(target, path)
+
+    def export_data_dialog(self, kind: str) -> None:
+        name, _text, flt = DATA_KINDS[kind]
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export data", name, f"{flt};;All files (*)")
+        if path:
+            self.export_data(kind, path)
+
+    # --- shutdown ----------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Stop the timers and join the worker and sweep threads (with a deadline)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.sweep.shutdown()
+        self.stop_engine()
+        owned = self._owned_note_window
+        self._owned_note_window = None
+        if owned is not None:
+            owned.close()
+            owned.deleteLater()
+
+

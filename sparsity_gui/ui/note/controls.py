@@ -1,0 +1,323 @@
+"""The parameter dock: every control validated at the field, with tooltips."""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from PySide6 import QtCore, QtWidgets
+
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.params import SimParams
+
+LAM_MIN, LAM_MAX = 1e-6, 1.0
+SPEED_MIN, SPEED_MAX = 1e-2, 1e6
+SLIDER_STEPS = 600
+
+
+class LogSlider(QtWidgets.QSlider):
+    """A horizontal slider over [lo, hi] on a logarithmic scale."""
+
+    valueChangedLog = QtCore.Signal(float)
+
+    def __init__(self, lo: float, hi: float, parent=None):
+        super().__init__(QtCore.Qt.Orientation.Horizontal, parent)
+        self.lo, self.hi = lo, hi
+        self.setRange(0, SLIDER_STEPS)
+        self.valueChanged.connect(self._emit)
+
+    def to_value(self, pos: int) -> float:
+        return 10 ** (math.log10(self.lo) + pos / SLIDER_STEPS * (math.log10(self.hi) - math.log10(self.lo)))
+
+    def set_log_value(self, value: float) -> None:
+        value = min(max(value, self.lo), self.hi)
+        pos = round((math.log10(value) - math.log10(self.lo)) / (math.log10(self.hi) - math.log10(self.lo))
+                    * SLIDER_STEPS)
+        self.blockSignals(True)
+        self.setValue(pos)
+        self.blockSignals(False)
+
+    @QtCore.Slot(int)
+    def _emit(self, pos: int) -> None:
+        self.valueChangedLog.emit(float(f"{self.to_value(pos):.3g}"))
+
+
+class Field(QtWidgets.QWidget):
+    """A typed field whose text is checked on Enter / focus-out; a refused value keeps the
+    last good one in force and shows the reason under the field in red."""
+
+    accepted = QtCore.Signal(object)
+
+    def __init__(self, name: str, parse: Callable[[str], object], tooltip: str, parent=None):
+        super().__init__(parent)
+        self.name = name
+        self._parse = parse
+        self.edit = QtWidgets.QLineEdit()
+        self.edit.setObjectName(f"field_{name}")
+        self.edit.setToolTip(tooltip)
+        self.error = QtWidgets.QLabel()
+        self.error.setObjectName(f"error_{name}")
+        self.error.setStyleSheet("color: #c0392b; font-size: 8pt;")
+        self.error.setWordWrap(True)
+        self.error.hide()
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(1)
+        lay.addWidget(self.edit)
+        lay.addWidget(self.error)
+        self.edit.editingFinished.connect(self.commit)
+        self._good_text = ""
+
+    def set_text(self, text: str) -> None:
+        self.edit.setText(text)
+        self._good_text = text
+        self.clear_error()
+
+    def text(self) -> str:
+        return self.edit.text()
+
+    @property
+    def error_text(self) -> str:
+        return self.error.text() if self.error.isVisible() or not self.error.isHidden() else ""
+
+    def show_error(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.show()
+        self.edit.setStyleSheet("border: 1px solid #c0392b; background: #fdecea;")
+        self.edit.setToolTip(message)
+
+    def clear_error(self) -> None:
+        self.error.hide()
+        self.error.setText("")
+        self.edit.setStyleSheet("")
+
+    @QtCore.Slot()
+    def commit(self) -> bool:
+        text = self.edit.text().strip()
+        try:
+            value = self._parse(text)
+        except InputError as exc:
+            self.show_error(exc.message)
+            return False
+        except (ValueError, OverflowError):
+            self.show_error(f"not a valid number: {text!r}")
+            return False
+        self.clear_error()
+        if text != self._good_text:
+            self._good_text = text
+            self.accepted.emit(value)
+        return True
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise InputError("", f"must be finite, got {text}")
+    return value
+
+
+def _int(text: str) -> int:
+    value = float(text)
+    if not math.isfinite(value) or not value.is_integer():
+        raise InputError("", f"must be a whole number, got {text!r}")
+    return int(value)
+
+
+def _checked(field: str, convert: Callable[[str], object]) -> Callable[[str], object]:
+    """Parse, then let SimParams validate the single field (one source of the rules)."""
+
+    def parse(text: str):
+        value = convert(text)
+        try:
+            SimParams(**{field: value})
+        except InputError as exc:
+            raise InputError(field, exc.message) from None
+        return value
+
+    return parse
+
+
+class ControlPanel(QtWidgets.QWidget):
+    """Emits `changed(dict)` with the fields a user changed; the window decides what they
+    mean for the run (live change or new run)."""
+
+    changed = QtCore.Signal(dict)
+    speedChanged = QtCore.Signal(float)  # <= 0: as fast as possible
+    stopChanged = QtCore.Signal(bool)
+    newSeedRequested = QtCore.Signal()
+    loadFileRequested = QtCore.Signal()
+
+    def __init__(self, params: SimParams, speed: float, parent=None):
+        super().__init__(parent)
+        form = QtWidgets.QFormLayout(self)
+        form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+
+        # lam: log slider + typed field
+        self.lam_slider = LogSlider(LAM_MIN, LAM_MAX)
+        self.lam_slider.setObjectName("lam_slider")
+        self.lam_slider.setToolTip("λ: L1 regularization strength, log scale 1e-6 … 1 "
+                                   "(type 0 in the field to switch regularization off). Applies live.")
+        self.lam = Field("lam", _checked("lam", _float),
+                         "λ ≥ 0: L1 regularization strength (0, or 1e-6 … 1 on the slider). Applies live.")
+        lam_box = QtWidgets.QVBoxLayout()
+        lam_box.addWidget(self.lam_slider)
+        lam_box.addWidget(self.lam)
+        form.addRow("λ (L1)", lam_box)
+        self.lam_slider.valueChangedLog.connect(self._lam_from_slider)
+        self.lam.accepted.connect(self._lam_from_field)
+
+        self.m = Field("m", _checked("m", _int),
+                       "m: number of weights in W, 1 … 1e8 (e.g. 1e5). Starts a new run.")
+        form.addRow("m", self.m)
+        self.sigma = Field("sigma", _checked("sigma", _float),
+                           "σ > 0: W_k(0) ~ N(0, σ²/m); σ = 0.9 as in the note, 1 as a network's init. "
+                           "Starts a new run.")
+        form.addRow("σ", self.sigma)
+
+        self.seed = QtWidgets.QSpinBox()
+        self.seed.setObjectName("seed")
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setToolTip("seed: random seed of W(0) (numpy default_rng). Starts a new run.")
+        self.new_seed = QtWidgets.QPushButton("New seed")
+        self.new_seed.setToolTip("Draw a fresh seed and start a new run")
+        seed_row = QtWidgets.QHBoxLayout()
+        seed_row.addWidget(self.seed, 1)
+        seed_row.addWidget(self.new_seed)
+        form.addRow("seed", seed_row)
+        self.seed.editingFinished.connect(lambda: self.changed.emit({"seed": self.seed.value()}))
+        self.new_seed.clicked.connect(self.newSeedRequested)
+
+        self.init_kind = QtWidgets.QComboBox()
+        self.init_kind.setObjectName("init_kind")
+        self.init_kind.addItems(["normal N(0, σ²/m)", "from file…"])
+        self.init_kind.setToolTip("Initial condition W(0): a normal draw, or weights loaded from "
+                                  ".npy/.npz/CSV (one row of a trained model, say). Starts a new run.")
+        self.file_label = QtWidgets.QLabel("")
+        self.file_label.setWordWrap(True)
+        self.file_label.setStyleSheet("color: #555; font-size: 8pt;")
+        init_box = QtWidgets.QVBoxLayout()
+        init_box.addWidget(self.init_kind)
+        init_box.addWidget(self.file_label)
+        form.addRow("W(0)", init_box)
+        self.init_kind.activated.connect(self._init_kind_chosen)
+
+        self.method = QtWidgets.QComboBox()
+        self.method.setObjectName("method")
+        self.method.addItem("exact flow", "exact")
+        self.method.addItem("gradient descent", "gd")
+        self.method.setToolTip("Method: the exact flow (two-variable reduction, any m) or discrete "
+                               "gradient descent W ← W + η[(1-‖W‖²)W - λ sign W] with the zero rule. "
+                               "Switching continues from the current W(t).")
+        form.addRow("method", self.method)
+        self.method.activated.connect(lambda _i: self.changed.emit({"method": self.method.currentData()}))
+
+        self.eta = Field("eta", _checked("eta", _float),
+                         "η: gradient-descent step, 0 < η ≤ 2 (stable near balance for η < 1); "
+                         "simulated time t = η·step. Applies live.")
+        form.addRow("η (GD step)", self.eta)
+        self.eta.accepted.connect(lambda v: self.changed.emit({"eta": v}))
+
+        self.speed_slider = LogSlider(SPEED_MIN, SPEED_MAX)
+        self.speed_slider.setObjectName("speed_slider")
+        self.speed_slider.setToolTip("Simulation speed: simulated time per second of wall time (log scale "
+                                     "0.01 … 1e6). Applies live.")
+        self.speed_label = QtWidgets.QLabel()
+        self.fastest = QtWidgets.QCheckBox("as fast as possible")
+        self.fastest.setObjectName("fastest")
+        self.fastest.setToolTip("Run flat out, ignoring the speed slider")
+        speed_box = QtWidgets.QVBoxLayout()
+        speed_row = QtWidgets.QHBoxLayout()
+        speed_row.addWidget(self.speed_slider, 1)
+        speed_row.addWidget(self.speed_label)
+        speed_box.addLayout(speed_row)
+        speed_box.addWidget(self.fastest)
+        form.addRow("speed", speed_box)
+        self.speed_slider.valueChangedLog.connect(self._speed_changed)
+        self.fastest.toggled.connect(self._speed_changed)
+
+        self.stop_kind = QtWidgets.QComboBox()
+        self.stop_kind.setObjectName("stop_kind")
+        self.stop_kind.addItem("when one weight is left", "one")
+        self.stop_kind.addItem("at t_end", "t_end")
+        self.stop_kind.setToolTip("Stop condition: when m' = 1, or at the simulated time t_end")
+        self.t_end = Field("t_end", _checked("t_end", _float), "t_end > 0: simulated time at which to stop")
+        stop_box = QtWidgets.QVBoxLayout()
+        stop_box.addWidget(self.stop_kind)
+        stop_box.addWidget(self.t_end)
+        form.addRow("stop", stop_box)
+        self.stop_kind.activated.connect(self._stop_changed)
+        self.t_end.accepted.connect(lambda v: self.changed.emit({"t_end": v}))
+
+        self.m.accepted.connect(lambda v: self.changed.emit({"m": v}))
+        self.sigma.accepted.connect(lambda v: self.changed.emit({"sigma": v}))
+        self.show_params(params, speed)
+
+    # --- reflecting the state --------------------------------------------------------
+    def show_params(self, params: SimParams, speed: float | None = None) -> None:
+        self.lam.set_text(f"{params.lam:g}")
+        if params.lam > 0:
+            self.lam_slider.set_log_value(params.lam)
+        self.m.set_text(str(params.m))
+        self.sigma.set_text(f"{params.sigma:g}")
+        self.seed.setValue(min(params.seed, 2**31 - 1))
+        self.method.setCurrentIndex(0 if params.method == "exact" else 1)
+        self.eta.set_text(f"{params.eta:g}")
+        self.t_end.set_text("" if params.t_end is None else f"{params.t_end:g}")
+        self.t_end.setEnabled(params.t_end is not None)
+        self.stop_kind.setCurrentIndex(1 if params.t_end is not None else 0)
+        self.init_kind.setCurrentIndex(1 if params.w0_path else 0)
+        self.file_label.setText(params.w0_path or "")
+        self.m.setEnabled(params.w0_path is None)
+        self.sigma.setEnabled(params.w0_path is None)
+        if speed is not None:
+            self.fastest.blockSignals(True)
+            self.fastest.setChecked(speed <= 0)
+            self.fastest.blockSignals(False)
+            if speed > 0:
+                self.speed_slider.set_log_value(speed)
+            self._update_speed_label()
+
+    def current_speed(self) -> float:
+        return 0.0 if self.fastest.isChecked() else self.speed_slider.to_value(self.speed_slider.value())
+
+    def _update_speed_label(self) -> None:
+        self.speed_label.setText("max" if self.fastest.isChecked() else f"{self.current_speed():.3g} t/s")
+        self.speed_slider.setEnabled(not self.fastest.isChecked())
+
+    # --- reacting --------------------------------------------------------------------
+    @QtCore.Slot(float)
+    def _lam_from_slider(self, lam: float) -> None:
+        self.lam.set_text(f"{lam:g}")
+        self.changed.emit({"lam": lam})
+
+    @QtCore.Slot(object)
+    def _lam_from_field(self, lam: float) -> None:
+        if lam > 0:
+            self.lam_slider.set_log_value(lam)
+        self.changed.emit({"lam": lam})
+
+    @QtCore.Slot()
+    def _speed_changed(self, *_args) -> None:
+        self._update_speed_label()
+        self.speedChanged.emit(self.current_speed())
+
+    @QtCore.Slot(int)
+    def _stop_changed(self, _index: int) -> None:
+        at_t_end = self.stop_kind.currentData() == "t_end"
+        self.t_end.setEnabled(at_t_end)
+        if at_t_end:
+            if not self.t_end.text().strip():
+                self.t_end.edit.setFocus()
+                self.t_end.show_error("type the end time t_end, then Enter")
+                return
+            if self.t_end.commit():
+                self.changed.emit({"t_end": _float(self.t_end.text())})
+        else:
+            self.changed.emit({"t_end": None})
+        self.stopChanged.emit(not at_t_end)
+
+    @QtCore.Slot(int)
+    def _init_kind_chosen(self, index: int) -> None:
+        if index == 1:
+            self.loadFileRequested.emit()
+        else:
+            self.changed.emit({"w0_path": None})

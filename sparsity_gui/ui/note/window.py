@@ -1,0 +1,300 @@
+"""The main window: panels in the centre, parameters and the note in docks, a worker
+thread running the core's Runner, and a paint timer that draws the latest snapshot."""
+from __future__ import annotations
+
+import gc
+import random
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.params import SimParams, check_memory
+from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
+from sparsity_gui.core.note.simulation import needs_restart
+from sparsity_gui.ui.note.controls import ControlPanel
+from sparsity_gui.ui.note.argument import NoteView
+from sparsity_gui.plots.note import PANEL_TYPES, Panel
+from sparsity_gui.ui.window import LiveWindow
+
+
+class MainWindow(LiveWindow, QtWidgets.QMainWindow):
+    LAYOUT_KEY = "window"
+    STOPPED_TITLE = "Simulation stopped"
+
+    def __init__(self, params: SimParams, w0: np.ndarray | None = None, *, playing: bool = True,
+                 speed: float | None = None, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("sparsity-gui: L1 regularization drives W to sparsity")
+        self.setObjectName("MainWindow")
+        self.params = params
+        self.w0 = w0
+        self.run_id = 1
+        self.speed = default_speed(params.lam) if speed is None else speed
+        self.playing = playing
+        self.snapshot: Snapshot | None = None
+        self._note_due = 0.0
+        self._frozen_after_warm_up = False
+        self._range_turn = 0
+        self._shown_error: tuple[int, str] | None = None
+        self._status_due = 0.0
+        self._closed = False
+        # the second model's window (Model menu); owned unless that window opened this one
+        self.interference_window = None
+        self._owns_interference_window = True
+
+        # --- panels --------------------------------------------------------------
+        central = QtWidgets.QWidget()
+        grid = QtWidgets.QGridLayout(central)
+        grid.setContentsMargins(2, 2, 2, 2)
+        grid.setSpacing(3)
+        self.panels: list[Panel] = [cls() for cls in PANEL_TYPES]
+        for i, panel in enumerate(self.panels):
+            grid.addWidget(panel, i // 3, i % 3)
+        self.setCentralWidget(central)
+        # time panels share one x axis
+        time_plots = [p for panel in self.panels for p in panel.time_plots]
+        for p in time_plots[1:]:
+            p.setXLink(time_plots[0])
+
+        # --- docks ---------------------------------------------------------------
+        self.controls = ControlPanel(params, self.speed)
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidget(self.controls)
+        scroll.setWidgetResizable(True)
+        self.param_dock = QtWidgets.QDockWidget("Parameters", self)
+        self.param_dock.setObjectName("dock_parameters")
+        self.param_dock.setWidget(scroll)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, self.param_dock)
+        self.note = NoteView()
+        self.note_dock = QtWidgets.QDockWidget("The note's argument, live", self)
+        self.note_dock.setObjectName("dock_note")
+        self.note_dock.setWidget(self.note)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, self.note_dock)
+        self.controls.changed.connect(self.on_params_changed)
+        self.controls.speedChanged.connect(self.on_speed_changed)
+        self.controls.stopChanged.connect(self.on_stop_changed)
+        self.controls.newSeedRequested.connect(self.new_seed)
+        self.controls.loadFileRequested.connect(self.open_w0_dialog)
+
+        # --- actions, toolbar, menus ---------------------------------------------
+        self._build_actions()
+        self._build_status_bar()
+
+        # --- the worker ----------------------------------------------------------
+        self.runner = Runner(params, w0, playing=playing, speed=self.speed,
+                             stop_at_one=params.t_end is None, run_id=self.run_id)
+        self.start_engine(self.runner, "simulation")
+        self.finish_setup()
+
+    # ------------------------------------------------------------------------------
+    def _build_actions(self) -> None:
+        sp = QtWidgets.QStyle.StandardPixmap
+        self.transport_actions("Play / pause the simulation (Space)",
+                               "Single step (Right arrow): one GD step, or 1/30 s of simulated "
+                               "time at the current speed for the exact flow")
+        self.act_reset = self.action("act_reset", "Reset", self.reset, "Ctrl+R",
+                                     "Restart the run from W(0) with the current parameters (Ctrl+R)",
+                                     sp.SP_BrowserReload)
+        self.act_open_w0 = QtGui.QAction("Load W(0) from file…", self)
+        self.act_open_w0.triggered.connect(self.open_w0_dialog)
+        self.act_quit = QtGui.QAction("Quit", self)
+        self.act_quit.setShortcut(QtGui.QKeySequence.StandardKey.Quit)
+        self.act_quit.triggered.connect(self.close)
+        self.act_reset_layout = QtGui.QAction("Reset layout", self)
+        self.act_reset_layout.setObjectName("act_reset_layout")
+        self.act_reset_layout.triggered.connect(self.reset_layout)
+        for act in (self.act_play, self.act_step, self.act_reset):
+            act.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
+
+        tb = self.addToolBar("Simulation")
+        tb.setObjectName("toolbar_simulation")
+        tb.addAction(self.act_play)
+        tb.addAction(self.act_step)
+        tb.addAction(self.act_reset)
+
+        menu = self.menuBar()
+        m_file = menu.addMenu("&File")
+        m_file.addAction(self.act_open_w0)
+        m_file.addSeparator()
+        m_file.addAction(self.act_quit)
+        from sparsity_gui.ui.note.file_menu import install_file_actions
+
+        install_file_actions(self, m_file)
+        m_sim = menu.addMenu("&Simulation")
+        for act in (self.act_play, self.act_step, self.act_reset):
+            m_sim.addAction(act)
+        m_model = menu.addMenu("&Model")
+        m_model.setObjectName("menu_model")
+        self.act_model_note = m_model.addAction("Single encoding (the note)")
+        self.act_model_note.setObjectName("act_model_note")
+        self.act_model_note.setCheckable(True)
+        self.act_model_note.setChecked(True)
+        self.act_model_note.setToolTip("This window: one encoding W under L1, the research note's model")
+        self.act_model_note.triggered.connect(lambda _c=False: self.act_model_note.setChecked(True))
+        self.act_model_interference = m_model.addAction("Interference and polysemanticity…")
+        self.act_model_interference.setObjectName("act_model_interference")
+        self.act_model_interference.setToolTip(
+            "Open the second model in its own window: n encodings with interference "
+            "(Lecomte et al. 2023), polysemantic neurons against n²/(4m), sweeps over m")
+        self.act_model_interference.triggered.connect(self.open_interference_window)
+        m_view = menu.addMenu("&View")
+        m_view.addAction(self.param_dock.toggleViewAction())
+        m_view.addAction(self.note_dock.toggleViewAction())
+        m_view.addAction(tb.toggleViewAction())
+        m_view.addSeparator()
+        m_view.addAction(self.act_reset_layout)
+        m_help = menu.addMenu("&Help")
+        about = m_help.addAction("About sparsity-gui")
+        about.triggered.connect(self.about)
+
+    def _build_status_bar(self) -> None:
+        self.status_labels_for((("state", "simulation state"), ("t", "simulated time"),
+                                ("nonzero", "m': nonzero weights"), ("norm2", "‖W‖²"), ("norm1", "‖W‖₁"),
+                                ("theta", "threshold θ = λ/(1-‖W‖²)"), ("sps", "solver steps per second"),
+                                ("fps", "frames drawn per second")), 80)
+        self.status_labels["state"].setText("compiling")
+
+    def layout_docks(self) -> list:
+        return [self.param_dock, self.note_dock]
+
+    # --- commands ----------------------------------------------------------------------
+    @QtCore.Slot()
+    def reset(self) -> None:
+        self.start_new_run(self.params)
+
+    @QtCore.Slot()
+    def new_seed(self) -> None:
+        seed = random.SystemRandom().randrange(0, 2**31 - 1)
+        self.on_params_changed({"seed": seed, "w0_path": None})
+
+    def start_new_run(self, params: SimParams, w0: np.ndarray | None = None) -> None:
+        self.run_id += 1
+        self.params = params
+        if w0 is not None or params.w0_path is None:
+            self.w0 = w0
+        self.runner.set_params(params, run_id=self.run_id, w0=self.w0 if params.w0_path else None)
+        self.controls.show_params(params)
+
+    @QtCore.Slot(dict)
+    def on_params_changed(self, changes: dict) -> None:
+        try:
+            params = self.params.with_changes(**changes)
+            if params.w0_path is None and "m" in changes:
+                check_memory(params.m)
+        except InputError as exc:
+            QtWidgets.QMessageBox.warning(self, "Invalid parameter", str(exc))
+            self.controls.show_params(self.params)
+            return
+        if needs_restart(self.params, params):
+            self.start_new_run(params)
+        else:
+            self.params = params
+            self.runner.set_params(params)
+            if "t_end" in changes:
+                self.runner.set_stop_at_one(params.t_end is None)
+
+    @QtCore.Slot(float)
+    def on_speed_changed(self, speed: float) -> None:
+        self.speed = speed
+        self.runner.set_speed(speed)
+
+    @QtCore.Slot(bool)
+    def on_stop_changed(self, at_one: bool) -> None:
+        self.runner.set_stop_at_one(at_one)
+
+    @QtCore.Slot()
+    def open_w0_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Load W(0)", "", "Weights (*.npy *.npz *.csv *.txt);;All files (*)")
+        if path:
+            self.load_w0(path)
+        else:
+            self.controls.show_params(self.params)
+
+    def load_w0(self, path: str, row: int | None = None, array: str | None = None) -> bool:
+        """Load W(0) from a file and start a run with it (a dialog picks the array of a
+        .npz and the row of a matrix); on a bad file show why and keep the current run."""
+        return self.files.load_w0(path, row, array)
+
+    @QtCore.Slot()
+    def open_interference_window(self):
+        """Model > Interference and polysemanticity: open (or raise) its one window."""
+        win = self.interference_window
+        if win is None or win._closed:
+            from sparsity_gui.ui.interference.window import InterferenceWindow
+
+            if win is not None and self._owns_interference_window:
+                win.deleteLater()
+            win = InterferenceWindow(note_window=self)
+            self.interference_window = win
+            self._owns_interference_window = True
+        win.show()
+        if QtGui.QGuiApplication.platformName() not in ("offscreen", "minimal"):
+            win.raise_()  # (these platforms warn that they cannot)
+        win.activateWindow()
+        return win
+
+    def about(self) -> None:
+        from sparsity_gui import __version__
+
+        QtWidgets.QMessageBox.about(
+            self, "About sparsity-gui",
+            f"<b>sparsity-gui {__version__}</b><p>Simulates, live, how L1 regularization drives one "
+            "feature encoding W to sparsity, next to the research note's argument.</p>")
+
+    # --- painting ----------------------------------------------------------------------
+    @QtCore.Slot()
+    def paint_latest(self) -> None:
+        snap = self.runner.take_latest()
+        if snap is None or snap.run_id != self.run_id:
+            return  # nothing yet, or a snapshot from before a reset: dropped
+        if self.snapshot is not None and snap.seq == self.snapshot.seq and snap.run_id == self.snapshot.run_id:
+            return
+        if not self._frozen_after_warm_up and snap.state != "compiling":
+            # numba's warm-up in the worker leaves ~50k more long-lived objects: freeze
+            # them too, or every full collection scans them (a 26 ms stall, measured)
+            self._frozen_after_warm_up = True
+            gc.freeze()
+        self.snapshot = snap
+        self.paint_panels(snap)
+        now = self.count_frame()
+        # numbers are read, not watched: 10 Hz is plenty, and each label change
+        # re-lays out the status bar
+        if now >= self._status_due or snap.state != self.status_labels["state"].text():
+            self._status_due = now + 0.1
+            self._update_status(snap)
+        if now >= self._note_due:
+            self._note_due = now + 0.25
+            self.note.update_from(snap)
+        if snap.state == "error":
+            if self.playing:
+                self.set_playing(False)
+            if snap.message and (snap.run_id, snap.message) != self._shown_error:
+                self._shown_error = (snap.run_id, snap.message)
+                self.show_error(snap.message)
+
+    def _update_status(self, snap: Snapshot) -> None:
+        L = self.status_labels
+        L["state"].setText(snap.state)
+        L["t"].setText(f"t = {snap.t:.6g}")
+        L["nonzero"].setText(f"m' = {snap.nonzero:,}")
+        L["norm2"].setText(f"‖W‖² = {snap.norm2_sq:.6f}")
+        L["norm1"].setText(f"‖W‖₁ = {snap.norm1:.6g}")
+        L["theta"].setText(f"θ = {snap.theta:.4g}")
+        L["sps"].setText(f"{snap.steps_per_second:,.0f} steps/s")
+        L["fps"].setText(f"{self.fps:.0f} fps")
+
+    # --- shutdown ----------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Stop the timer and the worker thread (joined with a deadline)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.stop_engine()
+        other = self.interference_window
+        if other is not None and self._owns_interference_window:
+            self.interference_window = None
+            other.close()  # joins its worker and sweep threads
+            other.deleteLater()
+

@@ -1,0 +1,235 @@
+"""What the note's window and the interference window share: the engine's thread and the
+paint timer, the process-wide settings that keep the GUI thread responsive, layout
+persistence, play / pause / single step, the panels' turn-taking at re-laying out their
+axes, and non-blocking warning dialogs.
+
+A window mixes `LiveWindow` in before QMainWindow, sets ``LAYOUT_KEY``, ``panels``,
+``param_dock`` and the actions ``act_play``, and calls `start_engine` with its Qt-free
+engine (core.runner.Runner or core.interference_worker.InterferenceWorker: both have
+run_forever, play, single_step and stop), then `finish_setup` at the end of __init__.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import threading
+import time
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+PAINT_HZ = 60
+JOIN_SECONDS = 10.0
+
+
+def settings() -> QtCore.QSettings:
+    """Window geometry and layout; SPARSITY_GUI_SETTINGS points tests at a private file."""
+    path = os.environ.get("SPARSITY_GUI_SETTINGS")
+    if path:
+        return QtCore.QSettings(path, QtCore.QSettings.Format.IniFormat)
+    return QtCore.QSettings(QtCore.QSettings.Format.IniFormat, QtCore.QSettings.Scope.UserScope,
+                            "sparsity-gui", "sparsity-gui")
+
+
+def show_warning(parent: QtWidgets.QWidget, previous: QtWidgets.QMessageBox | None, title: str,
+                 message: str) -> QtWidgets.QMessageBox:
+    """A non-blocking warning box (whatever runs goes on behind it) that replaces
+    ``previous``; the message's first paragraph is the text, the rest goes under Details."""
+    first, _, details = message.partition("\n\n")
+    if previous is not None:
+        previous.close()
+        previous.deleteLater()
+    box = QtWidgets.QMessageBox(parent)
+    box.setIcon(QtWidgets.QMessageBox.Icon.Warning)
+    box.setWindowTitle(title)
+    box.setText(first)
+    if details:
+        box.setDetailedText(details)
+    box.setModal(False)
+    box.show()
+    return box
+
+
+def export_figure_file(owner, target, path, scale: float, formats: tuple[str, ...]) -> bool:
+    """Write owner.figure_bytes(target, fmt, scale) to ``path`` (its suffix picks the
+    format) atomically; report through owner.fail / owner.done (a window, or the note
+    window's FileActions). An unknown suffix or a failed write leaves any earlier file."""
+    from pathlib import Path
+
+    from sparsity_gui.core.files import atomic_write_bytes
+
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in formats:
+        names = ", ".join(f".{f}" for f in formats[:-1]) + f" or .{formats[-1]}"
+        return owner.fail("Cannot export the figure", f"{path.name}: unknown format "
+                          f"{path.suffix or '(no extension)'}; use {names}")
+    try:
+        atomic_write_bytes(path, owner.figure_bytes(target, fmt, scale))
+    except (ValueError, RuntimeError) as exc:
+        return owner.fail("Cannot export the figure", str(exc))
+    except OSError as exc:
+        return owner.fail("Cannot export the figure", f"{path}: {exc.strerror or exc}. Nothing "
+                          "was written; an earlier file of that name is unchanged.")
+    owner.last_written = [path]
+    return owner.done(f"Wrote {path}")
+
+
+class LiveWindow:
+    LAYOUT_KEY = "window"
+    STOPPED_TITLE = "Stopped"
+
+    # --- set-up ----------------------------------------------------------------------
+    def start_engine(self, engine, thread_name: str) -> None:
+        """Run engine.run_forever in a daemon thread and paint its snapshots at PAINT_HZ."""
+        self.engine = engine
+        self._fps_window: list[float] = []
+        self.thread = threading.Thread(target=engine.run_forever, name=thread_name, daemon=True)
+        self.thread.start()
+        self.paint_timer = QtCore.QTimer(self)
+        self.paint_timer.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
+        self.paint_timer.timeout.connect(self.paint_latest)
+        self.paint_timer.start(int(1000 / PAINT_HZ))
+
+    def finish_setup(self) -> None:
+        self.resize(1500, 900)
+        self._default_state = self.saveState()
+        self._restore_layout()
+        # numpy, scipy, numba and Qt leave ~10^6 long-lived Python objects; a full
+        # cyclic collection scans them all and stalled the GUI thread for 100-300 ms
+        # (measured). Freeze what exists now so collections only see new objects.
+        gc.collect()
+        gc.freeze()
+        # The worker re-takes the GIL after every numba call; with the default 5 ms switch
+        # interval it waits behind the painting GUI thread each time (a 10x slower run
+        # at m = 10^7, measured). A short interval lets it in quickly.
+        sys.setswitchinterval(0.0005)
+
+    def action(self, name: str, text: str, slot, shortcut=None, tip: str = "",
+               icon: QtWidgets.QStyle.StandardPixmap | None = None) -> QtGui.QAction:
+        act = QtGui.QAction(text, self)
+        if icon is not None:
+            act.setIcon(self.style().standardIcon(icon))
+        act.setObjectName(name)
+        if shortcut is not None:
+            act.setShortcut(QtGui.QKeySequence(shortcut))
+        if tip:
+            act.setToolTip(tip)
+        act.triggered.connect(slot)
+        return act
+
+    def transport_actions(self, play_tip: str, step_tip: str) -> None:
+        """act_play (Space) and act_step (Right arrow)."""
+        sp = QtWidgets.QStyle.StandardPixmap
+        self.act_play = self.action("act_play", "Pause", self.toggle_play, QtCore.Qt.Key.Key_Space,
+                                    play_tip, sp.SP_MediaPause)
+        self.act_step = self.action("act_step", "Step", self.single_step, QtCore.Qt.Key.Key_Right,
+                                    step_tip, sp.SP_MediaSeekForward)
+
+    def status_labels_for(self, specs, width: int) -> None:
+        """Permanent status-bar labels, self.status_labels[key], from (key, tooltip) pairs."""
+        bar = self.statusBar()
+        self.status_labels: dict[str, QtWidgets.QLabel] = {}
+        for key, tip in specs:
+            label = QtWidgets.QLabel()
+            label.setObjectName(f"status_{key}")
+            label.setToolTip(tip)
+            label.setMinimumWidth(width)
+            bar.addPermanentWidget(label)
+            self.status_labels[key] = label
+
+    # --- layout persistence ----------------------------------------------------------
+    def layout_docks(self) -> list:
+        """Docks that Reset layout shows again."""
+        return [self.param_dock]
+
+    def _restore_layout(self) -> None:
+        s = settings()
+        geometry = s.value(f"{self.LAYOUT_KEY}/geometry")
+        state = s.value(f"{self.LAYOUT_KEY}/state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+
+    def save_layout(self) -> None:
+        s = settings()
+        s.setValue(f"{self.LAYOUT_KEY}/geometry", self.saveGeometry())
+        s.setValue(f"{self.LAYOUT_KEY}/state", self.saveState())
+        s.sync()
+
+    @QtCore.Slot()
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state)
+        for dock in self.layout_docks():
+            dock.show()
+        self.resize(1500, 900)
+
+    # --- commands --------------------------------------------------------------------
+    @QtCore.Slot()
+    def toggle_play(self) -> None:
+        self.set_playing(not self.playing)
+
+    def set_playing(self, playing: bool) -> None:
+        self.playing = playing
+        self.engine.play(playing)
+        sp = QtWidgets.QStyle.StandardPixmap
+        self.act_play.setText("Pause" if playing else "Play")
+        self.act_play.setIcon(self.style().standardIcon(sp.SP_MediaPause if playing else sp.SP_MediaPlay))
+
+    @QtCore.Slot()
+    def single_step(self) -> None:
+        self.set_playing(False)
+        self.engine.single_step()
+
+    # --- painting --------------------------------------------------------------------
+    _range_turn = 0
+
+    def paint_panels(self, snap) -> None:
+        """Axis re-layout is the expensive part of a frame: at most one panel changes its
+        ranges per frame (taking turns), so the panels never all re-lay out at once."""
+        n = len(self.panels)
+        relaid = False
+        for k in range(n):
+            i = (self._range_turn + k) % n
+            if self.panels[i].update_from(snap, ranges=not relaid):
+                relaid = True
+                self._range_turn = i + 1
+        if not relaid:
+            self._range_turn += 1
+
+    frames = 0
+    fps = 0.0
+
+    def count_frame(self) -> float:
+        """Count a painted frame (frames, and fps over the last second); returns now."""
+        now = time.perf_counter()
+        window = self._fps_window
+        window.append(now)
+        while window and now - window[0] > 1.0:
+            window.pop(0)
+        self.fps = (len(window) - 1) / max(window[-1] - window[0], 1e-9) if len(window) > 1 else 0.0
+        self.frames += 1
+        return now
+
+    # --- messages --------------------------------------------------------------------
+    error_box: QtWidgets.QMessageBox | None = None
+
+    def warning_box(self, title: str, message: str) -> QtWidgets.QMessageBox:
+        self.error_box = show_warning(self, self.error_box, title, message)
+        return self.error_box
+
+    def show_error(self, message: str) -> None:
+        self.warning_box(self.STOPPED_TITLE, message)
+
+    # --- shutdown --------------------------------------------------------------------
+    def closeEvent(self, event: QtGui.QCloseEvent) -> None:
+        self.save_layout()
+        self.shutdown()
+        super().closeEvent(event)
+
+    def stop_engine(self) -> None:
+        """Stop the paint timer and the engine's thread (joined with a deadline)."""
+        self.paint_timer.stop()
+        self.engine.stop()
+        self.thread.join(JOIN_SECONDS)
