@@ -23,7 +23,7 @@ import pyqtgraph as pg  # noqa: E402
 from PySide6 import QtCore, QtWidgets  # noqa: E402
 
 from sparsity_gui.core.note.params import SimParams  # noqa: E402
-from sparsity_gui.ui.note.window import MainWindow  # noqa: E402
+from sparsity_gui.ui.note.window import NoteWindow  # noqa: E402
 
 
 def run_with_stall_probe(app, seconds: float) -> tuple[float, float, float]:
@@ -53,7 +53,7 @@ def run_with_stall_probe(app, seconds: float) -> tuple[float, float, float]:
 
 
 def measure(app, m: int, seconds: float, naive: bool) -> dict:
-    win = MainWindow(SimParams(m=m, lam=1e-3), speed=None)
+    win = NoteWindow(SimParams(m=m, lam=1e-3), speed=None)
     if naive:
         # what a straightforward pyqtgraph app draws: pyqtgraph's auto-range on every
         # frame, 2 px pens, and axes (tick text and grid) repainted on every frame

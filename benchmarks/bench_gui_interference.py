@@ -25,7 +25,8 @@ from PySide6 import QtCore, QtWidgets  # noqa: E402
 
 from bench_gui import run_with_stall_probe  # noqa: E402  (benchmarks/ is on sys.path)
 from sparsity_gui.core.blas import limit_blas_threads  # noqa: E402
-from sparsity_gui.core.interference.kernels import InterferenceParams, InterferenceRun  # noqa: E402
+from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.run import InterferenceRun  # noqa: E402
 from sparsity_gui.ui.interference.window import InterferenceWindow  # noqa: E402
 
 GOAL = 100.0

@@ -45,12 +45,8 @@ import numba
 import numpy as np
 
 from sparsity_gui.core.interference import kernels as I
-from sparsity_gui.core.interference.kernels import (
-    OPTIMIZERS,
-    InterferenceParams,
-    InterferenceRun,
-    initial_weights,
-)
+from sparsity_gui.core.interference.params import OPTIMIZERS, InterferenceParams
+from sparsity_gui.core.interference.run import InterferenceRun, initial_weights
 
 GOAL_STEPS_PER_S = 100.0  # GUI target at n = 256, m = 1024
 GUI_N, GUI_M = 256, 1024

@@ -9,18 +9,18 @@ from typing import Sequence
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "run":
-        from sparsity_gui.cli.common import run_command
+        from sparsity_gui.cli.note import run_command
 
         return run_command(argv[1:])
     if argv and argv[0] == "sweep":
-        from sparsity_gui.cli.common import sweep_command
+        from sparsity_gui.cli.interference import sweep_command
 
         return sweep_command(argv[1:])
     if argv and argv[0] == "interference":
-        from sparsity_gui.cli.common import interference_command
+        from sparsity_gui.cli.interference import interference_command
 
         return interference_command(argv[1:])
-    from sparsity_gui.cli.common import build_gui_parser
+    from sparsity_gui.cli.gui_options import build_gui_parser
 
     args = build_gui_parser().parse_args(argv)  # --help and --version need no Qt
     from sparsity_gui.app import gui_main  # imports Qt

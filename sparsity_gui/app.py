@@ -6,7 +6,8 @@ import faulthandler
 import sys
 import traceback
 
-from sparsity_gui.cli.common import fail, gui_params
+from sparsity_gui.cli.common import fail
+from sparsity_gui.cli.gui_options import gui_params
 from sparsity_gui.core.errors import InputError
 
 
@@ -45,6 +46,7 @@ def gui_main(args: argparse.Namespace) -> int:
     app.setOrganizationName("sparsity-gui")
     from sparsity_gui import assets
 
+
     app.setDesktopFileName(assets.APP_ID)  # matches the .desktop entry (Wayland docks)
     try:
         app.setWindowIcon(assets.app_icon())
@@ -52,15 +54,12 @@ def gui_main(args: argparse.Namespace) -> int:
         pass
     sys.excepthook = _excepthook
 
+    from sparsity_gui.ui.windows import ModelWindows
+
     if model == "interference":
-        from sparsity_gui.ui.interference.window import InterferenceWindow
-
-        win = InterferenceWindow(params, playing=not args.paused)
+        win = ModelWindows().open("interference", params, playing=not args.paused)
     else:
-        from sparsity_gui.ui.note.window import MainWindow
-
-        win = MainWindow(params, w0, playing=not args.paused, speed=args.speed)
-    win.show()
+        win = ModelWindows().open("note", params, w0, playing=not args.paused, speed=args.speed)
 
     if args.quit_after is not None:
         def finish() -> None:

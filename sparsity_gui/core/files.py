@@ -1,4 +1,5 @@
-"""Result files: atomic writes, the time-series CSV, weights, deaths and run.json."""
+"""Writing result files, for both models: atomic writes, CSV and JSON text that round-trip
+every double, and `ResultDir` (a whole output folder that appears at once, or not at all)."""
 from __future__ import annotations
 
 import io
@@ -13,7 +14,6 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 import numpy as np
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.metrics import COLUMNS
 
 
 def atomic_write_with(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
@@ -83,40 +83,16 @@ def csv_text(header: Iterable[str], rows: np.ndarray, int_cols: Iterable[int] = 
     return "".join(iter_csv(header, rows, int_cols))
 
 
-def timeseries_csv(rows: np.ndarray) -> str:
-    return csv_text(COLUMNS, rows[:, : len(COLUMNS)], int_cols=[COLUMNS.index("nonzero")])
 
 
-def iter_weights_csv(w0: np.ndarray, w_now: np.ndarray, now_name: str = "w_final") -> Iterator[str]:
-    """k,w0,<now_name>: a row per weight, signed, k the 0-based input index (in pieces)."""
-    yield f"k,w0,{now_name}\n"
-    # '%.17g' round-trips every double; savetxt is vectorised enough for m = 10^7
-    for start in range(0, w0.shape[0], CHUNK_ROWS):
-        stop = min(start + CHUNK_ROWS, w0.shape[0])
-        out = io.StringIO()
-        table = np.column_stack([np.arange(start, stop, dtype=np.float64), w0[start:stop], w_now[start:stop]])
-        np.savetxt(out, table, fmt=("%d", "%.17g", "%.17g"), delimiter=",")
-        yield out.getvalue()
 
 
-def weights_csv(w0: np.ndarray, w_now: np.ndarray, now_name: str = "w_final") -> str:
-    """k,w0,<now_name>: a row per weight, signed, k the 0-based input index."""
-    return "".join(iter_weights_csv(w0, w_now, now_name))
 
 
-def _death_rows(u_input_order: np.ndarray, death_t_input_order: np.ndarray) -> np.ndarray:
-    dead = np.flatnonzero(np.isfinite(death_t_input_order))
-    order = dead[np.argsort(death_t_input_order[dead], kind="stable")]
-    return np.column_stack([order, u_input_order[order], death_t_input_order[order]])
 
 
-def iter_deaths_csv(u_input_order: np.ndarray, death_t_input_order: np.ndarray) -> Iterator[str]:
-    """k,u,t_death for each weight that died, in order of death (in pieces)."""
-    return iter_csv(("k", "u", "t_death"), _death_rows(u_input_order, death_t_input_order), int_cols=[0])
 
 
-def deaths_csv(u_input_order: np.ndarray, death_t_input_order: np.ndarray) -> str:
-    return "".join(iter_deaths_csv(u_input_order, death_t_input_order))
 
 
 def json_text(obj: Any) -> str:

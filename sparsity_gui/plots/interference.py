@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO, HISTORY_COLUMNS
-from sparsity_gui.plots.note import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, Panel, pen, set_curve
+from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, Panel, pen, set_curve
 
 H = {name: i for i, name in enumerate(HISTORY_COLUMNS)}
 W_LEVELS = (-1.2, 1.2)  # the heatmap's fixed, symmetric colour range

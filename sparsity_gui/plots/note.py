@@ -1,266 +1,44 @@
-"""The six live plots. Each panel creates its plot items once and, per frame, only
-calls setData on them with arrays taken from a Snapshot."""
+"""The note model's six live panels (sorted weights, threshold crossing, norm balance, L1
+decay, relative variance, sparsity force). Each creates its plot items once and, per
+frame, only calls setData on them with arrays taken from a core.note.runner.Snapshot."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtWidgets
 
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.note.metrics import COL, COLUMNS
+from sparsity_gui.plots.base import BLUE
+from sparsity_gui.plots.base import DASH
+from sparsity_gui.plots.base import DOT
+from sparsity_gui.plots.base import GREEN
+from sparsity_gui.plots.base import GREY
+from sparsity_gui.plots.base import ORANGE
+from sparsity_gui.plots.base import PINK
+from sparsity_gui.plots.base import PURPLE
+from sparsity_gui.plots.base import Panel
+from sparsity_gui.plots.base import RED
+from sparsity_gui.plots.base import pen
+from sparsity_gui.plots.base import set_curve
 
-# Colours (matplotlib's tab10, familiar from papers)
-BLUE, ORANGE, GREEN, RED, PURPLE, GREY, PINK = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#7f7f7f", "#e377c2")
 N_COLS = len(COLUMNS)
 
 
-# Live pens are width 1: wider cosmetic pens take Qt's slow stroking path (3-15x slower
-# per frame, GUIDE.md). Exports scale the width up (see figures.py).
-LIVE_WIDTH = 1
 
 
-def pen(color: str, style=QtCore.Qt.PenStyle.SolidLine) -> "pg.QtGui.QPen":
-    """A live pen: 1 px, cosmetic; emphasis comes from colour and dash, not width."""
-    p = pg.mkPen(color, width=LIVE_WIDTH)
-    p.setStyle(style)
-    p.setCosmetic(True)
-    return p
 
 
-DASH = QtCore.Qt.PenStyle.DashLine
-DOT = QtCore.Qt.PenStyle.DotLine
 
 
-def finite_xy(x: np.ndarray, y: np.ndarray, positive: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Rows where both are finite (and y > 0 when a log axis will show them)."""
-    keep = np.isfinite(x) & np.isfinite(y)
-    if positive:
-        keep &= y > 0
-    return np.ascontiguousarray(x[keep]), np.ascontiguousarray(y[keep])
 
 
-def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: bool = False) -> None:
-    x, y = finite_xy(np.asarray(x, float), np.asarray(y, float), positive)
-    item.setData(x, y, skipFiniteCheck=True)
 
 
-def _decade_tick_strings(axis, tick_strings):
-    """pyqtgraph labels every 2..9 x 10^k tick of a log axis spanning a couple of decades
-    (they overlap); keep the decades' labels when there are many ticks."""
-
-    def strings(values, scale, spacing):
-        out = tick_strings(values, scale, spacing)
-        if axis.logMode and len(values) > 6:
-            return [text if abs(v - round(v)) < 1e-9 else "" for v, text in zip(values, out)]
-        return out
-
-    return strings
 
 
-class Panel(QtWidgets.QFrame):
-    """A titled plot area with a row of toggles. Subclasses fill `self.plots`."""
-
-    title = ""
-    claim = ""  # which claim of the note this panel lets you check (tooltip, README)
-
-    def __init__(self, parent: QtWidgets.QWidget | None = None):
-        super().__init__(parent)
-        self.setObjectName(type(self).__name__)
-        self.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
-        layout = QtWidgets.QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.setSpacing(0)
-        self.toggles = QtWidgets.QHBoxLayout()
-        self.toggles.setContentsMargins(6, 0, 6, 0)
-        self.toggles.addStretch(1)
-        self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.ci.setContentsMargins(4, 4, 8, 4)
-        layout.addWidget(self.graphics, 1)
-        layout.addLayout(self.toggles)
-        self.setToolTip(self.claim)
-        self.plots: list[pg.PlotItem] = []
-        self.time_plots: list[pg.PlotItem] = []
-        self._lam_lines: list[tuple[pg.PlotItem, pg.InfiniteLine]] = []
-        self._lam_marked = 0
-        self._run_id = None
-        self.last: Snapshot | None = None
-        self._user_zoomed: set[pg.PlotItem] = set()
-
-    def add_plot(self, row: int, title: str | None, x_label: str, y_label: str,
-                 time_axis: bool = False, legend: bool = True,
-                 legend_left: bool = False) -> pg.PlotItem:
-        plot = self.graphics.addPlot(row=row, col=0, title=title)
-        plot.setLabel("bottom", x_label)
-        plot.setLabel("left", y_label)
-        plot.showGrid(x=True, y=True, alpha=0.25)
-        # The grid makes each axis item span the whole plot, so every curve update would
-        # repaint the axis text; a cached pixmap is redrawn only when the axis changes.
-        for name in ("left", "bottom", "top", "right"):
-            axis = plot.getAxis(name)
-            axis.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        if legend:
-            # in the corner the data leave empty; translucent so nothing is hidden
-            plot.addLegend(offset=(8, 8) if legend_left else (-8, 8), labelTextSize="8pt",
-                           brush=pg.mkBrush(255, 255, 255, 170))
-        plot.vb.disableAutoRange()
-        plot.vb.sigRangeChangedManually.connect(lambda *_a, p=plot: self._user_zoomed.add(p))
-        plot.vb.sigStateChanged.connect(lambda _vb, p=plot: self._auto_requested(p))
-        self.plots.append(plot)
-        if time_axis:
-            self.time_plots.append(plot)
-        return plot
-
-    def add_toggle(self, text: str, tooltip: str, checked: bool = False) -> QtWidgets.QCheckBox:
-        box = QtWidgets.QCheckBox(text)
-        box.setToolTip(tooltip)
-        box.setChecked(checked)
-        box.toggled.connect(self._toggled)
-        self.toggles.insertWidget(self.toggles.count() - 1, box)
-        return box
-
-    @QtCore.Slot(bool)
-    def _toggled(self, _checked: bool) -> None:
-        self.apply_toggles()
-        self.sync_tick_text()
-        self.reset_ranges()
-        if self.last is not None:
-            self.update_from(self.last)
-
-    def apply_toggles(self) -> None:
-        pass
-
-    def update_from(self, snap: Snapshot, ranges: bool = True) -> bool:
-        """Draw a snapshot; with ranges=False the axis ranges wait for a later frame.
-        Returns whether an axis range changed."""
-        if snap.run_id != self._run_id:
-            self._run_id = snap.run_id
-            self._clear_lam_markers()
-            self.reset_ranges()
-        self.last = snap
-        if not self._legends_cached:
-            self._legends_cached = True
-            self.cache_legends()
-            self.sync_tick_text()
-        self.draw(snap)
-        self._mark_lam_changes(snap)
-        return self._manage_ranges() if ranges else False
-
-    # --- ranges ------------------------------------------------------------------------
-    # pyqtgraph's auto-range moves the axes a little on every frame, and re-laying out
-    # the tick text of every axis is what makes a frame slow (20 fps against 58 at
-    # m = 10^3, measured with benchmarks/bench_gui.py). Instead a range only changes when
-    # the data leave it (or fill less than half of it), with a margin. A user's zoom is
-    # left alone until the 'A' button asks for auto-range again.
-    def reset_ranges(self) -> None:
-        self._user_zoomed.clear()
-        self._force_range = True
-
-    def _auto_requested(self, plot: pg.PlotItem) -> None:
-        """The 'A' button (or the context menu) asked for auto-range: take it back."""
-        if any(plot.vb.state["autoRange"]):
-            self._user_zoomed.discard(plot)
-            plot.vb.disableAutoRange()
-            self._force_range = True
-
-    _force_range = True
-    _legends_cached = False
-
-    def _manage_ranges(self) -> bool:
-        force = self._force_range
-        self._force_range = False
-        changed = False
-        for plot in self.plots:
-            if plot in self._user_zoomed:
-                continue
-            vb = plot.vb
-            bounds = vb.childrenBounds()
-            current = vb.viewRange()
-            target = {}
-            for axis, key in ((0, "xRange"), (1, "yRange")):
-                if axis == 0 and vb.linkedView(vb.XAxis) is not None:
-                    continue  # the linked master decides the shared time axis
-                want = self._range_for(plot, axis, bounds[axis], current[axis], force)
-                if want is not None:
-                    target[key] = want
-            if target:
-                vb.setRange(padding=0, **target)
-                changed = True
-        return changed
-
-    def _range_for(self, plot: pg.PlotItem, axis: int, bounds, current, force: bool):
-        """Where one axis should move (lo, hi), or None to leave it: only when the data
-        leave the range or fill less than half of it (or when forced), with a margin."""
-        lo, hi = bounds if bounds is not None else (None, None)
-        if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
-            return None
-        clo, chi = current
-        span = hi - lo
-        if span <= 0:
-            span = abs(hi) if hi != 0 else 1.0
-            lo, hi = lo - 0.5 * span, hi + 0.5 * span
-            span = hi - lo
-        if not (force or lo < clo or hi > chi or span < 0.5 * (chi - clo)):
-            return None
-        pad = 0.06 * span
-        return lo - pad, self._range_top(plot, axis, hi, span, pad)
-
-    def _range_top(self, plot: pg.PlotItem, axis: int, hi: float, span: float, pad: float) -> float:
-        # a growing time axis gets room ahead, so it (and with it every linked panel's
-        # axis) is re-laid out a few times per run, not per frame
-        return hi + (0.3 * span if axis == 0 and self.time_plots else pad)
-
-    def draw(self, snap: Snapshot) -> None:
-        raise NotImplementedError
-
-    def sync_tick_text(self) -> None:
-        """Log axes label decades only (otherwise 2·10^k … 9·10^k pile up)."""
-        for plot in self.plots:
-            for name in ("left", "bottom"):
-                axis = plot.getAxis(name)
-                axis.setStyle(maxTextLevel=0 if axis.logMode else 2)
-                if not hasattr(axis, "_decade_labels"):
-                    axis._decade_labels = True
-                    axis.tickStrings = _decade_tick_strings(axis, axis.tickStrings)
-
-    def cache_legends(self) -> None:
-        """Legends sit over the curves and are repainted with them; their text is
-        static, so paint them from cached pixmaps."""
-        for plot in self.plots:
-            if plot.legend is None:
-                continue
-            stack = [plot.legend]
-            while stack:
-                item = stack.pop()
-                item.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
-                stack.extend(item.childItems())
-
-    # vertical markers where lam changed during the run
-    def _clear_lam_markers(self) -> None:
-        for plot, line in self._lam_lines:
-            plot.removeItem(line)
-        self._lam_lines.clear()
-        self._lam_marked = 1  # the first entry is the run's starting lam
-
-    def _mark_lam_changes(self, snap: Snapshot) -> None:
-        if not self.time_plots:
-            return
-        while self._lam_marked < len(snap.lam_changes):
-            change = snap.lam_changes[self._lam_marked]
-            for plot in self.time_plots:
-                line = pg.InfiniteLine(pos=change.t, angle=90, pen=pen(GREY, DASH),
-                                       label=f"λ={change.lam:.3g}",
-                                       labelOpts={"position": 0.93, "color": GREY, "rotateAxis": (1, 0)})
-                line.setZValue(-5)
-                plot.addItem(line, ignoreBounds=True)
-                self._lam_lines.append((plot, line))
-            self._lam_marked += 1
-
-    @property
-    def lam_marker_count(self) -> int:
-        return len(self._lam_lines) // max(len(self.time_plots), 1)
 
 
 class SortedWeightsPanel(Panel):

@@ -15,7 +15,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from sparsity_gui.core.interference.sweep import SweepRow, summarize
-from sparsity_gui.plots.note import BLUE, DASH, RED, Panel, pen, set_curve
+from sparsity_gui.plots.base import BLUE, DASH, RED, Panel, pen, set_curve
 
 RUN_BRUSH = (31, 119, 180, 90)  # BLUE, faint: overlapping seeds show as darker points
 LABEL_COLOR = "#333333"

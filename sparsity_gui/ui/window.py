@@ -75,9 +75,22 @@ def export_figure_file(owner, target, path, scale: float, formats: tuple[str, ..
     return owner.done(f"Wrote {path}")
 
 
+# The Model menu: (model, label, what it opens)
+MODELS = (
+    ("note", "Single encoding (the note)",
+     "One encoding W under L1, the research note's model"),
+    ("interference", "Interference and polysemanticity",
+     "n encodings with interference (Lecomte et al. 2023), polysemantic neurons against "
+     "n²/(4m), sweeps over m"),
+)
+
+
 class LiveWindow:
     LAYOUT_KEY = "window"
     STOPPED_TITLE = "Stopped"
+    MODEL = ""  # this window's entry in MODELS
+    windows = None  # ui.windows.ModelWindows, through which the Model menu opens the others
+    closed = False  # shut down: threads joined, timers stopped
 
     # --- set-up ----------------------------------------------------------------------
     def start_engine(self, engine, thread_name: str) -> None:
@@ -125,6 +138,26 @@ class LiveWindow:
                                     play_tip, sp.SP_MediaPause)
         self.act_step = self.action("act_step", "Step", self.single_step, QtCore.Qt.Key.Key_Right,
                                     step_tip, sp.SP_MediaSeekForward)
+
+    def model_menu(self, menu_bar: QtWidgets.QMenuBar) -> None:
+        """Model: this window's model checked, the others opened in their own window
+        (act_model_note, act_model_interference)."""
+        menu = menu_bar.addMenu("&Model")
+        menu.setObjectName("menu_model")
+        for model, label, tip in MODELS:
+            here = model == self.MODEL
+            act = menu.addAction(label if here else label + "…")
+            act.setObjectName(f"act_model_{model}")
+            act.setToolTip(tip)
+            act.setCheckable(here)
+            act.setChecked(here)
+            if here:
+                act.triggered.connect(lambda _c=False, a=act: a.setChecked(True))
+            else:
+                act.setEnabled(self.windows is not None)
+                act.triggered.connect(lambda _c=False, m=model: self.windows.open(m))
+            setattr(self, f"act_model_{model}", act)
+        menu.setToolTipsVisible(True)
 
     def status_labels_for(self, specs, width: int) -> None:
         """Permanent status-bar labels, self.status_labels[key], from (key, tooltip) pairs."""

@@ -1,9 +1,9 @@
 """The GUI's options choose a model and its parameters (parsed without Qt)."""
 import pytest
 
-from sparsity_gui.cli.common import build_gui_parser, gui_params
+from sparsity_gui.cli.gui_options import build_gui_parser, gui_params
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.kernels import InterferenceParams
+from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.note.params import SimParams
 
 

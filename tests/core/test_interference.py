@@ -19,13 +19,9 @@ import pytest
 from oracles import gd_reference
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.kernels import (
-    HISTORY_COLUMNS,
-    InterferenceParams,
-    InterferenceRun,
-    interference_push,
-    measure,
-)
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
+from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.kernels import interference_push, measure
 from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState
 
 
@@ -764,7 +760,7 @@ def test_the_presets_show_what_their_descriptions_say():
     feature, every weight of size near the fixed point and every collision of opposite
     sign; the control without interference keeps every feature on its initial largest
     neuron (the note's rich-get-richer), and its collisions have both signs."""
-    from sparsity_gui.core.interference.kernels import PRESETS
+    from sparsity_gui.core.interference.params import PRESETS
 
     by_name = {name: p for name, _tip, p in PRESETS}
     assert by_name["The paper's setting"] == InterferenceParams()  # n=256, m=1024, AdamW

@@ -65,10 +65,10 @@ def test_defaults_and_normalisation():
 
 
 def test_check_memory_names_m(monkeypatch):
-    monkeypatch.setattr(P, "_available_memory", lambda: 10**9)
+    monkeypatch.setattr(P, "available_memory", lambda: 10**9)
     check_memory(10**9 // P.BYTES_PER_WEIGHT)  # fits
     with pytest.raises(InputError) as info:
         check_memory(10**9 // P.BYTES_PER_WEIGHT + 1)
     assert info.value.field == "m" and "GiB" in str(info.value)
-    monkeypatch.setattr(P, "_available_memory", lambda: None)  # unknown: do not refuse
+    monkeypatch.setattr(P, "available_memory", lambda: None)  # unknown: do not refuse
     check_memory(10**8)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.files import timeseries_csv
+from sparsity_gui.core.note.files import timeseries_csv
 from sparsity_gui.core.note.initial import draw_normal
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note import presets as P

@@ -13,7 +13,8 @@ from scipy.stats import norm
 
 from oracles import halfnormal_ideal, relvar, relvar_bounds_direct
 from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.core.note.simulation import Simulation, fit_decay_constant
+from sparsity_gui.core.note.simulation import Simulation
+from sparsity_gui.core.note.metrics import fit_decay_constant
 from sparsity_gui.core.note.solvers import ExactSolver, InitialState, ideal_abs_weights
 from sparsity_gui.core.note.metrics import COL, COLUMNS
 

@@ -40,15 +40,15 @@ def _windows(qtbot, build, check_closed):
 
 @pytest.fixture
 def make_window(qtbot):
-    """MainWindows, closed after the test (thread joined, timer stopped)."""
+    """NoteWindows, closed after the test (thread joined, timer stopped)."""
     from sparsity_gui.core.note.params import SimParams
-    from sparsity_gui.ui.note.window import MainWindow
+    from sparsity_gui.ui.windows import ModelWindows
 
     def check(win):
         assert not win.thread.is_alive(), "closing the window must join the simulation thread"
         assert not win.paint_timer.isActive()
 
-    yield from _windows(qtbot, lambda params=None, **kw: MainWindow(params or SimParams(m=200, lam=1e-2), **kw),
+    yield from _windows(qtbot, lambda params=None, **kw: ModelWindows().open("note", params or SimParams(m=200, lam=1e-2), **kw),
                         check)
 
 
@@ -56,11 +56,11 @@ def make_window(qtbot):
 def make_iwindow(qtbot):
     """InterferenceWindows, closed after the test (worker and sweep threads joined, timers
     stopped)."""
-    from sparsity_gui.ui.interference.window import InterferenceWindow
+    from sparsity_gui.ui.windows import ModelWindows
 
     def check(win):
         assert not win.thread.is_alive(), "closing the window must join the worker thread"
         assert win.sweep.thread is None or not win.sweep.thread.is_alive()
         assert not win.paint_timer.isActive() and not win.sweep.timer.isActive()
 
-    yield from _windows(qtbot, InterferenceWindow, check)
+    yield from _windows(qtbot, lambda *a, **kw: ModelWindows().open("interference", *a, **kw), check)

@@ -12,7 +12,8 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtTest import QTest
 
-from sparsity_gui.core.interference.kernels import HISTORY_COLUMNS, InterferenceParams
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.ui.interference.window import InterferenceWindow
 
 TIMEOUT = 30_000
@@ -341,12 +342,12 @@ def test_model_menu_of_the_note_window_opens_one_interference_window(qtbot, make
     menus = [a.text() for a in main.menuBar().actions()]
     assert "&Model" in menus
     main.act_model_interference.trigger()
-    other = main.interference_window  # closed by the note's window (the fixture closes that)
+    other = main.windows.window("interference")  # closed by the note's window (the fixture closes that)
     assert isinstance(other, InterferenceWindow)
     assert other.isVisible()
     qtbot.waitUntil(lambda: other.snapshot is not None, timeout=TIMEOUT)
     main.act_model_interference.trigger()
-    assert main.interference_window is other, "one window, raised again"
+    assert main.windows.window("interference") is other, "one window, raised again"
     thread = other.thread
     main.close()
     assert not thread.is_alive(), "closing the note's window closes and joins the other"
@@ -355,10 +356,10 @@ def test_model_menu_of_the_note_window_opens_one_interference_window(qtbot, make
 def test_model_menu_of_the_interference_window_opens_the_note(qtbot, make_iwindow):
     win = make_iwindow(LONG)
     win.act_model_note.trigger()
-    note = win._owned_note_window  # closed with the interference window
+    note = win.windows.window("note")  # closed with the interference window
     assert note.isVisible()
     note.act_model_interference.trigger()
-    assert note.interference_window is win
+    assert note.windows.window("interference") is win
     thread = note.thread
     win.close()
     assert not thread.is_alive()
@@ -434,7 +435,7 @@ def test_a_restart_that_cannot_start_is_shown_and_the_old_run_stays(qtbot, make_
 
 
 def test_a_preset_starts_a_new_run_with_its_parameters(qtbot, make_iwindow):
-    from sparsity_gui.core.interference.kernels import PRESETS
+    from sparsity_gui.core.interference.params import PRESETS
 
     win = make_iwindow(SMALL)
     wait_step(qtbot, win)

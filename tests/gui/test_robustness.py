@@ -49,7 +49,7 @@ LOST_RESTART_IS_FIXED = True
 
 # --- helpers ---------------------------------------------------------------------------
 def expected_status(mo) -> dict[str, str]:
-    """What MainWindow._update_status shows for these moments (same formats)."""
+    """What NoteWindow._update_status shows for these moments (same formats)."""
     return {
         "t": f"t = {mo.t:.6g}",
         "nonzero": f"m' = {mo.nonzero:,}",

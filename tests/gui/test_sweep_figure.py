@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PySide6 import QtGui, QtWidgets
 
-from sparsity_gui.core.interference.kernels import InterferenceParams
+from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepRow, SweepSpec
 from sparsity_gui.plots.render import render_panel
 
@@ -200,10 +200,12 @@ def test_write_sweep_into_a_folder(qapp, tmp_path):
     (a partial sweep is marked incomplete); the CSV reads back as the same rows; no widget
     is left alive."""
     from sparsity_gui.core.interference.files import rows_from_csv, write_sweep
+    from sparsity_gui.plots.figures import sweep_figure_files
 
     spec = SweepSpec(InterferenceParams(n=N, m=8, steps=100), m_values=(8, 16, 32, 64, 128), seeds=3)
     before = len(QtWidgets.QApplication.topLevelWidgets())
-    written = write_sweep(tmp_path / "saved", spec, ROWS, command_line=None)
+    written = write_sweep(tmp_path / "saved", spec, ROWS, command_line=None,
+                          figures=sweep_figure_files(spec, ROWS))
     assert sorted(p.name for p in written) == ["sweep.csv", "sweep.json", "sweep.png", "sweep.svg"]
     assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == sorted(p.name for p in written)
     from sparsity_gui.plots.sweep import SweepPanel
@@ -223,5 +225,5 @@ def test_write_sweep_into_a_folder(qapp, tmp_path):
     image = image_of((tmp_path / "saved" / "sweep.png").read_bytes())
     assert image.width() > 1000 and len(colours(image)) > 20
     # saving again replaces the files in place
-    write_sweep(tmp_path / "saved", spec, ROWS[:3], figures=False)
+    write_sweep(tmp_path / "saved", spec, ROWS[:3])
     assert rows_from_csv((tmp_path / "saved" / "sweep.csv").read_text()) == ROWS[:3]

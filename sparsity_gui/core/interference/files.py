@@ -4,7 +4,8 @@ neuron_counts.csv, run.json).
 
 Used by `sparsity-gui sweep` / `sparsity-gui interference` (into a ResultDir, committed
 atomically by the caller) and by the GUI's "save" actions (into a plain folder: each file
-is written atomically). Qt is imported only to draw the figure, and only then.
+is written atomically). The sweep's figure is drawn by the caller (plots.figures) and
+handed in as bytes: nothing here imports Qt.
 """
 from __future__ import annotations
 
@@ -14,14 +15,15 @@ import io
 import platform
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from sparsity_gui import __version__
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir, atomic_write_bytes, csv_text, json_text
-from sparsity_gui.core.interference.kernels import HISTORY_COLUMNS, InterferenceParams, InterferenceRun
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
+from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepRow, SweepSpec, rows_csv, summarize
 
 SWEEP_CSV = "sweep.csv"
@@ -78,59 +80,6 @@ def sweep_texts(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str | N
             SWEEP_JSON: json_text(sweep_metadata(spec, rows, command_line))}
 
 
-def sweep_figure_files(spec: SweepSpec | None, rows: Sequence[SweepRow], size: tuple[int, int] | None = None,
-                       scale: float | None = None) -> dict[str, bytes]:
-    """{sweep.png, sweep.svg: bytes}: the SweepPanel drawn offscreen (creates a QApplication
-    on the offscreen platform if there is none; leaves no widget alive)."""
-    try:
-        import pyqtgraph as pg
-        from PySide6 import QtCore
-
-        from sparsity_gui.plots.render import (
-            DEFAULT_SCALE,
-            EXPORT_WIDTH,
-            PANEL_SIZE,
-            ensure_app,
-            render_panel,
-        )
-        from sparsity_gui.plots.sweep import SweepPanel
-    except ImportError as exc:
-        raise InputError("figures", f"drawing the figure needs PySide6 and pyqtgraph ({exc})") from None
-    size = size or PANEL_SIZE
-    scale = DEFAULT_SCALE if scale is None else scale
-    app, _created = ensure_app()
-    old_aa = pg.getConfigOption("antialias")
-    pg.setConfigOptions(antialias=True)
-    try:
-        panel = SweepPanel()
-    finally:
-        pg.setConfigOptions(antialias=old_aa)
-    try:
-        panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-        panel.resize(*size)
-        panel.show()
-        app.processEvents()
-        if spec is not None:
-            panel.show_rows(rows, n=spec.base.n, m_values=spec.m_values)
-        else:
-            panel.show_rows(rows)
-        app.processEvents()
-        out = {}
-        for fmt, s in (("png", scale), ("svg", 1.0)):
-            panel.set_bar_width(EXPORT_WIDTH * s)  # as print_style widens the curves
-            try:
-                out[f"sweep.{fmt}"] = render_panel(panel, fmt, scale)
-            finally:
-                panel.set_bar_width(None)
-        return out
-    except RuntimeError as exc:
-        raise InputError("figures", str(exc)) from None
-    finally:
-        panel.close()
-        panel.deleteLater()
-        app.processEvents()
-        app.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete.value)
-        app.processEvents()
 
 
 def _write_all(target: ResultDir | str | Path, files: dict[str, bytes]) -> list[Path]:
@@ -152,13 +101,13 @@ def _write_all(target: ResultDir | str | Path, files: dict[str, bytes]) -> list[
 
 
 def write_sweep(target: ResultDir | str | Path, spec: SweepSpec, rows: Sequence[SweepRow],
-                command_line: str | None = None, figures: bool = True) -> list[Path]:
-    """Write sweep.csv, sweep.json and (figures=True, needs Qt) sweep.png and sweep.svg.
-    ``rows`` may be fewer than the spec's runs (a cancelled sweep: sweep.json says so).
-    Returns the paths written (for a ResultDir: where they will be after commit)."""
+                command_line: str | None = None, figures: dict[str, bytes] | None = None) -> list[Path]:
+    """Write sweep.csv, sweep.json and the ``figures`` (name: bytes, e.g. sweep.png and
+    sweep.svg drawn by plots.figures.sweep_figure_files). ``rows`` may be fewer than the
+    spec's runs (a cancelled sweep: sweep.json says so). Returns the paths written (for a
+    ResultDir: where they will be after commit)."""
     files = {name: text.encode("utf-8") for name, text in sweep_texts(spec, rows, command_line).items()}
-    if figures:
-        files.update(sweep_figure_files(spec, rows))
+    files.update(figures or {})
     return _write_all(target, files)
 
 
@@ -245,25 +194,6 @@ def write_interference_run(target: ResultDir | str | Path, run: InterferenceRun,
     return _write_all(target, run_files(run, command_line, wall_seconds))
 
 
-def sample_steps(steps: int, samples: int) -> np.ndarray:
-    """The steps a history of ``samples`` rows is recorded at: round(i * steps / (K - 1)),
-    i = 0 .. K-1, without repeats (fewer rows when steps < K - 1)."""
-    return np.unique(np.round(np.linspace(0, steps, samples)).astype(np.int64))
 
 
-def train_sampled(params: InterferenceParams, samples: int,
-                  on_step: Callable[[int], None] | None = None, chunk: int = 250) -> InterferenceRun:
-    """One run, recorded at sample_steps(params.steps, samples). ``on_step(step)`` is called
-    every ``chunk`` steps or fewer. Raises InputError when the run diverges."""
-    targets = sample_steps(params.steps, samples)
-    run = InterferenceRun(params, history_capacity=max(16, len(targets) + 1))
-    for target in targets[1:]:
-        while run.step < target and run.failure is None:
-            run.advance(min(chunk, int(target) - run.step))
-            if on_step is not None:
-                on_step(run.step)
-        if run.failure is not None:
-            raise InputError("lr", run.failure)
-        run.record()
-    return run
 

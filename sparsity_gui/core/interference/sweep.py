@@ -16,16 +16,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from sparsity_gui.core.blas import limit_blas_threads
+from sparsity_gui.core.checks import parse_whole
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.kernels import InterferenceParams, InterferenceRun, check_memory
+from sparsity_gui.core.interference.params import InterferenceParams, check_memory
+from sparsity_gui.core.interference.run import InterferenceRun, chunk_steps, step_work
 
-CHUNK_FLOPS = 4e8  # work between progress reports and cancel checks (~10-20 ms)
-
-
-def chunk_steps(p: InterferenceParams) -> int:
-    """Steps per chunk: about CHUNK_FLOPS of matrix products, so that cancel answers
-    quickly at any size (one step per chunk at n = 256, m = 4096)."""
-    return int(min(max(1, CHUNK_FLOPS / (4.0 * p.n * p.n * p.m + 20.0 * p.n * p.m)), 1000))
+# work between progress reports and cancel checks (~10-20 ms): cancel answers quickly at
+# any size (one step per chunk at n = 256, m = 4096)
+CHUNK_WORK = 1e8
 MAX_RUNS = 10_000
 MAX_M_VALUES = 1000
 
@@ -36,30 +34,20 @@ ROW_COLUMNS = ("m", "seed", "n", "polysemantic", "predicted", "active", "opposit
 def parse_m_values(text: str) -> tuple[int, ...]:
     """'64,128,256' or a range 'start:stop:step' (stop included), e.g. '256:4096:256'."""
     text = text.strip()
-    def whole(x: str) -> int:
-        f = float(x)
-        if not f.is_integer():
-            raise ValueError
-        return int(f)
-
     try:
         if ":" in text:
-            parts = [whole(x) for x in text.split(":")]
+            parts = [parse_whole(x) for x in text.split(":")]
             if len(parts) != 3 or parts[2] <= 0:
                 raise ValueError
-            start, stop, step = parts
-            span = range(start, stop + 1, step)
-            if len(span) > MAX_M_VALUES:  # before building it: 1:1e12:1 is a typo, not a list
-                raise InputError("m", f"{text!r} gives {len(span)} values of m; at most "
-                                 f"{MAX_M_VALUES} are allowed")
-            values = list(span)
+            values = range(parts[0], parts[1] + 1, parts[2])
         else:
-            values = [whole(x) for x in text.replace(" ", "").split(",") if x]
-    except InputError:
-        raise
+            values = [parse_whole(x) for x in text.replace(" ", "").split(",") if x]
     except (ValueError, OverflowError):
         raise InputError("m", f"expected a list like 64,128,256 or a range start:stop:step, "
                          f"got {text!r}") from None
+    if isinstance(values, range) and len(values) > MAX_M_VALUES:  # 1:1e12:1 is a typo, not a list
+        raise InputError("m", f"{text!r} gives {len(values)} values of m; at most "
+                         f"{MAX_M_VALUES} are allowed")
     if not values:
         raise InputError("m", f"no values of m in {text!r}")
     return tuple(values)
@@ -77,6 +65,9 @@ class SweepSpec:
     def __post_init__(self) -> None:
         if not isinstance(self.seeds, int) or isinstance(self.seeds, bool) or self.seeds < 1:
             raise InputError("seeds", f"must be a whole number of at least 1, got {self.seeds!r}")
+        if self.base.seed + self.seeds - 1 >= 2**63:
+            raise InputError("seeds", f"seeds {self.base.seed} .. {self.base.seed + self.seeds - 1} "
+                             f"go past 2^63-1")
         if not self.m_values:
             raise InputError("m", "needs at least one value of m")
         ms = tuple(sorted(set(int(m) for m in self.m_values)))
@@ -102,9 +93,21 @@ class SweepSpec:
             raise InputError("jobs", f"{workers} runs of n = {self.base.n}, m = {m} side by side "
                              f"do not fit in the memory available; use fewer jobs") from None
 
+    def workers_that_fit(self, wanted: int) -> int:
+        """The most runs, up to ``wanted``, that fit side by side (at least one: a run too
+        big on its own is refused by check_memory)."""
+        workers = max(1, min(wanted, len(self.runs())))
+        while workers > 1:
+            try:
+                self.check_memory(workers)
+                return workers
+            except InputError:
+                workers -= 1
+        return 1
+
     def cost(self, p: InterferenceParams) -> float:
-        """Relative cost of one run: the two matrix products per step, n^2 m each."""
-        return float(p.n) * p.n * p.m * p.steps + float(p.n) * p.m * p.steps
+        """Relative cost of one run, in multiply-adds."""
+        return step_work(p) * p.steps
 
     def total_cost(self) -> float:
         return sum(self.cost(p) for p in self.runs())
@@ -201,7 +204,7 @@ def run_sweep(spec: SweepSpec,
         run = InterferenceRun(p)
         t0 = time.perf_counter()
         per_step = spec.cost(p) / p.steps
-        chunk = chunk_steps(p)
+        chunk = chunk_steps(p, CHUNK_WORK, 1000)
         while not run.finished:
             if stopping():
                 return

@@ -8,24 +8,21 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 from sparsity_gui.core.mailbox import MailboxEngine
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.kernels import InterferenceParams, InterferenceRun, Measurement
+from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.run import InterferenceRun, Measurement
+from sparsity_gui.core.interference.params import needs_restart
 
 CHUNK_SECONDS = 0.015  # one kernel call at most this long before the mailbox is read
 RECORD_SECONDS = 0.1  # a history row at least this often while running
 RECORD_ROWS = 500  # and one every steps/RECORD_ROWS steps (each row costs one W W^T)
-# Fields whose change keeps W and continues the run; any other change starts a new run.
-LIVE_FIELDS = ("l1", "lr", "steps", "interference", "weight_decay", "beta1", "beta2", "eps")
 
 
-def needs_restart(old: InterferenceParams, new: InterferenceParams) -> bool:
-    return any(getattr(old, f.name) != getattr(new, f.name)
-               for f in fields(InterferenceParams) if f.name not in LIVE_FIELDS)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,13 @@
-"""What every solver reports about its current instant, and the quantities derived from it."""
+"""What every solver reports about its current instant (`Moments`), the recorded columns
+(`COLUMNS`), and the quantities derived from them: the sparsity force, the fitted decay
+constant c and the last weight's fixed point (docs/theory.md §1, §4)."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import brentq
 
 # Columns of the time series, in the order of the `run` command's timeseries.csv.
 # The first ten are fixed by the spec; the rest add what the panels need.
@@ -52,3 +55,40 @@ def sparsity_force(abs_w: np.ndarray, s: float, lam: float) -> np.ndarray:
     ones (eq. 1). Written without theta so that s <= 0 (theta = inf) needs no case."""
     abs_w = np.asarray(abs_w, dtype=np.float64)
     return np.where(abs_w > 0.0, s * abs_w - lam, 0.0)
+
+
+def _tied_group_dies(k: int, a: float, lam: float) -> bool:
+    """Whether k equal weights a, alone, reach 0: da/dt = f(a) = (1 - k a^2) a - lam, with
+    f increasing below its peak at 1/sqrt(3k); they die iff f < 0 on all of (0, a]."""
+    peak = 1.0 / math.sqrt(3.0 * k)
+    f_peak = (1.0 - k * peak * peak) * peak - lam
+    return f_peak < 0.0 or (a < peak and (1.0 - k * a * a) * a - lam < 0.0)
+
+
+def fit_decay_constant(rows: np.ndarray) -> float:
+    """c in ||W||_1 ~ 1/(w(0) + c*lam*t): least squares of w - w(0) against the
+    integral of lam dt (lam*t for constant lam), over rows with m' >= 2, through the
+    origin so that w(0) is the run's own."""
+    if rows.shape[0] < 2:
+        return math.nan
+    w = rows[:, COL["w"]]
+    x = rows[:, COL["lam_t"]]
+    use = (rows[:, COL["nonzero"]] >= 2) & np.isfinite(w)
+    if use.sum() < 2:
+        return math.nan
+    w0 = w[0]
+    xx = x[use]
+    den = float(np.dot(xx, xx))
+    if den <= 0.0:
+        return math.nan
+    return float(np.dot(xx, w[use] - w0) / den)
+
+
+def last_weight_fixed_point(lam: float) -> float:
+    """The stable root of (1 - w^2) w = lam near 1 (nan when lam > 2/(3*sqrt 3))."""
+    if lam <= 0:
+        return 1.0
+    top = 1 / math.sqrt(3)
+    if lam >= (1 - top * top) * top:
+        return math.nan
+    return brentq(lambda w: (1 - w * w) * w - lam, top, 1.0, xtol=1e-15)

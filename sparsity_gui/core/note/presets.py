@@ -15,11 +15,11 @@ from typing import Any
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.params import SETTING_FIELDS
 
 FORMAT = "sparsity-gui presets"
 VERSION = 1
 FILE_NAME = "presets.json"
-FIELDS = ("m", "lam", "sigma", "seed", "method", "eta", "t_end")
 NAME_MAX = 80
 
 
@@ -33,7 +33,7 @@ class Preset:
     def params(self) -> SimParams:
         """The preset's parameters (fields it does not set come from SimParams' defaults,
         never from the current run); W(0) is a normal draw."""
-        values = {k: v for k, v in self.values.items() if k in FIELDS}
+        values = {k: v for k, v in self.values.items() if k in SETTING_FIELDS}
         return SimParams(**values)
 
 
@@ -68,7 +68,7 @@ def presets_path(directory: str | Path | None = None) -> Path:
 
 
 def preset_values(params: SimParams) -> dict[str, Any]:
-    return {name: getattr(params, name) for name in FIELDS}
+    return {name: getattr(params, name) for name in SETTING_FIELDS}
 
 
 def _problem(path: Path, message: str) -> InputError:
@@ -102,7 +102,7 @@ def load_user_presets(directory: str | Path | None = None) -> list[Preset]:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) \
                 or not isinstance(item.get("parameters"), dict):
             raise _problem(path, f"presets[{i}] must have a 'name' and 'parameters'")
-        values = {k: v for k, v in item["parameters"].items() if k in FIELDS}
+        values = {k: v for k, v in item["parameters"].items() if k in SETTING_FIELDS}
         try:
             SimParams(**values)
         except (InputError, TypeError) as exc:

@@ -18,8 +18,10 @@ from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.mailbox import MailboxEngine
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.core.note.simulation import LamChange, ReplayStopped, Simulation, needs_restart
+from sparsity_gui.core.note.simulation import LamChange, ReplayStopped, Simulation
+from sparsity_gui.core.note.params import needs_restart
 from sparsity_gui.core.note.metrics import COLUMNS
+from sparsity_gui.core.note.params import METHODS
 
 # How long one chunk of simulation may run before the loop looks at its mailbox again.
 CHUNK_SECONDS = 0.010
@@ -374,7 +376,7 @@ def warm_up_kernels() -> None:
     if _warmed:
         return
     w0 = np.array([0.5, -0.3, 0.2, 0.1, 0.05, 0.0])
-    for method in ("exact", "gd"):
+    for method in METHODS:
         sim = Simulation(SimParams(m=w0.size, lam=0.05, method=method, eta=0.1), w0)
         sim.advance(2.0, -1)
         sim.record()

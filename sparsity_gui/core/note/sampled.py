@@ -1,4 +1,5 @@
-"""The headless run: sample a Simulation at K evenly spaced times and write its files.
+"""The headless run: sample a Simulation at K evenly spaced times (its files are written
+by core.note.files).
 
 `replay_script` is the general case the GUI's exports and sessions use: the same
 sampling with a schedule of live changes (lam, eta, method) replayed at their exact times,
@@ -6,18 +7,15 @@ so that the time series is a deterministic function of the script."""
 from __future__ import annotations
 
 import math
-import platform
-import sys
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from sparsity_gui import __version__
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.files import ResultDir, deaths_csv, json_text, timeseries_csv, weights_csv
 from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.core.note.simulation import RunScript, Simulation, fit_decay_constant
+from sparsity_gui.core.note.simulation import RunScript, Simulation
+from sparsity_gui.core.note.metrics import fit_decay_constant
 
 
 @dataclass
@@ -100,44 +98,7 @@ def replay_script(script: RunScript, progress=None) -> SampledRun:
                       nonzero_final=sim.moments().nonzero, extra=extra)
 
 
-def run_metadata(run: SampledRun, params: SimParams, command_line: str) -> dict:
-    import numba
-    import scipy
-
-    return {
-        "program": "sparsity-gui",
-        "version": __version__,
-        "command_line": command_line,
-        "parameters": {**params.as_dict(), "m": run.sim.m},
-        "t_end": run.t_end,
-        "t_one_weight_left": run.t_one,
-        "samples": int(run.rows.shape[0]),
-        "fitted_c": run.fitted_c,
-        "nonzero_final": run.nonzero_final,
-        "solver_wall_seconds": run.wall_seconds,
-        "solver_steps": int(getattr(run.sim.solver, "steps", 0)),
-        "lam_changes": [[c.t, c.lam] for c in run.sim.lam_changes],
-        "live_changes": [[c.t, c.name, c.value] for c in run.sim.changes],
-        "platform": {"python": sys.version.split()[0], "numpy": np.__version__,
-                     "numba": numba.__version__, "scipy": scipy.__version__,
-                     "machine": platform.machine()},
-        **run.extra,
-    }
 
 
-def result_texts(run: SampledRun, params: SimParams, include_weights: bool, command_line: str,
-                 now_name: str = "w_final") -> dict[str, str]:
-    """The result files (name -> text): timeseries.csv, weights.csv, deaths.csv, run.json."""
-    sim = run.sim
-    texts = {"timeseries.csv": timeseries_csv(run.rows)}
-    if include_weights:
-        texts["weights.csv"] = weights_csv(sim.init.w0, sim.solver.weights(), now_name)
-    texts["deaths.csv"] = deaths_csv(np.abs(sim.init.w0), sim.solver.death_times())
-    texts["run.json"] = json_text(run_metadata(run, params, command_line))
-    return texts
 
 
-def write_results(out: ResultDir, run: SampledRun, params: SimParams, include_weights: bool,
-                  command_line: str) -> None:
-    for name, text in result_texts(run, params, include_weights, command_line).items():
-        out.write_text(name, text)

@@ -22,11 +22,13 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui import __version__
+from sparsity_gui.core.checks import whole_or_none
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.note.initial import draw_normal, load_w0
 from sparsity_gui.core.note.params import M_MAX, METHODS, SimParams
-from sparsity_gui.core.note.simulation import LIVE_FIELDS, LiveChange, RunScript
+from sparsity_gui.core.note.params import LIVE_FIELDS, SETTING_FIELDS
+from sparsity_gui.core.note.simulation import LiveChange, RunScript
 
 FORMAT = "sparsity-gui session"
 VERSION = 1
@@ -36,7 +38,6 @@ MAX_SAMPLES = 10**6
 LIST_WEIGHTS_MAX = 100_000
 # refuse schedules whose gradient descent would take longer than anyone would wait
 MAX_GD_STEPS = 10**9
-PARAM_FIELDS = ("m", "lam", "sigma", "seed", "method", "eta", "t_end")
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def session_dict(script: RunScript, source: W0Source) -> dict[str, Any]:
         "format": FORMAT,
         "version": VERSION,
         "program": f"sparsity-gui {__version__}",
-        "parameters": {name: getattr(p, name) for name in PARAM_FIELDS},
+        "parameters": {name: getattr(p, name) for name in SETTING_FIELDS},
         "w0": w0_entry,
         "w0_sha256": weights_sha256(script.w0),
         "changes": [{"t": c.t, "name": c.name, "value": c.value} for c in script.changes],
@@ -141,11 +142,10 @@ def _number(value: Any, name: str) -> float:
 
 
 def _whole(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
+    whole = whole_or_none(value, integral_floats=True)
+    if whole is None:
         raise _Problem(f"field {name!r} must be a whole number, got {_show(value)}")
-    return value
+    return whole
 
 
 def _show(value: Any) -> str:

@@ -17,6 +17,9 @@ from sparsity_gui.core.note.initial import initial_weights
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState, Solver
 from sparsity_gui.core.note.metrics import COL, COLUMNS, Moments
+from sparsity_gui.core.note.metrics import _tied_group_dies
+from sparsity_gui.core.note.metrics import fit_decay_constant
+from sparsity_gui.core.note.params import needs_restart
 
 N_TRACKED_MAX = 16
 
@@ -36,7 +39,6 @@ class LamChange:
     lam: float
 
 
-LIVE_FIELDS = ("lam", "eta", "method")
 
 
 @dataclass(frozen=True)
@@ -298,32 +300,7 @@ class Simulation:
         return fit_decay_constant(self.history.array() if rows is None else rows)
 
 
-def _tied_group_dies(k: int, a: float, lam: float) -> bool:
-    """Whether k equal weights a, alone, reach 0: da/dt = f(a) = (1 - k a^2) a - lam, with
-    f increasing below its peak at 1/sqrt(3k); they die iff f < 0 on all of (0, a]."""
-    peak = 1.0 / math.sqrt(3.0 * k)
-    f_peak = (1.0 - k * peak * peak) * peak - lam
-    return f_peak < 0.0 or (a < peak and (1.0 - k * a * a) * a - lam < 0.0)
 
 
-def needs_restart(old: SimParams, new: SimParams) -> bool:
-    return (old.m, old.sigma, old.seed, old.w0_path) != (new.m, new.sigma, new.seed, new.w0_path)
 
 
-def fit_decay_constant(rows: np.ndarray) -> float:
-    """c in ||W||_1 ~ 1/(w(0) + c*lam*t): least squares of w - w(0) against the
-    integral of lam dt (lam*t for constant lam), over rows with m' >= 2, through the
-    origin so that w(0) is the run's own."""
-    if rows.shape[0] < 2:
-        return math.nan
-    w = rows[:, COL["w"]]
-    x = rows[:, COL["lam_t"]]
-    use = (rows[:, COL["nonzero"]] >= 2) & np.isfinite(w)
-    if use.sum() < 2:
-        return math.nan
-    w0 = w[0]
-    xx = x[use]
-    den = float(np.dot(xx, xx))
-    if den <= 0.0:
-        return math.nan
-    return float(np.dot(xx, w[use] - w0) / den)

@@ -17,9 +17,9 @@ from typing import Callable
 
 from PySide6 import QtCore, QtWidgets
 
-from sparsity_gui.cli.common import format_duration
+from sparsity_gui.core.text import format_duration
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.kernels import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
+from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
 from sparsity_gui.core.interference.sweep import (
     SweepCancelled,
     SweepProgress,
@@ -29,7 +29,7 @@ from sparsity_gui.core.interference.sweep import (
     parse_m_values,
     run_sweep,
 )
-from sparsity_gui.ui.note.controls import Field, _int
+from sparsity_gui.ui.fields import Field, parse_int_in
 from sparsity_gui.plots.sweep import SweepPanel
 from sparsity_gui.ui.window import show_warning
 
@@ -39,16 +39,6 @@ BAR_STEPS = 1000
 PAUSE_TIP = ("The sweep trains in its own thread. With this box checked the live run is paused "
              "while the sweep runs (both compete for the CPU otherwise) and resumes when it ends; "
              "unchecked, both run side by side.")
-
-
-def _whole(name: str, lo: int, hi: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        value = _int(text)
-        if not lo <= value <= hi:
-            raise InputError(name, f"must be a whole number from {lo} to {hi}, got {value}")
-        return value
-
-    return parse
 
 
 def _m_values(text: str) -> tuple[int, ...]:
@@ -92,13 +82,13 @@ class SweepWidget(QtWidgets.QWidget):
         form_box.setMaximumWidth(330)
         form = QtWidgets.QFormLayout(form_box)
         form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.n = Field("sweep_n", _whole("n", 1, N_MAX), f"n: features, fixed for the whole sweep (1 … {N_MAX})")
+        self.n = Field("sweep_n", parse_int_in("n", 1, N_MAX), f"n: features, fixed for the whole sweep (1 … {N_MAX})")
         self.m = Field("sweep_m", _m_values,
                        "m values: a list like 64,128,256 or a range start:stop:step (stop included), "
                        "e.g. 256:4096:256 as in the paper")
-        self.seeds = Field("sweep_seeds", _whole("seeds", 1, 1000),
+        self.seeds = Field("sweep_seeds", parse_int_in("seeds", 1, 1000),
                            "Runs per m, with seeds s0 … s0+seeds-1 (s0: the seed in the Parameters dock)")
-        self.steps = Field("sweep_steps", _whole("steps", 1, 10**8), "Training steps of every run")
+        self.steps = Field("sweep_steps", parse_int_in("steps", 1, 10**8), "Training steps of every run")
         form.addRow("n", self.n)
         form.addRow("m values", self.m)
         form.addRow("seeds per m", self.seeds)
@@ -206,8 +196,6 @@ class SweepWidget(QtWidgets.QWidget):
             m_values = _m_values(self.m.text())
             seeds = int(self.seeds._parse(self.seeds.text().strip()))
             base = self._current().with_changes(n=n, m=m_values[0], steps=steps)
-            if base.seed + seeds - 1 >= 2**63:
-                raise InputError("seeds", "the seeds go past 2^63-1")
             spec = SweepSpec(base=base, m_values=m_values, seeds=seeds)
             spec.check_memory(self.workers.value())
         except InputError as exc:
@@ -364,12 +352,14 @@ class SweepWidget(QtWidgets.QWidget):
     def save(self, folder) -> bool:
         """sweep.csv, sweep.json, sweep.png and sweep.svg of the rows shown into `folder`."""
         from sparsity_gui.core.interference.files import write_sweep
+        from sparsity_gui.plots.figures import sweep_figure_files
 
         if self.spec is None or not self.rows:
             self._show_info("nothing to save yet: run a sweep first", error=True)
             return False
         try:
-            written = write_sweep(folder, self.spec, list(self.rows),
+            rows = list(self.rows)
+            written = write_sweep(folder, self.spec, rows, figures=sweep_figure_files(self.spec, rows),
                                   command_line="sparsity-gui --model interference (desktop app)")
         except InputError as exc:
             self._message("Cannot save the sweep", exc.message)

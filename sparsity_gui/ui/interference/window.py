@@ -1,6 +1,6 @@
 """The second model's window: n encodings with interference (incidental polysemanticity).
 
-Same shape as the note's MainWindow: six panels in the centre, the parameters in a dock,
+Same shape as the note's NoteWindow: six panels in the centre, the parameters in a dock,
 a worker thread running the core's Qt-free InterferenceWorker, and a paint timer that draws
 the latest snapshot (latest wins at both ends). A second tab holds the sweep over m.
 """
@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import random
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -17,24 +16,24 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
-from sparsity_gui.core.interference.kernels import (
-    OPTIMIZER_LABELS,
-    OPTIMIZERS,
+from sparsity_gui.core.interference.params import (
+    GD_OPTIMIZERS,
     PRESETS,
     InterferenceParams,
     check_memory,
 )
-from sparsity_gui.core.interference.worker import InterferenceSnapshot, InterferenceWorker, needs_restart
+from sparsity_gui.core.interference.worker import InterferenceSnapshot, InterferenceWorker
+from sparsity_gui.core.interference.params import needs_restart
 from sparsity_gui.core.interference.files import history_csv, neuron_counts_csv
-from sparsity_gui.ui.note.controls import Field, _float, _int
 from sparsity_gui.plots.interference import INTERFERENCE_PANEL_TYPES
-from sparsity_gui.plots.note import Panel
+from sparsity_gui.plots.base import Panel
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
 from sparsity_gui.ui.window import LiveWindow, export_figure_file
+from sparsity_gui.ui.interference.controls import InterferenceControls
 
 STATUS_SECONDS = 0.1  # the status line is read, not watched: 10 Hz
 FIGURE_FILTER = "PNG image (*.png);;SVG vector image (*.svg)"
-GD = ("gd-zero", "gd")
+
 
 DATA_KINDS = {
     # kind: (file name, menu text, dialog filter)
@@ -44,139 +43,17 @@ DATA_KINDS = {
 }
 
 
-def units_text(p: InterferenceParams) -> str:
-    """The note's units of the current parameters (meaningful for gradient descent)."""
-    t = p.time_of(p.steps)
-    text = f"λ = l1/4 = {p.lam:.4g},  η = 4·lr = {p.eta:.4g},  t = 4·lr·steps = {t:.6g}"
-    if p.optimizer not in GD:
-        text += " (Adam's steps have no note time)"
-    return text
 
 
-class InterferenceControls(QtWidgets.QWidget):
-    """The parameter dock. Every typed value is checked at its field against the window's
-    current parameters (InterferenceParams is the one source of the rules); a refused
-    value is shown there in red and nothing is sent. Accepted edits leave as `changed(dict)`."""
-
-    changed = QtCore.Signal(dict)
-    newSeedRequested = QtCore.Signal()
-
-    def __init__(self, params: InterferenceParams, current: Callable[[], InterferenceParams], parent=None):
-        super().__init__(parent)
-        self._current = current
-        form = QtWidgets.QFormLayout(self)
-        form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.fields: dict[str, Field] = {}
-
-        def field(name: str, label: str, convert, tip: str) -> Field:
-            f = Field(name, self._checked(name, convert), tip)
-            f.accepted.connect(lambda v, name=name: self.changed.emit({name: v}))
-            form.addRow(label, f)
-            self.fields[name] = f
-            return f
-
-        self.n = field("n", "n (features)", _int,
-                       "n: number of features, the rows of W (1 … 4096). Starts a new run.")
-        self.m = field("m", "m (neurons)", _int,
-                       "m: number of neurons, the columns of W (1 … 65536). The paper predicts "
-                       "about n²/(4m) polysemantic neurons. Starts a new run.")
-        self.optimizer = QtWidgets.QComboBox()
-        self.optimizer.setObjectName("optimizer")
-        for name in OPTIMIZERS:
-            self.optimizer.addItem(OPTIMIZER_LABELS[name], name)
-        self.optimizer.setToolTip(
-            "Integrator. GD with zero rule: the note's discrete flow, a weight whose step would "
-            "cross zero is set to zero. Plain GD: the same step without the rule (weights chatter "
-            "around zero). Adam / AdamW (the paper's): per-coordinate step sizes, which break the "
-            "note's affine structure (compare them). Starts a new run.")
-        self.optimizer.activated.connect(
-            lambda _i: self.changed.emit({"optimizer": self.optimizer.currentData()}))
-        form.addRow("optimizer", self.optimizer)
-        self.l1 = field("l1", "l1", _float,
-                        "l1: the network's L1 coefficient, 0 … 4; the note's λ = l1/4. Applies live.")
-        self.lr = field("lr", "lr", _float,
-                        "lr: learning rate, 0 < lr ≤ 1; for GD the note's step is η = 4·lr "
-                        "(t = 4·lr·steps). Applies live.")
-        self.steps = field("steps", "steps", _int,
-                           "Steps to train, 1 … 1e8. Applies live: raise it to continue a finished run.")
-        seed_row = QtWidgets.QHBoxLayout()
-        self.seed = Field("seed", self._checked("seed", _int),
-                          "seed: random seed of W(0) (numpy default_rng). Starts a new run.")
-        self.seed.accepted.connect(lambda v: self.changed.emit({"seed": v}))
-        self.fields["seed"] = self.seed
-        self.new_seed = QtWidgets.QPushButton("New")
-        self.new_seed.setToolTip("Draw a fresh seed and start a new run")
-        self.new_seed.clicked.connect(self.newSeedRequested)
-        seed_row.addWidget(self.seed, 1)
-        seed_row.addWidget(self.new_seed, 0, QtCore.Qt.AlignmentFlag.AlignTop)
-        form.addRow("seed", seed_row)
-        self.sigma = field("sigma", "σ (init)", _float,
-                           "σ > 0: W(0) ~ N(0, σ²/m), the paper's σ = 1. Starts a new run.")
-        self.interference = QtWidgets.QCheckBox("interference term")
-        self.interference.setObjectName("interference")
-        self.interference.setToolTip(
-            "−Σ_{j≠i} ReLU(W_i·W_j) W_j: features pushing each other apart. Off, each row is the "
-            "note's single-encoding model on its own. Applies live.")
-        self.interference.toggled.connect(lambda on: self.changed.emit({"interference": bool(on)}))
-        form.addRow("", self.interference)
-        self.weight_decay = field("weight_decay", "weight decay", self._weight_decay,
-                                  "Weight decay ≥ 0 (weight_decay·lr < 1). Empty: the torch default, "
-                                  "0.01 for AdamW and 0 otherwise. Adam adds it to the gradient, "
-                                  "AdamW decays W directly, GD ignores it. Applies live.")
-        self.weight_decay.edit.setPlaceholderText("default")
-        self.units = QtWidgets.QLabel()
-        self.units.setObjectName("units")
-        self.units.setWordWrap(True)
-        self.units.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.units.setToolTip("The note's units: λ = l1/4, η = 4·lr, and the simulated time "
-                              "t = 4·lr·steps reached at the end (for gradient descent)")
-        self.units.setStyleSheet("color: #444; background: #f4f4f4; padding: 2px;")
-        form.addRow("note", self.units)
-        self.show_params(params)
-
-    @staticmethod
-    def _weight_decay(text: str):
-        return None if not text.strip() else _float(text)
-
-    def _checked(self, name: str, convert) -> Callable[[str], object]:
-        """Parse, then let InterferenceParams validate the whole snapshot with the change."""
-
-        def parse(text: str):
-            value = convert(text)
-            try:
-                p = self._current().with_changes(**{name: value})
-                if name in ("n", "m"):
-                    check_memory(p.n, p.m)
-            except InputError as exc:
-                raise InputError(name, exc.message) from None
-            return value
-
-        return parse
-
-    def show_params(self, p: InterferenceParams) -> None:
-        self.n.set_text(str(p.n))
-        self.m.set_text(str(p.m))
-        self.optimizer.setCurrentIndex(OPTIMIZERS.index(p.optimizer))
-        self.l1.set_text(f"{p.l1:g}")
-        self.lr.set_text(f"{p.lr:g}")
-        self.steps.set_text(str(p.steps))
-        self.seed.set_text(str(p.seed))
-        self.sigma.set_text(f"{p.sigma:g}")
-        self.interference.blockSignals(True)
-        self.interference.setChecked(p.interference)
-        self.interference.blockSignals(False)
-        self.weight_decay.set_text("" if p.weight_decay is None else f"{p.weight_decay:g}")
-        self.weight_decay.edit.setPlaceholderText(f"default ({p.effective_weight_decay:g})")
-        self.units.setText(units_text(p))
 
 
 class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
     LAYOUT_KEY = "interference"
     STOPPED_TITLE = "Training stopped"
+    MODEL = "interference"
 
     def __init__(self, params: InterferenceParams | None = None, *, playing: bool = True,
-                 note_window: QtWidgets.QMainWindow | None = None, blas_threads: int | None = None,
-                 parent=None):
+                 windows=None, blas_threads: int | None = None, parent=None):
         super().__init__(parent)
         params = params if params is not None else InterferenceParams()
         self.setWindowTitle("sparsity-gui: interference and incidental polysemanticity")
@@ -184,8 +61,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.params = params
         self.playing = playing
         self.snapshot: InterferenceSnapshot | None = None
-        self.note_window = note_window  # the note's window that opened this one (if any)
-        self._owned_note_window = None  # a note window this one opened (standalone mode)
+        self.windows = windows  # ui.windows.ModelWindows: the Model menu opens the other model
         self._min_run_id = 1
         self._status_due = 0.0
         self._shown_error: tuple[int, str] | None = None
@@ -193,7 +69,6 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.error_box: QtWidgets.QMessageBox | None = None
         self.last_error = ""
         self.last_written: list[Path] = []
-        self._closed = False
         self._sweep_paused_live = False
 
         # --- centre: the live panels and the sweep, as tabs -------------------------------
@@ -332,15 +207,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             act.setStatusTip(tip)
             act.triggered.connect(lambda _c=False, p=preset: self.apply_preset(p))
         m_presets.setToolTipsVisible(True)
-        m_model = menu.addMenu("&Model")
-        m_model.setObjectName("menu_model")
-        self.act_model_note = m_model.addAction("Single encoding (the note)…")
-        self.act_model_note.setObjectName("act_model_note")
-        self.act_model_note.triggered.connect(self.open_note_window)
-        self.act_model_here = m_model.addAction("Interference and polysemanticity")
-        self.act_model_here.setCheckable(True)
-        self.act_model_here.setChecked(True)
-        self.act_model_here.triggered.connect(lambda _c=False: self.act_model_here.setChecked(True))
+        self.model_menu(menu)
         m_view = menu.addMenu("&View")
         m_view.addAction(self.param_dock.toggleViewAction())
         m_view.addAction(tb.toggleViewAction())
@@ -408,22 +275,6 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             return
         self._request(params)
 
-    def open_note_window(self) -> None:
-        """Model > Single encoding: raise the note's window (or open one)."""
-        win = self.note_window or self._owned_note_window
-        if win is None or getattr(win, "_closed", False):
-            from sparsity_gui.core.note.params import SimParams
-            from sparsity_gui.ui.note.window import MainWindow
-
-            win = MainWindow(SimParams())
-            win.interference_window = self  # its Model menu raises this window
-            win._owns_interference_window = False
-            self._owned_note_window = win
-        win.show()
-        if QtGui.QGuiApplication.platformName() not in ("offscreen", "minimal"):
-            win.raise_()  # (these platforms warn that they cannot)
-        win.activateWindow()
-
     # --- the sweep and the live run ------------------------------------------------------
     @QtCore.Slot(bool)
     def _sweep_started(self, pause_live: bool) -> None:
@@ -433,7 +284,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
 
     @QtCore.Slot()
     def _sweep_finished(self) -> None:
-        if self._sweep_paused_live and not self._closed and not self.playing:
+        if self._sweep_paused_live and not self.closed and not self.playing:
             self.set_playing(True)
         self._sweep_paused_live = False
 
@@ -492,7 +343,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
     def _update_status(self, snap: InterferenceSnapshot) -> None:
         p = snap.params
         text = f"step {snap.step:,} / {p.steps:,}"
-        if p.optimizer in GD:
+        if p.optimizer in GD_OPTIMIZERS:
             text += f"  (t = {snap.latest.t:.4g})"
         rate = f"{snap.steps_per_second:,.0f} steps/s" if snap.state == "running" else "— steps/s"
         text += f"\n{rate} · {self.fps:.0f} fps · {snap.state}"
@@ -598,15 +449,12 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
     # --- shutdown ----------------------------------------------------------------------------
     def shutdown(self) -> None:
         """Stop the timers and join the worker and sweep threads (with a deadline)."""
-        if self._closed:
+        if self.closed:
             return
-        self._closed = True
+        self.closed = True
         self.sweep.shutdown()
         self.stop_engine()
-        owned = self._owned_note_window
-        self._owned_note_window = None
-        if owned is not None:
-            owned.close()
-            owned.deleteLater()
+        if self.windows is not None:
+            self.windows.closing(self)  # the main window closes the other model's
 
 

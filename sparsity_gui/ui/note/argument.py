@@ -5,19 +5,11 @@ import math
 
 import numpy as np
 from PySide6 import QtWidgets
-from scipy.optimize import brentq
 
 from sparsity_gui.core.note.runner import Snapshot
+from sparsity_gui.core.note.metrics import last_weight_fixed_point
 
 
-def last_weight_fixed_point(lam: float) -> float:
-    """The stable root of (1 - w^2) w = lam near 1 (nan when lam > 2/(3*sqrt 3))."""
-    if lam <= 0:
-        return 1.0
-    top = 1 / math.sqrt(3)
-    if lam >= (1 - top * top) * top:
-        return math.nan
-    return brentq(lambda w: (1 - w * w) * w - lam, top, 1.0, xtol=1e-15)
 
 
 def _f(x: float, digits: int = 4) -> str:

@@ -1,125 +1,28 @@
 """The parameter dock: every control validated at the field, with tooltips."""
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.ui.fields import Field
+from sparsity_gui.ui.fields import LogSlider
+from sparsity_gui.ui.fields import parse_float
+from sparsity_gui.ui.fields import parse_int
+from sparsity_gui.core.note.params import LAM_MAX
 
-LAM_MIN, LAM_MAX = 1e-6, 1.0
+LAM_MIN = 1e-6  # the slider's low end; the field takes down to 0
 SPEED_MIN, SPEED_MAX = 1e-2, 1e6
-SLIDER_STEPS = 600
 
 
-class LogSlider(QtWidgets.QSlider):
-    """A horizontal slider over [lo, hi] on a logarithmic scale."""
-
-    valueChangedLog = QtCore.Signal(float)
-
-    def __init__(self, lo: float, hi: float, parent=None):
-        super().__init__(QtCore.Qt.Orientation.Horizontal, parent)
-        self.lo, self.hi = lo, hi
-        self.setRange(0, SLIDER_STEPS)
-        self.valueChanged.connect(self._emit)
-
-    def to_value(self, pos: int) -> float:
-        return 10 ** (math.log10(self.lo) + pos / SLIDER_STEPS * (math.log10(self.hi) - math.log10(self.lo)))
-
-    def set_log_value(self, value: float) -> None:
-        value = min(max(value, self.lo), self.hi)
-        pos = round((math.log10(value) - math.log10(self.lo)) / (math.log10(self.hi) - math.log10(self.lo))
-                    * SLIDER_STEPS)
-        self.blockSignals(True)
-        self.setValue(pos)
-        self.blockSignals(False)
-
-    @QtCore.Slot(int)
-    def _emit(self, pos: int) -> None:
-        self.valueChangedLog.emit(float(f"{self.to_value(pos):.3g}"))
 
 
-class Field(QtWidgets.QWidget):
-    """A typed field whose text is checked on Enter / focus-out; a refused value keeps the
-    last good one in force and shows the reason under the field in red."""
-
-    accepted = QtCore.Signal(object)
-
-    def __init__(self, name: str, parse: Callable[[str], object], tooltip: str, parent=None):
-        super().__init__(parent)
-        self.name = name
-        self._parse = parse
-        self.edit = QtWidgets.QLineEdit()
-        self.edit.setObjectName(f"field_{name}")
-        self.edit.setToolTip(tooltip)
-        self.error = QtWidgets.QLabel()
-        self.error.setObjectName(f"error_{name}")
-        self.error.setStyleSheet("color: #c0392b; font-size: 8pt;")
-        self.error.setWordWrap(True)
-        self.error.hide()
-        lay = QtWidgets.QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(1)
-        lay.addWidget(self.edit)
-        lay.addWidget(self.error)
-        self.edit.editingFinished.connect(self.commit)
-        self._good_text = ""
-
-    def set_text(self, text: str) -> None:
-        self.edit.setText(text)
-        self._good_text = text
-        self.clear_error()
-
-    def text(self) -> str:
-        return self.edit.text()
-
-    @property
-    def error_text(self) -> str:
-        return self.error.text() if self.error.isVisible() or not self.error.isHidden() else ""
-
-    def show_error(self, message: str) -> None:
-        self.error.setText(message)
-        self.error.show()
-        self.edit.setStyleSheet("border: 1px solid #c0392b; background: #fdecea;")
-        self.edit.setToolTip(message)
-
-    def clear_error(self) -> None:
-        self.error.hide()
-        self.error.setText("")
-        self.edit.setStyleSheet("")
-
-    @QtCore.Slot()
-    def commit(self) -> bool:
-        text = self.edit.text().strip()
-        try:
-            value = self._parse(text)
-        except InputError as exc:
-            self.show_error(exc.message)
-            return False
-        except (ValueError, OverflowError):
-            self.show_error(f"not a valid number: {text!r}")
-            return False
-        self.clear_error()
-        if text != self._good_text:
-            self._good_text = text
-            self.accepted.emit(value)
-        return True
 
 
-def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise InputError("", f"must be finite, got {text}")
-    return value
 
 
-def _int(text: str) -> int:
-    value = float(text)
-    if not math.isfinite(value) or not value.is_integer():
-        raise InputError("", f"must be a whole number, got {text!r}")
-    return int(value)
 
 
 def _checked(field: str, convert: Callable[[str], object]) -> Callable[[str], object]:
@@ -156,7 +59,7 @@ class ControlPanel(QtWidgets.QWidget):
         self.lam_slider.setObjectName("lam_slider")
         self.lam_slider.setToolTip("λ: L1 regularization strength, log scale 1e-6 … 1 "
                                    "(type 0 in the field to switch regularization off). Applies live.")
-        self.lam = Field("lam", _checked("lam", _float),
+        self.lam = Field("lam", _checked("lam", parse_float),
                          "λ ≥ 0: L1 regularization strength (0, or 1e-6 … 1 on the slider). Applies live.")
         lam_box = QtWidgets.QVBoxLayout()
         lam_box.addWidget(self.lam_slider)
@@ -165,10 +68,10 @@ class ControlPanel(QtWidgets.QWidget):
         self.lam_slider.valueChangedLog.connect(self._lam_from_slider)
         self.lam.accepted.connect(self._lam_from_field)
 
-        self.m = Field("m", _checked("m", _int),
+        self.m = Field("m", _checked("m", parse_int),
                        "m: number of weights in W, 1 … 1e8 (e.g. 1e5). Starts a new run.")
         form.addRow("m", self.m)
-        self.sigma = Field("sigma", _checked("sigma", _float),
+        self.sigma = Field("sigma", _checked("sigma", parse_float),
                            "σ > 0: W_k(0) ~ N(0, σ²/m); σ = 0.9 as in the note, 1 as a network's init. "
                            "Starts a new run.")
         form.addRow("σ", self.sigma)
@@ -210,7 +113,7 @@ class ControlPanel(QtWidgets.QWidget):
         form.addRow("method", self.method)
         self.method.activated.connect(lambda _i: self.changed.emit({"method": self.method.currentData()}))
 
-        self.eta = Field("eta", _checked("eta", _float),
+        self.eta = Field("eta", _checked("eta", parse_float),
                          "η: gradient-descent step, 0 < η ≤ 2 (stable near balance for η < 1); "
                          "simulated time t = η·step. Applies live.")
         form.addRow("η (GD step)", self.eta)
@@ -239,7 +142,7 @@ class ControlPanel(QtWidgets.QWidget):
         self.stop_kind.addItem("when one weight is left", "one")
         self.stop_kind.addItem("at t_end", "t_end")
         self.stop_kind.setToolTip("Stop condition: when m' = 1, or at the simulated time t_end")
-        self.t_end = Field("t_end", _checked("t_end", _float), "t_end > 0: simulated time at which to stop")
+        self.t_end = Field("t_end", _checked("t_end", parse_float), "t_end > 0: simulated time at which to stop")
         stop_box = QtWidgets.QVBoxLayout()
         stop_box.addWidget(self.stop_kind)
         stop_box.addWidget(self.t_end)
@@ -310,7 +213,7 @@ class ControlPanel(QtWidgets.QWidget):
                 self.t_end.show_error("type the end time t_end, then Enter")
                 return
             if self.t_end.commit():
-                self.changed.emit({"t_end": _float(self.t_end.text())})
+                self.changed.emit({"t_end": parse_float(self.t_end.text())})
         else:
             self.changed.emit({"t_end": None})
         self.stopChanged.emit(not at_t_end)

@@ -22,7 +22,8 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.files import atomic_write_bytes, atomic_write_chunks, iter_deaths_csv, iter_weights_csv, json_text, timeseries_csv
+from sparsity_gui.core.files import atomic_write_bytes, atomic_write_chunks, json_text
+from sparsity_gui.core.note.files import iter_deaths_csv, iter_weights_csv, timeseries_csv
 from sparsity_gui.core.note.initial import load_array, npz_array_names, vector_from
 from sparsity_gui.core.note.params import SimParams, check_memory
 from sparsity_gui.core.note.presets import (
@@ -33,7 +34,8 @@ from sparsity_gui.core.note.presets import (
     load_user_presets,
     save_user_preset,
 )
-from sparsity_gui.core.note.sampled import SampledRun, replay_script, run_metadata
+from sparsity_gui.core.note.sampled import SampledRun, replay_script
+from sparsity_gui.core.note.files import run_metadata
 from sparsity_gui.core.note.runner import default_speed
 from sparsity_gui.core.note.session import DEFAULT_SAMPLES, W0Source, load_session, session_text
 from sparsity_gui.core.note.simulation import RunScript
@@ -363,7 +365,7 @@ class FileActions(QtCore.QObject):
     def data_files(self, script: RunScript, source: W0Source) -> dict[str, Callable[[], Iterable[str]]]:
         """Every data file of the run: name -> a function giving its text in pieces (large
         CSVs are streamed, never held whole). Safe to call from a worker thread."""
-        from sparsity_gui.plots.render import tracked_csv
+        from sparsity_gui.core.note.files import tracked_csv
 
         run = self.replayed(script)
         sim = run.sim
@@ -415,7 +417,7 @@ class FileActions(QtCore.QObject):
         live panels' toggles), the window as PNG, timeseries.csv, weights.csv, deaths.csv,
         tracked.csv, run.json and session.json. Each file is written atomically; on an error
         the files already there stay intact and the message names the file."""
-        from sparsity_gui.plots.render import FigureSet, panel_view_state, snapshot_of
+        from sparsity_gui.plots.figures import FigureSet, panel_view_state, snapshot_of
 
         folder = Path(folder)
         try:

@@ -11,22 +11,26 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import SimParams, check_memory
 from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
-from sparsity_gui.core.note.simulation import needs_restart
+from sparsity_gui.core.note.params import needs_restart
 from sparsity_gui.ui.note.controls import ControlPanel
 from sparsity_gui.ui.note.argument import NoteView
-from sparsity_gui.plots.note import PANEL_TYPES, Panel
+from sparsity_gui.plots.note import PANEL_TYPES
+from sparsity_gui.plots.base import Panel
 from sparsity_gui.ui.window import LiveWindow
 
 
-class MainWindow(LiveWindow, QtWidgets.QMainWindow):
+class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
     LAYOUT_KEY = "window"
     STOPPED_TITLE = "Simulation stopped"
+    MODEL = "note"
 
-    def __init__(self, params: SimParams, w0: np.ndarray | None = None, *, playing: bool = True,
-                 speed: float | None = None, parent=None):
+    def __init__(self, params: SimParams | None = None, w0: np.ndarray | None = None, *,
+                 playing: bool = True, speed: float | None = None, windows=None, parent=None):
         super().__init__(parent)
+        params = SimParams() if params is None else params
+        self.windows = windows  # ui.windows.ModelWindows: the Model menu opens the other model
         self.setWindowTitle("sparsity-gui: L1 regularization drives W to sparsity")
-        self.setObjectName("MainWindow")
+        self.setObjectName("NoteWindow")
         self.params = params
         self.w0 = w0
         self.run_id = 1
@@ -38,10 +42,6 @@ class MainWindow(LiveWindow, QtWidgets.QMainWindow):
         self._range_turn = 0
         self._shown_error: tuple[int, str] | None = None
         self._status_due = 0.0
-        self._closed = False
-        # the second model's window (Model menu); owned unless that window opened this one
-        self.interference_window = None
-        self._owns_interference_window = True
 
         # --- panels --------------------------------------------------------------
         central = QtWidgets.QWidget()
@@ -124,20 +124,7 @@ class MainWindow(LiveWindow, QtWidgets.QMainWindow):
         m_sim = menu.addMenu("&Simulation")
         for act in (self.act_play, self.act_step, self.act_reset):
             m_sim.addAction(act)
-        m_model = menu.addMenu("&Model")
-        m_model.setObjectName("menu_model")
-        self.act_model_note = m_model.addAction("Single encoding (the note)")
-        self.act_model_note.setObjectName("act_model_note")
-        self.act_model_note.setCheckable(True)
-        self.act_model_note.setChecked(True)
-        self.act_model_note.setToolTip("This window: one encoding W under L1, the research note's model")
-        self.act_model_note.triggered.connect(lambda _c=False: self.act_model_note.setChecked(True))
-        self.act_model_interference = m_model.addAction("Interference and polysemanticity…")
-        self.act_model_interference.setObjectName("act_model_interference")
-        self.act_model_interference.setToolTip(
-            "Open the second model in its own window: n encodings with interference "
-            "(Lecomte et al. 2023), polysemantic neurons against n²/(4m), sweeps over m")
-        self.act_model_interference.triggered.connect(self.open_interference_window)
+        self.model_menu(menu)
         m_view = menu.addMenu("&View")
         m_view.addAction(self.param_dock.toggleViewAction())
         m_view.addAction(self.note_dock.toggleViewAction())
@@ -217,24 +204,6 @@ class MainWindow(LiveWindow, QtWidgets.QMainWindow):
         .npz and the row of a matrix); on a bad file show why and keep the current run."""
         return self.files.load_w0(path, row, array)
 
-    @QtCore.Slot()
-    def open_interference_window(self):
-        """Model > Interference and polysemanticity: open (or raise) its one window."""
-        win = self.interference_window
-        if win is None or win._closed:
-            from sparsity_gui.ui.interference.window import InterferenceWindow
-
-            if win is not None and self._owns_interference_window:
-                win.deleteLater()
-            win = InterferenceWindow(note_window=self)
-            self.interference_window = win
-            self._owns_interference_window = True
-        win.show()
-        if QtGui.QGuiApplication.platformName() not in ("offscreen", "minimal"):
-            win.raise_()  # (these platforms warn that they cannot)
-        win.activateWindow()
-        return win
-
     def about(self) -> None:
         from sparsity_gui import __version__
 
@@ -288,13 +257,10 @@ class MainWindow(LiveWindow, QtWidgets.QMainWindow):
     # --- shutdown ----------------------------------------------------------------------
     def shutdown(self) -> None:
         """Stop the timer and the worker thread (joined with a deadline)."""
-        if self._closed:
+        if self.closed:
             return
-        self._closed = True
+        self.closed = True
         self.stop_engine()
-        other = self.interference_window
-        if other is not None and self._owns_interference_window:
-            self.interference_window = None
-            other.close()  # joins its worker and sweep threads
-            other.deleteLater()
+        if self.windows is not None:
+            self.windows.closing(self)  # the main window closes the other model's
 

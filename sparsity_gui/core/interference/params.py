@@ -1,0 +1,183 @@
+"""The interference model's parameters: `InterferenceParams` (frozen, validated; what
+crosses to the worker), the optimizers, the fields that change live, the memory check and
+the window's presets.
+
+Lecomte et al. (2023) train a tied-weight autoencoder y = ReLU(W W^T x) on the n basis
+vectors, with loss  sum_i (1 - |W_i|^2)^2 + sum_{i != j} ReLU(W_i . W_j)^2 + l1 |W|_1.
+Its gradient, divided by 4, is the note's flow plus interference (docs/theory.md §5):
+
+    dW_i/dt = (1 - |W_i|^2) W_i - sum_{j != i} ReLU(W_i . W_j) W_j - lam sign(W_i),
+
+with lam = l1/4 and, for plain gradient descent, t = 4 * lr * steps. W is n x m
+(features by neurons, as in the paper's code). Parameters are in the network's units
+(l1, lr, steps) because Adam and the paper use them; ``lam``/``eta``/``t`` give the note's.
+"""
+from __future__ import annotations
+from dataclasses import dataclass, fields, replace
+from typing import Any
+import numpy as np
+from sparsity_gui.core import numba_env  # noqa: F401  (sets NUMBA_CACHE_DIR before numba compiles)
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.checks import available_memory, finite_number, whole_or_none
+
+
+OPTIMIZERS = ("gd-zero", "gd", "adam", "adamw")
+
+
+OPTIMIZER_LABELS = {
+    "gd-zero": "GD with zero rule",
+    "gd": "plain GD",
+    "adam": "Adam",
+    "adamw": "AdamW (paper)",
+}
+
+
+GD_OPTIMIZERS = ("gd-zero", "gd")  # those whose steps are the note's flow, at t = 4 lr steps
+
+
+N_MAX = 4096
+
+
+M_MAX = 65536
+
+
+STEPS_MAX = 10**8
+
+
+# float64 arrays held per weight: W, W(0), two Adam moments, interference, headroom.
+BYTES_PER_WEIGHT = 8 * 8
+
+
+def predicted_polysemantic(n: int, m: int) -> float:
+    """The paper's estimate of polysemantic neurons after training: n^2 / (4 m)."""
+    return n * n / (4.0 * m)
+
+
+@dataclass(frozen=True)
+class InterferenceParams:
+    """One training run of the n-encoding model. Invalid values raise InputError."""
+
+    n: int = 256
+    m: int = 1024
+    l1: float = 1e-3
+    lr: float = 1e-3
+    optimizer: str = "adamw"
+    steps: int = 7500
+    seed: int = 0
+    sigma: float = 1.0  # W(0) ~ normal(0, sigma / sqrt(m)); the paper's is sigma = 1
+    interference: bool = True
+    weight_decay: float | None = None  # None: 0.01 for adamw, 0 otherwise (torch defaults)
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+
+    def __post_init__(self) -> None:
+        for name, lo, hi, text in (("n", 1, N_MAX, str(N_MAX)), ("m", 1, M_MAX, str(M_MAX)),
+                                   ("steps", 1, STEPS_MAX, f"{STEPS_MAX:.0e}"),
+                                   ("seed", 0, 2**63 - 1, "2^63-1")):
+            v = whole_or_none(getattr(self, name))
+            if v is None or not lo <= v <= hi:
+                raise InputError(name, f"must be a whole number from {lo} to {text}, "
+                                 f"got {getattr(self, name)!r}")
+            object.__setattr__(self, name, v)
+        if self.optimizer not in OPTIMIZERS:
+            raise InputError("optimizer", f"must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
+        l1 = finite_number("l1", self.l1)
+        if not 0.0 <= l1 <= 4.0:
+            raise InputError("l1", f"must be from 0 to 4 (lam = l1/4 at most 1), got {self.l1}")
+        lr = finite_number("lr", self.lr)
+        if not 0.0 < lr <= 1.0:
+            raise InputError("lr", f"must be > 0 and at most 1, got {self.lr}")
+        sigma = finite_number("sigma", self.sigma)
+        if not 0.0 < sigma <= 1e3:
+            raise InputError("sigma", f"must be > 0 and at most 1000, got {self.sigma}")
+        if not isinstance(self.interference, bool):
+            raise InputError("interference", f"must be true or false, got {self.interference!r}")
+        wd = None
+        if self.weight_decay is not None:
+            wd = finite_number("weight_decay", self.weight_decay)
+            if not 0.0 <= wd * lr < 1.0:
+                raise InputError("weight_decay", f"must be >= 0 with weight_decay * lr < 1, got {self.weight_decay}")
+        b1 = finite_number("beta1", self.beta1)
+        b2 = finite_number("beta2", self.beta2)
+        for name, b in (("beta1", b1), ("beta2", b2)):
+            if not 0.0 <= b < 1.0:
+                raise InputError(name, f"must be from 0 to below 1, got {b}")
+        eps = finite_number("eps", self.eps)
+        if not eps > 0.0:
+            raise InputError("eps", f"must be > 0, got {self.eps}")
+        for name, v in (("l1", l1), ("lr", lr), ("sigma", sigma), ("weight_decay", wd),
+                        ("beta1", b1), ("beta2", b2), ("eps", eps)):
+            object.__setattr__(self, name, v)
+
+    # --- the note's units ---------------------------------------------------------------
+    @property
+    def lam(self) -> float:
+        """The note's L1 strength: lam = l1 / 4."""
+        return self.l1 / 4.0
+
+    @property
+    def eta(self) -> float:
+        """The note's step for plain GD: eta = 4 * lr (so t = 4 * lr * steps)."""
+        return 4.0 * self.lr
+
+    def time_of(self, steps: int | float | np.ndarray) -> Any:
+        """The note's time after ``steps`` steps of plain GD: t = 4 * lr * steps."""
+        return self.eta * steps
+
+    @property
+    def effective_weight_decay(self) -> float:
+        if self.weight_decay is not None:
+            return self.weight_decay
+        return 0.01 if self.optimizer == "adamw" else 0.0
+
+    @property
+    def prediction(self) -> float:
+        return predicted_polysemantic(self.n, self.m)
+
+    def with_changes(self, **changes: Any) -> "InterferenceParams":
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["weight_decay"] = self.effective_weight_decay
+        return d
+
+
+# Starting points of the window's Presets menu: (name, what it shows, parameters)
+PRESETS: tuple[tuple[str, str, InterferenceParams], ...] = (
+    ("The paper's setting", "n = 256, m = 1024, AdamW, l1 = lr = 1e-3, 7500 steps: about "
+     "16 polysemantic neurons predicted", InterferenceParams()),
+    ("Quick demo", "n = 64, m = 256, AdamW at lr = 3e-3: settles in a few seconds",
+     InterferenceParams(n=64, m=256, lr=3e-3, steps=4000)),
+    ("The note's flow, with interference", "n = 48, m = 128, GD with the zero rule at "
+     "lam = 0.05 (l1 = 0.2), eta = 0.2 (lr = 0.05): one weight per feature, collisions of "
+     "opposite sign only", InterferenceParams(n=48, m=128, optimizer="gd-zero", l1=0.2, lr=0.05,
+                                              steps=2000)),
+    ("Control: no interference", "the same, every feature alone (the note's model n times "
+     "over): each keeps its initial largest neuron, collisions of both signs",
+     InterferenceParams(n=48, m=128, optimizer="gd-zero", l1=0.2, lr=0.05, steps=2000,
+                        interference=False)),
+    ("Adam at the same size", "n = 48, m = 128, Adam at lr = 3e-3: per-coordinate steps, "
+     "few features end on their initial largest neuron",
+     InterferenceParams(n=48, m=128, optimizer="adam", lr=3e-3, steps=4000)),
+)
+
+
+def check_memory(n: int, m: int) -> None:
+    need = n * m * BYTES_PER_WEIGHT + 3 * n * n * 8
+    avail = available_memory()
+    if avail is not None and need > avail:
+        raise InputError("m", f"n = {n}, m = {m} needs about {need / 2**30:.1f} GiB of memory, "
+                         f"only {avail / 2**30:.1f} GiB is available")
+
+
+# Fields whose change keeps W and continues the run; any other change starts a new run.
+# Fields that change during a run, keeping W and the optimizer's state (the next chunk
+# uses them); a change of any other field starts a new run.
+LIVE_FIELDS = ("l1", "lr", "steps", "interference", "weight_decay", "beta1", "beta2", "eps")
+
+
+def needs_restart(old: InterferenceParams, new: InterferenceParams) -> bool:
+    return any(getattr(old, f.name) != getattr(new, f.name)
+               for f in fields(InterferenceParams) if f.name not in LIVE_FIELDS)

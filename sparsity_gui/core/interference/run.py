@@ -1,0 +1,171 @@
+"""One training run of the interference model: W, the optimizer's state and a bounded
+history of measurements (`InterferenceRun`), and what is measured at each row
+(`Measurement`, `HISTORY_COLUMNS`). See docs/theory.md §5."""
+from __future__ import annotations
+import math
+from dataclasses import dataclass
+import numpy as np
+from sparsity_gui.core import numba_env  # noqa: F401  (sets NUMBA_CACHE_DIR before numba compiles)
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.history import History
+from sparsity_gui.core.interference.params import GD_OPTIMIZERS
+from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.kernels import STOP_GAIN
+from sparsity_gui.core.interference.kernels import STOP_NONE
+from sparsity_gui.core.interference.kernels import STOP_NONFINITE
+from sparsity_gui.core.interference.kernels import STOP_WIPED
+from sparsity_gui.core.interference.kernels import OPT_CODE
+from sparsity_gui.core.interference.params import check_memory
+from sparsity_gui.core.interference.kernels import interference_push
+from sparsity_gui.core.interference.kernels import measure
+from sparsity_gui.core.interference.kernels import row_norms2
+from sparsity_gui.core.interference.kernels import train_steps
+
+
+def initial_weights(p: InterferenceParams) -> np.ndarray:
+    """W(0) ~ normal(0, sigma / sqrt(m)), n x m, as the paper initialises it."""
+    rng = np.random.default_rng(p.seed)
+    return rng.standard_normal((p.n, p.m)) * (p.sigma / math.sqrt(p.m))
+
+
+def step_work(p: InterferenceParams) -> float:
+    """Multiply-adds of one training step, the unit of every chunk and progress estimate:
+    the two n x n x m products of the interference term, and the passes over W."""
+    return float(p.n) * p.n * p.m + float(p.n) * p.m
+
+
+def chunk_steps(p: InterferenceParams, work: float, most: int) -> int:
+    """Steps in a chunk of about ``work`` multiply-adds (at least 1, at most ``most``)."""
+    return int(min(max(1.0, work // step_work(p)), most))
+
+
+HISTORY_COLUMNS = ("step", "t", "polysemantic", "predicted", "active", "opposite_pairs",
+                   "same_pairs", "kept_share", "nonzero", "norm1", "mean_norm2", "loss")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    step: int
+    t: float  # the note's time for GD, summed as 4 lr per step; NaN for Adam (no such time)
+    polysemantic: int
+    predicted: float
+    active: int
+    opposite_pairs: int
+    same_pairs: int
+    kept_share: float
+    nonzero: int
+    norm1: float
+    mean_norm2: float
+    loss: float
+
+    def row(self) -> np.ndarray:
+        return np.array([getattr(self, c) for c in HISTORY_COLUMNS], dtype=float)
+
+
+class InterferenceRun:
+    """W, the optimizer state and a bounded history of measurements. Not thread-safe:
+    one thread owns it (the worker, or the CLI)."""
+
+    def __init__(self, params: InterferenceParams, w0: np.ndarray | None = None,
+                 history_capacity: int = 4096):
+        self.params = params
+        if w0 is None:
+            check_memory(params.n, params.m)
+            w0 = initial_weights(params)
+        w0 = np.array(w0, dtype=np.float64, order="C", copy=True)
+        if w0.shape != (params.n, params.m):
+            raise InputError("w0", f"must be {params.n} x {params.m}, got {w0.shape}")
+        if not np.all(np.isfinite(w0)):
+            raise InputError("w0", "contains a value that is not finite")
+        self.w0 = w0
+        self.W = w0.copy()
+        self.first_neuron = np.argmax(np.abs(w0), axis=1).astype(np.int64)
+        self.norm2 = row_norms2(self.W)
+        self._push = np.zeros_like(self.W)
+        self._gram = np.empty((params.n, params.n))
+        adam = params.optimizer in ("adam", "adamw")
+        self._mom1 = np.zeros_like(self.W) if adam else np.zeros((1, 1))
+        self._mom2 = np.zeros_like(self.W) if adam else np.zeros((1, 1))
+        self.counts = np.zeros(params.m, dtype=np.int64)
+        self.step = 0
+        # the note's time, summed step by step (lr may change live): t = sum of 4 lr
+        self.t = 0.0
+        self.failure: str | None = None
+        self.history = History(len(HISTORY_COLUMNS), history_capacity)
+        self.history.append(self.measure().row())
+
+    @property
+    def finished(self) -> bool:
+        return self.step >= self.params.steps or self.failure is not None
+
+    def advance(self, n_steps: int) -> int:
+        """Up to n_steps more steps (never past params.steps); returns steps taken.
+        Sets ``failure`` (and stops) when the run diverges."""
+        p = self.params
+        n_steps = max(0, min(int(n_steps), p.steps - self.step))
+        if n_steps == 0 or self.failure is not None:
+            return 0
+        args = (self.W, self.norm2, self._push, self._mom1, self._mom2, OPT_CODE[p.optimizer])
+        hyper = (p.lr, p.l1, p.effective_weight_decay, p.beta1, p.beta2, p.eps)
+        if p.interference and p.n > 1:
+            done, stop = 0, STOP_NONE
+            while done < n_steps and stop == STOP_NONE:
+                interference_push(self.W, self._push, self._gram)
+                taken, stop = train_steps(*args, 1, self.step + done, *hyper)
+                done += taken
+        else:
+            self._push.fill(0.0)
+            done, stop = train_steps(*args, n_steps, self.step, *hyper)
+        self.step += done
+        self.t += p.eta * done
+        if stop == STOP_NONFINITE:
+            self.failure = (f"diverged at step {self.step}: the weights overflowed; "
+                            f"lower lr (now {p.lr:g})")
+        elif stop == STOP_GAIN:
+            self.failure = (f"unstable at step {self.step + 1}: 1 + 4 lr (1 - |W_i|^2) <= 0 flips "
+                            f"a whole row; lower lr (now {p.lr:g}; GD is stable near balance "
+                            f"for lr < 0.25)")
+        elif stop == STOP_WIPED:
+            rows = [int(i) for i in np.flatnonzero(self.norm2 == 0.0)]
+            self.failure = (f"unstable at step {self.step}: one step set every weight of "
+                            f"feature {rows[0]}{' and others' if len(rows) > 1 else ''} to zero "
+                            f"(the interference push overshoots); lower lr (now {p.lr:g})")
+        return done
+
+    def measure(self, with_loss: bool = True) -> Measurement:
+        """The current counts (also refreshes ``counts``); the loss costs one W W^T, so
+        ``with_loss=False`` leaves it NaN."""
+        p = self.params
+        poly, active, opp, same, kept, nonzero, norm1 = measure(self.W, self.first_neuron, self.counts)
+        return Measurement(
+            step=self.step, t=self.t if p.optimizer in GD_OPTIMIZERS else math.nan,
+            polysemantic=int(poly),
+            predicted=p.prediction, active=int(active), opposite_pairs=int(opp),
+            same_pairs=int(same), kept_share=kept / p.n, nonzero=int(nonzero),
+            norm1=float(norm1), mean_norm2=float(np.mean(self.norm2)),
+            loss=self.loss(norm1) if with_loss else float("nan"))
+
+    def loss(self, norm1: float | None = None) -> float:
+        """The network's loss: sum_i (1-|W_i|^2)^2 + sum_{i!=j} ReLU(W_i.W_j)^2 + l1 |W|_1
+        (without the middle term when interference is off: the loss being trained)."""
+        W = self.W
+        with np.errstate(all="ignore"):  # a diverged run's loss is inf, not a warning
+            if norm1 is None:
+                norm1 = float(np.abs(W).sum())
+            own = float(np.sum((1.0 - self.norm2) ** 2))
+            cross = 0.0
+            if self.params.n > 1 and self.params.interference:
+                G = W @ W.T
+                np.fill_diagonal(G, 0.0)
+                cross = float(np.sum(np.maximum(G, 0.0) ** 2))
+            return own + cross + self.params.l1 * norm1
+
+    def record(self) -> Measurement:
+        meas = self.measure()
+        last = self.history.last()
+        if last is None or int(last[0]) != self.step:
+            self.history.append(meas.row())
+        return meas
+
+    def history_array(self) -> np.ndarray:
+        return self.history.array()

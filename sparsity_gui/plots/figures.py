@@ -1,0 +1,247 @@
+"""Figures drawn headless, from data rather than from a window: the note model's six
+panels of a sampled run (`FigureSet`, `write_figures` for `run --figures` and *Export all*)
+and the interference sweep's figure (`sweep_figure_files`). Qt runs offscreen; no widget
+outlives a call."""
+from __future__ import annotations
+import dataclasses
+from pathlib import Path
+from typing import Iterable, Sequence
+import numpy as np
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.files import atomic_write_bytes
+from sparsity_gui.core.interference.sweep import SweepRow, SweepSpec
+from sparsity_gui.plots.render import DEFAULT_SCALE
+from sparsity_gui.plots.render import PANEL_SIZE
+from sparsity_gui.plots.render import ensure_app
+from sparsity_gui.plots.render import render_panel
+from sparsity_gui.plots.render import render_widget
+from sparsity_gui.plots.render import slug
+from sparsity_gui.core.note.files import tracked_csv
+
+
+def sweep_figure_files(spec: SweepSpec | None, rows: Sequence[SweepRow], size: tuple[int, int] | None = None,
+                       scale: float | None = None) -> dict[str, bytes]:
+    """{sweep.png, sweep.svg: bytes}: the SweepPanel drawn offscreen (creates a QApplication
+    on the offscreen platform if there is none; leaves no widget alive)."""
+    try:
+        import pyqtgraph as pg
+        from PySide6 import QtCore
+
+        from sparsity_gui.plots.render import (
+            DEFAULT_SCALE,
+            EXPORT_WIDTH,
+            PANEL_SIZE,
+            ensure_app,
+            render_panel,
+        )
+        from sparsity_gui.plots.sweep import SweepPanel
+    except ImportError as exc:
+        raise InputError("figures", f"drawing the figure needs PySide6 and pyqtgraph ({exc})") from None
+    size = size or PANEL_SIZE
+    scale = DEFAULT_SCALE if scale is None else scale
+    app, _created = ensure_app()
+    old_aa = pg.getConfigOption("antialias")
+    pg.setConfigOptions(antialias=True)
+    try:
+        panel = SweepPanel()
+    finally:
+        pg.setConfigOptions(antialias=old_aa)
+    try:
+        panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        panel.resize(*size)
+        panel.show()
+        app.processEvents()
+        if spec is not None:
+            panel.show_rows(rows, n=spec.base.n, m_values=spec.m_values)
+        else:
+            panel.show_rows(rows)
+        app.processEvents()
+        out = {}
+        for fmt, s in (("png", scale), ("svg", 1.0)):
+            panel.set_bar_width(EXPORT_WIDTH * s)  # as print_style widens the curves
+            try:
+                out[f"sweep.{fmt}"] = render_panel(panel, fmt, scale)
+            finally:
+                panel.set_bar_width(None)
+        return out
+    except RuntimeError as exc:
+        raise InputError("figures", str(exc)) from None
+    finally:
+        panel.close()
+        panel.deleteLater()
+        app.processEvents()
+        app.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete.value)
+        app.processEvents()
+
+
+LAYOUT_SIZE = (1800, 1040)  # px of the headless six-panel layout
+
+
+# --- headless panels from a run's rows -------------------------------------------------
+def snapshot_of(run):
+    """A Snapshot (what the panels draw) of a sampled run: its rows as the history and its
+    final state for the weight panels."""
+    from sparsity_gui.core.note.runner import Runner, decimated_ranks
+
+    sim = run.sim
+    runner = Runner(sim.params, warm_up=False, playing=False)
+    runner.sim = sim
+    runner.run_id = 1
+    runner.state = "finished"
+    snap = runner.make_snapshot(0.0)
+    mo = sim.moments()
+    ranks = decimated_ranks(mo.nonzero, sim.m)
+    changes = dict(history=np.array(run.rows, copy=True), fitted_c=run.fitted_c, ranks=ranks,
+                   sorted_abs=sim.solver.abs_at_ranks(ranks), t_one=run.t_one,
+                   steps_per_second=0.0, sim_time_per_second=0.0)
+    names = {f.name for f in dataclasses.fields(snap)}
+    return dataclasses.replace(snap, **{k: v for k, v in changes.items() if k in names})
+
+
+def panel_view_state(panel) -> dict:
+    """The user's view choices on a panel (toggles, tracked count), to copy onto a fresh one."""
+    from PySide6 import QtWidgets
+
+    state: dict = {"checks": [b.isChecked() for b in panel.findChildren(QtWidgets.QCheckBox)]}
+    count = getattr(panel, "count", None)
+    if isinstance(count, QtWidgets.QSpinBox):
+        state["count"] = count.value()
+    return state
+
+
+def _apply_view_state(panel, state: dict | None) -> None:
+    from PySide6 import QtWidgets
+
+    if not state:
+        return
+    boxes = panel.findChildren(QtWidgets.QCheckBox)
+    for box, checked in zip(boxes, state.get("checks", ())):
+        box.blockSignals(True)
+        box.setChecked(checked)
+        box.blockSignals(False)
+    if "count" in state and isinstance(getattr(panel, "count", None), QtWidgets.QSpinBox):
+        panel.count.blockSignals(True)
+        panel.count.setValue(state["count"])
+        panel.count.blockSignals(False)
+    panel.apply_toggles()
+
+
+class FigureSet:
+    """The six panels (in a hidden host widget laid out like the window's centre) drawn
+    from one snapshot. Use as a context manager: the widgets are deleted on exit."""
+
+    def __init__(self, snap, view_states: list[dict] | None = None,
+                 layout_size: tuple[int, int] = LAYOUT_SIZE):
+        import pyqtgraph as pg
+        from PySide6 import QtCore, QtWidgets
+
+        from sparsity_gui.plots.note import PANEL_TYPES
+
+        self.app, _ = ensure_app()
+        old_aa = pg.getConfigOption("antialias")
+        pg.setConfigOptions(antialias=True)
+        try:
+            self.host = QtWidgets.QWidget()
+            self.host.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+            self.host.setStyleSheet("background: white;")
+            grid = QtWidgets.QGridLayout(self.host)
+            grid.setContentsMargins(2, 2, 2, 2)
+            grid.setSpacing(3)
+            self.panels = [cls() for cls in PANEL_TYPES]
+        finally:
+            pg.setConfigOptions(antialias=old_aa)
+        for i, panel in enumerate(self.panels):
+            grid.addWidget(panel, i // 3, i % 3)
+            if view_states and i < len(view_states):
+                _apply_view_state(panel, view_states[i])
+        self.host.resize(*layout_size)
+        self.host.show()
+        self.app.processEvents()
+        for panel in self.panels:
+            panel.update_from(snap)
+        self.app.processEvents()
+
+    def render_panel(self, panel, fmt: str, scale: float = DEFAULT_SCALE,
+                     size: tuple[int, int] = PANEL_SIZE) -> bytes:
+        """A panel on its own at `size` px: taken out of the grid while it is rendered."""
+        from PySide6 import QtCore
+
+        layout = self.host.layout()
+        index = layout.indexOf(panel)
+        pos = layout.getItemPosition(index)
+        layout.removeWidget(panel)
+        panel.setParent(None)
+        panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        panel.resize(*size)
+        panel.show()
+        self.app.processEvents()
+        try:
+            return render_panel(panel, fmt, scale)
+        finally:
+            panel.hide()
+            layout.addWidget(panel, pos[0], pos[1])
+            panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, False)
+            panel.show()
+            self.app.processEvents()
+
+    def render_layout(self, fmt: str = "png", scale: float = DEFAULT_SCALE) -> bytes:
+        return render_widget(self.host, fmt, scale, self.panels)
+
+    def files(self, formats: Iterable[str] = ("png", "svg"), scale: float = DEFAULT_SCALE,
+              layout_name: str | None = "layout") -> dict[str, bytes]:
+        """{file name: bytes} of every panel in each format, and the layout as PNG."""
+        out: dict[str, bytes] = {}
+        for panel in self.panels:
+            for fmt in formats:
+                out[f"{slug(panel.title)}.{fmt}"] = self.render_panel(panel, fmt, scale)
+        if layout_name:
+            out[f"{layout_name}.png"] = self.render_layout("png", scale=1.0)
+        return out
+
+    def close(self) -> None:
+        from PySide6 import QtCore
+
+        for panel in self.panels:
+            panel.close()
+            panel.deleteLater()
+        self.host.close()
+        self.host.deleteLater()
+        self.panels = []
+        self.app.processEvents()
+        self.app.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete.value)
+        self.app.processEvents()
+
+    def __enter__(self) -> "FigureSet":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def write_figures(run, folder: str | Path, view_states: list[dict] | None = None,
+                  scale: float = DEFAULT_SCALE) -> list[Path]:
+    """`run --figures`: each panel as PNG and SVG and the whole layout as PNG in `folder`,
+    plus tracked.csv (the threshold panel's tracked weights, the one figure input that is
+    not in timeseries.csv). Works without a display; leaves no widget alive."""
+    from sparsity_gui.core.errors import InputError
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        app, created = ensure_app()
+        snap = snapshot_of(run)
+        with FigureSet(snap, view_states) as figs:
+            files = figs.files(("png", "svg"), scale)
+    except ImportError as exc:
+        raise InputError("figures", f"drawing figures needs PySide6 and pyqtgraph ({exc})") from None
+    except RuntimeError as exc:
+        raise InputError("figures", str(exc)) from None
+    written = []
+    for name, data in files.items():
+        atomic_write_bytes(folder / name, data)
+        written.append(folder / name)
+    atomic_write_bytes(folder / "tracked.csv", tracked_csv(run).encode("utf-8"))
+    written.append(folder / "tracked.csv")
+    if created:
+        app.processEvents()
+    return written

@@ -1,0 +1,128 @@
+"""Input widgets both parameter docks use: `Field` (a typed line edit that shows a refused
+value and its reason at the field), `LogSlider`, and the text parsers they share."""
+from __future__ import annotations
+import math
+from typing import Callable
+from PySide6 import QtCore, QtWidgets
+from sparsity_gui.core.checks import parse_whole
+from sparsity_gui.core.errors import InputError
+
+
+SLIDER_STEPS = 600
+
+
+class LogSlider(QtWidgets.QSlider):
+    """A horizontal slider over [lo, hi] on a logarithmic scale."""
+
+    valueChangedLog = QtCore.Signal(float)
+
+    def __init__(self, lo: float, hi: float, parent=None):
+        super().__init__(QtCore.Qt.Orientation.Horizontal, parent)
+        self.lo, self.hi = lo, hi
+        self.setRange(0, SLIDER_STEPS)
+        self.valueChanged.connect(self._emit)
+
+    def to_value(self, pos: int) -> float:
+        return 10 ** (math.log10(self.lo) + pos / SLIDER_STEPS * (math.log10(self.hi) - math.log10(self.lo)))
+
+    def set_log_value(self, value: float) -> None:
+        value = min(max(value, self.lo), self.hi)
+        pos = round((math.log10(value) - math.log10(self.lo)) / (math.log10(self.hi) - math.log10(self.lo))
+                    * SLIDER_STEPS)
+        self.blockSignals(True)
+        self.setValue(pos)
+        self.blockSignals(False)
+
+    @QtCore.Slot(int)
+    def _emit(self, pos: int) -> None:
+        self.valueChangedLog.emit(float(f"{self.to_value(pos):.3g}"))
+
+
+class Field(QtWidgets.QWidget):
+    """A typed field whose text is checked on Enter / focus-out; a refused value keeps the
+    last good one in force and shows the reason under the field in red."""
+
+    accepted = QtCore.Signal(object)
+
+    def __init__(self, name: str, parse: Callable[[str], object], tooltip: str, parent=None):
+        super().__init__(parent)
+        self.name = name
+        self._parse = parse
+        self.edit = QtWidgets.QLineEdit()
+        self.edit.setObjectName(f"field_{name}")
+        self.edit.setToolTip(tooltip)
+        self.error = QtWidgets.QLabel()
+        self.error.setObjectName(f"error_{name}")
+        self.error.setStyleSheet("color: #c0392b; font-size: 8pt;")
+        self.error.setWordWrap(True)
+        self.error.hide()
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(1)
+        lay.addWidget(self.edit)
+        lay.addWidget(self.error)
+        self.edit.editingFinished.connect(self.commit)
+        self._good_text = ""
+
+    def set_text(self, text: str) -> None:
+        self.edit.setText(text)
+        self._good_text = text
+        self.clear_error()
+
+    def text(self) -> str:
+        return self.edit.text()
+
+    @property
+    def error_text(self) -> str:
+        return self.error.text() if self.error.isVisible() or not self.error.isHidden() else ""
+
+    def show_error(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.show()
+        self.edit.setStyleSheet("border: 1px solid #c0392b; background: #fdecea;")
+        self.edit.setToolTip(message)
+
+    def clear_error(self) -> None:
+        self.error.hide()
+        self.error.setText("")
+        self.edit.setStyleSheet("")
+
+    @QtCore.Slot()
+    def commit(self) -> bool:
+        text = self.edit.text().strip()
+        try:
+            value = self._parse(text)
+        except InputError as exc:
+            self.show_error(exc.message)
+            return False
+        except (ValueError, OverflowError):
+            self.show_error(f"not a valid number: {text!r}")
+            return False
+        self.clear_error()
+        if text != self._good_text:
+            self._good_text = text
+            self.accepted.emit(value)
+        return True
+
+
+def parse_float(text: str) -> float:
+    """A finite number from a field (ValueError for text that is no number)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise InputError("", f"must be finite, got {text}")
+    return value
+
+
+parse_int = parse_whole  # a whole number from a field: '250', '1e6' or '2.0'
+
+
+def parse_int_in(name: str, lo: int, hi: int) -> Callable[[str], int]:
+    """A field parser for a whole number from lo to hi."""
+
+    def parse(text: str) -> int:
+        value = parse_int(text)
+        if not lo <= value <= hi:
+            raise InputError(name, f"must be a whole number from {lo} to {hi}, got {value}")
+        return value
+
+    return parse

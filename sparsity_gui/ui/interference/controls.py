@@ -1,0 +1,140 @@
+"""The interference window's parameter dock: n, m, l1, lr, optimizer, steps and the rest,
+each with the note's units beside the network's (lam = l1/4, eta = 4 lr)."""
+from __future__ import annotations
+from typing import Callable
+from PySide6 import QtCore, QtWidgets
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.params import (
+    OPTIMIZER_LABELS,
+    OPTIMIZERS,
+    InterferenceParams,
+    check_memory,
+)
+from sparsity_gui.ui.fields import Field, parse_float, parse_int
+from sparsity_gui.core.interference.params import GD_OPTIMIZERS
+
+
+def units_text(p: InterferenceParams) -> str:
+    """The note's units of the current parameters (meaningful for gradient descent)."""
+    t = p.time_of(p.steps)
+    text = f"λ = l1/4 = {p.lam:.4g},  η = 4·lr = {p.eta:.4g},  t = 4·lr·steps = {t:.6g}"
+    if p.optimizer not in GD_OPTIMIZERS:
+        text += " (Adam's steps have no note time)"
+    return text
+
+
+class InterferenceControls(QtWidgets.QWidget):
+    """The parameter dock. Every typed value is checked at its field against the window's
+    current parameters (InterferenceParams is the one source of the rules); a refused
+    value is shown there in red and nothing is sent. Accepted edits leave as `changed(dict)`."""
+
+    changed = QtCore.Signal(dict)
+    newSeedRequested = QtCore.Signal()
+
+    def __init__(self, params: InterferenceParams, current: Callable[[], InterferenceParams], parent=None):
+        super().__init__(parent)
+        self._current = current
+        form = QtWidgets.QFormLayout(self)
+        form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.fields: dict[str, Field] = {}
+
+        def field(name: str, label: str, convert, tip: str) -> Field:
+            f = Field(name, self._checked(name, convert), tip)
+            f.accepted.connect(lambda v, name=name: self.changed.emit({name: v}))
+            form.addRow(label, f)
+            self.fields[name] = f
+            return f
+
+        self.n = field("n", "n (features)", parse_int,
+                       "n: number of features, the rows of W (1 … 4096). Starts a new run.")
+        self.m = field("m", "m (neurons)", parse_int,
+                       "m: number of neurons, the columns of W (1 … 65536). The paper predicts "
+                       "about n²/(4m) polysemantic neurons. Starts a new run.")
+        self.optimizer = QtWidgets.QComboBox()
+        self.optimizer.setObjectName("optimizer")
+        for name in OPTIMIZERS:
+            self.optimizer.addItem(OPTIMIZER_LABELS[name], name)
+        self.optimizer.setToolTip(
+            "Integrator. GD with zero rule: the note's discrete flow, a weight whose step would "
+            "cross zero is set to zero. Plain GD: the same step without the rule (weights chatter "
+            "around zero). Adam / AdamW (the paper's): per-coordinate step sizes, which break the "
+            "note's affine structure (compare them). Starts a new run.")
+        self.optimizer.activated.connect(
+            lambda _i: self.changed.emit({"optimizer": self.optimizer.currentData()}))
+        form.addRow("optimizer", self.optimizer)
+        self.l1 = field("l1", "l1", parse_float,
+                        "l1: the network's L1 coefficient, 0 … 4; the note's λ = l1/4. Applies live.")
+        self.lr = field("lr", "lr", parse_float,
+                        "lr: learning rate, 0 < lr ≤ 1; for GD the note's step is η = 4·lr "
+                        "(t = 4·lr·steps). Applies live.")
+        self.steps = field("steps", "steps", parse_int,
+                           "Steps to train, 1 … 1e8. Applies live: raise it to continue a finished run.")
+        seed_row = QtWidgets.QHBoxLayout()
+        self.seed = Field("seed", self._checked("seed", parse_int),
+                          "seed: random seed of W(0) (numpy default_rng). Starts a new run.")
+        self.seed.accepted.connect(lambda v: self.changed.emit({"seed": v}))
+        self.fields["seed"] = self.seed
+        self.new_seed = QtWidgets.QPushButton("New")
+        self.new_seed.setToolTip("Draw a fresh seed and start a new run")
+        self.new_seed.clicked.connect(self.newSeedRequested)
+        seed_row.addWidget(self.seed, 1)
+        seed_row.addWidget(self.new_seed, 0, QtCore.Qt.AlignmentFlag.AlignTop)
+        form.addRow("seed", seed_row)
+        self.sigma = field("sigma", "σ (init)", parse_float,
+                           "σ > 0: W(0) ~ N(0, σ²/m), the paper's σ = 1. Starts a new run.")
+        self.interference = QtWidgets.QCheckBox("interference term")
+        self.interference.setObjectName("interference")
+        self.interference.setToolTip(
+            "−Σ_{j≠i} ReLU(W_i·W_j) W_j: features pushing each other apart. Off, each row is the "
+            "note's single-encoding model on its own. Applies live.")
+        self.interference.toggled.connect(lambda on: self.changed.emit({"interference": bool(on)}))
+        form.addRow("", self.interference)
+        self.weight_decay = field("weight_decay", "weight decay", self._weight_decay,
+                                  "Weight decay ≥ 0 (weight_decay·lr < 1). Empty: the torch default, "
+                                  "0.01 for AdamW and 0 otherwise. Adam adds it to the gradient, "
+                                  "AdamW decays W directly, GD ignores it. Applies live.")
+        self.weight_decay.edit.setPlaceholderText("default")
+        self.units = QtWidgets.QLabel()
+        self.units.setObjectName("units")
+        self.units.setWordWrap(True)
+        self.units.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.units.setToolTip("The note's units: λ = l1/4, η = 4·lr, and the simulated time "
+                              "t = 4·lr·steps reached at the end (for gradient descent)")
+        self.units.setStyleSheet("color: #444; background: #f4f4f4; padding: 2px;")
+        form.addRow("note", self.units)
+        self.show_params(params)
+
+    @staticmethod
+    def _weight_decay(text: str):
+        return None if not text.strip() else parse_float(text)
+
+    def _checked(self, name: str, convert) -> Callable[[str], object]:
+        """Parse, then let InterferenceParams validate the whole snapshot with the change."""
+
+        def parse(text: str):
+            value = convert(text)
+            try:
+                p = self._current().with_changes(**{name: value})
+                if name in ("n", "m"):
+                    check_memory(p.n, p.m)
+            except InputError as exc:
+                raise InputError(name, exc.message) from None
+            return value
+
+        return parse
+
+    def show_params(self, p: InterferenceParams) -> None:
+        self.n.set_text(str(p.n))
+        self.m.set_text(str(p.m))
+        self.optimizer.setCurrentIndex(OPTIMIZERS.index(p.optimizer))
+        self.l1.set_text(f"{p.l1:g}")
+        self.lr.set_text(f"{p.lr:g}")
+        self.steps.set_text(str(p.steps))
+        self.seed.set_text(str(p.seed))
+        self.sigma.set_text(f"{p.sigma:g}")
+        self.interference.blockSignals(True)
+        self.interference.setChecked(p.interference)
+        self.interference.blockSignals(False)
+        self.weight_decay.set_text("" if p.weight_decay is None else f"{p.weight_decay:g}")
+        self.weight_decay.edit.setPlaceholderText(f"default ({p.effective_weight_decay:g})")
+        self.units.setText(units_text(p))
