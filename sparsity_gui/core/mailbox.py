@@ -1,18 +1,62 @@
-"""What both simulation loops share (core.runner.Runner for the note's model,
-core.interference_worker.InterferenceWorker for the interference model): commands arrive
-from any thread in a latest-wins mailbox, and the newest result snapshot waits in
-``latest`` until the GUI's paint timer takes it. Qt-free."""
+"""The engine protocol both models' loops follow (core.note.runner.Runner and
+core.interference.worker.InterferenceWorker). Qt-free.
+
+Commands arrive from any thread in a latest-wins mailbox:
+
+- ``start_run(params, run_id, w0=..., script=...)``: a new run, numbered by the caller (the
+  window), so that it can tell the new run's snapshots from the old one's;
+- ``set_params(params)``: a live change of the current run (a change that needs a new run
+  is the caller's to start; an engine that gets one anyway starts it under the same id);
+- ``play``, ``single_step``, ``stop``.
+
+Results leave as snapshots, copies that are safe on another thread: the newest waits in
+``latest`` until the GUI's paint timer takes it. Every snapshot carries its run id and a
+``state``; an error of any kind (a run that cannot start, a diverged run, an exception in
+the loop) is a snapshot with state "error" and a ``message``, under the id of the run that
+was asked for. The error stays the state until a run starts.
+"""
+
 from __future__ import annotations
 
 import threading
+import traceback
+from dataclasses import dataclass
 from typing import Any
+
+from sparsity_gui.core.errors import InputError
+
+
+@dataclass(frozen=True)
+class StartRun:
+    params: Any
+    run_id: int
+    w0: Any = None  # W(0) as an array (None: drawn from the parameters)
+    script: Any = None  # a recorded run to rebuild first (a session), where the model has them
+
+
+@dataclass
+class Mail:
+    """Commands posted since the loop last looked; engines extend it with their own."""
+
+    start: StartRun | None = None
+    params: Any = None  # a live change
+    playing: bool | None = None
+    steps: int = 0
+
+
+def error_message(exc: BaseException, starting: bool = False) -> str:
+    """What the window shows: a bad input in words, anything else with its traceback (under
+    Details)."""
+    if isinstance(exc, InputError):
+        return f"cannot start the run: {exc}" if starting else str(exc)
+    return f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}"
 
 
 class MailboxEngine:
-    """Subclasses give a mailbox dataclass (with at least ``playing`` and ``steps``
-    fields), read it with `_take_mail` in their loop, and hand snapshots to `_offer`."""
+    """Subclasses read the mail with `_take_mail` in their loop, and hand snapshots to
+    `_offer`."""
 
-    def __init__(self, mail: Any):
+    def __init__(self, mail: Mail):
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -25,6 +69,24 @@ class MailboxEngine:
         with self._lock:
             for name, value in fields.items():
                 setattr(self._mail, name, value)
+        self._wake.set()
+
+    def start_run(self, params: Any, run_id: int, *, w0: Any = None, script: Any = None) -> None:
+        """A new run, numbered ``run_id``; it replaces any change still waiting."""
+        with self._lock:
+            self._mail.start = StartRun(params, run_id, w0, script)
+            self._mail.params = None
+        self._wake.set()
+
+    def set_params(self, params: Any) -> None:
+        """A live change of the current run (folded into a new run still waiting: a live
+        change must not cancel a restart)."""
+        with self._lock:
+            start = self._mail.start
+            if start is not None:
+                self._mail.start = StartRun(params, start.run_id, start.w0, start.script)
+            else:
+                self._mail.params = params
         self._wake.set()
 
     def play(self, playing: bool = True) -> None:

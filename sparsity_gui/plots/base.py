@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
-from sparsity_gui.core.note.runner import Snapshot
 
 
 # Colours (matplotlib's tab10, familiar from papers)
@@ -61,7 +60,8 @@ def _decade_tick_strings(axis, tick_strings):
 
 
 class Panel(QtWidgets.QFrame):
-    """A titled plot area with a row of toggles. Subclasses fill `self.plots`."""
+    """A titled plot area with a row of toggles, axis ranges that move only when the data
+    leave them, and cached legends. Subclasses fill `self.plots` with `add_plot`."""
 
     title = ""
     claim = ""  # which claim of the note this panel lets you check (tooltip, README)
@@ -83,11 +83,8 @@ class Panel(QtWidgets.QFrame):
         self.setToolTip(self.claim)
         self.plots: list[pg.PlotItem] = []
         self.time_plots: list[pg.PlotItem] = []
-        self._lam_lines: list[tuple[pg.PlotItem, pg.InfiniteLine]] = []
-        self._lam_marked = 0
-        self._run_id = None
-        self.last: Snapshot | None = None
         self._user_zoomed: set[pg.PlotItem] = set()
+        self._force_range = True  # the next ranges are set whatever the data
 
     def add_plot(self, row: int, title: str | None, x_label: str, y_label: str,
                  time_axis: bool = False, legend: bool = True,
@@ -126,27 +123,13 @@ class Panel(QtWidgets.QFrame):
         self.apply_toggles()
         self.sync_tick_text()
         self.reset_ranges()
-        if self.last is not None:
-            self.update_from(self.last)
+        self.redraw()
 
     def apply_toggles(self) -> None:
         pass
 
-    def update_from(self, snap: Snapshot, ranges: bool = True) -> bool:
-        """Draw a snapshot; with ranges=False the axis ranges wait for a later frame.
-        Returns whether an axis range changed."""
-        if snap.run_id != self._run_id:
-            self._run_id = snap.run_id
-            self._clear_lam_markers()
-            self.reset_ranges()
-        self.last = snap
-        if not self._legends_cached:
-            self._legends_cached = True
-            self.cache_legends()
-            self.sync_tick_text()
-        self.draw(snap)
-        self._mark_lam_changes(snap)
-        return self._manage_ranges() if ranges else False
+    def redraw(self) -> None:
+        """Draw again what is shown (after a toggle)."""
 
     # --- ranges ------------------------------------------------------------------------
     # pyqtgraph's auto-range moves the axes a little on every frame, and re-laying out
@@ -164,9 +147,6 @@ class Panel(QtWidgets.QFrame):
             self._user_zoomed.discard(plot)
             plot.vb.disableAutoRange()
             self._force_range = True
-
-    _force_range = True
-    _legends_cached = False
 
     def _manage_ranges(self) -> bool:
         force = self._force_range
@@ -212,9 +192,6 @@ class Panel(QtWidgets.QFrame):
         # axis) is re-laid out a few times per run, not per frame
         return hi + (0.3 * span if axis == 0 and self.time_plots else pad)
 
-    def draw(self, snap: Snapshot) -> None:
-        raise NotImplementedError
-
     def sync_tick_text(self) -> None:
         """Log axes label decades only (otherwise 2·10^k … 9·10^k pile up)."""
         for plot in self.plots:
@@ -237,27 +214,69 @@ class Panel(QtWidgets.QFrame):
                 item.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
                 stack.extend(item.childItems())
 
-    # vertical markers where lam changed during the run
-    def _clear_lam_markers(self) -> None:
-        for plot, line in self._lam_lines:
-            plot.removeItem(line)
-        self._lam_lines.clear()
-        self._lam_marked = 1  # the first entry is the run's starting lam
 
-    def _mark_lam_changes(self, snap: Snapshot) -> None:
+
+class LivePanel(Panel):
+    """A panel that draws a model's snapshots, frame after frame: `draw` puts one on the
+    plot items, and vertical markers show where a parameter was changed during the run
+    (`change_markers`, per model)."""
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.last = None  # the snapshot drawn last
+        self._run_id = None
+        self._markers: list[tuple[pg.PlotItem, pg.InfiniteLine]] = []
+        self._marked = 0  # change markers drawn, per time plot
+        self._legends_cached = False
+
+    def redraw(self) -> None:
+        if self.last is not None:
+            self.update_from(self.last)
+
+    def update_from(self, snap, ranges: bool = True) -> bool:
+        """Draw a snapshot; with ranges=False the axis ranges wait for a later frame.
+        Returns whether an axis range changed."""
+        if snap.run_id != self._run_id:
+            self._run_id = snap.run_id
+            self._clear_markers()
+            self.reset_ranges()
+        self.last = snap
+        if not self._legends_cached:
+            self._legends_cached = True
+            self.cache_legends()
+            self.sync_tick_text()
+        self.draw(snap)
+        self._mark_changes(snap)
+        return self._manage_ranges() if ranges else False
+
+    def draw(self, snap) -> None:
+        raise NotImplementedError
+
+    # --- vertical markers where a parameter changed during the run ------------------------
+    def change_markers(self, snap) -> list[tuple[float, str]]:
+        """Every live change of this run so far, as (x, label), oldest first."""
+        return []
+
+    def _clear_markers(self) -> None:
+        for plot, line in self._markers:
+            plot.removeItem(line)
+        self._markers.clear()
+        self._marked = 0
+
+    def _mark_changes(self, snap) -> None:
         if not self.time_plots:
             return
-        while self._lam_marked < len(snap.lam_changes):
-            change = snap.lam_changes[self._lam_marked]
+        markers = self.change_markers(snap)
+        for x, label in markers[self._marked:]:
             for plot in self.time_plots:
-                line = pg.InfiniteLine(pos=change.t, angle=90, pen=pen(GREY, DASH),
-                                       label=f"λ={change.lam:.3g}",
+                line = pg.InfiniteLine(pos=x, angle=90, pen=pen(GREY, DASH), label=label,
                                        labelOpts={"position": 0.93, "color": GREY, "rotateAxis": (1, 0)})
                 line.setZValue(-5)
                 plot.addItem(line, ignoreBounds=True)
-                self._lam_lines.append((plot, line))
-            self._lam_marked += 1
+                self._markers.append((plot, line))
+        self._marked = len(markers)
 
     @property
-    def lam_marker_count(self) -> int:
-        return len(self._lam_lines) // max(len(self.time_plots), 1)
+    def marker_count(self) -> int:
+        """Change markers drawn (per time plot)."""
+        return self._marked

@@ -3,10 +3,8 @@ panels of a sampled run (`FigureSet`, `write_figures` for `run --figures` and *E
 and the interference sweep's figure (`sweep_figure_files`). Qt runs offscreen; no widget
 outlives a call."""
 from __future__ import annotations
-import dataclasses
 from pathlib import Path
 from typing import Iterable, Sequence
-import numpy as np
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.interference.sweep import SweepRow, SweepSpec
@@ -17,6 +15,8 @@ from sparsity_gui.plots.render import render_panel
 from sparsity_gui.plots.render import render_widget
 from sparsity_gui.plots.render import slug
 from sparsity_gui.core.note.files import tracked_csv
+from sparsity_gui.core.note.runner import Snapshot
+from sparsity_gui.core.note.runner import snapshot_of
 
 
 def sweep_figure_files(spec: SweepSpec | None, rows: Sequence[SweepRow], size: tuple[int, int] | None = None,
@@ -78,24 +78,11 @@ LAYOUT_SIZE = (1800, 1040)  # px of the headless six-panel layout
 
 
 # --- headless panels from a run's rows -------------------------------------------------
-def snapshot_of(run):
+def sampled_snapshot(run) -> Snapshot:
     """A Snapshot (what the panels draw) of a sampled run: its rows as the history and its
     final state for the weight panels."""
-    from sparsity_gui.core.note.runner import Runner, decimated_ranks
-
-    sim = run.sim
-    runner = Runner(sim.params, warm_up=False, playing=False)
-    runner.sim = sim
-    runner.run_id = 1
-    runner.state = "finished"
-    snap = runner.make_snapshot(0.0)
-    mo = sim.moments()
-    ranks = decimated_ranks(mo.nonzero, sim.m)
-    changes = dict(history=np.array(run.rows, copy=True), fitted_c=run.fitted_c, ranks=ranks,
-                   sorted_abs=sim.solver.abs_at_ranks(ranks), t_one=run.t_one,
-                   steps_per_second=0.0, sim_time_per_second=0.0)
-    names = {f.name for f in dataclasses.fields(snap)}
-    return dataclasses.replace(snap, **{k: v for k, v in changes.items() if k in names})
+    return snapshot_of(run.sim, run.sim.params, run_id=1, seq=1, state="finished",
+                       history=run.rows, fitted_c=run.fitted_c)
 
 
 def panel_view_state(panel) -> dict:
@@ -229,7 +216,7 @@ def write_figures(run, folder: str | Path, view_states: list[dict] | None = None
     folder.mkdir(parents=True, exist_ok=True)
     try:
         app, created = ensure_app()
-        snap = snapshot_of(run)
+        snap = sampled_snapshot(run)
         with FigureSet(snap, view_states) as figs:
             files = figs.files(("png", "svg"), scale)
     except ImportError as exc:

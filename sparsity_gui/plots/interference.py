@@ -1,7 +1,7 @@
 """The six live plots of the interference window (the n-encoding model).
 
-Each panel is a `panels.Panel` (titled, legend, managed ranges, exportable by
-figures.render_panel) that creates its plot items once and, per frame, only calls
+Each panel is a `base.LivePanel` (titled, legend, managed ranges, exportable by
+render.render_panel) that creates its plot items once and, per frame, only calls
 setData / setImage with arrays taken from an `InterferenceSnapshot`.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pyqtgraph as pg
 
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
-from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, Panel, pen, set_curve
+from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, LivePanel, pen, set_curve
 
 H = {name: i for i, name in enumerate(HISTORY_COLUMNS)}
 W_LEVELS = (-1.2, 1.2)  # the heatmap's fixed, symmetric colour range
@@ -73,13 +73,15 @@ def max_abs_pool(A: np.ndarray, fy: int, fx: int) -> np.ndarray:
     return np.ascontiguousarray(A)
 
 
-class InterferencePanel(Panel):
+class InterferencePanel(LivePanel):
     """A Panel for InterferenceSnapshots: the vertical markers show where l1 or lr was
     changed live during the run (the note's panels mark changes of lam)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self._seen_params = None
+        self._markers_run = None
+        self._seen_params: tuple[float, float] | None = None
+        self._changes: list[tuple[float, str]] = []
         self.fixed_y: dict = {}  # plot -> (lo, hi): a y range that never moves (shares)
         # plot -> (smallest top, headroom): a count axis from 0 (never negative), with room
         # above the data for the legend
@@ -119,28 +121,19 @@ class InterferencePanel(Panel):
         self._x_cap = float(snap.params.steps)
         return super().update_from(snap, ranges)
 
-    def _clear_lam_markers(self) -> None:
-        super()._clear_lam_markers()
-        self._seen_params = None
-
-    def _mark_lam_changes(self, snap) -> None:
+    def change_markers(self, snap) -> list[tuple[float, str]]:
+        """Where l1 or lr changed, found by comparing each snapshot's parameters with the
+        last one's (the run does not log its live changes)."""
+        if snap.run_id != self._markers_run:
+            self._markers_run, self._seen_params, self._changes = snap.run_id, None, []
         p = snap.params
         key = (p.l1, p.lr)
-        old = self._seen_params
-        self._seen_params = key
-        if not self.time_plots or old is None or old == key:
-            return
-        parts = []
-        if p.l1 != old[0]:
-            parts.append(f"l1={p.l1:.3g}")
-        if p.lr != old[1]:
-            parts.append(f"lr={p.lr:.3g}")
-        for plot in self.time_plots:
-            line = pg.InfiniteLine(pos=snap.step, angle=90, pen=pen(GREY, DASH), label=" ".join(parts),
-                                   labelOpts={"position": 0.93, "color": GREY, "rotateAxis": (1, 0)})
-            line.setZValue(-5)
-            plot.addItem(line, ignoreBounds=True)
-            self._lam_lines.append((plot, line))
+        old, self._seen_params = self._seen_params, key
+        if old is not None and old != key:
+            parts = [f"{name}={new:.3g}" for name, new, was in (("l1", p.l1, old[0]), ("lr", p.lr, old[1]))
+                     if new != was]
+            self._changes.append((float(snap.step), " ".join(parts)))
+        return self._changes
 
     def add_step_plot(self, row: int, title: str | None, y_label: str, **kw) -> pg.PlotItem:
         plot = self.add_plot(row, title, "step", y_label, time_axis=True, **kw)

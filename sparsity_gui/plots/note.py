@@ -19,7 +19,7 @@ from sparsity_gui.plots.base import GREY
 from sparsity_gui.plots.base import ORANGE
 from sparsity_gui.plots.base import PINK
 from sparsity_gui.plots.base import PURPLE
-from sparsity_gui.plots.base import Panel
+from sparsity_gui.plots.base import LivePanel
 from sparsity_gui.plots.base import RED
 from sparsity_gui.plots.base import pen
 from sparsity_gui.plots.base import set_curve
@@ -41,7 +41,14 @@ N_COLS = len(COLUMNS)
 
 
 
-class SortedWeightsPanel(Panel):
+class NotePanel(LivePanel):
+    """A panel of the note's model: a dashed marker where lam was changed during the run."""
+
+    def change_markers(self, snap: Snapshot) -> list[tuple[float, str]]:
+        return [(c.t, f"λ={c.lam:.3g}") for c in snap.lam_changes[1:]]
+
+
+class SortedWeightsPanel(NotePanel):
     title = "Weights, sorted"
     claim = ("Weights above the threshold θ grow and the rest shrink and die; θ ≈ 1/‖W‖₁ once "
              "the two pushes balance (the note's balance condition).")
@@ -92,7 +99,7 @@ class SortedWeightsPanel(Panel):
             line.setValue(math.log10(value) if log_y else value)
 
 
-class ThresholdPanel(Panel):
+class ThresholdPanel(NotePanel):
     title = "Threshold crossing"
     claim = ("A weight shrinks from the moment it falls below θ(t) and dies soon after; θ rises "
              "as W gets sparser until one weight is left.")
@@ -183,7 +190,7 @@ class ThresholdPanel(Panel):
         set_curve(self.nonzero_curve, t, h[:, COL["nonzero"]], positive=True)
 
 
-class BalancePanel(Panel):
+class BalancePanel(NotePanel):
     title = "Norm balance"
     claim = ("Feature benefit (1-‖W‖²)‖W‖² and regularization λ‖W‖₁ push ‖W‖² up and down; "
              "after a short transient they balance (ratio → 1).")
@@ -219,7 +226,7 @@ class BalancePanel(Panel):
             set_curve(self.ratio, t, f / r)
 
 
-class DecayPanel(Panel):
+class DecayPanel(NotePanel):
     title = "L1 decay"
     claim = ("‖W‖₁ ≈ 1/(w(0) + c·λt): the typical nonzero weight w = 1/‖W‖₁ grows linearly "
              "in λt with c = Θ(1).")
@@ -269,7 +276,7 @@ class DecayPanel(Panel):
             legend.getLabel(self.law).setText(name_l)
 
 
-class RelVarPanel(Panel):
+class RelVarPanel(NotePanel):
     title = "Relative variance"
     claim = ("The relative variance of the nonzero weights stays Θ(1), between the bounds "
              "computed from W(0) (red), close to the idealized bounds (pink) until m' is small.")
@@ -305,7 +312,7 @@ class RelVarPanel(Panel):
         set_curve(self.ihi, t, h[:, COL["rel_var_ideal_hi"]])
 
 
-class ForcePanel(Panel):
+class ForcePanel(NotePanel):
     title = "Sparsity force"
     claim = ("d|W_k|/dt = (1-‖W‖²)(|W_k| - θ): a line in |W_k| with slope 1-‖W‖², crossing zero "
              "at θ: every nonzero weight sits on it (equation (1) of the note).")

@@ -219,10 +219,3 @@ class SweepPanel(Panel):
         self.error_bars.setData(x=np.asarray(x, float), y=np.asarray(y, float),
                                 top=np.asarray(top, float), bottom=np.asarray(bottom, float),
                                 beam=beam)
-
-    # the base class draws Snapshots of the note's model; this panel has none
-    def update_from(self, snap, ranges: bool = True) -> bool:  # pragma: no cover
-        raise TypeError("SweepPanel draws sweep rows: use show_rows(rows, n, m_values)")
-
-    def draw(self, snap) -> None:  # pragma: no cover
-        raise TypeError("SweepPanel draws sweep rows: use show_rows(rows, n, m_values)")

@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 import time
+from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -50,29 +51,96 @@ def show_warning(parent: QtWidgets.QWidget, previous: QtWidgets.QMessageBox | No
     return box
 
 
-def export_figure_file(owner, target, path, scale: float, formats: tuple[str, ...]) -> bool:
-    """Write owner.figure_bytes(target, fmt, scale) to ``path`` (its suffix picks the
-    format) atomically; report through owner.fail / owner.done (a window, or the note
-    window's FileActions). An unknown suffix or a failed write leaves any earlier file."""
-    from pathlib import Path
+FORMAT_FILTERS = {"png": "PNG image (*.png)", "svg": "SVG vector image (*.svg)",
+                  "pdf": "PDF document (*.pdf)"}
+UNCHANGED = "Nothing was written; an earlier file of that name is unchanged."
 
-    from sparsity_gui.core.files import atomic_write_bytes
 
-    path = Path(path)
-    fmt = path.suffix.lower().lstrip(".")
-    if fmt not in formats:
-        names = ", ".join(f".{f}" for f in formats[:-1]) + f" or .{formats[-1]}"
-        return owner.fail("Cannot export the figure", f"{path.name}: unknown format "
-                          f"{path.suffix or '(no extension)'}; use {names}")
-    try:
-        atomic_write_bytes(path, owner.figure_bytes(target, fmt, scale))
-    except (ValueError, RuntimeError) as exc:
-        return owner.fail("Cannot export the figure", str(exc))
-    except OSError as exc:
-        return owner.fail("Cannot export the figure", f"{path}: {exc.strerror or exc}. Nothing "
-                          "was written; an earlier file of that name is unchanged.")
-    owner.last_written = [path]
-    return owner.done(f"Wrote {path}")
+class PanelExports(QtCore.QObject):
+    """A window's figure exports: a panel (an index into the window's all_panels(), or the
+    panel itself) or "window", written atomically in a format its suffix picks. Each
+    model's exports add their data files. Problems are reported through the window's
+    fail/done and never raise."""
+
+    FORMATS: tuple[str, ...] = ("png", "svg")
+    WINDOW_FIGURE = "window"  # the file name offered for the whole window
+    ASK_PNG_SCALE = False  # whether the dialog asks for a PNG's scale
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.win = window
+
+    def panel(self, target):
+        """The panel a target names, or None for the whole window."""
+        if target == "window":
+            return None
+        if isinstance(target, int):
+            return self.win.all_panels()[target]
+        return target
+
+    def figure_bytes(self, target, fmt: str, scale: float = 2.0) -> bytes:
+        from sparsity_gui.plots.render import render_panel, render_widget
+
+        panel = self.panel(target)
+        if panel is None:
+            return render_widget(self.win, fmt, scale, self.win.shown_panels())
+        return render_panel(panel, fmt, scale)
+
+    def export_figure(self, target, path, scale: float = 2.0) -> bool:
+        """A panel or "window" to ``path``; its suffix picks the format. An unknown suffix
+        or a failed write leaves any earlier file."""
+        from sparsity_gui.core.files import atomic_write_bytes
+
+        win = self.win
+        path = Path(path)
+        fmt = path.suffix.lower().lstrip(".")
+        if fmt not in self.FORMATS:
+            names = ", ".join(f".{f}" for f in self.FORMATS[:-1]) + f" or .{self.FORMATS[-1]}"
+            return win.fail("Cannot export the figure", f"{path.name}: unknown format "
+                            f"{path.suffix or '(no extension)'}; use {names}")
+        try:
+            atomic_write_bytes(path, self.figure_bytes(target, fmt, scale))
+        except (ValueError, RuntimeError) as exc:
+            return win.fail("Cannot export the figure", str(exc))
+        except OSError as exc:
+            return win.fail("Cannot export the figure", f"{path}: {exc.strerror or exc}. {UNCHANGED}")
+        return win.done(f"Wrote {path}")
+
+    def figure_menu(self) -> QtWidgets.QMenu:
+        """Export figure: an entry per panel, and the whole window."""
+        menu = QtWidgets.QMenu("Export figure", self.win)
+        menu.setObjectName("menu_export_figure")
+        kinds = ", ".join(f.upper() for f in self.FORMATS)
+        for i, panel in enumerate(self.win.all_panels()):
+            act = menu.addAction(f"{panel.title}…")
+            act.setToolTip(f"The {panel.title} panel as {kinds}")
+            act.triggered.connect(lambda _c=False, i=i: self.export_figure_dialog(i))
+        menu.addSeparator()
+        act = menu.addAction("Whole window…")
+        act.setToolTip(f"The whole window as {kinds}")
+        act.triggered.connect(lambda _c=False: self.export_figure_dialog("window"))
+        return menu
+
+    def export_figure_dialog(self, target) -> None:
+        from sparsity_gui.plots.render import slug
+
+        panel = self.panel(target)
+        name = self.WINDOW_FIGURE if panel is None else slug(panel.title)
+        filters = ";;".join(FORMAT_FILTERS[f] for f in self.FORMATS)
+        path, chosen = QtWidgets.QFileDialog.getSaveFileName(self.win, "Export figure", f"{name}.png",
+                                                             filters)
+        if not path:
+            return
+        if not Path(path).suffix:
+            path += {"S": ".svg", "P": ".pdf"}.get(chosen[:1], ".png")
+        scale = 2.0
+        if self.ASK_PNG_SCALE and path.lower().endswith(".png"):
+            scale, ok = QtWidgets.QInputDialog.getDouble(
+                self.win, "PNG scale", "Scale (1 = screen size, 2 = twice as many pixels):",
+                2.0, 0.5, 8.0, 1)
+            if not ok:
+                return
+        self.export_figure(target, path, scale)
 
 
 # The Model menu: (model, label, what it opens)
@@ -254,6 +322,28 @@ class LiveWindow:
 
     def show_error(self, message: str) -> None:
         self.warning_box(self.STOPPED_TITLE, message)
+
+    last_error = ""  # the text of the last problem reported by fail (tests read it)
+
+    def fail(self, title: str, message: str) -> bool:
+        """Show a problem without blocking (a non-modal box), remember it, return False."""
+        self.last_error = message
+        self.warning_box(title, message)
+        self.statusBar().showMessage(message.splitlines()[0], 10_000)
+        return False
+
+    def done(self, message: str) -> bool:
+        self.last_error = ""
+        self.statusBar().showMessage(message, 6000)
+        return True
+
+    def all_panels(self) -> list:
+        """Every panel an export can name by index."""
+        return list(self.panels)
+
+    def shown_panels(self) -> list:
+        """The panels on screen (the whole-window figure styles these for print)."""
+        return list(self.panels)
 
     # --- shutdown --------------------------------------------------------------------
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:

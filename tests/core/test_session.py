@@ -76,7 +76,7 @@ def test_live_changes_are_recorded_and_replayed_exactly():
     live = sim.metrics_row()[: len(COLUMNS)]
     np.testing.assert_allclose(a.rows[-1, : len(COLUMNS)], live, rtol=1e-8, atol=1e-12)
     # a Simulation built from the script holds exactly the replayed rows
-    built = Simulation(params, script)
+    built = Simulation.from_script(script)
     np.testing.assert_array_equal(built.history.array(), a.rows)
     assert built.t == sim.t and built.params == sim.params.with_changes(t_end=None)
     assert built.changes == sim.changes

@@ -17,6 +17,7 @@ import pytest
 from PySide6 import QtGui
 
 from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.presets import all_presets
 from sparsity_gui.core.note.sampled import replay_script
 from sparsity_gui.core.note.session import load_session
 from sparsity_gui.core.note.metrics import COL, COLUMNS
@@ -81,13 +82,13 @@ def test_saved_session_reopens_to_the_same_time_series(qtbot, make_window, tmp_p
     snap = run_with_live_changes(qtbot, win)
     assert [c.name for c in win.runner.sim.changes] == ["lam", "method", "eta"]
     session = tmp_path / "run.json"
-    assert win.save_session(session), win.files.last_error
+    assert win.files.save_session(session), win.last_error
     obj = json.loads(session.read_text())
     assert obj["t"] == snap.t
     assert obj["parameters"]["lam"] == 0.01 and obj["parameters"]["method"] == "exact"
     assert [(c["name"], c["value"]) for c in obj["changes"]] == [("lam", 0.02), ("method", "gd"),
                                                                  ("eta", 0.02)]
-    assert win.export_data("timeseries", tmp_path / "a.csv"), win.files.last_error
+    assert win.exports.export_data("timeseries", tmp_path / "a.csv"), win.last_error
 
     # the exported series is the core's replay of the session, and the same run as the live one
     rows = replay_script(load_session(session).script).rows
@@ -103,17 +104,17 @@ def test_saved_session_reopens_to_the_same_time_series(qtbot, make_window, tmp_p
     win.on_params_changed({"lam": 0.05})
     win.set_playing(True)
     qtbot.waitUntil(lambda: win.snapshot.t > snap.t + 1, timeout=TIMEOUT)
-    assert win.open_session(session), win.files.last_error
+    assert win.files.open_session(session), win.last_error
     assert win.run_id == run_id + 1 and not win.playing
     qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.t == snap.t, timeout=TIMEOUT)
     assert win.params.lam == 0.02 and win.params.method == "gd" and win.params.eta == 0.02
     assert win.controls.lam.text() == "0.02"
     np.testing.assert_array_equal(win.snapshot.history, rows)  # drawn = exported
     assert [c.lam for c in win.snapshot.lam_changes] == [0.01, 0.02]
-    assert win.export_data("timeseries", tmp_path / "b.csv")
+    assert win.exports.export_data("timeseries", tmp_path / "b.csv")
     assert (tmp_path / "b.csv").read_bytes() == (tmp_path / "a.csv").read_bytes(), "to the last digit"
     # saving the reopened run gives the same session back; both are in Open recent
-    assert win.save_session(tmp_path / "again.json")
+    assert win.files.save_session(tmp_path / "again.json")
     again = json.loads((tmp_path / "again.json").read_text())
     assert again == obj
     recent = win.files.recent_sessions()
@@ -134,7 +135,7 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
     live_pen = win.panels[3].measured.opts["pen"]
     out = tmp_path / "export"
-    assert win.export_all(out), win.files.last_error
+    assert win.exports.export_all(out), win.last_error
     names = {p.name for p in out.iterdir()}
     expected = ({f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg")}
                 | {"window.png", "timeseries.csv", "weights.csv", "deaths.csv", "tracked.csv",
@@ -174,22 +175,22 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     # one panel / the window in each format; PNG at the chosen scale
     viewport = win.panels[2].graphics.viewport().size()
     for scale in (1.0, 2.5):
-        assert win.export_figure(2, tmp_path / f"balance{scale}.png", scale), win.files.last_error
+        assert win.exports.export_figure(2, tmp_path / f"balance{scale}.png", scale), win.last_error
         image = check_png(tmp_path / f"balance{scale}.png")
         assert (image.width(), image.height()) == (round(viewport.width() * scale),
                                                    round(viewport.height() * scale))
-    assert win.export_figure(win.panels[4], tmp_path / "rv.svg")
+    assert win.exports.export_figure(win.panels[4], tmp_path / "rv.svg")
     _, curves = check_svg(tmp_path / "rv.svg", ["Relative variance"], min_segments=3)
     # the live panel's own (wall-clock sampled) history, one path per curve
     assert any(p.get("d").count("L") == len(win.snapshot.history) - 1 for p in curves)
-    assert win.export_figure(0, tmp_path / "sorted.pdf")
+    assert win.exports.export_figure(0, tmp_path / "sorted.pdf")
     check_pdf(tmp_path / "sorted.pdf")
-    assert win.export_figure("window", tmp_path / "window.pdf")
+    assert win.exports.export_figure("window", tmp_path / "window.pdf")
     check_pdf(tmp_path / "window.pdf")
-    assert win.export_figure("window", tmp_path / "window.svg")
+    assert win.exports.export_figure("window", tmp_path / "window.svg")
     check_svg(tmp_path / "window.svg", ["Sorted weights", "Parameters"], min_segments=3)
-    assert not win.export_figure(1, tmp_path / "x.gif")
-    assert "use .png, .svg or .pdf" in win.files.last_error
+    assert not win.exports.export_figure(1, tmp_path / "x.gif")
+    assert "use .png, .svg or .pdf" in win.last_error
     # the live panels are back to their fast width-1 pens, cached axes and theme
     measured = win.panels[3].measured
     assert measured.opts["pen"] == live_pen and measured.opts["pen"].widthF() == 1
@@ -218,28 +219,28 @@ def test_unwritable_or_full_destination_keeps_earlier_files(qtbot, make_window, 
     qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
     blocker = tmp_path / "a_file"
     blocker.write_text("keep")
-    assert not win.export_all(blocker / "sub")
-    assert "a_file" in win.files.last_error and win.files.error_box.isVisible()
-    assert not win.export_all(blocker)
-    assert "is a file, not a folder" in win.files.last_error
-    assert not win.save_session(blocker / "s.json")
-    assert "Not a directory" in win.files.last_error and blocker.read_text() == "keep"
+    assert not win.exports.export_all(blocker / "sub")
+    assert "a_file" in win.last_error and win.error_box.isVisible()
+    assert not win.exports.export_all(blocker)
+    assert "is a file, not a folder" in win.last_error
+    assert not win.files.save_session(blocker / "s.json")
+    assert "Not a directory" in win.last_error and blocker.read_text() == "keep"
 
     out = tmp_path / "out"
     out.mkdir()
     (out / "weights_sorted.png").write_bytes(b"earlier figure")
     (out / "session.json").write_text("earlier session")
     with file_size_limit(20_000):
-        assert not win.export_all(out)
-    assert "File too large" in win.files.last_error and "weights_sorted.png" in win.files.last_error
+        assert not win.exports.export_all(out)
+    assert "File too large" in win.last_error and "weights_sorted.png" in win.last_error
     with file_size_limit(300):
-        assert not win.save_session(out / "session.json")
-    assert "File too large" in win.files.last_error and "unchanged" in win.files.last_error
+        assert not win.files.save_session(out / "session.json")
+    assert "File too large" in win.last_error and "unchanged" in win.last_error
     assert (out / "weights_sorted.png").read_bytes() == b"earlier figure"
     assert (out / "session.json").read_text() == "earlier session"
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")], "no half-written files"
     # with room again, the same export works
-    assert win.export_all(out), win.files.last_error
+    assert win.exports.export_all(out), win.last_error
     assert (out / "weights_sorted.png").read_bytes().startswith(b"\x89PNG")
 
 
@@ -247,7 +248,7 @@ def test_bad_session_files_change_nothing(qtbot, make_window, tmp_path):
     win = make_window(SimParams(m=200, lam=1e-2), speed=5.0)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 0.5, timeout=TIMEOUT)
     good = tmp_path / "good.json"
-    assert win.save_session(good)
+    assert win.files.save_session(good)
     obj = json.loads(good.read_text())
 
     def variant(**edits):
@@ -279,12 +280,12 @@ def test_bad_session_files_change_nothing(qtbot, make_window, tmp_path):
     for name, (content, needle) in cases.items():
         path = tmp_path / name
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
-        assert not win.open_session(path), name
-        assert needle in win.files.last_error and name in win.files.last_error, (name, win.files.last_error)
-        assert win.files.error_box.isVisible() and not win.files.error_box.isModal()
+        assert not win.files.open_session(path), name
+        assert needle in win.last_error and name in win.last_error, (name, win.last_error)
+        assert win.error_box.isVisible() and not win.error_box.isModal()
         assert win.run_id == run_id and win.runner.sim is sim and win.params == params, name
-    assert not win.open_session(tmp_path / "nowhere.json")
-    assert "no such file" in win.files.last_error
+    assert not win.files.open_session(tmp_path / "nowhere.json")
+    assert "no such file" in win.last_error
     qtbot.wait(100)
     assert win.snapshot.run_id == run_id, "the current run went on untouched"
     assert str(good.resolve()) in win.files.recent_sessions()
@@ -293,30 +294,30 @@ def test_bad_session_files_change_nothing(qtbot, make_window, tmp_path):
 
 def test_presets_and_recent_sessions_survive_a_restart(qtbot, make_window, tmp_path):
     win = make_window(SimParams(m=200, lam=1e-2), speed=5.0)
-    assert win.apply_preset("Quick demo"), win.files.last_error
+    assert win.files.apply_preset("Quick demo"), win.last_error
     assert (win.params.m, win.params.lam, win.params.sigma) == (1000, 1e-2, 0.9)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id
                     and win.snapshot.m == 1000, timeout=TIMEOUT)
     assert win.controls.m.text() == "1000"
     win.on_params_changed({"lam": 3e-3, "sigma": 1.1})
-    assert win.save_preset("my setting"), win.files.last_error
-    assert not win.save_preset("The note's setting")
-    assert "built-in" in win.files.last_error
-    assert not win.save_session(tmp_path / "s.json"), "the new run (sigma changed) has not started yet"
-    assert "still starting" in win.files.last_error
+    assert win.files.save_preset("my setting"), win.last_error
+    assert not win.files.save_preset("The note's setting")
+    assert "built-in" in win.last_error
+    assert not win.files.save_session(tmp_path / "s.json"), "the new run (sigma changed) has not started yet"
+    assert "still starting" in win.last_error
     qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id, timeout=TIMEOUT)
-    assert win.save_session(tmp_path / "s.json")
+    assert win.files.save_session(tmp_path / "s.json")
     config = Path(os.environ["SPARSITY_GUI_CONFIG_DIR"])
     assert (config / "presets.json").is_file()
     win.close()
 
     again = make_window(SimParams(m=200, lam=1e-2), speed=5.0)
-    names = again.files.preset_names()
+    names = [p.name for p in all_presets()]  # what the Presets menu offers
     assert names[:4] == ["The note's setting", "Quick demo", "Network-style start", "Large run"]
     assert "my setting" in names
     again.files.presets_menu.aboutToShow.emit()
     assert "my setting" in [a.text() for a in again.files.presets_menu.actions()]
-    assert again.apply_preset("my setting")
+    assert again.files.apply_preset("my setting")
     assert (again.params.m, again.params.lam, again.params.sigma) == (1000, 3e-3, 1.1)
     assert again.files.recent_sessions() == [str((tmp_path / "s.json").resolve())]
     again.files.recent_menu.aboutToShow.emit()
@@ -334,20 +335,20 @@ def test_load_w0_from_files(qtbot, make_window, tmp_path):
     matrix = np.random.default_rng(0).standard_normal((3, 50)) * 0.1
     npz = tmp_path / "model.npz"
     np.savez(npz, bias=np.ones(3), W=matrix)
-    assert win.load_w0(str(npz), row=2, array="W"), win.files.last_error
+    assert win.files.load_w0(str(npz), row=2, array="W"), win.last_error
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id
                     and win.snapshot.m == 50, timeout=TIMEOUT)
     np.testing.assert_array_equal(win.runner.sim.init.w0, matrix[2])
     assert win.params.w0_path == str(npz) and win.params.m == 50
     # a session of this run embeds the weights and says where they came from
-    assert win.save_session(tmp_path / "s.json")
+    assert win.files.save_session(tmp_path / "s.json")
     w0 = json.loads((tmp_path / "s.json").read_text())["w0"]
     assert (w0["source"], w0["path"], w0["array"], w0["row"]) == ("file", str(npz), "W", 2)
     assert w0["weights"] == matrix[2].tolist()
 
     csv_path = tmp_path / "w.csv"
     csv_path.write_text("weight\n" + "\n".join(repr(float(x)) for x in matrix[0]) + "\n")
-    assert win.load_w0(str(csv_path))
+    assert win.files.load_w0(str(csv_path))
     qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id, timeout=TIMEOUT)
     np.testing.assert_array_equal(win.runner.sim.init.w0, matrix[0])
 
@@ -360,8 +361,8 @@ def test_load_w0_from_files(qtbot, make_window, tmp_path):
     text_garbage.write_bytes(b"\xff\xfe\x00\x01" * 40)
     for path, needle in ((bad_npy, "weight 1 is inf"), (garbage, "not a valid .npy"),
                          (text_garbage, "not a text file"), (npz, "no array named 'V'")):
-        assert not win.load_w0(str(path), array="V" if path == npz else None)
-        assert needle in win.files.last_error, win.files.last_error
+        assert not win.files.load_w0(str(path), array="V" if path == npz else None)
+        assert needle in win.last_error, win.last_error
         assert win.run_id == run_id and win.runner.sim is sim
 
 

@@ -176,7 +176,7 @@ def test_live_change_keeps_the_run_and_m_or_optimizer_restart_it(qtbot, make_iwi
     assert win.snapshot.run_id == run_id and win.snapshot.step >= step, "l1 applies live"
     assert "λ = l1/4 = 0.02" in win.controls.units.text()
     # the live change is marked on the step panels
-    qtbot.waitUntil(lambda: win.poly_panel.lam_marker_count == 1, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: win.poly_panel.marker_count == 1, timeout=TIMEOUT)
     win.controls.interference.setChecked(False)
     qtbot.waitUntil(lambda: not win.snapshot.params.interference, timeout=TIMEOUT)
     assert win.snapshot.run_id == run_id
@@ -249,25 +249,25 @@ def test_exports_write_real_files(qtbot, make_iwindow, tmp_path):
     snap = win.snapshot
     for i, panel in enumerate(win.all_panels()):
         png, svg = tmp_path / f"p{i}.png", tmp_path / f"p{i}.svg"
-        assert win.export_figure(i, png), win.last_error
-        assert win.export_figure(panel, svg), win.last_error
+        assert win.exports.export_figure(i, png), win.last_error
+        assert win.exports.export_figure(panel, svg), win.last_error
         assert png.read_bytes().startswith(PNG_MAGIC)
         root = ET.parse(svg).getroot()
         assert root.tag.endswith("svg")
         assert len(list(root.iter())) > 20, "the SVG holds drawing elements"
-    assert win.export_figure("window", tmp_path / "window.png")
-    assert win.export_figure("window", tmp_path / "window.svg")
+    assert win.exports.export_figure("window", tmp_path / "window.png")
+    assert win.exports.export_figure("window", tmp_path / "window.svg")
     assert (tmp_path / "window.png").read_bytes().startswith(PNG_MAGIC)
     ET.parse(tmp_path / "window.svg")
     # data
-    assert win.export_data("history", tmp_path / "history.csv")
+    assert win.exports.export_data("history", tmp_path / "history.csv")
     lines = (tmp_path / "history.csv").read_text().splitlines()
     assert lines[0].split(",") == list(HISTORY_COLUMNS)
     table = np.loadtxt(tmp_path / "history.csv", delimiter=",", skiprows=1, ndmin=2)
     np.testing.assert_array_equal(table, snap.history)
-    assert win.export_data("weights", tmp_path / "W.npy")
+    assert win.exports.export_data("weights", tmp_path / "W.npy")
     np.testing.assert_array_equal(np.load(tmp_path / "W.npy"), snap.W)
-    assert win.export_data("counts", tmp_path / "counts.csv")
+    assert win.exports.export_data("counts", tmp_path / "counts.csv")
     lines = (tmp_path / "counts.csv").read_text().splitlines()
     assert lines[0] == "neuron,active_features,polysemantic"
     table = np.loadtxt(tmp_path / "counts.csv", delimiter=",", skiprows=1, dtype=int)
@@ -275,9 +275,9 @@ def test_exports_write_real_files(qtbot, make_iwindow, tmp_path):
     np.testing.assert_array_equal(table[:, 1], counts_of(snap.W))
     np.testing.assert_array_equal(table[:, 2], counts_of(snap.W) > 1)
     # refusals: a message, no file, the window goes on
-    assert not win.export_figure(0, tmp_path / "x.gif")
+    assert not win.exports.export_figure(0, tmp_path / "x.gif")
     assert "unknown format" in win.last_error and not (tmp_path / "x.gif").exists()
-    assert not win.export_data("weights", tmp_path / "missing" / "W.npy")
+    assert not win.exports.export_data("weights", tmp_path / "missing" / "W.npy")
     assert "missing" in win.last_error
     assert win.error_box.isVisible()
     win.error_box.close()
@@ -414,12 +414,14 @@ def test_a_restart_that_cannot_start_is_shown_and_the_old_run_stays(qtbot, make_
     win = make_iwindow(SMALL)
     wait_finished(qtbot, win)
     old_id = win.snapshot.run_id
-    win.worker.set_params(SMALL.with_changes(seed=SMALL.seed + 1), w0=np.zeros((2, 2)))
+    win.start_run(SMALL.with_changes(seed=SMALL.seed + 1), w0=np.zeros((2, 2)))
     qtbot.waitUntil(lambda: win.failure_line.isVisibleTo(win.param_dock.widget().widget()),
                     timeout=TIMEOUT)
     assert "cannot start the run" in win.failure_line.text() and "w0" in win.failure_line.text()
     assert win.error_box is not None and win.error_box.isVisible()
-    assert win.worker.run_id == old_id and win.snapshot.run_id == old_id
+    # the old run stays on screen, under the refused run's id and an error state
+    assert win.snapshot.run_id == win.run_id == old_id + 1
+    assert win.snapshot.W.shape == (SMALL.n, SMALL.m) and win.snapshot.step == SMALL.steps
     # pausing and playing again must not hide why the restart failed
     win.set_playing(True)
     win.set_playing(False)

@@ -12,6 +12,7 @@ from PySide6 import QtGui, QtWidgets
 
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepRow, SweepSpec
+from sparsity_gui.plots.base import LivePanel
 from sparsity_gui.plots.render import render_panel
 
 N = 16
@@ -190,9 +191,10 @@ def test_rows_arriving_one_at_a_time(panel):
     np.testing.assert_allclose(10 ** panel.error_bars.opts["y"], mean[mean > 0], rtol=1e-12)
 
 
-def test_update_from_is_refused(panel):
-    with pytest.raises(TypeError, match="show_rows"):
-        panel.update_from(None)
+def test_the_sweep_panel_draws_rows_not_snapshots(panel):
+    """It is a plain Panel: nothing of the live panels' snapshot drawing to misuse."""
+    assert not hasattr(panel, "update_from") and not hasattr(panel, "draw")
+    assert not isinstance(panel, LivePanel)
 
 
 def test_write_sweep_into_a_folder(qapp, tmp_path):

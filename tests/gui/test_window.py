@@ -37,10 +37,10 @@ def test_lam_change_reaches_running_simulation_without_reset(qtbot, make_window)
     change_t = snap.lam_changes[1].t
     assert change_t > 0
     # every time panel shows a vertical marker at the moment of the change
-    qtbot.waitUntil(lambda: all(p.lam_marker_count == 1 for p in win.panels if p.time_plots),
+    qtbot.waitUntil(lambda: all(p.marker_count == 1 for p in win.panels if p.time_plots),
                     timeout=TIMEOUT)
     for panel in win.panels:
-        for plot, line in panel._lam_lines:
+        for plot, line in panel._markers:
             assert line.value() == pytest.approx(change_t)
 
 

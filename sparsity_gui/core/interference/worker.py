@@ -1,28 +1,26 @@
-"""The engine loop behind the interference window: commands in, snapshots out, Qt-free.
+"""The interference model's engine loop behind its window: commands in, snapshots out,
+Qt-free.
 
-Same contract as `runner.Runner`: the GUI hosts `run_forever` in a thread (tests may call
-`step_once`); parameters arrive as frozen snapshots in a latest-wins mailbox; results
-leave as copied snapshots that the GUI's paint timer takes when it is ready.
+The protocol (start_run, set_params, play, single_step, stop; errors as snapshots) is
+core.mailbox's, as for the note's Runner: the GUI hosts `run_forever` in a thread, tests
+may call `step_once`. A run that cannot start leaves the previous run on screen, under the
+new run's id and an error state.
 """
+
 from __future__ import annotations
 
 import time
-import traceback
 from dataclasses import dataclass
 
 import numpy as np
 
-from sparsity_gui.core.mailbox import MailboxEngine
-from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.params import InterferenceParams
-from sparsity_gui.core.interference.run import InterferenceRun, Measurement
-from sparsity_gui.core.interference.params import needs_restart
+from sparsity_gui.core.interference.params import InterferenceParams, needs_restart
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement
+from sparsity_gui.core.mailbox import Mail, MailboxEngine, StartRun, error_message
 
 CHUNK_SECONDS = 0.015  # one kernel call at most this long before the mailbox is read
 RECORD_SECONDS = 0.1  # a history row at least this often while running
 RECORD_ROWS = 500  # and one every steps/RECORD_ROWS steps (each row costs one W W^T)
-
-
 
 
 @dataclass(frozen=True)
@@ -36,25 +34,16 @@ class InterferenceSnapshot:
     step: int
     W: np.ndarray  # n x m, a copy
     counts: np.ndarray  # active features per neuron
-    history: np.ndarray  # rows of interference.HISTORY_COLUMNS
-    latest: Measurement
+    history: np.ndarray  # rows of run.HISTORY_COLUMNS
+    latest: Measurement | None  # None: no run could be built yet (then the rest is empty)
     steps_per_second: float
     message: str = ""
 
 
-@dataclass
-class _Mailbox:
-    params: InterferenceParams | None = None
-    w0: np.ndarray | None = None
-    restart: bool = False
-    playing: bool | None = None
-    steps: int = 0
-
-
 class InterferenceWorker(MailboxEngine):
     def __init__(self, params: InterferenceParams, *, playing: bool = True,
-                 w0: np.ndarray | None = None):
-        super().__init__(_Mailbox(params=params, w0=w0, restart=True))
+                 w0: np.ndarray | None = None, run_id: int = 1):
+        super().__init__(Mail(start=StartRun(params, run_id, w0)))
         self.params = params
         self.playing = playing
         self.state = "running" if playing else "paused"
@@ -66,25 +55,7 @@ class InterferenceWorker(MailboxEngine):
         self._last_record = 0.0
         self._rate: tuple[float, int] | None = None  # (time, step) at the window's start
         self._steps_per_second = 0.0
-        self._pending_error: str | None = None
-        self._crashed = False
-
-    # --- commands (any thread) -------------------------------------------------------
-    def set_params(self, params: InterferenceParams, restart: bool = False,
-                   w0: np.ndarray | None = None) -> None:
-        """Apply a parameter snapshot: live when only LIVE_FIELDS changed, else a new run."""
-        with self._lock:
-            self._mail.params = params
-            if restart or w0 is not None:
-                self._mail.restart = True
-                self._mail.w0 = w0
-        self._wake.set()
-
-    def take_error(self) -> str | None:
-        """The message of an exception in the worker since the last call (once), or None."""
-        with self._lock:
-            message, self._pending_error = self._pending_error, None
-        return message
+        self._failed = False  # the error stays the state until a run starts
 
     # --- the loop ------------------------------------------------------------------
     def run_forever(self) -> None:
@@ -100,7 +71,7 @@ class InterferenceWorker(MailboxEngine):
         try:
             single = self._apply_mail()
             run = self.run
-            if run is None:
+            if run is None or self._failed:
                 return False
             if single:
                 run.advance(single)
@@ -122,48 +93,60 @@ class InterferenceWorker(MailboxEngine):
             self._after_chunk(force=run.finished, row_due=run.step % every == 0)
             return not run.finished
         except Exception as exc:  # reaches the GUI as a message; the loop goes on
-            self.state = "error"
-            self.playing = False
-            if isinstance(exc, InputError):  # e.g. a new run that does not fit in memory
-                self.message = f"cannot start the run: {exc}"
-            else:
-                self.message = f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}"
-            with self._lock:
-                # also when no snapshot can carry it (no run yet, or the old run's id)
-                self._pending_error = self.message
-            self._crashed = True  # the error stays the state until a run starts
-            self._publish(force=True)
+            self._fail(error_message(exc))
             return False
+
+    def _fail(self, message: str) -> None:
+        self.state = "error"
+        self.playing = False
+        self.message = message
+        self._failed = True
+        self._publish(force=True)
 
     def _apply_mail(self) -> int:
         mail = self._take_mail()
         if mail.playing is not None:
             self.playing = mail.playing
+        if mail.start is not None:
+            self._start(mail.start)
         if mail.params is not None:
-            new = mail.params
-            if mail.restart or self.run is None or needs_restart(self.run.params, new):
-                self.run = InterferenceRun(new, w0=mail.w0)
-                self._crashed = False
-                self.run_id += 1
-                self._chunk_steps = 1
-                self._rate = None
-                self._steps_per_second = 0.0
-                self.message = ""
-            else:
-                self.run.params = new  # same n, m, optimizer: the kernel takes it next chunk
-                self._crashed = False
-                if self.run.failure is None:
-                    self.message = ""
-            self.params = new
-            self._publish(force=True)
-        if mail.playing is not None or mail.params is not None:
+            self._apply_params(mail.params)
+        if mail.playing is not None or mail.start is not None or mail.params is not None:
             self._set_state()
             self._publish(force=True)
         return mail.steps
 
+    def _start(self, start: StartRun) -> None:
+        """A new run under the caller's id; if it cannot be built, the old run stays."""
+        self.run_id = start.run_id
+        self.params = start.params
+        try:
+            run = InterferenceRun(start.params, w0=start.w0)
+        except Exception as exc:  # e.g. a run that does not fit in memory
+            self._fail(error_message(exc, starting=True))
+            return
+        self.run = run
+        self._failed = False
+        self._chunk_steps = 1
+        self._rate = None
+        self._steps_per_second = 0.0
+        self.message = ""
+
+    def _apply_params(self, params: InterferenceParams) -> None:
+        """A live change (same n, m, optimizer: the kernel takes it next chunk); one that
+        needs a new run starts it under the same id."""
+        if self.run is None or needs_restart(self.run.params, params):
+            self._start(StartRun(params, self.run_id))
+            return
+        self.run.params = params
+        self.params = params
+        self._failed = False
+        if self.run.failure is None:
+            self.message = ""
+
     def _set_state(self) -> None:
         run = self.run
-        if self._crashed:
+        if self._failed:
             self.state = "error"  # play/pause must not hide why the last command failed
         elif run is not None and run.failure is not None:
             # playing stays as the user set it: a restart after a failure plays on
@@ -188,15 +171,18 @@ class InterferenceWorker(MailboxEngine):
         self._publish(force=force)
 
     def _publish(self, force: bool = False) -> None:
-        run = self.run
-        if run is None:
-            return
         if force or self._wants_snapshot():
             self._offer(self.make_snapshot())
 
     def make_snapshot(self) -> InterferenceSnapshot:
         run = self.run
         self._seq += 1
+        if run is None:
+            return InterferenceSnapshot(
+                run_id=self.run_id, seq=self._seq, state=self.state, params=self.params, step=0,
+                W=np.zeros((0, 0)), counts=np.zeros(0, np.int64),
+                history=np.zeros((0, len(HISTORY_COLUMNS))), latest=None, steps_per_second=0.0,
+                message=self.message)
         latest = run.measure(with_loss=False)  # also refreshes run.counts
         return InterferenceSnapshot(
             run_id=self.run_id, seq=self._seq, state=self.state, params=run.params,

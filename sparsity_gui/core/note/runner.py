@@ -1,15 +1,14 @@
-"""The engine loop behind the GUI: commands in, snapshots out, Qt-free.
+"""The note model's engine loop behind the GUI: commands in, snapshots out, Qt-free.
 
 The GUI hosts `Runner.run_forever` in a thread; tests and scripts can call
-`Runner.step_once` synchronously and exercise the same code. Both ends keep only the
-latest value: the newest parameter snapshot waits in the mailbox, the newest result
-snapshot waits in `latest` for the GUI's paint timer.
+`Runner.step_once` synchronously and exercise the same code. The protocol (start_run,
+set_params, play, single_step, stop; errors as snapshots) is core.mailbox's; this model
+adds the pace (simulated time per wall second) and whether to stop at one weight.
 """
 from __future__ import annotations
 
 import math
 import time
-import traceback
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +21,12 @@ from sparsity_gui.core.note.simulation import LamChange, ReplayStopped, Simulati
 from sparsity_gui.core.note.params import needs_restart
 from sparsity_gui.core.note.metrics import COLUMNS
 from sparsity_gui.core.note.params import METHODS
+from sparsity_gui.core.note.simulation import LiveChange
+from sparsity_gui.core.mailbox import Mail
+from sparsity_gui.core.note.simulation import RunScript
+from sparsity_gui.core.mailbox import StartRun
+from sparsity_gui.core.mailbox import error_message
+from sparsity_gui.core.note.simulation import lam_schedule
 
 # How long one chunk of simulation may run before the loop looks at its mailbox again.
 CHUNK_SECONDS = 0.010
@@ -64,35 +69,70 @@ class Snapshot:
     theta: float
     history: np.ndarray  # rows of COLUMNS + tracked |W_k|
     tracked_ranks: np.ndarray
-    tracked_u: np.ndarray  # |W_k(0)| of the tracked weights
     tracked_death_t: np.ndarray
     ranks: np.ndarray  # decimated ranks of the sorted |W|
     sorted_abs: np.ndarray  # |W| at those ranks
-    lam_changes: tuple[LamChange, ...]
+    changes: tuple[LiveChange, ...]  # every live change of lam, eta and method, in order
     fitted_c: float
     steps_per_second: float
-    sim_time_per_second: float
     message: str = ""
-    steps_total: int = 0
+    # the run's start, for exports and sessions: parameters at t = 0 and W(0) (never
+    # written after the run is built, so shared rather than copied)
+    initial_params: SimParams | None = None
+    w0: np.ndarray | None = None
+
+    @property
+    def lam_changes(self) -> tuple[LamChange, ...]:
+        """lam at t = 0 and at each live change of it (the panels' markers)."""
+        start = self.initial_params.lam if self.initial_params is not None else self.lam
+        return lam_schedule(start, self.changes)
+
+    def script(self, samples: int) -> RunScript:
+        """This run up to the snapshot's instant, as a script to re-simulate (exports,
+        sessions): the engine's objects are never read from another thread."""
+        if self.initial_params is None or self.w0 is None:
+            raise InputError("", "the run is still starting; try again in a moment")
+        return RunScript(self.initial_params.with_changes(t_end=self.params.t_end), self.w0,
+                         tuple(c for c in self.changes if c.t <= self.t), self.t, samples)
 
 
 @dataclass
-class _Mailbox:
-    params: SimParams | None = None
-    params_w0: np.ndarray | None = None
-    params_run_id: int | None = None
-    playing: bool | None = None
-    steps: int = 0
+class _Mailbox(Mail):
     speed: float | None = None  # <= 0: as fast as possible
     stop_at_one: bool | None = None
-    reset_run_id: int | None = None
+
+
+def snapshot_of(sim: Simulation | None, params: SimParams, *, run_id: int, seq: int, state: str,
+                message: str = "", steps_per_second: float = 0.0,
+                history: np.ndarray | None = None, fitted_c: float | None = None) -> Snapshot:
+    """A copy of everything the panels draw of ``sim`` (also a sampled run's, headless:
+    pass its rows as ``history``)."""
+    if sim is None:
+        return Snapshot(run_id=run_id, seq=seq, state=state, params=params, m=params.m, t=0.0,
+                        lam=params.lam, nonzero=0, norm1=math.nan, norm2_sq=math.nan, s=math.nan,
+                        theta=math.nan, history=np.zeros((0, len(COLUMNS))),
+                        tracked_ranks=np.zeros(0, np.int64), tracked_death_t=np.zeros(0),
+                        ranks=np.zeros(0, np.int64), sorted_abs=np.zeros(0), changes=(),
+                        fitted_c=math.nan, steps_per_second=0.0, message=message)
+    mo = sim.moments()
+    ranks = decimated_ranks(mo.nonzero, sim.m)
+    history = sim.history.array() if history is None else np.array(history, copy=True)
+    return Snapshot(
+        run_id=run_id, seq=seq, state=state, params=sim.params, m=sim.m,
+        t=mo.t, lam=mo.lam, nonzero=mo.nonzero, norm1=mo.norm1, norm2_sq=mo.norm2_sq,
+        s=mo.s, theta=mo.theta, history=history, tracked_ranks=sim.tracked.copy(),
+        tracked_death_t=sim.solver.death_t[sim.tracked].copy(),
+        ranks=ranks, sorted_abs=sim.solver.abs_at_ranks(ranks), changes=tuple(sim.changes),
+        fitted_c=sim.fitted_c(history) if fitted_c is None else fitted_c,
+        steps_per_second=steps_per_second, message=message,
+        initial_params=sim.initial_params, w0=sim.init.w0)
 
 
 class Runner(MailboxEngine):
     def __init__(self, params: SimParams, w0: np.ndarray | None = None, *, playing: bool = True,
                  speed: float | None = None, stop_at_one: bool = True, run_id: int = 1,
                  warm_up: bool = True):
-        super().__init__(_Mailbox(params=params, params_w0=w0, params_run_id=run_id))
+        super().__init__(_Mailbox(start=StartRun(params, run_id, w0)))
         self.sim: Simulation | None = None
         self.run_id = 0
         self.params = params
@@ -106,20 +146,10 @@ class Runner(MailboxEngine):
         self._caught_up = True
         self._chunk_work = 20_000  # adapted so a chunk takes about CHUNK_SECONDS
         self._last_publish = 0.0
-        self._rate_window: list[tuple[float, int, float]] = []
+        self._rate_window: list[tuple[float, int]] = []
+        self._wall_anchor: tuple[float, float] | None = None  # (wall, sim) time at (re)start
 
-    # --- commands (any thread) -------------------------------------------------------
-    def set_params(self, params: SimParams, run_id: int | None = None,
-                   w0: np.ndarray | None = None) -> None:
-        """Apply a parameter snapshot. A new run_id forces a new run (reset)."""
-        with self._lock:
-            self._mail.params = params
-            # a live change must not cancel a restart still waiting in the mailbox
-            if run_id is not None or self._mail.params_run_id is None:
-                self._mail.params_w0 = w0
-                self._mail.params_run_id = run_id
-        self._wake.set()
-
+    # --- commands (any thread; start_run, set_params, play, ... are MailboxEngine's) ------
     def set_speed(self, speed: float) -> None:
         self._post(speed=speed)
 
@@ -160,11 +190,14 @@ class Runner(MailboxEngine):
                 return False
             return self._chunk(time.perf_counter() if now is None else now)
         except Exception as exc:  # reaches the GUI as a message, the loop goes on
-            self.state = "error"
-            self.playing = False
-            self.message = f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}"
-            self._publish(force=True)
+            self._fail(error_message(exc))
             return False
+
+    def _fail(self, message: str) -> None:
+        self.state = "error"
+        self.playing = False
+        self.message = message
+        self._publish(force=True)
 
     def _apply_mail(self) -> None:
         mail = self._take_mail()
@@ -173,8 +206,10 @@ class Runner(MailboxEngine):
             self._rate_window.clear()
         if mail.stop_at_one is not None:
             self.stop_at_one = mail.stop_at_one
+        if mail.start is not None:
+            self._start(mail.start)
         if mail.params is not None:
-            self._apply_params(mail.params, mail.params_w0, mail.params_run_id)
+            self._apply_params(mail.params)
         if mail.playing is not None:
             self.playing = mail.playing
             if self.state in ("running", "paused"):
@@ -184,38 +219,39 @@ class Runner(MailboxEngine):
         for _ in range(mail.steps):
             self._single_step()
 
-    def _apply_params(self, params: SimParams, w0, run_id) -> None:
-        restart = self.sim is None or run_id is not None or needs_restart(self.params, params)
-        if restart:
-            new_id = run_id if run_id is not None else self.run_id + 1
-            try:
-                sim = Simulation(params, w0 if w0 is not None else None,
-                                 should_stop=self._stop.is_set)
-            except ReplayStopped:
-                return
-            except Exception as exc:
-                # the failed run gets its id, so the window shows the error instead of
-                # dropping it as a snapshot of some other run
-                self.sim = None
-                self.run_id = new_id
-                self.params = params
-                self.state = "error"
-                self.playing = False
-                self.message = str(exc) if isinstance(exc, InputError) else \
-                    f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}"
-                self._publish(force=True)
-                return
-            self.sim = sim
-            self.run_id = new_id
-            self.message = ""
+    def _start(self, start: StartRun) -> None:
+        """A new run under the caller's id. One that cannot be built (a W(0) file gone, a
+        W(0) the solver refuses) is reported under that id: the window shows the error
+        instead of dropping it as a snapshot of some other run."""
+        self.run_id = start.run_id
+        self.params = start.params
+        self._wall_anchor = None
+        try:
+            if start.script is not None:
+                sim = Simulation.from_script(start.script, should_stop=self._stop.is_set)
+            else:
+                sim = Simulation(start.params, start.w0)
+        except ReplayStopped:
+            return
+        except Exception as exc:
+            self.sim = None
+            self._fail(error_message(exc, starting=True))
+            return
+        self.sim = sim
+        self.message = ""
+        self.state = "running" if self.playing else "paused"
+        self._publish(force=True)
+
+    def _apply_params(self, params: SimParams) -> None:
+        """A live change; one that needs a new run starts it under the same id."""
+        if self.sim is None or needs_restart(self.params, params):
+            self._start(StartRun(params, self.run_id))
+            return
+        self.sim.apply(params)
+        if self.state == "error":
+            self.state = "paused"
+        if self.state == "finished" and not self._finished():
             self.state = "running" if self.playing else "paused"
-        else:
-            assert self.sim is not None
-            self.sim.apply(params)
-            if self.state == "error":
-                self.state = "paused"
-            if self.state == "finished" and not self._finished():
-                self.state = "running" if self.playing else "paused"
         self.params = params
         self._wall_anchor = None
         self._publish(force=True)
@@ -259,8 +295,6 @@ class Runner(MailboxEngine):
     def _stop_nonzero(self) -> int:
         sim = self.sim
         return 1 if (sim is not None and self.stop_at_one and sim.init.nonzero0 > 1) else -1
-
-    _wall_anchor: tuple[float, float] | None = None
 
     def _chunk(self, now: float) -> bool:
         sim = self.sim
@@ -324,47 +358,22 @@ class Runner(MailboxEngine):
         self._last_publish = now
         self._offer(self.make_snapshot(now))
 
-    def _rates(self, now: float) -> tuple[float, float]:
-        sim = self.sim
-        if sim is None:
-            return 0.0, 0.0
-        self._rate_window.append((now, self._work_count(), sim.t))
+    def _steps_per_second(self, now: float) -> float:
+        """Solver steps per wall second over the last second."""
+        if self.sim is None:
+            return 0.0
+        self._rate_window.append((now, self._work_count()))
         while len(self._rate_window) > 2 and now - self._rate_window[0][0] > 1.0:
             self._rate_window.pop(0)
-        (t0, s0, st0), (t1, s1, st1) = self._rate_window[0], self._rate_window[-1]
-        if t1 - t0 <= 0:
-            return 0.0, 0.0
-        return (s1 - s0) / (t1 - t0), (st1 - st0) / (t1 - t0)
+        (t0, s0), (t1, s1) = self._rate_window[0], self._rate_window[-1]
+        return (s1 - s0) / (t1 - t0) if t1 > t0 else 0.0
 
     def make_snapshot(self, now: float | None = None) -> Snapshot:
         """A copy of everything the GUI draws (also usable synchronously in tests)."""
         self._seq += 1
-        sim = self.sim
-        params = self.params
-        if sim is None:
-            return Snapshot(run_id=self.run_id, seq=self._seq, state=self.state, params=params,
-                            m=params.m, t=0.0, lam=params.lam, nonzero=0, norm1=math.nan,
-                            norm2_sq=math.nan, s=math.nan, theta=math.nan,
-                            history=np.zeros((0, len(COLUMNS))), tracked_ranks=np.zeros(0, np.int64),
-                            tracked_u=np.zeros(0), tracked_death_t=np.zeros(0),
-                            ranks=np.zeros(0, np.int64), sorted_abs=np.zeros(0), lam_changes=(),
-                            fitted_c=math.nan, steps_per_second=0.0, sim_time_per_second=0.0,
-                            message=self.message)
-        mo = sim.moments()
-        ranks = decimated_ranks(mo.nonzero, sim.m)
-        history = sim.history.array()
-        sps, tps = self._rates(time.perf_counter() if now is None else now)
-        return Snapshot(
-            run_id=self.run_id, seq=self._seq, state=self.state, params=sim.params, m=sim.m,
-            t=mo.t, lam=mo.lam, nonzero=mo.nonzero, norm1=mo.norm1, norm2_sq=mo.norm2_sq,
-            s=mo.s, theta=mo.theta, history=history, tracked_ranks=sim.tracked.copy(),
-            tracked_u=sim.init.u[sim.tracked].copy(),
-            tracked_death_t=sim.solver.death_t[sim.tracked].copy(),
-            ranks=ranks, sorted_abs=sim.solver.abs_at_ranks(ranks),
-            lam_changes=tuple(sim.lam_changes), fitted_c=sim.fitted_c(history),
-            steps_per_second=sps, sim_time_per_second=tps, message=self.message,
-            steps_total=self._work_count(),
-        )
+        sps = self._steps_per_second(time.perf_counter() if now is None else now)
+        return snapshot_of(self.sim, self.params, run_id=self.run_id, seq=self._seq,
+                           state=self.state, message=self.message, steps_per_second=sps)
 
 
 _warmed = False

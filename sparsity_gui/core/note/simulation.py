@@ -56,10 +56,8 @@ class RunScript:
     W(0), the schedule of live changes, and the sample times (`samples` evenly spaced
     instants from 0 to `t`). Replaying it stops exactly at each change and each sample,
     so the rows are a deterministic function of the script (not of wall-clock chunking).
-
-    Passed as `w0` to Simulation (e.g. through Runner.set_params), it builds the run
-    already replayed to `t` (the `params` argument is then ignored), its history
-    holding the sampled rows."""
+    `Simulation.from_script` builds the run replayed to `t`, its history holding the
+    sampled rows (a session opened in the window)."""
 
     params: SimParams
     w0: np.ndarray
@@ -84,32 +82,48 @@ class ReplayStopped(Exception):
     """A replay was abandoned because its caller is shutting down."""
 
 
+def lam_schedule(lam0: float, changes: Sequence[LiveChange]) -> tuple[LamChange, ...]:
+    """lam at t = 0 and after each live change of it (a later change at the same instant
+    replaces the earlier one)."""
+    out = [LamChange(0.0, lam0)]
+    for c in changes:
+        if c.name != "lam":
+            continue
+        if out[-1].t == c.t:
+            out[-1] = LamChange(c.t, float(c.value))
+        else:
+            out.append(LamChange(c.t, float(c.value)))
+    return tuple(out)
+
+
 class Simulation:
-    def __init__(self, params: SimParams, w0: "np.ndarray | RunScript | None" = None,
-                 history_capacity: int = 2048, should_stop: Callable[[], bool] | None = None):
-        script = w0 if isinstance(w0, RunScript) else None
-        if script is not None:
-            params, w0 = script.params, script.w0
+    def __init__(self, params: SimParams, w0: np.ndarray | None = None,
+                 history_capacity: int = 2048, *, record: bool = True):
         self.params = params
         self.initial_params = params  # lam, eta and method at t = 0 (self.params follows changes)
         w0 = initial_weights(params) if w0 is None else np.asarray(w0, dtype=np.float64)
         self.init = InitialState.from_weights(w0)
-        self.lam_changes: list[LamChange] = [LamChange(0.0, params.lam)]
         self.changes: list[LiveChange] = []  # every live change of lam, eta and method, in order
         self.solver: Solver = self._new_solver(params.method, 0.0, None)
         self.tracked = tracked_ranks(self.init.nonzero0)
         self.history = History(len(COLUMNS) + N_TRACKED_MAX, history_capacity)
         self._lam_t = 0.0  # integral of lam dt up to the last record
         self._lam_t_at = 0.0
-        if script is None:
+        if record:
             self.record()
-        else:
-            self.replay(script.changes, script.sample_times(), record=True, should_stop=should_stop)
+
+    @classmethod
+    def from_script(cls, script: RunScript, history_capacity: int = 2048,
+                    should_stop: Callable[[], bool] | None = None) -> Simulation:
+        """The run replayed to ``script.t``, its history holding the sampled rows."""
+        sim = cls(script.params, script.w0, history_capacity, record=False)
+        sim.replay(script.changes, script.sample_times(), record=True, should_stop=should_stop)
+        return sim
 
     # --- construction ---------------------------------------------------------------
     def _new_solver(self, method: str, t0: float, abs_sorted: np.ndarray | None,
                     death_t: np.ndarray | None = None) -> Solver:
-        lam = self.lam_changes[-1].lam
+        lam = self.params.lam
         if method == "exact":
             return ExactSolver(self.init, lam, t0, abs_sorted, death_t)
         return GDSolver(self.init, lam, self.params.eta, t0, abs_sorted, death_t)
@@ -130,6 +144,10 @@ class Simulation:
     def method(self) -> str:
         return self.solver.method
 
+    @property
+    def lam_changes(self) -> tuple[LamChange, ...]:
+        return lam_schedule(self.initial_params.lam, self.changes)
+
     # --- live changes (no reset) ----------------------------------------------------
     def _log_change(self, name: str, value: float | str) -> None:
         """Remember a live change (a later change of the same field at the same instant
@@ -149,11 +167,6 @@ class Simulation:
             return
         self._accumulate_lam_t()
         self.solver.set_lam(lam)
-        t = self.t
-        if self.lam_changes and self.lam_changes[-1].t == t:
-            self.lam_changes[-1] = LamChange(t, lam)
-        else:
-            self.lam_changes.append(LamChange(t, lam))
         self.params = self.params.with_changes(lam=lam)
         self._log_change("lam", float(lam))
 

@@ -30,7 +30,8 @@ class InitialState:
 
     @classmethod
     def from_weights(cls, w0: np.ndarray) -> "InitialState":
-        w0 = np.ascontiguousarray(w0, dtype=np.float64)
+        w0 = np.ascontiguousarray(w0, dtype=np.float64).view()
+        w0.flags.writeable = False  # shared with snapshots (exports, sessions): never written
         check_representable(w0)
         # np.sort is ~8x faster than argsort at m = 10^7; the permutation is only needed
         # to map back to input order, so it is computed when first asked for

@@ -6,16 +6,13 @@ the latest snapshot (latest wins at both ends). A second tab holds the sweep ove
 """
 from __future__ import annotations
 
-import io
 import random
-from pathlib import Path
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.interference.params import (
     GD_OPTIMIZERS,
     PRESETS,
@@ -24,23 +21,14 @@ from sparsity_gui.core.interference.params import (
 )
 from sparsity_gui.core.interference.worker import InterferenceSnapshot, InterferenceWorker
 from sparsity_gui.core.interference.params import needs_restart
-from sparsity_gui.core.interference.files import history_csv, neuron_counts_csv
 from sparsity_gui.plots.interference import INTERFERENCE_PANEL_TYPES
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
-from sparsity_gui.ui.window import LiveWindow, export_figure_file
+from sparsity_gui.ui.interference.export import InterferenceExports
+from sparsity_gui.ui.window import LiveWindow
 from sparsity_gui.ui.interference.controls import InterferenceControls
 
 STATUS_SECONDS = 0.1  # the status line is read, not watched: 10 Hz
-FIGURE_FILTER = "PNG image (*.png);;SVG vector image (*.svg)"
-
-
-DATA_KINDS = {
-    # kind: (file name, menu text, dialog filter)
-    "history": ("interference_history.csv", "History of the counts (CSV)…", "CSV (*.csv)"),
-    "weights": ("W.npy", "Weights W, n × m (.npy)…", "NumPy array (*.npy)"),
-    "counts": ("neuron_counts.csv", "Active features per neuron (CSV)…", "CSV (*.csv)"),
-}
 
 
 
@@ -62,13 +50,9 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.playing = playing
         self.snapshot: InterferenceSnapshot | None = None
         self.windows = windows  # ui.windows.ModelWindows: the Model menu opens the other model
-        self._min_run_id = 1
+        self.run_id = 1  # the run the window asked for; snapshots of others are dropped
         self._status_due = 0.0
         self._shown_error: tuple[int, str] | None = None
-        self._exception_shown: str | None = None
-        self.error_box: QtWidgets.QMessageBox | None = None
-        self.last_error = ""
-        self.last_written: list[Path] = []
         self._sweep_paused_live = False
 
         # --- centre: the live panels and the sweep, as tabs -------------------------------
@@ -151,7 +135,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         # one thread on a quieter machine (measured).
         self.blas_threads = 1 if blas_threads is None else int(blas_threads)
         self.blas_limited = limit_blas_threads(self.blas_threads)
-        self.worker = InterferenceWorker(params, playing=playing)
+        self.worker = InterferenceWorker(params, playing=playing, run_id=self.run_id)
         self.start_engine(self.worker, "interference")
         self.finish_setup()
         self.set_playing(playing)
@@ -179,19 +163,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
 
         menu = self.menuBar()
         m_file = menu.addMenu("&File")
-        m_fig = m_file.addMenu("Export &figure")
-        m_fig.setObjectName("menu_export_figure")
-        for panel in self.all_panels():
-            act = m_fig.addAction(f"{panel.title}…")
-            act.triggered.connect(lambda _c=False, p=panel: self.export_figure_dialog(p))
-        m_fig.addSeparator()
-        act = m_fig.addAction("Whole window…")
-        act.triggered.connect(lambda _c=False: self.export_figure_dialog("window"))
-        m_data = m_file.addMenu("Export &data")
-        m_data.setObjectName("menu_export_data")
-        for kind, (_name, text, _filter) in DATA_KINDS.items():
-            act = m_data.addAction(text)
-            act.triggered.connect(lambda _c=False, k=kind: self.export_data_dialog(k))
+        self.exports = InterferenceExports(self)
+        self.exports.build_menus(m_file)
         m_file.addSeparator()
         self.act_close = m_file.addAction("&Close")
         self.act_close.setShortcut(QtGui.QKeySequence.StandardKey.Close)
@@ -227,6 +200,9 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
     def all_panels(self) -> list:
         return [*self.panels, self.sweep.panel]
 
+    def shown_panels(self) -> list:
+        return self.panels if self.tabs.currentIndex() == 0 else [self.sweep.panel]
+
     # --- commands ----------------------------------------------------------------------
     @QtCore.Slot()
     def restart(self) -> None:
@@ -241,24 +217,32 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         seed = random.SystemRandom().randrange(0, 2**31 - 1)
         self.on_params_changed({"seed": seed})
 
-    def _request(self, params: InterferenceParams, restart: bool = False) -> None:
-        """Send a parameter snapshot; a new run means snapshots of older runs are dropped."""
-        if restart or needs_restart(self.params, params):
-            self._min_run_id = max(self._min_run_id, self.worker.run_id + 1)
-            restart = True
-            self._shown_error = None
-            self.failure_line.hide()
+    def start_run(self, params: InterferenceParams, w0: np.ndarray | None = None) -> None:
+        """A new run (W(0) drawn from the parameters unless given); snapshots of older
+        runs are dropped from now on."""
+        self.run_id += 1
+        self._shown_error = None
+        self.failure_line.hide()
         self.params = params
-        self.worker.set_params(params, restart=restart)
-        if restart:
-            self.worker.play(self.playing)  # the new run follows the Play button
+        self.worker.start_run(params, self.run_id, w0=w0)
+        self.worker.play(self.playing)  # the new run follows the Play button
+        self.controls.show_params(params)
+        self.sweep.set_base(params)
+
+    def _request(self, params: InterferenceParams, restart: bool = False) -> None:
+        """Send parameters: live when only LIVE_FIELDS changed, else a new run."""
+        if restart or needs_restart(self.params, params):
+            self.start_run(params)
+            return
+        self.params = params
+        self.worker.set_params(params)
         self.controls.show_params(params)
         self.sweep.set_base(params)
 
     @QtCore.Slot(dict)
     def on_params_changed(self, changes: dict) -> None:
-        """Validated edits from the dock: live for LIVE_FIELDS, a new run otherwise (the
-        worker decides with needs_restart). A refused value is shown at its field."""
+        """Validated edits from the dock: live for LIVE_FIELDS, a new run otherwise. A
+        refused value is shown at its field."""
         try:
             params = self.params.with_changes(**changes)
             if "n" in changes or "m" in changes:
@@ -293,26 +277,16 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.status_labels["sweep"].setText(text)
 
     # --- painting --------------------------------------------------------------------------
-    def _wanted(self, snap: InterferenceSnapshot) -> bool:
-        """A snapshot of the run the window asked for (not one from before a restart)."""
-        return snap.run_id >= self._min_run_id and not needs_restart(snap.params, self.params)
-
     @QtCore.Slot()
     def paint_latest(self) -> None:
-        error = self.worker.take_error()
-        if error is not None:  # e.g. a restart that could not build its run: the old run stays
-            if self.playing:
-                self.set_playing(False)
-            self.failure_line.setText(f"{error.partition(chr(10) * 2)[0]}\n(Change the parameters, "
-                                      f"then Restart: Ctrl+R.)")
-            self.failure_line.show()
-            self.show_error(error)
-            self._exception_shown = error  # its snapshot, if any, carries the same text
         snap = self.worker.take_latest()
-        if snap is None or not self._wanted(snap):
-            return
+        if snap is None or snap.run_id != self.run_id:
+            return  # nothing yet, or a snapshot from before a restart: dropped
         old = self.snapshot
         if old is not None and snap.seq == old.seq and snap.run_id == old.run_id:
+            return
+        if snap.latest is None:  # no run could be built: keep what is on screen, say why
+            self._show_failure(snap)
             return
         self.snapshot = snap
         if self.tabs.currentIndex() == 0:
@@ -321,11 +295,20 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         if now >= self._status_due or old is None or snap.state != old.state:
             self._status_due = now + STATUS_SECONDS
             self._update_status(snap)
-        if snap.state == "error":
-            if self.playing:
-                self.set_playing(False)
-            if (snap.message and (snap.run_id, snap.message) != self._shown_error
-                    and snap.message != self._exception_shown):
+        self._show_failure(snap)
+
+    def _show_failure(self, snap: InterferenceSnapshot) -> None:
+        """An error (a run that could not start, a diverged run): pause, show it at the dock
+        and, once per run and message, in a dialog."""
+        if snap.state != "error":
+            return
+        if self.playing:
+            self.set_playing(False)
+        if snap.message:
+            first = snap.message.partition("\n\n")[0]
+            self.failure_line.setText(f"{first}\n(Change the parameters, then Restart: Ctrl+R.)")
+            self.failure_line.show()
+            if (snap.run_id, snap.message) != self._shown_error:
                 self._shown_error = (snap.run_id, snap.message)
                 self.show_error(snap.message)
 
@@ -353,98 +336,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         L["poly"].setText(f"polysemantic {snap.latest.polysemantic} / {p.prediction:.3g} predicted")
         L["sps"].setText(rate)
         L["fps"].setText(f"{self.fps:.0f} fps")
-        if snap.state == "error" and snap.message:
-            first = snap.message.partition("\n\n")[0]
-            self.failure_line.setText(f"{first}\n(Change the parameters, then Restart: Ctrl+R.)")
-            self.failure_line.show()
-        elif snap.state != "error":
+        if snap.state != "error":
             self.failure_line.hide()
-
-    def fail(self, title: str, message: str) -> bool:
-        """Show a problem without blocking, remember it, return False."""
-        self.last_error = message
-        self.warning_box(title, message)
-        self.statusBar().showMessage(message.splitlines()[0], 10_000)
-        return False
-
-    def done(self, message: str) -> bool:
-        self.last_error = ""
-        self.statusBar().showMessage(message, 6000)
-        return True
-
-    # --- exports ---------------------------------------------------------------------------
-    def _panel(self, target):
-        if target == "window":
-            return None
-        if isinstance(target, int):
-            return self.all_panels()[target]
-        return target
-
-    def figure_bytes(self, target, fmt: str, scale: float = 2.0) -> bytes:
-        from sparsity_gui.plots.render import EXPORT_WIDTH, render_panel, render_widget
-
-        panel = self._panel(target)
-        if panel is None:
-            shown = self.panels if self.tabs.currentIndex() == 0 else [self.sweep.panel]
-            return render_widget(self, fmt, scale, shown)
-        if panel is self.sweep.panel:
-            # its error bars widen like print_style widens curves (as sweepfiles does)
-            panel.set_bar_width(EXPORT_WIDTH * (scale if fmt == "png" else 1.0))
-            try:
-                return render_panel(panel, fmt, scale)
-            finally:
-                panel.set_bar_width(None)
-        return render_panel(panel, fmt, scale)
-
-    def export_figure(self, target, path, scale: float = 2.0) -> bool:
-        """A panel (index into all_panels(), or the panel) or "window" as .png or .svg."""
-        return export_figure_file(self, target, path, scale, ("png", "svg"))
-
-    def data_bytes(self, kind: str) -> bytes:
-        """The shown snapshot's data: history (CSV), weights (W as .npy), counts (CSV)."""
-        snap = self.snapshot
-        if snap is None:
-            raise InputError("", "the run is still starting; try again in a moment")
-        if kind == "history":
-            return history_csv(snap.history).encode("utf-8")
-        if kind == "weights":
-            buf = io.BytesIO()
-            np.save(buf, snap.W, allow_pickle=False)
-            return buf.getvalue()
-        if kind == "counts":
-            return neuron_counts_csv(snap.counts).encode("utf-8")
-        raise InputError("", f"unknown kind of data {kind!r}")
-
-    def export_data(self, kind: str, path) -> bool:
-        path = Path(path)
-        try:
-            atomic_write_bytes(path, self.data_bytes(kind))
-        except InputError as exc:
-            return self.fail("Cannot export data", exc.message)
-        except OSError as exc:
-            return self.fail("Cannot export data", f"{path}: {exc.strerror or exc}. Nothing was "
-                             "written; an earlier file of that name is unchanged.")
-        self.last_written = [path]
-        return self.done(f"Wrote {path}")
-
-    def export_figure_dialog(self, target) -> None:
-        from sparsity_gui.plots.render import slug
-
-        panel = self._panel(target)
-        name = "interference_window" if panel is None else slug(panel.title)
-        path, chosen = QtWidgets.QFileDialog.getSaveFileName(self, "Export figure", f"{name}.png",
-                                                             FIGURE_FILTER)
-        if not path:
-            return
-        if not Path(path).suffix:
-            path += ".svg" if chosen.startswith("SVG") else ".png"
-        self.export_figure(target, path)
-
-    def export_data_dialog(self, kind: str) -> None:
-        name, _text, flt = DATA_KINDS[kind]
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export data", name, f"{flt};;All files (*)")
-        if path:
-            self.export_data(kind, path)
 
     # --- shutdown ----------------------------------------------------------------------------
     def shutdown(self) -> None:

@@ -17,6 +17,11 @@ from sparsity_gui.ui.note.argument import NoteView
 from sparsity_gui.plots.note import PANEL_TYPES
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.ui.window import LiveWindow
+from sparsity_gui.core.note.session import DEFAULT_SAMPLES
+from sparsity_gui.ui.note.file_menu import FileMenu
+from sparsity_gui.ui.note.export import NoteExports
+from sparsity_gui.core.note.simulation import RunScript
+from sparsity_gui.core.note.session import W0Source
 
 
 class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
@@ -33,6 +38,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         self.setObjectName("NoteWindow")
         self.params = params
         self.w0 = w0
+        self.w0_source = W0Source("normal") if params.w0_path is None else W0Source("file", params.w0_path)
         self.run_id = 1
         self.speed = default_speed(params.lam) if speed is None else speed
         self.playing = playing
@@ -118,9 +124,9 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         m_file.addAction(self.act_open_w0)
         m_file.addSeparator()
         m_file.addAction(self.act_quit)
-        from sparsity_gui.ui.note.file_menu import install_file_actions
-
-        install_file_actions(self, m_file)
+        self.files = FileMenu(self, m_file)
+        self.exports = NoteExports(self)
+        self.exports.build_menus(m_file, self.act_quit)
         m_sim = menu.addMenu("&Simulation")
         for act in (self.act_play, self.act_step, self.act_reset):
             m_sim.addAction(act)
@@ -148,20 +154,47 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
     # --- commands ----------------------------------------------------------------------
     @QtCore.Slot()
     def reset(self) -> None:
-        self.start_new_run(self.params)
+        self.start_run(self.params)
 
     @QtCore.Slot()
     def new_seed(self) -> None:
         seed = random.SystemRandom().randrange(0, 2**31 - 1)
         self.on_params_changed({"seed": seed, "w0_path": None})
 
-    def start_new_run(self, params: SimParams, w0: np.ndarray | None = None) -> None:
+    def start_run(self, params: SimParams, w0: np.ndarray | None = None, *,
+                  source: W0Source | None = None, script: RunScript | None = None,
+                  stop_at_one: bool | None = None) -> None:
+        """A new run under a new id. W(0) is ``w0``, or the file's W(0) kept from before (a
+        reset), or a normal draw; with ``script``, the run replayed to its time (a session)."""
         self.run_id += 1
         self.params = params
         if w0 is not None or params.w0_path is None:
             self.w0 = w0
-        self.runner.set_params(params, run_id=self.run_id, w0=self.w0 if params.w0_path else None)
+        if source is not None:
+            self.w0_source = source
+        elif params.w0_path is None:
+            self.w0_source = W0Source("normal")
+        if stop_at_one is not None:
+            self.runner.set_stop_at_one(stop_at_one)
+        self.runner.start_run(params, self.run_id, w0=self.w0 if params.w0_path else None,
+                              script=script)
         self.controls.show_params(params)
+
+    def current_script(self, samples: int = DEFAULT_SAMPLES) -> tuple[RunScript, W0Source]:
+        """The run on screen up to the instant on screen (parameters at t = 0, W(0), live
+        changes), from the snapshot: exports and sessions never read the worker's objects."""
+        snap = self.snapshot
+        if snap is None or snap.run_id != self.run_id:
+            raise InputError("", "the run is still starting; try again in a moment")
+        script = snap.script(samples)
+        path = script.params.w0_path
+        if path is None:
+            source = W0Source("normal")
+        elif self.w0_source.kind == "file" and self.w0_source.path == path:
+            source = self.w0_source
+        else:
+            source = W0Source("file", path)
+        return script, source
 
     @QtCore.Slot(dict)
     def on_params_changed(self, changes: dict) -> None:
@@ -174,7 +207,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             self.controls.show_params(self.params)
             return
         if needs_restart(self.params, params):
-            self.start_new_run(params)
+            self.start_run(params)
         else:
             self.params = params
             self.runner.set_params(params)
@@ -195,14 +228,9 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         path, _ = QtWidgets.QFileDialog.getOpenFileName(
             self, "Load W(0)", "", "Weights (*.npy *.npz *.csv *.txt);;All files (*)")
         if path:
-            self.load_w0(path)
+            self.files.load_w0(path)
         else:
             self.controls.show_params(self.params)
-
-    def load_w0(self, path: str, row: int | None = None, array: str | None = None) -> bool:
-        """Load W(0) from a file and start a run with it (a dialog picks the array of a
-        .npz and the row of a matrix); on a bad file show why and keep the current run."""
-        return self.files.load_w0(path, row, array)
 
     def about(self) -> None:
         from sparsity_gui import __version__
