@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from oracles import (
+from note_oracles import (
     affine_from_two,
     equal_weights_limit,
     last_survivor_limit,
@@ -509,7 +509,7 @@ def test_tracked_columns_are_the_weights_at_tracked_ranks():
 def test_switching_method_continues_from_the_current_state():
     """exact -> gd -> exact mid-run: each leg continues from W at the switch (checked
     against a reference started there), and earlier death times are kept."""
-    from oracles import gd_reference
+    from note_oracles import gd_reference
 
     w0 = normal_w0(20, 12)
     lam, eta = 0.02, 0.01

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import sparsity_gui
-from oracles import gd_reference, reference_flow, relvar_bounds_direct
+from note_oracles import gd_reference, reference_flow, relvar_bounds_direct
 
 HEADER10 = "t,norm2_sq,norm1,nonzero,theta,feature_push,reg_push,rel_var,rel_var_lo,rel_var_hi"
 REL = 1e-8

@@ -1,5 +1,3 @@
-import threading
-
 import pytest
 
 
@@ -8,14 +6,6 @@ def _private_settings(tmp_path, monkeypatch):
     """Each test gets its own settings file (window geometry, presets)."""
     monkeypatch.setenv("SPARSITY_GUI_SETTINGS", str(tmp_path / "settings.ini"))
     monkeypatch.setenv("SPARSITY_GUI_CONFIG_DIR", str(tmp_path / "config"))
-
-
-@pytest.fixture(autouse=True)
-def _no_leftover_threads():
-    before = {t.ident for t in threading.enumerate()}
-    yield
-    left = [t for t in threading.enumerate() if t.ident not in before and t.is_alive()]
-    assert not left, f"test left threads running: {[t.name for t in left]}"
 
 
 def _windows(qtbot, build, check_closed):

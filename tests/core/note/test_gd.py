@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from oracles import affine_from_two, gd_reference, last_survivor_limit, reference_flow
+from note_oracles import affine_from_two, gd_reference, last_survivor_limit, reference_flow
 from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.simulation import Simulation

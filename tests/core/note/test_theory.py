@@ -11,7 +11,7 @@ import pytest
 from scipy.integrate import quad
 from scipy.stats import norm
 
-from oracles import halfnormal_ideal, relvar, relvar_bounds_direct
+from note_oracles import halfnormal_ideal, relvar, relvar_bounds_direct
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.simulation import Simulation
 from sparsity_gui.core.note.metrics import fit_decay_constant

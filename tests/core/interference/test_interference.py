@@ -16,7 +16,7 @@ import math
 import interference_oracles as IO
 import numpy as np
 import pytest
-from oracles import gd_reference
+from note_oracles import gd_reference
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
