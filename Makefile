@@ -4,12 +4,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench bench-gui bench-interference bench-gui-interference screenshot screenshot-interference sweep-figure bundle icons clean
+.PHONY: run test lint format bench bench-gui bench-interference bench-gui-interference screenshot screenshot-interference sweep-figure bundle icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,lint]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -17,6 +17,16 @@ run: $(STAMP)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+
+# style, import order and the layers (pyproject.toml: [tool.ruff], [tool.importlinter])
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py

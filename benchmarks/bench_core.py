@@ -17,10 +17,12 @@ It prints one readable report from one run on one machine:
 
 Each goal ends in a PASS/MISS line. Nothing is asserted: the exit status is 0 either way.
 """
+
 from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import math
 import os
@@ -35,17 +37,15 @@ import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
+# the core's import is timed (numpy, numba and the kernels' module)
 _T_IMPORT0 = time.perf_counter()
-import numpy as np  # noqa: E402
-import numba  # noqa: E402
-
-from sparsity_gui.core.note import kernels as K  # noqa: E402
-from sparsity_gui.core.note.initial import draw_normal  # noqa: E402
-from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState  # noqa: E402
-
+np = importlib.import_module("numpy")
+numba = importlib.import_module("numba")
+K = importlib.import_module("sparsity_gui.core.note.kernels")
+draw_normal = importlib.import_module("sparsity_gui.core.note.initial").draw_normal
+_solvers = importlib.import_module("sparsity_gui.core.note.solvers")
+ExactSolver, GDSolver, InitialState = _solvers.ExactSolver, _solvers.GDSolver, _solvers.InitialState
 IMPORT_S = time.perf_counter() - _T_IMPORT0
 
 SIGMA = 0.9
@@ -61,6 +61,7 @@ GOAL_GD_SPEEDUP = 5.0  # GD kernel vs numpy
 
 # ---------------------------------------------------------------------------------------------
 # small helpers
+
 
 def now() -> float:
     return time.perf_counter()
@@ -85,12 +86,14 @@ def minflt() -> int:
 
 
 def table(rows: list[list[str]], header: list[str], align: str | None = None) -> str:
-    cols = list(zip(header, *rows))
+    cols = list(zip(header, *rows, strict=True))
     widths = [max(len(c) for c in col) for col in cols]
     align = align or ("l" + "r" * (len(header) - 1))
 
     def line(cells):
-        return "  ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(cells, widths, align))
+        return "  ".join(
+            c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(cells, widths, align, strict=True)
+        )
 
     out = [line(header), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
@@ -103,7 +106,7 @@ def verdict(ok: bool) -> str:
 
 def loadavg() -> str:
     try:
-        return "%.2f %.2f %.2f" % os.getloadavg()
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
         return "n/a"
 
@@ -119,6 +122,7 @@ class BlasThreads:
         self.library = None
         try:
             import ctypes
+
             with open("/proc/self/maps") as fh:
                 files = {ln.split()[-1] for ln in fh if len(ln.split()) >= 6}
             paths = sorted(p for p in files if "openblas" in Path(p).name.lower() and ".so" in Path(p).name)
@@ -126,12 +130,14 @@ class BlasThreads:
                 lib = ctypes.CDLL(path)
                 for pre in ("scipy_openblas_", "openblas_"):
                     for suf in ("64_", ""):
-                        if hasattr(lib, f"{pre}set_num_threads{suf}") and hasattr(lib, f"{pre}get_num_threads{suf}"):
+                        if hasattr(lib, f"{pre}set_num_threads{suf}") and hasattr(
+                            lib, f"{pre}get_num_threads{suf}"
+                        ):
                             self._set = getattr(lib, f"{pre}set_num_threads{suf}")
                             self._get = getattr(lib, f"{pre}get_num_threads{suf}")
                             self.library = Path(path).name
                             return
-        except Exception:  # noqa: BLE001 (no /proc, no OpenBLAS: leave BLAS alone)
+        except Exception:  # no /proc, no OpenBLAS: leave BLAS alone
             self._get = self._set = None
 
     @property
@@ -202,6 +208,7 @@ def cache_stats() -> tuple[int, int]:
 # ---------------------------------------------------------------------------------------------
 # header
 
+
 def machine_info() -> dict:
     info: dict = {}
     info["nproc"] = os.cpu_count()
@@ -241,6 +248,7 @@ def machine_info() -> dict:
     info["numba"] = numba.__version__
     try:
         import scipy
+
         info["scipy"] = scipy.__version__
     except ImportError:
         info["scipy"] = None
@@ -249,7 +257,7 @@ def machine_info() -> dict:
         cfg = np.show_config(mode="dicts")
         b = cfg["Build Dependencies"]["blas"]
         blas = f"{b.get('name')} {b.get('version')}"
-    except Exception:  # noqa: BLE001 (older numpy: no dict mode)
+    except Exception:  # older numpy: no dict mode
         pass
     info["numpy_blas"] = blas
     info["env"] = {k: v for k, v in sorted(os.environ.items()) if ENV_PATTERN.search(k)}
@@ -262,28 +270,49 @@ def machine_info() -> dict:
 
 def print_header(info: dict, quick: bool) -> None:
     print("=" * 100)
-    print("sparsity_gui core benchmark" + ("  [--quick: reduced sizes, figures are indicative only]" if quick else ""))
+    print(
+        "sparsity_gui core benchmark"
+        + ("  [--quick: reduced sizes, figures are indicative only]" if quick else "")
+    )
     print("=" * 100)
     print(f"  date       {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
-    print(f"  cpu        {info['cpu_model']}  (nproc {info['nproc']}, usable {info['nproc_usable']}, "
-          f"{info['cpu_mhz']} MHz, cache {info['cpu_cache']}, simd {'/'.join(info['cpu_simd']) or '-'})")
+    print(
+        f"  cpu        {info['cpu_model']}  (nproc {info['nproc']}, usable {info['nproc_usable']}, "
+        f"{info['cpu_mhz']} MHz, cache {info['cpu_cache']}, simd {'/'.join(info['cpu_simd']) or '-'})"
+    )
     print(f"  memory     {info['mem_gib']} GiB    platform {info['platform']}")
-    print(f"  versions   python {info['python']}  numpy {info['numpy']}  numba {info['numba']}  "
-          f"scipy {info['scipy']}  (numpy BLAS: {info['numpy_blas']})")
+    print(
+        f"  versions   python {info['python']}  numpy {info['numpy']}  numba {info['numba']}  "
+        f"scipy {info['scipy']}  (numpy BLAS: {info['numpy_blas']})"
+    )
     env = info["env"]
-    print("  env vars   " + ("  ".join(f"{k}={v}" for k, v in env.items()) if env else "(no BLAS/thread/numba vars set)"))
-    print(f"  numba      NUMBA_NUM_THREADS={info['numba_threads']} (the kernels are serial); "
-          f"cache dir {os.environ.get('NUMBA_CACHE_DIR', 'beside the source')}")
-    print(f"  BLAS       {info['blas_threads'] if info['blas_threads'] is not None else '?'} OpenBLAS threads by default "
-          f"({info['blas_library'] or 'thread count not controllable'})")
+    print(
+        "  env vars   "
+        + ("  ".join(f"{k}={v}" for k, v in env.items()) if env else "(no BLAS/thread/numba vars set)")
+    )
+    print(
+        f"  numba      NUMBA_NUM_THREADS={info['numba_threads']} (the kernels are serial); "
+        f"cache dir {os.environ.get('NUMBA_CACHE_DIR', 'beside the source')}"
+    )
+    print(
+        f"  BLAS       {info['blas_threads'] if info['blas_threads'] is not None else '?'} OpenBLAS "
+        "threads by default "
+        f"({info['blas_library'] or 'thread count not controllable'})"
+    )
     print(f"  import     sparsity_gui.core + numpy + numba: {fmt_s(IMPORT_S)}")
-    print(f"  load avg   {info['loadavg_start']} (1/5/15 min) at start"
-          + ("  -- WARNING: other processes are using the CPUs; timings will be noisy"
-             if _load1() > 0.5 else ""))
+    print(
+        f"  load avg   {info['loadavg_start']} (1/5/15 min) at start"
+        + (
+            "  -- WARNING: other processes are using the CPUs; timings will be noisy"
+            if _load1() > 0.5
+            else ""
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # warm-up / compile time
+
 
 def warm_up() -> None:
     """Touch every kernel the benchmark times, on small inputs."""
@@ -325,31 +354,44 @@ def measure_compile(quick: bool) -> dict:
         with tempfile.TemporaryDirectory(prefix="bench_numba_cache_") as tmp:
             env = dict(os.environ, NUMBA_CACHE_DIR=tmp)
             try:
-                out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--_compile-probe"],
-                                     capture_output=True, text=True, env=env, timeout=600, cwd=str(ROOT))
+                out = subprocess.run(
+                    [sys.executable, str(Path(__file__).resolve()), "--_compile-probe"],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    timeout=600,
+                    cwd=str(ROOT),
+                )
                 probe = json.loads(out.stdout.strip().splitlines()[-1])
                 res["cold_compile_s"] = probe["warmup_s"]
                 res["cold_cache_misses"] = probe["cache_misses"]
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 res["cold_compile_error"] = f"{type(exc).__name__}: {exc}"
     return res
 
 
 def print_compile(res: dict) -> None:
-    src = ("loaded from numba's on-disk cache" if res["first_call_cache_hits"] and not res["first_call_cache_misses"]
-           else "compiled" if res["first_call_cache_misses"] and not res["first_call_cache_hits"]
-           else "cache hits %d, misses %d" % (res["first_call_cache_hits"], res["first_call_cache_misses"]))
+    src = (
+        "loaded from numba's on-disk cache"
+        if res["first_call_cache_hits"] and not res["first_call_cache_misses"]
+        else "compiled"
+        if res["first_call_cache_misses"] and not res["first_call_cache_hits"]
+        else f"cache hits {res['first_call_cache_hits']}, misses {res['first_call_cache_misses']}"
+    )
     print("  numba warm-up (m=1000 exact + GD), excluded from every timing below:")
     print(f"     first call {fmt_s(res['first_call_s'])} ({src}); second call {fmt_s(res['second_call_s'])}")
     if "cold_compile_s" in res:
-        print(f"     cold compile with an empty cache (fresh process): {fmt_s(res['cold_compile_s'])} "
-              f"({res['cold_cache_misses']} kernel specialisations compiled)")
+        print(
+            f"     cold compile with an empty cache (fresh process): {fmt_s(res['cold_compile_s'])} "
+            f"({res['cold_cache_misses']} kernel specialisations compiled)"
+        )
     elif "cold_compile_error" in res:
         print(f"     cold compile probe failed: {res['cold_compile_error']}")
 
 
 # ---------------------------------------------------------------------------------------------
 # 1. exact solver to one weight
+
 
 def exact_to_one(m: int, lam: float) -> dict:
     f0 = minflt()
@@ -363,9 +405,19 @@ def exact_to_one(m: int, lam: float) -> dict:
     t3 = now()
     mom = s.moments()
     out = {
-        "m": m, "lam": lam, "draw_s": t1 - t0, "sort_s": t2 - t1, "solve_s": t3 - t2,
-        "total_s": t3 - t0, "sort_solve_s": t3 - t1, "steps": s.steps, "lam_t": lam * s.t, "t": s.t,
-        "nonzero_end": mom.nonzero, "status": code, "minor_faults": minflt() - f0,
+        "m": m,
+        "lam": lam,
+        "draw_s": t1 - t0,
+        "sort_s": t2 - t1,
+        "solve_s": t3 - t2,
+        "total_s": t3 - t0,
+        "sort_solve_s": t3 - t1,
+        "steps": s.steps,
+        "lam_t": lam * s.t,
+        "t": s.t,
+        "nonzero_end": mom.nonzero,
+        "status": code,
+        "minor_faults": minflt() - f0,
     }
     del s, init, w
     gc.collect()
@@ -377,33 +429,67 @@ def bench_exact(sizes: list[int], reps: dict[int, int], lam: float) -> dict:
     for m in sizes:
         runs = [exact_to_one(m, lam) for _ in range(reps[m])]
         best = min(runs, key=lambda r: r["total_s"])
-        best = dict(best, reps=len(runs), first_total_s=runs[0]["total_s"],
-                    first_minor_faults=runs[0]["minor_faults"])
+        best = dict(
+            best, reps=len(runs), first_total_s=runs[0]["total_s"], first_minor_faults=runs[0]["minor_faults"]
+        )
         rows.append(best)
     return {"lam": lam, "sigma": SIGMA, "seed": SEED, "rows": rows}
 
 
 def print_exact(res: dict, goal_m: int) -> None:
-    hdr = ["m", "runs", "draw", "sort+prefix", "solve", "total", "total (1st run)", "solver steps",
-           "ns/step", "lam*t end", "m' end"]
+    hdr = [
+        "m",
+        "runs",
+        "draw",
+        "sort+prefix",
+        "solve",
+        "total",
+        "total (1st run)",
+        "solver steps",
+        "ns/step",
+        "lam*t end",
+        "m' end",
+    ]
     rows = []
     for r in res["rows"]:
-        rows.append([f"10^{round(math.log10(r['m']))}", str(r["reps"]), fmt_s(r["draw_s"]), fmt_s(r["sort_s"]),
-                     fmt_s(r["solve_s"]), fmt_s(r["total_s"]), fmt_s(r["first_total_s"]), f"{r['steps']:,}",
-                     f"{1e9 * r['solve_s'] / max(r['steps'], 1):.0f}", f"{r['lam_t']:.4f}", str(r["nonzero_end"])])
+        rows.append(
+            [
+                f"10^{round(math.log10(r['m']))}",
+                str(r["reps"]),
+                fmt_s(r["draw_s"]),
+                fmt_s(r["sort_s"]),
+                fmt_s(r["solve_s"]),
+                fmt_s(r["total_s"]),
+                fmt_s(r["first_total_s"]),
+                f"{r['steps']:,}",
+                f"{1e9 * r['solve_s'] / max(r['steps'], 1):.0f}",
+                f"{r['lam_t']:.4f}",
+                str(r["nonzero_end"]),
+            ]
+        )
     print(table(rows, hdr))
-    print("  total = draw + sort/prefix sums + solve; each row is the run with the fastest total (the 1st run's total")
-    print("  is shown too: that is what a single run sees, e.g. with fresh memory). ns/step = solve / solver steps.")
+    print(
+        "  total = draw + sort/prefix sums + solve; each row is the run with the fastest total (the "
+        "1st run's total"
+    )
+    print(
+        "  is shown too: that is what a single run sees, e.g. with fresh memory). ns/step = solve / "
+        "solver steps."
+    )
     g = [r for r in res["rows"] if r["m"] == goal_m]
     if g:
         r = g[0]
-        print(f"  goal: m=10^{round(math.log10(goal_m))} to one weight under {GOAL_EXACT_S:g} s including the sort: "
-              f"1st run {r['first_total_s']:.2f} s, best {r['total_s']:.2f} s "
-              f"(sort+solve without the draw: {r['sort_solve_s']:.2f} s)")
+        print(
+            f"  goal: m=10^{round(math.log10(goal_m))} to one weight under {GOAL_EXACT_S:g} s "
+            "including the sort: "
+            f"1st run {r['first_total_s']:.2f} s, best {r['total_s']:.2f} s "
+            f"(sort+solve without the draw: {r['sort_solve_s']:.2f} s)"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
 # 2. the note's setting: exact vs the note's numpy Euler loop
+
 
 class Euler:
     """The note's loop on a = |W|: n2 = a@a; a = a + eta*((1-n2)*a - lam); zero rule; dead stay dead.
@@ -461,8 +547,15 @@ def exact_run(w: np.ndarray, lam: float, stops: list[float]) -> dict:
         at[t] = (s.moments(), code)
     s.advance_to(math.inf, stop_nonzero=1)
     t2 = now()
-    return {"sort_s": t1 - t0, "solve_s": t2 - t1, "wall_s": t2 - t0, "T": s.t, "steps": s.steps,
-            "at": at, "death_t": s.death_t.copy()}
+    return {
+        "sort_s": t1 - t0,
+        "solve_s": t2 - t1,
+        "wall_s": t2 - t0,
+        "T": s.t,
+        "steps": s.steps,
+        "at": at,
+        "death_t": s.death_t.copy(),
+    }
 
 
 def bench_note(m: int, lam: float, eta: float, fracs: list[float], n_probe: int) -> dict:
@@ -523,79 +616,158 @@ def bench_note(m: int, lam: float, eta: float, fracs: list[float], n_probe: int)
         tail_s = now() - t0
 
     samples = []
-    for f, n, t in zip(fracs, sample_steps, sample_t):
+    for f, n, t in zip(fracs, sample_steps, sample_t, strict=True):
         mex = ex_b["at"][t][0]
-        row = {"frac": f, "t": t, "lam_t": lam * t, "exact_norm1": mex.norm1, "exact_norm2": mex.norm2_sq,
-               "exact_nonzero": mex.nonzero}
+        row = {
+            "frac": f,
+            "t": t,
+            "lam_t": lam * t,
+            "exact_norm1": mex.norm1,
+            "exact_norm2": mex.norm2_sq,
+            "exact_nonzero": mex.nonzero,
+        }
         if n in eu.samples:
             l1, n2, mp = eu.samples[n]
-            row.update(euler_norm1=l1, euler_norm2=n2, euler_nonzero=mp,
-                       rel_err_norm1=l1 / mex.norm1 - 1, rel_err_norm2=n2 / mex.norm2_sq - 1)
+            row.update(
+                euler_norm1=l1,
+                euler_norm2=n2,
+                euler_nonzero=mp,
+                rel_err_norm1=l1 / mex.norm1 - 1,
+                rel_err_norm2=n2 / mex.norm2_sq - 1,
+            )
         samples.append(row)
     T_euler = eu.n_one * eta if eu.n_one is not None else math.nan
     return {
-        "m": m, "lam": lam, "sigma": SIGMA, "seed": SEED, "eta": eta, "T_exact": T, "lam_T_exact": lam * T,
-        "exact_wall_s": ex_b["wall_s"], "exact_sort_s": ex_b["sort_s"], "exact_solve_s": ex_b["solve_s"],
-        "exact_steps": ex_b["steps"], "exact_nostop_wall_s": ex_a["wall_s"],
-        "euler_wall_s": euler_s, "euler_steps_timed": euler_steps_timed, "euler_blas_threads": full_label,
-        "euler_probe_steps": n_probe, "euler_probe_us_per_step": probe_us,
-        "euler_best_us_per_step": best_us, "euler_conservative_s": euler_conservative_s,
+        "m": m,
+        "lam": lam,
+        "sigma": SIGMA,
+        "seed": SEED,
+        "eta": eta,
+        "T_exact": T,
+        "lam_T_exact": lam * T,
+        "exact_wall_s": ex_b["wall_s"],
+        "exact_sort_s": ex_b["sort_s"],
+        "exact_solve_s": ex_b["solve_s"],
+        "exact_steps": ex_b["steps"],
+        "exact_nostop_wall_s": ex_a["wall_s"],
+        "euler_wall_s": euler_s,
+        "euler_steps_timed": euler_steps_timed,
+        "euler_blas_threads": full_label,
+        "euler_probe_steps": n_probe,
+        "euler_probe_us_per_step": probe_us,
+        "euler_best_us_per_step": best_us,
+        "euler_conservative_s": euler_conservative_s,
         "speedup_measured": euler_s / ex_b["wall_s"],
         "euler_us_per_step": 1e6 * euler_s / max(euler_steps_timed, 1),
         "euler_reached_one_in_timed_span": eu.n_one is not None and eu.n_one <= euler_steps_timed,
         "euler_tail_untimed_s": tail_s,
         "speedup": euler_conservative_s / ex_b["wall_s"],
-        "T_euler": T_euler, "rel_err_T": T_euler / T - 1 if math.isfinite(T_euler) else math.nan,
+        "T_euler": T_euler,
+        "rel_err_T": T_euler / T - 1 if math.isfinite(T_euler) else math.nan,
         "samples": samples,
-        "self_consistency": {"max_rel_diff_norms_at_samples": sc_val, "max_rel_diff_T": sc_T,
-                             "max_death_time_diff_over_T": sc_death,
-                             "dense_stops": len(dense)},
+        "self_consistency": {
+            "max_rel_diff_norms_at_samples": sc_val,
+            "max_rel_diff_T": sc_T,
+            "max_death_time_diff_over_T": sc_death,
+            "dense_stops": len(dense),
+        },
     }
 
 
 def print_note(r: dict) -> None:
-    print(f"  m = {r['m']:,}, lam = {r['lam']:g}, sigma = {r['sigma']}, seed {r['seed']}; Euler step eta = {r['eta']}")
+    print(
+        f"  m = {r['m']:,}, lam = {r['lam']:g}, sigma = {r['sigma']}, seed {r['seed']}; Euler step eta "
+        f"= {r['eta']}"
+    )
     print(f"  exact time to one weight T = {r['T_exact']:.6g} (lam*T = {r['lam_T_exact']:.4f})")
-    timed_span = (f"to one weight (step {r['euler_steps_timed']:,})" if r["euler_reached_one_in_timed_span"]
-                  else f"to t = T (step {r['euler_steps_timed']:,}, more than one weight still alive)")
+    timed_span = (
+        f"to one weight (step {r['euler_steps_timed']:,})"
+        if r["euler_reached_one_in_timed_span"]
+        else f"to t = T (step {r['euler_steps_timed']:,}, more than one weight still alive)"
+    )
     rows = [
-        ["exact (sort + solve, 3 sample stops)", fmt_s(r["exact_wall_s"]),
-         f"sort {fmt_s(r['exact_sort_s'])} + solve {fmt_s(r['exact_solve_s'])}, {r['exact_steps']:,} solver steps"],
-        ["numpy Euler loop, eta = %g" % r["eta"], fmt_s(r["euler_wall_s"]),
-         f"{timed_span}, {r['euler_us_per_step']:.0f} us/step, BLAS threads {r['euler_blas_threads']}"],
+        [
+            "exact (sort + solve, 3 sample stops)",
+            fmt_s(r["exact_wall_s"]),
+            f"sort {fmt_s(r['exact_sort_s'])} + solve {fmt_s(r['exact_solve_s'])}, "
+            f"{r['exact_steps']:,} solver steps",
+        ],
+        [
+            f"numpy Euler loop, eta = {r['eta']:g}",
+            fmt_s(r["euler_wall_s"]),
+            f"{timed_span}, {r['euler_us_per_step']:.0f} us/step, BLAS threads {r['euler_blas_threads']}",
+        ],
     ]
     print(table(rows, ["method", "wall", "detail"], "lrl"))
     probe = ", ".join(f"{k}: {v:.0f}" for k, v in r["euler_probe_us_per_step"].items())
-    print(f"  Euler us/step over its first {r['euler_probe_steps']:,} steps by BLAS threads -- {probe}; full loop "
-          f"{r['euler_us_per_step']:.0f}")
-    print(f"  speedup exact vs Euler: {r['speedup']:,.0f}x with Euler at the fastest rate seen "
-          f"({r['euler_best_us_per_step']:.0f} us/step -> {fmt_s(r['euler_conservative_s'])}); "
-          f"{r['speedup_measured']:,.0f}x as measured   (goal >= {GOAL_SPEEDUP:g}x)")
-    print("  (the loop is written in place, kinder to numpy than the literal a = a + ..., so both are lower bounds)")
-    print("  (Euler needs T/eta ~ 1/lam steps of O(m) work each; the exact solver about one step per death plus")
+    print(
+        f"  Euler us/step over its first {r['euler_probe_steps']:,} steps by BLAS threads -- {probe}; "
+        "full loop "
+        f"{r['euler_us_per_step']:.0f}"
+    )
+    print(
+        f"  speedup exact vs Euler: {r['speedup']:,.0f}x with Euler at the fastest rate seen "
+        f"({r['euler_best_us_per_step']:.0f} us/step -> {fmt_s(r['euler_conservative_s'])}); "
+        f"{r['speedup_measured']:,.0f}x as measured   (goal >= {GOAL_SPEEDUP:g}x)"
+    )
+    print(
+        "  (the loop is written in place, kinder to numpy than the literal a = a + ..., so both are "
+        "lower bounds)"
+    )
+    print(
+        "  (Euler needs T/eta ~ 1/lam steps of O(m) work each; the exact solver about one step per death plus"
+    )
     print("   O(1) per time step, so the speedup grows roughly like 1/lam at fixed m)")
     if r["euler_tail_untimed_s"] > 0:
-        print(f"  (Euler then continued, untimed and on survivors only, for {fmt_s(r['euler_tail_untimed_s'])} "
-              f"to reach the remaining samples / its own time to one weight)")
-    hdr = ["t / T", "lam*t", "exact ||W||_1", "Euler rel err", "exact ||W||^2", "Euler rel err", "m' exact", "m' Euler"]
+        print(
+            f"  (Euler then continued, untimed and on survivors only, for {fmt_s(r['euler_tail_untimed_s'])} "
+            f"to reach the remaining samples / its own time to one weight)"
+        )
+    hdr = [
+        "t / T",
+        "lam*t",
+        "exact ||W||_1",
+        "Euler rel err",
+        "exact ||W||^2",
+        "Euler rel err",
+        "m' exact",
+        "m' Euler",
+    ]
     rows = []
     for s in r["samples"]:
-        rows.append([f"{s['frac']:.0%}", f"{s['lam_t']:.4f}", f"{s['exact_norm1']:.6g}", fmt_rel(s.get("rel_err_norm1")),
-                     f"{s['exact_norm2']:.6g}", fmt_rel(s.get("rel_err_norm2")), f"{s['exact_nonzero']:,}",
-                     f"{s['euler_nonzero']:,}" if "euler_nonzero" in s else "n/a"])
+        rows.append(
+            [
+                f"{s['frac']:.0%}",
+                f"{s['lam_t']:.4f}",
+                f"{s['exact_norm1']:.6g}",
+                fmt_rel(s.get("rel_err_norm1")),
+                f"{s['exact_norm2']:.6g}",
+                fmt_rel(s.get("rel_err_norm2")),
+                f"{s['exact_nonzero']:,}",
+                f"{s['euler_nonzero']:,}" if "euler_nonzero" in s else "n/a",
+            ]
+        )
     print(table(rows, hdr))
-    print(f"  time to one weight: exact {r['T_exact']:.6g}, Euler {r['T_euler']:.6g}  "
-          f"(rel err {fmt_rel(r['rel_err_T'])})")
+    print(
+        f"  time to one weight: exact {r['T_exact']:.6g}, Euler {r['T_euler']:.6g}  "
+        f"(rel err {fmt_rel(r['rel_err_T'])})"
+    )
     sc = r["self_consistency"]
     print("  exact solver self-consistency (the 'exact answer' against itself):")
-    print(f"     ||W||_1, ||W||^2 at the samples, 3 stops vs {sc['dense_stops']} stops: max rel diff "
-          f"{sc['max_rel_diff_norms_at_samples']:.1e}")
-    print(f"     time to one weight, no stops vs 3 / {sc['dense_stops']} stops: max rel diff {sc['max_rel_diff_T']:.1e};"
-          f"  death times, no stops vs 3 stops: max diff / T {sc['max_death_time_diff_over_T']:.1e}")
+    print(
+        f"     ||W||_1, ||W||^2 at the samples, 3 stops vs {sc['dense_stops']} stops: max rel diff "
+        f"{sc['max_rel_diff_norms_at_samples']:.1e}"
+    )
+    print(
+        f"     time to one weight, no stops vs 3 / {sc['dense_stops']} stops: max rel diff "
+        f"{sc['max_rel_diff_T']:.1e};"
+        f"  death times, no stops vs 3 stops: max diff / T {sc['max_death_time_diff_over_T']:.1e}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # 3. GD kernel vs numpy
+
 
 def numpy_gd(w: np.ndarray, lam: float, eta: float, n_steps: int) -> np.ndarray:
     """The plain numpy rule on signed, unsorted W (exactly as a user would write it)."""
@@ -619,7 +791,9 @@ def bench_gd(m: int, lam: float, eta: float, n_steps: int, reps_kernel: int, rep
         t0 = now()
         g.step(n_steps)
         k_times.append(now() - t0)
-    death_step = np.where(np.isnan(g.death_t), n_steps, np.rint(np.nan_to_num(g.death_t) / eta)).astype(np.int64)
+    death_step = np.where(np.isnan(g.death_t), n_steps, np.rint(np.nan_to_num(g.death_t) / eta)).astype(
+        np.int64
+    )
     weight_steps = int(np.minimum(death_step, n_steps).sum())  # sum over steps of survivors at its start
     survivors = g.mp
     kernel_norm2 = g.norm2
@@ -651,39 +825,75 @@ def bench_gd(m: int, lam: float, eta: float, n_steps: int, reps_kernel: int, rep
 
     kt, rt, nt = min(k_times), min(raw_times), min(n_times)
     return {
-        "m": m, "lam": lam, "eta": eta, "steps": n_steps, "weight_steps": weight_steps,
-        "survivors_end": survivors, "survivor_fraction": survivors / m,
-        "kernel_s": kt, "kernel_raw_s": rt, "numpy_s": nt,
-        "kernel_ns": 1e9 * kt / weight_steps, "kernel_raw_ns": 1e9 * rt / weight_steps,
-        "numpy_ns": 1e9 * nt / weight_steps, "numpy_ns_per_m_step": 1e9 * nt / (m * n_steps),
-        "speedup": nt / kt, "reps_kernel": reps_kernel, "reps_numpy": reps_numpy,
+        "m": m,
+        "lam": lam,
+        "eta": eta,
+        "steps": n_steps,
+        "weight_steps": weight_steps,
+        "survivors_end": survivors,
+        "survivor_fraction": survivors / m,
+        "kernel_s": kt,
+        "kernel_raw_s": rt,
+        "numpy_s": nt,
+        "kernel_ns": 1e9 * kt / weight_steps,
+        "kernel_raw_ns": 1e9 * rt / weight_steps,
+        "numpy_ns": 1e9 * nt / weight_steps,
+        "numpy_ns_per_m_step": 1e9 * nt / (m * n_steps),
+        "speedup": nt / kt,
+        "reps_kernel": reps_kernel,
+        "reps_numpy": reps_numpy,
         "numpy_blas_threads": np_label,
         "numpy_ns_by_blas_threads": {k: 1e9 * v / weight_steps for k, v in n_by_setting.items()},
-        "numpy_survivors_end": np_survivors, "rel_diff_norm2": np_norm2 / kernel_norm2 - 1,
+        "numpy_survivors_end": np_survivors,
+        "rel_diff_norm2": np_norm2 / kernel_norm2 - 1,
     }
 
 
 def print_gd(r: dict) -> None:
-    print(f"  m = {r['m']:,}, lam = {r['lam']:g}, eta = {r['eta']}, {r['steps']} steps; survivors at the end "
-          f"{r['survivors_end']:,} ({r['survivor_fraction']:.1%}); weight-steps (sum of survivors) {r['weight_steps']:,}")
+    print(
+        f"  m = {r['m']:,}, lam = {r['lam']:g}, eta = {r['eta']}, {r['steps']} steps; survivors at the end "
+        f"{r['survivors_end']:,} ({r['survivor_fraction']:.1%}); weight-steps (sum of survivors) "
+        f"{r['weight_steps']:,}"
+    )
     rows = [
-        ["GD kernel via GDSolver.step", fmt_s(r["kernel_s"]), f"{r['kernel_ns']:.3f}", f"best of {r['reps_kernel']}"],
-        ["GD kernel, raw gd_run call", fmt_s(r["kernel_raw_s"]), f"{r['kernel_raw_ns']:.3f}", f"best of {r['reps_kernel']}"],
-        ["numpy (signed, unsorted W)", fmt_s(r["numpy_s"]), f"{r['numpy_ns']:.3f}",
-         f"best of {r['reps_numpy']}, BLAS threads {r['numpy_blas_threads']}; "
-         f"{r['numpy_ns_per_m_step']:.3f} ns per m*steps"],
+        [
+            "GD kernel via GDSolver.step",
+            fmt_s(r["kernel_s"]),
+            f"{r['kernel_ns']:.3f}",
+            f"best of {r['reps_kernel']}",
+        ],
+        [
+            "GD kernel, raw gd_run call",
+            fmt_s(r["kernel_raw_s"]),
+            f"{r['kernel_raw_ns']:.3f}",
+            f"best of {r['reps_kernel']}",
+        ],
+        [
+            "numpy (signed, unsorted W)",
+            fmt_s(r["numpy_s"]),
+            f"{r['numpy_ns']:.3f}",
+            f"best of {r['reps_numpy']}, BLAS threads {r['numpy_blas_threads']}; "
+            f"{r['numpy_ns_per_m_step']:.3f} ns per m*steps",
+        ],
     ]
     print(table(rows, ["method", "wall", "ns/weight-step", "note"], "lrrl"))
-    print(f"  speedup kernel vs numpy: {r['speedup']:.1f}x   (goals: kernel <= {GOAL_NS:g} ns/weight-step, "
-          f">= {GOAL_GD_SPEEDUP:g}x numpy)")
+    print(
+        f"  speedup kernel vs numpy: {r['speedup']:.1f}x   (goals: kernel <= {GOAL_NS:g} ns/weight-step, "
+        f">= {GOAL_GD_SPEEDUP:g}x numpy)"
+    )
     if len(r["numpy_ns_by_blas_threads"]) > 1:
-        print("  numpy ns/weight-step by BLAS threads: "
-              + ", ".join(f"{k}: {v:.3f}" for k, v in r["numpy_ns_by_blas_threads"].items()))
-    print(f"  agreement: survivors kernel {r['survivors_end']:,} vs numpy {r['numpy_survivors_end']:,}; "
-          f"||W||^2 rel diff {r['rel_diff_norm2']:+.1e}")
+        print(
+            "  numpy ns/weight-step by BLAS threads: "
+            + ", ".join(f"{k}: {v:.3f}" for k, v in r["numpy_ns_by_blas_threads"].items())
+        )
+    print(
+        f"  agreement: survivors kernel {r['survivors_end']:,} vs numpy {r['numpy_survivors_end']:,}; "
+        f"||W||^2 rel diff {r['rel_diff_norm2']:+.1e}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
+
 
 def section(title: str) -> None:
     print()
@@ -720,7 +930,7 @@ def main(argv=None) -> int:
     try:
         results["compile"] = measure_compile(quick)
         print_compile(results["compile"])
-    except Exception:  # noqa: BLE001
+    except Exception:
         traceback.print_exc(file=sys.stdout)
         results["compile"] = {"error": traceback.format_exc()}
 
@@ -728,7 +938,7 @@ def main(argv=None) -> int:
     try:
         results["exact"] = bench_exact(sizes, reps, 1e-3)
         print_exact(results["exact"], goal_m)
-    except Exception:  # noqa: BLE001
+    except Exception:
         traceback.print_exc(file=sys.stdout)
         results["exact"] = {"error": traceback.format_exc()}
 
@@ -736,7 +946,7 @@ def main(argv=None) -> int:
     try:
         results["note"] = bench_note(fracs=[0.1, 0.5, 0.9], **note)
         print_note(results["note"])
-    except Exception:  # noqa: BLE001
+    except Exception:
         traceback.print_exc(file=sys.stdout)
         results["note"] = {"error": traceback.format_exc()}
 
@@ -744,7 +954,7 @@ def main(argv=None) -> int:
     try:
         results["gd"] = bench_gd(**gd)
         print_gd(results["gd"])
-    except Exception:  # noqa: BLE001
+    except Exception:
         traceback.print_exc(file=sys.stdout)
         results["gd"] = {"error": traceback.format_exc()}
 
@@ -755,27 +965,51 @@ def main(argv=None) -> int:
     row = [r for r in ex.get("rows", []) if r["m"] == goal_m]
     if row:
         r = row[0]
-        goals.append(("exact", r["first_total_s"] < GOAL_EXACT_S,
-                      f"exact solver, m=10^{round(math.log10(goal_m))} to one weight incl. draw+sort < {GOAL_EXACT_S:g} s: "
-                      f"{r['first_total_s']:.2f} s (1st run; best {r['total_s']:.2f} s)"))
+        goals.append(
+            (
+                "exact",
+                r["first_total_s"] < GOAL_EXACT_S,
+                f"exact solver, m=10^{round(math.log10(goal_m))} to one weight incl. draw+sort < "
+                f"{GOAL_EXACT_S:g} s: "
+                f"{r['first_total_s']:.2f} s (1st run; best {r['total_s']:.2f} s)",
+            )
+        )
     nt = results.get("note", {})
     if "speedup" in nt:
-        goals.append(("speedup", nt["speedup"] >= GOAL_SPEEDUP,
-                      f"exact vs numpy Euler (m={nt['m']:,}, lam={nt['lam']:g}) >= {GOAL_SPEEDUP:g}x: "
-                      f"{nt['speedup']:,.0f}x ({fmt_s(nt['euler_conservative_s'])} vs {fmt_s(nt['exact_wall_s'])}; "
-                      f"{nt['speedup_measured']:,.0f}x as measured)"))
+        goals.append(
+            (
+                "speedup",
+                nt["speedup"] >= GOAL_SPEEDUP,
+                f"exact vs numpy Euler (m={nt['m']:,}, lam={nt['lam']:g}) >= {GOAL_SPEEDUP:g}x: "
+                f"{nt['speedup']:,.0f}x ({fmt_s(nt['euler_conservative_s'])} vs {fmt_s(nt['exact_wall_s'])}; "
+                f"{nt['speedup_measured']:,.0f}x as measured)",
+            )
+        )
     g = results.get("gd", {})
     if "kernel_ns" in g:
-        goals.append(("gd_ns", g["kernel_ns"] <= GOAL_NS,
-                      f"GD kernel <= {GOAL_NS:g} ns/weight-step (m={g['m']:,}): {g['kernel_ns']:.3f} ns"))
-        goals.append(("gd_speedup", g["speedup"] >= GOAL_GD_SPEEDUP,
-                      f"GD kernel >= {GOAL_GD_SPEEDUP:g}x numpy (m={g['m']:,}): {g['speedup']:.1f}x"))
+        goals.append(
+            (
+                "gd_ns",
+                g["kernel_ns"] <= GOAL_NS,
+                f"GD kernel <= {GOAL_NS:g} ns/weight-step (m={g['m']:,}): {g['kernel_ns']:.3f} ns",
+            )
+        )
+        goals.append(
+            (
+                "gd_speedup",
+                g["speedup"] >= GOAL_GD_SPEEDUP,
+                f"GD kernel >= {GOAL_GD_SPEEDUP:g}x numpy (m={g['m']:,}): {g['speedup']:.1f}x",
+            )
+        )
     for _, ok, text in goals:
         print(f"  {verdict(ok)}  {text}" + ("  [quick setting, not the goal's]" if quick else ""))
     results["goals"] = {k: {"pass": ok, "text": text} for k, ok, text in goals}
     results["bench_wall_s"] = now() - t_start
     results["loadavg_end"] = loadavg()
-    print(f"  (benchmark wall time {fmt_s(results['bench_wall_s'])}; load average at the end {results['loadavg_end']})")
+    print(
+        f"  (benchmark wall time {fmt_s(results['bench_wall_s'])}; load average at the end "
+        f"{results['loadavg_end']})"
+    )
 
     if args.json:
         try:

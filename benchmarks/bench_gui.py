@@ -8,6 +8,7 @@ straightforward way (pyqtgraph's auto-range on every frame, 2 px pens, axes with
 text and grid repainted on every frame), so the effect of the drawing choices is visible on
 the machine at hand.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,15 +16,16 @@ import os
 import sys
 import time
 
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.ui.note.window import NoteWindow
+
+# read when the QApplication and the window are made, not when Qt is imported
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("SPARSITY_GUI_SETTINGS", os.path.join(os.path.dirname(__file__), ".bench_gui.ini"))
-
-import numpy as np  # noqa: E402
-import pyqtgraph as pg  # noqa: E402
-from PySide6 import QtCore, QtWidgets  # noqa: E402
-
-from sparsity_gui.core.note.params import SimParams  # noqa: E402
-from sparsity_gui.ui.note.window import NoteWindow  # noqa: E402
 
 
 def run_with_stall_probe(app, seconds: float) -> tuple[float, float, float]:
@@ -103,10 +105,14 @@ def main() -> int:
     # the first window of a process pays one-off costs (fonts, caches, first paints):
     # a short warm-up run keeps them out of the first measured case
     measure(app, 1000, 1.5, naive=False)
-    print(f"GUI benchmark, {os.environ['QT_QPA_PLATFORM']} platform, {os.cpu_count()} cores, "
-          f"{args.seconds:g} s per case, window 1500x900, all six panels, lam = 1e-3, default speed")
-    print(f"{'m':>9} | {'fps':>6} {'stall ms':>9} {'p99 ms':>7} | {'baseline fps':>12} {'stall ms':>9} | "
-          f"{'steps/s':>9} {'m_now':>8} state")
+    print(
+        f"GUI benchmark, {os.environ['QT_QPA_PLATFORM']} platform, {os.cpu_count()} cores, "
+        f"{args.seconds:g} s per case, window 1500x900, all six panels, lam = 1e-3, default speed"
+    )
+    print(
+        f"{'m':>9} | {'fps':>6} {'stall ms':>9} {'p99 ms':>7} | {'baseline fps':>12} {'stall ms':>9} | "
+        f"{'steps/s':>9} {'m_now':>8} state"
+    )
     goals = {1000: 60, 100000: 30}
     verdicts = []
     for m in sizes:
@@ -117,13 +123,19 @@ def main() -> int:
             ours = measure(app, m, args.seconds, naive=False)
             base = None if args.no_baseline else measure(app, m, args.seconds, naive=True)
         b = f"{base['fps']:12.1f} {base['stall_ms']:9.1f}" if base else f"{'-':>12} {'-':>9}"
-        print(f"{m:9d} | {ours['fps']:6.1f} {ours['stall_ms']:9.1f} {ours['p99_ms']:7.1f} | {b} | "
-              f"{ours['sps']:9.0f} {ours['nonzero']:8d} {ours['state']}")
+        print(
+            f"{m:9d} | {ours['fps']:6.1f} {ours['stall_ms']:9.1f} {ours['p99_ms']:7.1f} | {b} | "
+            f"{ours['sps']:9.0f} {ours['nonzero']:8d} {ours['state']}"
+        )
         if m in goals:
-            verdicts.append(f"m={m}: {ours['fps']:.1f} fps (goal >= {goals[m]}): "
-                            f"{'PASS' if ours['fps'] >= goals[m] else 'MISS'}")
-        verdicts.append(f"m={m}: longest stall {ours['stall_ms']:.1f} ms (goal <= 50): "
-                        f"{'PASS' if ours['stall_ms'] <= 50 else 'MISS'}")
+            verdicts.append(
+                f"m={m}: {ours['fps']:.1f} fps (goal >= {goals[m]}): "
+                f"{'PASS' if ours['fps'] >= goals[m] else 'MISS'}"
+            )
+        verdicts.append(
+            f"m={m}: longest stall {ours['stall_ms']:.1f} ms (goal <= 50): "
+            f"{'PASS' if ours['stall_ms'] <= 50 else 'MISS'}"
+        )
     print()
     for v in verdicts:
         print(v)

@@ -9,6 +9,7 @@ Beside each figure it prints two baselines measured in the same run:
   * default BLAS: the same window with OpenBLAS's own thread pool (one thread per core)
     instead of the app's one thread, the choice core/blas.py explains.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,18 +17,18 @@ import os
 import sys
 import time
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-os.environ.setdefault("SPARSITY_GUI_SETTINGS",
-                      os.path.join(os.path.dirname(__file__), ".bench_gui.ini"))
+import pyqtgraph as pg
+from bench_gui import run_with_stall_probe  # benchmarks/ is on sys.path (the script's folder)
+from PySide6 import QtCore, QtWidgets
 
-import pyqtgraph as pg  # noqa: E402
-from PySide6 import QtCore, QtWidgets  # noqa: E402
-
-from bench_gui import run_with_stall_probe  # noqa: E402  (benchmarks/ is on sys.path)
-from sparsity_gui.core.blas import limit_blas_threads  # noqa: E402
+from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.interference.params import InterferenceParams
-from sparsity_gui.core.interference.run import InterferenceRun  # noqa: E402
-from sparsity_gui.ui.interference.window import InterferenceWindow  # noqa: E402
+from sparsity_gui.core.interference.run import InterferenceRun
+from sparsity_gui.ui.interference.window import InterferenceWindow
+
+# read when the QApplication and the window are made, not when Qt is imported
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("SPARSITY_GUI_SETTINGS", os.path.join(os.path.dirname(__file__), ".bench_gui.ini"))
 
 GOAL = 100.0
 
@@ -37,14 +38,20 @@ def in_window(app, params: InterferenceParams, seconds: float, blas_threads: int
     win.resize(1500, 900)
     win.show()
     start = time.perf_counter()
-    while (win.snapshot is None or win.snapshot.state != "running"
-           or win.snapshot.step < 20) and time.perf_counter() - start < 60:
+    while (
+        win.snapshot is None or win.snapshot.state != "running" or win.snapshot.step < 20
+    ) and time.perf_counter() - start < 60:
         app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
     frames0, step0 = win.frames, win.worker.run.step
     elapsed, stall_ms, p99_ms = run_with_stall_probe(app, seconds)
     steps = win.worker.run.step - step0
-    result = {"sps": steps / elapsed, "fps": (win.frames - frames0) / elapsed,
-              "stall_ms": stall_ms, "p99_ms": p99_ms, "finished": win.worker.run.finished}
+    result = {
+        "sps": steps / elapsed,
+        "fps": (win.frames - frames0) / elapsed,
+        "stall_ms": stall_ms,
+        "p99_ms": p99_ms,
+        "finished": win.worker.run.finished,
+    }
     win.close()
     win.deleteLater()
     app.processEvents()
@@ -78,16 +85,25 @@ def main() -> int:
     cores = os.cpu_count() or 1
     # the first window of a process pays one-off costs (fonts, kernels, first paints)
     in_window(app, InterferenceParams(n=16, m=32, steps=10**6), 1.0, 1)
-    print(f"Interference window benchmark, {os.environ['QT_QPA_PLATFORM']} platform, {cores} cores, "
-          f"{args.seconds:g} s per case, window 1500x900, six panels at up to 60 Hz, "
-          f"n = {args.n}, m = {args.m}; load average {os.getloadavg()[0]:.2f} at start")
-    print(f"{'optimizer':>9} | {'steps/s':>8} {'fps':>5} {'stall ms':>9} {'p99 ms':>7} | "
-          f"{'headless steps/s':>16} | {'default BLAS steps/s':>20} {'fps':>5}")
+    print(
+        f"Interference window benchmark, {os.environ['QT_QPA_PLATFORM']} platform, {cores} cores, "
+        f"{args.seconds:g} s per case, window 1500x900, six panels at up to 60 Hz, "
+        f"n = {args.n}, m = {args.m}; load average {os.getloadavg()[0]:.2f} at start"
+    )
+    print(
+        f"{'optimizer':>9} | {'steps/s':>8} {'fps':>5} {'stall ms':>9} {'p99 ms':>7} | "
+        f"{'headless steps/s':>16} | {'default BLAS steps/s':>20} {'fps':>5}"
+    )
     verdicts = []
     for opt in args.optimizers.split(","):
-        params = InterferenceParams(n=args.n, m=args.m, optimizer=opt, steps=10**7,
-                                    lr=1e-3 if opt.startswith("adam") else 0.01,
-                                    l1=1e-3 if opt.startswith("adam") else 0.01)
+        params = InterferenceParams(
+            n=args.n,
+            m=args.m,
+            optimizer=opt,
+            steps=10**7,
+            lr=1e-3 if opt.startswith("adam") else 0.01,
+            l1=1e-3 if opt.startswith("adam") else 0.01,
+        )
         ours = in_window(app, params, args.seconds, 1)
         if args.no_baseline:
             head, base = float("nan"), None
@@ -95,10 +111,14 @@ def main() -> int:
             head = headless(params, min(args.seconds, 4.0))
             base = in_window(app, params, args.seconds, cores)
         b = f"{base['sps']:20.0f} {base['fps']:5.0f}" if base else f"{'-':>20} {'-':>5}"
-        print(f"{opt:>9} | {ours['sps']:8.0f} {ours['fps']:5.0f} {ours['stall_ms']:9.1f} "
-              f"{ours['p99_ms']:7.1f} | {head:16.0f} | {b}")
-        verdicts.append(f"{opt}: {ours['sps']:.0f} steps/s in the window (goal >= {GOAL:.0f}): "
-                        f"{'PASS' if ours['sps'] >= GOAL else 'MISS'}")
+        print(
+            f"{opt:>9} | {ours['sps']:8.0f} {ours['fps']:5.0f} {ours['stall_ms']:9.1f} "
+            f"{ours['p99_ms']:7.1f} | {head:16.0f} | {b}"
+        )
+        verdicts.append(
+            f"{opt}: {ours['sps']:.0f} steps/s in the window (goal >= {GOAL:.0f}): "
+            f"{'PASS' if ours['sps'] >= GOAL else 'MISS'}"
+        )
     print()
     for v in verdicts:
         print(v)

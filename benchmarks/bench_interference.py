@@ -27,6 +27,7 @@ warm-up; kernel and numpy repeats alternate so both see the same background load
 from the same W(0) and follow the same trajectory, so they are timed on the same states.
 Nothing is asserted: the exit status is 0 either way.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,10 +37,6 @@ import platform
 import sys
 import time
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 import numba
 import numpy as np
@@ -61,6 +58,7 @@ def now() -> float:
 
 # ---------------------------------------------------------------------------------------------
 # the numpy baseline: the same update, written the obvious way
+
 
 class NumpyRun:
     """The kernel's update in plain numpy (same formulas, same order of operations).
@@ -110,15 +108,14 @@ class NumpyRun:
                 if p.optimizer == "gd-zero":
                     z = -ip  # a weight at zero: L1 subgradient holds it unless |push| > lam
                     at_zero = np.where(z > h, z - h, np.where(z < -h, z + h, 0.0))
-                    v = np.where(W > 0.0, np.maximum(v, 0.0),
-                                 np.where(W < 0.0, np.minimum(v, 0.0), at_zero))
+                    v = np.where(W > 0.0, np.maximum(v, 0.0), np.where(W < 0.0, np.minimum(v, 0.0), at_zero))
                     alive_before = np.count_nonzero(W, axis=1)
                     if self.count_revivals:
                         self.revivals += int(np.count_nonzero((W == 0.0) & (v != 0.0)))
                 W = v
             else:  # adam / adamw, torch's formulas
-                bc1 = 1.0 - b1 ** t
-                bc2 = math.sqrt(1.0 - b2 ** t)
+                bc1 = 1.0 - b1**t
+                bc2 = math.sqrt(1.0 - b2**t)
                 step_size = lr / bc1
                 c = -4.0 * (1.0 - norm2)
                 gr = c[:, None] * W + 4.0 * push + l1 * np.sign(W)
@@ -147,6 +144,7 @@ def kernel_run(p: InterferenceParams, w0: np.ndarray) -> InterferenceRun:
 # ---------------------------------------------------------------------------------------------
 # BLAS threads (numpy's OpenBLAS and scipy's; both are loaded)
 
+
 class OpenBlas:
     """The OpenBLAS libraries loaded in this process, with get/set of their thread count."""
 
@@ -154,23 +152,31 @@ class OpenBlas:
         self.libs: list[tuple[str, object, object]] = []  # (label, get, set)
         try:
             import ctypes
+
             with open("/proc/self/maps") as fh:
                 files = {ln.split()[-1] for ln in fh if len(ln.split()) >= 6}
-            for path in sorted(f for f in files if "openblas" in Path(f).name.lower() and ".so" in Path(f).name):
+            for path in sorted(
+                f for f in files if "openblas" in Path(f).name.lower() and ".so" in Path(f).name
+            ):
                 lib = ctypes.CDLL(path)
                 for pre in ("scipy_openblas_", "openblas_"):
                     found = False
                     for suf in ("64_", ""):
                         gname, sname = f"{pre}get_num_threads{suf}", f"{pre}set_num_threads{suf}"
                         if hasattr(lib, gname) and hasattr(lib, sname):
-                            label = ("numpy" if "numpy" in path else "scipy" if "scipy" in path
-                                     else Path(path).name)
+                            label = (
+                                "numpy"
+                                if "numpy" in path
+                                else "scipy"
+                                if "scipy" in path
+                                else Path(path).name
+                            )
                             self.libs.append((label, getattr(lib, gname), getattr(lib, sname)))
                             found = True
                             break
                     if found:
                         break
-        except Exception:  # noqa: BLE001 (no /proc or no OpenBLAS: leave BLAS alone)
+        except Exception:  # no /proc or no OpenBLAS: leave BLAS alone
             self.libs = []
 
     def get(self) -> dict[str, int]:
@@ -188,6 +194,7 @@ class OpenBlas:
 
 # ---------------------------------------------------------------------------------------------
 # timing
+
 
 def time_per_step(run, target_s: float, reps: int) -> tuple[float, int]:
     """Best seconds per step over ``reps`` repeats of about ``target_s`` each; each repeat
@@ -250,9 +257,18 @@ def compare(p: InterferenceParams, target_s: float, reps_k: int, reps_n: int) ->
             if done < steps[name]:
                 raise RuntimeError(f"{name} run stopped after {done} of {steps[name]} steps ({p})")
             best[name] = min(best[name], dt / steps[name])
-    return {"n": p.n, "m": p.m, "optimizer": p.optimizer, "kernel_s": best["kernel"], "numpy_s": best["numpy"],
-            "kernel_steps": steps["kernel"], "numpy_steps": steps["numpy"], "reps_kernel": reps_k,
-            "reps_numpy": reps_n, "ratio": best["numpy"] / best["kernel"]}
+    return {
+        "n": p.n,
+        "m": p.m,
+        "optimizer": p.optimizer,
+        "kernel_s": best["kernel"],
+        "numpy_s": best["numpy"],
+        "kernel_steps": steps["kernel"],
+        "numpy_steps": steps["numpy"],
+        "reps_kernel": reps_k,
+        "reps_numpy": reps_n,
+        "ratio": best["numpy"] / best["kernel"],
+    }
 
 
 GUI_CAP = "1 (app)"
@@ -284,18 +300,31 @@ def best_of(f, k: int, reps: int) -> float:
 # ---------------------------------------------------------------------------------------------
 # printing
 
+
 def md_table(header: list[str], rows: list[list[str]], align: str | None = None) -> str:
     """A markdown table, columns padded so it also reads as plain text."""
     align = align or ("l" + "r" * (len(header) - 1))
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
     widths = [max(w, 3) for w in widths]
 
     def line(cells):
-        return "| " + " | ".join(str(c).ljust(w) if a == "l" else str(c).rjust(w)
-                                 for c, w, a in zip(cells, widths, align)) + " |"
+        return (
+            "| "
+            + " | ".join(
+                str(c).ljust(w) if a == "l" else str(c).rjust(w)
+                for c, w, a in zip(cells, widths, align, strict=True)
+            )
+            + " |"
+        )
 
-    rule = "|" + "|".join((":" + "-" * (w + 1)) if a == "l" else ("-" * (w + 1) + ":")
-                          for w, a in zip(widths, align)) + "|"
+    rule = (
+        "|"
+        + "|".join(
+            (":" + "-" * (w + 1)) if a == "l" else ("-" * (w + 1) + ":")
+            for w, a in zip(widths, align, strict=True)
+        )
+        + "|"
+    )
     return "\n".join([line(header), rule] + [line(r) for r in rows])
 
 
@@ -330,6 +359,7 @@ def cpu_model() -> str:
 # ---------------------------------------------------------------------------------------------
 # sections
 
+
 def warm_up() -> float:
     """Compile (or load from numba's cache) the kernel and touch both BLAS libraries."""
     t0 = now()
@@ -352,12 +382,18 @@ def check_agreement(steps: int) -> list[dict]:
         dk = k.advance(steps)
         dn = nr.advance(steps)
         diff = float(np.max(np.abs(k.W - nr.W)))
-        out.append({"optimizer": opt, "steps": (dk, dn), "max_abs_diff": diff,
-                    "max_abs_w": float(np.max(np.abs(k.W))),
-                    "zeros": (int(np.count_nonzero(k.W == 0.0)), int(np.count_nonzero(nr.W == 0.0))),
-                    "zero_mismatch": int(np.count_nonzero((k.W == 0.0) != (nr.W == 0.0))),
-                    "revivals": nr.revivals if opt == "gd-zero" else None,
-                    "size": k.W.size})
+        out.append(
+            {
+                "optimizer": opt,
+                "steps": (dk, dn),
+                "max_abs_diff": diff,
+                "max_abs_w": float(np.max(np.abs(k.W))),
+                "zeros": (int(np.count_nonzero(k.W == 0.0)), int(np.count_nonzero(nr.W == 0.0))),
+                "zero_mismatch": int(np.count_nonzero((k.W == 0.0) != (nr.W == 0.0))),
+                "revivals": nr.revivals if opt == "gd-zero" else None,
+                "size": k.W.size,
+            }
+        )
     return out
 
 
@@ -370,18 +406,44 @@ def print_agreement(rows: list[dict], tol: float = 1e-10) -> bool:
         zeros = f"{r['zeros'][0]} / {r['zeros'][1]} of {r['size']}"
         if r["revivals"] is not None:
             zeros += f" ({r['revivals']} revivals from zero)"
-        table.append([r["optimizer"], f"{r['steps'][0]} / {r['steps'][1]}", f"{r['max_abs_diff']:.1e}",
-                      f"{r['max_abs_w']:.2f}", zeros, "ok" if ok else "DIFFERS"])
-    print(md_table(["optimizer", "steps kernel / numpy", "max abs diff W", "max abs W",
-                    "exact zeros kernel / numpy", f"<= {tol:g}"], table, "lrrrrl"))
+        table.append(
+            [
+                r["optimizer"],
+                f"{r['steps'][0]} / {r['steps'][1]}",
+                f"{r['max_abs_diff']:.1e}",
+                f"{r['max_abs_w']:.2f}",
+                zeros,
+                "ok" if ok else "DIFFERS",
+            ]
+        )
+    print(
+        md_table(
+            [
+                "optimizer",
+                "steps kernel / numpy",
+                "max abs diff W",
+                "max abs W",
+                "exact zeros kernel / numpy",
+                f"<= {tol:g}",
+            ],
+            table,
+            "lrrrrl",
+        )
+    )
     print()
     print("n = 24, m = 40, seed 3, l1 = 0.2, lr = 0.02 (GD) / 0.01 (Adam), interference on. The kernel's")
     print("fused passes round differently from numpy's separate ones, so last-bit differences are expected.")
     return ok_all
 
 
-def bench_sizes(sizes: list[tuple[int, int]], target_s: float, reps_k: int, reps_n: int,
-                blas: OpenBlas, settings: list[tuple[str, int | None]]) -> list[dict]:
+def bench_sizes(
+    sizes: list[tuple[int, int]],
+    target_s: float,
+    reps_k: int,
+    reps_n: int,
+    blas: OpenBlas,
+    settings: list[tuple[str, int | None]],
+) -> list[dict]:
     """For each (n, m), optimizer and BLAS thread setting: kernel and numpy per step."""
     rows = []
     for n, m in sizes:
@@ -400,19 +462,52 @@ def print_gui(rows: list[dict]) -> None:
     for r in rows:
         for label, c in r["by_threads"].items():
             sps, nps = 1.0 / c["kernel_s"], 1.0 / c["numpy_s"]
-            table.append([r["optimizer"], label, f"{sps:.0f}", f"{nps:.0f}", f"{c['ratio']:.2f}x",
-                          f">= {GOAL_STEPS_PER_S:.0f}", "PASS" if sps >= GOAL_STEPS_PER_S else "MISS",
-                          fmt_ms(c["kernel_s"]), fmt_ms(c["numpy_s"])])
-    print(md_table(["optimizer", "BLAS threads", "kernel steps/s", "numpy steps/s", "speedup",
-                    "goal", "", "kernel ms/step", "numpy ms/step"], table, "llrrrrlrr"))
+            table.append(
+                [
+                    r["optimizer"],
+                    label,
+                    f"{sps:.0f}",
+                    f"{nps:.0f}",
+                    f"{c['ratio']:.2f}x",
+                    f">= {GOAL_STEPS_PER_S:.0f}",
+                    "PASS" if sps >= GOAL_STEPS_PER_S else "MISS",
+                    fmt_ms(c["kernel_s"]),
+                    fmt_ms(c["numpy_s"]),
+                ]
+            )
+    print(
+        md_table(
+            [
+                "optimizer",
+                "BLAS threads",
+                "kernel steps/s",
+                "numpy steps/s",
+                "speedup",
+                "goal",
+                "",
+                "kernel ms/step",
+                "numpy ms/step",
+            ],
+            table,
+            "llrrrrlrr",
+        )
+    )
     c0 = next(iter(rows[0]["by_threads"].values()))
     print()
-    print(f"Default parameters (lr 1e-3, l1 1e-3, seed 0), from W(0); speedup = numpy time / kernel time. Best of "
-          f"{c0['reps_kernel']} (kernel) / {c0['reps_numpy']} (numpy)")
-    print(f"repeats of ~{c0['kernel_steps']} / ~{c0['numpy_steps']} steps. 'BLAS threads' applies to both OpenBLAS "
-          "libraries (numpy's and scipy's);")
-    print(f"'{GUI_CAP}' is the cap the app sets (core/blas.limit_blas_threads) for the GUI, the CLI and the "
-          "sweep; the default is OpenBLAS's own.")
+    print(
+        "Default parameters (lr 1e-3, l1 1e-3, seed 0), from W(0); speedup = numpy time / kernel "
+        "time. Best of "
+        f"{c0['reps_kernel']} (kernel) / {c0['reps_numpy']} (numpy)"
+    )
+    print(
+        f"repeats of ~{c0['kernel_steps']} / ~{c0['numpy_steps']} steps. 'BLAS threads' applies to "
+        "both OpenBLAS "
+        "libraries (numpy's and scipy's);"
+    )
+    print(
+        f"'{GUI_CAP}' is the cap the app sets (core/blas.limit_blas_threads) for the GUI, the CLI and the "
+        "sweep; the default is OpenBLAS's own."
+    )
 
 
 def print_compare(rows: list[dict]) -> None:
@@ -453,6 +548,7 @@ def breakdown(target_s: float, reps: int) -> dict:
         H = G.copy()
         np.fill_diagonal(H, 0.0)
         return np.maximum(H, 0.0)
+
     Gp = relu()
     res["np_relu"] = best_of(relu, k, reps)
     res["np_push"] = best_of(lambda: Gp @ W, k, reps)
@@ -474,9 +570,13 @@ def print_breakdown(by_threads: dict[str, dict]) -> None:
         header += [f"kernel ms{t}", f"numpy ms{t}"]
         align += "rr"
     first = by_threads[labels[0]]
-    rows = [["products: G = W W^T, ReLU, G W"], ["  numpy: W @ W.T (symmetric: syrk)"],
-            ["  numpy: W @ (copy of W.T) (general: gemm)"], ["  numpy: copy G, zero diagonal, max(G, 0)"],
-            ["  numpy: G @ W"]]
+    rows = [
+        ["products: G = W W^T, ReLU, G W"],
+        ["  numpy: W @ W.T (symmetric: syrk)"],
+        ["  numpy: W @ (copy of W.T) (general: gemm)"],
+        ["  numpy: copy G, zero diagonal, max(G, 0)"],
+        ["  numpy: G @ W"],
+    ]
     for label in labels:
         r = by_threads[label]
         rows[0] += [fmt_ms(r["kernel_push"]), fmt_ms(r["np_gram"] + r["np_relu"] + r["np_push"])]
@@ -492,25 +592,38 @@ def print_breakdown(by_threads: dict[str, dict]) -> None:
         rows.append(row)
     print(md_table(header, rows, align))
     print()
-    print("From W(0). Products: the kernel's interference_push (numpy W @ W.T, a numba ReLU pass, G @ W) vs the numpy lines")
+    print(
+        "From W(0). Products: the kernel's interference_push (numpy W @ W.T, a numba ReLU pass, G @ W) "
+        "vs the numpy lines"
+    )
     print("(numpy spots W @ W.T and calls the symmetric product, half the flops of the general one);")
-    print("each product is 2 n^2 m = %.0f MFLOP, so the kernel's pair runs at " % (2 * GUI_N * GUI_N * GUI_M / 1e6)
-          + ", ".join(f"{4 * GUI_N * GUI_N * GUI_M / by_threads[lb]['kernel_push'] / 1e9:.0f} GFLOP/s ({lb} thr)"
-                      for lb in labels) + ".")
-    print("Elementwise pass: the whole step with interference off (kernel: push zeroed + update, "
-          f"{1e9 * first['kernel_elem_adamw'] / (GUI_N * GUI_M):.1f} ns/weight for adamw;")
+    print(
+        "each product is 2 n^2 m = %.0f MFLOP, so the kernel's pair runs at "
+        % (2 * GUI_N * GUI_N * GUI_M / 1e6)
+        + ", ".join(
+            f"{4 * GUI_N * GUI_N * GUI_M / by_threads[lb]['kernel_push'] / 1e9:.0f} GFLOP/s ({lb} thr)"
+            for lb in labels
+        )
+        + "."
+    )
+    print(
+        "Elementwise pass: the whole step with interference off (kernel: push zeroed + update, "
+        f"{1e9 * first['kernel_elem_adamw'] / (GUI_N * GUI_M):.1f} ns/weight for adamw;"
+    )
     print("numpy: |W_i|^2, zeros for push, update).")
 
 
 # ---------------------------------------------------------------------------------------------
+
 
 def bench_sweep_workers(quick: bool) -> dict[int, float]:
     """Wall time of one small sweep (run_sweep, the CLI's and the GUI's code path) with 1
     worker and with one per core, each worker at one BLAS thread; the rows must agree."""
     from sparsity_gui.core.interference.sweep import SweepSpec, run_sweep
 
-    spec = SweepSpec(InterferenceParams(n=SWEEP_N, steps=300 if quick else 1000),
-                     m_values=(64, 128, 256, 512), seeds=2)
+    spec = SweepSpec(
+        InterferenceParams(n=SWEEP_N, steps=300 if quick else 1000), m_values=(64, 128, 256, 512), seeds=2
+    )
     counts = sorted({1, os.cpu_count() or 1})
     wall: dict[int, float] = {}
     rows_by: dict[int, list] = {}
@@ -520,11 +633,18 @@ def bench_sweep_workers(quick: bool) -> dict[int, float]:
         wall[w] = min(wall.get(w, math.inf), now() - t0)
         rows_by[w] = [(r.m, r.seed, r.polysemantic, r.active) for r in rows]
     same = all(rows_by[w] == rows_by[counts[0]] for w in counts)
-    print(md_table(["workers", "wall s", "speedup"],
-                   [[str(w), f"{wall[w]:.2f}", f"{wall[counts[0]] / wall[w]:.2f}x"] for w in counts], "rrr"))
+    print(
+        md_table(
+            ["workers", "wall s", "speedup"],
+            [[str(w), f"{wall[w]:.2f}", f"{wall[counts[0]] / wall[w]:.2f}x"] for w in counts],
+            "rrr",
+        )
+    )
     print()
-    print(f"n = {SWEEP_N}, m = 64, 128, 256, 512, 2 seeds, {spec.base.steps} steps, adamw; "
-          f"identical rows with every worker count: {'yes' if same else 'NO'}")
+    print(
+        f"n = {SWEEP_N}, m = 64, 128, 256, 512, 2 seeds, {spec.base.steps} steps, adamw; "
+        f"identical rows with every worker count: {'yes' if same else 'NO'}"
+    )
     return wall
 
 
@@ -543,18 +663,28 @@ def main(argv=None) -> int:
         gui_t, sweep_t, reps_k, reps_n, check_steps = 0.1, 0.03, 6, 4, 400
 
     t_start = now()
-    print("## interference kernel benchmark" + ("  [--quick: short repeats, figures indicative only]" if quick else ""))
+    print(
+        "## interference kernel benchmark"
+        + ("  [--quick: short repeats, figures indicative only]" if quick else "")
+    )
     print()
     compile_s = warm_up()
     blas = OpenBlas()
     settings = thread_settings(blas)
     print(f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
-    print(f"- cpu: {cpu_model()} (nproc {os.cpu_count()}); load average {loadavg()} at start"
-          + ("  -- other processes are busy: figures will be noisy" if _load1() > 0.5 else ""))
-    print(f"- python {sys.version.split()[0]}, numpy {np.__version__}, numba {numba.__version__}; "
-          f"OpenBLAS threads by default: " + (", ".join(f"{k} {v}" for k, v in blas.get().items()) or "unknown"))
-    print(f"- numba warm-up (compile or cache load of train_steps, and numpy's first calls): {compile_s:.2f} s, "
-          "excluded from the timings")
+    print(
+        f"- cpu: {cpu_model()} (nproc {os.cpu_count()}); load average {loadavg()} at start"
+        + ("  -- other processes are busy: figures will be noisy" if _load1() > 0.5 else "")
+    )
+    print(
+        f"- python {sys.version.split()[0]}, numpy {np.__version__}, numba {numba.__version__}; "
+        f"OpenBLAS threads by default: " + (", ".join(f"{k} {v}" for k, v in blas.get().items()) or "unknown")
+    )
+    print(
+        "- numba warm-up (compile or cache load of train_steps, and numpy's first calls): "
+        f"{compile_s:.2f} s, "
+        "excluded from the timings"
+    )
 
     section("0. agreement: kernel vs numpy, same update")
     ok = print_agreement(check_agreement(check_steps))
@@ -564,8 +694,9 @@ def main(argv=None) -> int:
     print_gui(gui)
 
     section(f"2. the sweep's sizes: n = {SWEEP_N}, m = {', '.join(map(str, SWEEP_MS))}")
-    sweep = bench_sizes([(SWEEP_N, m) for m in SWEEP_MS], sweep_t, max(2, reps_k - 2), max(2, reps_n - 1),
-                        blas, settings)
+    sweep = bench_sizes(
+        [(SWEEP_N, m) for m in SWEEP_MS], sweep_t, max(2, reps_k - 2), max(2, reps_n - 1), blas, settings
+    )
     print_compare(sweep)
 
     if not quick:
@@ -584,21 +715,30 @@ def main(argv=None) -> int:
     sweep_wall = bench_sweep_workers(quick)
 
     section("summary")
-    print(f"- agreement kernel vs numpy (max |dW| <= 1e-10 after {check_steps} steps, all optimizers): "
-          + ("PASS" if ok else "MISS"))
+    print(
+        f"- agreement kernel vs numpy (max |dW| <= 1e-10 after {check_steps} steps, all optimizers): "
+        + ("PASS" if ok else "MISS")
+    )
     for i, (label, _) in enumerate(settings):
         g = {r["optimizer"]: 1.0 / r["by_threads"][label]["kernel_s"] for r in gui}
         gn = {r["optimizer"]: 1.0 / r["by_threads"][label]["numpy_s"] for r in gui}
         worst = min(g, key=g.get)
-        head = (f"- GUI target n={GUI_N}, m={GUI_M} >= {GOAL_STEPS_PER_S:.0f} steps/s, " if i == 0
-                else "  same ")
-        print(head + f"with BLAS threads {label}: " + ("PASS" if g[worst] >= GOAL_STEPS_PER_S else "MISS")
-              + f" (slowest optimizer {worst}: {g[worst]:.0f} steps/s; numpy {gn[worst]:.0f})"
-              + ("  [quick setting]" if quick else ""))
+        head = (
+            f"- GUI target n={GUI_N}, m={GUI_M} >= {GOAL_STEPS_PER_S:.0f} steps/s, " if i == 0 else "  same "
+        )
+        print(
+            head
+            + f"with BLAS threads {label}: "
+            + ("PASS" if g[worst] >= GOAL_STEPS_PER_S else "MISS")
+            + f" (slowest optimizer {worst}: {g[worst]:.0f} steps/s; numpy {gn[worst]:.0f})"
+            + ("  [quick setting]" if quick else "")
+        )
     for label, _ in settings:
         ratios = [r["by_threads"][label]["ratio"] for r in sweep]
-        print(f"- sweep sizes, BLAS threads {label}: kernel {min(ratios):.2f}x .. {max(ratios):.2f}x "
-              "as fast as numpy")
+        print(
+            f"- sweep sizes, BLAS threads {label}: kernel {min(ratios):.2f}x .. {max(ratios):.2f}x "
+            "as fast as numpy"
+        )
     w1, wmax = sweep_wall[min(sweep_wall)], sweep_wall[max(sweep_wall)]
     print(f"- a whole sweep: {max(sweep_wall)} workers {w1 / wmax:.2f}x as fast as 1")
     print(f"- benchmark wall time {now() - t_start:.1f} s; load average at the end {loadavg()}")

@@ -53,7 +53,7 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# A private user cache folder: _numba_env must point NUMBA_CACHE_DIR into it when frozen.
+# A private user cache folder: core/numba_env.py must point NUMBA_CACHE_DIR into it when frozen.
 export XDG_CACHE_HOME=$tmp/cache
 unset NUMBA_CACHE_DIR PYTHONPATH
 

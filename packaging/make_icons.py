@@ -9,6 +9,7 @@ every N in SIZES. Rendered with Qt's own QSvgRenderer on the offscreen platform,
 display, Inkscape or cairo is needed. `--check` compares pixels, not bytes, and
 tolerates the small anti-aliasing differences between Qt releases (see _same_picture).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,14 +65,17 @@ def _same_picture(old, new) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true",
-                        help="do not write; exit 1 if a PNG or the SVG copy is missing or stale")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="do not write; exit 1 if a PNG or the SVG copy is missing or stale",
+    )
     args = parser.parse_args(argv)
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtGui import QGuiApplication, QImage
 
-    app = QGuiApplication.instance() or QGuiApplication([])  # noqa: F841 (kept alive)
+    _app = QGuiApplication.instance() or QGuiApplication([])  # kept alive while drawing
 
     stale: list[str] = []
     svg_copy = OUT / "icon.svg"

@@ -1,9 +1,10 @@
 """Entry point: `sparsity-gui` (desktop app) and the headless commands `sparsity-gui run`,
 `sparsity-gui sweep` and `sparsity-gui interference`."""
+
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:

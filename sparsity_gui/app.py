@@ -1,4 +1,5 @@
 """The composition root: parse options, set up Qt, build the window, run."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,9 @@ def _excepthook(exc_type, exc, tb) -> None:
 
     app = QtWidgets.QApplication.instance()
     if app is not None:
-        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Critical, "Unexpected error",
-                                    f"{exc_type.__name__}: {exc}")
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Icon.Critical, "Unexpected error", f"{exc_type.__name__}: {exc}"
+        )
         box.setDetailedText(text)
         box.exec()
 
@@ -34,8 +36,8 @@ def gui_main(args: argparse.Namespace) -> int:
         fail("--screenshot needs --quit-after MS (the screenshot is taken just before quitting)")
 
     faulthandler.enable()
-    from PySide6 import QtCore, QtWidgets
     import pyqtgraph as pg
+    from PySide6 import QtCore, QtWidgets
 
     from sparsity_gui.plots import qtmessages
 
@@ -45,7 +47,6 @@ def gui_main(args: argparse.Namespace) -> int:
     app.setApplicationName("sparsity-gui")
     app.setOrganizationName("sparsity-gui")
     from sparsity_gui import assets
-
 
     app.setDesktopFileName(assets.APP_ID)  # matches the .desktop entry (Wayland docks)
     try:
@@ -62,6 +63,7 @@ def gui_main(args: argparse.Namespace) -> int:
         win = ModelWindows().open("note", params, w0, playing=not args.paused, speed=args.speed)
 
     if args.quit_after is not None:
+
         def finish() -> None:
             if args.screenshot:
                 app.processEvents()

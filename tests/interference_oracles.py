@@ -1,7 +1,7 @@
 """Slow, independent references for the n-encoding (interference) model.
 
 Nothing here imports sparsity_gui: every function is written from the model's definition
-alone (Lecomte et al. 2023; MATH.md, "Relation to network training"), in plain
+alone (Lecomte et al. 2023; docs/theory.md §5), in plain
 numpy/scipy, so that a test comparing the package against it compares two independent
 computations.
 
@@ -11,6 +11,7 @@ on the n basis vectors x = e_i with a summed squared error plus l1 |W|_1. The no
 
     dW_i/dt = (1 - |W_i|^2) W_i - sum_{j != i} ReLU(W_i . W_j) W_j - lam sign(W_i).
 """
+
 from __future__ import annotations
 
 import math
@@ -172,8 +173,17 @@ def gd_zero_reference(W0, lr: float, l1: float, steps: int, interference: bool =
     return W, steps, False
 
 
-def adam_reference(W0, grad_fn, steps: int, lr: float, beta1: float = 0.9, beta2: float = 0.999,
-                   eps: float = 1e-8, weight_decay: float = 0.0, decoupled: bool = False) -> np.ndarray:
+def adam_reference(
+    W0,
+    grad_fn,
+    steps: int,
+    lr: float,
+    beta1: float = 0.9,
+    beta2: float = 0.999,
+    eps: float = 1e-8,
+    weight_decay: float = 0.0,
+    decoupled: bool = False,
+) -> np.ndarray:
     """torch.optim.Adam (decoupled=False) / AdamW (decoupled=True), from the pseudo-code of
     the torch documentation (amsgrad, maximize, foreach etc. off):
 

@@ -1,9 +1,10 @@
 """Slow, independent references for the numerical core.
 
-Nothing here imports sparsity_gui: every function is written from MATH.md alone, in plain
+Nothing here imports sparsity_gui: every function is written from docs/theory.md alone, in plain
 numpy/scipy, so that a test comparing the package against it compares two independent
 computations. Each reference is slow on purpose (full vectors, tight tolerances).
 """
+
 from __future__ import annotations
 
 import math
@@ -42,8 +43,9 @@ class FlowReference:
         return np.count_nonzero(self.abs_w, axis=1)
 
 
-def reference_flow(w0, lam_schedule, times, rtol=REF_RTOL, atol=REF_ATOL,
-                   until_nonzero: int | None = None) -> FlowReference:
+def reference_flow(
+    w0, lam_schedule, times, rtol=REF_RTOL, atol=REF_ATOL, until_nonzero: int | None = None
+) -> FlowReference:
     """Integrate d|W_k|/dt = (1 - ||W||^2)|W_k| - lam(t) for the live weights with scipy's
     DOP853 at rtol 1e-13, one terminal event per death (the smallest live weight hitting
     0; exact ties stay bitwise equal and die together).
@@ -101,8 +103,7 @@ def reference_flow(w0, lam_schedule, times, rtol=REF_RTOL, atol=REF_ATOL,
             hits_zero.terminal = True
             hits_zero.direction = -1
             events = hits_zero if lam > 0.0 else None
-            sol = solve_ivp(rhs, (t, t_stop), y0, method="DOP853", rtol=rtol, atol=atol,
-                            events=events)
+            sol = solve_ivp(rhs, (t, t_stop), y0, method="DOP853", rtol=rtol, atol=atol, events=events)
             assert sol.success, sol.message
             if events is not None and sol.t_events[0].size:
                 t_e = float(sol.t_events[0][0])
@@ -127,12 +128,13 @@ def reference_flow(w0, lam_schedule, times, rtol=REF_RTOL, atol=REF_ATOL,
         while sample_i < times.shape[0] and times[sample_i] <= t_stop:
             out[sample_i] = a
             sample_i += 1
-    return FlowReference(times=times, abs_w=out, death_t=death_t, death_order=death_order,
-                         event_states=event_states)
+    return FlowReference(
+        times=times, abs_w=out, death_t=death_t, death_order=death_order, event_states=event_states
+    )
 
 
 # ----------------------------------------------------------------------------------
-# Closed forms and direct formulas of MATH.md
+# Closed forms and direct formulas of docs/theory.md (§2, §4)
 
 
 def logistic_norm2(y0: float, t) -> np.ndarray:
@@ -162,7 +164,7 @@ def relvar(x) -> float:
 
 
 def relvar_bounds_direct(abs_w0, mp: int) -> tuple[float, float]:
-    """lo(m'), hi(m') exactly as MATH.md writes them: sort, shift, relvar."""
+    """lo(m'), hi(m') exactly as docs/theory.md §2 writes them: sort, shift, relvar."""
     u = np.sort(np.abs(np.asarray(abs_w0, dtype=np.float64)))[::-1]
     u_ext = np.append(u, 0.0)  # u_{m+1} = 0
     top = u[:mp]

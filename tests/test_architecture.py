@@ -1,11 +1,18 @@
-"""The core and the headless CLI never import Qt."""
+"""The layers hold: core and the headless CLI never import Qt, and the import-linter
+contracts in pyproject.toml are all kept."""
 
 import pkgutil
+import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 import sparsity_gui.cli
 import sparsity_gui.core
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _modules(package) -> list[str]:
@@ -16,8 +23,12 @@ def _modules(package) -> list[str]:
 
 def test_core_and_cli_import_without_qt():
     modules = _modules(sparsity_gui.core) + _modules(sparsity_gui.cli)
-    for name in ("sparsity_gui.core.note.kernels", "sparsity_gui.core.interference.kernels",
-                 "sparsity_gui.cli.note", "sparsity_gui.cli.interference"):
+    for name in (
+        "sparsity_gui.core.note.kernels",
+        "sparsity_gui.core.interference.kernels",
+        "sparsity_gui.cli.note",
+        "sparsity_gui.cli.interference",
+    ):
         assert name in modules
     code = (
         "import importlib, sys\n"
@@ -30,3 +41,12 @@ def test_core_and_cli_import_without_qt():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_import_contracts_are_kept():
+    lint_imports = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    if lint_imports is None:
+        pytest.skip("import-linter is not installed (make lint installs it)")
+    out = subprocess.run([lint_imports, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 broken" in out.stdout and "kept" in out.stdout

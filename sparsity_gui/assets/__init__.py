@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-from functools import lru_cache
+from functools import cache
 from importlib import resources as _ir
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -58,7 +58,7 @@ def asset_path(name: str) -> Path:
     return _as_path(name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _as_path(name: str) -> Path:
     entry = _entry(name)
     if isinstance(entry, Path):
@@ -98,6 +98,6 @@ def app_icon():
     from PySide6.QtGui import QIcon
 
     icon = QIcon()
-    for size, path in zip(ICON_SIZES, icon_paths()):
+    for size, path in zip(ICON_SIZES, icon_paths(), strict=True):
         icon.addFile(str(path), QSize(size, size))
     return icon

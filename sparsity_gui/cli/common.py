@@ -5,6 +5,7 @@ command runs in, and the guard that turns failures into exit statuses.
 Nothing in cli/ imports Qt at module level: figures are drawn (through plots/) only when
 asked for, and the GUI is imported by __main__ only when it is asked for.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,20 +14,12 @@ import math
 import os
 import sys
 import time
-from typing import Iterator, NoReturn
-
+from collections.abc import Iterator
+from typing import NoReturn
 
 from sparsity_gui.core.checks import parse_whole
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.text import format_duration
-
-
-
-
-
-
-
-
 
 
 class CleanParser(argparse.ArgumentParser):
@@ -58,14 +51,6 @@ def number_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
 
 
-
-
-
-
-
-
-
-
 class Progress:
     """A one-line progress bar on stderr, shown only on a terminal and only once a run
     has taken more than a second.
@@ -90,8 +75,9 @@ class Progress:
         self._last = -math.inf
         self._width = 0
 
-    def update(self, done: int, fraction: float | None = None, eta: float | None = None,
-               detail: str = "") -> None:
+    def update(
+        self, done: int, fraction: float | None = None, eta: float | None = None, detail: str = ""
+    ) -> None:
         if not self.enabled:
             return
         now = time.perf_counter()
@@ -107,8 +93,10 @@ class Progress:
         bar = "#" * int(30 * frac)
         if eta is None:
             eta = elapsed / frac - elapsed if frac > 0 else math.nan
-        line = (f"{self.label} [{bar:<30}] {detail + '  ' if detail else ''}{100 * frac:5.1f}%  "
-                f"{format_duration(elapsed)} elapsed, about {format_duration(eta)} left")
+        line = (
+            f"{self.label} [{bar:<30}] {detail + '  ' if detail else ''}{100 * frac:5.1f}%  "
+            f"{format_duration(elapsed)} elapsed, about {format_duration(eta)} left"
+        )
         pad = max(self._width - len(line), 0)
         self._width = len(line)
         sys.stderr.write("\r" + line + " " * pad)
@@ -119,24 +107,6 @@ class Progress:
             sys.stderr.write("\n")
             sys.stderr.flush()
             self.shown = False
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 class _Interrupts:
@@ -261,11 +231,3 @@ def _run_guarded(result_dir, out: str, body) -> int | None:
         result_dir.abort()
         raise
     return None
-
-
-
-
-
-
-
-

@@ -1,19 +1,15 @@
 """The desktop app's command-line options (`sparsity-gui [--model note|interference]
 ...`): parsed here, without Qt, into (model, parameters, W(0)) for app.main."""
-from __future__ import annotations
-import argparse
-from sparsity_gui import __version__
-from sparsity_gui.core.errors import InputError
-from sparsity_gui.cli.common import CleanParser
-from sparsity_gui.cli.interference import INTERFERENCE_DEFAULTS
-from sparsity_gui.cli.interference import _add_model_options
-from sparsity_gui.cli.interference import _base_params
-from sparsity_gui.cli.common import number_arg
-from sparsity_gui.cli.common import whole_arg
-from sparsity_gui.cli.interference import _resolve
-from sparsity_gui.cli.note import add_param_options
-from sparsity_gui.cli.note import params_from_args
 
+from __future__ import annotations
+
+import argparse
+
+from sparsity_gui import __version__
+from sparsity_gui.cli.common import CleanParser, number_arg, whole_arg
+from sparsity_gui.cli.interference import INTERFERENCE_DEFAULTS, _add_model_options, _base_params, _resolve
+from sparsity_gui.cli.note import add_param_options, params_from_args
+from sparsity_gui.core.errors import InputError
 
 DESCRIPTION = """\
 sparsity-gui: watch L1 regularization drive one feature encoding W to sparsity.
@@ -53,16 +49,22 @@ def gui_params(args: argparse.Namespace):
         for name, default in note_only.items():
             if getattr(args, name) != default:
                 flag = "--" + name.replace("_", "-")
-                raise InputError(name, f"{flag} is an option of the note's model; the "
-                                 f"interference model takes --l1, --lr, --optimizer, --steps")
+                raise InputError(
+                    name,
+                    f"{flag} is an option of the note's model; the "
+                    f"interference model takes --l1, --lr, --optimizer, --steps",
+                )
         _resolve(args, INTERFERENCE_DEFAULTS)
         params = _base_params(args, args.m)
         from sparsity_gui.core.interference.params import check_memory as check_interference_memory
 
         check_interference_memory(params.n, params.m)
         return "interference", params, None
-    given = [name for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay")
-             if getattr(args, name) is not None] + (["no-interference"] if args.no_interference else [])
+    given = [
+        name
+        for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay")
+        if getattr(args, name) is not None
+    ] + (["no-interference"] if args.no_interference else [])
     if given:
         flag = "--" + given[0].replace("_", "-")
         raise InputError(given[0], f"{flag} is an option of --model interference")
@@ -72,27 +74,49 @@ def gui_params(args: argparse.Namespace):
 
 
 def build_gui_parser() -> CleanParser:
-    p = CleanParser(prog="sparsity-gui", description=DESCRIPTION,
-                    formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    p = CleanParser(
+        prog="sparsity-gui",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
+    )
     p.add_argument("--version", action="version", version=f"sparsity-gui {__version__}")
-    p.add_argument("--model", choices=("note", "interference"), default="note",
-                   help="note: one encoding W, the research note's model (default); "
-                        "interference: n encodings with interference (Lecomte et al. 2023), "
-                        "polysemantic neurons against n^2/(4m), and sweeps over m")
+    p.add_argument(
+        "--model",
+        choices=("note", "interference"),
+        default="note",
+        help="note: one encoding W, the research note's model (default); "
+        "interference: n encodings with interference (Lecomte et al. 2023), "
+        "polysemantic neurons against n^2/(4m), and sweeps over m",
+    )
     add_param_options(p)
     # --m, --seed and --sigma serve both models: their defaults (the note's) are filled in
     # by gui_params once the model is known
     p.set_defaults(m=None, seed=None, sigma=None)
-    g = p.add_argument_group("interference model (with --model interference; --m, --seed and "
-                             "--sigma above apply to it too, defaults m=1024, sigma=1)")
+    g = p.add_argument_group(
+        "interference model (with --model interference; --m, --seed and "
+        "--sigma above apply to it too, defaults m=1024, sigma=1)"
+    )
     _add_model_options(g, INTERFERENCE_DEFAULTS, None, sweep=False, shared_with_note=True)
     a = p.add_argument_group("automation")
-    a.add_argument("--quit-after", type=whole_arg, default=None, metavar="MS",
-                   help="run for MS milliseconds, then close cleanly")
-    a.add_argument("--screenshot", metavar="PATH",
-                   help="save a PNG of the whole window just before quitting (with --quit-after)")
+    a.add_argument(
+        "--quit-after",
+        type=whole_arg,
+        default=None,
+        metavar="MS",
+        help="run for MS milliseconds, then close cleanly",
+    )
+    a.add_argument(
+        "--screenshot",
+        metavar="PATH",
+        help="save a PNG of the whole window just before quitting (with --quit-after)",
+    )
     a.add_argument("--paused", action="store_true", help="start paused instead of running")
-    a.add_argument("--speed", type=number_arg, default=None, metavar="V",
-                   help="simulated time per second of wall time (default: chosen from lam); "
-                        "0 means as fast as possible")
+    a.add_argument(
+        "--speed",
+        type=number_arg,
+        default=None,
+        metavar="V",
+        help="simulated time per second of wall time (default: chosen from lam); 0 means as fast as possible",
+    )
     return p

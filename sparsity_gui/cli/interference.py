@@ -1,27 +1,31 @@
 """`sparsity-gui interference` (one training run of n encodings) and `sparsity-gui sweep`
 (polysemantic neurons against m, several seeds per m, with --resume)."""
+
 from __future__ import annotations
+
 import argparse
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+
+from sparsity_gui.cli.common import (
+    CleanParser,
+    Progress,
+    _run_guarded,
+    fail,
+    interrupt_handlers,
+    interrupts_deferred,
+    number_arg,
+    run_in_worker,
+    whole_arg,
+)
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.cli.common import CleanParser
-from sparsity_gui.cli.common import Progress
-from sparsity_gui.cli.common import number_arg
-from sparsity_gui.cli.common import whole_arg
-from sparsity_gui.cli.common import _run_guarded
-from sparsity_gui.cli.common import fail
-from sparsity_gui.core.text import format_duration
-from sparsity_gui.cli.common import interrupt_handlers
-from sparsity_gui.cli.common import interrupts_deferred
-from sparsity_gui.cli.common import run_in_worker
 from sparsity_gui.core.interference.params import OPTIMIZERS
 from sparsity_gui.core.interference.run import chunk_steps
 from sparsity_gui.core.interference.sweep import default_workers
-
+from sparsity_gui.core.text import format_duration
 
 INTERFERENCE_MODEL = """\
 The interference model (Lecomte et al. 2023, "incidental polysemanticity"): n features,
@@ -34,92 +38,154 @@ about n^2/(4m) polysemantic neurons, and that colliding features have opposite s
 """
 
 
-SWEEP_DESCRIPTION = """\
+SWEEP_DESCRIPTION = (
+    """\
 Sweep m for a fixed n: train every m with several seeds and count the polysemantic
 neurons of each run, against the paper's n^2/(4m) (its count-against-m figure).
 Writes into DIR: sweep.csv (a row per run), sweep.json (the settings, the command line,
 mean and std per m) and the figure as sweep.png and sweep.svg.
 
-""" + INTERFERENCE_MODEL
+"""
+    + INTERFERENCE_MODEL
+)
 
 
-INTERFERENCE_DESCRIPTION = """\
+INTERFERENCE_DESCRIPTION = (
+    """\
 Train the interference model once, headless, and write into DIR: history.csv (the counts
 at K steps spread evenly over the run), w0.npy and w_final.npy (W, n x m), neuron_counts.csv
 (active features per neuron at the end) and run.json (parameters, the note's units, the
 final counts and the prediction n^2/(4m)).
 
-""" + INTERFERENCE_MODEL
+"""
+    + INTERFERENCE_MODEL
+)
 
 
-SWEEP_DEFAULTS = dict(n=64, m="64,128,256,512,1024", seeds=4, seed=0, steps=5000,
-                      optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0)
+SWEEP_DEFAULTS = dict(
+    n=64, m="64,128,256,512,1024", seeds=4, seed=0, steps=5000, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0
+)
 
 
 PAPER = dict(n=256, m="256:4096:256", seeds=16, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3)
 
 
-INTERFERENCE_DEFAULTS = dict(n=256, m=1024, seed=0, steps=7500, optimizer="adamw", l1=1e-3,
-                             lr=1e-3, sigma=1.0)
+INTERFERENCE_DEFAULTS = dict(
+    n=256, m=1024, seed=0, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0
+)
 
 
 # --- the interference model: `sweep` and `interference` --------------------------------------
-def _add_model_options(g, defaults: dict, paper: dict | None, sweep: bool,
-                       shared_with_note: bool = False) -> None:
+def _add_model_options(
+    g, defaults: dict, paper: dict | None, sweep: bool, shared_with_note: bool = False
+) -> None:
     """The interference model's options. Defaults are None here and filled in by
     _resolve (so that --paper can supply its own and explicit options still win).
     With shared_with_note (the GUI parser) --m, --seed and --sigma are left out: the
     note's options of the same names serve both models."""
+
     def dflt(name: str, fmt=str) -> str:
         text = f"default {fmt(defaults[name])}"
         if paper and name in paper and paper[name] != defaults[name]:
             text += f"; --paper: {fmt(paper[name])}"
         return text
 
-    g.add_argument("--n", type=whole_arg, default=None, metavar="N",
-                   help=f"features (encodings, rows of W), 1 to 4096 ({dflt('n')})")
+    g.add_argument(
+        "--n",
+        type=whole_arg,
+        default=None,
+        metavar="N",
+        help=f"features (encodings, rows of W), 1 to 4096 ({dflt('n')})",
+    )
     if shared_with_note:
         pass
     elif sweep:
-        g.add_argument("--m", default=None, metavar="LIST",
-                       help="neurons (columns of W): a list like 64,128,256 or a range "
-                            f"start:stop:step with stop included, each 1 to 65536 ({dflt('m')})")
-        g.add_argument("--seeds", type=whole_arg, default=None, metavar="S",
-                       help=f"runs (seeds) per m ({dflt('seeds')})")
+        g.add_argument(
+            "--m",
+            default=None,
+            metavar="LIST",
+            help="neurons (columns of W): a list like 64,128,256 or a range "
+            f"start:stop:step with stop included, each 1 to 65536 ({dflt('m')})",
+        )
+        g.add_argument(
+            "--seeds", type=whole_arg, default=None, metavar="S", help=f"runs (seeds) per m ({dflt('seeds')})"
+        )
     else:
-        g.add_argument("--m", type=whole_arg, default=None, metavar="M",
-                       help=f"neurons (columns of W), 1 to 65536 ({dflt('m')})")
+        g.add_argument(
+            "--m",
+            type=whole_arg,
+            default=None,
+            metavar="M",
+            help=f"neurons (columns of W), 1 to 65536 ({dflt('m')})",
+        )
     if shared_with_note:
         pass
     elif sweep:
-        g.add_argument("--seed", type=whole_arg, default=None, metavar="SEED",
-                       help=f"first random seed for W(0) ~ normal(0, sigma/sqrt(m)): each m runs "
-                            f"with seeds SEED .. SEED+S-1 ({dflt('seed')})")
+        g.add_argument(
+            "--seed",
+            type=whole_arg,
+            default=None,
+            metavar="SEED",
+            help=f"first random seed for W(0) ~ normal(0, sigma/sqrt(m)): each m runs "
+            f"with seeds SEED .. SEED+S-1 ({dflt('seed')})",
+        )
     else:
-        g.add_argument("--seed", type=whole_arg, default=None, metavar="N",
-                       help=f"random seed for W(0) ~ normal(0, sigma/sqrt(m)) ({dflt('seed')})")
-    g.add_argument("--steps", type=whole_arg, default=None, metavar="N",
-                   help=f"training steps per run ({dflt('steps')})")
-    g.add_argument("--optimizer", choices=OPTIMIZERS, default=None,
-                   help="adamw: torch's AdamW, the paper's; adam: Adam; gd-zero: gradient descent "
-                        "with the note's rule that a weight whose step crosses zero is set to "
-                        f"zero; gd: plain gradient descent ({dflt('optimizer')})")
-    g.add_argument("--l1", type=number_arg, default=None, metavar="L",
-                   help=f"L1 coefficient of the network's loss, 0 to 4; the note's lam = l1/4 "
-                        f"({dflt('l1', lambda v: f'{v:g}')})")
-    g.add_argument("--lr", type=number_arg, default=None, metavar="R",
-                   help=f"learning rate, > 0 and at most 1; for GD the note's eta = 4 lr, "
-                        f"t = 4 lr steps ({dflt('lr', lambda v: f'{v:g}')})")
+        g.add_argument(
+            "--seed",
+            type=whole_arg,
+            default=None,
+            metavar="N",
+            help=f"random seed for W(0) ~ normal(0, sigma/sqrt(m)) ({dflt('seed')})",
+        )
+    g.add_argument(
+        "--steps", type=whole_arg, default=None, metavar="N", help=f"training steps per run ({dflt('steps')})"
+    )
+    g.add_argument(
+        "--optimizer",
+        choices=OPTIMIZERS,
+        default=None,
+        help="adamw: torch's AdamW, the paper's; adam: Adam; gd-zero: gradient descent "
+        "with the note's rule that a weight whose step crosses zero is set to "
+        f"zero; gd: plain gradient descent ({dflt('optimizer')})",
+    )
+    g.add_argument(
+        "--l1",
+        type=number_arg,
+        default=None,
+        metavar="L",
+        help=f"L1 coefficient of the network's loss, 0 to 4; the note's lam = l1/4 "
+        f"({dflt('l1', lambda v: f'{v:g}')})",
+    )
+    g.add_argument(
+        "--lr",
+        type=number_arg,
+        default=None,
+        metavar="R",
+        help=f"learning rate, > 0 and at most 1; for GD the note's eta = 4 lr, "
+        f"t = 4 lr steps ({dflt('lr', lambda v: f'{v:g}')})",
+    )
     if not shared_with_note:
-        g.add_argument("--sigma", type=number_arg, default=None, metavar="S",
-                       help=f"W(0) ~ normal(0, sigma/sqrt(m)), > 0 "
-                            f"({dflt('sigma', lambda v: f'{v:g}')}, the usual initialisation)")
-    g.add_argument("--no-interference", action="store_true",
-                   help="drop the interference term: every feature trains alone (the note's model "
-                        "n times over)")
-    g.add_argument("--weight-decay", type=number_arg, default=None, metavar="W",
-                   help="weight decay: decoupled for adamw, L2 for adam, not used by GD "
-                        "(default: torch's, 0.01 for adamw and 0 for adam)")
+        g.add_argument(
+            "--sigma",
+            type=number_arg,
+            default=None,
+            metavar="S",
+            help=f"W(0) ~ normal(0, sigma/sqrt(m)), > 0 "
+            f"({dflt('sigma', lambda v: f'{v:g}')}, the usual initialisation)",
+        )
+    g.add_argument(
+        "--no-interference",
+        action="store_true",
+        help="drop the interference term: every feature trains alone (the note's model n times over)",
+    )
+    g.add_argument(
+        "--weight-decay",
+        type=number_arg,
+        default=None,
+        metavar="W",
+        help="weight decay: decoupled for adamw, L2 for adam, not used by GD "
+        "(default: torch's, 0.01 for adamw and 0 for adam)",
+    )
 
 
 def _resolve(args: argparse.Namespace, defaults: dict, paper: dict | None = None) -> None:
@@ -134,34 +200,59 @@ def _resolve(args: argparse.Namespace, defaults: dict, paper: dict | None = None
 def _base_params(args: argparse.Namespace, m: int):
     from sparsity_gui.core.interference.params import InterferenceParams
 
-    return InterferenceParams(n=args.n, m=m, l1=args.l1, lr=args.lr, optimizer=args.optimizer,
-                              steps=args.steps, seed=args.seed, sigma=args.sigma,
-                              interference=not args.no_interference,
-                              weight_decay=args.weight_decay)
+    return InterferenceParams(
+        n=args.n,
+        m=m,
+        l1=args.l1,
+        lr=args.lr,
+        optimizer=args.optimizer,
+        steps=args.steps,
+        seed=args.seed,
+        sigma=args.sigma,
+        interference=not args.no_interference,
+        weight_decay=args.weight_decay,
+    )
 
 
 def build_sweep_parser() -> CleanParser:
-    p = CleanParser(prog="sparsity-gui sweep", description=SWEEP_DESCRIPTION,
-                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = CleanParser(
+        prog="sparsity-gui sweep",
+        description=SWEEP_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     g = p.add_argument_group("model parameters")
     _add_model_options(g, SWEEP_DEFAULTS, PAPER, sweep=True)
-    g.add_argument("--paper", action="store_true",
-                   help="the paper's settings: n=256, m=256:4096:256, 16 seeds, 7500 steps, adamw, "
-                        "l1=lr=1e-3: 256 runs with W up to 256 x 4096, which takes hours (several "
-                        "on a two-core laptop; the progress bar shows the time left). Options "
-                        "given as well override these")
+    g.add_argument(
+        "--paper",
+        action="store_true",
+        help="the paper's settings: n=256, m=256:4096:256, 16 seeds, 7500 steps, adamw, "
+        "l1=lr=1e-3: 256 runs with W up to 256 x 4096, which takes hours (several "
+        "on a two-core laptop; the progress bar shows the time left). Options "
+        "given as well override these",
+    )
     r = p.add_argument_group("running")
-    r.add_argument("--jobs", type=whole_arg, default=None, metavar="J",
-                   help="runs trained side by side, each with one BLAS thread (1 to 64; default: "
-                        "the number of cores, at most 8); the results do not depend on it")
+    r.add_argument(
+        "--jobs",
+        type=whole_arg,
+        default=None,
+        metavar="J",
+        help="runs trained side by side, each with one BLAS thread (1 to 64; default: "
+        "the number of cores, at most 8); the results do not depend on it",
+    )
     o = p.add_argument_group("output")
     o.add_argument("--out", required=True, metavar="DIR", help="folder to write (must be new or empty)")
     o.add_argument("--force", action="store_true", help="replace a non-empty DIR")
-    o.add_argument("--no-figure", action="store_true",
-                   help="skip sweep.png and sweep.svg (drawing them needs PySide6 and pyqtgraph)")
-    o.add_argument("--resume", action="store_true",
-                   help="continue an interrupted sweep in DIR (Ctrl+C or SIGTERM keeps the runs "
-                        "that finished): the same options, only the missing runs are trained")
+    o.add_argument(
+        "--no-figure",
+        action="store_true",
+        help="skip sweep.png and sweep.svg (drawing them needs PySide6 and pyqtgraph)",
+    )
+    o.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted sweep in DIR (Ctrl+C or SIGTERM keeps the runs "
+        "that finished): the same options, only the missing runs are trained",
+    )
     return p
 
 
@@ -196,13 +287,17 @@ def resumed_rows(out: str, spec) -> list:
         meta = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
         rows = rows_from_csv((folder / "sweep.csv").read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise InputError("resume", f"{folder} holds no sweep to resume ({Path(exc.filename).name} "
-                         f"is missing)") from None
+        raise InputError(
+            "resume", f"{folder} holds no sweep to resume ({Path(exc.filename).name} is missing)"
+        ) from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise InputError("resume", f"cannot read the sweep in {folder}: {exc}") from None
     if not isinstance(meta, dict) or meta.get("spec") != json.loads(json.dumps(spec.as_dict())):
-        raise InputError("resume", f"the sweep in {folder} was run with other settings; give the "
-                         f"same options as its command: {meta.get('command_line', '?')}")
+        raise InputError(
+            "resume",
+            f"the sweep in {folder} was run with other settings; give the "
+            f"same options as its command: {meta.get('command_line', '?')}",
+        )
     planned = {(p.m, p.seed) for p in spec.runs()}
     if any((r.m, r.seed) not in planned for r in rows):
         raise InputError("resume", f"{folder}/sweep.csv has runs this sweep does not plan")
@@ -226,8 +321,8 @@ def sweep_command(argv: Sequence[str]) -> int:
     def body() -> None:
         import threading
 
-        from sparsity_gui.core.interference.sweep import SweepCancelled, run_sweep
         from sparsity_gui.core.interference.files import write_sweep
+        from sparsity_gui.core.interference.sweep import SweepCancelled, run_sweep
 
         progress = Progress(len(runs), "sweep")
         stop = threading.Event()
@@ -237,13 +332,22 @@ def sweep_command(argv: Sequence[str]) -> int:
             if stop.is_set():
                 return
             where = f"  m={pr.current.m} seed={pr.current.seed}" if pr.current is not None else ""
-            progress.update(pr.done_runs, fraction=pr.fraction, eta=pr.eta_seconds,
-                            detail=f"runs {pr.done_runs}/{pr.total_runs}{where}")
+            progress.update(
+                pr.done_runs,
+                fraction=pr.fraction,
+                eta=pr.eta_seconds,
+                detail=f"runs {pr.done_runs}/{pr.total_runs}{where}",
+            )
 
         def work():
             try:
-                return run_sweep(spec, on_progress=on_progress, should_stop=stop.is_set,
-                                 done_rows=done_rows, workers=args.jobs)
+                return run_sweep(
+                    spec,
+                    on_progress=on_progress,
+                    should_stop=stop.is_set,
+                    done_rows=done_rows,
+                    workers=args.jobs,
+                )
             except SweepCancelled as exc:
                 cancelled["rows"] = exc.rows
                 raise
@@ -280,16 +384,20 @@ def sweep_command(argv: Sequence[str]) -> int:
     if rc is not None:
         return rc
     if state.get("interrupted"):
-        sys.stderr.write(f"\nerror: interrupted; wrote the {len(state['rows'])} of {len(runs)} runs "
-                         f"that finished to {args.out} (sweep.json says complete: false); the "
-                         f"same command with --resume continues it\n")
+        sys.stderr.write(
+            f"\nerror: interrupted; wrote the {len(state['rows'])} of {len(runs)} runs "
+            f"that finished to {args.out} (sweep.json says complete: false); the "
+            f"same command with --resume continues it\n"
+        )
         return 130
     from sparsity_gui.core.interference.sweep import summarize
 
     s = summarize(state["rows"])
-    print(f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {len(spec.m_values)} value(s) of m "
-          f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.steps} steps) in "
-          f"{format_duration(state['seconds'])} with {args.jobs} job(s)")
+    print(
+        f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {len(spec.m_values)} value(s) of m "
+        f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.steps} steps) in "
+        f"{format_duration(state['seconds'])} with {args.jobs} job(s)"
+    )
     print(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
     for i, m in enumerate(s.m):
         print(f"{int(m):>7} {s.mean[i]:>9.3f} {s.std[i]:>8.3f} {s.predicted[i]:>10.3f}")
@@ -298,14 +406,22 @@ def sweep_command(argv: Sequence[str]) -> int:
 
 
 def build_interference_parser() -> CleanParser:
-    p = CleanParser(prog="sparsity-gui interference", description=INTERFERENCE_DESCRIPTION,
-                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = CleanParser(
+        prog="sparsity-gui interference",
+        description=INTERFERENCE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     g = p.add_argument_group("model parameters")
     _add_model_options(g, INTERFERENCE_DEFAULTS, None, sweep=False)
     o = p.add_argument_group("output")
-    o.add_argument("--samples", type=whole_arg, default=501, metavar="K",
-                   help="rows in history.csv, at steps round(i*steps/(K-1)) (2 to 1e5; fewer when "
-                        "steps < K-1; default 501)")
+    o.add_argument(
+        "--samples",
+        type=whole_arg,
+        default=501,
+        metavar="K",
+        help="rows in history.csv, at steps round(i*steps/(K-1)) (2 to 1e5; fewer when "
+        "steps < K-1; default 501)",
+    )
     o.add_argument("--out", required=True, metavar="DIR", help="folder to write (must be new or empty)")
     o.add_argument("--force", action="store_true", help="replace a non-empty DIR")
     return p
@@ -332,8 +448,8 @@ def interference_command(argv: Sequence[str]) -> int:
         import threading
 
         from sparsity_gui.core.blas import limit_blas_threads
-        from sparsity_gui.core.interference.sampled import train_sampled
         from sparsity_gui.core.interference.files import write_interference_run
+        from sparsity_gui.core.interference.sampled import train_sampled
 
         limit_blas_threads(1)  # faster than OpenBLAS's pool here, and never collapses (core/blas.py)
         progress = Progress(params.steps, params.optimizer)
@@ -348,8 +464,9 @@ def interference_command(argv: Sequence[str]) -> int:
         chunk = chunk_steps(params, 1e9, 250)
         started = time.perf_counter()
         try:
-            run = run_in_worker(lambda: train_sampled(params, args.samples, on_step=on_step,
-                                                      chunk=chunk), stop)
+            run = run_in_worker(
+                lambda: train_sampled(params, args.samples, on_step=on_step, chunk=chunk), stop
+            )
         finally:
             progress.close()
         wall = time.perf_counter() - started
@@ -362,8 +479,10 @@ def interference_command(argv: Sequence[str]) -> int:
         return rc
     run = state["run"]
     meas = run.measure(with_loss=False)
-    print(f"wrote {args.out}: n = {params.n}, m = {params.m}, {run.step} steps ({params.optimizer}), "
-          f"{len(run.history)} rows: {meas.polysemantic} polysemantic neuron(s) (predicted "
-          f"n^2/(4m) = {params.prediction:.4g}), {meas.active} active weights, colliding pairs "
-          f"{meas.opposite_pairs} of opposite / {meas.same_pairs} of equal sign")
+    print(
+        f"wrote {args.out}: n = {params.n}, m = {params.m}, {run.step} steps ({params.optimizer}), "
+        f"{len(run.history)} rows: {meas.polysemantic} polysemantic neuron(s) (predicted "
+        f"n^2/(4m) = {params.prediction:.4g}), {meas.active} active weights, colliding pairs "
+        f"{meas.opposite_pairs} of opposite / {meas.same_pairs} of equal sign"
+    )
     return 0

@@ -1,22 +1,26 @@
 """`sparsity-gui run`: the note's model headless, into timeseries.csv, weights.csv,
 deaths.csv and run.json (and, with --figures, the panels as PNG and SVG)."""
+
 from __future__ import annotations
+
 import argparse
 import shlex
-from typing import Sequence
-import numpy as np
-from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.params import SimParams, check_memory
-from sparsity_gui.cli.common import CleanParser
-from sparsity_gui.cli.common import Progress
-from sparsity_gui.cli.common import number_arg
-from sparsity_gui.cli.common import whole_arg
-from sparsity_gui.cli.common import _run_guarded
-from sparsity_gui.cli.common import fail
-from sparsity_gui.cli.common import interrupt_handlers
-from sparsity_gui.cli.common import interrupts_deferred
-from sparsity_gui.core.note.params import METHODS
+from collections.abc import Sequence
 
+import numpy as np
+
+from sparsity_gui.cli.common import (
+    CleanParser,
+    Progress,
+    _run_guarded,
+    fail,
+    interrupt_handlers,
+    interrupts_deferred,
+    number_arg,
+    whole_arg,
+)
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.params import METHODS, SimParams, check_memory
 
 RUN_DESCRIPTION = """\
 Simulate headless and write timeseries.csv, weights.csv, deaths.csv and run.json into DIR.
@@ -27,24 +31,55 @@ after one sort); gd runs discrete gradient descent W <- W + eta*[(1-||W||^2)W - 
 
 def add_param_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("simulation parameters")
-    g.add_argument("--m", type=whole_arg, default=1000, metavar="M",
-                   help="number of weights in W (1 to 1e8; default 1000)")
-    g.add_argument("--lam", type=number_arg, default=1e-3, metavar="L",
-                   help="L1 regularization strength lam (0 to 1; default 1e-3)")
-    g.add_argument("--sigma", type=number_arg, default=0.9, metavar="S",
-                   help="W_k(0) ~ normal(0, sigma/sqrt(m)) (> 0; default 0.9)")
-    g.add_argument("--seed", type=whole_arg, default=0, metavar="N",
-                   help="random seed for W(0) (default 0)")
-    g.add_argument("--w0", metavar="FILE",
-                   help="load W(0) from .npy/.npz or text/CSV (one number per line); sets m")
-    g.add_argument("--w0-row", type=whole_arg, default=None, metavar="R",
-                   help="with a 2-D --w0 file (a weight matrix), use row R (0-based) as W(0)")
-    g.add_argument("--method", choices=METHODS, default="exact",
-                   help="exact flow or gradient descent (default exact)")
-    g.add_argument("--eta", type=number_arg, default=0.05, metavar="H",
-                   help="gradient-descent step; simulated time t = eta*step (default 0.05)")
-    g.add_argument("--t-end", type=number_arg, default=None, metavar="T",
-                   help="simulated end time (default: when one weight is left, plus 10%%)")
+    g.add_argument(
+        "--m",
+        type=whole_arg,
+        default=1000,
+        metavar="M",
+        help="number of weights in W (1 to 1e8; default 1000)",
+    )
+    g.add_argument(
+        "--lam",
+        type=number_arg,
+        default=1e-3,
+        metavar="L",
+        help="L1 regularization strength lam (0 to 1; default 1e-3)",
+    )
+    g.add_argument(
+        "--sigma",
+        type=number_arg,
+        default=0.9,
+        metavar="S",
+        help="W_k(0) ~ normal(0, sigma/sqrt(m)) (> 0; default 0.9)",
+    )
+    g.add_argument("--seed", type=whole_arg, default=0, metavar="N", help="random seed for W(0) (default 0)")
+    g.add_argument(
+        "--w0", metavar="FILE", help="load W(0) from .npy/.npz or text/CSV (one number per line); sets m"
+    )
+    g.add_argument(
+        "--w0-row",
+        type=whole_arg,
+        default=None,
+        metavar="R",
+        help="with a 2-D --w0 file (a weight matrix), use row R (0-based) as W(0)",
+    )
+    g.add_argument(
+        "--method", choices=METHODS, default="exact", help="exact flow or gradient descent (default exact)"
+    )
+    g.add_argument(
+        "--eta",
+        type=number_arg,
+        default=0.05,
+        metavar="H",
+        help="gradient-descent step; simulated time t = eta*step (default 0.05)",
+    )
+    g.add_argument(
+        "--t-end",
+        type=number_arg,
+        default=None,
+        metavar="T",
+        help="simulated end time (default: when one weight is left, plus 10%%)",
+    )
 
 
 def params_from_args(args: argparse.Namespace) -> tuple[SimParams, np.ndarray | None]:
@@ -58,24 +93,43 @@ def params_from_args(args: argparse.Namespace) -> tuple[SimParams, np.ndarray | 
     if args.w0 is not None:
         w0 = load_w0(args.w0, args.w0_row)
         m = int(w0.shape[0])
-    params = SimParams(m=m, lam=args.lam, sigma=args.sigma, seed=args.seed, w0_path=args.w0,
-                       method=args.method, eta=args.eta, t_end=args.t_end)
+    params = SimParams(
+        m=m,
+        lam=args.lam,
+        sigma=args.sigma,
+        seed=args.seed,
+        w0_path=args.w0,
+        method=args.method,
+        eta=args.eta,
+        t_end=args.t_end,
+    )
     if w0 is None:
         check_memory(params.m)
     return params, w0
 
 
 def build_run_parser() -> CleanParser:
-    p = CleanParser(prog="sparsity-gui run", description=RUN_DESCRIPTION,
-                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = CleanParser(
+        prog="sparsity-gui run",
+        description=RUN_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_param_options(p)
     o = p.add_argument_group("output")
-    o.add_argument("--samples", type=whole_arg, default=501, metavar="K",
-                   help="rows in timeseries.csv, at t = i*T/(K-1) (2 to 1e6; default 501)")
+    o.add_argument(
+        "--samples",
+        type=whole_arg,
+        default=501,
+        metavar="K",
+        help="rows in timeseries.csv, at t = i*T/(K-1) (2 to 1e6; default 501)",
+    )
     o.add_argument("--no-weights", action="store_true", help="skip weights.csv (for very large m)")
-    o.add_argument("--figures", action="store_true",
-                   help="also write each panel as PNG and SVG and the whole layout as PNG into "
-                        "DIR/figures/ (offscreen, no display needed)")
+    o.add_argument(
+        "--figures",
+        action="store_true",
+        help="also write each panel as PNG and SVG and the whole layout as PNG into "
+        "DIR/figures/ (offscreen, no display needed)",
+    )
     o.add_argument("--out", required=True, metavar="DIR", help="folder to write (must be new or empty)")
     o.add_argument("--force", action="store_true", help="replace a non-empty DIR")
     return p
@@ -96,22 +150,30 @@ def run_command(argv: Sequence[str]) -> int:
 
     def body() -> None:
         # numba and scipy load only once the arguments are known to be good
-        from sparsity_gui.core.note.sampled import simulate_samples
         from sparsity_gui.core.note.files import write_results
+        from sparsity_gui.core.note.sampled import simulate_samples
 
         run = state["run"] = simulate_samples(params, w0, args.samples, Progress)
         if args.figures:
             from sparsity_gui.plots.figures import write_figures  # needs Qt (offscreen); imported only here
+
             with interrupts_deferred():  # a signal inside Qt's drawing would crash it
                 write_figures(run, result_dir.path("figures"))
-        write_results(result_dir, run, params, include_weights=not args.no_weights,
-                      command_line=shlex.join(["sparsity-gui", "run", *argv]))
+        write_results(
+            result_dir,
+            run,
+            params,
+            include_weights=not args.no_weights,
+            command_line=shlex.join(["sparsity-gui", "run", *argv]),
+        )
 
     with interrupt_handlers():
         rc = _run_guarded(result_dir, args.out, body)
     if rc is not None:
         return rc
     run = state["run"]
-    print(f"wrote {args.out}: {args.samples} rows, {run.nonzero_final} nonzero weight(s) at "
-          f"t = {run.t_end:.6g}, fitted c = {run.fitted_c:.4g}")
+    print(
+        f"wrote {args.out}: {args.samples} rows, {run.nonzero_final} nonzero weight(s) at "
+        f"t = {run.t_end:.6g}, fitted c = {run.fitted_c:.4g}"
+    )
     return 0

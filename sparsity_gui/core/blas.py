@@ -8,26 +8,35 @@ independent runs instead, is fast and predictable. OPENBLAS_NUM_THREADS would do
 but only before numpy loads, so the pools are capped at run time through OpenBLAS's own
 setter, in every OpenBLAS this process has loaded (numpy's and scipy's).
 """
+
 from __future__ import annotations
 
 import ctypes
+import importlib
 from pathlib import Path
 
-_SETTERS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads",
-            "scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_")
+_SETTERS = (
+    "openblas_set_num_threads",
+    "scipy_openblas_set_num_threads",
+    "scipy_openblas_set_num_threads64_",
+    "openblas_set_num_threads64_",
+)
 
 
 def limit_blas_threads(threads: int = 1) -> list[str]:
     """Cap every loaded OpenBLAS at ``threads`` threads; returns what was changed (empty
     where /proc/self/maps or OpenBLAS is absent: then this is a no-op)."""
     try:
-        import scipy.linalg.cython_blas  # noqa: F401  (load scipy's OpenBLAS too)
+        importlib.import_module("scipy.linalg.cython_blas")  # loads scipy's OpenBLAS too
     except ImportError:
         pass
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
-            paths = {parts[-1] for parts in (line.split() for line in f)
-                     if len(parts) >= 6 and "openblas" in parts[-1].lower()}
+            paths = {
+                parts[-1]
+                for parts in (line.split() for line in f)
+                if len(parts) >= 6 and "openblas" in parts[-1].lower()
+            }
     except OSError:
         return []
     changed = []

@@ -1,5 +1,6 @@
 """Writing result files, for both models: atomic writes, CSV and JSON text that round-trip
 every double, and `ResultDir` (a whole output folder that appears at once, or not at all)."""
+
 from __future__ import annotations
 
 import io
@@ -8,8 +9,9 @@ import math
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -46,6 +48,7 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def atomic_write_chunks(path: str | Path, chunks: Iterable[str]) -> None:
     """Atomically write text produced piece by piece (large CSVs never sit in memory whole)."""
+
     def write(f: BinaryIO) -> None:
         for chunk in chunks:
             f.write(chunk.encode("utf-8"))
@@ -72,7 +75,7 @@ def iter_csv(header: Iterable[str], rows: np.ndarray, int_cols: Iterable[int] = 
     yield ",".join(header) + "\n"
     for start in range(0, rows.shape[0], CHUNK_ROWS):
         out = io.StringIO()
-        for row in rows[start:start + CHUNK_ROWS]:
+        for row in rows[start : start + CHUNK_ROWS]:
             out.write(",".join(str(int(v)) if j in int_cols else _fmt(v) for j, v in enumerate(row)))
             out.write("\n")
         yield out.getvalue()
@@ -81,18 +84,6 @@ def iter_csv(header: Iterable[str], rows: np.ndarray, int_cols: Iterable[int] = 
 def csv_text(header: Iterable[str], rows: np.ndarray, int_cols: Iterable[int] = ()) -> str:
     """CSV with every float written to round-trip exactly."""
     return "".join(iter_csv(header, rows, int_cols))
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def json_text(obj: Any) -> str:

@@ -1,4 +1,5 @@
 """A time-series store whose memory stays bounded however long a run goes."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,8 +44,8 @@ class History:
         kept = self._data[0:old:2]  # keeps row 0
         k = kept.shape[0]
         self._data[:k] = kept
-        recent = self._data[old:self._n].copy()
-        self._data[k:k + recent.shape[0]] = recent
+        recent = self._data[old : self._n].copy()
+        self._data[k : k + recent.shape[0]] = recent
         self._n = k + recent.shape[0]
 
     def array(self) -> np.ndarray:

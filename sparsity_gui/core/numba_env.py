@@ -3,6 +3,7 @@
 numba writes its cache beside the source by default; that folder is read-only in a
 system install or a frozen bundle, so fall back to a per-user cache directory.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,7 +21,7 @@ def _user_cache_dir() -> Path:
     return base / "sparsity-gui" / "numba"
 
 
-def configure() -> None:
+def configure_numba_cache() -> None:
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     source_dir = Path(__file__).resolve().parent
@@ -32,6 +33,3 @@ def configure() -> None:
             os.environ["NUMBA_CACHE_DIR"] = str(cache)
         except OSError:
             pass  # numba then warns once and compiles without caching
-
-
-configure()

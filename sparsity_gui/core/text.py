@@ -1,5 +1,7 @@
 """Plain-text formatting shared by the CLI's progress bar and the GUI's sweep tab."""
+
 from __future__ import annotations
+
 import math
 
 

@@ -3,23 +3,31 @@ ranges, cached legends and vertical change markers), the live pens and the colou
 
 Both models' panels and the sweep figure derive from `Panel`. Each panel creates its plot
 items once and, per frame, only calls setData on them with arrays from a snapshot."""
+
 from __future__ import annotations
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-
 # Colours (matplotlib's tab10, familiar from papers)
 BLUE, ORANGE, GREEN, RED, PURPLE, GREY, PINK = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#7f7f7f", "#e377c2")
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#7f7f7f",
+    "#e377c2",
+)
 
 
 # Live pens are width 1: wider cosmetic pens take Qt's slow stroking path (3-15x slower
-# per frame, GUIDE.md). Exports scale the width up (see figures.py).
+# per frame, measured). Exports scale the width up (plots/render.py).
 LIVE_WIDTH = 1
 
 
-def pen(color: str, style=QtCore.Qt.PenStyle.SolidLine) -> "pg.QtGui.QPen":
+def pen(color: str, style=QtCore.Qt.PenStyle.SolidLine) -> pg.QtGui.QPen:
     """A live pen: 1 px, cosmetic; emphasis comes from colour and dash, not width."""
     p = pg.mkPen(color, width=LIVE_WIDTH)
     p.setStyle(style)
@@ -53,7 +61,7 @@ def _decade_tick_strings(axis, tick_strings):
     def strings(values, scale, spacing):
         out = tick_strings(values, scale, spacing)
         if axis.logMode and len(values) > 6:
-            return [text if abs(v - round(v)) < 1e-9 else "" for v, text in zip(values, out)]
+            return [text if abs(v - round(v)) < 1e-9 else "" for v, text in zip(values, out, strict=True)]
         return out
 
     return strings
@@ -86,9 +94,16 @@ class Panel(QtWidgets.QFrame):
         self._user_zoomed: set[pg.PlotItem] = set()
         self._force_range = True  # the next ranges are set whatever the data
 
-    def add_plot(self, row: int, title: str | None, x_label: str, y_label: str,
-                 time_axis: bool = False, legend: bool = True,
-                 legend_left: bool = False) -> pg.PlotItem:
+    def add_plot(
+        self,
+        row: int,
+        title: str | None,
+        x_label: str,
+        y_label: str,
+        time_axis: bool = False,
+        legend: bool = True,
+        legend_left: bool = False,
+    ) -> pg.PlotItem:
         plot = self.graphics.addPlot(row=row, col=0, title=title)
         plot.setLabel("bottom", x_label)
         plot.setLabel("left", y_label)
@@ -100,8 +115,11 @@ class Panel(QtWidgets.QFrame):
             axis.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
         if legend:
             # in the corner the data leave empty; translucent so nothing is hidden
-            plot.addLegend(offset=(8, 8) if legend_left else (-8, 8), labelTextSize="8pt",
-                           brush=pg.mkBrush(255, 255, 255, 170))
+            plot.addLegend(
+                offset=(8, 8) if legend_left else (-8, 8),
+                labelTextSize="8pt",
+                brush=pg.mkBrush(255, 255, 255, 170),
+            )
         plot.vb.disableAutoRange()
         plot.vb.sigRangeChangedManually.connect(lambda *_a, p=plot: self._user_zoomed.add(p))
         plot.vb.sigStateChanged.connect(lambda _vb, p=plot: self._auto_requested(p))
@@ -215,7 +233,6 @@ class Panel(QtWidgets.QFrame):
                 stack.extend(item.childItems())
 
 
-
 class LivePanel(Panel):
     """A panel that draws a model's snapshots, frame after frame: `draw` puts one on the
     plot items, and vertical markers show where a parameter was changed during the run
@@ -267,10 +284,15 @@ class LivePanel(Panel):
         if not self.time_plots:
             return
         markers = self.change_markers(snap)
-        for x, label in markers[self._marked:]:
+        for x, label in markers[self._marked :]:
             for plot in self.time_plots:
-                line = pg.InfiniteLine(pos=x, angle=90, pen=pen(GREY, DASH), label=label,
-                                       labelOpts={"position": 0.93, "color": GREY, "rotateAxis": (1, 0)})
+                line = pg.InfiniteLine(
+                    pos=x,
+                    angle=90,
+                    pen=pen(GREY, DASH),
+                    label=label,
+                    labelOpts={"position": 0.93, "color": GREY, "rotateAxis": (1, 0)},
+                )
                 line.setZValue(-5)
                 plot.addItem(line, ignoreBounds=True)
                 self._markers.append((plot, line))

@@ -2,25 +2,26 @@
 panels of a sampled run (`FigureSet`, `write_figures` for `run --figures` and *Export all*)
 and the interference sweep's figure (`sweep_figure_files`). Qt runs offscreen; no widget
 outlives a call."""
+
 from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
+
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.interference.sweep import SweepRow, SweepSpec
-from sparsity_gui.plots.render import DEFAULT_SCALE
-from sparsity_gui.plots.render import PANEL_SIZE
-from sparsity_gui.plots.render import ensure_app
-from sparsity_gui.plots.render import render_panel
-from sparsity_gui.plots.render import render_widget
-from sparsity_gui.plots.render import slug
 from sparsity_gui.core.note.files import tracked_csv
-from sparsity_gui.core.note.runner import Snapshot
-from sparsity_gui.core.note.runner import snapshot_of
+from sparsity_gui.core.note.runner import Snapshot, snapshot_of
+from sparsity_gui.plots.render import DEFAULT_SCALE, PANEL_SIZE, ensure_app, render_panel, render_widget, slug
 
 
-def sweep_figure_files(spec: SweepSpec | None, rows: Sequence[SweepRow], size: tuple[int, int] | None = None,
-                       scale: float | None = None) -> dict[str, bytes]:
+def sweep_figure_files(
+    spec: SweepSpec | None,
+    rows: Sequence[SweepRow],
+    size: tuple[int, int] | None = None,
+    scale: float | None = None,
+) -> dict[str, bytes]:
     """{sweep.png, sweep.svg: bytes}: the SweepPanel drawn offscreen (creates a QApplication
     on the offscreen platform if there is none; leaves no widget alive)."""
     try:
@@ -81,8 +82,9 @@ LAYOUT_SIZE = (1800, 1040)  # px of the headless six-panel layout
 def sampled_snapshot(run) -> Snapshot:
     """A Snapshot (what the panels draw) of a sampled run: its rows as the history and its
     final state for the weight panels."""
-    return snapshot_of(run.sim, run.sim.params, run_id=1, seq=1, state="finished",
-                       history=run.rows, fitted_c=run.fitted_c)
+    return snapshot_of(
+        run.sim, run.sim.params, run_id=1, seq=1, state="finished", history=run.rows, fitted_c=run.fitted_c
+    )
 
 
 def panel_view_state(panel) -> dict:
@@ -102,7 +104,7 @@ def _apply_view_state(panel, state: dict | None) -> None:
     if not state:
         return
     boxes = panel.findChildren(QtWidgets.QCheckBox)
-    for box, checked in zip(boxes, state.get("checks", ())):
+    for box, checked in zip(boxes, state.get("checks", ()), strict=False):
         box.blockSignals(True)
         box.setChecked(checked)
         box.blockSignals(False)
@@ -117,8 +119,9 @@ class FigureSet:
     """The six panels (in a hidden host widget laid out like the window's centre) drawn
     from one snapshot. Use as a context manager: the widgets are deleted on exit."""
 
-    def __init__(self, snap, view_states: list[dict] | None = None,
-                 layout_size: tuple[int, int] = LAYOUT_SIZE):
+    def __init__(
+        self, snap, view_states: list[dict] | None = None, layout_size: tuple[int, int] = LAYOUT_SIZE
+    ):
         import pyqtgraph as pg
         from PySide6 import QtCore, QtWidgets
 
@@ -148,8 +151,9 @@ class FigureSet:
             panel.update_from(snap)
         self.app.processEvents()
 
-    def render_panel(self, panel, fmt: str, scale: float = DEFAULT_SCALE,
-                     size: tuple[int, int] = PANEL_SIZE) -> bytes:
+    def render_panel(
+        self, panel, fmt: str, scale: float = DEFAULT_SCALE, size: tuple[int, int] = PANEL_SIZE
+    ) -> bytes:
         """A panel on its own at `size` px: taken out of the grid while it is rendered."""
         from PySide6 import QtCore
 
@@ -174,8 +178,12 @@ class FigureSet:
     def render_layout(self, fmt: str = "png", scale: float = DEFAULT_SCALE) -> bytes:
         return render_widget(self.host, fmt, scale, self.panels)
 
-    def files(self, formats: Iterable[str] = ("png", "svg"), scale: float = DEFAULT_SCALE,
-              layout_name: str | None = "layout") -> dict[str, bytes]:
+    def files(
+        self,
+        formats: Iterable[str] = ("png", "svg"),
+        scale: float = DEFAULT_SCALE,
+        layout_name: str | None = "layout",
+    ) -> dict[str, bytes]:
         """{file name: bytes} of every panel in each format, and the layout as PNG."""
         out: dict[str, bytes] = {}
         for panel in self.panels:
@@ -198,15 +206,16 @@ class FigureSet:
         self.app.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete.value)
         self.app.processEvents()
 
-    def __enter__(self) -> "FigureSet":
+    def __enter__(self) -> FigureSet:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
 
-def write_figures(run, folder: str | Path, view_states: list[dict] | None = None,
-                  scale: float = DEFAULT_SCALE) -> list[Path]:
+def write_figures(
+    run, folder: str | Path, view_states: list[dict] | None = None, scale: float = DEFAULT_SCALE
+) -> list[Path]:
     """`run --figures`: each panel as PNG and SVG and the whole layout as PNG in `folder`,
     plus tracked.csv (the threshold panel's tracked weights, the one figure input that is
     not in timeseries.csv). Works without a display; leaves no widget alive."""

@@ -4,6 +4,7 @@ Each panel is a `base.LivePanel` (titled, legend, managed ranges, exportable by
 render.render_panel) that creates its plot items once and, per frame, only calls
 setData / setImage with arrays taken from an `InterferenceSnapshot`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,15 +12,30 @@ import pyqtgraph as pg
 
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
-from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, LivePanel, pen, set_curve
+from sparsity_gui.plots.base import (
+    BLUE,
+    DASH,
+    DOT,
+    GREEN,
+    GREY,
+    ORANGE,
+    PURPLE,
+    RED,
+    LivePanel,
+    pen,
+    set_curve,
+)
 
 H = {name: i for i, name in enumerate(HISTORY_COLUMNS)}
 W_LEVELS = (-1.2, 1.2)  # the heatmap's fixed, symmetric colour range
 # blue - white - red (ColorBrewer's RdBu ends): zero is white, so dead weights vanish
-DIVERGING = pg.ColorMap(pos=[0.0, 0.25, 0.5, 0.75, 1.0],
-                        color=["#2166ac", "#67a9cf", "#ffffff", "#ef8a62", "#b2182b"])
-STEP_TIP = ("x axis: optimizer steps. For gradient descent the note's time is t = 4·lr·steps "
-            "(λ = l1/4); Adam's steps have no such time.")
+DIVERGING = pg.ColorMap(
+    pos=[0.0, 0.25, 0.5, 0.75, 1.0], color=["#2166ac", "#67a9cf", "#ffffff", "#ef8a62", "#b2182b"]
+)
+STEP_TIP = (
+    "x axis: optimizer steps. For gradient descent the note's time is t = 4·lr·steps "
+    "(λ = l1/4); Adam's steps have no such time."
+)
 
 
 def _colored(*parts: tuple[str, str]) -> str:
@@ -130,8 +146,11 @@ class InterferencePanel(LivePanel):
         key = (p.l1, p.lr)
         old, self._seen_params = self._seen_params, key
         if old is not None and old != key:
-            parts = [f"{name}={new:.3g}" for name, new, was in (("l1", p.l1, old[0]), ("lr", p.lr, old[1]))
-                     if new != was]
+            parts = [
+                f"{name}={new:.3g}"
+                for name, new, was in (("l1", p.l1, old[0]), ("lr", p.lr, old[1]))
+                if new != was
+            ]
             self._changes.append((float(snap.step), " ".join(parts)))
         return self._changes
 
@@ -143,10 +162,12 @@ class InterferencePanel(LivePanel):
 
 class WeightsPanel(InterferencePanel):
     title = "Weights W"
-    claim = ("W as an image: a row per feature, a column per neuron, blue negative, red positive "
-             "(fixed range ±1.2). Training leaves each feature one weight near ±1; with "
-             "'order neurons by feature' the survivors line up on a diagonal, and features sharing "
-             "a neuron (polysemantic) show as rows stacked in one column.")
+    claim = (
+        "W as an image: a row per feature, a column per neuron, blue negative, red positive "
+        "(fixed range ±1.2). Training leaves each feature one weight near ±1; with "
+        "'order neurons by feature' the survivors line up on a diagonal, and features sharing "
+        "a neuron (polysemantic) show as rows stacked in one column."
+    )
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -158,14 +179,16 @@ class WeightsPanel(InterferencePanel):
         self.image.setColorMap(self.cmap)
         self.image.setLevels(W_LEVELS)
         p.addItem(self.image)
-        self.colorbar = pg.ColorBarItem(values=W_LEVELS, colorMap=self.cmap, interactive=False,
-                                        label="w", width=14, colorMapMenu=False)
+        self.colorbar = pg.ColorBarItem(
+            values=W_LEVELS, colorMap=self.cmap, interactive=False, label="w", width=14, colorMapMenu=False
+        )
         self.colorbar.setImageItem(self.image, insert_in=p)
         self.plot = p
         self.order = self.add_toggle(
             "order neurons by feature",
             "Columns grouped by the feature whose largest weight sits there (feature 0's neuron "
-            "first, ...), then the neurons no feature uses: the settled W becomes diagonal.")
+            "first, ...), then the neurons no feature uses: the settled W becomes diagonal.",
+        )
         self.shown: np.ndarray | None = None  # W, columns reordered if asked
         self.columns: np.ndarray | None = None  # neuron index of each column of `shown`
         self.pool = (1, 1)  # rows, columns per image pixel (max-|w| pooling, see max_abs_pool)
@@ -211,17 +234,29 @@ class WeightsPanel(InterferencePanel):
 
 class ActivePanel(InterferencePanel):
     title = "Active features per neuron"
-    claim = (f"Per neuron, the number of features with an active weight ({ACTIVE_LO} ≤ |w| ≤ "
-             f"{ACTIVE_HI}). A neuron with more than one is polysemantic (red). Below: how many "
-             "neurons have 0, 1, 2, ... active features.")
+    claim = (
+        f"Per neuron, the number of features with an active weight ({ACTIVE_LO} ≤ |w| ≤ "
+        f"{ACTIVE_HI}). A neuron with more than one is polysemantic (red). Below: how many "
+        "neurons have 0, 1, 2, ... active features."
+    )
 
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "Active features per neuron", "neuron", "active features")
-        self.all = p.plot(stepMode="center", pen=pen(BLUE), fillLevel=0,
-                          brush=pg.mkBrush(31, 119, 180, 90), name="active features")
-        self.poly = p.plot(stepMode="center", pen=pen(RED), fillLevel=0,
-                           brush=pg.mkBrush(214, 39, 40, 150), name="polysemantic (> 1)")
+        self.all = p.plot(
+            stepMode="center",
+            pen=pen(BLUE),
+            fillLevel=0,
+            brush=pg.mkBrush(31, 119, 180, 90),
+            name="active features",
+        )
+        self.poly = p.plot(
+            stepMode="center",
+            pen=pen(RED),
+            fillLevel=0,
+            brush=pg.mkBrush(214, 39, 40, 150),
+            name="polysemantic (> 1)",
+        )
         one = pg.InfiniteLine(pos=1.0, angle=0, pen=pen(GREY, DOT))
         p.addItem(one, ignoreBounds=True)
         self.counts_y[p] = (2.0, 1.9)  # room for the legend above the bars
@@ -264,8 +299,10 @@ class ActivePanel(InterferencePanel):
 
 class PolysemanticPanel(InterferencePanel):
     title = "Polysemantic neurons"
-    claim = ("The number of neurons with more than one active feature, against the paper's estimate "
-             "n²/(4m) for random collisions (Lecomte et al. 2023). " + STEP_TIP)
+    claim = (
+        "The number of neurons with more than one active feature, against the paper's estimate "
+        "n²/(4m) for random collisions (Lecomte et al. 2023). " + STEP_TIP
+    )
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -284,15 +321,18 @@ class PolysemanticPanel(InterferencePanel):
 
 class KeptPanel(InterferencePanel):
     title = "Features on their initial neuron"
-    claim = ("The share of features whose largest weight sits on the neuron where their initial "
-             "weight was largest: the paper finds most features end where they started, so which "
-             "features collide is decided by W(0). " + STEP_TIP)
+    claim = (
+        "The share of features whose largest weight sits on the neuron where their initial "
+        "weight was largest: the paper finds most features end where they started, so which "
+        "features collide is decided by W(0). " + STEP_TIP
+    )
 
     def __init__(self, parent=None):
         super().__init__(parent)
         # one curve, named by the title and axis: no legend to hide it
-        p = self.add_step_plot(0, "Share of features on their initial largest neuron",
-                               "share on initial neuron", legend=False)
+        p = self.add_step_plot(
+            0, "Share of features on their initial largest neuron", "share on initial neuron", legend=False
+        )
         self.kept = p.plot(pen=pen(PURPLE))
         one = pg.InfiniteLine(pos=1.0, angle=0, pen=pen(GREY, DOT))
         p.addItem(one, ignoreBounds=True)
@@ -306,9 +346,11 @@ class KeptPanel(InterferencePanel):
 
 class SignsPanel(InterferencePanel):
     title = "Signs of colliding features"
-    claim = ("Pairs of features active on the same neuron, by the signs of their two weights. "
-             "The paper predicts colliding features take opposite signs (so ReLU(W_i·W_j) = 0 "
-             "and they stop interfering). " + STEP_TIP)
+    claim = (
+        "Pairs of features active on the same neuron, by the signs of their two weights. "
+        "The paper predicts colliding features take opposite signs (so ReLU(W_i·W_j) = 0 "
+        "and they stop interfering). " + STEP_TIP
+    )
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -340,16 +382,19 @@ class SignsPanel(InterferencePanel):
 
 class SparsityPanel(InterferencePanel):
     title = "Sparsification"
-    claim = ("How sparse W gets: nonzero and active weights (the settled state has about one per "
-             "feature: the dotted line at n), and the network's loss and ‖W‖₁, on log axes. "
-             "Adam never sets a weight exactly to zero. " + STEP_TIP)
+    claim = (
+        "How sparse W gets: nonzero and active weights (the settled state has about one per "
+        "feature: the dotted line at n), and the network's loss and ‖W‖₁, on log axes. "
+        "Adam never sets a weight exactly to zero. " + STEP_TIP
+    )
 
     def __init__(self, parent=None):
         super().__init__(parent)
         # two small plots: the axis labels, in the curves' colours, name the curves (a
         # legend would cover them whichever corner it took)
-        p = self.add_step_plot(0, "Nonzero weights and loss", _colored(("nonzero", BLUE), ("active", RED)),
-                               legend=False)
+        p = self.add_step_plot(
+            0, "Nonzero weights and loss", _colored(("nonzero", BLUE), ("active", RED)), legend=False
+        )
         p.setLogMode(y=True)
         self.nonzero = p.plot(pen=pen(BLUE), name="nonzero weights")
         self.active = p.plot(pen=pen(RED), name="active weights")
@@ -370,12 +415,18 @@ class SparsityPanel(InterferencePanel):
         set_curve(self.nonzero, s, h[:, H["nonzero"]], positive=True)
         set_curve(self.active, s, h[:, H["active"]], positive=True)
         if s.size:
-            self.n_line.setData(np.array([s[0], s[-1]]), np.full(2, float(snap.params.n)),
-                                skipFiniteCheck=True)
+            self.n_line.setData(
+                np.array([s[0], s[-1]]), np.full(2, float(snap.params.n)), skipFiniteCheck=True
+            )
         set_curve(self.loss, s, h[:, H["loss"]], positive=True)
         set_curve(self.norm1, s, h[:, H["norm1"]], positive=True)
 
 
-INTERFERENCE_PANEL_TYPES = (WeightsPanel, ActivePanel, PolysemanticPanel, KeptPanel, SignsPanel,
-                            SparsityPanel)
-
+INTERFERENCE_PANEL_TYPES = (
+    WeightsPanel,
+    ActivePanel,
+    PolysemanticPanel,
+    KeptPanel,
+    SignsPanel,
+    SparsityPanel,
+)

@@ -1,6 +1,7 @@
 """The note model's six live panels (sorted weights, threshold crossing, norm balance, L1
 decay, relative variance, sparsity force). Each creates its plot items once and, per
 frame, only calls setData on them with arrays taken from a core.note.runner.Snapshot."""
+
 from __future__ import annotations
 
 import math
@@ -9,36 +10,24 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtWidgets
 
-from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.note.metrics import COL, COLUMNS
-from sparsity_gui.plots.base import BLUE
-from sparsity_gui.plots.base import DASH
-from sparsity_gui.plots.base import DOT
-from sparsity_gui.plots.base import GREEN
-from sparsity_gui.plots.base import GREY
-from sparsity_gui.plots.base import ORANGE
-from sparsity_gui.plots.base import PINK
-from sparsity_gui.plots.base import PURPLE
-from sparsity_gui.plots.base import LivePanel
-from sparsity_gui.plots.base import RED
-from sparsity_gui.plots.base import pen
-from sparsity_gui.plots.base import set_curve
+from sparsity_gui.core.note.runner import Snapshot
+from sparsity_gui.plots.base import (
+    BLUE,
+    DASH,
+    DOT,
+    GREEN,
+    GREY,
+    ORANGE,
+    PINK,
+    PURPLE,
+    RED,
+    LivePanel,
+    pen,
+    set_curve,
+)
 
 N_COLS = len(COLUMNS)
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 class NotePanel(LivePanel):
@@ -50,12 +39,16 @@ class NotePanel(LivePanel):
 
 class SortedWeightsPanel(NotePanel):
     title = "Weights, sorted"
-    claim = ("Weights above the threshold θ grow and the rest shrink and die; θ ≈ 1/‖W‖₁ once "
-             "the two pushes balance (the note's balance condition).")
+    claim = (
+        "Weights above the threshold θ grow and the rest shrink and die; θ ≈ 1/‖W‖₁ once "
+        "the two pushes balance (the note's balance condition)."
+    )
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        p = self.add_plot(0, "Sorted weights |W<sub>k</sub>| vs threshold θ", "rank k (by |W(0)|)", "|W<sub>k</sub>|")
+        p = self.add_plot(
+            0, "Sorted weights |W<sub>k</sub>| vs threshold θ", "rank k (by |W(0)|)", "|W<sub>k</sub>|"
+        )
         self.growing = p.plot(pen=pen(BLUE), name="growing (|W<sub>k</sub>| &gt; θ)")
         self.shrinking = p.plot(pen=pen(ORANGE), name="shrinking (|W<sub>k</sub>| &lt; θ)")
         # no text labels on lines that move every frame (re-rendering text is slow): the
@@ -101,13 +94,21 @@ class SortedWeightsPanel(NotePanel):
 
 class ThresholdPanel(NotePanel):
     title = "Threshold crossing"
-    claim = ("A weight shrinks from the moment it falls below θ(t) and dies soon after; θ rises "
-             "as W gets sparser until one weight is left.")
+    claim = (
+        "A weight shrinks from the moment it falls below θ(t) and dies soon after; θ rises "
+        "as W gets sparser until one weight is left."
+    )
 
     def __init__(self, parent=None, tracked: int = 8):
         super().__init__(parent)
-        p = self.add_plot(0, "Tracked weights |W<sub>k</sub>|(t) and θ(t)", "t", "|W<sub>k</sub>|",
-                          time_axis=True, legend_left=True)
+        p = self.add_plot(
+            0,
+            "Tracked weights |W<sub>k</sub>|(t) and θ(t)",
+            "t",
+            "|W<sub>k</sub>|",
+            time_axis=True,
+            legend_left=True,
+        )
         self.theta_curve = p.plot(pen=pen(RED), name="θ(t)")
         self.curves: list[pg.PlotDataItem] = []
         self.below_marks = pg.ScatterPlotItem(symbol="t", size=9, pen=pen(RED), brush=None)
@@ -128,8 +129,10 @@ class ThresholdPanel(NotePanel):
         self.count.setRange(1, 16)
         self.count.setValue(tracked)
         self.count.setPrefix("tracked: ")
-        self.count.setToolTip("How many weights to follow, chosen log-uniformly across the initial ranks "
-                              "(rank 1, the largest, is always one of them)")
+        self.count.setToolTip(
+            "How many weights to follow, chosen log-uniformly across the initial ranks "
+            "(rank 1, the largest, is always one of them)"
+        )
         self.count.valueChanged.connect(lambda _v: self.last is not None and self.update_from(self.last))
         self.toggles.insertWidget(self.toggles.count() - 1, self.count)
         self.log_y = self.add_toggle("log y", "Logarithmic |W_k| axis")
@@ -157,11 +160,11 @@ class ThresholdPanel(NotePanel):
             self.curves.append(self.plot.plot(pen=pen(pg.intColor(i, hues=9, values=1, maxValue=200).name())))
         below_x, below_y, dead_x, dead_y = [], [], [], []
         theta = h[:, COL["theta"]]
-        for curve in self.curves[len(shown):]:
+        for curve in self.curves[len(shown) :]:
             curve.setData([], [])
         if len(shown):
             ys = h[:, N_COLS + shown]  # rows x shown weights
-            for curve, y in zip(self.curves, ys.T):
+            for curve, y in zip(self.curves, ys.T, strict=False):
                 set_curve(curve, t, y, positive=log_y)
             # first recorded instant below theta while still alive (for weights that
             # started above it)
@@ -192,8 +195,10 @@ class ThresholdPanel(NotePanel):
 
 class BalancePanel(NotePanel):
     title = "Norm balance"
-    claim = ("Feature benefit (1-‖W‖²)‖W‖² and regularization λ‖W‖₁ push ‖W‖² up and down; "
-             "after a short transient they balance (ratio → 1).")
+    claim = (
+        "Feature benefit (1-‖W‖²)‖W‖² and regularization λ‖W‖₁ push ‖W‖² up and down; "
+        "after a short transient they balance (ratio → 1)."
+    )
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -228,8 +233,9 @@ class BalancePanel(NotePanel):
 
 class DecayPanel(NotePanel):
     title = "L1 decay"
-    claim = ("‖W‖₁ ≈ 1/(w(0) + c·λt): the typical nonzero weight w = 1/‖W‖₁ grows linearly "
-             "in λt with c = Θ(1).")
+    claim = (
+        "‖W‖₁ ≈ 1/(w(0) + c·λt): the typical nonzero weight w = 1/‖W‖₁ grows linearly in λt with c = Θ(1)."
+    )
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -278,8 +284,10 @@ class DecayPanel(NotePanel):
 
 class RelVarPanel(NotePanel):
     title = "Relative variance"
-    claim = ("The relative variance of the nonzero weights stays Θ(1), between the bounds "
-             "computed from W(0) (red), close to the idealized bounds (pink) until m' is small.")
+    claim = (
+        "The relative variance of the nonzero weights stays Θ(1), between the bounds "
+        "computed from W(0) (red), close to the idealized bounds (pink) until m' is small."
+    )
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -314,13 +322,20 @@ class RelVarPanel(NotePanel):
 
 class ForcePanel(NotePanel):
     title = "Sparsity force"
-    claim = ("d|W_k|/dt = (1-‖W‖²)(|W_k| - θ): a line in |W_k| with slope 1-‖W‖², crossing zero "
-             "at θ: every nonzero weight sits on it (equation (1) of the note).")
+    claim = (
+        "d|W_k|/dt = (1-‖W‖²)(|W_k| - θ): a line in |W_k| with slope 1-‖W‖², crossing zero "
+        "at θ: every nonzero weight sits on it (equation (1) of the note)."
+    )
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        p = self.add_plot(0, "Sparsity force d|W<sub>k</sub>|/dt vs |W<sub>k</sub>|", "|W<sub>k</sub>|",
-                          "d|W<sub>k</sub>|/dt", legend_left=True)
+        p = self.add_plot(
+            0,
+            "Sparsity force d|W<sub>k</sub>|/dt vs |W<sub>k</sub>|",
+            "|W<sub>k</sub>|",
+            "d|W<sub>k</sub>|/dt",
+            legend_left=True,
+        )
         self.line = p.plot(pen=pen(GREY), name="(1-‖W‖²)(|W<sub>k</sub>| - θ)")
         self.up = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(BLUE))
         self.down = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(ORANGE))

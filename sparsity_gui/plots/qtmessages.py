@@ -1,5 +1,6 @@
 """One Qt message handler for the app and the headless figures: Qt's warnings go to
 stderr, except notices known to be harmless."""
+
 from __future__ import annotations
 
 import sys

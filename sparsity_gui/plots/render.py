@@ -1,6 +1,6 @@
 """Panels rendered to PNG, SVG and PDF bytes, from a live window or headless.
 
-pyqtgraph's SVGExporter fails with current Qt (GUIDE.md), so every vector format is drawn
+pyqtgraph's SVGExporter raises with current PySide6, so every vector format is drawn
 by Qt itself: the panel's scene is rendered through QSvgGenerator or QPdfWriter, which
 keeps curves as vector paths and titles, labels and ticks as text. Exports always get a
 white background, dark text and print-friendly line widths (about 2 px, against the
@@ -8,20 +8,19 @@ live width of 1 chosen for speed), applied only while rendering and then restore
 
 `ensure_app` gives headless callers (plots.figures) an offscreen QApplication.
 """
+
 from __future__ import annotations
 
 import contextlib
 import os
 import re
 import sys
-from typing import Iterable, Iterator
-
+from collections.abc import Iterable, Iterator
 
 EXPORT_WIDTH = 2.0  # line width of exported curves, in px of the unscaled figure
 PANEL_SIZE = (720, 520)  # px of a headless panel figure
 DEFAULT_SCALE = 2.0
 PDF_DPI = 96  # one figure px = one PDF device unit, so text and widths keep their size
-FORMATS = ("png", "svg", "pdf")
 
 
 def ensure_app():
@@ -88,6 +87,7 @@ def print_style(panels: Iterable, scale: float = 1.0) -> Iterator[None]:
                         a.picture = None
                         a._updateLabel()
                         a.update()
+
                     restore.append(undo_axis)
                 title = plot.titleLabel
                 if title.text:
@@ -100,8 +100,12 @@ def print_style(panels: Iterable, scale: float = 1.0) -> Iterator[None]:
                     old_text, old_brush = legend.opts["labelTextColor"], legend.opts["brush"]
                     legend.opts["labelTextColor"] = pg.mkColor("k")
                     legend.setBrush(pg.mkBrush(255, 255, 255, 235))
-                    restore.append(lambda lg=legend, c=old_text, b=old_brush: (
-                        lg.opts.__setitem__("labelTextColor", c), lg.setBrush(b)))
+                    restore.append(
+                        lambda lg=legend, c=old_text, b=old_brush: (
+                            lg.opts.__setitem__("labelTextColor", c),
+                            lg.setBrush(b),
+                        )
+                    )
                     for _sample, label in legend.items:
                         old_color = label.opts.get("color")
                         label.setText(label.text, color="k")
@@ -145,10 +149,15 @@ def export_mode(panels: Iterable, painter, scale: float) -> Iterator[None]:
     pixmap atlas) and curves antialiased."""
     from PySide6 import QtGui
 
-    opts = {"antialias": True, "background": QtGui.QColor("white"), "painter": painter,
-            "resolutionScale": scale}
-    items = [item for panel in panels for item in panel.graphics.scene().items()
-             if hasattr(item, "setExportMode")]
+    opts = {
+        "antialias": True,
+        "background": QtGui.QColor("white"),
+        "painter": painter,
+        "resolutionScale": scale,
+    }
+    items = [
+        item for panel in panels for item in panel.graphics.scene().items() if hasattr(item, "setExportMode")
+    ]
     for item in items:
         item.setExportMode(True, opts)
     try:
@@ -222,9 +231,14 @@ def _render(fmt: str, w: int, h: int, scale: float, title: str, panels: list, dr
     elif fmt == "pdf":
         gen = QtGui.QPdfWriter(buf)
         gen.setResolution(PDF_DPI)
-        gen.setPageSize(QtGui.QPageSize(QtCore.QSizeF(w * 72.0 / PDF_DPI, h * 72.0 / PDF_DPI),
-                                        QtGui.QPageSize.Unit.Point, title,
-                                        QtGui.QPageSize.SizeMatchPolicy.ExactMatch))
+        gen.setPageSize(
+            QtGui.QPageSize(
+                QtCore.QSizeF(w * 72.0 / PDF_DPI, h * 72.0 / PDF_DPI),
+                QtGui.QPageSize.Unit.Point,
+                title,
+                QtGui.QPageSize.SizeMatchPolicy.ExactMatch,
+            )
+        )
         gen.setPageMargins(QtCore.QMarginsF(0, 0, 0, 0))
         gen.setTitle(title)
         gen.setCreator("sparsity-gui")
@@ -266,21 +280,12 @@ def render_widget(widget, fmt: str, scale: float = DEFAULT_SCALE, panels: Iterab
     def draw(painter, target, _scale):
         painter.save()
         painter.scale(target.width() / w, target.height() / h)
-        widget.render(painter, QtCore.QPoint(0, 0), QtGui.QRegion(),
-                      QtWidgets.QWidget.RenderFlag.DrawChildren
-                      | QtWidgets.QWidget.RenderFlag.DrawWindowBackground)
+        widget.render(
+            painter,
+            QtCore.QPoint(0, 0),
+            QtGui.QRegion(),
+            QtWidgets.QWidget.RenderFlag.DrawChildren | QtWidgets.QWidget.RenderFlag.DrawWindowBackground,
+        )
         painter.restore()
 
     return _render(fmt, w, h, scale, widget.windowTitle() or "sparsity-gui", list(panels), draw)
-
-
-
-
-
-
-
-
-
-
-
-

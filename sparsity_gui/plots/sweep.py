@@ -3,12 +3,13 @@
 Each run is a faint point, the mean over seeds per m a dot with +-1 standard deviation
 error bars, and the paper's estimate n^2/(4m) a dashed line over the swept m. Used live by
 the GUI (rows arrive one run at a time) and headless by `sparsity-gui sweep` (through
-sweepfiles.py and figures.render_panel).
+plots.figures.sweep_figure_files). A plain Panel: it draws rows, not snapshots.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -35,8 +36,8 @@ def log_ticks(lo: float, hi: float, values: Sequence[float] = ()) -> list[float]
         return []
     k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
     mult = (1.0,) if k1 - k0 > 3 else (1.0, 2.0, 5.0)
-    inside = [c * 10.0 ** k for k in range(k0, k1 + 1) for c in mult if lo <= c * 10.0 ** k <= hi]
-    outside = [10.0 ** k for k in range(k0 - 6, k1 + 7) if not lo <= 10.0 ** k <= hi]
+    inside = [c * 10.0**k for k in range(k0, k1 + 1) for c in mult if lo <= c * 10.0**k <= hi]
+    outside = [10.0**k for k in range(k0 - 6, k1 + 7) if not lo <= 10.0**k <= hi]
     return sorted(inside + outside)
 
 
@@ -49,9 +50,11 @@ class SweepPanel(Panel):
     also none) whenever they change; it redraws everything from them."""
 
     title = "Polysemantic neurons against m"
-    claim = ("n features trained on m neurons leave about n²/(4m) neurons polysemantic (Lecomte "
-             "et al. 2023, incidental polysemanticity): a line of slope -1 on log-log axes; the "
-             "features that share a neuron have opposite signs.")
+    claim = (
+        "n features trained on m neurons leave about n²/(4m) neurons polysemantic (Lecomte "
+        "et al. 2023, incidental polysemanticity): a line of slope -1 on log-log axes; the "
+        "features that share a neuron have opposite signs."
+    )
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -60,19 +63,33 @@ class SweepPanel(Panel):
         p.legend.opts["labelTextSize"] = "10pt"
         self.plot = p
         self.prediction = p.plot(pen=pen(RED, DASH), name="prediction n²/(4m)")
-        self.runs = p.plot(pen=None, symbol="o", symbolSize=6, symbolPen=None,
-                           symbolBrush=pg.mkBrush(*RUN_BRUSH), name="runs")
+        self.runs = p.plot(
+            pen=None,
+            symbol="o",
+            symbolSize=6,
+            symbolPen=None,
+            symbolBrush=pg.mkBrush(*RUN_BRUSH),
+            name="runs",
+        )
         self.error_bars = pg.ErrorBarItem(pen=pen(BLUE))
         p.addItem(self.error_bars)
-        self.means = p.plot(pen=None, symbol="o", symbolSize=7, symbolPen=pen(BLUE),
-                            symbolBrush=pg.mkBrush(BLUE), name="mean ± 1 std over seeds (sample std)")
+        self.means = p.plot(
+            pen=None,
+            symbol="o",
+            symbolSize=7,
+            symbolPen=pen(BLUE),
+            symbolBrush=pg.mkBrush(BLUE),
+            name="mean ± 1 std over seeds (sample std)",
+        )
         self.means.setZValue(5)
         # a second line under the plot: the collisions' signs (the paper's other claim)
         self.note = self.graphics.addLabel("", row=1, col=0, size="8pt", color=LABEL_COLOR)
         self.graphics.ci.layout.setRowStretchFactor(0, 1)
-        self.log_axes = self.add_toggle("log axes", "Log-log axes (runs with no polysemantic "
-                                        "neuron cannot be drawn on them: the legend counts them)",
-                                        checked=True)
+        self.log_axes = self.add_toggle(
+            "log axes",
+            "Log-log axes (runs with no polysemantic neuron cannot be drawn on them: the legend counts them)",
+            checked=True,
+        )
         self.rows: list[SweepRow] = []
         self.n: int | None = None
         self.m_values: tuple[int, ...] = ()
@@ -84,8 +101,9 @@ class SweepPanel(Panel):
         self._draw()
 
     # --- API ------------------------------------------------------------------------------
-    def show_rows(self, rows: Sequence[SweepRow], n: int | None = None,
-                  m_values: Sequence[int] | None = None) -> None:
+    def show_rows(
+        self, rows: Sequence[SweepRow], n: int | None = None, m_values: Sequence[int] | None = None
+    ) -> None:
         """Draw these rows (all of them, not just new ones). ``n`` and ``m_values`` (the
         sweep's plan) let the prediction line span the whole sweep before its runs end."""
         self.rows = list(rows)
@@ -165,8 +183,7 @@ class SweepPanel(Panel):
 
         # legend and the note under the plot: text only when it changes (layout is slow)
         if log and self.zero_runs:
-            runs_label = (f"runs ({self.zero_runs} of {len(rows)} with none: "
-                          f"not shown on log axes)")
+            runs_label = f"runs ({self.zero_runs} of {len(rows)} with none: not shown on log axes)"
         else:
             runs_label = f"runs ({len(rows)})" if rows else "runs"
         if runs_label != self._runs_label:
@@ -174,9 +191,11 @@ class SweepPanel(Panel):
             self.plot.legend.getLabel(self.runs).setText(runs_label)
         if rows:
             seeds = len({r.seed for r in rows})
-            note = (f"colliding pairs (features active on the same neuron): {opposite} of opposite "
-                    f"sign, {same} of equal sign · {_plural(len(rows), 'run')}, "
-                    f"{_plural(len(all_m), 'value')} of m, {_plural(seeds, 'seed')}")
+            note = (
+                f"colliding pairs (features active on the same neuron): {opposite} of opposite "
+                f"sign, {same} of equal sign · {_plural(len(rows), 'run')}, "
+                f"{_plural(len(all_m), 'value')} of m, {_plural(seeds, 'seed')}"
+            )
         elif n is not None:
             note = "no runs yet"
         else:
@@ -188,8 +207,13 @@ class SweepPanel(Panel):
             self.plot.setTitle(title)
 
         _, pred_y = self.prediction.getOriginalDataset()
-        ys = np.concatenate([counts, np.asarray(pred_y if pred_y is not None else [], float),
-                             self.summary.mean if self.summary is not None else []])
+        ys = np.concatenate(
+            [
+                counts,
+                np.asarray(pred_y if pred_y is not None else [], float),
+                self.summary.mean if self.summary is not None else [],
+            ]
+        )
         self._set_ticks(all_m, ys, log)
         self._force_range = True
         self._manage_ranges()
@@ -216,6 +240,10 @@ class SweepPanel(Panel):
             x, y, top, bottom = m, mean, std, std
             span = float(m.max() - m.min()) if m.size > 1 else float(m.max())
             beam = 0.02 * span
-        self.error_bars.setData(x=np.asarray(x, float), y=np.asarray(y, float),
-                                top=np.asarray(top, float), bottom=np.asarray(bottom, float),
-                                beam=beam)
+        self.error_bars.setData(
+            x=np.asarray(x, float),
+            y=np.asarray(y, float),
+            top=np.asarray(top, float),
+            bottom=np.asarray(bottom, float),
+            beam=beam,
+        )

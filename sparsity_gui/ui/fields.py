@@ -1,12 +1,15 @@
 """Input widgets both parameter docks use: `Field` (a typed line edit that shows a refused
 value and its reason at the field), `LogSlider`, and the text parsers they share."""
+
 from __future__ import annotations
+
 import math
-from typing import Callable
+from collections.abc import Callable
+
 from PySide6 import QtCore, QtWidgets
+
 from sparsity_gui.core.checks import parse_whole
 from sparsity_gui.core.errors import InputError
-
 
 SLIDER_STEPS = 600
 
@@ -27,8 +30,11 @@ class LogSlider(QtWidgets.QSlider):
 
     def set_log_value(self, value: float) -> None:
         value = min(max(value, self.lo), self.hi)
-        pos = round((math.log10(value) - math.log10(self.lo)) / (math.log10(self.hi) - math.log10(self.lo))
-                    * SLIDER_STEPS)
+        pos = round(
+            (math.log10(value) - math.log10(self.lo))
+            / (math.log10(self.hi) - math.log10(self.lo))
+            * SLIDER_STEPS
+        )
         self.blockSignals(True)
         self.setValue(pos)
         self.blockSignals(False)
@@ -71,10 +77,6 @@ class Field(QtWidgets.QWidget):
 
     def text(self) -> str:
         return self.edit.text()
-
-    @property
-    def error_text(self) -> str:
-        return self.error.text() if self.error.isVisible() or not self.error.isHidden() else ""
 
     def show_error(self, message: str) -> None:
         self.error.setText(message)

@@ -3,11 +3,13 @@ paint timer, the process-wide settings that keep the GUI thread responsive, layo
 persistence, play / pause / single step, the panels' turn-taking at re-laying out their
 axes, and non-blocking warning dialogs.
 
-A window mixes `LiveWindow` in before QMainWindow, sets ``LAYOUT_KEY``, ``panels``,
-``param_dock`` and the actions ``act_play``, and calls `start_engine` with its Qt-free
-engine (core.runner.Runner or core.interference_worker.InterferenceWorker: both have
-run_forever, play, single_step and stop), then `finish_setup` at the end of __init__.
+A window mixes `LiveWindow` in before QMainWindow, sets ``MODEL``, ``LAYOUT_KEY``,
+``panels`` and ``param_dock``, calls `start_engine` with its Qt-free engine (both follow
+core.mailbox's protocol), then `finish_setup` at the end of __init__. `PanelExports` is
+the figure half of each model's File menu exports; `fail` and `done` report every File
+menu action's outcome.
 """
+
 from __future__ import annotations
 
 import gc
@@ -28,12 +30,14 @@ def settings() -> QtCore.QSettings:
     path = os.environ.get("SPARSITY_GUI_SETTINGS")
     if path:
         return QtCore.QSettings(path, QtCore.QSettings.Format.IniFormat)
-    return QtCore.QSettings(QtCore.QSettings.Format.IniFormat, QtCore.QSettings.Scope.UserScope,
-                            "sparsity-gui", "sparsity-gui")
+    return QtCore.QSettings(
+        QtCore.QSettings.Format.IniFormat, QtCore.QSettings.Scope.UserScope, "sparsity-gui", "sparsity-gui"
+    )
 
 
-def show_warning(parent: QtWidgets.QWidget, previous: QtWidgets.QMessageBox | None, title: str,
-                 message: str) -> QtWidgets.QMessageBox:
+def show_warning(
+    parent: QtWidgets.QWidget, previous: QtWidgets.QMessageBox | None, title: str, message: str
+) -> QtWidgets.QMessageBox:
     """A non-blocking warning box (whatever runs goes on behind it) that replaces
     ``previous``; the message's first paragraph is the text, the rest goes under Details."""
     first, _, details = message.partition("\n\n")
@@ -51,8 +55,11 @@ def show_warning(parent: QtWidgets.QWidget, previous: QtWidgets.QMessageBox | No
     return box
 
 
-FORMAT_FILTERS = {"png": "PNG image (*.png)", "svg": "SVG vector image (*.svg)",
-                  "pdf": "PDF document (*.pdf)"}
+FORMAT_FILTERS = {
+    "png": "PNG image (*.png)",
+    "svg": "SVG vector image (*.svg)",
+    "pdf": "PDF document (*.pdf)",
+}
 UNCHANGED = "Nothing was written; an earlier file of that name is unchanged."
 
 
@@ -96,8 +103,10 @@ class PanelExports(QtCore.QObject):
         fmt = path.suffix.lower().lstrip(".")
         if fmt not in self.FORMATS:
             names = ", ".join(f".{f}" for f in self.FORMATS[:-1]) + f" or .{self.FORMATS[-1]}"
-            return win.fail("Cannot export the figure", f"{path.name}: unknown format "
-                            f"{path.suffix or '(no extension)'}; use {names}")
+            return win.fail(
+                "Cannot export the figure",
+                f"{path.name}: unknown format {path.suffix or '(no extension)'}; use {names}",
+            )
         try:
             atomic_write_bytes(path, self.figure_bytes(target, fmt, scale))
         except (ValueError, RuntimeError) as exc:
@@ -127,8 +136,9 @@ class PanelExports(QtCore.QObject):
         panel = self.panel(target)
         name = self.WINDOW_FIGURE if panel is None else slug(panel.title)
         filters = ";;".join(FORMAT_FILTERS[f] for f in self.FORMATS)
-        path, chosen = QtWidgets.QFileDialog.getSaveFileName(self.win, "Export figure", f"{name}.png",
-                                                             filters)
+        path, chosen = QtWidgets.QFileDialog.getSaveFileName(
+            self.win, "Export figure", f"{name}.png", filters
+        )
         if not path:
             return
         if not Path(path).suffix:
@@ -136,8 +146,8 @@ class PanelExports(QtCore.QObject):
         scale = 2.0
         if self.ASK_PNG_SCALE and path.lower().endswith(".png"):
             scale, ok = QtWidgets.QInputDialog.getDouble(
-                self.win, "PNG scale", "Scale (1 = screen size, 2 = twice as many pixels):",
-                2.0, 0.5, 8.0, 1)
+                self.win, "PNG scale", "Scale (1 = screen size, 2 = twice as many pixels):", 2.0, 0.5, 8.0, 1
+            )
             if not ok:
                 return
         self.export_figure(target, path, scale)
@@ -145,11 +155,13 @@ class PanelExports(QtCore.QObject):
 
 # The Model menu: (model, label, what it opens)
 MODELS = (
-    ("note", "Single encoding (the note)",
-     "One encoding W under L1, the research note's model"),
-    ("interference", "Interference and polysemanticity",
-     "n encodings with interference (Lecomte et al. 2023), polysemantic neurons against "
-     "n²/(4m), sweeps over m"),
+    ("note", "Single encoding (the note)", "One encoding W under L1, the research note's model"),
+    (
+        "interference",
+        "Interference and polysemanticity",
+        "n encodings with interference (Lecomte et al. 2023), polysemantic neurons against "
+        "n²/(4m), sweeps over m",
+    ),
 )
 
 
@@ -186,8 +198,15 @@ class LiveWindow:
         # at m = 10^7, measured). A short interval lets it in quickly.
         sys.setswitchinterval(0.0005)
 
-    def action(self, name: str, text: str, slot, shortcut=None, tip: str = "",
-               icon: QtWidgets.QStyle.StandardPixmap | None = None) -> QtGui.QAction:
+    def action(
+        self,
+        name: str,
+        text: str,
+        slot,
+        shortcut=None,
+        tip: str = "",
+        icon: QtWidgets.QStyle.StandardPixmap | None = None,
+    ) -> QtGui.QAction:
         act = QtGui.QAction(text, self)
         if icon is not None:
             act.setIcon(self.style().standardIcon(icon))
@@ -202,10 +221,12 @@ class LiveWindow:
     def transport_actions(self, play_tip: str, step_tip: str) -> None:
         """act_play (Space) and act_step (Right arrow)."""
         sp = QtWidgets.QStyle.StandardPixmap
-        self.act_play = self.action("act_play", "Pause", self.toggle_play, QtCore.Qt.Key.Key_Space,
-                                    play_tip, sp.SP_MediaPause)
-        self.act_step = self.action("act_step", "Step", self.single_step, QtCore.Qt.Key.Key_Right,
-                                    step_tip, sp.SP_MediaSeekForward)
+        self.act_play = self.action(
+            "act_play", "Pause", self.toggle_play, QtCore.Qt.Key.Key_Space, play_tip, sp.SP_MediaPause
+        )
+        self.act_step = self.action(
+            "act_step", "Step", self.single_step, QtCore.Qt.Key.Key_Right, step_tip, sp.SP_MediaSeekForward
+        )
 
     def model_menu(self, menu_bar: QtWidgets.QMenuBar) -> None:
         """Model: this window's model checked, the others opened in their own window

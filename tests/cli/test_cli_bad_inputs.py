@@ -1,5 +1,6 @@
 """Every kind of bad input to the `run` command: one `error:` line, exit status 2, no
 traceback, and the output folder neither created nor changed."""
+
 import os
 import resource
 import subprocess
@@ -83,8 +84,9 @@ def test_bad_input_is_one_clear_error(tmp_path, args, needle):
     if "--out" not in args:
         args += ["--out", str(out_dir)]
     before = sorted(p.name for p in tmp_path.rglob("*"))
-    proc = subprocess.run([sys.executable, "-m", "sparsity_gui", "run", *args],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sparsity_gui", "run", *args], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
@@ -102,9 +104,13 @@ def test_m_too_large_for_memory_is_refused_before_allocating(tmp_path):
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    proc = subprocess.run([sys.executable, "-m", "sparsity_gui", "run", "--m", "100000000",
-                           "--out", str(tmp_path / "out")], capture_output=True, text=True,
-                          timeout=120, preexec_fn=cap)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sparsity_gui", "run", "--m", "100000000", "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=cap,
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: m: m = 100000000 needs about") and "GiB" in proc.stderr
     assert not (tmp_path / "out").exists()

@@ -5,6 +5,7 @@ line, exit status 2, nothing written; SIGTERM / Ctrl+C: exit 130, nothing left b
 
 The cases are small (n <= 16, m <= 64, a few hundred steps) so that every subprocess
 takes about a second."""
+
 from __future__ import annotations
 
 import csv
@@ -28,10 +29,35 @@ import pytest
 
 import sparsity_gui
 
-ROW_COLUMNS = ["m", "seed", "n", "polysemantic", "predicted", "active", "opposite_pairs",
-               "same_pairs", "kept_share", "nonzero", "steps", "optimizer", "seconds"]
-HISTORY_COLUMNS = ["step", "t", "polysemantic", "predicted", "active", "opposite_pairs",
-                   "same_pairs", "kept_share", "nonzero", "norm1", "mean_norm2", "loss"]
+ROW_COLUMNS = [
+    "m",
+    "seed",
+    "n",
+    "polysemantic",
+    "predicted",
+    "active",
+    "opposite_pairs",
+    "same_pairs",
+    "kept_share",
+    "nonzero",
+    "steps",
+    "optimizer",
+    "seconds",
+]
+HISTORY_COLUMNS = [
+    "step",
+    "t",
+    "polysemantic",
+    "predicted",
+    "active",
+    "opposite_pairs",
+    "same_pairs",
+    "kept_share",
+    "nonzero",
+    "norm1",
+    "mean_norm2",
+    "loss",
+]
 SWEEP_FILES = ["sweep.csv", "sweep.json", "sweep.png", "sweep.svg"]
 RUN_FILES = ["history.csv", "neuron_counts.csv", "run.json", "w0.npy", "w_final.npy"]
 
@@ -39,25 +65,60 @@ RUN_FILES = ["history.csv", "neuron_counts.csv", "run.json", "w0.npy", "w_final.
 N = 16
 M_VALUES = [8, 16, 32, 64]
 SEEDS = 3
-SWEEP_ARGS = ["--n", str(N), "--m", ",".join(map(str, M_VALUES)), "--seeds", str(SEEDS),
-              "--steps", "600", "--lr", "3e-2", "--l1", "1e-2"]
+SWEEP_ARGS = [
+    "--n",
+    str(N),
+    "--m",
+    ",".join(map(str, M_VALUES)),
+    "--seeds",
+    str(SEEDS),
+    "--steps",
+    "600",
+    "--lr",
+    "3e-2",
+    "--l1",
+    "1e-2",
+]
 # the same configuration as the sweep's row m = 16, seed = 1, as a single run
-SINGLE_ARGS = ["--n", str(N), "--m", "16", "--seed", "1", "--steps", "600", "--lr", "3e-2",
-               "--l1", "1e-2", "--samples", "7"]
+SINGLE_ARGS = [
+    "--n",
+    str(N),
+    "--m",
+    "16",
+    "--seed",
+    "1",
+    "--steps",
+    "600",
+    "--lr",
+    "3e-2",
+    "--l1",
+    "1e-2",
+    "--samples",
+    "7",
+]
 GDZERO = dict(n=6, m=8, seed=0, lr=0.1, l1=0.04, steps=60, samples=4, sigma=1.5)
 ADAMW = dict(n=5, m=6, seed=4, lr=0.02, l1=0.01, steps=40, samples=5)
 ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
 
 
 def cli(command, args, cwd, **kw):
-    return subprocess.run([sys.executable, "-m", "sparsity_gui", command, *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120, env=ENV, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "sparsity_gui", command, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+        **kw,
+    )
 
 
 def listing(folder: Path) -> dict[str, bytes]:
     """Every file under folder (hidden ones too) with its content."""
-    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"<dir>")
-            for p in sorted(folder.rglob("*"))}
+    return {
+        str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"<dir>")
+        for p in sorted(folder.rglob("*"))
+    }
 
 
 def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -104,28 +165,70 @@ def _setup_error(name: str, folder: Path) -> tuple[str, list[str]]:
     if name == "sweep_no_out":
         return "sweep", small
     if name == "sweep_diverges":  # GD with the zero rule refuses a step that flips a row
-        return "sweep", ["--n", "3", "--m", "4", "--seeds", "1", "--steps", "20", "--optimizer",
-                         "gd-zero", "--lr", "1", "--sigma", "30"] + out
+        return "sweep", [
+            "--n",
+            "3",
+            "--m",
+            "4",
+            "--seeds",
+            "1",
+            "--steps",
+            "20",
+            "--optimizer",
+            "gd-zero",
+            "--lr",
+            "1",
+            "--sigma",
+            "30",
+        ] + out
     if name == "interference_diverges":
-        return "interference", ["--n", "3", "--m", "4", "--steps", "20", "--optimizer", "gd-zero",
-                                "--lr", "1", "--sigma", "30"] + out
+        return "interference", [
+            "--n",
+            "3",
+            "--m",
+            "4",
+            "--steps",
+            "20",
+            "--optimizer",
+            "gd-zero",
+            "--lr",
+            "1",
+            "--sigma",
+            "30",
+        ] + out
     sweep_args = {
-        "m_zero": ["--m", "0"], "m_text": ["--m", "abc"], "m_fraction": ["--m", "8,1.5"],
-        "m_empty_range": ["--m", "64:32:8"], "m_bad_step": ["--m", "8:64:0"],
-        "m_too_big": ["--m", "8,100000"], "seeds_zero": ["--seeds", "0"],
-        "seeds_text": ["--seeds", "two"], "lr_negative": ["--lr", "-1"], "lr_nan": ["--lr", "nan"],
-        "l1_big": ["--l1", "9"], "sigma_zero": ["--sigma", "0"], "n_zero": ["--n", "0"],
-        "n_big": ["--n", "5000"], "steps_zero": ["--steps", "0"], "seed_negative": ["--seed", "-1"],
-        "weight_decay_negative": ["--weight-decay", "-1"], "optimizer_sgd": ["--optimizer", "sgd"],
-        "unknown_option": ["--bogus"], "too_many_runs": ["--m", "1:1000:1", "--seeds", "11"],
+        "m_zero": ["--m", "0"],
+        "m_text": ["--m", "abc"],
+        "m_fraction": ["--m", "8,1.5"],
+        "m_empty_range": ["--m", "64:32:8"],
+        "m_bad_step": ["--m", "8:64:0"],
+        "m_too_big": ["--m", "8,100000"],
+        "seeds_zero": ["--seeds", "0"],
+        "seeds_text": ["--seeds", "two"],
+        "lr_negative": ["--lr", "-1"],
+        "lr_nan": ["--lr", "nan"],
+        "l1_big": ["--l1", "9"],
+        "sigma_zero": ["--sigma", "0"],
+        "n_zero": ["--n", "0"],
+        "n_big": ["--n", "5000"],
+        "steps_zero": ["--steps", "0"],
+        "seed_negative": ["--seed", "-1"],
+        "weight_decay_negative": ["--weight-decay", "-1"],
+        "optimizer_sgd": ["--optimizer", "sgd"],
+        "unknown_option": ["--bogus"],
+        "too_many_runs": ["--m", "1:1000:1", "--seeds", "11"],
         "m_huge_range": ["--m", "1:1e12:1"],
-        "jobs_zero": ["--jobs", "0"], "jobs_many": ["--jobs", "65"],
+        "jobs_zero": ["--jobs", "0"],
+        "jobs_many": ["--jobs", "65"],
     }
     if name in sweep_args:
         return "sweep", sweep_args[name] + out
     interference_args = {
-        "i_m_zero": ["--m", "0"], "i_m_list": ["--m", "8,16"], "i_samples_one": ["--samples", "1"],
-        "i_optimizer_sgd": ["--optimizer", "sgd"], "i_lr_zero": ["--lr", "0"],
+        "i_m_zero": ["--m", "0"],
+        "i_m_list": ["--m", "8,16"],
+        "i_samples_one": ["--samples", "1"],
+        "i_optimizer_sgd": ["--optimizer", "sgd"],
+        "i_lr_zero": ["--lr", "0"],
         "i_n_big": ["--n", "9999"],
     }
     return "interference", interference_args[name] + out
@@ -133,21 +236,54 @@ def _setup_error(name: str, folder: Path) -> tuple[str, list[str]]:
 
 # what each error message must mention
 EXPECT = {
-    "sweep_nonempty": "--force", "interference_nonempty": "--force",
-    "sweep_out_is_file": "not a folder", "sweep_no_out": "--out",
-    "sweep_diverges": "unstable", "interference_diverges": "unstable",
-    "m_zero": "m:", "m_text": "'abc'", "m_fraction": "'8,1.5'", "m_empty_range": "no values of m",
-    "m_bad_step": "'8:64:0'", "m_too_big": "65536", "seeds_zero": "seeds", "seeds_text": "'two'",
-    "lr_negative": "lr", "lr_nan": "lr", "l1_big": "l1", "sigma_zero": "sigma", "n_zero": "n:",
-    "n_big": "4096", "steps_zero": "steps", "seed_negative": "seed",
-    "weight_decay_negative": "weight_decay", "optimizer_sgd": "'sgd'", "unknown_option": "--bogus",
-    "too_many_runs": "10000 runs", "m_huge_range": "at most 1000", "jobs_zero": "jobs", "jobs_many": "jobs",
-    "i_m_zero": "m:", "i_m_list": "'8,16'", "i_samples_one": "samples", "i_optimizer_sgd": "'sgd'",
-    "i_lr_zero": "lr", "i_n_big": "4096",
+    "sweep_nonempty": "--force",
+    "interference_nonempty": "--force",
+    "sweep_out_is_file": "not a folder",
+    "sweep_no_out": "--out",
+    "sweep_diverges": "unstable",
+    "interference_diverges": "unstable",
+    "m_zero": "m:",
+    "m_text": "'abc'",
+    "m_fraction": "'8,1.5'",
+    "m_empty_range": "no values of m",
+    "m_bad_step": "'8:64:0'",
+    "m_too_big": "65536",
+    "seeds_zero": "seeds",
+    "seeds_text": "'two'",
+    "lr_negative": "lr",
+    "lr_nan": "lr",
+    "l1_big": "l1",
+    "sigma_zero": "sigma",
+    "n_zero": "n:",
+    "n_big": "4096",
+    "steps_zero": "steps",
+    "seed_negative": "seed",
+    "weight_decay_negative": "weight_decay",
+    "optimizer_sgd": "'sgd'",
+    "unknown_option": "--bogus",
+    "too_many_runs": "10000 runs",
+    "m_huge_range": "at most 1000",
+    "jobs_zero": "jobs",
+    "jobs_many": "jobs",
+    "i_m_zero": "m:",
+    "i_m_list": "'8,16'",
+    "i_samples_one": "samples",
+    "i_optimizer_sgd": "'sgd'",
+    "i_lr_zero": "lr",
+    "i_n_big": "4096",
 }
 # a few of each kind as real subprocesses (each pays ~0.7 s of start-up); all of them in-process
-SUBPROCESS_ERRORS = ["sweep_nonempty", "interference_nonempty", "m_zero", "m_text", "seeds_zero",
-                     "lr_negative", "optimizer_sgd", "sweep_diverges", "i_samples_one"]
+SUBPROCESS_ERRORS = [
+    "sweep_nonempty",
+    "interference_nonempty",
+    "m_zero",
+    "m_text",
+    "seeds_zero",
+    "lr_negative",
+    "optimizer_sgd",
+    "sweep_diverges",
+    "i_samples_one",
+]
 
 
 @pytest.fixture(scope="module")
@@ -157,13 +293,22 @@ def runs(tmp_path_factory):
     jobs = {}
     for name in ("sweep", "sweep_again"):
         jobs[name] = ("sweep", tmp_path_factory.mktemp(name), SWEEP_ARGS + ["--jobs", "2", "--out", "res"])
-    jobs["sweep_serial"] = ("sweep", tmp_path_factory.mktemp("serial"),
-                            SWEEP_ARGS + ["--jobs", "1", "--no-figure", "--out", "res"])
+    jobs["sweep_serial"] = (
+        "sweep",
+        tmp_path_factory.mktemp("serial"),
+        SWEEP_ARGS + ["--jobs", "1", "--no-figure", "--out", "res"],
+    )
     jobs["single"] = ("interference", tmp_path_factory.mktemp("single"), SINGLE_ARGS + ["--out", "res"])
-    jobs["gdzero"] = ("interference", tmp_path_factory.mktemp("gdzero"),
-                      _args_of(GDZERO, "gd-zero") + ["--out", "res"])
-    jobs["adamw"] = ("interference", tmp_path_factory.mktemp("adamw"),
-                     _args_of(ADAMW, "adamw") + ["--out", "res"])
+    jobs["gdzero"] = (
+        "interference",
+        tmp_path_factory.mktemp("gdzero"),
+        _args_of(GDZERO, "gd-zero") + ["--out", "res"],
+    )
+    jobs["adamw"] = (
+        "interference",
+        tmp_path_factory.mktemp("adamw"),
+        _args_of(ADAMW, "adamw") + ["--out", "res"],
+    )
     for name in SUBPROCESS_ERRORS:
         d = tmp_path_factory.mktemp(name)
         command, args = _setup_error(name, d)
@@ -177,7 +322,7 @@ def runs(tmp_path_factory):
 
 def sweep_rows(folder: Path) -> tuple[list[str], list[dict]]:
     header, rows = read_csv(folder / "sweep.csv")
-    return header, [dict(zip(header, r)) for r in rows]
+    return header, [dict(zip(header, r, strict=True)) for r in rows]
 
 
 # ----------------------------------------------------------------------------------
@@ -203,7 +348,8 @@ def test_sweep_csv_a_row_per_run_with_the_prediction(runs):
     assert header == ROW_COLUMNS
     assert len(rows) == len(M_VALUES) * SEEDS
     assert sorted((int(r["m"]), int(r["seed"])) for r in rows) == sorted(
-        (m, s) for m in M_VALUES for s in range(SEEDS))
+        (m, s) for m in M_VALUES for s in range(SEEDS)
+    )
     for r in rows:
         m = int(r["m"])
         assert int(r["n"]) == N and int(r["steps"]) == 600 and r["optimizer"] == "adamw"
@@ -232,7 +378,13 @@ def test_sweep_json_spec_summary_and_command_line(runs):
     assert meta["command_line"] == shlex.join(["sparsity-gui", "sweep", *args])
     assert meta["spec"]["m_values"] == M_VALUES and meta["spec"]["seeds"] == SEEDS
     base = meta["spec"]["base"]
-    assert (base["n"], base["lr"], base["l1"], base["steps"], base["optimizer"]) == (N, 0.03, 0.01, 600, "adamw")
+    assert (base["n"], base["lr"], base["l1"], base["steps"], base["optimizer"]) == (
+        N,
+        0.03,
+        0.01,
+        600,
+        "adamw",
+    )
     assert base["weight_decay"] == 0.01 and base["interference"] is True and base["sigma"] == 1.0
     assert meta["note_units"]["lam"] == pytest.approx(0.01 / 4)
     assert meta["note_units"]["t_end"] == pytest.approx(4 * 0.03 * 600)
@@ -313,8 +465,15 @@ def test_interference_files_agree_with_numpy(runs):
     assert meta["command_line"] == shlex.join(["sparsity-gui", "interference", *args])
     assert meta["version"] == sparsity_gui.__version__
     p = meta["parameters"]
-    assert (p["n"], p["m"], p["seed"], p["lr"], p["l1"], p["steps"], p["optimizer"]) == \
-        (n, m, seed, lr, l1, steps, "adamw")
+    assert (p["n"], p["m"], p["seed"], p["lr"], p["l1"], p["steps"], p["optimizer"]) == (
+        n,
+        m,
+        seed,
+        lr,
+        l1,
+        steps,
+        "adamw",
+    )
     assert meta["note_units"]["lam"] == pytest.approx(l1 / 4, rel=1e-15)
     assert meta["note_units"]["eta"] == pytest.approx(4 * lr, rel=1e-15)
     assert meta["note_units"]["t_end"] == pytest.approx(4 * lr * steps, rel=1e-15)
@@ -377,8 +536,14 @@ def test_interference_adamw_matches_torch_pseudocode(runs):
     assert proc.returncode == 0, proc.stderr
     a = ADAMW
     w0 = initial_w(a["n"], a["m"], a["seed"])
-    ref = IO.adam_reference(w0, lambda W: IO.network_grad_backprop(W, a["l1"]), a["steps"], a["lr"],
-                            weight_decay=0.01, decoupled=True)
+    ref = IO.adam_reference(
+        w0,
+        lambda W: IO.network_grad_backprop(W, a["l1"]),
+        a["steps"],
+        a["lr"],
+        weight_decay=0.01,
+        decoupled=True,
+    )
     np.testing.assert_allclose(np.load(d / "res" / "w_final.npy"), ref, rtol=1e-9, atol=1e-12)
     meta = json.loads((d / "res" / "run.json").read_text())
     assert meta["parameters"]["weight_decay"] == 0.01  # torch's AdamW default
@@ -427,8 +592,9 @@ def test_memory_too_large_is_refused_before_allocating(tmp_path, command):
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    proc = cli(command, ["--n", "4096", "--m", "65536", "--out", str(tmp_path / "out")],
-               tmp_path, preexec_fn=cap)
+    proc = cli(
+        command, ["--n", "4096", "--m", "65536", "--out", str(tmp_path / "out")], tmp_path, preexec_fn=cap
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: m: n = 4096, m = 65536 needs about") and "GiB" in proc.stderr
     assert len(proc.stderr.splitlines()) == 1
@@ -453,9 +619,14 @@ def test_jobs_that_do_not_fit_side_by_side(tmp_path):
 def _interrupt_mid_run(tmp_path, command, args, sig):
     """Start a long run, wait until its temporary result folder exists and it is training,
     send `sig`; it must end within seconds with status 130 and leave nothing."""
-    proc = subprocess.Popen([sys.executable, "-m", "sparsity_gui", command, *args, "--out", "out"],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=ENV)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sparsity_gui", command, *args, "--out", "out"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
     try:
         deadline = time.monotonic() + 60
         while not any(p.name.startswith(".out.") for p in tmp_path.iterdir()):
@@ -480,13 +651,18 @@ def _interrupt_mid_run(tmp_path, command, args, sig):
 
 
 def test_sigterm_mid_sweep_leaves_nothing(tmp_path):
-    _interrupt_mid_run(tmp_path, "sweep", ["--n", "256", "--m", "2048,4096", "--seeds", "2",
-                                           "--steps", "100000"], signal.SIGTERM)
+    _interrupt_mid_run(
+        tmp_path,
+        "sweep",
+        ["--n", "256", "--m", "2048,4096", "--seeds", "2", "--steps", "100000"],
+        signal.SIGTERM,
+    )
 
 
 def test_ctrl_c_mid_interference_leaves_nothing(tmp_path):
-    _interrupt_mid_run(tmp_path, "interference", ["--n", "256", "--m", "4096", "--steps", "100000"],
-                       signal.SIGINT)
+    _interrupt_mid_run(
+        tmp_path, "interference", ["--n", "256", "--m", "4096", "--steps", "100000"], signal.SIGINT
+    )
 
 
 # ----------------------------------------------------------------------------------
@@ -499,11 +675,32 @@ def test_progress_bar_on_a_terminal(tmp_path):
     time and time left, and ends at 100 %."""
     master, slave = pty.openpty()
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "sparsity_gui", "sweep", "--n", "64", "--m",
-                                 "256,512,1024", "--seeds", "1", "--steps", "4000", "--no-figure", "--jobs", "1",
-                                 "--out", "res"], cwd=tmp_path, stdout=subprocess.PIPE,
-                                stderr=slave, text=True,
-                                env={**ENV, "SPARSITY_GUI_PROGRESS_AFTER": "0"})
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "sparsity_gui",
+                "sweep",
+                "--n",
+                "64",
+                "--m",
+                "256,512,1024",
+                "--seeds",
+                "1",
+                "--steps",
+                "4000",
+                "--no-figure",
+                "--jobs",
+                "1",
+                "--out",
+                "res",
+            ],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            text=True,
+            env={**ENV, "SPARSITY_GUI_PROGRESS_AFTER": "0"},
+        )
         os.close(slave)
         chunks = []
         while True:
@@ -538,20 +735,32 @@ def test_paper_settings_and_explicit_options_win():
     assert len(spec.m_values) == 16 and spec.seeds == 16 and spec.base.steps == 7500
     assert (spec.base.optimizer, spec.base.l1, spec.base.lr, spec.base.sigma) == ("adamw", 1e-3, 1e-3, 1.0)
     assert len(spec.runs()) == 256
-    spec = sweep_spec_from_args(build_sweep_parser().parse_args(
-        ["--paper", "--seeds", "2", "--n", "128", "--m", "512:1024:256", "--out", "x"]))
+    spec = sweep_spec_from_args(
+        build_sweep_parser().parse_args(
+            ["--paper", "--seeds", "2", "--n", "128", "--m", "512:1024:256", "--out", "x"]
+        )
+    )
     assert (spec.base.n, spec.seeds, spec.m_values, spec.base.steps) == (128, 2, (512, 768, 1024), 7500)
     spec = sweep_spec_from_args(build_sweep_parser().parse_args(["--out", "x"]))
-    assert (spec.base.n, spec.m_values, spec.seeds, spec.base.steps) == (64, (64, 128, 256, 512, 1024), 4, 5000)
+    assert (spec.base.n, spec.m_values, spec.seeds, spec.base.steps) == (
+        64,
+        (64, 128, 256, 512, 1024),
+        4,
+        5000,
+    )
 
 
 def test_help_texts(capsys):
     from sparsity_gui.__main__ import main
 
-    for argv, needles in ((["sweep", "--help"], ["--paper", "hours", "sweep.csv", "n^2/(4m)", "--seeds"]),
-                          (["interference", "--help"], ["history.csv", "w_final.npy", "--samples"]),
-                          (["--help"], ["--model", "{note,interference}", "sweep --out DIR",
-                                        "interference --out DIR", "run --out DIR"])):
+    for argv, needles in (
+        (["sweep", "--help"], ["--paper", "hours", "sweep.csv", "n^2/(4m)", "--seeds"]),
+        (["interference", "--help"], ["history.csv", "w_final.npy", "--samples"]),
+        (
+            ["--help"],
+            ["--model", "{note,interference}", "sweep --out DIR", "interference --out DIR", "run --out DIR"],
+        ),
+    ):
         with pytest.raises(SystemExit) as info:
             main(argv)
         assert info.value.code == 0
@@ -582,13 +791,32 @@ def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(tmp_path):
     runs (sweep.json: complete false) and the message says how to continue; --resume with
     other settings is refused; --resume with the same ones trains only the missing run and
     keeps the first two rows as they were."""
-    args = ["sweep", "--n", "8", "--m", "8,16,4096", "--seeds", "1", "--steps", "60000",
-            "--no-interference", "--jobs", "1", "--no-figure", "--out", "res"]
+    args = [
+        "sweep",
+        "--n",
+        "8",
+        "--m",
+        "8,16,4096",
+        "--seeds",
+        "1",
+        "--steps",
+        "60000",
+        "--no-interference",
+        "--jobs",
+        "1",
+        "--no-figure",
+        "--out",
+        "res",
+    ]
     master, slave = pty.openpty()
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "sparsity_gui", *args], cwd=tmp_path,
-                                stdout=subprocess.PIPE, stderr=slave,
-                                env={**ENV, "SPARSITY_GUI_PROGRESS_AFTER": "0"})
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sparsity_gui", *args],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            env={**ENV, "SPARSITY_GUI_PROGRESS_AFTER": "0"},
+        )
         os.close(slave)
         try:
             _read_until(master, b"runs 2/3", proc)  # the m = 4096 run is training

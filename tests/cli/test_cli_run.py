@@ -1,6 +1,7 @@
 """`python -m sparsity_gui run` in a subprocess: the files it writes (checked against the
 reference flow and a numpy GD computed here) and its error behaviour (one `error:` line,
 exit status 2, no traceback, DIR not created or left as it was)."""
+
 from __future__ import annotations
 
 import csv
@@ -16,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from note_oracles import gd_reference, reference_flow, relvar_bounds_direct
 
 import sparsity_gui
-from note_oracles import gd_reference, reference_flow, relvar_bounds_direct
 
 HEADER10 = "t,norm2_sq,norm1,nonzero,theta,feature_push,reg_push,rel_var,rel_var_lo,rel_var_hi"
 REL = 1e-8
@@ -30,14 +31,22 @@ def normal_w0(m: int, seed: int, sigma: float = 0.9) -> np.ndarray:
 
 def run_cli(args, cwd):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    return subprocess.run([sys.executable, "-m", "sparsity_gui", "run", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "sparsity_gui", "run", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 def listing(folder: Path) -> dict[str, bytes]:
     """Every file under folder (hidden ones too) with its content."""
-    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"<dir>")
-            for p in sorted(folder.rglob("*"))}
+    return {
+        str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"<dir>")
+        for p in sorted(folder.rglob("*"))
+    }
 
 
 def read_csv(path: Path):
@@ -87,12 +96,20 @@ def _setup_error_case(name: str, folder: Path) -> list[str]:
     if name == "no_out":
         return ["--m", "20"]
     return {
-        "lam_text": ["--lam", "abc"], "lam_big": ["--lam", "2"], "lam_nan": ["--lam", "nan"],
+        "lam_text": ["--lam", "abc"],
+        "lam_big": ["--lam", "2"],
+        "lam_nan": ["--lam", "nan"],
         "lam_zero_no_t_end": ["--lam", "0", "--m", "20"],
-        "m_zero": ["--m", "0"], "m_fraction": ["--m", "1.5"], "m_text": ["--m", "ten"],
-        "eta_zero": ["--eta", "0"], "eta_big": ["--eta", "5"], "sigma_negative": ["--sigma", "-1"],
-        "samples_one": ["--samples", "1"], "t_end_negative": ["--t-end", "-3"],
-        "method_unknown": ["--method", "rk4"], "unknown_option": ["--bogus"],
+        "m_zero": ["--m", "0"],
+        "m_fraction": ["--m", "1.5"],
+        "m_text": ["--m", "ten"],
+        "eta_zero": ["--eta", "0"],
+        "eta_big": ["--eta", "5"],
+        "sigma_negative": ["--sigma", "-1"],
+        "samples_one": ["--samples", "1"],
+        "t_end_negative": ["--t-end", "-3"],
+        "method_unknown": ["--method", "rk4"],
+        "unknown_option": ["--bogus"],
     }[name] + out
 
 
@@ -100,17 +117,43 @@ def _setup_error_case(name: str, folder: Path) -> list[str]:
 # it parses anything), so the subprocesses cover a few cases of each kind (DIR, file,
 # number, run-time failure), and the whole matrix runs in-process below (same code path,
 # __main__.main, with SystemExit and the captured stderr checked the same way).
-ERROR_CASES = ["nonempty", "w0_garbage", "w0_matrix", "lam_text", "lam_big", "samples_one",
-               "lam_zero_no_t_end", "gd_diverges"]
+ERROR_CASES = [
+    "nonempty",
+    "w0_garbage",
+    "w0_matrix",
+    "lam_text",
+    "lam_big",
+    "samples_one",
+    "lam_zero_no_t_end",
+    "gd_diverges",
+]
 # what each error message must mention
 EXPECT_IN_MESSAGE = {
-    "nonempty": "--force", "out_is_file": "not a folder", "parent_missing": "does not exist",
-    "w0_garbage": "g.bin", "w0_garbage_npy": "g.npy", "w0_matrix": "3x4", "w0_nan": "finite",
-    "w0_empty": "no weights", "w0_missing": "missing.csv", "lam_text": "'abc'", "lam_big": "lam",
-    "lam_nan": "lam", "lam_zero_no_t_end": "t-end", "m_zero": "m", "m_fraction": "1.5",
-    "m_text": "ten", "eta_zero": "eta", "eta_big": "eta", "sigma_negative": "sigma",
-    "samples_one": "samples", "t_end_negative": "t_end", "method_unknown": "rk4",
-    "unknown_option": "--bogus", "gd_diverges": "unstable", "no_out": "--out",
+    "nonempty": "--force",
+    "out_is_file": "not a folder",
+    "parent_missing": "does not exist",
+    "w0_garbage": "g.bin",
+    "w0_garbage_npy": "g.npy",
+    "w0_matrix": "3x4",
+    "w0_nan": "finite",
+    "w0_empty": "no weights",
+    "w0_missing": "missing.csv",
+    "lam_text": "'abc'",
+    "lam_big": "lam",
+    "lam_nan": "lam",
+    "lam_zero_no_t_end": "t-end",
+    "m_zero": "m",
+    "m_fraction": "1.5",
+    "m_text": "ten",
+    "eta_zero": "eta",
+    "eta_big": "eta",
+    "sigma_negative": "sigma",
+    "samples_one": "samples",
+    "t_end_negative": "t_end",
+    "method_unknown": "rk4",
+    "unknown_option": "--bogus",
+    "gd_diverges": "unstable",
+    "no_out": "--out",
 }
 ALL_ERROR_CASES = list(EXPECT_IN_MESSAGE)
 
@@ -122,15 +165,39 @@ def runs(tmp_path_factory):
     # exact run, W(0) from a CSV with a header and comments; --m is overridden by --w0
     d = tmp_path_factory.mktemp("exact")
     (d / "w.csv").write_text("# one encoding\nw\n" + "\n".join(repr(float(x)) for x in W0_EXACT) + "\n")
-    jobs["exact"] = (d, ["--w0", "w.csv", "--m", "5", "--lam", str(LAM_EXACT), "--samples", "21", "--out", "res"])
+    jobs["exact"] = (
+        d,
+        ["--w0", "w.csv", "--m", "5", "--lam", str(LAM_EXACT), "--samples", "21", "--out", "res"],
+    )
     d = tmp_path_factory.mktemp("gd")
-    jobs["gd"] = (d, ["--method", "gd", "--eta", str(GD["eta"]), "--m", str(GD["m"]), "--seed", str(GD["seed"]),
-                      "--lam", str(GD["lam"]), "--t-end", str(GD["t_end"]), "--samples", str(GD["samples"]),
-                      "--out", "res"])
+    jobs["gd"] = (
+        d,
+        [
+            "--method",
+            "gd",
+            "--eta",
+            str(GD["eta"]),
+            "--m",
+            str(GD["m"]),
+            "--seed",
+            str(GD["seed"]),
+            "--lam",
+            str(GD["lam"]),
+            "--t-end",
+            str(GD["t_end"]),
+            "--samples",
+            str(GD["samples"]),
+            "--out",
+            "res",
+        ],
+    )
     d = tmp_path_factory.mktemp("force")
     (d / "res").mkdir()
     (d / "res" / "old.txt").write_text("old\n")
-    jobs["force"] = (d, ["--m", "30", "--lam", "0.01", "--samples", "5", "--no-weights", "--force", "--out", "res"])
+    jobs["force"] = (
+        d,
+        ["--m", "30", "--lam", "0.01", "--samples", "5", "--no-weights", "--force", "--out", "res"],
+    )
     for name in ERROR_CASES:
         d = tmp_path_factory.mktemp(name)
         jobs[name] = (d, _setup_error_case(name, d))
@@ -151,7 +218,12 @@ def test_exact_run_files_and_headers(runs):
     assert proc.stderr == ""
     assert proc.stdout.startswith("wrote res")
     res = d / "res"
-    assert sorted(p.name for p in res.iterdir()) == ["deaths.csv", "run.json", "timeseries.csv", "weights.csv"]
+    assert sorted(p.name for p in res.iterdir()) == [
+        "deaths.csv",
+        "run.json",
+        "timeseries.csv",
+        "weights.csv",
+    ]
     header, _ = read_csv(res / "timeseries.csv")
     assert header.split(",")[:10] == HEADER10.split(",")
     assert read_csv(res / "weights.csv")[0] == "k,w0,w_final"
@@ -202,7 +274,9 @@ def test_exact_run_matches_reference(runs):
     _, wrows = read_csv(res / "weights.csv")
     assert [int(r[0]) for r in wrows] == list(range(10))
     np.testing.assert_array_equal([float(r[1]) for r in wrows], W0_EXACT)
-    np.testing.assert_allclose([float(r[2]) for r in wrows], np.sign(W0_EXACT) * ref.abs_w[-1], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        [float(r[2]) for r in wrows], np.sign(W0_EXACT) * ref.abs_w[-1], rtol=0, atol=1e-9
+    )
     # run.json
     assert meta["parameters"]["m"] == 10  # --w0 set m (--m 5 was given)
     assert meta["parameters"]["lam"] == LAM_EXACT and meta["parameters"]["method"] == "exact"
@@ -306,9 +380,27 @@ def test_sigterm_mid_run_leaves_nothing(tmp_path):
     import time
 
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "sparsity_gui", "run", "--m", "200000",
-                             "--method", "gd", "--eta", "0.001", "--t-end", "1e7", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sparsity_gui",
+            "run",
+            "--m",
+            "200000",
+            "--method",
+            "gd",
+            "--eta",
+            "0.001",
+            "--t-end",
+            "1e7",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(4.0)
     assert proc.poll() is None, "the run should still be going"
     proc.send_signal(signal.SIGTERM)
@@ -323,9 +415,25 @@ def test_w0_row_of_a_matrix_and_no_negative_zero(tmp_path):
     matrix = np.array([[0.5, -0.1, 0.2], [0.05, -0.4, -0.3]])
     np.save(tmp_path / "W.npy", matrix)
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "sparsity_gui", "run", "--w0", str(tmp_path / "W.npy"),
-                           "--w0-row", "1", "--lam", "0.05", "--out", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sparsity_gui",
+            "run",
+            "--w0",
+            str(tmp_path / "W.npy"),
+            "--w0-row",
+            "1",
+            "--lam",
+            "0.05",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = (out / "weights.csv").read_text().splitlines()
     assert lines[0] == "k,w0,w_final"

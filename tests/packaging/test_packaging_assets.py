@@ -1,4 +1,5 @@
 """The icon, the assets API and the desktop integration files (fast; no build)."""
+
 from __future__ import annotations
 
 import configparser
@@ -40,8 +41,12 @@ def test_svg_icon_is_a_copy_of_the_source():
 
 
 def test_pngs_are_rendered_from_the_current_svg():
-    proc = subprocess.run([sys.executable, str(PACKAGING / "make_icons.py"), "--check"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(PACKAGING / "make_icons.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -65,9 +70,11 @@ def test_read_asset_rejects_missing_and_escaping_names():
 
 
 def test_assets_module_does_not_import_qt():
-    code = ("import sys, sparsity_gui.assets as r\n"
-            "r.icon_path(); r.icon_paths(); r.read_asset('icon.svg')\n"
-            "assert not [m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))]\n")
+    code = (
+        "import sys, sparsity_gui.assets as r\n"
+        "r.icon_path(); r.icon_paths(); r.read_asset('icon.svg')\n"
+        "assert not [m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))]\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
 
@@ -100,17 +107,20 @@ def test_metainfo_matches_the_app():
     assert sparsity_gui.__version__ in versions, "add a <release> for the new version"
 
 
-@pytest.mark.skipif(not shutil.which("desktop-file-validate"),
-                    reason="desktop-file-validate not installed (apt-get install desktop-file-utils)")
+@pytest.mark.skipif(
+    not shutil.which("desktop-file-validate"),
+    reason="desktop-file-validate not installed (apt-get install desktop-file-utils)",
+)
 def test_desktop_entry_validates():
-    proc = subprocess.run(["desktop-file-validate", str(DESKTOP)], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(["desktop-file-validate", str(DESKTOP)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "error" not in proc.stdout.lower(), proc.stdout + proc.stderr
 
 
-@pytest.mark.skipif(not shutil.which("appstreamcli"),
-                    reason="appstreamcli not installed (apt-get install appstream)")
+@pytest.mark.skipif(
+    not shutil.which("appstreamcli"), reason="appstreamcli not installed (apt-get install appstream)"
+)
 def test_metainfo_validates():
-    proc = subprocess.run(["appstreamcli", "validate", "--no-net", str(METAINFO)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        ["appstreamcli", "validate", "--no-net", str(METAINFO)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr

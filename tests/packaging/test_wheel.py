@@ -5,6 +5,7 @@ About a minute here: ~10 s building, ~25 s creating the venv and letting pip unp
 PySide6/numba/scipy into it (from pip's cache or the local index), ~10 s running, ~8 s
 deleting the 620 MB venv. Needs the `build` package in the test environment.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,32 +32,45 @@ def _source_files(root: Path) -> list[Path]:
     """The files a fresh clone plus the uncommitted work would have (tracked and untracked,
     minus what .gitignore excludes); without git, everything but caches and build output."""
     try:
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             cwd=root, capture_output=True, check=True, timeout=60).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout
         names = [n for n in out.decode().split("\0") if n]
         return [Path(n) for n in names if (root / n).is_file()]
     except (OSError, subprocess.SubprocessError):
         files = []
         for path in root.rglob("*"):
             rel = path.relative_to(root)
-            if path.is_file() and not (set(rel.parts) & _SKIP_DIRS) \
-                    and not any(p.endswith(".egg-info") for p in rel.parts):
+            if (
+                path.is_file()
+                and not (set(rel.parts) & _SKIP_DIRS)
+                and not any(p.endswith(".egg-info") for p in rel.parts)
+            ):
                 files.append(rel)
         return files
 
 
 def _clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "NUMBA_CACHE_DIR")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "NUMBA_CACHE_DIR")
+    }
     env.update(extra)
     return env
 
 
 def _run(cmd: list, cwd: Path, timeout: float = 300, **env: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=_clean_env(**env),
-                          capture_output=True, text=True, timeout=timeout)
-    assert proc.returncode == 0, (f"{cmd} exited {proc.returncode}\n--- stdout\n{proc.stdout}"
-                                  f"\n--- stderr\n{proc.stderr}")
+    proc = subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, env=_clean_env(**env), capture_output=True, text=True, timeout=timeout
+    )
+    assert proc.returncode == 0, (
+        f"{cmd} exited {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
@@ -64,11 +78,7 @@ def _run(cmd: list, cwd: Path, timeout: float = 300, **env: str) -> subprocess.C
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """(wheel path, sdist path) built by `python -m build` from a copy of the checkout."""
-    try:
-        import build  # noqa: F401
-    except ImportError:
-        pytest.skip("the `build` package is not installed in this environment "
-                    "(pip install build, or add it to the `test` extra)")
+    pytest.importorskip("build", reason="the `build` package (the `test` extra) is not installed")
     work = tmp_path_factory.mktemp("wheel-build")
     src = work / "src"
     for rel in _source_files(ROOT):
@@ -94,8 +104,12 @@ def venv(built):
         _run([sys.executable, "-m", "venv", env_dir], cwd=base)
         py = env_dir / "bin" / "python"
         # --no-compile: this venv lives for one test module; skipping the .pyc pass saves time.
-        _run([py, "-m", "pip", "install", "--quiet", "--no-input", "--no-compile", wheel],
-             cwd=base, timeout=600, PIP_DISABLE_PIP_VERSION_CHECK="1")
+        _run(
+            [py, "-m", "pip", "install", "--quiet", "--no-input", "--no-compile", wheel],
+            cwd=base,
+            timeout=600,
+            PIP_DISABLE_PIP_VERSION_CHECK="1",
+        )
         yield env_dir
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -115,11 +129,13 @@ def test_wheel_carries_the_runtime_assets(built):
 
 
 def test_installed_package_is_the_wheel_and_finds_its_icon(venv, tmp_path):
-    code = ("import sparsity_gui, sparsity_gui.assets as r\n"
-            "print(sparsity_gui.__file__)\n"
-            "print(r.icon_path())\n"
-            "print(r.icon_path(64))\n"
-            "print(len(r.read_asset('icon-512.png')))\n")
+    code = (
+        "import sparsity_gui, sparsity_gui.assets as r\n"
+        "print(sparsity_gui.__file__)\n"
+        "print(r.icon_path())\n"
+        "print(r.icon_path(64))\n"
+        "print(len(r.read_asset('icon-512.png')))\n"
+    )
     out = _run([venv / "bin" / "python", "-c", code], cwd=tmp_path).stdout.split()
     assert Path(out[0]).is_relative_to(venv), out[0]  # not this checkout
     assert Path(out[1]).name == "icon.svg" and Path(out[1]).is_file()
@@ -128,10 +144,12 @@ def test_installed_package_is_the_wheel_and_finds_its_icon(venv, tmp_path):
 
 
 def test_every_installed_entry_point_resolves(venv, tmp_path):
-    code = ("from importlib.metadata import distribution\n"
-            "for ep in distribution('sparsity-gui').entry_points:\n"
-            "    assert callable(ep.load()), ep\n"
-            "    print(ep.group, ep.name)\n")
+    code = (
+        "from importlib.metadata import distribution\n"
+        "for ep in distribution('sparsity-gui').entry_points:\n"
+        "    assert callable(ep.load()), ep\n"
+        "    print(ep.group, ep.name)\n"
+    )
     out = _run([venv / "bin" / "python", "-c", code], cwd=tmp_path).stdout.splitlines()
     assert "gui_scripts sparsity-gui" in out
     for line in out:
@@ -145,8 +163,22 @@ def test_installed_version(venv, tmp_path):
 
 def test_installed_headless_run(venv, tmp_path):
     out_dir = tmp_path / "result"
-    _run([venv / "bin" / "sparsity-gui", "run", "--out", out_dir, "--m", "300", "--seed", "3",
-          "--samples", "21"], cwd=tmp_path, timeout=300)
+    _run(
+        [
+            venv / "bin" / "sparsity-gui",
+            "run",
+            "--out",
+            out_dir,
+            "--m",
+            "300",
+            "--seed",
+            "3",
+            "--samples",
+            "21",
+        ],
+        cwd=tmp_path,
+        timeout=300,
+    )
     for name in ("timeseries.csv", "weights.csv", "deaths.csv", "run.json"):
         assert (out_dir / name).is_file(), name
     json.loads((out_dir / "run.json").read_text())
@@ -156,6 +188,10 @@ def test_installed_headless_run(venv, tmp_path):
 
 def test_installed_gui_offscreen(venv, tmp_path):
     shot = tmp_path / "window.png"
-    _run([venv / "bin" / "sparsity-gui", "--m", "500", "--quit-after", "1500",
-          "--screenshot", shot], cwd=tmp_path, timeout=300, QT_QPA_PLATFORM="offscreen")
+    _run(
+        [venv / "bin" / "sparsity-gui", "--m", "500", "--quit-after", "1500", "--screenshot", shot],
+        cwd=tmp_path,
+        timeout=300,
+        QT_QPA_PLATFORM="offscreen",
+    )
     assert shot.is_file() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

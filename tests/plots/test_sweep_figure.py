@@ -1,6 +1,8 @@
-"""The sweep's figure (ui/sweep_panel.SweepPanel) from hand-built rows: what it draws
+"""The sweep's figure (plots/sweep.SweepPanel) from hand-built rows: what it draws
 (the prediction n^2/(4m), the mean +- std per m, the runs that a log axis cannot show,
-the colliding pairs), that it renders to PNG and SVG, and sweepfiles' "save sweep"."""
+the colliding pairs), that it renders to PNG and SVG, and the tab's "save sweep"
+(core/interference/files.write_sweep)."""
+
 from __future__ import annotations
 
 import json
@@ -17,17 +19,39 @@ from sparsity_gui.plots.render import render_panel
 
 N = 16
 # (m, seed, polysemantic, opposite pairs, same pairs): zeros at m = 64, a lone run at m = 128
-TABLE = [(8, 0, 6, 6, 0), (8, 1, 5, 5, 1), (8, 2, 7, 8, 0),
-         (16, 0, 2, 2, 0), (16, 1, 4, 4, 0), (16, 2, 3, 3, 0),
-         (32, 0, 1, 1, 0), (32, 1, 2, 2, 0), (32, 2, 1, 1, 0),
-         (64, 0, 0, 0, 0), (64, 1, 1, 1, 0), (64, 2, 0, 0, 0),
-         (128, 0, 0, 0, 0)]
+TABLE = [
+    (8, 0, 6, 6, 0),
+    (8, 1, 5, 5, 1),
+    (8, 2, 7, 8, 0),
+    (16, 0, 2, 2, 0),
+    (16, 1, 4, 4, 0),
+    (16, 2, 3, 3, 0),
+    (32, 0, 1, 1, 0),
+    (32, 1, 2, 2, 0),
+    (32, 2, 1, 1, 0),
+    (64, 0, 0, 0, 0),
+    (64, 1, 1, 1, 0),
+    (64, 2, 0, 0, 0),
+    (128, 0, 0, 0, 0),
+]
 
 
 def row(m, seed, poly, opposite=0, same=0, n=N) -> SweepRow:
-    return SweepRow(m=m, seed=seed, n=n, polysemantic=poly, predicted=n * n / (4.0 * m),
-                    active=2 * poly + 3, opposite_pairs=opposite, same_pairs=same, kept_share=0.5,
-                    nonzero=n * m, steps=100, optimizer="adamw", seconds=0.25)
+    return SweepRow(
+        m=m,
+        seed=seed,
+        n=n,
+        polysemantic=poly,
+        predicted=n * n / (4.0 * m),
+        active=2 * poly + 3,
+        opposite_pairs=opposite,
+        same_pairs=same,
+        kept_share=0.5,
+        nonzero=n * m,
+        steps=100,
+        optimizer="adamw",
+        seconds=0.25,
+    )
 
 
 ROWS = [row(*t) for t in TABLE]
@@ -51,14 +75,20 @@ def panel(qtbot):
 def by_m(rows):
     ms = sorted({r.m for r in rows})
     counts = [np.array([r.polysemantic for r in rows if r.m == m], float) for m in ms]
-    return np.array(ms, float), np.array([c.mean() for c in counts]), np.array([c.std(ddof=1) if c.size > 1 else 0.0 for c in counts])
+    return (
+        np.array(ms, float),
+        np.array([c.mean() for c in counts]),
+        np.array([c.std(ddof=1) if c.size > 1 else 0.0 for c in counts]),
+    )
 
 
 def data(item) -> tuple[np.ndarray, np.ndarray]:
     """A curve's data as given to it (before the log axes' transform); empty when none."""
     x, y = item.getOriginalDataset()
-    return (np.zeros(0) if x is None else np.asarray(x, float),
-            np.zeros(0) if y is None else np.asarray(y, float))
+    return (
+        np.zeros(0) if x is None else np.asarray(x, float),
+        np.zeros(0) if y is None else np.asarray(y, float),
+    )
 
 
 def image_of(png: bytes) -> QtGui.QImage:
@@ -206,8 +236,9 @@ def test_write_sweep_into_a_folder(qapp, tmp_path):
 
     spec = SweepSpec(InterferenceParams(n=N, m=8, steps=100), m_values=(8, 16, 32, 64, 128), seeds=3)
     before = len(QtWidgets.QApplication.topLevelWidgets())
-    written = write_sweep(tmp_path / "saved", spec, ROWS, command_line=None,
-                          figures=sweep_figure_files(spec, ROWS))
+    written = write_sweep(
+        tmp_path / "saved", spec, ROWS, command_line=None, figures=sweep_figure_files(spec, ROWS)
+    )
     assert sorted(p.name for p in written) == ["sweep.csv", "sweep.json", "sweep.png", "sweep.svg"]
     assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == sorted(p.name for p in written)
     from sparsity_gui.plots.sweep import SweepPanel

@@ -38,8 +38,11 @@ def make_window(qtbot):
         assert not win.thread.is_alive(), "closing the window must join the simulation thread"
         assert not win.paint_timer.isActive()
 
-    yield from _windows(qtbot, lambda params=None, **kw: ModelWindows().open("note", params or SimParams(m=200, lam=1e-2), **kw),
-                        check)
+    yield from _windows(
+        qtbot,
+        lambda params=None, **kw: ModelWindows().open("note", params or SimParams(m=200, lam=1e-2), **kw),
+        check,
+    )
 
 
 @pytest.fixture

@@ -1,4 +1,6 @@
-"""The real entry point in a subprocess, and the PySide6 regression GUIDE.md describes."""
+"""The real entry point in a subprocess, and the PySide6 6.12.0 reference-count regression
+on Python 3.11 that pyproject.toml pins away."""
+
 import os
 import subprocess
 import sys
@@ -9,15 +11,19 @@ ENV = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
 
 
 def run_app(*args, timeout=120, env=None):
-    return subprocess.run([sys.executable, "-m", "sparsity_gui", *args], capture_output=True,
-                          text=True, timeout=timeout, env=env or ENV)
+    return subprocess.run(
+        [sys.executable, "-m", "sparsity_gui", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env or ENV,
+    )
 
 
 def test_app_runs_and_quits_cleanly(tmp_path):
     shot = tmp_path / "shot.png"
     env = {**ENV, "SPARSITY_GUI_SETTINGS": str(tmp_path / "s.ini")}
-    out = run_app("--m", "2000", "--lam", "3e-3", "--quit-after", "2500", "--screenshot", str(shot),
-                  env=env)
+    out = run_app("--m", "2000", "--lam", "3e-3", "--quit-after", "2500", "--screenshot", str(shot), env=env)
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
     # no Qt warning of any kind (QThread destroyed, QObject timers, painter errors, ...)
@@ -30,12 +36,15 @@ def test_app_runs_and_quits_cleanly(tmp_path):
     assert len(colours) > 20, "the screenshot shows drawn panels, not a blank window"
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--lam", "-1"], "lam"),
-    (["--m", "0"], "m"),
-    (["--w0", "/nonexistent/w.npy"], "no such file"),
-    (["--screenshot", "x.png"], "--quit-after"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--lam", "-1"], "lam"),
+        (["--m", "0"], "m"),
+        (["--w0", "/nonexistent/w.npy"], "no such file"),
+        (["--screenshot", "x.png"], "--quit-after"),
+    ],
+)
 def test_bad_options_give_one_error_line(args, needle):
     out = run_app(*args)
     assert out.returncode == 2
@@ -79,9 +88,10 @@ print(s.count, before, after)
 
 def test_pyside6_signal_emits_keep_reference_counts():
     """PySide6 6.12.0 on Python 3.11 leaks/loses references to True on every emit and
-    aborts after ~2e5 emits (GUIDE.md); pyproject pins < 6.12 there."""
-    out = subprocess.run([sys.executable, "-c", REFCOUNT_SCRIPT], capture_output=True, text=True,
-                         timeout=300, env=ENV)
+    aborts after ~2e5 emits; pyproject pins < 6.12 there."""
+    out = subprocess.run(
+        [sys.executable, "-c", REFCOUNT_SCRIPT], capture_output=True, text=True, timeout=300, env=ENV
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     count, before, after = map(int, out.stdout.split())
     assert count == 300_000

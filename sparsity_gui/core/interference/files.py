@@ -7,6 +7,7 @@ atomically by the caller) and by the GUI's "save" actions (into a plain folder: 
 is written atomically). The sweep's figure is drawn by the caller (plots.figures) and
 handed in as bytes: nothing here imports Qt.
 """
+
 from __future__ import annotations
 
 import csv
@@ -14,36 +15,42 @@ import dataclasses
 import io
 import platform
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from sparsity_gui import __version__
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir, atomic_write_bytes, csv_text, json_text
-from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepRow, SweepSpec, rows_csv, summarize
 
 SWEEP_CSV = "sweep.csv"
 SWEEP_JSON = "sweep.json"
-SWEEP_FIGURES = ("sweep.png", "sweep.svg")
-RUN_FILES = ("history.csv", "w0.npy", "w_final.npy", "neuron_counts.csv", "run.json")
 HISTORY_INT_COLUMNS = ("step", "polysemantic", "active", "opposite_pairs", "same_pairs", "nonzero")
 
 
 def _platform() -> dict:
     import numba
 
-    return {"python": sys.version.split()[0], "numpy": np.__version__,
-            "numba": numba.__version__, "machine": platform.machine()}
+    return {
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "machine": platform.machine(),
+    }
 
 
 def note_units(p: InterferenceParams, steps: int) -> dict:
     """The research note's units for these network units (exact for plain GD)."""
-    return {"lam": p.lam, "eta": p.eta, "t_end": float(p.time_of(steps)),
-            "relation": "lam = l1/4, eta = 4 lr, t = 4 lr steps (plain gradient descent)"}
+    return {
+        "lam": p.lam,
+        "eta": p.eta,
+        "t_end": float(p.time_of(steps)),
+        "relation": "lam = l1/4, eta = 4 lr, t = 4 lr steps (plain gradient descent)",
+    }
 
 
 # --- a sweep -------------------------------------------------------------------------------
@@ -52,8 +59,15 @@ def sweep_metadata(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str 
     per_m = []
     if s is not None:
         for i, m in enumerate(s.m):
-            per_m.append({"m": int(m), "runs": int(s.runs[i]), "mean": float(s.mean[i]),
-                          "std": float(s.std[i]), "predicted": float(s.predicted[i])})
+            per_m.append(
+                {
+                    "m": int(m),
+                    "runs": int(s.runs[i]),
+                    "mean": float(s.mean[i]),
+                    "std": float(s.std[i]),
+                    "predicted": float(s.predicted[i]),
+                }
+            )
     total_runs = len(spec.runs())
     return {
         "program": "sparsity-gui",
@@ -76,10 +90,7 @@ def sweep_metadata(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str 
 
 def sweep_texts(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str | None = None) -> dict[str, str]:
     """sweep.csv (a row per run) and sweep.json (the spec, the summary per m, the version)."""
-    return {SWEEP_CSV: rows_csv(rows),
-            SWEEP_JSON: json_text(sweep_metadata(spec, rows, command_line))}
-
-
+    return {SWEEP_CSV: rows_csv(rows), SWEEP_JSON: json_text(sweep_metadata(spec, rows, command_line))}
 
 
 def _write_all(target: ResultDir | str | Path, files: dict[str, bytes]) -> list[Path]:
@@ -100,8 +111,13 @@ def _write_all(target: ResultDir | str | Path, files: dict[str, bytes]) -> list[
     return written
 
 
-def write_sweep(target: ResultDir | str | Path, spec: SweepSpec, rows: Sequence[SweepRow],
-                command_line: str | None = None, figures: dict[str, bytes] | None = None) -> list[Path]:
+def write_sweep(
+    target: ResultDir | str | Path,
+    spec: SweepSpec,
+    rows: Sequence[SweepRow],
+    command_line: str | None = None,
+    figures: dict[str, bytes] | None = None,
+) -> list[Path]:
     """Write sweep.csv, sweep.json and the ``figures`` (name: bytes, e.g. sweep.png and
     sweep.svg drawn by plots.figures.sweep_figure_files). ``rows`` may be fewer than the
     spec's runs (a cancelled sweep: sweep.json says so). Returns the paths written (for a
@@ -123,7 +139,9 @@ def rows_from_csv(text: str) -> list[SweepRow]:
             vals = {}
             for name, value in rec.items():
                 t = types[name]
-                vals[name] = int(value) if t in (int, "int") else float(value) if t in (float, "float") else value
+                vals[name] = (
+                    int(value) if t in (int, "int") else float(value) if t in (float, "float") else value
+                )
             rows.append(SweepRow(**vals))
     except (TypeError, ValueError) as exc:
         raise InputError("sweep", f"line {reader.line_num} of sweep.csv: {exc}") from None
@@ -149,8 +167,9 @@ def _npy_bytes(a: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def run_metadata(run: InterferenceRun, command_line: str | None = None,
-                 wall_seconds: float | None = None) -> dict:
+def run_metadata(
+    run: InterferenceRun, command_line: str | None = None, wall_seconds: float | None = None
+) -> dict:
     p = run.params
     meas = run.measure()
     return {
@@ -168,14 +187,15 @@ def run_metadata(run: InterferenceRun, command_line: str | None = None,
         "prediction": p.prediction,
         "prediction_formula": "n^2 / (4 m)",
         "active_definition": "0.8 <= |W[i, k]| <= 1.2; a neuron is polysemantic with more than "
-                             "one active feature",
+        "one active feature",
         "wall_seconds": wall_seconds,
         "platform": _platform(),
     }
 
 
-def run_files(run: InterferenceRun, command_line: str | None = None,
-              wall_seconds: float | None = None) -> dict[str, bytes]:
+def run_files(
+    run: InterferenceRun, command_line: str | None = None, wall_seconds: float | None = None
+) -> dict[str, bytes]:
     """The files of one run as {name: bytes}; the history is what the run recorded."""
     meta = run_metadata(run, command_line, wall_seconds)  # measure() also refreshes run.counts
     return {
@@ -187,13 +207,11 @@ def run_files(run: InterferenceRun, command_line: str | None = None,
     }
 
 
-def write_interference_run(target: ResultDir | str | Path, run: InterferenceRun,
-                           command_line: str | None = None, wall_seconds: float | None = None
-                           ) -> list[Path]:
+def write_interference_run(
+    target: ResultDir | str | Path,
+    run: InterferenceRun,
+    command_line: str | None = None,
+    wall_seconds: float | None = None,
+) -> list[Path]:
     """history.csv, w0.npy, w_final.npy (n x m), neuron_counts.csv and run.json."""
     return _write_all(target, run_files(run, command_line, wall_seconds))
-
-
-
-
-

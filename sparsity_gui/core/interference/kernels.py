@@ -14,6 +14,7 @@ Integrators (``optimizer``):
 "Active" and "polysemantic" follow the paper's code: a weight is active when
 0.8 <= |w| <= 1.2; a neuron is polysemantic when more than one feature is active on it.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,7 +22,6 @@ import math
 import numpy as np
 from numba import njit
 
-from sparsity_gui.core import numba_env  # noqa: F401  (sets NUMBA_CACHE_DIR before numba compiles)
 from sparsity_gui.core.interference.params import OPTIMIZERS
 
 OPT_CODE = {name: code for code, name in enumerate(OPTIMIZERS)}
@@ -29,21 +29,10 @@ ACTIVE_LO = 0.8
 ACTIVE_HI = 1.2
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 STOP_NONE, STOP_GAIN, STOP_WIPED, STOP_NONFINITE = 0, 1, 2, 3
 
 # --- kernels -------------------------------------------------------------------------------
+
 
 @njit(cache=True, nogil=True)
 def row_norms2(W):
@@ -137,8 +126,7 @@ def _adam_row(w, p, m1, m2, c, l1, factor, decoupled, beta1, beta2, step_size, b
 
 
 @njit(cache=True, nogil=True)
-def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lr, l1,
-                wd, beta1, beta2, eps):
+def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lr, l1, wd, beta1, beta2, eps):
     """n_steps of the chosen integrator, in place, with the interference term ``push``
     held fixed (zeros without interference; with it, the caller recomputes push and calls
     one step at a time). ``norm2`` holds |W_i|^2 and is kept current. Returns (steps
@@ -171,15 +159,28 @@ def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lr, l1,
                 if crossed > 0 and norm2[i] == 0.0:
                     wiped = True
         else:  # Adam / AdamW on the network loss's gradient (torch's formulas)
-            bc1 = 1.0 - beta1 ** t
-            bc2 = math.sqrt(1.0 - beta2 ** t)
+            bc1 = 1.0 - beta1**t
+            bc2 = math.sqrt(1.0 - beta2**t)
             step_size = lr / bc1
             decoupled = opt_code == 3
             factor = (1.0 - lr * wd) if decoupled else wd
             for i in range(n):
                 c = -4.0 * (1.0 - norm2[i])
-                _adam_row(W[i], push[i], mom1[i], mom2[i], c, l1, factor, decoupled,
-                          beta1, beta2, step_size, bc2, eps)
+                _adam_row(
+                    W[i],
+                    push[i],
+                    mom1[i],
+                    mom2[i],
+                    c,
+                    l1,
+                    factor,
+                    decoupled,
+                    beta1,
+                    beta2,
+                    step_size,
+                    bc2,
+                    eps,
+                )
                 norm2[i] = _sum_squares(W[i])
         if wiped:
             return s + 1, STOP_WIPED
@@ -236,8 +237,3 @@ def measure(W, first_neuron, counts):
 
 
 # --- a run ---------------------------------------------------------------------------------
-
-
-
-
-

@@ -12,14 +12,16 @@ with lam = l1/4 and, for plain gradient descent, t = 4 * lr * steps. W is n x m
 (features by neurons, as in the paper's code). Parameters are in the network's units
 (l1, lr, steps) because Adam and the paper use them; ``lam``/``eta``/``t`` give the note's.
 """
+
 from __future__ import annotations
+
 from dataclasses import dataclass, fields, replace
 from typing import Any
-import numpy as np
-from sparsity_gui.core import numba_env  # noqa: F401  (sets NUMBA_CACHE_DIR before numba compiles)
-from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.checks import available_memory, finite_number, whole_or_none
 
+import numpy as np
+
+from sparsity_gui.core.checks import available_memory, finite_number, whole_or_none
+from sparsity_gui.core.errors import InputError
 
 OPTIMIZERS = ("gd-zero", "gd", "adam", "adamw")
 
@@ -72,13 +74,17 @@ class InterferenceParams:
     eps: float = 1e-8
 
     def __post_init__(self) -> None:
-        for name, lo, hi, text in (("n", 1, N_MAX, str(N_MAX)), ("m", 1, M_MAX, str(M_MAX)),
-                                   ("steps", 1, STEPS_MAX, f"{STEPS_MAX:.0e}"),
-                                   ("seed", 0, 2**63 - 1, "2^63-1")):
+        for name, lo, hi, text in (
+            ("n", 1, N_MAX, str(N_MAX)),
+            ("m", 1, M_MAX, str(M_MAX)),
+            ("steps", 1, STEPS_MAX, f"{STEPS_MAX:.0e}"),
+            ("seed", 0, 2**63 - 1, "2^63-1"),
+        ):
             v = whole_or_none(getattr(self, name))
             if v is None or not lo <= v <= hi:
-                raise InputError(name, f"must be a whole number from {lo} to {text}, "
-                                 f"got {getattr(self, name)!r}")
+                raise InputError(
+                    name, f"must be a whole number from {lo} to {text}, got {getattr(self, name)!r}"
+                )
             object.__setattr__(self, name, v)
         if self.optimizer not in OPTIMIZERS:
             raise InputError("optimizer", f"must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
@@ -97,7 +103,9 @@ class InterferenceParams:
         if self.weight_decay is not None:
             wd = finite_number("weight_decay", self.weight_decay)
             if not 0.0 <= wd * lr < 1.0:
-                raise InputError("weight_decay", f"must be >= 0 with weight_decay * lr < 1, got {self.weight_decay}")
+                raise InputError(
+                    "weight_decay", f"must be >= 0 with weight_decay * lr < 1, got {self.weight_decay}"
+                )
         b1 = finite_number("beta1", self.beta1)
         b2 = finite_number("beta2", self.beta2)
         for name, b in (("beta1", b1), ("beta2", b2)):
@@ -106,8 +114,15 @@ class InterferenceParams:
         eps = finite_number("eps", self.eps)
         if not eps > 0.0:
             raise InputError("eps", f"must be > 0, got {self.eps}")
-        for name, v in (("l1", l1), ("lr", lr), ("sigma", sigma), ("weight_decay", wd),
-                        ("beta1", b1), ("beta2", b2), ("eps", eps)):
+        for name, v in (
+            ("l1", l1),
+            ("lr", lr),
+            ("sigma", sigma),
+            ("weight_decay", wd),
+            ("beta1", b1),
+            ("beta2", b2),
+            ("eps", eps),
+        ):
             object.__setattr__(self, name, v)
 
     # --- the note's units ---------------------------------------------------------------
@@ -135,7 +150,7 @@ class InterferenceParams:
     def prediction(self) -> float:
         return predicted_polysemantic(self.n, self.m)
 
-    def with_changes(self, **changes: Any) -> "InterferenceParams":
+    def with_changes(self, **changes: Any) -> InterferenceParams:
         return replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
@@ -146,21 +161,35 @@ class InterferenceParams:
 
 # Starting points of the window's Presets menu: (name, what it shows, parameters)
 PRESETS: tuple[tuple[str, str, InterferenceParams], ...] = (
-    ("The paper's setting", "n = 256, m = 1024, AdamW, l1 = lr = 1e-3, 7500 steps: about "
-     "16 polysemantic neurons predicted", InterferenceParams()),
-    ("Quick demo", "n = 64, m = 256, AdamW at lr = 3e-3: settles in a few seconds",
-     InterferenceParams(n=64, m=256, lr=3e-3, steps=4000)),
-    ("The note's flow, with interference", "n = 48, m = 128, GD with the zero rule at "
-     "lam = 0.05 (l1 = 0.2), eta = 0.2 (lr = 0.05): one weight per feature, collisions of "
-     "opposite sign only", InterferenceParams(n=48, m=128, optimizer="gd-zero", l1=0.2, lr=0.05,
-                                              steps=2000)),
-    ("Control: no interference", "the same, every feature alone (the note's model n times "
-     "over): each keeps its initial largest neuron, collisions of both signs",
-     InterferenceParams(n=48, m=128, optimizer="gd-zero", l1=0.2, lr=0.05, steps=2000,
-                        interference=False)),
-    ("Adam at the same size", "n = 48, m = 128, Adam at lr = 3e-3: per-coordinate steps, "
-     "few features end on their initial largest neuron",
-     InterferenceParams(n=48, m=128, optimizer="adam", lr=3e-3, steps=4000)),
+    (
+        "The paper's setting",
+        "n = 256, m = 1024, AdamW, l1 = lr = 1e-3, 7500 steps: about 16 polysemantic neurons predicted",
+        InterferenceParams(),
+    ),
+    (
+        "Quick demo",
+        "n = 64, m = 256, AdamW at lr = 3e-3: settles in a few seconds",
+        InterferenceParams(n=64, m=256, lr=3e-3, steps=4000),
+    ),
+    (
+        "The note's flow, with interference",
+        "n = 48, m = 128, GD with the zero rule at "
+        "lam = 0.05 (l1 = 0.2), eta = 0.2 (lr = 0.05): one weight per feature, collisions of "
+        "opposite sign only",
+        InterferenceParams(n=48, m=128, optimizer="gd-zero", l1=0.2, lr=0.05, steps=2000),
+    ),
+    (
+        "Control: no interference",
+        "the same, every feature alone (the note's model n times "
+        "over): each keeps its initial largest neuron, collisions of both signs",
+        InterferenceParams(n=48, m=128, optimizer="gd-zero", l1=0.2, lr=0.05, steps=2000, interference=False),
+    ),
+    (
+        "Adam at the same size",
+        "n = 48, m = 128, Adam at lr = 3e-3: per-coordinate steps, "
+        "few features end on their initial largest neuron",
+        InterferenceParams(n=48, m=128, optimizer="adam", lr=3e-3, steps=4000),
+    ),
 )
 
 
@@ -168,8 +197,11 @@ def check_memory(n: int, m: int) -> None:
     need = n * m * BYTES_PER_WEIGHT + 3 * n * n * 8
     avail = available_memory()
     if avail is not None and need > avail:
-        raise InputError("m", f"n = {n}, m = {m} needs about {need / 2**30:.1f} GiB of memory, "
-                         f"only {avail / 2**30:.1f} GiB is available")
+        raise InputError(
+            "m",
+            f"n = {n}, m = {m} needs about {need / 2**30:.1f} GiB of memory, "
+            f"only {avail / 2**30:.1f} GiB is available",
+        )
 
 
 # Fields whose change keeps W and continues the run; any other change starts a new run.
@@ -179,5 +211,8 @@ LIVE_FIELDS = ("l1", "lr", "steps", "interference", "weight_decay", "beta1", "be
 
 
 def needs_restart(old: InterferenceParams, new: InterferenceParams) -> bool:
-    return any(getattr(old, f.name) != getattr(new, f.name)
-               for f in fields(InterferenceParams) if f.name not in LIVE_FIELDS)
+    return any(
+        getattr(old, f.name) != getattr(new, f.name)
+        for f in fields(InterferenceParams)
+        if f.name not in LIVE_FIELDS
+    )

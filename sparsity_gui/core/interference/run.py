@@ -1,25 +1,28 @@
 """One training run of the interference model: W, the optimizer's state and a bounded
 history of measurements (`InterferenceRun`), and what is measured at each row
 (`Measurement`, `HISTORY_COLUMNS`). See docs/theory.md §5."""
+
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass
+
 import numpy as np
-from sparsity_gui.core import numba_env  # noqa: F401  (sets NUMBA_CACHE_DIR before numba compiles)
+
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.history import History
-from sparsity_gui.core.interference.params import GD_OPTIMIZERS
-from sparsity_gui.core.interference.params import InterferenceParams
-from sparsity_gui.core.interference.kernels import STOP_GAIN
-from sparsity_gui.core.interference.kernels import STOP_NONE
-from sparsity_gui.core.interference.kernels import STOP_NONFINITE
-from sparsity_gui.core.interference.kernels import STOP_WIPED
-from sparsity_gui.core.interference.kernels import OPT_CODE
-from sparsity_gui.core.interference.params import check_memory
-from sparsity_gui.core.interference.kernels import interference_push
-from sparsity_gui.core.interference.kernels import measure
-from sparsity_gui.core.interference.kernels import row_norms2
-from sparsity_gui.core.interference.kernels import train_steps
+from sparsity_gui.core.interference.kernels import (
+    OPT_CODE,
+    STOP_GAIN,
+    STOP_NONE,
+    STOP_NONFINITE,
+    STOP_WIPED,
+    interference_push,
+    measure,
+    row_norms2,
+    train_steps,
+)
+from sparsity_gui.core.interference.params import GD_OPTIMIZERS, InterferenceParams, check_memory
 
 
 def initial_weights(p: InterferenceParams) -> np.ndarray:
@@ -39,8 +42,20 @@ def chunk_steps(p: InterferenceParams, work: float, most: int) -> int:
     return int(min(max(1.0, work // step_work(p)), most))
 
 
-HISTORY_COLUMNS = ("step", "t", "polysemantic", "predicted", "active", "opposite_pairs",
-                   "same_pairs", "kept_share", "nonzero", "norm1", "mean_norm2", "loss")
+HISTORY_COLUMNS = (
+    "step",
+    "t",
+    "polysemantic",
+    "predicted",
+    "active",
+    "opposite_pairs",
+    "same_pairs",
+    "kept_share",
+    "nonzero",
+    "norm1",
+    "mean_norm2",
+    "loss",
+)
 
 
 @dataclass(frozen=True)
@@ -66,8 +81,9 @@ class InterferenceRun:
     """W, the optimizer state and a bounded history of measurements. Not thread-safe:
     one thread owns it (the worker, or the CLI)."""
 
-    def __init__(self, params: InterferenceParams, w0: np.ndarray | None = None,
-                 history_capacity: int = 4096):
+    def __init__(
+        self, params: InterferenceParams, w0: np.ndarray | None = None, history_capacity: int = 4096
+    ):
         self.params = params
         if w0 is None:
             check_memory(params.n, params.m)
@@ -119,17 +135,20 @@ class InterferenceRun:
         self.step += done
         self.t += p.eta * done
         if stop == STOP_NONFINITE:
-            self.failure = (f"diverged at step {self.step}: the weights overflowed; "
-                            f"lower lr (now {p.lr:g})")
+            self.failure = f"diverged at step {self.step}: the weights overflowed; lower lr (now {p.lr:g})"
         elif stop == STOP_GAIN:
-            self.failure = (f"unstable at step {self.step + 1}: 1 + 4 lr (1 - |W_i|^2) <= 0 flips "
-                            f"a whole row; lower lr (now {p.lr:g}; GD is stable near balance "
-                            f"for lr < 0.25)")
+            self.failure = (
+                f"unstable at step {self.step + 1}: 1 + 4 lr (1 - |W_i|^2) <= 0 flips "
+                f"a whole row; lower lr (now {p.lr:g}; GD is stable near balance "
+                f"for lr < 0.25)"
+            )
         elif stop == STOP_WIPED:
             rows = [int(i) for i in np.flatnonzero(self.norm2 == 0.0)]
-            self.failure = (f"unstable at step {self.step}: one step set every weight of "
-                            f"feature {rows[0]}{' and others' if len(rows) > 1 else ''} to zero "
-                            f"(the interference push overshoots); lower lr (now {p.lr:g})")
+            self.failure = (
+                f"unstable at step {self.step}: one step set every weight of "
+                f"feature {rows[0]}{' and others' if len(rows) > 1 else ''} to zero "
+                f"(the interference push overshoots); lower lr (now {p.lr:g})"
+            )
         return done
 
     def measure(self, with_loss: bool = True) -> Measurement:
@@ -138,12 +157,19 @@ class InterferenceRun:
         p = self.params
         poly, active, opp, same, kept, nonzero, norm1 = measure(self.W, self.first_neuron, self.counts)
         return Measurement(
-            step=self.step, t=self.t if p.optimizer in GD_OPTIMIZERS else math.nan,
+            step=self.step,
+            t=self.t if p.optimizer in GD_OPTIMIZERS else math.nan,
             polysemantic=int(poly),
-            predicted=p.prediction, active=int(active), opposite_pairs=int(opp),
-            same_pairs=int(same), kept_share=kept / p.n, nonzero=int(nonzero),
-            norm1=float(norm1), mean_norm2=float(np.mean(self.norm2)),
-            loss=self.loss(norm1) if with_loss else float("nan"))
+            predicted=p.prediction,
+            active=int(active),
+            opposite_pairs=int(opp),
+            same_pairs=int(same),
+            kept_share=kept / p.n,
+            nonzero=int(nonzero),
+            norm1=float(norm1),
+            mean_norm2=float(np.mean(self.norm2)),
+            loss=self.loss(norm1) if with_loss else float("nan"),
+        )
 
     def loss(self, norm1: float | None = None) -> float:
         """The network's loss: sum_i (1-|W_i|^2)^2 + sum_{i!=j} ReLU(W_i.W_j)^2 + l1 |W|_1

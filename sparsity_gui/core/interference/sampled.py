@@ -1,11 +1,15 @@
 """One training run recorded at K evenly spread steps: what `sparsity-gui interference`
 writes to history.csv."""
+
 from __future__ import annotations
-from typing import Callable
+
+from collections.abc import Callable
+
 import numpy as np
+
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.run import InterferenceRun
 from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.run import InterferenceRun
 
 
 def sample_steps(steps: int, samples: int) -> np.ndarray:
@@ -14,8 +18,9 @@ def sample_steps(steps: int, samples: int) -> np.ndarray:
     return np.unique(np.round(np.linspace(0, steps, samples)).astype(np.int64))
 
 
-def train_sampled(params: InterferenceParams, samples: int,
-                  on_step: Callable[[int], None] | None = None, chunk: int = 250) -> InterferenceRun:
+def train_sampled(
+    params: InterferenceParams, samples: int, on_step: Callable[[int], None] | None = None, chunk: int = 250
+) -> InterferenceRun:
     """One run, recorded at sample_steps(params.steps, samples). ``on_step(step)`` is called
     every ``chunk`` steps or fewer. Raises InputError when the run diverges."""
     targets = sample_steps(params.steps, samples)

@@ -4,14 +4,16 @@ polysemantic neurons against the paper's n^2/(4m) (its count-against-m figure).
 Qt-free. `run_sweep` reports progress through a callback and stops between chunks when
 asked, so both the CLI's progress bar and the GUI's cancel button use it.
 """
+
 from __future__ import annotations
 
 import math
 import os
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,8 +29,21 @@ CHUNK_WORK = 1e8
 MAX_RUNS = 10_000
 MAX_M_VALUES = 1000
 
-ROW_COLUMNS = ("m", "seed", "n", "polysemantic", "predicted", "active", "opposite_pairs",
-               "same_pairs", "kept_share", "nonzero", "steps", "optimizer", "seconds")
+ROW_COLUMNS = (
+    "m",
+    "seed",
+    "n",
+    "polysemantic",
+    "predicted",
+    "active",
+    "opposite_pairs",
+    "same_pairs",
+    "kept_share",
+    "nonzero",
+    "steps",
+    "optimizer",
+    "seconds",
+)
 
 
 def parse_m_values(text: str) -> tuple[int, ...]:
@@ -43,11 +58,11 @@ def parse_m_values(text: str) -> tuple[int, ...]:
         else:
             values = [parse_whole(x) for x in text.replace(" ", "").split(",") if x]
     except (ValueError, OverflowError):
-        raise InputError("m", f"expected a list like 64,128,256 or a range start:stop:step, "
-                         f"got {text!r}") from None
+        raise InputError(
+            "m", f"expected a list like 64,128,256 or a range start:stop:step, got {text!r}"
+        ) from None
     if isinstance(values, range) and len(values) > MAX_M_VALUES:  # 1:1e12:1 is a typo, not a list
-        raise InputError("m", f"{text!r} gives {len(values)} values of m; at most "
-                         f"{MAX_M_VALUES} are allowed")
+        raise InputError("m", f"{text!r} gives {len(values)} values of m; at most {MAX_M_VALUES} are allowed")
     if not values:
         raise InputError("m", f"no values of m in {text!r}")
     return tuple(values)
@@ -66,21 +81,26 @@ class SweepSpec:
         if not isinstance(self.seeds, int) or isinstance(self.seeds, bool) or self.seeds < 1:
             raise InputError("seeds", f"must be a whole number of at least 1, got {self.seeds!r}")
         if self.base.seed + self.seeds - 1 >= 2**63:
-            raise InputError("seeds", f"seeds {self.base.seed} .. {self.base.seed + self.seeds - 1} "
-                             f"go past 2^63-1")
+            raise InputError(
+                "seeds", f"seeds {self.base.seed} .. {self.base.seed + self.seeds - 1} go past 2^63-1"
+            )
         if not self.m_values:
             raise InputError("m", "needs at least one value of m")
         ms = tuple(sorted(set(int(m) for m in self.m_values)))
         if len(ms) * self.seeds > MAX_RUNS:
-            raise InputError("seeds", f"{len(ms)} values of m x {self.seeds} seeds is more "
-                             f"than {MAX_RUNS} runs")
+            raise InputError(
+                "seeds", f"{len(ms)} values of m x {self.seeds} seeds is more than {MAX_RUNS} runs"
+            )
         for m in ms:
             self.base.with_changes(m=m)  # validates m
         object.__setattr__(self, "m_values", ms)
 
     def runs(self) -> list[InterferenceParams]:
-        return [self.base.with_changes(m=m, seed=self.base.seed + s)
-                for m in self.m_values for s in range(self.seeds)]
+        return [
+            self.base.with_changes(m=m, seed=self.base.seed + s)
+            for m in self.m_values
+            for s in range(self.seeds)
+        ]
 
     def check_memory(self, workers: int = 1) -> None:
         """Refuse a sweep whose ``workers`` largest runs side by side cannot fit."""
@@ -90,8 +110,11 @@ class SweepSpec:
         except InputError:
             if workers == 1:
                 check_memory(self.base.n, m)  # its own message: this one run is too big
-            raise InputError("jobs", f"{workers} runs of n = {self.base.n}, m = {m} side by side "
-                             f"do not fit in the memory available; use fewer jobs") from None
+            raise InputError(
+                "jobs",
+                f"{workers} runs of n = {self.base.n}, m = {m} side by side "
+                f"do not fit in the memory available; use fewer jobs",
+            ) from None
 
     def workers_that_fit(self, wanted: int) -> int:
         """The most runs, up to ``wanted``, that fit side by side (at least one: a run too
@@ -113,8 +136,7 @@ class SweepSpec:
         return sum(self.cost(p) for p in self.runs())
 
     def as_dict(self) -> dict[str, Any]:
-        return {"m_values": list(self.m_values), "seeds": self.seeds,
-                "base": self.base.as_dict()}
+        return {"m_values": list(self.m_values), "seeds": self.seeds, "base": self.base.as_dict()}
 
 
 @dataclass(frozen=True)
@@ -157,11 +179,13 @@ def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def run_sweep(spec: SweepSpec,
-              on_progress: Callable[[SweepProgress], None] | None = None,
-              should_stop: Callable[[], bool] | None = None,
-              done_rows: Sequence[SweepRow] = (),
-              workers: int = 1) -> list[SweepRow]:
+def run_sweep(
+    spec: SweepSpec,
+    on_progress: Callable[[SweepProgress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    done_rows: Sequence[SweepRow] = (),
+    workers: int = 1,
+) -> list[SweepRow]:
     """Train every run of ``spec`` and return a row per run, in spec order (m, then seed).
 
     ``workers`` runs train side by side in threads (the products and kernels release the
@@ -192,8 +216,11 @@ def run_sweep(spec: SweepSpec,
         elapsed = time.perf_counter() - started
         worked = state["done_cost"] - cost_at_start
         eta = (total - state["done_cost"]) * elapsed / worked if worked > 0 and elapsed > 0 else math.nan
-        on_progress(SweepProgress(len(done), len(runs), state["done_cost"] / total if total else 1.0,
-                                  elapsed, eta, current, row))
+        on_progress(
+            SweepProgress(
+                len(done), len(runs), state["done_cost"] / total if total else 1.0, elapsed, eta, current, row
+            )
+        )
 
     def stopping() -> bool:
         if not stop.is_set() and should_stop is not None and should_stop():
@@ -215,11 +242,21 @@ def run_sweep(spec: SweepSpec,
         if run.failure is not None:
             raise InputError("lr", f"run m={p.m} seed={p.seed}: {run.failure}")
         meas = run.measure(with_loss=False)
-        row = SweepRow(m=p.m, seed=p.seed, n=p.n, polysemantic=meas.polysemantic,
-                       predicted=meas.predicted, active=meas.active,
-                       opposite_pairs=meas.opposite_pairs, same_pairs=meas.same_pairs,
-                       kept_share=meas.kept_share, nonzero=meas.nonzero, steps=run.step,
-                       optimizer=p.optimizer, seconds=time.perf_counter() - t0)
+        row = SweepRow(
+            m=p.m,
+            seed=p.seed,
+            n=p.n,
+            polysemantic=meas.polysemantic,
+            predicted=meas.predicted,
+            active=meas.active,
+            opposite_pairs=meas.opposite_pairs,
+            same_pairs=meas.same_pairs,
+            kept_share=meas.kept_share,
+            nonzero=meas.nonzero,
+            steps=run.step,
+            optimizer=p.optimizer,
+            seconds=time.perf_counter() - t0,
+        )
         with lock:
             done[(p.m, p.seed)] = row
             report(None, row)
@@ -240,8 +277,10 @@ def run_sweep(spec: SweepSpec,
                 stop.set()
                 return
 
-    threads = [threading.Thread(target=worker, name=f"sweep-{k}", daemon=True)
-               for k in range(min(workers, len(todo)))]
+    threads = [
+        threading.Thread(target=worker, name=f"sweep-{k}", daemon=True)
+        for k in range(min(workers, len(todo)))
+    ]
     for t in threads:
         t.start()
     try:
@@ -296,6 +335,12 @@ def summarize(rows: Sequence[SweepRow]) -> SweepSummary:
         std.append(vals.std(ddof=1) if vals.size > 1 else 0.0)  # the sample std over seeds
         count.append(vals.size)
         pred.append(n * n / (4.0 * m))
-    return SweepSummary(ms, np.array(mean), np.array(std), np.array(count), np.array(pred),
-                        sum(r.opposite_pairs for r in rows), sum(r.same_pairs for r in rows))
-
+    return SweepSummary(
+        ms,
+        np.array(mean),
+        np.array(std),
+        np.array(count),
+        np.array(pred),
+        sum(r.opposite_pairs for r in rows),
+        sum(r.same_pairs for r in rows),
+    )

@@ -41,8 +41,14 @@ class InterferenceSnapshot:
 
 
 class InterferenceWorker(MailboxEngine):
-    def __init__(self, params: InterferenceParams, *, playing: bool = True,
-                 w0: np.ndarray | None = None, run_id: int = 1):
+    def __init__(
+        self,
+        params: InterferenceParams,
+        *,
+        playing: bool = True,
+        w0: np.ndarray | None = None,
+        run_id: int = 1,
+    ):
         super().__init__(Mail(start=StartRun(params, run_id, w0)))
         self.params = params
         self.playing = playing
@@ -179,13 +185,29 @@ class InterferenceWorker(MailboxEngine):
         self._seq += 1
         if run is None:
             return InterferenceSnapshot(
-                run_id=self.run_id, seq=self._seq, state=self.state, params=self.params, step=0,
-                W=np.zeros((0, 0)), counts=np.zeros(0, np.int64),
-                history=np.zeros((0, len(HISTORY_COLUMNS))), latest=None, steps_per_second=0.0,
-                message=self.message)
+                run_id=self.run_id,
+                seq=self._seq,
+                state=self.state,
+                params=self.params,
+                step=0,
+                W=np.zeros((0, 0)),
+                counts=np.zeros(0, np.int64),
+                history=np.zeros((0, len(HISTORY_COLUMNS))),
+                latest=None,
+                steps_per_second=0.0,
+                message=self.message,
+            )
         latest = run.measure(with_loss=False)  # also refreshes run.counts
         return InterferenceSnapshot(
-            run_id=self.run_id, seq=self._seq, state=self.state, params=run.params,
-            step=run.step, W=run.W.copy(), counts=run.counts.copy(),
-            history=run.history_array(), latest=latest,
-            steps_per_second=self._steps_per_second, message=self.message)
+            run_id=self.run_id,
+            seq=self._seq,
+            state=self.state,
+            params=run.params,
+            step=run.step,
+            W=run.W.copy(),
+            counts=run.counts.copy(),
+            history=run.history_array(),
+            latest=latest,
+            steps_per_second=self._steps_per_second,
+            message=self.message,
+        )

@@ -2,21 +2,21 @@
 run.json, as texts or streamed pieces (weights and deaths have a row per weight: up to
 10^8), and `write_results` into a ResultDir. Every float is written so that it reads back
 bit for bit."""
+
 from __future__ import annotations
+
 import io
 import platform
 import sys
-from typing import Iterator
+from collections.abc import Iterator
+
 import numpy as np
-from sparsity_gui.core.note.metrics import COLUMNS
-from sparsity_gui.core.files import CHUNK_ROWS
-from sparsity_gui.core.files import ResultDir
-from sparsity_gui.core.note.sampled import SampledRun
-from sparsity_gui.core.note.params import SimParams
+
 from sparsity_gui import __version__
-from sparsity_gui.core.files import csv_text
-from sparsity_gui.core.files import iter_csv
-from sparsity_gui.core.files import json_text
+from sparsity_gui.core.files import CHUNK_ROWS, ResultDir, csv_text, iter_csv, json_text
+from sparsity_gui.core.note.metrics import COLUMNS
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.sampled import SampledRun
 
 
 def timeseries_csv(rows: np.ndarray) -> str:
@@ -73,15 +73,20 @@ def run_metadata(run: SampledRun, params: SimParams, command_line: str) -> dict:
         "solver_steps": int(getattr(run.sim.solver, "steps", 0)),
         "lam_changes": [[c.t, c.lam] for c in run.sim.lam_changes],
         "live_changes": [[c.t, c.name, c.value] for c in run.sim.changes],
-        "platform": {"python": sys.version.split()[0], "numpy": np.__version__,
-                     "numba": numba.__version__, "scipy": scipy.__version__,
-                     "machine": platform.machine()},
+        "platform": {
+            "python": sys.version.split()[0],
+            "numpy": np.__version__,
+            "numba": numba.__version__,
+            "scipy": scipy.__version__,
+            "machine": platform.machine(),
+        },
         **run.extra,
     }
 
 
-def result_texts(run: SampledRun, params: SimParams, include_weights: bool, command_line: str,
-                 now_name: str = "w_final") -> dict[str, str]:
+def result_texts(
+    run: SampledRun, params: SimParams, include_weights: bool, command_line: str, now_name: str = "w_final"
+) -> dict[str, str]:
     """The result files (name -> text): timeseries.csv, weights.csv, deaths.csv, run.json."""
     sim = run.sim
     texts = {"timeseries.csv": timeseries_csv(run.rows)}
@@ -92,8 +97,9 @@ def result_texts(run: SampledRun, params: SimParams, include_weights: bool, comm
     return texts
 
 
-def write_results(out: ResultDir, run: SampledRun, params: SimParams, include_weights: bool,
-                  command_line: str) -> None:
+def write_results(
+    out: ResultDir, run: SampledRun, params: SimParams, include_weights: bool, command_line: str
+) -> None:
     for name, text in result_texts(run, params, include_weights, command_line).items():
         out.write_text(name, text)
 
@@ -107,5 +113,5 @@ def tracked_csv(run) -> str:
     sim = run.sim
     ks = sim.init.order[sim.tracked]
     rows = run.rows
-    table = np.column_stack([rows[:, COL["t"]], rows[:, len(COLUMNS):len(COLUMNS) + len(ks)]])
+    table = np.column_stack([rows[:, COL["t"]], rows[:, len(COLUMNS) : len(COLUMNS) + len(ks)]])
     return csv_text(["t", *[f"w{int(k)}" for k in ks]], table)

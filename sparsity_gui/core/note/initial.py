@@ -1,4 +1,5 @@
-"""Initial conditions: the normal draw of MATH.md, or W(0) loaded from a file."""
+"""Initial conditions: the normal draw (docs/theory.md §1), or W(0) loaded from a file."""
+
 from __future__ import annotations
 
 import math
@@ -33,8 +34,11 @@ def _as_vector(arr: np.ndarray, source: str, row: int | None = None) -> np.ndarr
         elif 1 in arr.shape:
             arr = arr.reshape(-1)
         else:
-            raise InputError("w0", f"{source}: a {arr.shape[0]}x{arr.shape[1]} matrix is not a "
-                             "single row or column (choose a row: --w0-row R, or the row dialog in the app)")
+            raise InputError(
+                "w0",
+                f"{source}: a {arr.shape[0]}x{arr.shape[1]} matrix is not a "
+                "single row or column (choose a row: --w0-row R, or the row dialog in the app)",
+            )
     if arr.ndim != 1:
         raise InputError("w0", f"{source}: expected a 1-D array, got {arr.ndim} dimensions")
     if arr.size == 0:
@@ -54,7 +58,6 @@ def _read_text(path: Path) -> np.ndarray:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise InputError("w0", f"{path}: not a text file and not a .npy/.npz array") from None
-    values: list[float] = []
     rows: list[list[float]] = []
     header_seen = False
     for lineno, raw in enumerate(text.splitlines(), start=1):
@@ -114,8 +117,9 @@ def load_array(path: str | Path, array: str | None = None) -> np.ndarray:
                         raise InputError("w0", f"{path}: the .npz file holds no arrays")
                     name = data.files[0] if array is None else array
                     if name not in data.files:
-                        raise InputError("w0", f"{path}: no array named {name!r} (it holds "
-                                         f"{', '.join(data.files)})")
+                        raise InputError(
+                            "w0", f"{path}: no array named {name!r} (it holds {', '.join(data.files)})"
+                        )
                     try:
                         data = data[name]
                     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:

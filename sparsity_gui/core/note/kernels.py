@@ -1,15 +1,15 @@
-"""Every numba kernel of the project, in one module.
+"""The note model's numba kernels: the exact flow through the (S, C) reduction
+(docs/theory.md §3), the relative-variance bounds, and the GD pass.
 
 All kernels are ``nogil=True`` (the GUI thread must keep running while the worker
-computes) and ``cache=True`` (``_numba_env`` makes the cache folder writable).
+computes) and ``cache=True`` (core/numba_env.py makes the cache folder writable).
 They work on |W| sorted in descending order: the dynamics never reorder weights, so
 the survivors are always a prefix ``[0, m')`` of that array.
 """
+
 from __future__ import annotations
 
 import math
-
-from sparsity_gui.core import numba_env  # noqa: F401  (must run before numba is imported)
 
 import numpy as np
 from numba import njit
@@ -95,7 +95,7 @@ def _relvar_shifted(u, p1, p2, mp, c):
 
 @njit(cache=True, nogil=True)
 def relvar_bounds_at(u, p1, p2, mps, lo, hi):
-    """lo(m'), hi(m') of MATH.md for each m' in mps (NaN for m' = 0). u sorted
+    """lo(m'), hi(m') (docs/theory.md §2) for each m' in mps (NaN for m' = 0). u sorted
     descending; O(1) per entry above SMALL_PREFIX survivors, O(m') below."""
     m = u.shape[0]
     for i in range(mps.shape[0]):
@@ -109,7 +109,7 @@ def relvar_bounds_at(u, p1, p2, mps, lo, hi):
 
 
 # ----------------------------------------------------------------------------------
-# Exact solver: the (S, C) reduction of MATH.md, C written as c_ref + delta where
+# Exact solver: the (S, C) reduction (docs/theory.md §3), C written as c_ref + delta where
 # c_ref = u[m'-1] is the next weight to die. Then delta <= 0 and every sum over the
 # survivors is a sum of non-negative terms, and delta keeps full relative precision
 # as the last survivor's offset shrinks.

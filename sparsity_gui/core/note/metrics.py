@@ -1,6 +1,7 @@
 """What every solver reports about its current instant (`Moments`), the recorded columns
 (`COLUMNS`), and the quantities derived from them: the sparsity force, the fitted decay
 constant c and the last weight's fixed point (docs/theory.md §1, §4)."""
+
 from __future__ import annotations
 
 import math
@@ -12,9 +13,22 @@ from scipy.optimize import brentq
 # Columns of the time series, in the order of the `run` command's timeseries.csv.
 # The first ten are fixed by the spec; the rest add what the panels need.
 COLUMNS = (
-    "t", "norm2_sq", "norm1", "nonzero", "theta", "feature_push", "reg_push",
-    "rel_var", "rel_var_lo", "rel_var_hi", "rel_var_ideal_lo", "rel_var_ideal_hi",
-    "lam", "s", "w", "lam_t",
+    "t",
+    "norm2_sq",
+    "norm1",
+    "nonzero",
+    "theta",
+    "feature_push",
+    "reg_push",
+    "rel_var",
+    "rel_var_lo",
+    "rel_var_hi",
+    "rel_var_ideal_lo",
+    "rel_var_ideal_hi",
+    "lam",
+    "s",
+    "w",
+    "lam_t",
 )
 COL = {name: i for i, name in enumerate(COLUMNS)}
 

@@ -1,11 +1,12 @@
 """Run parameters as a frozen, validated snapshot (what crosses to the worker thread)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.checks import available_memory, finite_number
+from sparsity_gui.core.errors import InputError
 
 M_MAX = 10**8
 LAM_MAX = 1.0
@@ -13,12 +14,6 @@ METHODS = ("exact", "gd")
 # Bytes per weight the exact solver holds (W0, |W0| sorted, order, prefix sums,
 # bounds for the actual and the idealized W0, death times) plus headroom for a copy.
 BYTES_PER_WEIGHT = 160
-
-
-
-
-
-
 
 
 @dataclass(frozen=True)
@@ -51,8 +46,9 @@ class SimParams:
             raise InputError("method", f"must be one of {', '.join(METHODS)}, got {self.method!r}")
         eta = finite_number("eta", self.eta)
         if not 0.0 < eta <= 2.0:
-            raise InputError("eta", f"must be > 0 and at most 2 (GD is unstable near balance "
-                             f"for eta >= 1), got {self.eta}")
+            raise InputError(
+                "eta", f"must be > 0 and at most 2 (GD is unstable near balance for eta >= 1), got {self.eta}"
+            )
         if self.t_end is not None:
             t_end = finite_number("t_end", self.t_end)
             if t_end <= 0.0:
@@ -64,7 +60,7 @@ class SimParams:
         object.__setattr__(self, "sigma", sigma)
         object.__setattr__(self, "eta", eta)
 
-    def with_changes(self, **changes: Any) -> "SimParams":
+    def with_changes(self, **changes: Any) -> SimParams:
         return replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
@@ -76,8 +72,11 @@ def check_memory(m: int) -> None:
     need = m * BYTES_PER_WEIGHT
     avail = available_memory()
     if avail is not None and need > avail:
-        raise InputError("m", f"m = {m} needs about {need / 2**30:.1f} GiB of memory, "
-                         f"only {avail / 2**30:.1f} GiB is available")
+        raise InputError(
+            "m",
+            f"m = {m} needs about {need / 2**30:.1f} GiB of memory, "
+            f"only {avail / 2**30:.1f} GiB is available",
+        )
 
 
 # Fields that change during a run at an instant, continuing from W(t) (a session's live
@@ -88,5 +87,8 @@ SETTING_FIELDS = tuple(f.name for f in fields(SimParams) if f.name != "w0_path")
 
 
 def needs_restart(old: SimParams, new: SimParams) -> bool:
-    return any(getattr(old, f.name) != getattr(new, f.name)
-               for f in fields(SimParams) if f.name not in LIVE_FIELDS and f.name != "t_end")
+    return any(
+        getattr(old, f.name) != getattr(new, f.name)
+        for f in fields(SimParams)
+        if f.name not in LIVE_FIELDS and f.name != "t_end"
+    )

@@ -3,6 +3,7 @@
 The folder is $SPARSITY_GUI_CONFIG_DIR if set, else the platform's user config folder
 (~/.config/sparsity-gui on Linux). Qt-free.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,7 @@ from typing import Any
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
-from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.core.note.params import SETTING_FIELDS
+from sparsity_gui.core.note.params import SETTING_FIELDS, SimParams
 
 FORMAT = "sparsity-gui presets"
 VERSION = 1
@@ -38,15 +38,30 @@ class Preset:
 
 
 BUILTIN: tuple[Preset, ...] = (
-    Preset("The note's setting", {"m": 100_000, "lam": 1e-5, "sigma": 0.9, "seed": 0, "method": "exact"},
-           "m = 10⁵, λ = 1e-5, σ = 0.9: the simulation of the research note", True),
-    Preset("Quick demo", {"m": 1000, "lam": 1e-2, "sigma": 0.9, "seed": 0, "method": "exact"},
-           "m = 1000, λ = 1e-2: a small run, every step of the argument in about 20 s", True),
-    Preset("Network-style start", {"m": 10_000, "lam": 1e-3, "sigma": 1.0, "seed": 0, "method": "exact"},
-           "σ = 1 as a network's usual initialisation: ‖W(0)‖² ≈ 1, so about half the rows start "
-           "by shrinking", True),
-    Preset("Large run", {"m": 10_000_000, "lam": 1e-4, "sigma": 0.9, "seed": 0, "method": "exact"},
-           "m = 10⁷: after one sort the exact solver's cost does not grow with m", True),
+    Preset(
+        "The note's setting",
+        {"m": 100_000, "lam": 1e-5, "sigma": 0.9, "seed": 0, "method": "exact"},
+        "m = 10⁵, λ = 1e-5, σ = 0.9: the simulation of the research note",
+        True,
+    ),
+    Preset(
+        "Quick demo",
+        {"m": 1000, "lam": 1e-2, "sigma": 0.9, "seed": 0, "method": "exact"},
+        "m = 1000, λ = 1e-2: a small run, every step of the argument in about 20 s",
+        True,
+    ),
+    Preset(
+        "Network-style start",
+        {"m": 10_000, "lam": 1e-3, "sigma": 1.0, "seed": 0, "method": "exact"},
+        "σ = 1 as a network's usual initialisation: ‖W(0)‖² ≈ 1, so about half the rows start by shrinking",
+        True,
+    ),
+    Preset(
+        "Large run",
+        {"m": 10_000_000, "lam": 1e-4, "sigma": 0.9, "seed": 0, "method": "exact"},
+        "m = 10⁷: after one sort the exact solver's cost does not grow with m",
+        True,
+    ),
 )
 
 
@@ -90,17 +105,23 @@ def load_user_presets(directory: str | Path | None = None) -> list[Preset]:
     except OSError as exc:
         raise _problem(path, f"cannot read ({exc.strerror or exc})") from None
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
-        raise _problem(path, f"not a presets file (no \"format\": \"{FORMAT}\" field)")
+        raise _problem(path, f'not a presets file (no "format": "{FORMAT}" field)')
     if obj.get("version") != VERSION:
-        raise _problem(path, f"presets format version {obj.get('version')!r} is not supported; this "
-                             f"sparsity-gui reads version {VERSION}")
+        raise _problem(
+            path,
+            f"presets format version {obj.get('version')!r} is not supported; this "
+            f"sparsity-gui reads version {VERSION}",
+        )
     items = obj.get("presets")
     if not isinstance(items, list):
         raise _problem(path, "field 'presets' must be a list")
     out: list[Preset] = []
     for i, item in enumerate(items):
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) \
-                or not isinstance(item.get("parameters"), dict):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("name"), str)
+            or not isinstance(item.get("parameters"), dict)
+        ):
             raise _problem(path, f"presets[{i}] must have a 'name' and 'parameters'")
         values = {k: v for k, v in item["parameters"].items() if k in SETTING_FIELDS}
         try:
@@ -127,16 +148,26 @@ def _write(presets: list[Preset], directory: str | Path | None) -> None:
     path = presets_path(directory)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json_text({
-            "format": FORMAT, "version": VERSION,
-            "presets": [{"name": p.name, "description": p.description, "parameters": p.values}
-                        for p in presets]}))
+        atomic_write_text(
+            path,
+            json_text(
+                {
+                    "format": FORMAT,
+                    "version": VERSION,
+                    "presets": [
+                        {"name": p.name, "description": p.description, "parameters": p.values}
+                        for p in presets
+                    ],
+                }
+            ),
+        )
     except OSError as exc:
         raise _problem(path, f"cannot write ({exc.strerror or exc})") from None
 
 
-def save_user_preset(name: str, params: SimParams, description: str = "",
-                     directory: str | Path | None = None) -> Preset:
+def save_user_preset(
+    name: str, params: SimParams, description: str = "", directory: str | Path | None = None
+) -> Preset:
     """Add (or replace) the user's preset `name` with the parameters of `params`."""
     name = name.strip()
     if not name:

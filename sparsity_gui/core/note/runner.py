@@ -5,6 +5,7 @@ The GUI hosts `Runner.run_forever` in a thread; tests and scripts can call
 set_params, play, single_step, stop; errors as snapshots) is core.mailbox's; this model
 adds the pace (simulated time per wall second) and whether to stop at one weight.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,20 +14,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sparsity_gui.core.note import kernels as K
-from sparsity_gui.core.mailbox import MailboxEngine
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.core.note.simulation import LamChange, ReplayStopped, Simulation
-from sparsity_gui.core.note.params import needs_restart
+from sparsity_gui.core.mailbox import Mail, MailboxEngine, StartRun, error_message
+from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.note.metrics import COLUMNS
-from sparsity_gui.core.note.params import METHODS
-from sparsity_gui.core.note.simulation import LiveChange
-from sparsity_gui.core.mailbox import Mail
-from sparsity_gui.core.note.simulation import RunScript
-from sparsity_gui.core.mailbox import StartRun
-from sparsity_gui.core.mailbox import error_message
-from sparsity_gui.core.note.simulation import lam_schedule
+from sparsity_gui.core.note.params import METHODS, SimParams, needs_restart
+from sparsity_gui.core.note.simulation import (
+    LamChange,
+    LiveChange,
+    ReplayStopped,
+    RunScript,
+    Simulation,
+    lam_schedule,
+)
 
 # How long one chunk of simulation may run before the loop looks at its mailbox again.
 CHUNK_SECONDS = 0.010
@@ -92,8 +92,13 @@ class Snapshot:
         sessions): the engine's objects are never read from another thread."""
         if self.initial_params is None or self.w0 is None:
             raise InputError("", "the run is still starting; try again in a moment")
-        return RunScript(self.initial_params.with_changes(t_end=self.params.t_end), self.w0,
-                         tuple(c for c in self.changes if c.t <= self.t), self.t, samples)
+        return RunScript(
+            self.initial_params.with_changes(t_end=self.params.t_end),
+            self.w0,
+            tuple(c for c in self.changes if c.t <= self.t),
+            self.t,
+            samples,
+        )
 
 
 @dataclass
@@ -102,36 +107,86 @@ class _Mailbox(Mail):
     stop_at_one: bool | None = None
 
 
-def snapshot_of(sim: Simulation | None, params: SimParams, *, run_id: int, seq: int, state: str,
-                message: str = "", steps_per_second: float = 0.0,
-                history: np.ndarray | None = None, fitted_c: float | None = None) -> Snapshot:
+def snapshot_of(
+    sim: Simulation | None,
+    params: SimParams,
+    *,
+    run_id: int,
+    seq: int,
+    state: str,
+    message: str = "",
+    steps_per_second: float = 0.0,
+    history: np.ndarray | None = None,
+    fitted_c: float | None = None,
+) -> Snapshot:
     """A copy of everything the panels draw of ``sim`` (also a sampled run's, headless:
     pass its rows as ``history``)."""
     if sim is None:
-        return Snapshot(run_id=run_id, seq=seq, state=state, params=params, m=params.m, t=0.0,
-                        lam=params.lam, nonzero=0, norm1=math.nan, norm2_sq=math.nan, s=math.nan,
-                        theta=math.nan, history=np.zeros((0, len(COLUMNS))),
-                        tracked_ranks=np.zeros(0, np.int64), tracked_death_t=np.zeros(0),
-                        ranks=np.zeros(0, np.int64), sorted_abs=np.zeros(0), changes=(),
-                        fitted_c=math.nan, steps_per_second=0.0, message=message)
+        return Snapshot(
+            run_id=run_id,
+            seq=seq,
+            state=state,
+            params=params,
+            m=params.m,
+            t=0.0,
+            lam=params.lam,
+            nonzero=0,
+            norm1=math.nan,
+            norm2_sq=math.nan,
+            s=math.nan,
+            theta=math.nan,
+            history=np.zeros((0, len(COLUMNS))),
+            tracked_ranks=np.zeros(0, np.int64),
+            tracked_death_t=np.zeros(0),
+            ranks=np.zeros(0, np.int64),
+            sorted_abs=np.zeros(0),
+            changes=(),
+            fitted_c=math.nan,
+            steps_per_second=0.0,
+            message=message,
+        )
     mo = sim.moments()
     ranks = decimated_ranks(mo.nonzero, sim.m)
     history = sim.history.array() if history is None else np.array(history, copy=True)
     return Snapshot(
-        run_id=run_id, seq=seq, state=state, params=sim.params, m=sim.m,
-        t=mo.t, lam=mo.lam, nonzero=mo.nonzero, norm1=mo.norm1, norm2_sq=mo.norm2_sq,
-        s=mo.s, theta=mo.theta, history=history, tracked_ranks=sim.tracked.copy(),
+        run_id=run_id,
+        seq=seq,
+        state=state,
+        params=sim.params,
+        m=sim.m,
+        t=mo.t,
+        lam=mo.lam,
+        nonzero=mo.nonzero,
+        norm1=mo.norm1,
+        norm2_sq=mo.norm2_sq,
+        s=mo.s,
+        theta=mo.theta,
+        history=history,
+        tracked_ranks=sim.tracked.copy(),
         tracked_death_t=sim.solver.death_t[sim.tracked].copy(),
-        ranks=ranks, sorted_abs=sim.solver.abs_at_ranks(ranks), changes=tuple(sim.changes),
+        ranks=ranks,
+        sorted_abs=sim.solver.abs_at_ranks(ranks),
+        changes=tuple(sim.changes),
         fitted_c=sim.fitted_c(history) if fitted_c is None else fitted_c,
-        steps_per_second=steps_per_second, message=message,
-        initial_params=sim.initial_params, w0=sim.init.w0)
+        steps_per_second=steps_per_second,
+        message=message,
+        initial_params=sim.initial_params,
+        w0=sim.init.w0,
+    )
 
 
 class Runner(MailboxEngine):
-    def __init__(self, params: SimParams, w0: np.ndarray | None = None, *, playing: bool = True,
-                 speed: float | None = None, stop_at_one: bool = True, run_id: int = 1,
-                 warm_up: bool = True):
+    def __init__(
+        self,
+        params: SimParams,
+        w0: np.ndarray | None = None,
+        *,
+        playing: bool = True,
+        speed: float | None = None,
+        stop_at_one: bool = True,
+        run_id: int = 1,
+        warm_up: bool = True,
+    ):
         super().__init__(_Mailbox(start=StartRun(params, run_id, w0)))
         self.sim: Simulation | None = None
         self.run_id = 0
@@ -372,8 +427,15 @@ class Runner(MailboxEngine):
         """A copy of everything the GUI draws (also usable synchronously in tests)."""
         self._seq += 1
         sps = self._steps_per_second(time.perf_counter() if now is None else now)
-        return snapshot_of(self.sim, self.params, run_id=self.run_id, seq=self._seq,
-                           state=self.state, message=self.message, steps_per_second=sps)
+        return snapshot_of(
+            self.sim,
+            self.params,
+            run_id=self.run_id,
+            seq=self._seq,
+            state=self.state,
+            message=self.message,
+            steps_per_second=sps,
+        )
 
 
 _warmed = False

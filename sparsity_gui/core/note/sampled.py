@@ -4,6 +4,7 @@ by core.note.files).
 `replay_script` is the general case the GUI's exports and sessions use: the same
 sampling with a schedule of live changes (lam, eta, method) replayed at their exact times,
 so that the time series is a deterministic function of the script."""
+
 from __future__ import annotations
 
 import math
@@ -13,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.metrics import fit_decay_constant
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.simulation import RunScript, Simulation
-from sparsity_gui.core.note.metrics import fit_decay_constant
 
 
 @dataclass
@@ -30,13 +31,16 @@ class SampledRun:
     extra: dict = field(default_factory=dict)
 
 
-def sample_times_of(sim: Simulation, times: np.ndarray, changes=(), progress=None
-                    ) -> tuple[np.ndarray, float]:
+def sample_times_of(
+    sim: Simulation, times: np.ndarray, changes=(), progress=None
+) -> tuple[np.ndarray, float]:
     """Replay `changes` on `sim` and take a row at each of `times` (Simulation.replay),
     with an optional progress bar. Returns (rows, solver wall seconds)."""
+
     def on_sample(i: int) -> None:
         if progress is not None and i % 4 == 0:
             progress.update(i + 1)
+
     start = time.perf_counter()
     try:
         rows = sim.replay(changes, times, on_sample=on_sample)
@@ -46,8 +50,7 @@ def sample_times_of(sim: Simulation, times: np.ndarray, changes=(), progress=Non
     return rows, time.perf_counter() - start
 
 
-def simulate_samples(params: SimParams, w0: np.ndarray | None, samples: int,
-                     progress_cls=None) -> SampledRun:
+def simulate_samples(params: SimParams, w0: np.ndarray | None, samples: int, progress_cls=None) -> SampledRun:
     """The `run` command: K rows evenly spaced from 0 to t_end, no live changes."""
     sim = Simulation(params, w0)
     # the default end needs a separate exact solve to one weight; with --t-end the run's
@@ -56,8 +59,11 @@ def simulate_samples(params: SimParams, w0: np.ndarray | None, samples: int,
     if params.t_end is not None:
         t_end = params.t_end
     elif math.isinf(t_one):
-        why = ("with lam = 0 no weight ever dies" if params.lam == 0 else
-               "the largest weights of W(0) are tied and settle together, so one weight is never left")
+        why = (
+            "with lam = 0 no weight ever dies"
+            if params.lam == 0
+            else "the largest weights of W(0) are tied and settle together, so one weight is never left"
+        )
         raise InputError("t_end", f"{why}; there is no default end time, give --t-end")
     else:
         t_end = 1.1 * t_one if t_one > 0 else 10.0
@@ -68,9 +74,15 @@ def simulate_samples(params: SimParams, w0: np.ndarray | None, samples: int,
         raise InputError("eta", sim.solver.diverged)
     if params.t_end is not None:
         t_one = one_left_time(sim)
-    return SampledRun(sim=sim, rows=rows, t_end=float(t_end), t_one=float(t_one),
-                      wall_seconds=wall, fitted_c=fit_decay_constant(rows),
-                      nonzero_final=sim.moments().nonzero)
+    return SampledRun(
+        sim=sim,
+        rows=rows,
+        t_end=float(t_end),
+        t_one=float(t_one),
+        wall_seconds=wall,
+        fitted_c=fit_decay_constant(rows),
+        nonzero_final=sim.moments().nonzero,
+    )
 
 
 def one_left_time(sim: Simulation) -> float:
@@ -93,12 +105,13 @@ def replay_script(script: RunScript, progress=None) -> SampledRun:
     extra = {"t_session": float(script.t)}
     if sim.solver.diverged:
         extra["diverged"] = sim.solver.diverged
-    return SampledRun(sim=sim, rows=rows, t_end=float(script.t), t_one=one_left_time(sim),
-                      wall_seconds=wall, fitted_c=fit_decay_constant(rows),
-                      nonzero_final=sim.moments().nonzero, extra=extra)
-
-
-
-
-
-
+    return SampledRun(
+        sim=sim,
+        rows=rows,
+        t_end=float(script.t),
+        t_one=one_left_time(sim),
+        wall_seconds=wall,
+        fitted_c=fit_decay_constant(rows),
+        nonzero_final=sim.moments().nonzero,
+        extra=extra,
+    )

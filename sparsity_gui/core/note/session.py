@@ -3,12 +3,10 @@
 A session holds the parameters at t = 0, where W(0) came from (a normal draw, rebuilt from
 the seed; or a file, whose weights are embedded), the schedule of live changes of lam, eta
 and method, and the current time. The time series is re-simulated from t = 0 stopping
-exactly at each change and at each sample time (runfiles.replay_script), so the same
-session always gives the same time series to the last digit.
-
-Also here: reading W(0) from a file with a choice of array (.npz) and row (2-D data).
-Qt-free, like all of core/.
+exactly at each change and at each sample time (sampled.replay_script), so the same
+session always gives the same time series to the last digit. Qt-free, like all of core/.
 """
+
 from __future__ import annotations
 
 import base64
@@ -25,9 +23,8 @@ from sparsity_gui import __version__
 from sparsity_gui.core.checks import whole_or_none
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
-from sparsity_gui.core.note.initial import draw_normal, load_w0
-from sparsity_gui.core.note.params import M_MAX, METHODS, SimParams
-from sparsity_gui.core.note.params import LIVE_FIELDS, SETTING_FIELDS
+from sparsity_gui.core.note.initial import draw_normal
+from sparsity_gui.core.note.params import LIVE_FIELDS, M_MAX, METHODS, SETTING_FIELDS, SimParams
 from sparsity_gui.core.note.simulation import LiveChange, RunScript
 
 FORMAT = "sparsity-gui session"
@@ -71,14 +68,6 @@ class Session:
         return self.script.final_params()
 
 
-# --- W(0) from files -------------------------------------------------------------------
-def load_w0_source(source: W0Source) -> np.ndarray:
-    """The weights of a file source (with its array and row)."""
-    if source.kind != "file" or not source.path:
-        raise InputError("w0", "not a file source")
-    return load_w0(source.path, source.row, source.array)
-
-
 # --- writing ---------------------------------------------------------------------------
 def weights_sha256(w0: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(w0, dtype="<f8").tobytes()).hexdigest()
@@ -95,8 +84,15 @@ def session_dict(script: RunScript, source: W0Source) -> dict[str, Any]:
     p = script.params
     w0_entry: dict[str, Any] = {"source": source.kind}
     if source.kind == "file":
-        w0_entry.update({"path": source.path, "array": source.array, "row": source.row,
-                         "m": int(script.w0.size), **_encode_weights(script.w0)})
+        w0_entry.update(
+            {
+                "path": source.path,
+                "array": source.array,
+                "row": source.row,
+                "m": int(script.w0.size),
+                **_encode_weights(script.w0),
+            }
+        )
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -124,7 +120,12 @@ class _Problem(Exception):
     """A problem with one field of the session; becomes an InputError naming the file."""
 
 
-def _get(obj: dict, key: str, where: str, default: Any = ..., ) -> Any:
+def _get(
+    obj: dict,
+    key: str,
+    where: str,
+    default: Any = ...,
+) -> Any:
     if key not in obj:
         if default is ...:
             raise _Problem(f"missing field {where + key!r}")
@@ -190,15 +191,18 @@ def _decode_weights(entry: dict, m: int) -> np.ndarray:
         w0 = np.array(raw, dtype=np.float64)
     elif encoding == "base64-float64-le":
         if not isinstance(raw, str):
-            raise _Problem("field 'w0.weights' must be a base64 string for encoding "
-                           f"'base64-float64-le', got {_show(raw)}")
+            raise _Problem(
+                "field 'w0.weights' must be a base64 string for encoding "
+                f"'base64-float64-le', got {_show(raw)}"
+            )
         try:
             data = base64.b64decode(raw.encode("ascii"), validate=True)
         except (ValueError, UnicodeEncodeError):
             raise _Problem("field 'w0.weights' is not valid base64") from None
         if len(data) % 8:
-            raise _Problem(f"field 'w0.weights' holds {len(data)} bytes, not a whole number of "
-                           "float64 values")
+            raise _Problem(
+                f"field 'w0.weights' holds {len(data)} bytes, not a whole number of float64 values"
+            )
         w0 = np.frombuffer(data, dtype="<f8").astype(np.float64)
     else:
         raise _Problem(f"field 'w0.encoding' must be 'list' or 'base64-float64-le', got {_show(encoding)}")
@@ -246,17 +250,23 @@ def _changes(items: Any, t_now: float) -> tuple[LiveChange, ...]:
         item = _dict(item, name_i)
         t = _number(_get(item, "t", name_i + "."), f"{name_i}.t")
         if t < last_t:
-            raise _Problem(f"field '{name_i}.t' = {t} comes before the previous change ({last_t}): "
-                           "changes must be in time order")
+            raise _Problem(
+                f"field '{name_i}.t' = {t} comes before the previous change ({last_t}): "
+                "changes must be in time order"
+            )
         if t > t_now:
             raise _Problem(f"field '{name_i}.t' = {t} is after the session's time t = {t_now}")
         name = _get(item, "name", name_i + ".")
         if name not in LIVE_FIELDS:
-            raise _Problem(f"field '{name_i}.name' must be one of {', '.join(LIVE_FIELDS)}, got {_show(name)}")
+            raise _Problem(
+                f"field '{name_i}.name' must be one of {', '.join(LIVE_FIELDS)}, got {_show(name)}"
+            )
         value = _get(item, "value", name_i + ".")
         if name == "method":
             if not isinstance(value, str):
-                raise _Problem(f"field '{name_i}.value' must be one of {', '.join(METHODS)}, got {_show(value)}")
+                raise _Problem(
+                    f"field '{name_i}.value' must be one of {', '.join(METHODS)}, got {_show(value)}"
+                )
         else:
             value = _number(value, f"{name_i}.value")
         try:
@@ -280,8 +290,10 @@ def _check_work(script: RunScript) -> None:
             params = params.with_changes(**{c.name: c.value})
         t_prev = c.t
     if steps > MAX_GD_STEPS:
-        raise _Problem(f"replaying to t = {script.t:g} would take {steps:.3g} gradient-descent steps "
-                       f"(at most {MAX_GD_STEPS:.0e} are allowed)")
+        raise _Problem(
+            f"replaying to t = {script.t:g} would take {steps:.3g} gradient-descent steps "
+            f"(at most {MAX_GD_STEPS:.0e} are allowed)"
+        )
 
 
 def parse_session(text: str) -> Session:
@@ -295,12 +307,14 @@ def parse_session(text: str) -> Session:
     if not isinstance(obj, dict):
         raise _Problem("not a sparsity-gui session (expected a JSON object)")
     if obj.get("format") != FORMAT:
-        raise _Problem(f"not a sparsity-gui session (no \"format\": \"{FORMAT}\" field)")
+        raise _Problem(f'not a sparsity-gui session (no "format": "{FORMAT}" field)')
     version = _whole(_get(obj, "version", ""), "version")
     if version != VERSION:
         newer = " (saved by a newer sparsity-gui?)" if version > VERSION else ""
-        raise _Problem(f"session format version {version} is not supported{newer}; this "
-                       f"sparsity-gui reads version {VERSION}")
+        raise _Problem(
+            f"session format version {version} is not supported{newer}; this "
+            f"sparsity-gui reads version {VERSION}"
+        )
     params = _params(_get(obj, "parameters", ""))
     w0, source = _w0(_get(obj, "w0", ""), params)
     if source.kind == "file":
@@ -311,8 +325,10 @@ def parse_session(text: str) -> Session:
             raise _Problem(f"field 'w0_sha256' must be a string, got {_show(digest)}")
         if digest != weights_sha256(w0):
             if source.kind == "normal":
-                raise _Problem(f"the W(0) drawn from seed {params.seed} differs from the one this session "
-                               "was saved with (a different numpy random generator?)")
+                raise _Problem(
+                    f"the W(0) drawn from seed {params.seed} differs from the one this session "
+                    "was saved with (a different numpy random generator?)"
+                )
             raise _Problem("field 'w0.weights' does not match 'w0_sha256' (the file was altered or damaged)")
     t = _number(_get(obj, "t", ""), "t")
     if t < 0:
@@ -348,8 +364,9 @@ def load_session(path: str | Path) -> Session:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError("session", f"{path}: not a session file (binary data, not UTF-8 "
-                         "JSON text)") from None
+        raise InputError(
+            "session", f"{path}: not a session file (binary data, not UTF-8 JSON text)"
+        ) from None
     if "\x00" in text:
         raise InputError("session", f"{path}: not a session file (binary data, not JSON text)")
     try:

@@ -3,23 +3,21 @@
 Synchronous and Qt-free: the CLI calls it directly, the GUI's worker thread hosts the
 same object and steps it in bounded chunks.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
-from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.history import History
+from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.note.initial import initial_weights
-from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.metrics import COL, COLUMNS, Moments, _tied_group_dies, fit_decay_constant
+from sparsity_gui.core.note.params import SimParams, needs_restart
 from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState, Solver
-from sparsity_gui.core.note.metrics import COL, COLUMNS, Moments
-from sparsity_gui.core.note.metrics import _tied_group_dies
-from sparsity_gui.core.note.metrics import fit_decay_constant
-from sparsity_gui.core.note.params import needs_restart
 
 N_TRACKED_MAX = 16
 
@@ -37,8 +35,6 @@ def tracked_ranks(nonzero: int, count: int = N_TRACKED_MAX) -> np.ndarray:
 class LamChange:
     t: float
     lam: float
-
-
 
 
 @dataclass(frozen=True)
@@ -97,8 +93,14 @@ def lam_schedule(lam0: float, changes: Sequence[LiveChange]) -> tuple[LamChange,
 
 
 class Simulation:
-    def __init__(self, params: SimParams, w0: np.ndarray | None = None,
-                 history_capacity: int = 2048, *, record: bool = True):
+    def __init__(
+        self,
+        params: SimParams,
+        w0: np.ndarray | None = None,
+        history_capacity: int = 2048,
+        *,
+        record: bool = True,
+    ):
         self.params = params
         self.initial_params = params  # lam, eta and method at t = 0 (self.params follows changes)
         w0 = initial_weights(params) if w0 is None else np.asarray(w0, dtype=np.float64)
@@ -113,16 +115,18 @@ class Simulation:
             self.record()
 
     @classmethod
-    def from_script(cls, script: RunScript, history_capacity: int = 2048,
-                    should_stop: Callable[[], bool] | None = None) -> Simulation:
+    def from_script(
+        cls, script: RunScript, history_capacity: int = 2048, should_stop: Callable[[], bool] | None = None
+    ) -> Simulation:
         """The run replayed to ``script.t``, its history holding the sampled rows."""
         sim = cls(script.params, script.w0, history_capacity, record=False)
         sim.replay(script.changes, script.sample_times(), record=True, should_stop=should_stop)
         return sim
 
     # --- construction ---------------------------------------------------------------
-    def _new_solver(self, method: str, t0: float, abs_sorted: np.ndarray | None,
-                    death_t: np.ndarray | None = None) -> Solver:
+    def _new_solver(
+        self, method: str, t0: float, abs_sorted: np.ndarray | None, death_t: np.ndarray | None = None
+    ) -> Solver:
         lam = self.params.lam
         if method == "exact":
             return ExactSolver(self.init, lam, t0, abs_sorted, death_t)
@@ -202,8 +206,9 @@ class Simulation:
         thread while the run goes on (it only copies immutable pieces)."""
         t = self.t if t is None else float(t)
         changes = tuple(c for c in tuple(self.changes) if c.t <= t)
-        return RunScript(self.initial_params.with_changes(t_end=self.params.t_end), self.init.w0,
-                         changes, t, samples)
+        return RunScript(
+            self.initial_params.with_changes(t_end=self.params.t_end), self.init.w0, changes, t, samples
+        )
 
     def apply(self, params: SimParams) -> bool:
         """Apply a new parameter snapshot. Returns False when it needs a new run
@@ -222,9 +227,15 @@ class Simulation:
             return K.REACHED_TARGET
         return self.solver.advance_to(t_target, stop_nonzero, max_work)
 
-    def replay(self, changes: Sequence[LiveChange], times: np.ndarray, *, record: bool = False,
-               on_sample: Callable[[int], None] | None = None,
-               should_stop: Callable[[], bool] | None = None) -> np.ndarray:
+    def replay(
+        self,
+        changes: Sequence[LiveChange],
+        times: np.ndarray,
+        *,
+        record: bool = False,
+        on_sample: Callable[[int], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> np.ndarray:
         """From the current instant, advance stopping exactly at each change time (to apply
         the change) and at each sample time (to take a row; changes at a sample's time
         come first). Returns the rows (also appended to the history with record=True).
@@ -301,7 +312,7 @@ class Simulation:
         row[COL["w"]] = 1.0 / mo.norm1 if mo.norm1 > 0 else math.inf
         row[COL["lam_t"]] = self._lam_t
         if self.tracked.size:
-            row[len(COLUMNS):len(COLUMNS) + self.tracked.size] = self.solver.abs_at_ranks(self.tracked)
+            row[len(COLUMNS) : len(COLUMNS) + self.tracked.size] = self.solver.abs_at_ranks(self.tracked)
         return row
 
     def record(self) -> np.ndarray:
@@ -311,9 +322,3 @@ class Simulation:
 
     def fitted_c(self, rows: np.ndarray | None = None) -> float:
         return fit_decay_constant(self.history.array() if rows is None else rows)
-
-
-
-
-
-

@@ -4,6 +4,7 @@ Both work on |W(0)| sorted in descending order (the dynamics never reorder weigh
 the survivors are always the first m' ranks) and map back to the input order only when
 a full signed W(t) is asked for.
 """
+
 from __future__ import annotations
 
 import math
@@ -12,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtri
 
-from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.note.metrics import Moments
 
 
@@ -29,7 +30,7 @@ class InitialState:
     _ideal: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     @classmethod
-    def from_weights(cls, w0: np.ndarray) -> "InitialState":
+    def from_weights(cls, w0: np.ndarray) -> InitialState:
         w0 = np.ascontiguousarray(w0, dtype=np.float64).view()
         w0.flags.writeable = False  # shared with snapshots (exports, sessions): never written
         check_representable(w0)
@@ -75,11 +76,13 @@ def check_representable(w0: np.ndarray) -> None:
     if peak == 0.0:
         return  # all zeros: nothing moves, a valid (dull) run
     if not np.isfinite(float(np.dot(w0 / peak, w0 / peak)) * peak * peak):
-        raise InputError("w0", f"||W(0)||^2 overflows (largest |W_k| = {peak:.3g}); "
-                         "rescale the weights")
+        raise InputError("w0", f"||W(0)||^2 overflows (largest |W_k| = {peak:.3g}); rescale the weights")
     if peak < 1e-100:
-        raise InputError("w0", f"every |W_k| is below 1e-100 (largest {peak:.3g}): squares "
-                         "underflow in double precision; rescale the weights")
+        raise InputError(
+            "w0",
+            f"every |W_k| is below 1e-100 (largest {peak:.3g}): squares "
+            "underflow in double precision; rescale the weights",
+        )
 
 
 def _bounds_at(u, p1, p2, nonzero) -> tuple[np.ndarray, np.ndarray]:
@@ -149,12 +152,18 @@ class Solver:
 
 
 class ExactSolver(Solver):
-    """The exact flow through the two-variable reduction (S, C) of MATH.md."""
+    """The exact flow through the two-variable reduction (S, C) (docs/theory.md §3)."""
 
     method = "exact"
 
-    def __init__(self, init: InitialState, lam: float, t0: float = 0.0,
-                 abs_sorted: np.ndarray | None = None, death_t: np.ndarray | None = None):
+    def __init__(
+        self,
+        init: InitialState,
+        lam: float,
+        t0: float = 0.0,
+        abs_sorted: np.ndarray | None = None,
+        death_t: np.ndarray | None = None,
+    ):
         super().__init__(init, lam, death_t)
         if abs_sorted is None:
             self.u, self.p1, self.p2 = init.u, init.p1, init.p2
@@ -202,8 +211,19 @@ class ExactSolver(Solver):
         return out
 
     def advance_to(self, t_target: float, stop_nonzero: int = -1, max_work: int = 2**62) -> int:
-        return int(K.exact_advance(self.fs, self.ist, self.u, self.p1, self.p2, self.death_t,
-                                   float(t_target), int(stop_nonzero), int(max_work)))
+        return int(
+            K.exact_advance(
+                self.fs,
+                self.ist,
+                self.u,
+                self.p1,
+                self.p2,
+                self.death_t,
+                float(t_target),
+                int(stop_nonzero),
+                int(max_work),
+            )
+        )
 
 
 class GDSolver(Solver):
@@ -211,8 +231,15 @@ class GDSolver(Solver):
 
     method = "gd"
 
-    def __init__(self, init: InitialState, lam: float, eta: float, t0: float = 0.0,
-                 abs_sorted: np.ndarray | None = None, death_t: np.ndarray | None = None):
+    def __init__(
+        self,
+        init: InitialState,
+        lam: float,
+        eta: float,
+        t0: float = 0.0,
+        abs_sorted: np.ndarray | None = None,
+        death_t: np.ndarray | None = None,
+    ):
         super().__init__(init, lam, death_t)
         src = init.u if abs_sorted is None else abs_sorted
         self.a = np.array(src, dtype=np.float64)  # own copy: the kernel writes it
@@ -267,8 +294,9 @@ class GDSolver(Solver):
         mp_before = self.mp
         steps_before = self.steps
         death_steps = np.zeros(max(mp_before, 1), dtype=np.int64)
-        mp, norm2, done, unstable, low = K.gd_run(self.a, self.mp, self.norm2, int(n_steps), self._eta,
-                                                  self._lam, 0, death_steps, int(stop_nonzero))
+        mp, norm2, done, unstable, low = K.gd_run(
+            self.a, self.mp, self.norm2, int(n_steps), self._eta, self._lam, 0, death_steps, int(stop_nonzero)
+        )
         if low:
             self._low_gain_step = steps_before + int(low)
         if mp < mp_before:
@@ -280,10 +308,12 @@ class GDSolver(Solver):
         self._steps_at_eta += int(done)
         self.steps += int(done)
         if unstable:
-            self.diverged = (f"gradient descent is unstable at t = {self.t:.6g}: with eta = {self._eta:g} "
-                             f"one step flipped the sign of every weight (1 + eta*(1 - ||W||^2) <= 0), "
-                             f"so the zero rule killed them all. Use a smaller eta (below 1) or the "
-                             f"exact method.")
+            self.diverged = (
+                f"gradient descent is unstable at t = {self.t:.6g}: with eta = {self._eta:g} "
+                f"one step flipped the sign of every weight (1 + eta*(1 - ||W||^2) <= 0), "
+                f"so the zero rule killed them all. Use a smaller eta (below 1) or the "
+                f"exact method."
+            )
         elif mp == 0 and mp_before >= 1 and steps_before + int(death_steps[0]) - self._low_gain_step <= 100:
             # the last weights died within 100 steps of a step with 0 < g = 1 + eta*s < 1/2:
             # feature benefit alone more than halved every weight, ||W||^2 having overshot 1
@@ -291,10 +321,12 @@ class GDSolver(Solver):
             # tiny weights such a step leaves die within a few steps. (When lam exceeds
             # 2/(3 sqrt 3), or the weights are small, the flow itself kills every weight,
             # with g near 1: not flagged.)
-            self.diverged = (f"gradient descent is unstable at t = {self.death_t[0]:.6g}: with eta = {self._eta:g} "
-                             f"||W||^2 overshot 1 and the zero rule killed the last weights. "
-                             f"Use a smaller eta (below 1; the step is stable near "
-                             f"balance for eta < 1) or the exact method.")
+            self.diverged = (
+                f"gradient descent is unstable at t = {self.death_t[0]:.6g}: with eta = {self._eta:g} "
+                f"||W||^2 overshot 1 and the zero rule killed the last weights. "
+                f"Use a smaller eta (below 1; the step is stable near "
+                f"balance for eta < 1) or the exact method."
+            )
 
     def advance_to(self, t_target: float, stop_nonzero: int = -1, max_work: int = 2**62) -> int:
         """max_work counts weight-steps (steps times survivors)."""

@@ -1,17 +1,21 @@
 """The interference window's parameter dock: n, m, l1, lr, optimizer, steps and the rest,
 each with the note's units beside the network's (lam = l1/4, eta = 4 lr)."""
+
 from __future__ import annotations
-from typing import Callable
+
+from collections.abc import Callable
+
 from PySide6 import QtCore, QtWidgets
+
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import (
+    GD_OPTIMIZERS,
     OPTIMIZER_LABELS,
     OPTIMIZERS,
     InterferenceParams,
     check_memory,
 )
 from sparsity_gui.ui.fields import Field, parse_float, parse_int
-from sparsity_gui.core.interference.params import GD_OPTIMIZERS
 
 
 def units_text(p: InterferenceParams) -> str:
@@ -45,11 +49,19 @@ class InterferenceControls(QtWidgets.QWidget):
             self.fields[name] = f
             return f
 
-        self.n = field("n", "n (features)", parse_int,
-                       "n: number of features, the rows of W (1 … 4096). Starts a new run.")
-        self.m = field("m", "m (neurons)", parse_int,
-                       "m: number of neurons, the columns of W (1 … 65536). The paper predicts "
-                       "about n²/(4m) polysemantic neurons. Starts a new run.")
+        self.n = field(
+            "n",
+            "n (features)",
+            parse_int,
+            "n: number of features, the rows of W (1 … 4096). Starts a new run.",
+        )
+        self.m = field(
+            "m",
+            "m (neurons)",
+            parse_int,
+            "m: number of neurons, the columns of W (1 … 65536). The paper predicts "
+            "about n²/(4m) polysemantic neurons. Starts a new run.",
+        )
         self.optimizer = QtWidgets.QComboBox()
         self.optimizer.setObjectName("optimizer")
         for name in OPTIMIZERS:
@@ -58,20 +70,37 @@ class InterferenceControls(QtWidgets.QWidget):
             "Integrator. GD with zero rule: the note's discrete flow, a weight whose step would "
             "cross zero is set to zero. Plain GD: the same step without the rule (weights chatter "
             "around zero). Adam / AdamW (the paper's): per-coordinate step sizes, which break the "
-            "note's affine structure (compare them). Starts a new run.")
+            "note's affine structure (compare them). Starts a new run."
+        )
         self.optimizer.activated.connect(
-            lambda _i: self.changed.emit({"optimizer": self.optimizer.currentData()}))
+            lambda _i: self.changed.emit({"optimizer": self.optimizer.currentData()})
+        )
         form.addRow("optimizer", self.optimizer)
-        self.l1 = field("l1", "l1", parse_float,
-                        "l1: the network's L1 coefficient, 0 … 4; the note's λ = l1/4. Applies live.")
-        self.lr = field("lr", "lr", parse_float,
-                        "lr: learning rate, 0 < lr ≤ 1; for GD the note's step is η = 4·lr "
-                        "(t = 4·lr·steps). Applies live.")
-        self.steps = field("steps", "steps", parse_int,
-                           "Steps to train, 1 … 1e8. Applies live: raise it to continue a finished run.")
+        self.l1 = field(
+            "l1",
+            "l1",
+            parse_float,
+            "l1: the network's L1 coefficient, 0 … 4; the note's λ = l1/4. Applies live.",
+        )
+        self.lr = field(
+            "lr",
+            "lr",
+            parse_float,
+            "lr: learning rate, 0 < lr ≤ 1; for GD the note's step is η = 4·lr "
+            "(t = 4·lr·steps). Applies live.",
+        )
+        self.steps = field(
+            "steps",
+            "steps",
+            parse_int,
+            "Steps to train, 1 … 1e8. Applies live: raise it to continue a finished run.",
+        )
         seed_row = QtWidgets.QHBoxLayout()
-        self.seed = Field("seed", self._checked("seed", parse_int),
-                          "seed: random seed of W(0) (numpy default_rng). Starts a new run.")
+        self.seed = Field(
+            "seed",
+            self._checked("seed", parse_int),
+            "seed: random seed of W(0) (numpy default_rng). Starts a new run.",
+        )
         self.seed.accepted.connect(lambda v: self.changed.emit({"seed": v}))
         self.fields["seed"] = self.seed
         self.new_seed = QtWidgets.QPushButton("New")
@@ -80,26 +109,34 @@ class InterferenceControls(QtWidgets.QWidget):
         seed_row.addWidget(self.seed, 1)
         seed_row.addWidget(self.new_seed, 0, QtCore.Qt.AlignmentFlag.AlignTop)
         form.addRow("seed", seed_row)
-        self.sigma = field("sigma", "σ (init)", parse_float,
-                           "σ > 0: W(0) ~ N(0, σ²/m), the paper's σ = 1. Starts a new run.")
+        self.sigma = field(
+            "sigma", "σ (init)", parse_float, "σ > 0: W(0) ~ N(0, σ²/m), the paper's σ = 1. Starts a new run."
+        )
         self.interference = QtWidgets.QCheckBox("interference term")
         self.interference.setObjectName("interference")
         self.interference.setToolTip(
             "−Σ_{j≠i} ReLU(W_i·W_j) W_j: features pushing each other apart. Off, each row is the "
-            "note's single-encoding model on its own. Applies live.")
+            "note's single-encoding model on its own. Applies live."
+        )
         self.interference.toggled.connect(lambda on: self.changed.emit({"interference": bool(on)}))
         form.addRow("", self.interference)
-        self.weight_decay = field("weight_decay", "weight decay", self._weight_decay,
-                                  "Weight decay ≥ 0 (weight_decay·lr < 1). Empty: the torch default, "
-                                  "0.01 for AdamW and 0 otherwise. Adam adds it to the gradient, "
-                                  "AdamW decays W directly, GD ignores it. Applies live.")
+        self.weight_decay = field(
+            "weight_decay",
+            "weight decay",
+            self._weight_decay,
+            "Weight decay ≥ 0 (weight_decay·lr < 1). Empty: the torch default, "
+            "0.01 for AdamW and 0 otherwise. Adam adds it to the gradient, "
+            "AdamW decays W directly, GD ignores it. Applies live.",
+        )
         self.weight_decay.edit.setPlaceholderText("default")
         self.units = QtWidgets.QLabel()
         self.units.setObjectName("units")
         self.units.setWordWrap(True)
         self.units.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.units.setToolTip("The note's units: λ = l1/4, η = 4·lr, and the simulated time "
-                              "t = 4·lr·steps reached at the end (for gradient descent)")
+        self.units.setToolTip(
+            "The note's units: λ = l1/4, η = 4·lr, and the simulated time "
+            "t = 4·lr·steps reached at the end (for gradient descent)"
+        )
         self.units.setStyleSheet("color: #444; background: #f4f4f4; padding: 2px;")
         form.addRow("note", self.units)
         self.show_params(params)

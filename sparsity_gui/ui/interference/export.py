@@ -74,7 +74,8 @@ class InterferenceExports(PanelExports):
 
     def export_data_dialog(self, kind: str) -> None:
         name, _text, flt = DATA_KINDS[kind]
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self.win, "Export data", name,
-                                                        f"{flt};;All files (*)")
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self.win, "Export data", name, f"{flt};;All files (*)"
+        )
         if path:
             self.export_data(kind, path)

@@ -1,23 +1,22 @@
 """The sweep over m in the interference window: fields, Start / Cancel, a progress bar and
 the count-against-m figure (SweepPanel), updated as each run finishes.
 
-The sweep runs `core.sweep.run_sweep` in its own thread. Nothing crosses threads as a
+The sweep runs `core.interference.sweep.run_sweep` in its own thread. Nothing crosses threads as a
 signal: the worker's progress callback only stores the latest SweepProgress and appends
 finished rows (immutable SweepRows) under a lock; a GUI timer polls them ~10 times a
 second. Cancel sets an event that run_sweep checks between chunks (should_stop); the rows
 finished so far stay shown and can be saved.
 """
+
 from __future__ import annotations
 
 import threading
 import time
 import traceback
-from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6 import QtCore, QtWidgets
 
-from sparsity_gui.core.text import format_duration
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
 from sparsity_gui.core.interference.sweep import (
@@ -29,16 +28,19 @@ from sparsity_gui.core.interference.sweep import (
     parse_m_values,
     run_sweep,
 )
-from sparsity_gui.ui.fields import Field, parse_int_in
+from sparsity_gui.core.text import format_duration
 from sparsity_gui.plots.sweep import SweepPanel
+from sparsity_gui.ui.fields import Field, parse_int_in
 from sparsity_gui.ui.window import show_warning
 
 POLL_MS = 100
 JOIN_SECONDS = 10.0
 BAR_STEPS = 1000
-PAUSE_TIP = ("The sweep trains in its own thread. With this box checked the live run is paused "
-             "while the sweep runs (both compete for the CPU otherwise) and resumes when it ends; "
-             "unchecked, both run side by side.")
+PAUSE_TIP = (
+    "The sweep trains in its own thread. With this box checked the live run is paused "
+    "while the sweep runs (both compete for the CPU otherwise) and resumes when it ends; "
+    "unchecked, both run side by side."
+)
 
 
 def _m_values(text: str) -> tuple[int, ...]:
@@ -60,8 +62,10 @@ class SweepWidget(QtWidgets.QWidget):
     def __init__(self, current: Callable[[], InterferenceParams], parent=None):
         super().__init__(parent)
         self._current = current
-        self.setToolTip("Polysemantic neurons against m for fixed n, several seeds per m: the "
-                        "paper's count-against-m figure with the prediction n²/(4m)")
+        self.setToolTip(
+            "Polysemantic neurons against m for fixed n, several seeds per m: the "
+            "paper's count-against-m figure with the prediction n²/(4m)"
+        )
         self.spec: SweepSpec | None = None
         self.rows: list[SweepRow] = []
         self.outcome = ""  # "", running, done, cancelled, error
@@ -74,7 +78,6 @@ class SweepWidget(QtWidgets.QWidget):
         self._result: tuple[str, list[SweepRow], str] | None = None
         self._shown_rows = -1
         self._started_at = 0.0
-        self.last_written: list[Path] = []
         self.error_box: QtWidgets.QMessageBox | None = None
 
         # --- the form -----------------------------------------------------------------
@@ -82,12 +85,20 @@ class SweepWidget(QtWidgets.QWidget):
         form_box.setMaximumWidth(330)
         form = QtWidgets.QFormLayout(form_box)
         form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.n = Field("sweep_n", parse_int_in("n", 1, N_MAX), f"n: features, fixed for the whole sweep (1 … {N_MAX})")
-        self.m = Field("sweep_m", _m_values,
-                       "m values: a list like 64,128,256 or a range start:stop:step (stop included), "
-                       "e.g. 256:4096:256 as in the paper")
-        self.seeds = Field("sweep_seeds", parse_int_in("seeds", 1, 1000),
-                           "Runs per m, with seeds s0 … s0+seeds-1 (s0: the seed in the Parameters dock)")
+        self.n = Field(
+            "sweep_n", parse_int_in("n", 1, N_MAX), f"n: features, fixed for the whole sweep (1 … {N_MAX})"
+        )
+        self.m = Field(
+            "sweep_m",
+            _m_values,
+            "m values: a list like 64,128,256 or a range start:stop:step (stop included), "
+            "e.g. 256:4096:256 as in the paper",
+        )
+        self.seeds = Field(
+            "sweep_seeds",
+            parse_int_in("seeds", 1, 1000),
+            "Runs per m, with seeds s0 … s0+seeds-1 (s0: the seed in the Parameters dock)",
+        )
         self.steps = Field("sweep_steps", parse_int_in("steps", 1, 10**8), "Training steps of every run")
         form.addRow("n", self.n)
         form.addRow("m values", self.m)
@@ -98,9 +109,11 @@ class SweepWidget(QtWidgets.QWidget):
         self.workers.setObjectName("sweep_workers")
         self.workers.setRange(1, 32)
         self.workers.setValue(default_workers())
-        self.workers.setToolTip("Runs trained side by side, each in its own thread with one BLAS "
-                                "thread (about one per core is fastest). With the live run still "
-                                "playing, one fewer leaves it a core.")
+        self.workers.setToolTip(
+            "Runs trained side by side, each in its own thread with one BLAS "
+            "thread (about one per core is fastest). With the live run still "
+            "playing, one fewer leaves it a core."
+        )
         form.addRow("parallel runs", self.workers)
         self.base_label = QtWidgets.QLabel()
         self.base_label.setObjectName("sweep_base")
@@ -182,7 +195,8 @@ class SweepWidget(QtWidgets.QWidget):
         self.base_label.setText(
             f"from the Parameters dock: {OPTIMIZER_LABELS[p.optimizer]}, l1 = {p.l1:g}, lr = {p.lr:g}, "
             f"σ = {p.sigma:g}, interference {'on' if p.interference else 'off'}{wd}, "
-            f"first seed {p.seed}")
+            f"first seed {p.seed}"
+        )
 
     def make_spec(self) -> SweepSpec | None:
         """The spec of the fields and the window's parameters; a bad value is shown at its
@@ -242,8 +256,9 @@ class SweepWidget(QtWidgets.QWidget):
             f.setEnabled(False)
         self.workers.setEnabled(False)
         self.started.emit(self.pause_live.isChecked())
-        self.thread = threading.Thread(target=self._work, args=(spec, self._stop, self.workers.value()),
-                                       name="sweep", daemon=True)
+        self.thread = threading.Thread(
+            target=self._work, args=(spec, self._stop, self.workers.value()), name="sweep", daemon=True
+        )
         self.thread.start()
         self.timer.start(POLL_MS)
         return True
@@ -252,8 +267,7 @@ class SweepWidget(QtWidgets.QWidget):
         """The sweep thread (run_sweep starts `workers` threads of its own and joins them
         before it returns): touches no widget."""
         try:
-            rows = run_sweep(spec, on_progress=self._on_progress, should_stop=stop.is_set,
-                             workers=workers)
+            rows = run_sweep(spec, on_progress=self._on_progress, should_stop=stop.is_set, workers=workers)
             result = ("done", list(rows), "")
         except SweepCancelled as exc:
             result = ("cancelled", list(exc.rows), "")
@@ -299,12 +313,15 @@ class SweepWidget(QtWidgets.QWidget):
         if progress is not None and result is None:
             self.progress.setValue(int(round(progress.fraction * BAR_STEPS)))
             left = format_duration(progress.eta_seconds)
-            self.progress.setFormat(f"{100 * progress.fraction:.0f}%  ·  {progress.done_runs} / "
-                                    f"{progress.total_runs} runs  ·  {left} left")
+            self.progress.setFormat(
+                f"{100 * progress.fraction:.0f}%  ·  {progress.done_runs} / "
+                f"{progress.total_runs} runs  ·  {left} left"
+            )
             cur = progress.current
             if cur is not None and not self._stop.is_set():
-                self._show_info(f"training m = {cur.m}, seed {cur.seed} "
-                                f"({format_duration(progress.elapsed)} so far)")
+                self._show_info(
+                    f"training m = {cur.m}, seed {cur.seed} ({format_duration(progress.elapsed)} so far)"
+                )
             self.statusChanged.emit(f"sweep {100 * progress.fraction:.0f}% ({progress.done_runs}/{total})")
         if result is not None and self.thread is not None:
             self.thread.join(JOIN_SECONDS)
@@ -324,8 +341,10 @@ class SweepWidget(QtWidgets.QWidget):
             self.statusChanged.emit(f"sweep done ({len(rows)} runs)")
         elif kind == "cancelled":
             self.progress.setFormat(f"cancelled  ·  {len(rows)} / {total} runs")
-            self._show_info(f"cancelled after {len(rows)} of {total} runs ({took}); "
-                            "the finished runs are shown and can be saved")
+            self._show_info(
+                f"cancelled after {len(rows)} of {total} runs ({took}); "
+                "the finished runs are shown and can be saved"
+            )
             self.statusChanged.emit(f"sweep cancelled ({len(rows)}/{total})")
         else:
             self.error = message
@@ -359,15 +378,19 @@ class SweepWidget(QtWidgets.QWidget):
             return False
         try:
             rows = list(self.rows)
-            written = write_sweep(folder, self.spec, rows, figures=sweep_figure_files(self.spec, rows),
-                                  command_line="sparsity-gui --model interference (desktop app)")
+            written = write_sweep(
+                folder,
+                self.spec,
+                rows,
+                figures=sweep_figure_files(self.spec, rows),
+                command_line="sparsity-gui --model interference (desktop app)",
+            )
         except InputError as exc:
             self._message("Cannot save the sweep", exc.message)
             return False
         except OSError as exc:
             self._message("Cannot save the sweep", f"{folder}: {exc.strerror or exc}")
             return False
-        self.last_written = list(written)
         self._show_info(f"saved {len(written)} files to {folder}")
         return True
 

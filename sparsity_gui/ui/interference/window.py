@@ -4,6 +4,7 @@ Same shape as the note's NoteWindow: six panels in the centre, the parameters in
 a worker thread running the core's Qt-free InterferenceWorker, and a paint timer that draws
 the latest snapshot (latest wins at both ends). A second tab holds the sweep over m.
 """
+
 from __future__ import annotations
 
 import random
@@ -18,21 +19,17 @@ from sparsity_gui.core.interference.params import (
     PRESETS,
     InterferenceParams,
     check_memory,
+    needs_restart,
 )
 from sparsity_gui.core.interference.worker import InterferenceSnapshot, InterferenceWorker
-from sparsity_gui.core.interference.params import needs_restart
-from sparsity_gui.plots.interference import INTERFERENCE_PANEL_TYPES
 from sparsity_gui.plots.base import Panel
-from sparsity_gui.ui.interference.sweep_tab import SweepWidget
-from sparsity_gui.ui.interference.export import InterferenceExports
-from sparsity_gui.ui.window import LiveWindow
+from sparsity_gui.plots.interference import INTERFERENCE_PANEL_TYPES
 from sparsity_gui.ui.interference.controls import InterferenceControls
+from sparsity_gui.ui.interference.export import InterferenceExports
+from sparsity_gui.ui.interference.sweep_tab import SweepWidget
+from sparsity_gui.ui.window import LiveWindow
 
 STATUS_SECONDS = 0.1  # the status line is read, not watched: 10 Hz
-
-
-
-
 
 
 class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
@@ -40,8 +37,15 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
     STOPPED_TITLE = "Training stopped"
     MODEL = "interference"
 
-    def __init__(self, params: InterferenceParams | None = None, *, playing: bool = True,
-                 windows=None, blas_threads: int | None = None, parent=None):
+    def __init__(
+        self,
+        params: InterferenceParams | None = None,
+        *,
+        playing: bool = True,
+        windows=None,
+        blas_threads: int | None = None,
+        parent=None,
+    ):
         super().__init__(parent)
         params = params if params is not None else InterferenceParams()
         self.setWindowTitle("sparsity-gui: interference and incidental polysemanticity")
@@ -69,8 +73,14 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         grid.setColumnStretch(0, 4)  # the heatmap gets the widest column
         grid.setColumnStretch(1, 3)
         grid.setColumnStretch(2, 3)
-        (self.weights_panel, self.active_panel, self.poly_panel, self.kept_panel, self.signs_panel,
-         self.sparsity_panel) = self.panels
+        (
+            self.weights_panel,
+            self.active_panel,
+            self.poly_panel,
+            self.kept_panel,
+            self.signs_panel,
+            self.sparsity_panel,
+        ) = self.panels
         # no x links across panels: pyqtgraph aligns linked views by screen position, which
         # shifts the ranges of panels in columns of different widths; every step panel
         # draws the same history, so their ranges agree anyway
@@ -143,11 +153,17 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
     # ------------------------------------------------------------------------------
     def _build_actions(self) -> None:
         sp = QtWidgets.QStyle.StandardPixmap
-        self.transport_actions("Play / pause the training (Space)",
-                               "One optimizer step (Right arrow); pauses the run")
-        self.act_restart = self.action("act_restart", "Restart", self.restart, "Ctrl+R",
-                                       "Train again from W(0) with the current parameters (Ctrl+R)",
-                                       sp.SP_BrowserReload)
+        self.transport_actions(
+            "Play / pause the training (Space)", "One optimizer step (Right arrow); pauses the run"
+        )
+        self.act_restart = self.action(
+            "act_restart",
+            "Restart",
+            self.restart,
+            "Ctrl+R",
+            "Train again from W(0) with the current parameters (Ctrl+R)",
+            sp.SP_BrowserReload,
+        )
         for act in (self.act_play, self.act_step, self.act_restart):
             act.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
         self.play_button.setDefaultAction(self.act_play)
@@ -193,9 +209,15 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         act.triggered.connect(self.reset_layout)
 
     def _build_status_bar(self) -> None:
-        self.status_labels_for((("sweep", "the sweep over m"),
-                                ("poly", "polysemantic neurons now / predicted n²/(4m)"),
-                                ("sps", "optimizer steps per second"), ("fps", "frames drawn per second")), 70)
+        self.status_labels_for(
+            (
+                ("sweep", "the sweep over m"),
+                ("poly", "polysemantic neurons now / predicted n²/(4m)"),
+                ("sps", "optimizer steps per second"),
+                ("fps", "frames drawn per second"),
+            ),
+            70,
+        )
 
     def all_panels(self) -> list:
         return [*self.panels, self.sweep.panel]
@@ -349,5 +371,3 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.stop_engine()
         if self.windows is not None:
             self.windows.closing(self)  # the main window closes the other model's
-
-

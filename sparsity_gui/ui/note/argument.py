@@ -1,4 +1,5 @@
 """The note's argument, step by step, with the live numbers that check each step."""
+
 from __future__ import annotations
 
 import math
@@ -6,10 +7,8 @@ import math
 import numpy as np
 from PySide6 import QtWidgets
 
-from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.note.metrics import last_weight_fixed_point
-
-
+from sparsity_gui.core.note.runner import Snapshot
 
 
 def _f(x: float, digits: int = 4) -> str:
@@ -73,16 +72,26 @@ class NoteView(QtWidgets.QTextBrowser):
         lo = last[COL["rel_var_lo"]] if last is not None else math.nan
         hi = last[COL["rel_var_hi"]] if last is not None else math.nan
         rv_in = math.isfinite(rv) and lo - 1e-9 <= rv <= hi + 1e-9
-        ident = (1 + rv) * snap.norm1 ** 2 / snap.norm2_sq if snap.norm2_sq > 0 else math.nan
+        ident = (1 + rv) * snap.norm1**2 / snap.norm2_sq if snap.norm2_sq > 0 else math.nan
         decimated = len(snap.ranks) < snap.m
         v = dict(
-            s=_f(snap.s), theta=_f(snap.theta),
+            s=_f(snap.s),
+            theta=_f(snap.theta),
             growing=(f"{growing:,}" + (" (of the drawn)" if decimated else "")),
-            shrinking=f"{alive.size - growing:,}", fp=_f(fp), rp=_f(rp), ratio=_f(ratio),
+            shrinking=f"{alive.size - growing:,}",
+            fp=_f(fp),
+            rp=_f(rp),
+            ratio=_f(ratio),
             ratio_cls="ok" if math.isfinite(ratio) and abs(ratio - 1) < 0.05 else "off",
-            w=_f(1 / snap.norm1 if snap.norm1 > 0 else math.inf), c=_f(snap.fitted_c, 3),
-            rv=_f(rv), lo=_f(lo), hi=_f(hi), rv_cls="ok" if rv_in else "off",
-            rv_in="inside" if rv_in else "outside", ident=_f(ident, 8), nonzero=f"{snap.nonzero:,}",
+            w=_f(1 / snap.norm1 if snap.norm1 > 0 else math.inf),
+            c=_f(snap.fitted_c, 3),
+            rv=_f(rv),
+            lo=_f(lo),
+            hi=_f(hi),
+            rv_cls="ok" if rv_in else "off",
+            rv_in="inside" if rv_in else "outside",
+            ident=_f(ident, 8),
+            nonzero=f"{snap.nonzero:,}",
             wstar=_f(last_weight_fixed_point(snap.lam), 6),
             top=_f(float(a[0]) if a.size else math.nan, 6),
         )

@@ -1,28 +1,17 @@
 """The parameter dock: every control validated at the field, with tooltips."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.ui.fields import Field
-from sparsity_gui.ui.fields import LogSlider
-from sparsity_gui.ui.fields import parse_float
-from sparsity_gui.ui.fields import parse_int
-from sparsity_gui.core.note.params import LAM_MAX
+from sparsity_gui.core.note.params import LAM_MAX, SimParams
+from sparsity_gui.ui.fields import Field, LogSlider, parse_float, parse_int
 
 LAM_MIN = 1e-6  # the slider's low end; the field takes down to 0
 SPEED_MIN, SPEED_MAX = 1e-2, 1e6
-
-
-
-
-
-
-
-
 
 
 def _checked(field: str, convert: Callable[[str], object]) -> Callable[[str], object]:
@@ -57,10 +46,15 @@ class ControlPanel(QtWidgets.QWidget):
         # lam: log slider + typed field
         self.lam_slider = LogSlider(LAM_MIN, LAM_MAX)
         self.lam_slider.setObjectName("lam_slider")
-        self.lam_slider.setToolTip("λ: L1 regularization strength, log scale 1e-6 … 1 "
-                                   "(type 0 in the field to switch regularization off). Applies live.")
-        self.lam = Field("lam", _checked("lam", parse_float),
-                         "λ ≥ 0: L1 regularization strength (0, or 1e-6 … 1 on the slider). Applies live.")
+        self.lam_slider.setToolTip(
+            "λ: L1 regularization strength, log scale 1e-6 … 1 "
+            "(type 0 in the field to switch regularization off). Applies live."
+        )
+        self.lam = Field(
+            "lam",
+            _checked("lam", parse_float),
+            "λ ≥ 0: L1 regularization strength (0, or 1e-6 … 1 on the slider). Applies live.",
+        )
         lam_box = QtWidgets.QVBoxLayout()
         lam_box.addWidget(self.lam_slider)
         lam_box.addWidget(self.lam)
@@ -68,12 +62,15 @@ class ControlPanel(QtWidgets.QWidget):
         self.lam_slider.valueChangedLog.connect(self._lam_from_slider)
         self.lam.accepted.connect(self._lam_from_field)
 
-        self.m = Field("m", _checked("m", parse_int),
-                       "m: number of weights in W, 1 … 1e8 (e.g. 1e5). Starts a new run.")
+        self.m = Field(
+            "m", _checked("m", parse_int), "m: number of weights in W, 1 … 1e8 (e.g. 1e5). Starts a new run."
+        )
         form.addRow("m", self.m)
-        self.sigma = Field("sigma", _checked("sigma", parse_float),
-                           "σ > 0: W_k(0) ~ N(0, σ²/m); σ = 0.9 as in the note, 1 as a network's init. "
-                           "Starts a new run.")
+        self.sigma = Field(
+            "sigma",
+            _checked("sigma", parse_float),
+            "σ > 0: W_k(0) ~ N(0, σ²/m); σ = 0.9 as in the note, 1 as a network's init. Starts a new run.",
+        )
         form.addRow("σ", self.sigma)
 
         self.seed = QtWidgets.QSpinBox()
@@ -92,8 +89,10 @@ class ControlPanel(QtWidgets.QWidget):
         self.init_kind = QtWidgets.QComboBox()
         self.init_kind.setObjectName("init_kind")
         self.init_kind.addItems(["normal N(0, σ²/m)", "from file…"])
-        self.init_kind.setToolTip("Initial condition W(0): a normal draw, or weights loaded from "
-                                  ".npy/.npz/CSV (one row of a trained model, say). Starts a new run.")
+        self.init_kind.setToolTip(
+            "Initial condition W(0): a normal draw, or weights loaded from "
+            ".npy/.npz/CSV (one row of a trained model, say). Starts a new run."
+        )
         self.file_label = QtWidgets.QLabel("")
         self.file_label.setWordWrap(True)
         self.file_label.setStyleSheet("color: #555; font-size: 8pt;")
@@ -107,22 +106,28 @@ class ControlPanel(QtWidgets.QWidget):
         self.method.setObjectName("method")
         self.method.addItem("exact flow", "exact")
         self.method.addItem("gradient descent", "gd")
-        self.method.setToolTip("Method: the exact flow (two-variable reduction, any m) or discrete "
-                               "gradient descent W ← W + η[(1-‖W‖²)W - λ sign W] with the zero rule. "
-                               "Switching continues from the current W(t).")
+        self.method.setToolTip(
+            "Method: the exact flow (two-variable reduction, any m) or discrete "
+            "gradient descent W ← W + η[(1-‖W‖²)W - λ sign W] with the zero rule. "
+            "Switching continues from the current W(t)."
+        )
         form.addRow("method", self.method)
         self.method.activated.connect(lambda _i: self.changed.emit({"method": self.method.currentData()}))
 
-        self.eta = Field("eta", _checked("eta", parse_float),
-                         "η: gradient-descent step, 0 < η ≤ 2 (stable near balance for η < 1); "
-                         "simulated time t = η·step. Applies live.")
+        self.eta = Field(
+            "eta",
+            _checked("eta", parse_float),
+            "η: gradient-descent step, 0 < η ≤ 2 (stable near balance for η < 1); "
+            "simulated time t = η·step. Applies live.",
+        )
         form.addRow("η (GD step)", self.eta)
         self.eta.accepted.connect(lambda v: self.changed.emit({"eta": v}))
 
         self.speed_slider = LogSlider(SPEED_MIN, SPEED_MAX)
         self.speed_slider.setObjectName("speed_slider")
-        self.speed_slider.setToolTip("Simulation speed: simulated time per second of wall time (log scale "
-                                     "0.01 … 1e6). Applies live.")
+        self.speed_slider.setToolTip(
+            "Simulation speed: simulated time per second of wall time (log scale 0.01 … 1e6). Applies live."
+        )
         self.speed_label = QtWidgets.QLabel()
         self.fastest = QtWidgets.QCheckBox("as fast as possible")
         self.fastest.setObjectName("fastest")
@@ -142,7 +147,9 @@ class ControlPanel(QtWidgets.QWidget):
         self.stop_kind.addItem("when one weight is left", "one")
         self.stop_kind.addItem("at t_end", "t_end")
         self.stop_kind.setToolTip("Stop condition: when m' = 1, or at the simulated time t_end")
-        self.t_end = Field("t_end", _checked("t_end", parse_float), "t_end > 0: simulated time at which to stop")
+        self.t_end = Field(
+            "t_end", _checked("t_end", parse_float), "t_end > 0: simulated time at which to stop"
+        )
         stop_box = QtWidgets.QVBoxLayout()
         stop_box.addWidget(self.stop_kind)
         stop_box.addWidget(self.t_end)

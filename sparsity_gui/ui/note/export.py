@@ -66,9 +66,13 @@ class NoteExports(PanelExports):
         """Export all (Ctrl+E), Export figure and Export data, inserted before ``before``."""
         win = self.win
         self.act_export_all = win.action(
-            "act_export_all", "Export all…", lambda _c=False: self.export_all_dialog(), "Ctrl+E",
+            "act_export_all",
+            "Export all…",
+            lambda _c=False: self.export_all_dialog(),
+            "Ctrl+E",
             "Write every panel (PNG, SVG), the window (PNG), the data (CSV), run.json and the "
-            "session into one folder")
+            "session into one folder",
+        )
         self.act_export_all.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
         figures = self.figure_menu()
         data = QtWidgets.QMenu("Export data", win)
@@ -127,7 +131,8 @@ class NoteExports(PanelExports):
             while worker.is_alive():
                 worker.join(0.02)
                 QtWidgets.QApplication.processEvents(
-                    QtCore.QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents, 20)
+                    QtCore.QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents, 20
+                )
         finally:
             QtWidgets.QApplication.restoreOverrideCursor()
             status.clearMessage()
@@ -216,16 +221,20 @@ class NoteExports(PanelExports):
                 raise _WriteFailed(folder, exc, []) from None
             written = self._write(items)
         except _WriteFailed as exc:
-            return win.fail("Cannot export", f"{exc.path}: {_os_reason(exc.error)}. "
-                            f"{len(exc.written)} of {len(items)} files were written; every file is "
-                            "either whole or untouched (earlier files of the same names are intact).")
+            return win.fail(
+                "Cannot export",
+                f"{exc.path}: {_os_reason(exc.error)}. "
+                f"{len(exc.written)} of {len(items)} files were written; every file is "
+                "either whole or untouched (earlier files of the same names are intact).",
+            )
         return win.done(f"Exported {len(written)} files to {folder}")
 
     # --- dialogs ----------------------------------------------------------------------------
     def export_data_dialog(self, kind: str) -> None:
         name, _text, flt = DATA_KINDS[kind]
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self.win, "Export data", name,
-                                                        f"{flt};;All files (*)")
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self.win, "Export data", name, f"{flt};;All files (*)"
+        )
         if path:
             self.export_data(kind, path)
 

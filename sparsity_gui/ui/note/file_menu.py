@@ -56,14 +56,19 @@ class FileMenu(QtCore.QObject):
     def _build(self, menu: QtWidgets.QMenu) -> None:
         win = self.win
         first = menu.actions()[0] if menu.actions() else None
-        self.act_open_session = self._action("Open session…", self.open_session_dialog,
-                                             QtGui.QKeySequence.StandardKey.Open,
-                                             "Open a saved session and reproduce its run (Ctrl+O)")
+        self.act_open_session = self._action(
+            "Open session…",
+            self.open_session_dialog,
+            QtGui.QKeySequence.StandardKey.Open,
+            "Open a saved session and reproduce its run (Ctrl+O)",
+        )
         self.act_open_session.setObjectName("act_open_session")
-        self.act_save_session = self._action("Save session…", self.save_session_dialog,
-                                             QtGui.QKeySequence.StandardKey.Save,
-                                             "Save the run (parameters, W(0), live changes, time) "
-                                             "as a JSON session (Ctrl+S)")
+        self.act_save_session = self._action(
+            "Save session…",
+            self.save_session_dialog,
+            QtGui.QKeySequence.StandardKey.Save,
+            "Save the run (parameters, W(0), live changes, time) as a JSON session (Ctrl+S)",
+        )
         self.act_save_session.setObjectName("act_save_session")
         self.recent_menu = QtWidgets.QMenu("Open recent", win)
         self.recent_menu.setObjectName("menu_recent")
@@ -134,8 +139,9 @@ class FileMenu(QtCore.QObject):
         except OSError as exc:
             return win.fail("Cannot save the session", f"{path}: {exc.strerror or exc}. {UNCHANGED}")
         self.add_recent(path)
-        return win.done(f"Saved the session (t = {script.t:.6g}, {len(script.changes)} live "
-                        f"change(s)) to {path}")
+        return win.done(
+            f"Saved the session (t = {script.t:.6g}, {len(script.changes)} live change(s)) to {path}"
+        )
 
     def open_session(self, path: str | Path) -> bool:
         """Reproduce a saved run: the window shows it at the saved time, paused. A bad file
@@ -149,9 +155,13 @@ class FileMenu(QtCore.QObject):
         script = session.script
         win.set_playing(False)
         # the worker builds the run already replayed to the saved time
-        win.start_run(session.params, script.w0 if session.source.kind == "file" else None,
-                      source=session.source, script=script,
-                      stop_at_one=session.params.t_end is None)
+        win.start_run(
+            session.params,
+            script.w0 if session.source.kind == "file" else None,
+            source=session.source,
+            script=script,
+            stop_at_one=session.params.t_end is None,
+        )
         self.add_recent(path)
         return win.done(f"Opened {path}: t = {script.t:.6g}, {len(script.changes)} live change(s)")
 
@@ -219,16 +229,26 @@ class FileMenu(QtCore.QObject):
                 names = npz_array_names(path)
                 if len(names) > 1:
                     array, ok = QtWidgets.QInputDialog.getItem(
-                        win, "Pick an array", f"{Path(path).name} holds {len(names)} arrays.\n"
-                        "Which one holds W(0)?", names, 0, False)
+                        win,
+                        "Pick an array",
+                        f"{Path(path).name} holds {len(names)} arrays.\nWhich one holds W(0)?",
+                        names,
+                        0,
+                        False,
+                    )
                     if not ok:
                         win.controls.show_params(win.params)
                         return False
             arr = load_array(path, array)
             if arr.ndim == 2 and 1 not in arr.shape and row is None:
                 row, ok = QtWidgets.QInputDialog.getInt(
-                    win, "Pick a row", f"{Path(path).name} holds a {arr.shape[0]}×{arr.shape[1]} "
-                    "matrix.\nWhich row is W(0)?", 0, 0, arr.shape[0] - 1)
+                    win,
+                    "Pick a row",
+                    f"{Path(path).name} holds a {arr.shape[0]}×{arr.shape[1]} matrix.\nWhich row is W(0)?",
+                    0,
+                    0,
+                    arr.shape[0] - 1,
+                )
                 if not ok:
                     win.controls.show_params(win.params)
                     return False
@@ -248,27 +268,29 @@ class FileMenu(QtCore.QObject):
         return str(Path(recent[0]).parent) if recent else ""
 
     def open_session_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self.win, "Open session", self._dir(),
-                                                        SESSION_FILTER)
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self.win, "Open session", self._dir(), SESSION_FILTER)
         if path:
             self.open_session(path)
 
     def save_session_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self.win, "Save session",
-                                                        str(Path(self._dir()) / "session.json"),
-                                                        SESSION_FILTER)
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self.win, "Save session", str(Path(self._dir()) / "session.json"), SESSION_FILTER
+        )
         if path:
             if not Path(path).suffix:
                 path += ".json"
             self.save_session(path)
 
     def save_preset_dialog(self) -> None:
-        name, ok = QtWidgets.QInputDialog.getText(self.win, "Save preset",
-                                                  f"Name for {_describe(self.win.params)}:")
+        name, ok = QtWidgets.QInputDialog.getText(
+            self.win, "Save preset", f"Name for {_describe(self.win.params)}:"
+        )
         if ok and name.strip():
             self.save_preset(name)
 
 
 def _describe(params: SimParams) -> str:
-    return (f"m = {params.m:,}, λ = {params.lam:g}, σ = {params.sigma:g}, seed = {params.seed}, "
-            f"{params.method}" + (f", η = {params.eta:g}" if params.method == "gd" else ""))
+    return (
+        f"m = {params.m:,}, λ = {params.lam:g}, σ = {params.sigma:g}, seed = {params.seed}, "
+        f"{params.method}" + (f", η = {params.eta:g}" if params.method == "gd" else "")
+    )

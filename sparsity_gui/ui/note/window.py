@@ -1,5 +1,6 @@
 """The main window: panels in the centre, parameters and the note in docks, a worker
 thread running the core's Runner, and a paint timer that draws the latest snapshot."""
+
 from __future__ import annotations
 
 import gc
@@ -9,19 +10,17 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.params import SimParams, check_memory
+from sparsity_gui.core.note.params import SimParams, check_memory, needs_restart
 from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
-from sparsity_gui.core.note.params import needs_restart
-from sparsity_gui.ui.note.controls import ControlPanel
-from sparsity_gui.ui.note.argument import NoteView
-from sparsity_gui.plots.note import PANEL_TYPES
-from sparsity_gui.plots.base import Panel
-from sparsity_gui.ui.window import LiveWindow
-from sparsity_gui.core.note.session import DEFAULT_SAMPLES
-from sparsity_gui.ui.note.file_menu import FileMenu
-from sparsity_gui.ui.note.export import NoteExports
+from sparsity_gui.core.note.session import DEFAULT_SAMPLES, W0Source
 from sparsity_gui.core.note.simulation import RunScript
-from sparsity_gui.core.note.session import W0Source
+from sparsity_gui.plots.base import Panel
+from sparsity_gui.plots.note import PANEL_TYPES
+from sparsity_gui.ui.note.argument import NoteView
+from sparsity_gui.ui.note.controls import ControlPanel
+from sparsity_gui.ui.note.export import NoteExports
+from sparsity_gui.ui.note.file_menu import FileMenu
+from sparsity_gui.ui.window import LiveWindow
 
 
 class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
@@ -29,8 +28,16 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
     STOPPED_TITLE = "Simulation stopped"
     MODEL = "note"
 
-    def __init__(self, params: SimParams | None = None, w0: np.ndarray | None = None, *,
-                 playing: bool = True, speed: float | None = None, windows=None, parent=None):
+    def __init__(
+        self,
+        params: SimParams | None = None,
+        w0: np.ndarray | None = None,
+        *,
+        playing: bool = True,
+        speed: float | None = None,
+        windows=None,
+        parent=None,
+    ):
         super().__init__(parent)
         params = SimParams() if params is None else params
         self.windows = windows  # ui.windows.ModelWindows: the Model menu opens the other model
@@ -88,20 +95,33 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         self._build_status_bar()
 
         # --- the worker ----------------------------------------------------------
-        self.runner = Runner(params, w0, playing=playing, speed=self.speed,
-                             stop_at_one=params.t_end is None, run_id=self.run_id)
+        self.runner = Runner(
+            params,
+            w0,
+            playing=playing,
+            speed=self.speed,
+            stop_at_one=params.t_end is None,
+            run_id=self.run_id,
+        )
         self.start_engine(self.runner, "simulation")
         self.finish_setup()
 
     # ------------------------------------------------------------------------------
     def _build_actions(self) -> None:
         sp = QtWidgets.QStyle.StandardPixmap
-        self.transport_actions("Play / pause the simulation (Space)",
-                               "Single step (Right arrow): one GD step, or 1/30 s of simulated "
-                               "time at the current speed for the exact flow")
-        self.act_reset = self.action("act_reset", "Reset", self.reset, "Ctrl+R",
-                                     "Restart the run from W(0) with the current parameters (Ctrl+R)",
-                                     sp.SP_BrowserReload)
+        self.transport_actions(
+            "Play / pause the simulation (Space)",
+            "Single step (Right arrow): one GD step, or 1/30 s of simulated "
+            "time at the current speed for the exact flow",
+        )
+        self.act_reset = self.action(
+            "act_reset",
+            "Reset",
+            self.reset,
+            "Ctrl+R",
+            "Restart the run from W(0) with the current parameters (Ctrl+R)",
+            sp.SP_BrowserReload,
+        )
         self.act_open_w0 = QtGui.QAction("Load W(0) from file…", self)
         self.act_open_w0.triggered.connect(self.open_w0_dialog)
         self.act_quit = QtGui.QAction("Quit", self)
@@ -142,10 +162,19 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         about.triggered.connect(self.about)
 
     def _build_status_bar(self) -> None:
-        self.status_labels_for((("state", "simulation state"), ("t", "simulated time"),
-                                ("nonzero", "m': nonzero weights"), ("norm2", "‖W‖²"), ("norm1", "‖W‖₁"),
-                                ("theta", "threshold θ = λ/(1-‖W‖²)"), ("sps", "solver steps per second"),
-                                ("fps", "frames drawn per second")), 80)
+        self.status_labels_for(
+            (
+                ("state", "simulation state"),
+                ("t", "simulated time"),
+                ("nonzero", "m': nonzero weights"),
+                ("norm2", "‖W‖²"),
+                ("norm1", "‖W‖₁"),
+                ("theta", "threshold θ = λ/(1-‖W‖²)"),
+                ("sps", "solver steps per second"),
+                ("fps", "frames drawn per second"),
+            ),
+            80,
+        )
         self.status_labels["state"].setText("compiling")
 
     def layout_docks(self) -> list:
@@ -161,9 +190,15 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         seed = random.SystemRandom().randrange(0, 2**31 - 1)
         self.on_params_changed({"seed": seed, "w0_path": None})
 
-    def start_run(self, params: SimParams, w0: np.ndarray | None = None, *,
-                  source: W0Source | None = None, script: RunScript | None = None,
-                  stop_at_one: bool | None = None) -> None:
+    def start_run(
+        self,
+        params: SimParams,
+        w0: np.ndarray | None = None,
+        *,
+        source: W0Source | None = None,
+        script: RunScript | None = None,
+        stop_at_one: bool | None = None,
+    ) -> None:
         """A new run under a new id. W(0) is ``w0``, or the file's W(0) kept from before (a
         reset), or a normal draw; with ``script``, the run replayed to its time (a session)."""
         self.run_id += 1
@@ -176,8 +211,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             self.w0_source = W0Source("normal")
         if stop_at_one is not None:
             self.runner.set_stop_at_one(stop_at_one)
-        self.runner.start_run(params, self.run_id, w0=self.w0 if params.w0_path else None,
-                              script=script)
+        self.runner.start_run(params, self.run_id, w0=self.w0 if params.w0_path else None, script=script)
         self.controls.show_params(params)
 
     def current_script(self, samples: int = DEFAULT_SAMPLES) -> tuple[RunScript, W0Source]:
@@ -226,7 +260,8 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
     @QtCore.Slot()
     def open_w0_dialog(self) -> None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(
-            self, "Load W(0)", "", "Weights (*.npy *.npz *.csv *.txt);;All files (*)")
+            self, "Load W(0)", "", "Weights (*.npy *.npz *.csv *.txt);;All files (*)"
+        )
         if path:
             self.files.load_w0(path)
         else:
@@ -236,9 +271,11 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         from sparsity_gui import __version__
 
         QtWidgets.QMessageBox.about(
-            self, "About sparsity-gui",
+            self,
+            "About sparsity-gui",
             f"<b>sparsity-gui {__version__}</b><p>Simulates, live, how L1 regularization drives one "
-            "feature encoding W to sparsity, next to the research note's argument.</p>")
+            "feature encoding W to sparsity, next to the research note's argument.</p>",
+        )
 
     # --- painting ----------------------------------------------------------------------
     @QtCore.Slot()
@@ -246,7 +283,11 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         snap = self.runner.take_latest()
         if snap is None or snap.run_id != self.run_id:
             return  # nothing yet, or a snapshot from before a reset: dropped
-        if self.snapshot is not None and snap.seq == self.snapshot.seq and snap.run_id == self.snapshot.run_id:
+        if (
+            self.snapshot is not None
+            and snap.seq == self.snapshot.seq
+            and snap.run_id == self.snapshot.run_id
+        ):
             return
         if not self._frozen_after_warm_up and snap.state != "compiling":
             # numba's warm-up in the worker leaves ~50k more long-lived objects: freeze
@@ -291,4 +332,3 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         self.stop_engine()
         if self.windows is not None:
             self.windows.closing(self)  # the main window closes the other model's
-

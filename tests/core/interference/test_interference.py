@@ -1,4 +1,4 @@
-"""The n-encoding model with interference (core/interference.py) against independent
+"""The n-encoding model with interference (core/interference/) against independent
 references: the single-row core (n = 1 and interference off), a brute-force interference
 term, the network's loss as a forward pass with finite-difference and backprop gradients,
 a DOP853 integration of the n x m flow, numpy Adam/AdamW written from torch's pseudo-code,
@@ -8,6 +8,7 @@ opposite signs.
 Every expected number is computed here or in interference_oracles (which does not import
 sparsity_gui); nothing is copied from the package's output.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -19,9 +20,9 @@ import pytest
 from note_oracles import gd_reference
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
-from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.kernels import interference_push, measure
+from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState
 
 
@@ -55,8 +56,9 @@ def gd_params(n, m, lam, eta, optimizer="gd-zero", steps=10**6, **kw) -> Interfe
 def test_one_row_sorted_matches_core_step_by_step(eta, lam):
     """n = 1, gd-zero, positive descending W(0): the same row as the core GDSolver at
     every step (to a few ulps: the core's kernel is compiled with fastmath 'contract', so
-    a*g - h is one fused multiply-add there and two roundings here), the same weights dead at the same steps; and bitwise equal to a scalar Python
-    oracle doing the note's step with one rounding per operation."""
+    a*g - h is one fused multiply-add there and two roundings here), the same weights dead
+    at the same steps; and bitwise equal to a scalar Python oracle doing the note's step
+    with one rounding per operation."""
     m = 40
     w0 = np.sort(np.abs(normal_w((m,), 3)))[::-1].copy()
     p = gd_params(1, m, lam, eta)
@@ -167,19 +169,26 @@ def test_no_interference_adam_is_n_single_rows(optimizer, wd):
     n, m, steps = 4, 12, 300
     W0 = normal_w((n, m), 5)
     W0[:, :2] = 0.5
-    p = InterferenceParams(n=n, m=m, optimizer=optimizer, l1=0.01, lr=0.01, steps=steps,
-                           interference=False, weight_decay=wd)
+    p = InterferenceParams(
+        n=n, m=m, optimizer=optimizer, l1=0.01, lr=0.01, steps=steps, interference=False, weight_decay=wd
+    )
     run = InterferenceRun(p, w0=W0)
     run.advance(120)
     run.advance(steps)  # clamped at p.steps
     assert run.step == steps and run.failure is None
     wd_eff = (0.01 if optimizer == "adamw" else 0.0) if wd is None else wd
     for i in range(n):
-        single = InterferenceRun(p.with_changes(n=1), w0=W0[i:i + 1])
+        single = InterferenceRun(p.with_changes(n=1), w0=W0[i : i + 1])
         single.advance(steps)
         assert np.array_equal(single.W[0], run.W[i])
-        ref = IO.adam_reference(W0[i:i + 1], lambda W: IO.network_grad_backprop(W, p.l1), steps, p.lr,
-                                weight_decay=wd_eff, decoupled=optimizer == "adamw")
+        ref = IO.adam_reference(
+            W0[i : i + 1],
+            lambda W: IO.network_grad_backprop(W, p.l1),
+            steps,
+            p.lr,
+            weight_decay=wd_eff,
+            decoupled=optimizer == "adamw",
+        )
         np.testing.assert_allclose(run.W[i], ref[0], rtol=1e-10, atol=ADAM_ATOL)
     assert not np.allclose(run.W, W0, atol=0.05)  # the run went somewhere
 
@@ -206,13 +215,15 @@ def test_interference_push_matches_double_loop_random():
 def test_interference_push_hand_built():
     """W with dot products exactly 0 (orthogonal rows), negative (opposite signs on a shared
     neuron) and positive: only positive overlaps push; the values are worked by hand."""
-    W = np.array([
-        [1.0, 0.0, 0.0, 0.5],   # row 0
-        [0.0, 2.0, 0.0, 0.0],   # row 1: orthogonal to 0 and 2
-        [-1.0, 0.0, 0.0, 0.5],  # row 2: W0.W2 = -1 + 0.25 < 0
-        [0.5, 0.0, 3.0, 0.0],   # row 3: W0.W3 = 0.5 > 0, W2.W3 = -0.5 < 0
-        [0.0, 0.0, 0.0, 0.0],   # row 4: all zero
-    ])
+    W = np.array(
+        [
+            [1.0, 0.0, 0.0, 0.5],  # row 0
+            [0.0, 2.0, 0.0, 0.0],  # row 1: orthogonal to 0 and 2
+            [-1.0, 0.0, 0.0, 0.5],  # row 2: W0.W2 = -1 + 0.25 < 0
+            [0.5, 0.0, 3.0, 0.0],  # row 3: W0.W3 = 0.5 > 0, W2.W3 = -0.5 < 0
+            [0.0, 0.0, 0.0, 0.0],  # row 4: all zero
+        ]
+    )
     out = np.zeros_like(W)
     interference_push(W, out)
     expected = np.zeros_like(W)
@@ -277,7 +288,9 @@ def test_plain_gd_through_zero_crossings_is_gd_on_the_network_loss():
     for chunk in [1, 9, 90, 200]:
         run.advance(chunk)
         np.testing.assert_allclose(run.W, path[run.step], rtol=1e-9, atol=1e-12)
-    zero = InterferenceRun(InterferenceParams(n=n, m=m, lr=lr, l1=l1, optimizer="gd-zero", steps=steps), w0=W0)
+    zero = InterferenceRun(
+        InterferenceParams(n=n, m=m, lr=lr, l1=l1, optimizer="gd-zero", steps=steps), w0=W0
+    )
     zero.advance(steps)
     assert np.count_nonzero(zero.W) < np.count_nonzero(run.W)
 
@@ -388,16 +401,35 @@ def test_adam_matches_numpy_torch_reference(optimizer, wd, beta1, beta2, eps):
     pseudo-code, driven by the backprop gradient of the forward-pass loss, to rtol 1e-10."""
     n, m, lr, l1, steps = 4, 6, 0.01, 0.02, 400
     W0 = normal_w((n, m), 9, sigma=1.0)
-    p = InterferenceParams(n=n, m=m, optimizer=optimizer, lr=lr, l1=l1, steps=steps, weight_decay=wd,
-                           beta1=beta1, beta2=beta2, eps=eps)
+    p = InterferenceParams(
+        n=n,
+        m=m,
+        optimizer=optimizer,
+        lr=lr,
+        l1=l1,
+        steps=steps,
+        weight_decay=wd,
+        beta1=beta1,
+        beta2=beta2,
+        eps=eps,
+    )
     wd_eff = (0.01 if optimizer == "adamw" else 0.0) if wd is None else wd
     assert p.effective_weight_decay == wd_eff
     run = InterferenceRun(p, w0=W0)
     for chunk in [1, 2, 37, 160, 200]:
         run.advance(chunk)
     assert run.step == steps and run.failure is None
-    ref = IO.adam_reference(W0, lambda W: IO.network_grad_backprop(W, l1), steps, lr, beta1, beta2, eps,
-                            weight_decay=wd_eff, decoupled=optimizer == "adamw")
+    ref = IO.adam_reference(
+        W0,
+        lambda W: IO.network_grad_backprop(W, l1),
+        steps,
+        lr,
+        beta1,
+        beta2,
+        eps,
+        weight_decay=wd_eff,
+        decoupled=optimizer == "adamw",
+    )
     np.testing.assert_allclose(run.W, ref, rtol=1e-10, atol=ADAM_ATOL)
     assert np.abs(ref - W0).max() > 0.3  # it trained
     assert run.loss() < IO.network_loss(W0, l1)
@@ -410,8 +442,10 @@ def test_adam_and_adamw_are_different_with_weight_decay():
     runs = {}
     for opt in ("adam", "adamw"):
         for wd in (0.0, 0.2):
-            r = InterferenceRun(InterferenceParams(n=3, m=5, optimizer=opt, lr=0.01, l1=0.01, steps=200,
-                                                   weight_decay=wd), w0=W0)
+            r = InterferenceRun(
+                InterferenceParams(n=3, m=5, optimizer=opt, lr=0.01, l1=0.01, steps=200, weight_decay=wd),
+                w0=W0,
+            )
             r.advance(200)
             runs[opt, wd] = r.W
     assert np.array_equal(runs["adam", 0.0], runs["adamw", 0.0])
@@ -481,8 +515,9 @@ def test_measurement_of_a_run_on_hand_built_weights():
     assert meas.predicted == pytest.approx(6 * 6 / (4 * 5))
     # a random run: the paper-style counts on whatever W it reached
     W0 = normal_w((12, 10), 4, sigma=1.0)
-    run = InterferenceRun(InterferenceParams(n=12, m=10, optimizer="adamw", lr=0.01, l1=0.01, steps=500),
-                          w0=W0)
+    run = InterferenceRun(
+        InterferenceParams(n=12, m=10, optimizer="adamw", lr=0.01, l1=0.01, steps=500), w0=W0
+    )
     run.advance(500)
     meas = run.record()
     Wt = run.W
@@ -541,39 +576,42 @@ def test_converged_collisions_are_of_opposite_sign():
 GOOD = {"n": 3, "m": 4, "l1": 0.01, "lr": 0.01, "optimizer": "gd", "steps": 10}
 
 
-@pytest.mark.parametrize("changes,field", [
-    ({"n": 0}, "n"),
-    ({"n": -2}, "n"),
-    ({"n": 2.0}, "n"),
-    ({"n": True}, "n"),
-    ({"m": 65537}, "m"),
-    ({"n": 4097}, "n"),
-    ({"m": 0}, "m"),
-    ({"lr": 0.0}, "lr"),
-    ({"lr": -0.1}, "lr"),
-    ({"lr": 1.5}, "lr"),
-    ({"lr": float("nan")}, "lr"),
-    ({"l1": -1e-9}, "l1"),
-    ({"l1": float("nan")}, "l1"),
-    ({"l1": float("inf")}, "l1"),
-    ({"l1": 5.0}, "l1"),
-    ({"optimizer": "sgd"}, "optimizer"),
-    ({"steps": 0}, "steps"),
-    ({"steps": 1.5}, "steps"),
-    ({"seed": -1}, "seed"),
-    ({"sigma": 0.0}, "sigma"),
-    ({"sigma": float("nan")}, "sigma"),
-    ({"beta1": 1.0}, "beta1"),
-    ({"beta1": -0.1}, "beta1"),
-    ({"beta2": 1.0}, "beta2"),
-    ({"beta2": float("nan")}, "beta2"),
-    ({"eps": 0.0}, "eps"),
-    ({"eps": -1e-8}, "eps"),
-    ({"weight_decay": -0.1}, "weight_decay"),
-    ({"weight_decay": float("inf")}, "weight_decay"),
-    ({"weight_decay": 100.0, "lr": 0.01}, "weight_decay"),  # wd * lr = 1
-    ({"interference": "yes"}, "interference"),
-])
+@pytest.mark.parametrize(
+    "changes,field",
+    [
+        ({"n": 0}, "n"),
+        ({"n": -2}, "n"),
+        ({"n": 2.0}, "n"),
+        ({"n": True}, "n"),
+        ({"m": 65537}, "m"),
+        ({"n": 4097}, "n"),
+        ({"m": 0}, "m"),
+        ({"lr": 0.0}, "lr"),
+        ({"lr": -0.1}, "lr"),
+        ({"lr": 1.5}, "lr"),
+        ({"lr": float("nan")}, "lr"),
+        ({"l1": -1e-9}, "l1"),
+        ({"l1": float("nan")}, "l1"),
+        ({"l1": float("inf")}, "l1"),
+        ({"l1": 5.0}, "l1"),
+        ({"optimizer": "sgd"}, "optimizer"),
+        ({"steps": 0}, "steps"),
+        ({"steps": 1.5}, "steps"),
+        ({"seed": -1}, "seed"),
+        ({"sigma": 0.0}, "sigma"),
+        ({"sigma": float("nan")}, "sigma"),
+        ({"beta1": 1.0}, "beta1"),
+        ({"beta1": -0.1}, "beta1"),
+        ({"beta2": 1.0}, "beta2"),
+        ({"beta2": float("nan")}, "beta2"),
+        ({"eps": 0.0}, "eps"),
+        ({"eps": -1e-8}, "eps"),
+        ({"weight_decay": -0.1}, "weight_decay"),
+        ({"weight_decay": float("inf")}, "weight_decay"),
+        ({"weight_decay": 100.0, "lr": 0.01}, "weight_decay"),  # wd * lr = 1
+        ({"interference": "yes"}, "interference"),
+    ],
+)
 def test_bad_params_raise_input_error(changes, field):
     """Each bad value alone raises InputError naming the field (and the message names it)."""
     with pytest.raises(InputError) as e:
@@ -582,13 +620,16 @@ def test_bad_params_raise_input_error(changes, field):
     assert field in str(e.value)
 
 
-@pytest.mark.parametrize("w0,field", [
-    (np.zeros((4, 3)), "w0"),  # transposed
-    (np.zeros((3, 5)), "w0"),
-    (np.zeros(12), "w0"),
-    (np.array([[0.1, np.nan, 0.0, 0.0]] * 3), "w0"),
-    (np.array([[0.1, 0.2, np.inf, 0.0]] * 3), "w0"),
-])
+@pytest.mark.parametrize(
+    "w0,field",
+    [
+        (np.zeros((4, 3)), "w0"),  # transposed
+        (np.zeros((3, 5)), "w0"),
+        (np.zeros(12), "w0"),
+        (np.array([[0.1, np.nan, 0.0, 0.0]] * 3), "w0"),
+        (np.array([[0.1, 0.2, np.inf, 0.0]] * 3), "w0"),
+    ],
+)
 def test_bad_w0_raises_input_error(w0, field):
     """A W(0) of the wrong shape or with a non-finite value is refused, field 'w0'."""
     with pytest.raises(InputError) as e:
@@ -637,7 +678,9 @@ def test_adam_never_reports_gd_instability(optimizer):
     """The row-flip check is a GD matter: Adam from the same large W(0) at lr = 1 takes
     bounded steps (at most lr per weight per step), so it runs to the end."""
     W0 = np.full((3, 4), 1.0)
-    run = InterferenceRun(InterferenceParams(n=3, m=4, optimizer=optimizer, lr=1.0, l1=0.01, steps=200), w0=W0)
+    run = InterferenceRun(
+        InterferenceParams(n=3, m=4, optimizer=optimizer, lr=1.0, l1=0.01, steps=200), w0=W0
+    )
     assert run.advance(200) == 200 and run.failure is None
     assert np.all(np.isfinite(run.W))
 
@@ -701,8 +744,10 @@ def test_gd_zero_flags_a_step_that_wipes_a_whole_row():
     assert run.failure is not None and "overshoots" in run.failure and "feature 0" in run.failure
     assert np.all(run.W == 0.0)  # the step that did it is shown, not hidden
     # a single row dying by L1 (its last weight) is the note's death, not a failure
-    lone = InterferenceRun(InterferenceParams(n=1, m=3, optimizer="gd-zero", lr=0.05, l1=2.0,
-                                              steps=2000), w0=np.array([[0.5, 0.0, 0.0]]))
+    lone = InterferenceRun(
+        InterferenceParams(n=1, m=3, optimizer="gd-zero", lr=0.05, l1=2.0, steps=2000),
+        w0=np.array([[0.5, 0.0, 0.0]]),
+    )
     lone.advance(2000)
     assert lone.failure is None and np.all(lone.W == 0.0)
 
@@ -727,8 +772,10 @@ def test_whole_rows_dying_by_l1_are_the_notes_deaths_not_a_failure():
     assert run.failure is None and run.step == 200
     assert np.array_equal(run.W[0], core.weights()) and not run.W.any()
     W0 = normal_w((16, 32), 8, sigma=1.0)
-    many = InterferenceRun(InterferenceParams(n=16, m=32, optimizer="gd-zero", lr=0.01, l1=1.6,
-                                              steps=400, interference=False), w0=W0)
+    many = InterferenceRun(
+        InterferenceParams(n=16, m=32, optimizer="gd-zero", lr=0.01, l1=1.6, steps=400, interference=False),
+        w0=W0,
+    )
     many.advance(400)
     assert many.failure is None and not many.W.any()
 

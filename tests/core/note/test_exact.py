@@ -1,9 +1,10 @@
 """The exact solver against independent references: a full-vector DOP853 integration of
-the flow at rtol 1e-13 (oracles.reference_flow), closed forms, and the facts of MATH.md.
+the flow at rtol 1e-13 (oracles.reference_flow), closed forms, and the facts of docs/theory.md.
 
 Every number asserted here is computed by the test itself (reference, closed form or an
 identity); nothing is compared against values the package printed once.
 """
+
 from __future__ import annotations
 
 import functools
@@ -11,7 +12,6 @@ import math
 
 import numpy as np
 import pytest
-
 from note_oracles import (
     affine_from_two,
     equal_weights_limit,
@@ -19,17 +19,18 @@ from note_oracles import (
     logistic_norm2,
     reference_flow,
 )
+
 from sparsity_gui.core.note import kernels as K
+from sparsity_gui.core.note.metrics import COL, COLUMNS, Moments, sparsity_force
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.simulation import Simulation
 from sparsity_gui.core.note.solvers import ExactSolver, InitialState
-from sparsity_gui.core.note.metrics import COL, COLUMNS, Moments, sparsity_force
 
 REL = 1e-8  # the issue's bar for ||W||_1 and ||W||^2 against the reference
 
 
 def normal_w0(m: int, seed: int, sigma: float = 0.9) -> np.ndarray:
-    """MATH.md's default W(0), drawn here without the package's draw_normal."""
+    """The default W(0) (docs/theory.md §1), drawn here without the package's draw_normal."""
     return np.random.default_rng(seed).standard_normal(m) * (sigma / math.sqrt(m))
 
 
@@ -46,7 +47,7 @@ def time_to_one(w0, lam) -> float:
 CASES = [(12, 0.02, 1, 0.9), (30, 0.01, 2, 0.9), (20, 0.02, 3, 1.6)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def case_data(m, lam, seed, sigma):
     w0 = normal_w0(m, seed, sigma)
     t_one = time_to_one(w0, lam)
@@ -149,7 +150,9 @@ def test_piecewise_constant_lam_matches_reference(via):
         edges = [c[0] for c in SCHEDULE] + [math.inf]
         for row in rows:
             t = row[COL["t"]]
-            expect = sum(lam * max(0.0, min(t, edges[j + 1]) - edges[j]) for j, (_, lam) in enumerate(SCHEDULE))
+            expect = sum(
+                lam * max(0.0, min(t, edges[j + 1]) - edges[j]) for j, (_, lam) in enumerate(SCHEDULE)
+            )
             assert row[COL["lam_t"]] == pytest.approx(expect, rel=1e-12, abs=1e-12)
         assert [(c.t, c.lam) for c in sim.lam_changes] == SCHEDULE
 
@@ -187,7 +190,7 @@ def test_survivors_follow_one_affine_map(m, lam, seed, sigma):
 
 
 def test_log_b_and_offset_c_obey_their_odes():
-    """dS/dt = 1 - ||W||^2 and dC/dt = lam*exp(-S) (MATH.md), by central differences of the
+    """dS/dt = 1 - ||W||^2 and dC/dt = lam*exp(-S) (docs/theory.md §3), by central differences of the
     solver's exposed S = log_b and C = offset_c. Step 1e-3: truncation ~1e-7, rounding ~1e-13."""
     w0 = normal_w0(30, 2)
     lam = 0.01
@@ -220,7 +223,7 @@ def test_each_weight_dies_when_c_reaches_its_u(m, lam, seed, sigma):
     # largest survivors) equals the |W(0)| of the weight that died
     top = np.argsort(-np.abs(w0))
     assert len(ref.event_states) == m - 1
-    for (t_e, a), k in zip(ref.event_states[:-1], ref.death_order[:-1]):
+    for (_t_e, a), k in zip(ref.event_states[:-1], ref.death_order[:-1], strict=True):
         assert a[k] == 0.0
         b, c = affine_from_two(u[0], u[1], a[top[0]], a[top[1]])
         assert c == pytest.approx(abs(w0[k]), rel=1e-9)
@@ -247,12 +250,15 @@ def test_survivors_are_the_largest_and_the_winner_settles(m, lam, seed, sigma):
 def test_threshold_sign_and_sparsity_force():
     """d|W_k|/dt has the sign of |W_k| - theta for every live weight, and equals the
     sparsity force s*(|W_k| - theta) (central differences, step 1e-4: truncation below
-    1e-7 even in the fast start with s ~ -1.3, rounding ~1e-12; no death inside the stencil). Covers s < 0 (theta = inf: everything shrinks) at the start of a run with
+    1e-7 even in the fast start with s ~ -1.3, rounding ~1e-12; no death inside the
+    stencil). Covers s < 0 (theta = inf: everything shrinks) at the start of a run with
     ||W(0)||^2 > 1."""
     h = 1e-4
     checked_above = checked_below = 0
-    for w0, lam, ts in [(normal_w0(40, 7), 0.01, [0.5, 2.0, 5.0, 20.0, 50.0, 90.0]),
-                        (normal_w0(25, 8, sigma=1.5), 0.01, [0.01, 0.05, 3.0, 30.0])]:
+    for w0, lam, ts in [
+        (normal_w0(40, 7), 0.01, [0.5, 2.0, 5.0, 20.0, 50.0, 90.0]),
+        (normal_w0(25, 8, sigma=1.5), 0.01, [0.01, 0.05, 3.0, 30.0]),
+    ]:
         solver = ExactSolver(InitialState.from_weights(w0), lam)
         for t in ts:
             solver.advance_to(t - h)
@@ -292,13 +298,16 @@ def test_time_to_nonzero_matches_reference():
 # timeout turns a regression into a failure instead of a hung suite (numba code cannot be
 # interrupted by a signal).
 @pytest.mark.timeout(60, method="thread")
-@pytest.mark.parametrize("w0,lam", [
-    ([0.6, -0.6, 0.1], 0.01),  # a tied pair on top that settles: m' stays 2
-    ([0.6] * 10, 0.01),  # all equal, settling: m' stays 10
-    ([0.3, 0.3, 0.1], 0.3),  # tied pair that cannot settle (lam > 2/(3 sqrt 6)): dies whole
-    ([0.05, -0.05], 0.1),  # tied pair below the unstable root: dies whole
-    ([0.5, 0.5, 0.5, 0.2, 0.1], 0.02),  # three tied, asked for 2 or fewer
-])
+@pytest.mark.parametrize(
+    "w0,lam",
+    [
+        ([0.6, -0.6, 0.1], 0.01),  # a tied pair on top that settles: m' stays 2
+        ([0.6] * 10, 0.01),  # all equal, settling: m' stays 10
+        ([0.3, 0.3, 0.1], 0.3),  # tied pair that cannot settle (lam > 2/(3 sqrt 6)): dies whole
+        ([0.05, -0.05], 0.1),  # tied pair below the unstable root: dies whole
+        ([0.5, 0.5, 0.5, 0.2, 0.1], 0.02),  # three tied, asked for 2 or fewer
+    ],
+)
 def test_time_to_nonzero_with_tied_top_weights(w0, lam):
     w0 = np.array(w0)
     sim = Simulation(SimParams(m=w0.size, lam=lam), w0=w0)
@@ -308,7 +317,9 @@ def test_time_to_nonzero_with_tied_top_weights(w0, lam):
         assert got == math.inf
         # the survivors are the tied top group, settled at (1 - k a^2) a = lam
         k = ref.nonzero[-1]
-        assert np.all(np.sort(ref.abs_w[-1])[::-1][:k] == pytest.approx(equal_weights_limit(k, lam), rel=1e-9))
+        assert np.all(
+            np.sort(ref.abs_w[-1])[::-1][:k] == pytest.approx(equal_weights_limit(k, lam), rel=1e-9)
+        )
     else:
         assert got == pytest.approx(np.nanmax(ref.death_t), rel=REL)
 
@@ -442,8 +453,9 @@ def test_no_nan_for_valid_input():
     finite except theta (inf when s <= 0) and, once nothing is left, the relative variance
     and its bounds (NaN) and w = 1/||W||_1 (inf)."""
     rng = np.random.default_rng(123)
-    nan_ok_when_empty = [COL[c] for c in ("rel_var", "rel_var_lo", "rel_var_hi", "rel_var_ideal_lo",
-                                          "rel_var_ideal_hi", "w")]
+    nan_ok_when_empty = [
+        COL[c] for c in ("rel_var", "rel_var_lo", "rel_var_hi", "rel_var_ideal_lo", "rel_var_ideal_hi", "w")
+    ]
     for _ in range(25):
         m = int(rng.choice([1, 2, 3, 17, 100, 3000]))
         lam = float(rng.choice([0.0, 1e-4, 0.01, 0.3, 0.39, 1.0]))
@@ -502,7 +514,7 @@ def test_tracked_columns_are_the_weights_at_tracked_ranks():
     for i, t in enumerate(times[::8]):
         sim.advance(t)
         row = sim.metrics_row()
-        got = row[len(COLUMNS):len(COLUMNS) + sim.tracked.size]
+        got = row[len(COLUMNS) : len(COLUMNS) + sim.tracked.size]
         np.testing.assert_allclose(got, ref.abs_w[8 * i, order[sim.tracked]], rtol=0, atol=1e-10)
 
 

@@ -1,13 +1,14 @@
 """Gradient descent: the numba kernel against a plain numpy implementation of the update,
 its affine structure, its first-order convergence to the exact flow, and instability."""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pytest
-
 from note_oracles import affine_from_two, gd_reference, last_survivor_limit, reference_flow
+
 from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.simulation import Simulation
@@ -24,12 +25,15 @@ def signed_w0_with_zeros(m=40, seed=21):
     return w
 
 
-@pytest.mark.parametrize("eta,lam,n_steps,sigma", [
-    (0.05, 0.02, 3000, 0.9),
-    (0.2, 0.01, 2000, 0.9),
-    (0.01, 0.005, 5000, 1.7),  # starts with ||W||^2 > 1
-    (0.5, 0.0, 500, 0.9),  # lam = 0: no zero rule needed, no deaths
-])
+@pytest.mark.parametrize(
+    "eta,lam,n_steps,sigma",
+    [
+        (0.05, 0.02, 3000, 0.9),
+        (0.2, 0.01, 2000, 0.9),
+        (0.01, 0.005, 5000, 1.7),  # starts with ||W||^2 > 1
+        (0.5, 0.0, 500, 0.9),  # lam = 0: no zero rule needed, no deaths
+    ],
+)
 def test_kernel_matches_numpy_update(eta, lam, n_steps, sigma):
     """Many steps, checked every chunk: same W (input order, signed) to 1e-12 of the
     largest weight, same deaths at the same step (death time = eta * step)."""
@@ -107,7 +111,7 @@ def test_gd_converges_to_the_flow_at_first_order():
 
 
 def test_gd_stable_below_eta_one_and_not_above():
-    """MATH.md: near balance the explicit step is stable for eta < 1. With one survivor
+    """docs/theory.md §6: near balance the explicit step is stable for eta < 1. With one survivor
     the fixed point w* of (1 - w^2) w = lam has multiplier 1 + eta(1 - 3w*^2), so it is
     stable iff eta < 2/(3w*^2 - 1) ~ 1 + 1.5 lam."""
     lam = 0.02
@@ -128,10 +132,13 @@ def test_gd_stable_below_eta_one_and_not_above():
     assert abs(a1 - w_star) > 1e-3 and abs(a2 - w_star) > 1e-3 and (a1 - w_star) * (a2 - w_star) < 0
 
 
-@pytest.mark.parametrize("w0,eta,lam", [
-    (normal_w0(20, 7), 1.9, 0.02),  # oscillation around balance grows until every sign flips
-    (np.full(10, 0.6), 0.5, 0.01),  # ||W||^2 = 3.6: 1 + eta(1 - 3.6) < 0 on the first step
-])
+@pytest.mark.parametrize(
+    "w0,eta,lam",
+    [
+        (normal_w0(20, 7), 1.9, 0.02),  # oscillation around balance grows until every sign flips
+        (np.full(10, 0.6), 0.5, 0.01),  # ||W||^2 = 3.6: 1 + eta(1 - 3.6) < 0 on the first step
+    ],
+)
 def test_unstable_gd_sets_diverged(w0, eta, lam):
     solver = GDSolver(InitialState.from_weights(w0), lam, eta)
     status = solver.advance_to(1000.0)
@@ -150,12 +157,15 @@ def test_unstable_gd_sets_diverged(w0, eta, lam):
     assert sim.advance(2000.0) == K.REACHED_TARGET and sim.t == t_stop
 
 
-@pytest.mark.parametrize("eta,seed", [
-    (1.9, 0),  # ||W||^2 = 1.51 after step 1, g = 0.027: step 2 kills every weight
-    (1.9, 31),  # the overshoot leaves two tiny weights, which die on the next step
-    (1.7, 3),  # a period-2 oscillation; one overshoot leaves a tiny winner, dead 2 steps later
-    (1.7, 39),  # ... 4 steps later
-])
+@pytest.mark.parametrize(
+    "eta,seed",
+    [
+        (1.9, 0),  # ||W||^2 = 1.51 after step 1, g = 0.027: step 2 kills every weight
+        (1.9, 31),  # the overshoot leaves two tiny weights, which die on the next step
+        (1.7, 3),  # a period-2 oscillation; one overshoot leaves a tiny winner, dead 2 steps later
+        (1.7, 39),  # ... 4 steps later
+    ],
+)
 def test_unstable_gd_that_kills_everything_is_flagged(eta, seed):
     """Here the flow keeps its winner (checked), so a GD run that ends with no weight at
     all has failed and must say so, however the last weights died: g = 1 + eta*s stayed

@@ -1,6 +1,7 @@
 """History: bounded memory however long a run goes; the first and newest rows stay;
 time order is kept; recent rows stay dense. And death events: every weight that died
 has a finite time in the solver's per-weight array."""
+
 from __future__ import annotations
 
 import math
@@ -41,7 +42,7 @@ def test_ten_million_records_stay_bounded():
     assert np.all(np.diff(t) > 0)  # time order
     # resolution falls off with age, recent rows stay dense: after a thinning the newest
     # quarter of the buffer is untouched, so the last cap/4 rows are consecutive
-    assert np.all(np.diff(t[-cap // 4:]) == 1)
+    assert np.all(np.diff(t[-cap // 4 :]) == 1)
     # and the buffer is still reasonably full (thinning keeps ~5/8)
     assert len(h) >= cap // 2
 

@@ -1,4 +1,5 @@
-"""Initial conditions: the normal draw of MATH.md and W(0) loaded from files."""
+"""Initial conditions: the normal draw (docs/theory.md §1) and W(0) loaded from files."""
+
 from __future__ import annotations
 
 import math
@@ -68,7 +69,9 @@ def test_load_one_number_per_line(tmp_path):
     text = "\n".join(repr(float(x)) for x in W) + "\n"
     np.testing.assert_array_equal(load_w0(write(tmp_path, "w.txt", text)), W)
     # windows line ends and no final newline
-    np.testing.assert_array_equal(load_w0(write(tmp_path, "crlf.txt", text.replace("\n", "\r\n").rstrip())), W)
+    np.testing.assert_array_equal(
+        load_w0(write(tmp_path, "crlf.txt", text.replace("\n", "\r\n").rstrip())), W
+    )
 
 
 def test_load_single_csv_row(tmp_path):

@@ -1,4 +1,6 @@
 """Sessions, replay of live changes, presets and W(0) files: the Qt-free core."""
+
+import itertools
 import json
 import math
 import subprocess
@@ -8,24 +10,22 @@ import numpy as np
 import pytest
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.files import timeseries_csv
-from sparsity_gui.core.note.initial import draw_normal
-from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note import presets as P
+from sparsity_gui.core.note.files import timeseries_csv
+from sparsity_gui.core.note.initial import draw_normal, load_array, load_w0, npz_array_names
+from sparsity_gui.core.note.metrics import COLUMNS
+from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.sampled import replay_script, simulate_samples
-from sparsity_gui.core.note.initial import load_array, npz_array_names
 from sparsity_gui.core.note.session import (
     LIST_WEIGHTS_MAX,
     W0Source,
     load_session,
-    load_w0_source,
     parse_session,
     save_session,
     session_dict,
     session_text,
 )
 from sparsity_gui.core.note.simulation import LiveChange, RunScript, Simulation
-from sparsity_gui.core.note.metrics import COLUMNS
 
 
 def live_run(params, schedule, t_end, chunk_work=37):
@@ -54,12 +54,21 @@ def test_replay_without_changes_is_the_run_command():
 
 def test_live_changes_are_recorded_and_replayed_exactly():
     params = SimParams(m=600, lam=1e-2, seed=2)
-    sim = live_run(params, [(3.0, "lam", 2e-2), (6.0, "method", "gd"), (8.0, "eta", 0.02),
-                            (10.0, "lam", 5e-3), (12.0, "method", "exact")], 16.0)
+    sim = live_run(
+        params,
+        [
+            (3.0, "lam", 2e-2),
+            (6.0, "method", "gd"),
+            (8.0, "eta", 0.02),
+            (10.0, "lam", 5e-3),
+            (12.0, "method", "exact"),
+        ],
+        16.0,
+    )
     names = [c.name for c in sim.changes]
     assert names == ["lam", "method", "eta", "lam", "method"]
     assert [c.value for c in sim.changes] == [2e-2, "gd", 0.02, 5e-3, "exact"]
-    assert all(a.t <= b.t for a, b in zip(sim.changes, sim.changes[1:]))
+    assert all(a.t <= b.t for a, b in itertools.pairwise(sim.changes))
     assert [c.lam for c in sim.lam_changes] == [1e-2, 2e-2, 5e-3]
     # a no-op change (same value) is not a change
     sim.set_eta(0.02)
@@ -126,8 +135,9 @@ def test_file_weights_are_embedded_exactly(tmp_path, m):
 
 
 def _good():
-    script = RunScript(SimParams(m=20, lam=1e-2), draw_normal(20, 0.9, 0),
-                       (LiveChange(0.5, "lam", 2e-2),), 1.0, 11)
+    script = RunScript(
+        SimParams(m=20, lam=1e-2), draw_normal(20, 0.9, 0), (LiveChange(0.5, "lam", 2e-2),), 1.0, 11
+    )
     return session_dict(script, W0Source("normal"))
 
 
@@ -162,20 +172,39 @@ BAD_SESSIONS = [
     ("bad live value", _edit(lambda o: o["changes"][0].update(value=-3)), "changes[0].value"),
     ("unknown w0 source", _edit(lambda o: o["w0"].update(source="magic")), "'w0.source'"),
     ("seed draws other weights", _edit(lambda o: o.update(w0_sha256="0" * 64)), "differs from the one"),
-    ("nan weight", _edit(lambda o: o["w0"]["weights"].__setitem__(2, float("nan")), _file_session),
-     "weight 2 is nan"),
-    ("text weight", _edit(lambda o: o["w0"]["weights"].__setitem__(1, "x"), _file_session),
-     "item 1 is \"x\", not a number"),
-    ("weights count", _edit(lambda o: o["w0"]["weights"].pop(), _file_session), "holds 7 weights but parameters.m is 8"),
-    ("altered weights", _edit(lambda o: o["w0"]["weights"].__setitem__(0, 0.5), _file_session),
-     "does not match 'w0_sha256'"),
-    ("endless GD", _edit(lambda o: (o["parameters"].update(method="gd", eta=1e-9),
-                                    o.update(t=1e6), o.update(changes=[]))), "gradient-descent steps"),
+    (
+        "nan weight",
+        _edit(lambda o: o["w0"]["weights"].__setitem__(2, float("nan")), _file_session),
+        "weight 2 is nan",
+    ),
+    (
+        "text weight",
+        _edit(lambda o: o["w0"]["weights"].__setitem__(1, "x"), _file_session),
+        'item 1 is "x", not a number',
+    ),
+    (
+        "weights count",
+        _edit(lambda o: o["w0"]["weights"].pop(), _file_session),
+        "holds 7 weights but parameters.m is 8",
+    ),
+    (
+        "altered weights",
+        _edit(lambda o: o["w0"]["weights"].__setitem__(0, 0.5), _file_session),
+        "does not match 'w0_sha256'",
+    ),
+    (
+        "endless GD",
+        _edit(
+            lambda o: (o["parameters"].update(method="gd", eta=1e-9), o.update(t=1e6), o.update(changes=[]))
+        ),
+        "gradient-descent steps",
+    ),
 ]
 
 
-@pytest.mark.parametrize("text, needle", [(t, n) for _, t, n in BAD_SESSIONS],
-                         ids=[name for name, _, _ in BAD_SESSIONS])
+@pytest.mark.parametrize(
+    "text, needle", [(t, n) for _, t, n in BAD_SESSIONS], ids=[name for name, _, _ in BAD_SESSIONS]
+)
 def test_bad_session_text_names_the_problem(tmp_path, text, needle):
     path = tmp_path / "bad.json"
     path.write_text(text)
@@ -189,8 +218,12 @@ def test_bad_session_files(tmp_path):
     garbage.write_bytes(bytes(range(256)) * 4)
     empty = tmp_path / "empty.json"
     empty.write_bytes(b"")
-    for path, needle in ((garbage, "binary data"), (empty, "empty"), (tmp_path / "none.json", "no such file"),
-                         (tmp_path, "is a folder")):
+    for path, needle in (
+        (garbage, "binary data"),
+        (empty, "empty"),
+        (tmp_path / "none.json", "no such file"),
+        (tmp_path, "is a folder"),
+    ):
         with pytest.raises(InputError, match=needle):
             load_session(path)
 
@@ -248,18 +281,21 @@ def test_w0_from_npz_with_several_arrays_and_a_matrix_row(tmp_path):
     assert npz_array_names(path) == ["bias", "W"]
     assert load_array(path).tolist() == [1.0] * 4  # default: the first array
     np.testing.assert_array_equal(load_array(path, "W"), weights)
-    w = load_w0_source(W0Source("file", str(path), "W", 1))
+    w = load_w0(path, row=1, array="W")
     np.testing.assert_array_equal(w, weights[1])
     with pytest.raises(InputError, match="no array named 'V'"):
         load_array(path, "V")
     with pytest.raises(InputError, match="choose a row"):
-        load_w0_source(W0Source("file", str(path), "W", None))
+        load_w0(path, array="W")
 
 
 def test_sessions_and_presets_need_no_qt():
-    code = ("import sys\n"
-            "import sparsity_gui.core.note.session, sparsity_gui.core.note.presets, sparsity_gui.core.note.sampled\n"
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph'))\n"
-            "assert not bad, bad\n")
+    code = (
+        "import sys\n"
+        "import sparsity_gui.core.note.session, sparsity_gui.core.note.presets, "
+        "sparsity_gui.core.note.sampled\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph'))\n"
+        "assert not bad, bad\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

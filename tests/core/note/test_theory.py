@@ -1,6 +1,7 @@
-"""The identities and facts of MATH.md, checked on runs of the package against direct
+"""The identities and facts of docs/theory.md (§2, §4), checked on runs of the package against direct
 computations written here (relative variance of the materialised vector, the bounds as
-MATH.md defines them, half-normal quantiles, finite differences, closed forms)."""
+docs/theory.md defines them, half-normal quantiles, finite differences, closed forms)."""
+
 from __future__ import annotations
 
 import functools
@@ -8,24 +9,23 @@ import math
 
 import numpy as np
 import pytest
+from note_oracles import halfnormal_ideal, relvar, relvar_bounds_direct
 from scipy.integrate import quad
 from scipy.stats import norm
 
-from note_oracles import halfnormal_ideal, relvar, relvar_bounds_direct
+from sparsity_gui.core.note.metrics import COL, COLUMNS, fit_decay_constant
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.simulation import Simulation
-from sparsity_gui.core.note.metrics import fit_decay_constant
 from sparsity_gui.core.note.solvers import ExactSolver, InitialState, ideal_abs_weights
-from sparsity_gui.core.note.metrics import COL, COLUMNS
 
 
 def normal_w0(m: int, seed: int, sigma: float = 0.9) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(m) * (sigma / math.sqrt(m))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def default_run(m=1000, lam=1e-3, seed=0, n_rows=1501, keep_vecs=True):
-    """MATH.md's default setting (sigma = 0.9), sampled evenly up to 1.2x the time of one
+    """the default setting (sigma = 0.9), sampled evenly up to 1.2x the time of one
     survivor, with the materialised |W| kept at every row."""
     w0 = normal_w0(m, seed)
     sim = Simulation(SimParams(m=m, lam=lam, seed=seed), w0=w0)
@@ -45,7 +45,7 @@ def default_run(m=1000, lam=1e-3, seed=0, n_rows=1501, keep_vecs=True):
 
 def test_bounds_match_direct_computation():
     """lo(m'), hi(m') for every m' of a W(0) with m = 2000 (both the direct-sum branch,
-    m' <= 512, and the prefix-sum branch above it) against MATH.md's definition."""
+    m' <= 512, and the prefix-sum branch above it) against the definition (docs/theory.md §2)."""
     w0 = normal_w0(2000, 3)
     init = InitialState.from_weights(w0)
     mps = np.arange(1, 2001)
@@ -90,10 +90,10 @@ def test_idealized_weights_are_half_normal_quantiles():
 def test_rel_var_within_bounds_on_every_row():
     """On every row: the solver's rel_var equals the relative variance of the materialised
     nonzero |W| (direct formula), and lies in [lo(m'), hi(m')] (1e-9 relative slack for
-    rounding; MATH.md's bounds are attained only at death instants)."""
+    rounding; the bounds (§2) are attained only at death instants)."""
     w0, rows, vecs = default_run()
     assert rows[-1, COL["nonzero"]] == 1
-    for row, a in zip(rows, vecs):
+    for row, a in zip(rows, vecs, strict=True):
         nz = a[a > 0]
         assert row[COL["nonzero"]] == nz.size
         if nz.size == 0:
@@ -102,7 +102,7 @@ def test_rel_var_within_bounds_on_every_row():
         lo, hi = row[COL["rel_var_lo"]], row[COL["rel_var_hi"]]
         assert lo * (1 - 1e-9) - 1e-12 <= row[COL["rel_var"]] <= hi * (1 + 1e-9) + 1e-12
     # the bounds in the rows are the direct ones for the row's m'
-    for row in rows[:: 50]:
+    for row in rows[::50]:
         lo_d, hi_d = relvar_bounds_direct(w0, int(row[COL["nonzero"]]))
         assert row[COL["rel_var_lo"]] == pytest.approx(lo_d, rel=1e-9, abs=1e-15)
         assert row[COL["rel_var_hi"]] == pytest.approx(hi_d, rel=1e-9, abs=1e-15)
@@ -162,9 +162,11 @@ def test_count_identity_holds_at_every_instant():
     # and with the solver's own columns
     alive = rows[:, COL["nonzero"]] > 0
     r = rows[alive]
-    np.testing.assert_allclose(r[:, COL["nonzero"]],
-                               (1 + r[:, COL["rel_var"]]) * r[:, COL["norm1"]] ** 2 / r[:, COL["norm2_sq"]],
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        r[:, COL["nonzero"]],
+        (1 + r[:, COL["rel_var"]]) * r[:, COL["norm1"]] ** 2 / r[:, COL["norm2_sq"]],
+        rtol=1e-12,
+    )
 
 
 # The balance. d||W||^2/dt = 2(s ||W||^2 - lam ||W||_1), and ||W||^2 relaxes onto its
@@ -174,7 +176,7 @@ def test_count_identity_holds_at_every_instant():
 # point itself drifts as ||W||_1 falls. Writing dy/dt = 2 lam ||W||_1 (R - 1) and
 # dy/dt ~ -ds/dt ~ lam^2 RV ||W||_1^2 / y^2 (from the balance and the law of w below) gives
 #     R - 1 ~ s * RV / (2 y)   ( = lam ||W||_1 RV / (2 y^2) ),
-# about 0.75% at MATH.md's default m = 1000, lam = 1e-3 (s ~ 0.03 at the start): that is
+# about 0.75% at the default m = 1000, lam = 1e-3 (s ~ 0.03 at the start): that is
 # why 1% holds there. It is not a universal 1%: at m = 10^4 the same lag is ~2%.
 T_BALANCED = 10.0
 
@@ -186,8 +188,8 @@ def test_feature_and_regularization_pushes_balance_within_one_percent(m, seed):
     assert ratio[0] > 5  # starts far from balance
     late = rows[:, COL["t"]] >= T_BALANCED
     assert np.max(np.abs(ratio[late] - 1)) < 0.01
-    # the columns are what MATH.md defines, recomputed here from the vector
-    for row, a in zip(rows[::100], vecs[::100]):
+    # the columns are what docs/theory.md §1 defines, recomputed here from the vector
+    for row, a in zip(rows[::100], vecs[::100], strict=True):
         y = np.dot(a, a)
         assert row[COL["feature_push"]] == pytest.approx((1 - y) * y, rel=1e-9)
         assert row[COL["reg_push"]] == pytest.approx(1e-3 * a.sum(), rel=1e-12)
@@ -214,8 +216,8 @@ def test_balance_lag_follows_the_quasi_static_estimate():
 def test_decay_law_identity_at_balance():
     """d(1/||W||_1)/dt = lam RV / ||W||^2 at balance. Exactly,
     d(1/||W||_1)/dt = (lam m' - s ||W||_1) / ||W||_1^2, which the central difference below
-    (step 0.002, between deaths) matches to 1e-7; the balance version then differs from it by lam (1 - R)/y, i.e. a
-    relative (R - 1)/RV ~ s/(2y) ~ 1.5% here: tolerance 3%."""
+    (step 0.002, between deaths) matches to 1e-7; the balance version then differs from it
+    by lam (1 - R)/y, i.e. a relative (R - 1)/RV ~ s/(2y) ~ 1.5% here: tolerance 3%."""
     w0 = normal_w0(1000, 0)
     lam = 1e-3
     solver = ExactSolver(InitialState.from_weights(w0), lam)
@@ -252,7 +254,9 @@ def refined_last_phase(u1: float, u2: float, u3: float, lam: float) -> float:
     r0 = (u2 - u3) / (u1 - u3)
     s2 = math.sqrt(2.0)
     closed = math.log((1 + r0 + s2 * math.sqrt(1 + r0 * r0)) / ((1 - r0) * (1 + s2))) / (s2 * lam)
-    numeric, _ = quad(lambda r: 1.0 / ((1.0 - r) * math.sqrt(1.0 + r * r)), 0.0, r0, epsabs=1e-14, epsrel=1e-12)
+    numeric, _ = quad(
+        lambda r: 1.0 / ((1.0 - r) * math.sqrt(1.0 + r * r)), 0.0, r0, epsabs=1e-14, epsrel=1e-12
+    )
     assert closed == pytest.approx(numeric / lam, rel=1e-9)
     return closed
 
@@ -270,7 +274,7 @@ def last_phase(gap_fraction: float, m: int = 1000, lam: float = 1e-3):
 
 @pytest.mark.parametrize("gap_fraction", [0.9, 0.5, 0.1, 1e-2, 1e-3, 1e-5])
 def test_last_phase_duration_refined_formula(gap_fraction):
-    """The refined formula holds to 0.2% (corrections are O(lam ||W||_1)); MATH.md's
+    """The refined formula holds to 0.2% (corrections are O(lam ||W||_1)); docs/theory.md's
     (1/lam) ln((u1-u3)/(u1-u2)) is its a_1 = 1 upper bound, and the truth is at least
     1/sqrt(2) of it (a_1 >= ||W||/sqrt(2))."""
     lam = 1e-3
@@ -280,9 +284,9 @@ def test_last_phase_duration_refined_formula(gap_fraction):
 
 
 def test_last_phase_math_md_formula_holds_only_without_a_near_tie():
-    """MATH.md's last-phase formula is accurate (1%) when the top two are well apart
+    """the simple last-phase formula (docs/theory.md §4) is accurate (1%) when the top two are well apart
     (ln ratio ~ 0.1) but overestimates by up to sqrt(2) when they are nearly tied (the case
-    MATH.md calls out as long): there a_1 ~ a_2 ~ 1/sqrt(2) for most of the phase, not 1."""
+    docs/theory.md §4 calls out as long): there a_1 ~ a_2 ~ 1/sqrt(2) for most of the phase, not 1."""
     _, duration, math_md = last_phase(0.9)
     assert duration == pytest.approx(math_md, rel=0.01)
     _, duration, math_md = last_phase(1e-3)
@@ -332,7 +336,9 @@ def test_fit_decay_constant_piecewise_lam_uses_the_integral():
     c, w0 = 0.9, 0.1
     t = np.linspace(0.0, 100.0, 101)
     lam_t = np.where(t < 40.0, 1e-3 * t, 0.04 + 5e-3 * (t - 40.0))
-    assert fit_decay_constant(_rows(t, w0 + c * lam_t, np.full(t.size, 5), lam_t)) == pytest.approx(c, rel=1e-12)
+    assert fit_decay_constant(_rows(t, w0 + c * lam_t, np.full(t.size, 5), lam_t)) == pytest.approx(
+        c, rel=1e-12
+    )
 
 
 def test_fit_decay_constant_degenerate_inputs():
@@ -343,7 +349,7 @@ def test_fit_decay_constant_degenerate_inputs():
 
 def test_fitted_c_of_a_run_is_the_slope_of_its_own_rows():
     """On a real run, the fitted c equals the least squares computed here from the rows'
-    1/||W||_1 and lam*t, and sits in the Theta(1) range MATH.md predicts
+    1/||W||_1 and lam*t, and sits in the Theta(1) range docs/theory.md §4 predicts
     (RV/||W||^2 is ~0.57 early and approaches 1 late)."""
     w0, rows, vecs = default_run()
     sim_c = fit_decay_constant(rows)

@@ -1,6 +1,7 @@
 """The interference window, driven as a user would: real widgets, real worker thread,
 real files. Expected values are recomputed here from the snapshot's W with numpy, not
 taken from the panels' own code."""
+
 import os
 import subprocess
 import sys
@@ -12,8 +13,8 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtTest import QTest
 
-from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 from sparsity_gui.ui.interference.window import InterferenceWindow
 
 TIMEOUT = 30_000
@@ -36,8 +37,7 @@ def wait_step(qtbot, win, above=0):
 
 
 def wait_finished(qtbot, win):
-    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "finished",
-                    timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "finished", timeout=TIMEOUT)
 
 
 def counts_of(W):
@@ -86,7 +86,7 @@ def test_runs_to_the_end_and_panels_show_the_snapshot(qtbot, make_iwindow):
     np.testing.assert_array_equal(x, np.arange(33) - 0.5)
     _x, red = win.active_panel.poly.getData()
     np.testing.assert_array_equal(red, np.where(counts > 1, counts, 0))
-    np.testing.assert_array_equal(win.active_panel.histogram[:counts.max() + 1], np.bincount(counts))
+    np.testing.assert_array_equal(win.active_panel.histogram[: counts.max() + 1], np.bincount(counts))
     # (c) polysemantic neurons against the prediction n^2/(4m) = 2
     h = snap.history
     px, py = win.poly_panel.count.getData()
@@ -122,8 +122,7 @@ def test_runs_to_the_end_and_panels_show_the_snapshot(qtbot, make_iwindow):
 
 def test_a_wide_heatmap_pools_so_that_no_large_weight_disappears(qtbot, make_iwindow):
     """More neurons than pixels: each image pixel shows its block's weight of largest |w|."""
-    win = make_iwindow(InterferenceParams(n=6, m=5000, optimizer="gd-zero", lr=0.01, steps=10),
-                       playing=False)
+    win = make_iwindow(InterferenceParams(n=6, m=5000, optimizer="gd-zero", lr=0.01, steps=10), playing=False)
     qtbot.waitUntil(lambda: win.snapshot is not None, timeout=TIMEOUT)
     qtbot.wait(100)
     win.repaint_now()
@@ -135,7 +134,7 @@ def test_a_wide_heatmap_pools_so_that_no_large_weight_disappears(qtbot, make_iwi
     assert image.shape == (6, -(-5000 // fx))
     for i in range(6):
         for j in range(image.shape[1]):
-            block = W[i, j * fx:(j + 1) * fx]
+            block = W[i, j * fx : (j + 1) * fx]
             assert image[i, j] == block[np.argmax(np.abs(block))]
     # pixels keep neuron units on the axis
     rect = heat.image.mapRectToParent(heat.image.boundingRect())
@@ -147,9 +146,15 @@ def test_invalid_input_is_shown_at_the_field_and_the_run_goes_on(qtbot, make_iwi
     wait_step(qtbot, win)
     run_id = win.snapshot.run_id
     c = win.controls
-    for field, text, reason in ((c.lr, "-1", "> 0"), (c.n, "0", "from 1"), (c.l1, "abc", "not a valid number"),
-                                (c.sigma, "nan", "finite"), (c.m, "1e9", "65536"),
-                                (c.steps, "2.5", "whole number"), (c.weight_decay, "-1", ">= 0")):
+    for field, text, reason in (
+        (c.lr, "-1", "> 0"),
+        (c.n, "0", "from 1"),
+        (c.l1, "abc", "not a valid number"),
+        (c.sigma, "nan", "finite"),
+        (c.m, "1e9", "65536"),
+        (c.steps, "2.5", "whole number"),
+        (c.weight_decay, "-1", ">= 0"),
+    ):
         type_into(field, text)
         assert field.error.isVisibleTo(c), text
         assert reason in field.error.text(), (text, field.error.text())
@@ -237,8 +242,10 @@ def test_worker_failure_is_shown_and_the_window_stays_usable(qtbot, make_iwindow
     type_into(win.controls.lr, "0.02")
     win.act_play.trigger()
     win.restart()
-    qtbot.waitUntil(lambda: win.snapshot.state in ("running", "finished") and win.snapshot.params.lr == 0.02,
-                    timeout=TIMEOUT)
+    qtbot.waitUntil(
+        lambda: win.snapshot.state in ("running", "finished") and win.snapshot.params.lr == 0.02,
+        timeout=TIMEOUT,
+    )
     assert not win.failure_line.isVisibleTo(win.param_dock.widget().widget())
 
 
@@ -380,8 +387,12 @@ def test_blas_runs_one_thread_beside_the_gui(qtbot, make_iwindow):
     seen = 0
     for path in paths:
         lib = ctypes.CDLL(path)
-        for name in ("openblas_get_num_threads", "scipy_openblas_get_num_threads",
-                     "scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_"):
+        for name in (
+            "openblas_get_num_threads",
+            "scipy_openblas_get_num_threads",
+            "scipy_openblas_get_num_threads64_",
+            "openblas_get_num_threads64_",
+        ):
             fn = getattr(lib, name, None)
             if fn is not None:
                 fn.restype = ctypes.c_int
@@ -397,10 +408,31 @@ ENV = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
 def test_entry_point_opens_the_interference_model(tmp_path):
     shot = tmp_path / "shot.png"
     env = {**ENV, "SPARSITY_GUI_SETTINGS": str(tmp_path / "s.ini")}
-    out = subprocess.run([sys.executable, "-m", "sparsity_gui", "--model", "interference",
-                          "--n", "24", "--m", "48", "--optimizer", "gd-zero", "--lr", "0.01",
-                          "--quit-after", "1500", "--screenshot", str(shot)],
-                         capture_output=True, text=True, timeout=120, env=env)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sparsity_gui",
+            "--model",
+            "interference",
+            "--n",
+            "24",
+            "--m",
+            "48",
+            "--optimizer",
+            "gd-zero",
+            "--lr",
+            "0.01",
+            "--quit-after",
+            "1500",
+            "--screenshot",
+            str(shot),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
     assert out.stderr.strip() == "", out.stderr
@@ -415,8 +447,7 @@ def test_a_restart_that_cannot_start_is_shown_and_the_old_run_stays(qtbot, make_
     wait_finished(qtbot, win)
     old_id = win.snapshot.run_id
     win.start_run(SMALL.with_changes(seed=SMALL.seed + 1), w0=np.zeros((2, 2)))
-    qtbot.waitUntil(lambda: win.failure_line.isVisibleTo(win.param_dock.widget().widget()),
-                    timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: win.failure_line.isVisibleTo(win.param_dock.widget().widget()), timeout=TIMEOUT)
     assert "cannot start the run" in win.failure_line.text() and "w0" in win.failure_line.text()
     assert win.error_box is not None and win.error_box.isVisible()
     # the old run stays on screen, under the refused run's id and an error state
@@ -430,10 +461,10 @@ def test_a_restart_that_cannot_start_is_shown_and_the_old_run_stays(qtbot, make_
     assert win.failure_line.isVisibleTo(win.param_dock.widget().widget())
     # a restart that can start clears it
     win.restart()
-    qtbot.waitUntil(lambda: win.snapshot.run_id > old_id and win.snapshot.state != "error",
-                    timeout=TIMEOUT)
-    qtbot.waitUntil(lambda: not win.failure_line.isVisibleTo(win.param_dock.widget().widget()),
-                    timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: win.snapshot.run_id > old_id and win.snapshot.state != "error", timeout=TIMEOUT)
+    qtbot.waitUntil(
+        lambda: not win.failure_line.isVisibleTo(win.param_dock.widget().widget()), timeout=TIMEOUT
+    )
 
 
 def test_a_preset_starts_a_new_run_with_its_parameters(qtbot, make_iwindow):

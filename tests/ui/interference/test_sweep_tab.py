@@ -1,5 +1,6 @@
 """The sweep over m in the GUI: its own thread, a progress bar, cancel, the figure, saving.
 Real widgets, real threads, real files."""
+
 import json
 import time
 
@@ -60,8 +61,9 @@ def test_a_small_sweep_completes_with_the_bar_full(qtbot, sweep_widget):
     spec = SweepSpec(base=BASE.with_changes(n=8, m=8, steps=200), m_values=(8, 16), seeds=2)
     expect = run_sweep(spec)
     got = sorted(w.rows, key=lambda r: (r.m, r.seed))
-    assert [(r.m, r.seed, r.polysemantic, r.opposite_pairs, r.same_pairs) for r in got] == \
-        [(r.m, r.seed, r.polysemantic, r.opposite_pairs, r.same_pairs) for r in expect]
+    assert [(r.m, r.seed, r.polysemantic, r.opposite_pairs, r.same_pairs) for r in got] == [
+        (r.m, r.seed, r.polysemantic, r.opposite_pairs, r.same_pairs) for r in expect
+    ]
     # the figure shows them: a point per run and the prediction n^2/(4m) over the swept m
     panel = w.panel
     assert len(panel.rows) == 4 and panel.n == 8 and panel.m_values == (8, 16)
@@ -72,9 +74,14 @@ def test_a_small_sweep_completes_with_the_bar_full(qtbot, sweep_widget):
 
 def test_bad_fields_are_shown_and_nothing_starts(qtbot, sweep_widget):
     w = sweep_widget
-    for field, text, reason in ((w.m, "abc", "expected a list"), (w.m, "0:10:0", "start:stop:step"),
-                                (w.m, "100000", "65536"), (w.seeds, "0", "from 1"),
-                                (w.n, "-3", "from 1"), (w.steps, "x", "not a valid number")):
+    for field, text, reason in (
+        (w.m, "abc", "expected a list"),
+        (w.m, "0:10:0", "start:stop:step"),
+        (w.m, "100000", "65536"),
+        (w.seeds, "0", "from 1"),
+        (w.n, "-3", "from 1"),
+        (w.steps, "x", "not a valid number"),
+    ):
         fill(w, "8", "8,16", "2", "200")
         field.edit.setText(text)
         field.edit.editingFinished.emit()

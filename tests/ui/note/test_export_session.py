@@ -1,5 +1,6 @@
 """Export, sessions, presets and W(0) files, driven through the window's path-taking
 methods (the menu actions call the same methods after a file dialog)."""
+
 import contextlib
 import csv
 import json
@@ -16,16 +17,22 @@ import numpy as np
 import pytest
 from PySide6 import QtGui
 
+from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.presets import all_presets
 from sparsity_gui.core.note.sampled import replay_script
 from sparsity_gui.core.note.session import load_session
-from sparsity_gui.core.note.metrics import COL, COLUMNS
 
 TIMEOUT = 20_000
 SVG = "{http://www.w3.org/2000/svg}"
-PANEL_FILES = ("weights_sorted", "threshold_crossing", "norm_balance", "l1_decay",
-               "relative_variance", "sparsity_force")
+PANEL_FILES = (
+    "weights_sorted",
+    "threshold_crossing",
+    "norm_balance",
+    "l1_decay",
+    "relative_variance",
+    "sparsity_force",
+)
 
 
 def run_with_live_changes(qtbot, win):
@@ -59,8 +66,13 @@ def check_png(path, min_size=(100, 100)):
 def check_svg(path, words, min_segments=20):
     root = ET.parse(path).getroot()  # valid XML
     assert root.tag == SVG + "svg"
-    curves = [p for g in root.iter(SVG + "g") if g.get("stroke-width") == "2"
-              for p in g.findall(SVG + "path") if p.get("d", "").count("L") >= min_segments]
+    curves = [
+        p
+        for g in root.iter(SVG + "g")
+        if g.get("stroke-width") == "2"
+        for p in g.findall(SVG + "path")
+        if p.get("d", "").count("L") >= min_segments
+    ]
     assert curves, f"{path}: no curve drawn as a vector path with the export width"
     text = " ".join((t.text or "") for t in root.iter(SVG + "text"))
     for word in words:
@@ -86,8 +98,11 @@ def test_saved_session_reopens_to_the_same_time_series(qtbot, make_window, tmp_p
     obj = json.loads(session.read_text())
     assert obj["t"] == snap.t
     assert obj["parameters"]["lam"] == 0.01 and obj["parameters"]["method"] == "exact"
-    assert [(c["name"], c["value"]) for c in obj["changes"]] == [("lam", 0.02), ("method", "gd"),
-                                                                 ("eta", 0.02)]
+    assert [(c["name"], c["value"]) for c in obj["changes"]] == [
+        ("lam", 0.02),
+        ("method", "gd"),
+        ("eta", 0.02),
+    ]
     assert win.exports.export_data("timeseries", tmp_path / "a.csv"), win.last_error
 
     # the exported series is the core's replay of the session, and the same run as the live one
@@ -137,9 +152,15 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     out = tmp_path / "export"
     assert win.exports.export_all(out), win.last_error
     names = {p.name for p in out.iterdir()}
-    expected = ({f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg")}
-                | {"window.png", "timeseries.csv", "weights.csv", "deaths.csv", "tracked.csv",
-                   "run.json", "session.json"})
+    expected = {f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg")} | {
+        "window.png",
+        "timeseries.csv",
+        "weights.csv",
+        "deaths.csv",
+        "tracked.csv",
+        "run.json",
+        "session.json",
+    }
     assert names == expected
 
     # the data: the core's replay of the saved session, column for column
@@ -177,8 +198,10 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     for scale in (1.0, 2.5):
         assert win.exports.export_figure(2, tmp_path / f"balance{scale}.png", scale), win.last_error
         image = check_png(tmp_path / f"balance{scale}.png")
-        assert (image.width(), image.height()) == (round(viewport.width() * scale),
-                                                   round(viewport.height() * scale))
+        assert (image.width(), image.height()) == (
+            round(viewport.width() * scale),
+            round(viewport.height() * scale),
+        )
     assert win.exports.export_figure(win.panels[4], tmp_path / "rv.svg")
     _, curves = check_svg(tmp_path / "rv.svg", ["Relative variance"], min_segments=3)
     # the live panel's own (wall-clock sampled) history, one path per curve
@@ -296,8 +319,10 @@ def test_presets_and_recent_sessions_survive_a_restart(qtbot, make_window, tmp_p
     win = make_window(SimParams(m=200, lam=1e-2), speed=5.0)
     assert win.files.apply_preset("Quick demo"), win.last_error
     assert (win.params.m, win.params.lam, win.params.sigma) == (1000, 1e-2, 0.9)
-    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id
-                    and win.snapshot.m == 1000, timeout=TIMEOUT)
+    qtbot.waitUntil(
+        lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id and win.snapshot.m == 1000,
+        timeout=TIMEOUT,
+    )
     assert win.controls.m.text() == "1000"
     win.on_params_changed({"lam": 3e-3, "sigma": 1.1})
     assert win.files.save_preset("my setting"), win.last_error
@@ -336,8 +361,10 @@ def test_load_w0_from_files(qtbot, make_window, tmp_path):
     npz = tmp_path / "model.npz"
     np.savez(npz, bias=np.ones(3), W=matrix)
     assert win.files.load_w0(str(npz), row=2, array="W"), win.last_error
-    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id
-                    and win.snapshot.m == 50, timeout=TIMEOUT)
+    qtbot.waitUntil(
+        lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id and win.snapshot.m == 50,
+        timeout=TIMEOUT,
+    )
     np.testing.assert_array_equal(win.runner.sim.init.w0, matrix[2])
     assert win.params.w0_path == str(npz) and win.params.m == 50
     # a session of this run embeds the weights and says where they came from
@@ -359,8 +386,12 @@ def test_load_w0_from_files(qtbot, make_window, tmp_path):
     garbage.write_bytes(os.urandom(300))
     text_garbage = tmp_path / "garbage.csv"
     text_garbage.write_bytes(b"\xff\xfe\x00\x01" * 40)
-    for path, needle in ((bad_npy, "weight 1 is inf"), (garbage, "not a valid .npy"),
-                         (text_garbage, "not a text file"), (npz, "no array named 'V'")):
+    for path, needle in (
+        (bad_npy, "weight 1 is inf"),
+        (garbage, "not a valid .npy"),
+        (text_garbage, "not a text file"),
+        (npz, "no array named 'V'"),
+    ):
         assert not win.files.load_w0(str(path), array="V" if path == npz else None)
         assert needle in win.last_error, win.last_error
         assert win.run_id == run_id and win.runner.sim is sim
@@ -370,15 +401,34 @@ def test_run_figures_headless(tmp_path):
     """`run --figures` in a subprocess with no display and no Qt platform set."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     out = tmp_path / "result"
-    proc = subprocess.run([sys.executable, "-m", "sparsity_gui", "run", "--m", "500", "--lam", "1e-2",
-                           "--samples", "101", "--figures", "--out", str(out)],
-                          capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sparsity_gui",
+            "run",
+            "--m",
+            "500",
+            "--lam",
+            "1e-2",
+            "--samples",
+            "101",
+            "--figures",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == "", proc.stderr
     figures = out / "figures"
     names = {p.name for p in figures.iterdir()}
-    assert names == ({f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg")}
-                     | {"layout.png", "tracked.csv"})
+    assert names == (
+        {f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg")} | {"layout.png", "tracked.csv"}
+    )
     for name in PANEL_FILES:
         check_png(figures / f"{name}.png")
     check_png(figures / "layout.png", (1200, 700))

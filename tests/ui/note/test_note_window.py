@@ -5,10 +5,10 @@ import pytest
 from PySide6 import QtCore
 from PySide6.QtTest import QTest
 
-from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.core.note.solvers import ExactSolver, InitialState
 from sparsity_gui.core.note.initial import draw_normal
 from sparsity_gui.core.note.metrics import COL
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.solvers import ExactSolver, InitialState
 
 TIMEOUT = 20_000
 
@@ -37,10 +37,9 @@ def test_lam_change_reaches_running_simulation_without_reset(qtbot, make_window)
     change_t = snap.lam_changes[1].t
     assert change_t > 0
     # every time panel shows a vertical marker at the moment of the change
-    qtbot.waitUntil(lambda: all(p.marker_count == 1 for p in win.panels if p.time_plots),
-                    timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: all(p.marker_count == 1 for p in win.panels if p.time_plots), timeout=TIMEOUT)
     for panel in win.panels:
-        for plot, line in panel._markers:
+        for _plot, line in panel._markers:
             assert line.value() == pytest.approx(change_t)
 
 
@@ -186,5 +185,6 @@ def test_gd_divergence_pauses_with_a_reason(qtbot, make_window):
     # the app stays usable: a reset with a sane eta runs again
     type_into(qtbot, win.controls.eta, "0.05")
     win.reset()
-    qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.state != "error",
-                    timeout=TIMEOUT)
+    qtbot.waitUntil(
+        lambda: win.snapshot.run_id == win.run_id and win.snapshot.state != "error", timeout=TIMEOUT
+    )

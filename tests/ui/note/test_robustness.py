@@ -15,6 +15,7 @@ could not interrupt) has its own regression test below.
 
 Real widgets, real threads, real files, as in the rest of tests/gui.
 """
+
 from __future__ import annotations
 
 import json
@@ -73,8 +74,13 @@ def settled(win) -> bool:
         return False
     mo = sim.moments()
     # the painted snapshot is the newest (its numbers are the core's, to the bit) ...
-    if (snap.t, snap.nonzero, snap.norm2_sq, snap.norm1, snap.lam) != (mo.t, mo.nonzero, mo.norm2_sq,
-                                                                         mo.norm1, mo.lam):
+    if (snap.t, snap.nonzero, snap.norm2_sq, snap.norm1, snap.lam) != (
+        mo.t,
+        mo.nonzero,
+        mo.norm2_sq,
+        mo.norm1,
+        mo.lam,
+    ):
         return False
     # ... and the status bar shows them
     return shown_status(win) == expected_status(mo)
@@ -87,14 +93,15 @@ def check_status_agrees_with_core(qtbot, win, where: str, log: list[str] = ()) -
         qtbot.waitUntil(lambda: settled(win), timeout=TIMEOUT)
     except qtbot.TimeoutError:
         sim = win.runner.sim
-        pytest.fail(f"{where}: the status bar does not settle on the core's state\n"
-                    f"  shown:    {shown_status(win)} state={win.status_labels['state'].text()!r}\n"
-                    f"  core:     {expected_status(sim.moments()) if sim else None} "
-                    f"state={win.runner.state!r}\n"
-                    f"  run ids:  window {win.run_id}, runner {win.runner.run_id}, "
-                    f"snapshot {getattr(win.snapshot, 'run_id', None)}; worker alive "
-                    f"{win.thread.is_alive()}, message {win.runner.message[:2000]!r}\n"
-                    + "\n".join(log[-30:]))
+        pytest.fail(
+            f"{where}: the status bar does not settle on the core's state\n"
+            f"  shown:    {shown_status(win)} state={win.status_labels['state'].text()!r}\n"
+            f"  core:     {expected_status(sim.moments()) if sim else None} "
+            f"state={win.runner.state!r}\n"
+            f"  run ids:  window {win.run_id}, runner {win.runner.run_id}, "
+            f"snapshot {getattr(win.snapshot, 'run_id', None)}; worker alive "
+            f"{win.thread.is_alive()}, message {win.runner.message[:2000]!r}\n" + "\n".join(log[-30:])
+        )
     assert shown_status(win) == expected_status(win.runner.sim.moments()), where
 
 
@@ -177,25 +184,53 @@ class Fuzzer:
         c = win.controls
         # (weight, name, action)
         self.actions = [
-            (8, "lam", self.lam_typed), (3, "lam_bad", lambda: self.typed_bad(c.lam, LAM_BAD)),
-            (5, "lam_slider", self.lam_slider), (6, "method", self.method),
-            (4, "eta", self.eta_typed), (2, "eta_bad", lambda: self.typed_bad(c.eta, ETA_BAD)),
-            (4, "m", self.m_typed), (2, "m_bad", lambda: self.typed_bad(c.m, M_BAD)),
-            (2, "sigma", self.sigma_typed), (2, "sigma_bad", lambda: self.typed_bad(c.sigma, SIGMA_BAD)),
-            (2, "seed", self.seed), (2, "new_seed", c.new_seed.click),
-            (4, "speed_slider", self.speed_slider), (3, "fastest", c.fastest.click),
-            (2, "stop_kind", self.stop_kind), (2, "t_end", self.t_end),
-            (10, "play_pause", self.play_pause), (6, "step", self.step), (4, "reset", self.reset),
-            (3, "panel_toggle", self.panel_toggle), (1, "tracked", self.tracked_count),
-            (3, "save_session", self.save_session), (2, "open_session", self.open_session),
-            (0.6, "export_data", self.export_data), (0.4, "export_all", self.export_all),
-            (1, "w0_file", self.w0_from_file), (1, "w0_normal", self.w0_normal),
-            (1, "preset", self.preset), (1, "unstable_gd", self.unstable_gd),
-            (2, "burst", self.burst), (1, "layout", self.layout),
+            (8, "lam", self.lam_typed),
+            (3, "lam_bad", lambda: self.typed_bad(c.lam, LAM_BAD)),
+            (5, "lam_slider", self.lam_slider),
+            (6, "method", self.method),
+            (4, "eta", self.eta_typed),
+            (2, "eta_bad", lambda: self.typed_bad(c.eta, ETA_BAD)),
+            (4, "m", self.m_typed),
+            (2, "m_bad", lambda: self.typed_bad(c.m, M_BAD)),
+            (2, "sigma", self.sigma_typed),
+            (2, "sigma_bad", lambda: self.typed_bad(c.sigma, SIGMA_BAD)),
+            (2, "seed", self.seed),
+            (2, "new_seed", c.new_seed.click),
+            (4, "speed_slider", self.speed_slider),
+            (3, "fastest", c.fastest.click),
+            (2, "stop_kind", self.stop_kind),
+            (2, "t_end", self.t_end),
+            (10, "play_pause", self.play_pause),
+            (6, "step", self.step),
+            (4, "reset", self.reset),
+            (3, "panel_toggle", self.panel_toggle),
+            (1, "tracked", self.tracked_count),
+            (3, "save_session", self.save_session),
+            (2, "open_session", self.open_session),
+            (0.6, "export_data", self.export_data),
+            (0.4, "export_all", self.export_all),
+            (1, "w0_file", self.w0_from_file),
+            (1, "w0_normal", self.w0_normal),
+            (1, "preset", self.preset),
+            (1, "unstable_gd", self.unstable_gd),
+            (2, "burst", self.burst),
+            (1, "layout", self.layout),
         ]
         self.weights = [a[0] for a in self.actions]
-        quick = {"lam", "lam_slider", "method", "eta", "m", "seed", "speed_slider", "fastest",
-                 "play_pause", "step", "reset", "new_seed"}
+        quick = {
+            "lam",
+            "lam_slider",
+            "method",
+            "eta",
+            "m",
+            "seed",
+            "speed_slider",
+            "fastest",
+            "play_pause",
+            "step",
+            "reset",
+            "new_seed",
+        }
         self.quick = [a for a in self.actions if a[1] in quick]
         self.errors_seen = 0
         self.checks: list[str] = []
@@ -365,8 +400,14 @@ class Fuzzer:
         if not win.playing:
             win.act_play.trigger()
         try:  # (usually at the first step; not with W(0) from the file, or a tiny t_end)
-            self.qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id
-                                 and win.snapshot.state == "error", timeout=3000)
+            self.qtbot.waitUntil(
+                lambda: (
+                    win.snapshot is not None
+                    and win.snapshot.run_id == win.run_id
+                    and win.snapshot.state == "error"
+                ),
+                timeout=3000,
+            )
         except self.qtbot.TimeoutError:
             return "no error"
         return "error"
@@ -402,7 +443,8 @@ class Fuzzer:
         msg = snap.message
         self.errors_seen += 1
         assert msg.startswith("gradient descent is unstable") and "Traceback" not in msg, (
-            "the worker failed:\n" + msg + "\nlast actions:\n" + "\n".join(self.log[-25:]))
+            "the worker failed:\n" + msg + "\nlast actions:\n" + "\n".join(self.log[-25:])
+        )
         self.recover()
 
     def recover(self) -> None:
@@ -421,14 +463,22 @@ class Fuzzer:
         win.act_reset.trigger()
         win.set_playing(True)
         try:
-            self.qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id
-                                 and win.snapshot.state in ("running", "finished"), timeout=TIMEOUT)
+            self.qtbot.waitUntil(
+                lambda: (
+                    win.snapshot is not None
+                    and win.snapshot.run_id == win.run_id
+                    and win.snapshot.state in ("running", "finished")
+                ),
+                timeout=TIMEOUT,
+            )
         except self.qtbot.TimeoutError:
             snap = win.snapshot
-            pytest.fail(f"no recovery: window run {win.run_id} playing={win.playing} params={win.params}; "
-                        f"runner run {win.runner.run_id} state={win.runner.state!r}; snapshot run "
-                        f"{snap.run_id} state={snap.state!r} t={snap.t} message={snap.message[:300]!r}\n"
-                        + "\n".join(self.log[-25:]))
+            pytest.fail(
+                f"no recovery: window run {win.run_id} playing={win.playing} params={win.params}; "
+                f"runner run {win.runner.run_id} state={win.runner.state!r}; snapshot run "
+                f"{snap.run_id} state={snap.state!r} t={snap.t} message={snap.message[:300]!r}\n"
+                + "\n".join(self.log[-25:])
+            )
 
     def wait_for_the_run(self) -> None:
         """The worker takes the window's newest run (a pending start is never lost: see
@@ -485,9 +535,11 @@ def test_fuzz_500_random_actions(qtbot, make_window, tmp_path, modal_watchdog):
     # every kind of action was exercised
     assert set(fuzz.counts) == {name for _w, name, _a in fuzz.actions}, fuzz.counts
     assert 3 <= fuzz.counts["export_data"] + fuzz.counts["export_all"] <= 12, fuzz.counts
-    print(f"\nfuzz: {N_ACTIONS} actions in {elapsed:.1f} s, {fuzz.errors_seen} errors seen, "
-          f"{fuzz.recoveries} recoveries, "
-          f"counts {dict(sorted(fuzz.counts.items()))}, status checks {fuzz.checks}")
+    print(
+        f"\nfuzz: {N_ACTIONS} actions in {elapsed:.1f} s, {fuzz.errors_seen} errors seen, "
+        f"{fuzz.recoveries} recoveries, "
+        f"counts {dict(sorted(fuzz.counts.items()))}, status checks {fuzz.checks}"
+    )
     assert fuzz.recoveries >= 1, "an unstable gradient descent was stopped and recovered from"
     assert len(fuzz.checks) >= 12
     assert win.thread.is_alive(), "the worker is still there"
@@ -515,8 +567,10 @@ def test_a_live_change_right_after_a_reset_does_not_lose_the_reset(qtbot, make_w
         except qtbot.TimeoutError:
             lost += 1
             break
-    assert lost == 0, (f"the window waits for run {win.run_id} but the worker runs "
-                       f"{win.runner.run_id}: every snapshot is dropped, the display is frozen")
+    assert lost == 0, (
+        f"the window waits for run {win.run_id} but the worker runs "
+        f"{win.runner.run_id}: every snapshot is dropped, the display is frozen"
+    )
 
 
 def test_the_lost_reset_in_the_runner_mailbox_deterministically():
@@ -529,8 +583,9 @@ def test_the_lost_reset_in_the_runner_mailbox_deterministically():
     runner.start_run(params, 2)  # the window's reset: a new run, run id 2
     runner.set_params(params.with_changes(lam=2e-2))  # a live change right after it
     runner.step_once(now=3.0)
-    assert runner.run_id == 2, (f"the reset was lost: the worker stays on run {runner.run_id} "
-                                f"at t = {runner.sim.t:g}")
+    assert runner.run_id == 2, (
+        f"the reset was lost: the worker stays on run {runner.run_id} at t = {runner.sim.t:g}"
+    )
     assert runner.sim.t == 0.0 and runner.sim.lam == 2e-2
 
 
@@ -542,8 +597,9 @@ def test_a_repeated_error_pauses_the_window_again(qtbot, make_window):
     win.error_box.close()
     win.reset()
     win.set_playing(True)  # the user tries again: same parameters, same failure
-    qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.state == "error",
-                    timeout=TIMEOUT)
+    qtbot.waitUntil(
+        lambda: win.snapshot.run_id == win.run_id and win.snapshot.state == "error", timeout=TIMEOUT
+    )
     assert win.snapshot.message == first  # the same text, in a new run
     qtbot.wait(100)
     assert not win.playing, "the window says 'playing' while the worker has stopped"
@@ -611,8 +667,12 @@ def test_a_fault_in_the_worker_reaches_the_gui_and_the_app_recovers(qtbot, make_
     box.close()
     win.act_reset.trigger()
     win.set_playing(True)
-    qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.state == "running"
-                    and win.snapshot.t > 0.2, timeout=TIMEOUT)
+    qtbot.waitUntil(
+        lambda: (
+            win.snapshot.run_id == win.run_id and win.snapshot.state == "running" and win.snapshot.t > 0.2
+        ),
+        timeout=TIMEOUT,
+    )
     assert win.snapshot.message == "" and win.runner.sim.history.appended >= 2  # t(0) + a chunk
     check_status_agrees_with_core(qtbot, win, "after recovering from a fault")
 
@@ -664,20 +724,25 @@ def test_a_run_the_core_cannot_build_shows_an_error(qtbot, make_window, tmp_path
         needle = "no such file"
     qtbot.waitUntil(lambda: win.runner.state == "error", timeout=TIMEOUT)  # the worker failed ...
     try:  # ... and the window must say so
-        qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.state == "error",
-                        timeout=3000)
+        qtbot.waitUntil(
+            lambda: win.snapshot.run_id == win.run_id and win.snapshot.state == "error", timeout=3000
+        )
     finally:
-        print(f"\nwindow run {win.run_id}, worker run {win.runner.run_id}, snapshot run "
-              f"{win.snapshot.run_id} state {win.snapshot.state!r}; worker message: "
-              f"{win.runner.message.splitlines()[0]!r}")
+        print(
+            f"\nwindow run {win.run_id}, worker run {win.runner.run_id}, snapshot run "
+            f"{win.snapshot.run_id} state {win.snapshot.state!r}; worker message: "
+            f"{win.runner.message.splitlines()[0]!r}"
+        )
     assert needle in win.snapshot.message
     assert not win.playing and win.error_box.isVisible()
     qtbot.waitUntil(lambda: win.status_labels["state"].text() == "error", timeout=TIMEOUT)
     win.error_box.close()
     choose(win.controls.init_kind, 0)  # back to a normal draw: a new run
     win.set_playing(True)
-    qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.state == "running"
-                    and win.snapshot.t > 0, timeout=TIMEOUT)
+    qtbot.waitUntil(
+        lambda: win.snapshot.run_id == win.run_id and win.snapshot.state == "running" and win.snapshot.t > 0,
+        timeout=TIMEOUT,
+    )
 
 
 def test_an_overflowing_w0_is_reported_not_stuck():
@@ -686,7 +751,8 @@ def test_an_overflowing_w0_is_reported_not_stuck():
     for _ in range(200):
         runner.step_once()
     assert runner.state == "error" or runner.sim.t > 0, (
-        f"stuck: state {runner.state!r}, t = {runner.sim.t}, {runner.sim.moments()}")
+        f"stuck: state {runner.state!r}, t = {runner.sim.t}, {runner.sim.moments()}"
+    )
 
 
 # --- 3. closing at bad moments --------------------------------------------------------------
@@ -739,9 +805,11 @@ def test_closing_during_export_all_while_running_flat_out(qtbot, make_window, tm
     events["export_end"] = time.perf_counter()
     qtbot.waitUntil(lambda: "closed" in events, timeout=TIMEOUT)
     names = assert_only_complete_files(out)
-    print(f"\ndelay {delay_ms} ms: export {'ok' if ok else 'refused: ' + win.last_error}, "
-          f"{len(names)} files, export {events['export_end'] - events['export_start']:.2f} s, "
-          f"close took {events['closed'] - events['close_start']:.3f} s")
+    print(
+        f"\ndelay {delay_ms} ms: export {'ok' if ok else 'refused: ' + win.last_error}, "
+        f"{len(names)} files, export {events['export_end'] - events['export_start']:.2f} s, "
+        f"close took {events['closed'] - events['close_start']:.3f} s"
+    )
     assert events["close_start"] < events["export_end"], "the close came during the export"
     assert not events["worker_alive_after_close"] and not win.thread.is_alive()
     assert not win.isVisible() and not win.paint_timer.isActive()
@@ -853,12 +921,20 @@ def test_ten_million_weights_through_the_entry_point(tmp_path):
     child.write_text(HEARTBEAT_CHILD)
     wrapper = tmp_path / "wrapper.py"
     wrapper.write_text(MAXRSS_WRAPPER)
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen",
-           "SPARSITY_GUI_SETTINGS": str(tmp_path / "settings.ini"),
-           "SPARSITY_GUI_CONFIG_DIR": str(tmp_path / "config")}
-    proc = subprocess.run([sys.executable, str(wrapper), sys.executable, str(child),
-                           "--m", "10000000", "--quit-after", "8000"],
-                          capture_output=True, text=True, timeout=180, env=env, cwd=tmp_path)
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "SPARSITY_GUI_SETTINGS": str(tmp_path / "settings.ini"),
+        "SPARSITY_GUI_CONFIG_DIR": str(tmp_path / "config"),
+    }
+    proc = subprocess.run(
+        [sys.executable, str(wrapper), sys.executable, str(child), "--m", "10000000", "--quit-after", "8000"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["rc"] == 0, report["stderr"]
@@ -866,9 +942,11 @@ def test_ten_million_weights_through_the_entry_point(tmp_path):
     peak = report["maxrss"]
     beat_line = [line for line in report["stdout"].splitlines() if line.startswith("HEARTBEAT ")]
     beat = json.loads(beat_line[-1].removeprefix("HEARTBEAT "))
-    print(f"\nm = 10^7: peak RSS {peak / 2**30:.2f} GiB, wall {report['wall']:.1f} s, "
-          f"{beat['beats']} heartbeats, longest stall {beat['max_gap']:.3f} s, "
-          f"{len(beat['texts'])} status texts, last {beat['texts'][-1] if beat['texts'] else None!r}")
+    print(
+        f"\nm = 10^7: peak RSS {peak / 2**30:.2f} GiB, wall {report['wall']:.1f} s, "
+        f"{beat['beats']} heartbeats, longest stall {beat['max_gap']:.3f} s, "
+        f"{len(beat['texts'])} status texts, last {beat['texts'][-1] if beat['texts'] else None!r}"
+    )
     assert peak < 2 * 10**9, f"peak resident memory {peak / 1e9:.2f} GB"
     # responsive: the 20 ms heartbeat kept firing (8 s of it), never stalled for 2 s
     assert beat["beats"] >= 8.0 / 0.2 and beat["max_gap"] < 2.0, beat
