@@ -14,12 +14,15 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterator
-from typing import NoReturn
+from collections.abc import Callable, Iterator
+from typing import NoReturn, TypeVar
 
 from sparsity_gui.core.checks import parse_whole
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.files import ResultDir
 from sparsity_gui.core.text import format_duration
+
+T = TypeVar("T")
 
 
 class CleanParser(argparse.ArgumentParser):
@@ -210,24 +213,31 @@ def _leave_if_worker_running(rc: int) -> None:
         os._exit(rc)
 
 
-def _run_guarded(result_dir, out: str, body) -> int | None:
-    """Run body(); on Ctrl+C/SIGTERM, bad input or a write error remove the temporary
-    folder and report (130, or one `error:` line and status 2)."""
+def write_headless(out: str, replace: bool, body: Callable[[ResultDir], T]) -> T:
+    """The frame of every headless command: DIR made new (or, with ``replace``, emptied),
+    ``body(result_dir)`` writing into its temporary folder with Ctrl+C and SIGTERM handled,
+    and DIR committed at once. Bad input or a write error: the temporary folder removed,
+    one `error:` line, status 2. An interrupt: nothing written, status 130 (SystemExit)."""
     try:
-        body()
-        result_dir.commit()
-    except KeyboardInterrupt:
-        result_dir.abort()
-        sys.stderr.write("\nerror: interrupted; nothing was written\n")
-        _leave_if_worker_running(130)
-        return 130
+        result_dir = ResultDir(out, replace)
     except InputError as exc:
-        result_dir.abort()
         fail(str(exc))
-    except OSError as exc:
-        result_dir.abort()
-        fail(f"cannot write results: {exc.strerror or exc} ({exc.filename or out})")
-    except BaseException:
-        result_dir.abort()
-        raise
-    return None
+    with interrupt_handlers():
+        try:
+            value = body(result_dir)
+            result_dir.commit()
+        except KeyboardInterrupt:
+            result_dir.abort()
+            sys.stderr.write("\nerror: interrupted; nothing was written\n")
+            _leave_if_worker_running(130)
+            raise SystemExit(130) from None
+        except InputError as exc:
+            result_dir.abort()
+            fail(str(exc))
+        except OSError as exc:
+            result_dir.abort()
+            fail(f"cannot write results: {exc.strerror or exc} ({exc.filename or out})")
+        except BaseException:
+            result_dir.abort()
+            raise
+    return value

@@ -13,16 +13,15 @@ from pathlib import Path
 from sparsity_gui.cli.common import (
     CleanParser,
     Progress,
-    _run_guarded,
     fail,
-    interrupt_handlers,
     interrupts_deferred,
     number_arg,
     run_in_worker,
     whole_arg,
+    write_headless,
 )
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.params import OPTIMIZERS
+from sparsity_gui.core.interference.params import OPTIMIZERS, check_memory
 from sparsity_gui.core.interference.run import chunk_steps
 from sparsity_gui.core.interference.sweep import default_workers
 from sparsity_gui.core.text import format_duration
@@ -305,20 +304,17 @@ def resumed_rows(out: str, spec) -> list:
 
 
 def sweep_command(argv: Sequence[str]) -> int:
-    from sparsity_gui.core.files import ResultDir
-
     args = build_sweep_parser().parse_args(argv)
     try:
         spec = sweep_spec_from_args(args)
         done_rows = resumed_rows(args.out, spec) if args.resume else []
-        result_dir = ResultDir(args.out, args.force or args.resume)
     except InputError as exc:
         fail(str(exc))
     runs = spec.runs()
     state: dict = {}
     command_line = shlex.join(["sparsity-gui", "sweep", *argv])
 
-    def body() -> None:
+    def body(result_dir) -> None:
         import threading
 
         from sparsity_gui.core.interference.files import write_sweep
@@ -379,10 +375,7 @@ def sweep_command(argv: Sequence[str]) -> int:
                 figures = sweep_figure_files(spec, rows)
             write_sweep(result_dir, spec, rows, figures=figures, command_line=command_line)
 
-    with interrupt_handlers():
-        rc = _run_guarded(result_dir, args.out, body)
-    if rc is not None:
-        return rc
+    write_headless(args.out, args.force or args.resume, body)
     if state.get("interrupted"):
         sys.stderr.write(
             f"\nerror: interrupted; wrote the {len(state['rows'])} of {len(runs)} runs "
@@ -428,23 +421,17 @@ def build_interference_parser() -> CleanParser:
 
 
 def interference_command(argv: Sequence[str]) -> int:
-    from sparsity_gui.core.files import ResultDir
-
     args = build_interference_parser().parse_args(argv)
     try:
         _resolve(args, INTERFERENCE_DEFAULTS)
         params = _base_params(args, args.m)
         if not 2 <= args.samples <= 10**5:
             raise InputError("samples", f"must be from 2 to 1e5, got {args.samples}")
-        from sparsity_gui.core.interference.params import check_memory as check_interference_memory
-
-        check_interference_memory(params.n, params.m)
-        result_dir = ResultDir(args.out, args.force)
+        check_memory(params.n, params.m)
     except InputError as exc:
         fail(str(exc))
-    state: dict = {}
 
-    def body() -> None:
+    def body(result_dir):
         import threading
 
         from sparsity_gui.core.blas import limit_blas_threads
@@ -470,14 +457,10 @@ def interference_command(argv: Sequence[str]) -> int:
         finally:
             progress.close()
         wall = time.perf_counter() - started
-        state["run"] = run
         write_interference_run(result_dir, run, shlex.join(["sparsity-gui", "interference", *argv]), wall)
+        return run
 
-    with interrupt_handlers():
-        rc = _run_guarded(result_dir, args.out, body)
-    if rc is not None:
-        return rc
-    run = state["run"]
+    run = write_headless(args.out, args.force, body)
     meas = run.measure(with_loss=False)
     print(
         f"wrote {args.out}: n = {params.n}, m = {params.m}, {run.step} steps ({params.optimizer}), "

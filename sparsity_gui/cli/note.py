@@ -12,12 +12,11 @@ import numpy as np
 from sparsity_gui.cli.common import (
     CleanParser,
     Progress,
-    _run_guarded,
     fail,
-    interrupt_handlers,
     interrupts_deferred,
     number_arg,
     whole_arg,
+    write_headless,
 )
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import METHODS, SimParams, check_memory
@@ -136,26 +135,22 @@ def build_run_parser() -> CleanParser:
 
 
 def run_command(argv: Sequence[str]) -> int:
-    from sparsity_gui.core.files import ResultDir
-
     args = build_run_parser().parse_args(argv)
     try:
         params, w0 = params_from_args(args)
         if not 2 <= args.samples <= 10**6:
             raise InputError("samples", f"must be from 2 to 1e6, got {args.samples}")
-        result_dir = ResultDir(args.out, args.force)
     except InputError as exc:
         fail(str(exc))
-    state: dict = {}
 
-    def body() -> None:
+    def body(result_dir):
         # numba and scipy load only once the arguments are known to be good
         from sparsity_gui.core.note.files import write_results
         from sparsity_gui.core.note.sampled import simulate_samples
 
-        run = state["run"] = simulate_samples(params, w0, args.samples, Progress)
+        run = simulate_samples(params, w0, args.samples, Progress)
         if args.figures:
-            from sparsity_gui.plots.figures import write_figures  # needs Qt (offscreen); imported only here
+            from sparsity_gui.plots.figures import write_figures  # needs Qt (offscreen)
 
             with interrupts_deferred():  # a signal inside Qt's drawing would crash it
                 write_figures(run, result_dir.path("figures"))
@@ -166,12 +161,9 @@ def run_command(argv: Sequence[str]) -> int:
             include_weights=not args.no_weights,
             command_line=shlex.join(["sparsity-gui", "run", *argv]),
         )
+        return run
 
-    with interrupt_handlers():
-        rc = _run_guarded(result_dir, args.out, body)
-    if rc is not None:
-        return rc
-    run = state["run"]
+    run = write_headless(args.out, args.force, body)
     print(
         f"wrote {args.out}: {args.samples} rows, {run.nonzero_final} nonzero weight(s) at "
         f"t = {run.t_end:.6g}, fitted c = {run.fitted_c:.4g}"

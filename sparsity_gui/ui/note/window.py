@@ -1,4 +1,4 @@
-"""The main window: panels in the centre, parameters and the note in docks, a worker
+"""The note model's window: panels in the centre, parameters and the note in docks, a worker
 thread running the core's Runner, and a paint timer that draws the latest snapshot."""
 
 from __future__ import annotations
