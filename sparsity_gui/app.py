@@ -40,6 +40,7 @@ def gui_main(args: argparse.Namespace) -> int:
     from PySide6 import QtCore, QtWidgets
 
     from sparsity_gui.plots import qtmessages
+    from sparsity_gui.plots.render import delete_widgets
 
     qtmessages.install()
     pg.setConfigOptions(background="w", foreground="k", antialias=False)
@@ -74,11 +75,6 @@ def gui_main(args: argparse.Namespace) -> int:
         QtCore.QTimer.singleShot(args.quit_after, finish)
 
     rc = app.exec()
-    # tear down explicitly: a pyqtgraph widget alive at interpreter exit segfaults
-    # (shutdown also closes the other model's window if this one opened it)
-    win.shutdown()
-    win.deleteLater()
-    app.processEvents()
-    app.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete.value)
-    app.processEvents()
+    win.shutdown()  # also closes the other model's window if this one opened it
+    delete_widgets(app, win)
     return rc

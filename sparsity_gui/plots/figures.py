@@ -13,7 +13,16 @@ from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.interference.sweep import SweepRow, SweepSpec
 from sparsity_gui.core.note.files import tracked_csv
 from sparsity_gui.core.note.runner import Snapshot, snapshot_of
-from sparsity_gui.plots.render import DEFAULT_SCALE, PANEL_SIZE, ensure_app, render_panel, render_widget, slug
+from sparsity_gui.plots.render import (
+    DEFAULT_SCALE,
+    PANEL_SIZE,
+    antialiased,
+    delete_widgets,
+    ensure_app,
+    render_panel,
+    render_widget,
+    slug,
+)
 
 
 def sweep_figure_files(
@@ -25,31 +34,17 @@ def sweep_figure_files(
     """{sweep.png, sweep.svg: bytes}: the SweepPanel drawn offscreen (creates a QApplication
     on the offscreen platform if there is none; leaves no widget alive)."""
     try:
-        import pyqtgraph as pg
         from PySide6 import QtCore
 
-        from sparsity_gui.plots.render import (
-            DEFAULT_SCALE,
-            EXPORT_WIDTH,
-            PANEL_SIZE,
-            ensure_app,
-            render_panel,
-        )
         from sparsity_gui.plots.sweep import SweepPanel
     except ImportError as exc:
         raise InputError("figures", f"drawing the figure needs PySide6 and pyqtgraph ({exc})") from None
-    size = size or PANEL_SIZE
-    scale = DEFAULT_SCALE if scale is None else scale
     app, _created = ensure_app()
-    old_aa = pg.getConfigOption("antialias")
-    pg.setConfigOptions(antialias=True)
-    try:
+    with antialiased():
         panel = SweepPanel()
-    finally:
-        pg.setConfigOptions(antialias=old_aa)
     try:
         panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-        panel.resize(*size)
+        panel.resize(*(size or PANEL_SIZE))
         panel.show()
         app.processEvents()
         if spec is not None:
@@ -57,22 +52,12 @@ def sweep_figure_files(
         else:
             panel.show_rows(rows)
         app.processEvents()
-        out = {}
-        for fmt, s in (("png", scale), ("svg", 1.0)):
-            panel.set_bar_width(EXPORT_WIDTH * s)  # as print_style widens the curves
-            try:
-                out[f"sweep.{fmt}"] = render_panel(panel, fmt, scale)
-            finally:
-                panel.set_bar_width(None)
-        return out
+        scale = DEFAULT_SCALE if scale is None else scale
+        return {f"sweep.{fmt}": render_panel(panel, fmt, scale) for fmt in ("png", "svg")}
     except RuntimeError as exc:
         raise InputError("figures", str(exc)) from None
     finally:
-        panel.close()
-        panel.deleteLater()
-        app.processEvents()
-        app.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete.value)
-        app.processEvents()
+        delete_widgets(app, panel)
 
 
 LAYOUT_SIZE = (1800, 1040)  # px of the headless six-panel layout
@@ -122,15 +107,12 @@ class FigureSet:
     def __init__(
         self, snap, view_states: list[dict] | None = None, layout_size: tuple[int, int] = LAYOUT_SIZE
     ):
-        import pyqtgraph as pg
         from PySide6 import QtCore, QtWidgets
 
         from sparsity_gui.plots.note import PANEL_TYPES
 
         self.app, _ = ensure_app()
-        old_aa = pg.getConfigOption("antialias")
-        pg.setConfigOptions(antialias=True)
-        try:
+        with antialiased():
             self.host = QtWidgets.QWidget()
             self.host.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
             self.host.setStyleSheet("background: white;")
@@ -138,8 +120,6 @@ class FigureSet:
             grid.setContentsMargins(2, 2, 2, 2)
             grid.setSpacing(3)
             self.panels = [cls() for cls in PANEL_TYPES]
-        finally:
-            pg.setConfigOptions(antialias=old_aa)
         for i, panel in enumerate(self.panels):
             grid.addWidget(panel, i // 3, i % 3)
             if view_states and i < len(view_states):
@@ -194,17 +174,8 @@ class FigureSet:
         return out
 
     def close(self) -> None:
-        from PySide6 import QtCore
-
-        for panel in self.panels:
-            panel.close()
-            panel.deleteLater()
-        self.host.close()
-        self.host.deleteLater()
-        self.panels = []
-        self.app.processEvents()
-        self.app.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete.value)
-        self.app.processEvents()
+        panels, self.panels = self.panels, []
+        delete_widgets(self.app, *panels, self.host)
 
     def __enter__(self) -> FigureSet:
         return self

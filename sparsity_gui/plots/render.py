@@ -41,6 +41,33 @@ def ensure_app():
     return app, True
 
 
+@contextlib.contextmanager
+def antialiased() -> Iterator[None]:
+    """Plot items built inside are antialiased (pyqtgraph reads the option when an item is
+    made): headless figures are built this way, live panels are not (speed)."""
+    import pyqtgraph as pg
+
+    old = pg.getConfigOption("antialias")
+    pg.setConfigOptions(antialias=True)
+    try:
+        yield
+    finally:
+        pg.setConfigOptions(antialias=old)
+
+
+def delete_widgets(app, *widgets) -> None:
+    """Close and delete widgets now, not at interpreter exit (a pyqtgraph widget still
+    alive then can crash the process)."""
+    from PySide6 import QtCore
+
+    for widget in widgets:
+        widget.close()
+        widget.deleteLater()
+    app.processEvents()
+    app.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete.value)
+    app.processEvents()
+
+
 def slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_") or "panel"
 
@@ -131,6 +158,10 @@ def print_style(panels: Iterable, scale: float = 1.0) -> Iterator[None]:
                         old_pen = item.pen
                         item.setPen(_widened(old_pen, width))
                         restore.append(lambda i=item, p=old_pen: i.setPen(p))
+                    elif isinstance(item, pg.ErrorBarItem):
+                        old_pen = item.opts["pen"]
+                        item.setData(pen=_widened(pg.mkPen(old_pen), width))
+                        restore.append(lambda i=item, p=old_pen: i.setData(pen=p))
             # cached pixmaps would end up as bitmaps in SVG/PDF, and at the wrong scale in PNG
             for item in view.scene().items():
                 mode = item.cacheMode()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore
 
 from sparsity_gui.core.interference.sweep import SweepRow, summarize
 from sparsity_gui.plots.base import BLUE, DASH, RED, Panel, pen, set_curve
@@ -96,7 +96,6 @@ class SweepPanel(Panel):
         self.zero_runs = 0
         self.summary = None  # the SweepSummary drawn (None without rows)
         self._runs_label = ""
-        self._bar_pen = pen(BLUE)
         self.apply_toggles()
         self._draw()
 
@@ -112,16 +111,6 @@ class SweepPanel(Panel):
         self.n = int(n) if n is not None else None
         self.m_values = tuple(sorted({int(m) for m in m_values})) if m_values else ()
         self._draw()
-
-    def set_bar_width(self, width: float | None) -> None:
-        """Exports: widen the error bars like figures.print_style widens curves (None
-        restores the live 1 px pen)."""
-        if width is None:
-            bar = self._bar_pen
-        else:
-            bar = QtGui.QPen(self._bar_pen)
-            bar.setWidthF(width)
-        self.error_bars.setData(pen=bar)
 
     # --- drawing --------------------------------------------------------------------------
     def apply_toggles(self) -> None:

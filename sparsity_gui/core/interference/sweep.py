@@ -12,7 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ import numpy as np
 from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.checks import parse_whole
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.params import InterferenceParams, check_memory
+from sparsity_gui.core.interference.params import InterferenceParams, check_memory, predicted_polysemantic
 from sparsity_gui.core.interference.run import InterferenceRun, chunk_steps, step_work
 
 # work between progress reports and cancel checks (~10-20 ms): cancel answers quickly at
@@ -141,6 +141,8 @@ class SweepSpec:
 
 @dataclass(frozen=True)
 class SweepRow:
+    """One finished run of a sweep: its settings and its final Measurement's counts."""
+
     m: int
     seed: int
     n: int
@@ -154,6 +156,15 @@ class SweepRow:
     steps: int
     optimizer: str
     seconds: float
+
+    @classmethod
+    def of(cls, run: InterferenceRun, seconds: float) -> SweepRow:
+        meas = run.measure(with_loss=False)
+        counts = {f.name: getattr(meas, f.name) for f in fields(cls) if hasattr(meas, f.name)}
+        p = run.params
+        return cls(
+            m=p.m, seed=p.seed, n=p.n, optimizer=p.optimizer, seconds=seconds, **{**counts, "steps": run.step}
+        )
 
 
 @dataclass(frozen=True)
@@ -241,22 +252,7 @@ def run_sweep(
                 report(p)
         if run.failure is not None:
             raise InputError("lr", f"run m={p.m} seed={p.seed}: {run.failure}")
-        meas = run.measure(with_loss=False)
-        row = SweepRow(
-            m=p.m,
-            seed=p.seed,
-            n=p.n,
-            polysemantic=meas.polysemantic,
-            predicted=meas.predicted,
-            active=meas.active,
-            opposite_pairs=meas.opposite_pairs,
-            same_pairs=meas.same_pairs,
-            kept_share=meas.kept_share,
-            nonzero=meas.nonzero,
-            steps=run.step,
-            optimizer=p.optimizer,
-            seconds=time.perf_counter() - t0,
-        )
+        row = SweepRow.of(run, seconds=time.perf_counter() - t0)
         with lock:
             done[(p.m, p.seed)] = row
             report(None, row)
@@ -334,7 +330,7 @@ def summarize(rows: Sequence[SweepRow]) -> SweepSummary:
         mean.append(vals.mean())
         std.append(vals.std(ddof=1) if vals.size > 1 else 0.0)  # the sample std over seeds
         count.append(vals.size)
-        pred.append(n * n / (4.0 * m))
+        pred.append(predicted_polysemantic(n, int(m)))
     return SweepSummary(
         ms,
         np.array(mean),

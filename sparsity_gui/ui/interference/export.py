@@ -34,19 +34,6 @@ class InterferenceExports(PanelExports):
             act = menu.addAction(text)
             act.triggered.connect(lambda _c=False, k=kind: self.export_data_dialog(k))
 
-    def figure_bytes(self, target, fmt: str, scale: float = 2.0) -> bytes:
-        from sparsity_gui.plots.render import EXPORT_WIDTH, render_panel
-
-        panel = self.panel(target)
-        if panel is not None and panel is self.win.sweep.panel:
-            # its error bars widen like print_style widens curves (as the headless figure's)
-            panel.set_bar_width(EXPORT_WIDTH * (scale if fmt == "png" else 1.0))
-            try:
-                return render_panel(panel, fmt, scale)
-            finally:
-                panel.set_bar_width(None)
-        return super().figure_bytes(target, fmt, scale)
-
     def data_bytes(self, kind: str) -> bytes:
         """The shown snapshot's data: history (CSV), weights (W as .npy), counts (CSV)."""
         snap = self.win.snapshot
