@@ -1,5 +1,6 @@
 """GUI benchmark: frames per second and the longest GUI-thread stall while the
-simulation runs with all panels visible (offscreen).
+simulation runs with all panels visible (offscreen); the time to the first frame; and the
+CPU the app uses when idle (a finished or paused run).
 
     .venv/bin/python benchmarks/bench_gui.py [--seconds 6] [--sizes 1000,100000,1000000]
 
@@ -55,7 +56,9 @@ def run_with_stall_probe(app, seconds: float) -> tuple[float, float, float]:
 
 
 def measure(app, m: int, seconds: float, naive: bool) -> dict:
+    start = time.perf_counter()
     win = NoteWindow(SimParams(m=m, lam=1e-3), speed=None)
+    built_s = time.perf_counter() - start
     if naive:
         # what a straightforward pyqtgraph app draws: pyqtgraph's auto-range on every
         # frame, 2 px pens, and axes (tick text and grid) repainted on every frame
@@ -72,9 +75,9 @@ def measure(app, m: int, seconds: float, naive: bool) -> dict:
                     item.setPen(pen)
     win.show()
     # wait until the run is live (numba warm-up, the first snapshot)
-    start = time.perf_counter()
     while (win.snapshot is None or win.snapshot.state != "running") and time.perf_counter() - start < 60:
         app.processEvents()
+    first_frame_s = time.perf_counter() - start
     frames0 = win.frames
     elapsed, stall_ms, p99_ms = run_with_stall_probe(app, seconds)
     snap = win.snapshot
@@ -86,6 +89,8 @@ def measure(app, m: int, seconds: float, naive: bool) -> dict:
         "state": snap.state if snap else "none",
         "nonzero": snap.nonzero if snap else 0,
         "sps": snap.steps_per_second if snap else 0.0,
+        "first_frame_s": first_frame_s,
+        "built_s": built_s,
     }
     win.close()
     win.deleteLater()
@@ -93,11 +98,58 @@ def measure(app, m: int, seconds: float, naive: bool) -> dict:
     return result
 
 
+def cpu_share(app, seconds: float) -> float:
+    """CPU time of the whole process (every thread) per wall second while the Qt event
+    loop runs as in the app."""
+    loop = QtCore.QEventLoop()
+    QtCore.QTimer.singleShot(int(seconds * 1000), loop.quit)
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    loop.exec()
+    return (time.process_time() - cpu0) / (time.perf_counter() - t0)
+
+
+def idle_cpu(app, seconds: float) -> dict:
+    """The window left open with its run finished, and with a run paused: the share of a
+    core the process uses, beside an empty window with the same 60 Hz timer (the floor)."""
+    out = {}
+    win = NoteWindow(SimParams(m=2000, lam=1e-2), speed=0.0)  # as fast as possible: finishes
+    win.show()
+    while win.snapshot is None or win.snapshot.state != "finished":
+        app.processEvents()
+    cpu_share(app, 0.5)  # the last snapshots drain
+    out["finished"] = cpu_share(app, seconds)
+    win.close()
+    win.deleteLater()
+    win = NoteWindow(SimParams(m=100_000, lam=1e-3), speed=None)
+    win.show()
+    while win.snapshot is None or win.snapshot.state != "running":
+        app.processEvents()
+    win.set_playing(False)
+    cpu_share(app, 0.5)
+    out["paused"] = cpu_share(app, seconds)
+    win.close()
+    win.deleteLater()
+    empty = QtWidgets.QMainWindow()
+    timer = QtCore.QTimer(empty)
+    timer.timeout.connect(lambda: None)
+    timer.start(1000 // 60)
+    empty.resize(1500, 900)
+    empty.show()
+    cpu_share(app, 0.5)
+    out["floor"] = cpu_share(app, seconds)
+    timer.stop()
+    empty.close()
+    empty.deleteLater()
+    app.processEvents()
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--sizes", default="1000,100000,1000000")
     ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--idle-seconds", type=float, default=3.0)
     args = ap.parse_args()
     pg.setConfigOptions(background="w", foreground="k", antialias=False)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
@@ -115,6 +167,7 @@ def main() -> int:
     )
     goals = {1000: 60, 100000: 30}
     verdicts = []
+    first_frames = []
     for m in sizes:
         if os.environ.get("BENCH_BASELINE_FIRST"):
             base = None if args.no_baseline else measure(app, m, args.seconds, naive=True)
@@ -122,6 +175,7 @@ def main() -> int:
         else:
             ours = measure(app, m, args.seconds, naive=False)
             base = None if args.no_baseline else measure(app, m, args.seconds, naive=True)
+        first_frames.append((m, ours))
         b = f"{base['fps']:12.1f} {base['stall_ms']:9.1f}" if base else f"{'-':>12} {'-':>9}"
         print(
             f"{m:9d} | {ours['fps']:6.1f} {ours['stall_ms']:9.1f} {ours['p99_ms']:7.1f} | {b} | "
@@ -136,6 +190,22 @@ def main() -> int:
             f"m={m}: longest stall {ours['stall_ms']:.1f} ms (goal <= 50): "
             f"{'PASS' if ours['stall_ms'] <= 50 else 'MISS'}"
         )
+    print()
+    print("first frame: from building the window to the first snapshot of the running simulation painted")
+    print(f"{'m':>9} | {'first frame s':>13} | {'of which building the window s':>30}")
+    for m, r in first_frames:
+        print(f"{m:9d} | {r['first_frame_s']:13.2f} | {r['built_s']:30.2f}")
+    idle = idle_cpu(app, args.idle_seconds)
+    print()
+    print(
+        f"idle CPU, {args.idle_seconds:g} s each, share of one core for the whole process: "
+        f"run finished {100 * idle['finished']:.1f} %, run paused {100 * idle['paused']:.1f} %; "
+        f"baseline, an empty window with the same 60 Hz timer: {100 * idle['floor']:.1f} %"
+    )
+    worst = max(idle["finished"], idle["paused"])
+    verdicts.append(
+        f"idle CPU {100 * worst:.1f} % of a core (goal < 2 %): {'PASS' if worst < 0.02 else 'MISS'}"
+    )
     print()
     for v in verdicts:
         print(v)

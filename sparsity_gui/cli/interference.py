@@ -23,7 +23,7 @@ from sparsity_gui.cli.common import (
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import OPTIMIZERS, check_memory
 from sparsity_gui.core.interference.run import chunk_steps
-from sparsity_gui.core.interference.sweep import default_workers
+from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, default_workers
 from sparsity_gui.core.text import format_duration
 
 INTERFERENCE_MODEL = """\
@@ -62,7 +62,7 @@ final counts and the prediction n^2/(4m)).
 
 
 SWEEP_DEFAULTS = dict(
-    n=64, m="64,128,256,512,1024", seeds=4, seed=0, steps=5000, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0
+    n=64, m="64,128,256,512,1024", seeds=4, seed=0, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0
 )
 
 
@@ -395,6 +395,15 @@ def sweep_command(argv: Sequence[str]) -> int:
     for i, m in enumerate(s.m):
         print(f"{int(m):>7} {s.mean[i]:>9.3f} {s.std[i]:>8.3f} {s.predicted[i]:>10.3f}")
     print(f"colliding pairs: {s.opposite_pairs} of opposite sign, {s.same_pairs} of equal sign")
+    unsettled = [r for r in state["rows"] if not r.settled]
+    if unsettled:
+        where = ", ".join(f"m={r.m} seed={r.seed}" for r in unsettled[:4]) + (
+            ", ..." if len(unsettled) > 4 else ""
+        )
+        sys.stderr.write(
+            f"warning: {len(unsettled)} of {len(state['rows'])} runs had not settled ({where}): "
+            f"settled means {SETTLED_DEFINITION}; give more --steps\n"
+        )
     return 0
 
 

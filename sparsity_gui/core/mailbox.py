@@ -63,6 +63,7 @@ class MailboxEngine:
         self._mail = mail
         self.latest: Any = None
         self._taken = True  # the GUI has taken the latest snapshot: a new one is worth making
+        self._shown: Any = None  # what the last snapshot offered shows (see _is_news)
 
     # --- commands (any thread) -----------------------------------------------------------
     def _post(self, **fields: Any) -> None:
@@ -120,7 +121,14 @@ class MailboxEngine:
         with self._lock:
             return self._taken
 
-    def _offer(self, snapshot: Any) -> None:
+    def _is_news(self, shows: Any) -> bool:
+        """Whether a snapshot that ``shows`` this (run, state, time, ...) would differ from
+        the last one offered: a paused or finished run offers nothing, so the GUI paints
+        nothing and the app is idle."""
+        return shows != self._shown
+
+    def _offer(self, snapshot: Any, shows: Any = None) -> None:
         with self._lock:
             self.latest = snapshot
             self._taken = False
+        self._shown = shows

@@ -1,4 +1,5 @@
-"""Plain-text formatting shared by the CLI's progress bar and the GUI's sweep tab."""
+"""Plain-text formatting shared by the CLI, the windows and the figures: durations, counts
+of things, and limits in messages."""
 
 from __future__ import annotations
 
@@ -15,3 +16,14 @@ def format_duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds // 60} min {seconds % 60:02d} s"
     return f"{seconds // 3600} h {(seconds % 3600) // 60:02d} min"
+
+
+def plural(k: int, word: str) -> str:
+    """'1 run', '3 runs', '1,000 weights'."""
+    return f"{k:,} {word}{'' if k == 1 else 's'}"
+
+
+def short_number(x: float) -> str:
+    """A limit as people write it: 1e8 (not 1e+08), 65536, 0.25."""
+    mantissa, _, exponent = f"{x:g}".partition("e")
+    return f"{mantissa}e{int(exponent)}" if exponent else mantissa

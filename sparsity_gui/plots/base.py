@@ -196,7 +196,10 @@ class Panel(QtWidgets.QFrame):
             return None
         clo, chi = current
         span = hi - lo
-        if span <= 0:
+        if span <= 0 and axis == 0 and plot in self.time_plots:
+            lo, hi = lo, lo + 1.0  # one instant (t = 0): time runs forward from it
+            span = hi - lo
+        elif span <= 0:
             span = abs(hi) if hi != 0 else 1.0
             lo, hi = lo - 0.5 * span, hi + 0.5 * span
             span = hi - lo

@@ -274,7 +274,8 @@ class DecayPanel(NotePanel):
                 set_curve(self.measured, t, l1, positive=positive)
                 set_curve(self.law, t, 1.0 / fit_w, positive=positive)
         name_m = "w = 1/‖W‖₁" if show_w else "‖W‖₁"
-        name_l = f"w(0) + c·λt, c = {c:.3f}" if show_w else f"1/(w(0) + c·λt), c = {c:.3f}"
+        shown_c = f"{c:.3f}" if math.isfinite(c) else "—"  # nothing to fit yet
+        name_l = f"w(0) + c·λt, c = {shown_c}" if show_w else f"1/(w(0) + c·λt), c = {shown_c}"
         if (name_m, name_l) != self._names:  # text layout is slow: only on change
             self._names = (name_m, name_l)
             legend = self.plot.legend

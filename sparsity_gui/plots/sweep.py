@@ -16,14 +16,11 @@ import pyqtgraph as pg
 from PySide6 import QtCore
 
 from sparsity_gui.core.interference.sweep import SweepRow, summarize
+from sparsity_gui.core.text import plural
 from sparsity_gui.plots.base import BLUE, DASH, RED, Panel, pen, set_curve
 
 RUN_BRUSH = (31, 119, 180, 90)  # BLUE, faint: overlapping seeds show as darker points
 LABEL_COLOR = "#333333"
-
-
-def _plural(k: int, word: str) -> str:
-    return f"{k} {word}" if k == 1 else f"{k} {word}s"
 
 
 def log_ticks(lo: float, hi: float, values: Sequence[float] = ()) -> list[float]:
@@ -182,9 +179,12 @@ class SweepPanel(Panel):
             seeds = len({r.seed for r in rows})
             note = (
                 f"colliding pairs (features active on the same neuron): {opposite} of opposite "
-                f"sign, {same} of equal sign · {_plural(len(rows), 'run')}, "
-                f"{_plural(len(all_m), 'value')} of m, {_plural(seeds, 'seed')}"
+                f"sign, {same} of equal sign · {plural(len(rows), 'run')}, "
+                f"{plural(len(all_m), 'value')} of m, {plural(seeds, 'seed')}"
             )
+            unsettled = sum(not r.settled for r in rows)
+            if unsettled:  # stopped too early: the counts were still changing
+                note += f" · {unsettled} of {plural(len(rows), 'run')} not settled: train longer"
         elif n is not None:
             note = "no runs yet"
         else:

@@ -56,6 +56,7 @@ class Field(QtWidgets.QWidget):
         self._parse = parse
         self.edit = QtWidgets.QLineEdit()
         self.edit.setObjectName(f"field_{name}")
+        self.help = tooltip
         self.edit.setToolTip(tooltip)
         self.error = QtWidgets.QLabel()
         self.error.setObjectName(f"error_{name}")
@@ -67,6 +68,7 @@ class Field(QtWidgets.QWidget):
         lay.setSpacing(1)
         lay.addWidget(self.edit)
         lay.addWidget(self.error)
+        self.edit.returnPressed.connect(self._commit_on_enter)
         self.edit.editingFinished.connect(self.commit)
         self._good_text = ""
 
@@ -88,6 +90,15 @@ class Field(QtWidgets.QWidget):
         self.error.hide()
         self.error.setText("")
         self.edit.setStyleSheet("")
+        self.edit.setToolTip(self.help)
+
+    @QtCore.Slot()
+    def _commit_on_enter(self) -> None:
+        """Enter: commit, and if the value was taken give the keyboard back to the window,
+        so that its shortcuts (Space, Right, Ctrl+R, Ctrl+E, Ctrl+S) work at once instead of
+        editing the text. A refused value keeps the focus, to be corrected."""
+        if self.commit() and self.error.isHidden():
+            self.edit.clearFocus()
 
     @QtCore.Slot()
     def commit(self) -> bool:

@@ -220,6 +220,7 @@ class LiveWindow:
 
     def transport_actions(self, play_tip: str, step_tip: str) -> None:
         """act_play (Space) and act_step (Right arrow)."""
+        self._play_tip = play_tip
         sp = QtWidgets.QStyle.StandardPixmap
         self.act_play = self.action(
             "act_play", "Pause", self.toggle_play, QtCore.Qt.Key.Key_Space, play_tip, sp.SP_MediaPause
@@ -247,6 +248,71 @@ class LiveWindow:
                 act.triggered.connect(lambda _c=False, m=model: self.windows.open(m))
             setattr(self, f"act_model_{model}", act)
         menu.setToolTipsVisible(True)
+
+    def quit_action(self) -> QtGui.QAction:
+        """Quit (Ctrl+Q): close every window of the app (the main one takes the others)."""
+        act = self.action(
+            "act_quit",
+            "Quit",
+            self.quit_app,
+            "Ctrl+Q",  # not StandardKey.Quit: that binding is empty on some platforms
+            "Close every window of sparsity-gui (Ctrl+Q)",
+        )
+        act.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
+        return act
+
+    @QtCore.Slot()
+    def quit_app(self) -> None:
+        main = self.windows.main if self.windows is not None else None
+        (main if main is not None and not main.closed else self).close()
+        if not self.closed:
+            self.close()
+
+    def help_menu(self, menu_bar: QtWidgets.QMenuBar) -> None:
+        """Help: the keyboard shortcuts of this window, where the theory is, About."""
+        menu = menu_bar.addMenu("&Help")
+        menu.setObjectName("menu_help")
+        act = menu.addAction("Keyboard shortcuts")
+        act.setObjectName("act_shortcuts")
+        act.triggered.connect(lambda _c=False: self.show_shortcuts())
+        act = menu.addAction("About sparsity-gui")
+        act.setObjectName("act_about")
+        act.triggered.connect(lambda _c=False: self.about())
+
+    def shortcuts_text(self) -> str:
+        """Every action of this window that has a shortcut, as an HTML table."""
+        rows = {}
+        for act in self.findChildren(QtGui.QAction):
+            key = act.shortcut().toString(QtGui.QKeySequence.SequenceFormat.NativeText)
+            if key and act.isVisible():
+                rows[act.text().replace("&", "").rstrip("…")] = key
+        by_key = sorted(rows.items(), key=lambda row: row[1])
+        cells = "".join(f"<tr><td><b>{key}</b></td><td>{text}</td></tr>" for text, key in by_key)
+        return (
+            f"<table cellspacing=6>{cells}</table>"
+            "<p>Enter in a field applies its value and gives the keys back to the window.</p>"
+        )
+
+    def show_shortcuts(self) -> QtWidgets.QMessageBox:
+        box = QtWidgets.QMessageBox(self)
+        box.setWindowTitle("Keyboard shortcuts")
+        box.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        box.setText(self.shortcuts_text())
+        box.setModal(False)
+        box.show()
+        self.shortcuts_box = box
+        return box
+
+    def about(self) -> None:
+        from sparsity_gui import __version__
+
+        QtWidgets.QMessageBox.about(
+            self,
+            "About sparsity-gui",
+            f"<b>sparsity-gui {__version__}</b><p>Simulates, live, how L1 regularization drives "
+            "feature encodings to sparsity, next to the research note's argument. The formulas "
+            "behind every panel are derived in docs/theory.md of the source distribution.</p>",
+        )
 
     def status_labels_for(self, specs, width: int) -> None:
         """Permanent status-bar labels, self.status_labels[key], from (key, tooltip) pairs."""
@@ -290,14 +356,39 @@ class LiveWindow:
     # --- commands --------------------------------------------------------------------
     @QtCore.Slot()
     def toggle_play(self) -> None:
-        self.set_playing(not self.playing)
+        """Play / pause; Play on a finished run runs it again from W(0)."""
+        if self.playing and self.finished:
+            self.restart()
+            self.set_playing(True)
+        else:
+            self.set_playing(not self.playing)
 
     def set_playing(self, playing: bool) -> None:
+        """Whether the user wants the run to go on (a new run follows it too)."""
         self.playing = playing
         self.engine.play(playing)
+        self.show_transport()
+
+    def restart(self) -> None:
+        """The same parameters again from W(0) (each window's Ctrl+R)."""
+        raise NotImplementedError
+
+    @property
+    def finished(self) -> bool:
+        """The run on screen has ended (one weight left, t_end, its last step)."""
+        snap = self.snapshot
+        return snap is not None and snap.run_id == self.run_id and snap.state == "finished"
+
+    def show_transport(self) -> None:
+        """The Play action says what pressing it does: Pause while the run goes on, Play
+        when it is paused or has finished."""
+        running = self.playing and not self.finished
         sp = QtWidgets.QStyle.StandardPixmap
-        self.act_play.setText("Pause" if playing else "Play")
-        self.act_play.setIcon(self.style().standardIcon(sp.SP_MediaPause if playing else sp.SP_MediaPlay))
+        self.act_play.setText("Pause" if running else "Play")
+        self.act_play.setIcon(self.style().standardIcon(sp.SP_MediaPause if running else sp.SP_MediaPlay))
+        self.act_play.setToolTip(
+            "Run the same parameters again from W(0) (Space)" if self.finished else self._play_tip
+        )
 
     @QtCore.Slot()
     def single_step(self) -> None:
@@ -308,13 +399,17 @@ class LiveWindow:
     _range_turn = 0
 
     def paint_panels(self, snap) -> None:
-        """Axis re-layout is the expensive part of a frame: at most one panel changes its
-        ranges per frame (taking turns), so the panels never all re-lay out at once."""
+        """Axis re-layout is the expensive part of a frame: while a run goes on, at most one
+        panel changes its ranges per frame (taking turns), so the panels never all re-lay
+        out at once. A paused or finished run sends no more frames: then every panel fits
+        its ranges now."""
         n = len(self.panels)
         relaid = False
+        idle = snap.state != "running"
+        start = self._range_turn  # fixed for this frame: every panel is drawn once
         for k in range(n):
-            i = (self._range_turn + k) % n
-            if self.panels[i].update_from(snap, ranges=not relaid):
+            i = (start + k) % n
+            if self.panels[i].update_from(snap, ranges=idle or not relaid):
                 relaid = True
                 self._range_turn = i + 1
         if not relaid:

@@ -36,7 +36,7 @@ TABLE = [
 ]
 
 
-def row(m, seed, poly, opposite=0, same=0, n=N) -> SweepRow:
+def row(m, seed, poly, opposite=0, same=0, n=N, settled=True) -> SweepRow:
     return SweepRow(
         m=m,
         seed=seed,
@@ -50,6 +50,7 @@ def row(m, seed, poly, opposite=0, same=0, n=N) -> SweepRow:
         nonzero=n * m,
         steps=100,
         optimizer="adamw",
+        settled=settled,
         seconds=0.25,
     )
 

@@ -25,7 +25,14 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir, atomic_write_bytes, csv_text, json_text
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
-from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepRow, SweepSpec, rows_csv, summarize
+from sparsity_gui.core.interference.sweep import (
+    ROW_COLUMNS,
+    SETTLED_DEFINITION,
+    SweepRow,
+    SweepSpec,
+    rows_csv,
+    summarize,
+)
 
 SWEEP_CSV = "sweep.csv"
 SWEEP_JSON = "sweep.json"
@@ -81,6 +88,8 @@ def sweep_metadata(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str 
         "complete": len(rows) == total_runs,
         "prediction": "n^2 / (4 m) polysemantic neurons (Lecomte et al. 2023)",
         "summary": per_m,
+        "unsettled_runs": [[r.m, r.seed] for r in rows if not r.settled],
+        "settled_definition": SETTLED_DEFINITION,
         "opposite_pairs": int(s.opposite_pairs) if s is not None else 0,
         "same_pairs": int(s.same_pairs) if s is not None else 0,
         "run_seconds": float(sum(r.seconds for r in rows)),
@@ -139,9 +148,16 @@ def rows_from_csv(text: str) -> list[SweepRow]:
             vals = {}
             for name, value in rec.items():
                 t = types[name]
-                vals[name] = (
-                    int(value) if t in (int, "int") else float(value) if t in (float, "float") else value
-                )
+                if t in (bool, "bool"):
+                    if value not in ("True", "False"):
+                        raise ValueError(f"{name} must be True or False, got {value!r}")
+                    vals[name] = value == "True"
+                elif t in (int, "int"):
+                    vals[name] = int(value)
+                elif t in (float, "float"):
+                    vals[name] = float(value)
+                else:
+                    vals[name] = value
             rows.append(SweepRow(**vals))
     except (TypeError, ValueError) as exc:
         raise InputError("sweep", f"line {reader.line_num} of sweep.csv: {exc}") from None

@@ -22,6 +22,7 @@ import numpy as np
 
 from sparsity_gui.core.checks import available_memory, finite_number, whole_or_none
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.text import short_number
 
 OPTIMIZERS = ("gd-zero", "gd", "adam", "adamw")
 
@@ -77,7 +78,7 @@ class InterferenceParams:
         for name, lo, hi, text in (
             ("n", 1, N_MAX, str(N_MAX)),
             ("m", 1, M_MAX, str(M_MAX)),
-            ("steps", 1, STEPS_MAX, f"{STEPS_MAX:.0e}"),
+            ("steps", 1, STEPS_MAX, short_number(STEPS_MAX)),
             ("seed", 0, 2**63 - 1, "2^63-1"),
         ):
             v = whole_or_none(getattr(self, name))

@@ -20,8 +20,9 @@ import numpy as np
 from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.checks import parse_whole
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.params import InterferenceParams, check_memory, predicted_polysemantic
-from sparsity_gui.core.interference.run import InterferenceRun, chunk_steps, step_work
+from sparsity_gui.core.interference.run import InterferenceRun, Measurement, chunk_steps, step_work
 
 # work between progress reports and cancel checks (~10-20 ms): cancel answers quickly at
 # any size (one step per chunk at n = 256, m = 4096)
@@ -42,7 +43,16 @@ ROW_COLUMNS = (
     "nonzero",
     "steps",
     "optimizer",
+    "settled",
     "seconds",
+)
+# A run has settled when every feature still alive has an active weight and its counts
+# (polysemantic neurons, active weights) did not change over the last SETTLE_SHARE of its
+# steps; one that has not was stopped too early.
+SETTLE_SHARE = 0.1
+SETTLED_DEFINITION = (
+    f"every feature still alive has an active weight, and the counts (polysemantic neurons, "
+    f"active weights) did not change over the last {SETTLE_SHARE:.0%} of the steps"
 )
 
 
@@ -155,15 +165,28 @@ class SweepRow:
     nonzero: int
     steps: int
     optimizer: str
+    settled: bool  # see SETTLED_DEFINITION
     seconds: float
 
     @classmethod
-    def of(cls, run: InterferenceRun, seconds: float) -> SweepRow:
+    def of(cls, run: InterferenceRun, seconds: float, before: Measurement | None = None) -> SweepRow:
+        """The row of a finished run; ``before`` is its measurement SETTLE_SHARE of the steps
+        before the end (None: settled by definition, e.g. a run too short to tell)."""
         meas = run.measure(with_loss=False)
         counts = {f.name: getattr(meas, f.name) for f in fields(cls) if hasattr(meas, f.name)}
+        a = np.abs(run.W)
+        on_its_way = (a > 0).any(axis=1) & ~((a >= ACTIVE_LO) & (a <= ACTIVE_HI)).any(axis=1)
+        unchanged = before is None or (before.polysemantic, before.active) == (meas.polysemantic, meas.active)
+        settled = unchanged and not on_its_way.any()
         p = run.params
         return cls(
-            m=p.m, seed=p.seed, n=p.n, optimizer=p.optimizer, seconds=seconds, **{**counts, "steps": run.step}
+            m=p.m,
+            seed=p.seed,
+            n=p.n,
+            optimizer=p.optimizer,
+            seconds=seconds,
+            settled=settled,
+            **{**counts, "steps": run.step},
         )
 
 
@@ -243,16 +266,20 @@ def run_sweep(
         t0 = time.perf_counter()
         per_step = spec.cost(p) / p.steps
         chunk = chunk_steps(p, CHUNK_WORK, 1000)
+        mark = p.steps - int(SETTLE_SHARE * p.steps)  # the counts here are compared with the end's
+        before = None
         while not run.finished:
             if stopping():
                 return
-            taken = run.advance(chunk)
+            if before is None and run.step == mark and mark < p.steps:
+                before = run.measure(with_loss=False)
+            taken = run.advance(min(chunk, mark - run.step) if run.step < mark else chunk)
             with lock:
                 state["done_cost"] += taken * per_step
                 report(p)
         if run.failure is not None:
             raise InputError("lr", f"run m={p.m} seed={p.seed}: {run.failure}")
-        row = SweepRow.of(run, seconds=time.perf_counter() - t0)
+        row = SweepRow.of(run, seconds=time.perf_counter() - t0, before=before)
         with lock:
             done[(p.m, p.seed)] = row
             report(None, row)

@@ -177,8 +177,10 @@ class InterferenceWorker(MailboxEngine):
         self._publish(force=force)
 
     def _publish(self, force: bool = False) -> None:
-        if force or self._wants_snapshot():
-            self._offer(self.make_snapshot())
+        run = self.run
+        shows = (self.run_id, self.state, self.message, self.params, run.step if run is not None else None)
+        if force or (self._wants_snapshot() and self._is_news(shows)):
+            self._offer(self.make_snapshot(), shows)
 
     def make_snapshot(self) -> InterferenceSnapshot:
         run = self.run

@@ -7,6 +7,7 @@ from typing import Any
 
 from sparsity_gui.core.checks import available_memory, finite_number
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.text import short_number
 
 M_MAX = 10**8
 LAM_MAX = 1.0
@@ -31,9 +32,9 @@ class SimParams:
 
     def __post_init__(self) -> None:
         if isinstance(self.m, bool) or not isinstance(self.m, int):
-            raise InputError("m", f"must be a whole number from 1 to {M_MAX:.0e}, got {self.m!r}")
+            raise InputError("m", f"must be a whole number from 1 to {short_number(M_MAX)}, got {self.m!r}")
         if not 1 <= self.m <= M_MAX:
-            raise InputError("m", f"must be from 1 to {M_MAX:.0e}, got {self.m}")
+            raise InputError("m", f"must be from 1 to {short_number(M_MAX)}, got {self.m}")
         lam = finite_number("lam", self.lam)
         if not 0.0 <= lam <= LAM_MAX:
             raise InputError("lam", f"must be from 0 to {LAM_MAX:g}, got {self.lam}")

@@ -410,8 +410,12 @@ class Runner(MailboxEngine):
         now = time.perf_counter()
         if not force and (now - self._last_publish < PUBLISH_INTERVAL or not self._taken):
             return  # too soon, or the GUI has not looked at the last one yet
+        sim = self.sim
+        shows = (self.run_id, self.state, self.message, self.params, sim.t if sim is not None else None)
+        if not force and not self._is_news(shows):
+            return  # paused or finished: nothing new to paint
         self._last_publish = now
-        self._offer(self.make_snapshot(now))
+        self._offer(self.make_snapshot(now), shows)
 
     def _steps_per_second(self, now: float) -> float:
         """Solver steps per wall second over the last second."""
@@ -427,6 +431,8 @@ class Runner(MailboxEngine):
         """A copy of everything the GUI draws (also usable synchronously in tests)."""
         self._seq += 1
         sps = self._steps_per_second(time.perf_counter() if now is None else now)
+        if self.state != "running":
+            sps = 0.0  # the last snapshot of a pause must not show the rate before it
         return snapshot_of(
             self.sim,
             self.params,

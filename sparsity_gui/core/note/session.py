@@ -26,6 +26,7 @@ from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.note.initial import draw_normal
 from sparsity_gui.core.note.params import LIVE_FIELDS, M_MAX, METHODS, SETTING_FIELDS, SimParams
 from sparsity_gui.core.note.simulation import LiveChange, RunScript
+from sparsity_gui.core.text import short_number
 
 FORMAT = "sparsity-gui session"
 VERSION = 1
@@ -292,7 +293,7 @@ def _check_work(script: RunScript) -> None:
     if steps > MAX_GD_STEPS:
         raise _Problem(
             f"replaying to t = {script.t:g} would take {steps:.3g} gradient-descent steps "
-            f"(at most {MAX_GD_STEPS:.0e} are allowed)"
+            f"(at most {short_number(MAX_GD_STEPS)} are allowed)"
         )
 
 

@@ -185,6 +185,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.act_close = m_file.addAction("&Close")
         self.act_close.setShortcut(QtGui.QKeySequence.StandardKey.Close)
         self.act_close.triggered.connect(self.close)
+        self.act_quit = self.quit_action()
+        m_file.addAction(self.act_quit)
         m_run = menu.addMenu("&Training")
         for act in (self.act_play, self.act_step, self.act_restart):
             m_run.addAction(act)
@@ -207,6 +209,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         m_view.addSeparator()
         act = m_view.addAction("Reset layout")
         act.triggered.connect(self.reset_layout)
+        self.help_menu(menu)
 
     def _build_status_bar(self) -> None:
         self.status_labels_for(
@@ -250,6 +253,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.worker.play(self.playing)  # the new run follows the Play button
         self.controls.show_params(params)
         self.sweep.set_base(params)
+        self.status_line.setText(f"preparing run {self.run_id} (n = {params.n}, m = {params.m})")
 
     def _request(self, params: InterferenceParams, restart: bool = False) -> None:
         """Send parameters: live when only LIVE_FIELDS changed, else a new run."""
@@ -311,10 +315,13 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             self._show_failure(snap)
             return
         self.snapshot = snap
+        if old is None or old.state != snap.state:
+            self.show_transport()
         if self.tabs.currentIndex() == 0:
             self.paint_panels(snap)
         now = self.count_frame()
-        if now >= self._status_due or old is None or snap.state != old.state:
+        # an idle run's last snapshot is always shown (no other will come)
+        if now >= self._status_due or old is None or snap.state != "running":
             self._status_due = now + STATUS_SECONDS
             self._update_status(snap)
         self._show_failure(snap)
@@ -351,13 +358,14 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         if p.optimizer in GD_OPTIMIZERS:
             text += f"  (t = {snap.latest.t:.4g})"
         rate = f"{snap.steps_per_second:,.0f} steps/s" if snap.state == "running" else "— steps/s"
-        text += f"\n{rate} · {self.fps:.0f} fps · {snap.state}"
+        fps = f"{self.fps:.0f} fps" if snap.state == "running" else "— fps"  # idle: nothing painted
+        text += f"\n{rate} · {fps} · {snap.state}"
         text += f" · run {snap.run_id}"
         self.status_line.setText(text)
         L = self.status_labels
         L["poly"].setText(f"polysemantic {snap.latest.polysemantic} / {p.prediction:.3g} predicted")
         L["sps"].setText(rate)
-        L["fps"].setText(f"{self.fps:.0f} fps")
+        L["fps"].setText(fps)
         if snap.state != "error":
             self.failure_line.hide()
 

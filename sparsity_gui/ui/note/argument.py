@@ -9,6 +9,7 @@ from PySide6 import QtWidgets
 
 from sparsity_gui.core.note.metrics import last_weight_fixed_point
 from sparsity_gui.core.note.runner import Snapshot
+from sparsity_gui.core.text import plural
 
 
 def _f(x: float, digits: int = 4) -> str:
@@ -27,7 +28,7 @@ STEPS_HTML = """
 <h3>1. Two forces, one threshold</h3>
 <p>Feature benefit pushes each weight up by (1−‖W‖²)|W<sub>k</sub>|, L1 pushes it down by λ.
 So d|W<sub>k</sub>|/dt = s·(|W<sub>k</sub>| − θ) with s = 1−‖W‖² = <span class=num>{s}</span> and
-θ = λ/s = <span class=num>{theta}</span>: <span class=num>{growing}</span> weights above θ grow,
+θ = λ/s = <span class=num>{theta}</span>: <span class=num>{growing}</span> above θ grow,
 <span class=num>{shrinking}</span> below it shrink. <i>Panels: Weights, sorted; Sparsity force.</i></p>
 <h3>2. A dynamic balance on ‖W‖²</h3>
 <p>(1−‖W‖²)‖W‖² = <span class=num>{fp}</span> against λ‖W‖₁ = <span class=num>{rp}</span>:
@@ -77,7 +78,7 @@ class NoteView(QtWidgets.QTextBrowser):
         v = dict(
             s=_f(snap.s),
             theta=_f(snap.theta),
-            growing=(f"{growing:,}" + (" (of the drawn)" if decimated else "")),
+            growing=(plural(growing, "weight") + (" (of the drawn)" if decimated else "")),
             shrinking=f"{alive.size - growing:,}",
             fp=_f(fp),
             rp=_f(rp),

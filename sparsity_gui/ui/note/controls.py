@@ -84,6 +84,8 @@ class ControlPanel(QtWidgets.QWidget):
         seed_row.addWidget(self.new_seed)
         form.addRow("seed", seed_row)
         self.seed.editingFinished.connect(lambda: self.changed.emit({"seed": self.seed.value()}))
+        # Enter gives the keyboard back to the window (its shortcuts), as the fields do
+        self.seed.lineEdit().returnPressed.connect(self.seed.clearFocus)
         self.new_seed.clicked.connect(self.newSeedRequested)
 
         self.init_kind = QtWidgets.QComboBox()
@@ -139,7 +141,8 @@ class ControlPanel(QtWidgets.QWidget):
         speed_box.addLayout(speed_row)
         speed_box.addWidget(self.fastest)
         form.addRow("speed", speed_box)
-        self.speed_slider.valueChangedLog.connect(self._speed_changed)
+        self._speed = 1.0  # the speed in force (the slider's position only approximates it)
+        self.speed_slider.valueChangedLog.connect(self._speed_from_slider)
         self.fastest.toggled.connect(self._speed_changed)
 
         self.stop_kind = QtWidgets.QComboBox()
@@ -150,10 +153,9 @@ class ControlPanel(QtWidgets.QWidget):
         self.t_end = Field(
             "t_end", _checked("t_end", parse_float), "t_end > 0: simulated time at which to stop"
         )
-        stop_box = QtWidgets.QVBoxLayout()
-        stop_box.addWidget(self.stop_kind)
-        stop_box.addWidget(self.t_end)
-        form.addRow("stop", stop_box)
+        self.t_end.edit.setPlaceholderText("simulated time")
+        form.addRow("stop", self.stop_kind)
+        form.addRow("t_end", self.t_end)
         self.stop_kind.activated.connect(self._stop_changed)
         self.t_end.accepted.connect(lambda v: self.changed.emit({"t_end": v}))
 
@@ -183,11 +185,13 @@ class ControlPanel(QtWidgets.QWidget):
             self.fastest.setChecked(speed <= 0)
             self.fastest.blockSignals(False)
             if speed > 0:
+                self._speed = speed
                 self.speed_slider.set_log_value(speed)
             self._update_speed_label()
 
     def current_speed(self) -> float:
-        return 0.0 if self.fastest.isChecked() else self.speed_slider.to_value(self.speed_slider.value())
+        """The speed the run uses (0: as fast as possible); the label shows the same."""
+        return 0.0 if self.fastest.isChecked() else self._speed
 
     def _update_speed_label(self) -> None:
         self.speed_label.setText("max" if self.fastest.isChecked() else f"{self.current_speed():.3g} t/s")
@@ -204,6 +208,11 @@ class ControlPanel(QtWidgets.QWidget):
         if lam > 0:
             self.lam_slider.set_log_value(lam)
         self.changed.emit({"lam": lam})
+
+    @QtCore.Slot(float)
+    def _speed_from_slider(self, speed: float) -> None:
+        self._speed = speed
+        self._speed_changed()
 
     @QtCore.Slot()
     def _speed_changed(self, *_args) -> None:

@@ -117,16 +117,14 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         self.act_reset = self.action(
             "act_reset",
             "Reset",
-            self.reset,
+            self.restart,
             "Ctrl+R",
             "Restart the run from W(0) with the current parameters (Ctrl+R)",
             sp.SP_BrowserReload,
         )
         self.act_open_w0 = QtGui.QAction("Load W(0) from file…", self)
         self.act_open_w0.triggered.connect(self.open_w0_dialog)
-        self.act_quit = QtGui.QAction("Quit", self)
-        self.act_quit.setShortcut(QtGui.QKeySequence.StandardKey.Quit)
-        self.act_quit.triggered.connect(self.close)
+        self.act_quit = self.quit_action()
         self.act_reset_layout = QtGui.QAction("Reset layout", self)
         self.act_reset_layout.setObjectName("act_reset_layout")
         self.act_reset_layout.triggered.connect(self.reset_layout)
@@ -157,9 +155,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         m_view.addAction(tb.toggleViewAction())
         m_view.addSeparator()
         m_view.addAction(self.act_reset_layout)
-        m_help = menu.addMenu("&Help")
-        about = m_help.addAction("About sparsity-gui")
-        about.triggered.connect(self.about)
+        self.help_menu(menu)
 
     def _build_status_bar(self) -> None:
         self.status_labels_for(
@@ -182,7 +178,8 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
 
     # --- commands ----------------------------------------------------------------------
     @QtCore.Slot()
-    def reset(self) -> None:
+    def restart(self) -> None:
+        """Reset (Ctrl+R): the same parameters again from W(0)."""
         self.start_run(self.params)
 
     @QtCore.Slot()
@@ -213,6 +210,8 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             self.runner.set_stop_at_one(stop_at_one)
         self.runner.start_run(params, self.run_id, w0=self.w0 if params.w0_path else None, script=script)
         self.controls.show_params(params)
+        # until the new run's first snapshot (W(0) drawn and sorted: seconds at m = 10^7)
+        self.status_labels["state"].setText("preparing")
 
     def current_script(self, samples: int = DEFAULT_SAMPLES) -> tuple[RunScript, W0Source]:
         """The run on screen up to the instant on screen (parameters at t = 0, W(0), live
@@ -267,16 +266,6 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         else:
             self.controls.show_params(self.params)
 
-    def about(self) -> None:
-        from sparsity_gui import __version__
-
-        QtWidgets.QMessageBox.about(
-            self,
-            "About sparsity-gui",
-            f"<b>sparsity-gui {__version__}</b><p>Simulates, live, how L1 regularization drives one "
-            "feature encoding W to sparsity, next to the research note's argument.</p>",
-        )
-
     # --- painting ----------------------------------------------------------------------
     @QtCore.Slot()
     def paint_latest(self) -> None:
@@ -294,15 +283,19 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             # them too, or every full collection scans them (a 26 ms stall, measured)
             self._frozen_after_warm_up = True
             gc.freeze()
+        state_changed = self.snapshot is None or self.snapshot.state != snap.state
         self.snapshot = snap
+        if state_changed:
+            self.show_transport()
         self.paint_panels(snap)
         now = self.count_frame()
-        # numbers are read, not watched: 10 Hz is plenty, and each label change
-        # re-lays out the status bar
-        if now >= self._status_due or snap.state != self.status_labels["state"].text():
+        # numbers are read, not watched: 10 Hz is plenty, and each label change re-lays out
+        # the status bar; an idle run's last snapshot is always shown (no other will come)
+        idle = snap.state != "running"
+        if now >= self._status_due or idle:
             self._status_due = now + 0.1
             self._update_status(snap)
-        if now >= self._note_due:
+        if now >= self._note_due or idle:
             self._note_due = now + 0.25
             self.note.update_from(snap)
         if snap.state == "error":
@@ -321,7 +314,8 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         L["norm1"].setText(f"‖W‖₁ = {snap.norm1:.6g}")
         L["theta"].setText(f"θ = {snap.theta:.4g}")
         L["sps"].setText(f"{snap.steps_per_second:,.0f} steps/s")
-        L["fps"].setText(f"{self.fps:.0f} fps")
+        # idle, nothing is painted: the last rate would be stale
+        L["fps"].setText(f"{self.fps:.0f} fps" if snap.state == "running" else "— fps")
 
     # --- shutdown ----------------------------------------------------------------------
     def shutdown(self) -> None:

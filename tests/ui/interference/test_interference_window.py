@@ -483,3 +483,45 @@ def test_a_preset_starts_a_new_run_with_its_parameters(qtbot, make_iwindow):
     assert p == want.with_changes(seed=SMALL.seed)
     assert win.controls.fields["n"].edit.text() == str(want.n)
     assert not win.controls.interference.isChecked()
+
+
+def test_idle_means_idle_paused_or_finished_nothing_is_painted(qtbot, make_iwindow):
+    """A finished or paused run publishes no snapshot (each one copies W): the window
+    paints nothing until something changes."""
+    win = make_iwindow(SMALL)
+    wait_finished(qtbot, win)
+    qtbot.wait(300)
+    frames, seq = win.frames, win.snapshot.seq
+    qtbot.wait(1000)
+    assert win.frames == frames and win.snapshot.seq == seq, "a finished run kept repainting"
+    assert "— fps" in win.status_line.text()
+    win.restart()
+    wait_step(qtbot, win)
+    win.set_playing(False)
+    qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
+    qtbot.wait(300)
+    frames, step = win.frames, win.snapshot.step
+    qtbot.wait(1000)
+    assert win.frames == frames, "a paused run kept repainting"
+    win.single_step()
+    qtbot.waitUntil(lambda: win.snapshot.step == step + 1, timeout=TIMEOUT)
+
+
+def test_a_finished_run_shows_play_and_space_runs_it_again(qtbot, make_iwindow):
+    win = make_iwindow(SMALL)
+    wait_finished(qtbot, win)
+    qtbot.waitUntil(lambda: win.act_play.text() == "Play", timeout=TIMEOUT)
+    assert win.play_button.text() == "Play"
+    run_id = win.run_id
+    QTest.keyClick(win, QtCore.Qt.Key.Key_Space)
+    assert win.run_id == run_id + 1 and win.playing
+    qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.step > 0, timeout=TIMEOUT)
+
+
+def test_a_new_run_says_preparing_until_its_first_frame(qtbot, make_iwindow):
+    win = make_iwindow(LONG)
+    wait_step(qtbot, win)
+    win.on_params_changed({"m": 40})
+    assert win.status_line.text().startswith(f"preparing run {win.run_id}")
+    qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: win.status_line.text().startswith("step"), timeout=TIMEOUT)

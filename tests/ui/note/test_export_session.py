@@ -135,7 +135,7 @@ def test_saved_session_reopens_to_the_same_time_series(qtbot, make_window, tmp_p
     recent = win.files.recent_sessions()
     assert recent[:2] == [str((tmp_path / "again.json").resolve()), str(session.resolve())]
     # reset after opening restarts the run from the session's W(0) with the current lam
-    win.reset()
+    win.restart()
     qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id, timeout=TIMEOUT)
     assert win.snapshot.history[0, COL["norm1"]] == pytest.approx(rows[0, COL["norm1"]], rel=1e-13)
     assert win.snapshot.lam == 0.02 and win.snapshot.history[0, COL["t"]] == 0.0

@@ -184,7 +184,186 @@ def test_gd_divergence_pauses_with_a_reason(qtbot, make_window):
     win.error_box.close()
     # the app stays usable: a reset with a sane eta runs again
     type_into(qtbot, win.controls.eta, "0.05")
-    win.reset()
+    win.restart()
     qtbot.waitUntil(
         lambda: win.snapshot.run_id == win.run_id and win.snapshot.state != "error", timeout=TIMEOUT
     )
+
+
+def shown_t(win) -> str:
+    return win.status_labels["t"].text()
+
+
+def test_idle_means_idle_paused_or_finished_nothing_is_painted(qtbot, make_window):
+    """A paused or finished run publishes no snapshot, so the window paints nothing until
+    something changes; a user action (a step, a live change) paints again."""
+    win = make_window(SimParams(m=300, lam=1e-2), speed=0.0)  # as fast as possible: finishes
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "finished", timeout=TIMEOUT)
+    qtbot.wait(300)  # the last snapshots of the run drain
+    frames, seq = win.frames, win.snapshot.seq
+    qtbot.wait(1000)
+    assert win.frames == frames and win.snapshot.seq == seq, "a finished run kept repainting"
+    assert win.status_labels["sps"].text() == "0 steps/s" and win.status_labels["fps"].text() == "— fps"
+    assert "1 weight above θ grow" in win.note.toPlainText()  # not "1 weights"
+    # paused mid-run: the same
+    win2 = make_window(SimParams(m=3000, lam=1e-3), speed=1.0)
+    wait_running(qtbot, win2)
+    win2.set_playing(False)
+    qtbot.waitUntil(lambda: win2.snapshot.state == "paused", timeout=TIMEOUT)
+    qtbot.wait(300)
+    frames, t = win2.frames, win2.snapshot.t
+    qtbot.wait(1000)
+    assert win2.frames == frames, "a paused run kept repainting"
+    # the last frame reached every panel (none is left a frame behind), ranges included
+    assert all(panel.last is win2.snapshot for panel in win2.panels)
+    assert shown_t(win2) == f"t = {win2.snapshot.t:.6g}"
+    # a user action is painted at once
+    win2.single_step()
+    qtbot.waitUntil(lambda: win2.snapshot.t > t, timeout=TIMEOUT)
+    assert frames < win2.frames <= frames + 2  # the step (and the pause it implies)
+    win2.on_params_changed({"lam": 2e-3})
+    qtbot.waitUntil(lambda: win2.snapshot.lam == 2e-3, timeout=TIMEOUT)
+
+
+def test_play_pause_tells_the_truth_about_a_finished_run(qtbot, make_window):
+    """A finished run shows Play, not Pause; Space on it runs it again from W(0) (it does not
+    silently pause, which left a later reset sitting paused at t = 0)."""
+    win = make_window(SimParams(m=300, lam=1e-2), speed=0.0)
+    assert win.act_play.text() == "Pause"
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "finished", timeout=TIMEOUT)
+    assert win.act_play.text() == "Play" and "again" in win.act_play.toolTip()
+    run_id = win.run_id
+    QTest.keyClick(win, QtCore.Qt.Key.Key_Space)
+    assert win.run_id == run_id + 1 and win.playing
+    qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.t > 0, timeout=TIMEOUT)
+    assert win.act_play.text() in ("Pause", "Play")  # running, or already finished again
+    # finished again: a reset runs (the window still wants to play)
+    qtbot.waitUntil(lambda: win.snapshot.state == "finished", timeout=TIMEOUT)
+    win.restart()
+    qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.t > 0, timeout=TIMEOUT)
+    # paused, Space plays
+    win2 = make_window(SimParams(m=3000, lam=1e-3), speed=1.0)
+    wait_running(qtbot, win2)
+    QTest.keyClick(win2, QtCore.Qt.Key.Key_Space)
+    assert not win2.playing and win2.act_play.text() == "Play"
+    QTest.keyClick(win2, QtCore.Qt.Key.Key_Space)
+    assert win2.playing and win2.act_play.text() == "Pause"
+
+
+def test_shortcuts_work_right_after_enter_in_a_field(qtbot, make_window):
+    """Click a field, type a value, press Enter: the keyboard goes back to the window, so
+    Space, Right and Ctrl+R act at once (they used to type a space, move the cursor)."""
+    from PySide6 import QtWidgets
+
+    win = make_window(SimParams(m=3000, lam=1e-3), speed=1.0)
+    wait_running(qtbot, win)
+    with qtbot.waitActive(win):
+        win.activateWindow()
+    field = win.controls.lam.edit
+    field.setFocus()
+    qtbot.waitUntil(lambda: QtWidgets.QApplication.focusWidget() is field, timeout=TIMEOUT)
+    field.selectAll()
+    QTest.keyClicks(field, "0.002")
+    QTest.keyClick(field, QtCore.Qt.Key.Key_Return)
+    assert win.params.lam == 0.002 and field.text() == "0.002"
+
+    def key(k, mod=QtCore.Qt.KeyboardModifier.NoModifier):
+        # where the keyboard delivers the key: the focus widget, else the window
+        QTest.keyClick(QtWidgets.QApplication.focusWidget() or win, k, mod)
+
+    assert QtWidgets.QApplication.focusWidget() is not field
+    key(QtCore.Qt.Key.Key_Space)
+    assert not win.playing and field.text() == "0.002"
+    t = win.snapshot.t
+    key(QtCore.Qt.Key.Key_Right)
+    qtbot.waitUntil(lambda: win.snapshot.t > t, timeout=TIMEOUT)
+    run_id = win.run_id
+    key(QtCore.Qt.Key.Key_R, QtCore.Qt.KeyboardModifier.ControlModifier)
+    assert win.run_id == run_id + 1
+    # a refused value keeps the focus in its field, to be corrected
+    field.setFocus()
+    qtbot.waitUntil(lambda: QtWidgets.QApplication.focusWidget() is field, timeout=TIMEOUT)
+    field.selectAll()
+    QTest.keyClicks(field, "-1")
+    QTest.keyClick(field, QtCore.Qt.Key.Key_Return)
+    assert QtWidgets.QApplication.focusWidget() is field and not win.controls.lam.error.isHidden()
+
+
+def test_a_field_gets_its_help_back_after_a_refused_value(qtbot, make_window):
+    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+    field = win.controls.sigma
+    help_text = field.edit.toolTip()
+    type_into(qtbot, field, "-1")
+    assert field.edit.toolTip() != help_text and "> 0" in field.edit.toolTip()
+    type_into(qtbot, field, "0.8")
+    assert field.edit.toolTip() == help_text
+    type_into(qtbot, field, "nan")
+    win.restart()  # Ctrl+R shows the parameters in force, and the help
+    assert field.edit.toolTip() == help_text and field.text() == "0.8"
+
+
+def test_the_first_frame_at_t_0(qtbot, make_window):
+    """Before anything can be fitted the law's legend says c = —, not nan; time axes start
+    at t = 0 and run forward, not from -0.5 to 0.5."""
+    win = make_window(SimParams(m=300, lam=1e-2), playing=False)
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "paused", timeout=TIMEOUT)
+    assert win.snapshot.t == 0.0
+    decay = win.panels[3]
+    assert decay.plot.legend.getLabel(decay.law).text.endswith("c = —")
+    for panel in win.panels:
+        for plot in panel.time_plots:
+            lo, hi = plot.vb.viewRange()[0]
+            assert -0.1 <= lo <= 0.0 and hi >= 1.0, (panel.title, lo, hi)
+    # once there is a run to fit, c is a number
+    win.set_playing(True)
+    qtbot.waitUntil(lambda: np.isfinite(win.snapshot.fitted_c), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "c = —" not in decay.plot.legend.getLabel(decay.law).text, timeout=TIMEOUT)
+
+
+def test_the_speed_shown_is_the_speed_used_and_t_end_has_a_label(qtbot, make_window):
+    from PySide6 import QtWidgets
+
+    win = make_window(SimParams(m=300, lam=1e-3), speed=None)  # the default: 0.075 / lam
+    assert win.speed == pytest.approx(75.0)
+    assert win.controls.speed_label.text() == "75 t/s" and win.controls.current_speed() == win.speed
+    win.controls.speed_slider.set_log_value(10.0)
+    win.controls.speed_slider.setValue(win.controls.speed_slider.value() + 1)  # a user's move
+    shown = float(win.controls.speed_label.text().split()[0])
+    assert shown == win.speed == win.controls.current_speed()
+    form = win.controls.findChild(QtWidgets.QFormLayout)
+    label = form.labelForField(win.controls.t_end)
+    assert label is not None and label.text() == "t_end"
+
+
+def test_help_lists_the_shortcuts_and_quit_closes_every_window(qtbot, make_window):
+    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+    menus = [a.text() for a in win.menuBar().actions()]
+    assert menus[-1] == "&Help"
+    text = win.shortcuts_text()
+    for key, what in (
+        ("Space", "Pause"),
+        ("Right", "Step"),
+        ("Ctrl+R", "Reset"),
+        ("Ctrl+E", "Export all"),
+        ("Ctrl+S", "Save session"),
+        ("Ctrl+Q", "Quit"),
+    ):
+        assert f"<b>{key}</b></td><td>{what}" in text, (key, what, text)
+    box = win.show_shortcuts()
+    assert box.isVisible() and not box.isModal()
+    box.close()
+    other = win.windows.open("interference")
+    assert "<b>Ctrl+Q</b></td><td>Quit" in other.shortcuts_text()
+    other.act_quit.trigger()  # Quit in the second window closes both
+    assert win.closed and other.closed
+
+
+def test_a_large_new_run_says_preparing_until_its_first_frame(qtbot, make_window):
+    win = make_window(SimParams(m=3000, lam=1e-3), speed=1.0)
+    wait_running(qtbot, win)
+    win.on_params_changed({"m": 2_000_000})
+    assert win.status_labels["state"].text() == "preparing"  # not the old run's "running"
+    qtbot.waitUntil(
+        lambda: win.snapshot.run_id == win.run_id and win.snapshot.m == 2_000_000, timeout=TIMEOUT
+    )
+    qtbot.waitUntil(lambda: win.status_labels["state"].text() == "running", timeout=TIMEOUT)

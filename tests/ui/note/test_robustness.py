@@ -558,7 +558,7 @@ def test_a_live_change_right_after_a_reset_does_not_lose_the_reset(qtbot, make_w
         switch = sys.getswitchinterval()
         sys.setswitchinterval(1.0)
         try:
-            win.reset()  # what Ctrl+R does
+            win.restart()  # what Ctrl+R does
             slider.setValue(slider.value() + (10 if attempt % 2 == 0 else -10))  # a live change
         finally:
             sys.setswitchinterval(switch)
@@ -595,7 +595,7 @@ def test_a_repeated_error_pauses_the_window_again(qtbot, make_window):
     first = win.snapshot.message
     assert not win.playing and win.error_box.isVisible()
     win.error_box.close()
-    win.reset()
+    win.restart()
     win.set_playing(True)  # the user tries again: same parameters, same failure
     qtbot.waitUntil(
         lambda: win.snapshot.run_id == win.run_id and win.snapshot.state == "error", timeout=TIMEOUT
