@@ -3,12 +3,13 @@ every double, and `ResultDir` (a whole output folder that appears at once, or no
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import math
 import os
+import secrets
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -17,13 +18,51 @@ import numpy as np
 
 from sparsity_gui.core.errors import InputError
 
+# Temporary files and folders are made with os.open(..., 0o666) and os.mkdir(..., 0o777), as
+# a plain open() or mkdir() would: the kernel applies the umask (or a default ACL), so every
+# result gets the user's usual mode. tempfile.mkstemp/mkdtemp would give 0600/0700. The
+# umask is never read: os.umask can only be read by setting it, process-wide, which races
+# with any other thread creating a file at that moment.
+_FILE_MODE = 0o666
+_DIR_MODE = 0o777
+_NAME_KEEP = 200  # characters of the target's name kept in a temporary name (limit 255)
+
+
+def _temp_name(parent: Path, name: str, suffix: str) -> Path:
+    return parent / f".{name[:_NAME_KEEP]}.{secrets.token_hex(6)}{suffix}"
+
+
+def _create_temp_file(path: Path) -> tuple[int, Path]:
+    """A new, empty file beside `path`, opened for writing: (descriptor, its path)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = _temp_name(path.parent, path.name, ".tmp")
+        try:
+            return os.open(tmp, flags, _FILE_MODE), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
+
+
+def make_temp_dir(parent: Path, name: str) -> Path:
+    """A new, empty folder `.<name>.<random>` in `parent`, with the mode mkdir gives."""
+    for _ in range(100):
+        tmp = _temp_name(parent, name, "")
+        try:
+            os.mkdir(tmp, _DIR_MODE)
+            return tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(parent))
+
 
 def atomic_write_with(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
     """Let `write` fill a temporary file beside `path`, fsync, then rename it over `path`:
     readers see the old file or the new one, never half of one. On any error the
-    temporary file is removed and `path` is untouched."""
+    temporary file is removed and `path` is untouched. The new file gets the mode a plain
+    open() would give (0666 less the umask)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_temp_file(path)
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
@@ -114,7 +153,8 @@ def _finite_json(obj: Any) -> Any:
 
 class ResultDir:
     """Write a set of result files into a temporary folder beside DIR, then move it into
-    place: a crash or Ctrl+C never leaves half a result."""
+    place: a crash or Ctrl+C never leaves half a result. The folders and files get the
+    modes a plain mkdir() and open() give (the umask applies)."""
 
     def __init__(self, out: str | Path, force: bool):
         self.out = Path(out)
@@ -127,7 +167,7 @@ class ResultDir:
             raise InputError("out", f"{parent} does not exist")
         if not os.access(parent, os.W_OK):
             raise InputError("out", f"cannot write in {parent} (permission denied)")
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", dir=parent))
+        self.tmp = make_temp_dir(parent, self.out.name)
 
     def path(self, name: str) -> Path:
         p = self.tmp / name
@@ -140,7 +180,7 @@ class ResultDir:
     def commit(self) -> None:
         old = None
         if self.out.exists():
-            old = self.out.with_name(f".{self.out.name}.old-{os.getpid()}")
+            old = self.out.with_name(f".{self.out.name[:_NAME_KEEP]}.old-{os.getpid()}")
             os.replace(self.out, old)
         os.replace(self.tmp, self.out)
         if old is not None:
