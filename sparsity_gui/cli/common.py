@@ -216,8 +216,10 @@ def _leave_if_worker_running(rc: int) -> None:
 def write_headless(out: str, replace: bool, body: Callable[[ResultDir], T]) -> T:
     """The frame of every headless command: DIR made new (or, with ``replace``, emptied),
     ``body(result_dir)`` writing into its temporary folder with Ctrl+C and SIGTERM handled,
-    and DIR committed at once. Bad input or a write error: the temporary folder removed,
-    one `error:` line, status 2. An interrupt: nothing written, status 130 (SystemExit)."""
+    and DIR committed at once. Bad input, an output location that cannot be used (checked
+    before ``body`` runs) or a write error (naming the file and the reason): the temporary
+    folder removed, DIR as it was, one `error:` line, status 2. An interrupt: nothing
+    written, status 130 (SystemExit)."""
     try:
         result_dir = ResultDir(out, replace)
     except InputError as exc:
@@ -234,9 +236,9 @@ def write_headless(out: str, replace: bool, body: Callable[[ResultDir], T]) -> T
         except InputError as exc:
             result_dir.abort()
             fail(str(exc))
-        except OSError as exc:
+        except OSError as exc:  # a full disk, a file size limit, DIR taken meanwhile, ...
             result_dir.abort()
-            fail(f"cannot write results: {exc.strerror or exc} ({exc.filename or out})")
+            fail(f"{result_dir.describe(exc)}; nothing was written")
         except BaseException:
             result_dir.abort()
             raise

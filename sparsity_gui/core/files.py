@@ -3,12 +3,14 @@ every double, and `ResultDir` (a whole output folder that appears at once, or no
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import math
 import os
+import secrets
 import shutil
-import tempfile
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -17,24 +19,81 @@ import numpy as np
 
 from sparsity_gui.core.errors import InputError
 
+# Temporary files and folders are made with os.open(..., 0o666) and os.mkdir(..., 0o777), as
+# a plain open() or mkdir() would: the kernel applies the umask (or a default ACL), so every
+# result gets the user's usual mode. tempfile.mkstemp/mkdtemp would give 0600/0700. The
+# umask is never read: os.umask can only be read by setting it, process-wide, which races
+# with any other thread creating a file at that moment.
+_FILE_MODE = 0o666
+_DIR_MODE = 0o777
+_NAME_KEEP = 200  # characters of the target's name kept in a temporary name (limit 255)
+
+
+def _temp_name(parent: Path, name: str, suffix: str) -> Path:
+    return parent / f".{name[:_NAME_KEEP]}.{secrets.token_hex(6)}{suffix}"
+
+
+def _create_temp_file(path: Path) -> tuple[int, Path]:
+    """A new, empty file beside `path`, opened for writing: (descriptor, its path)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = _temp_name(path.parent, path.name, ".tmp")
+        try:
+            return os.open(tmp, flags, _FILE_MODE), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
+
+
+def make_temp_dir(parent: Path, name: str) -> Path:
+    """A new, empty folder `.<name>.<random>` in `parent`, with the mode mkdir gives."""
+    for _ in range(100):
+        tmp = _temp_name(parent, name, "")
+        try:
+            os.mkdir(tmp, _DIR_MODE)
+            return tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(parent))
+
+
+def _naming(exc: OSError, path: Path, tmp: Path | None = None, always: bool = False) -> OSError:
+    """`exc`, naming `path` (the file the user asked for) instead of the temporary name
+    `tmp` or no name at all (a write() that fails on a full disk or a file size limit has
+    none); with ``always``, whatever it named."""
+    if not always and exc.filename is not None and exc.filename != str(tmp):
+        return exc
+    if exc.errno is None:
+        exc.filename = str(path)
+        return exc
+    named = OSError(exc.errno, exc.strerror, str(path))  # the same subclass (FileNotFoundError...)
+    named.__traceback__ = exc.__traceback__
+    return named
+
 
 def atomic_write_with(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
     """Let `write` fill a temporary file beside `path`, fsync, then rename it over `path`:
     readers see the old file or the new one, never half of one. On any error the
-    temporary file is removed and `path` is untouched."""
+    temporary file is removed, `path` is untouched, and an OSError names `path`. The new
+    file gets the mode a plain open() would give (0666 less the umask)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = _create_temp_file(path)
+    except OSError as exc:  # the folder: missing, not writable, read-only, ...
+        raise _naming(exc, path, always=True) from None
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise _naming(exc, path, tmp) from None
         raise
 
 
@@ -112,37 +171,113 @@ def _finite_json(obj: Any) -> Any:
     return obj
 
 
+def os_reason(exc: OSError) -> str:
+    """The reason of an OSError in words ("No space left on device"), without the path."""
+    return exc.strerror or str(exc)
+
+
+def _not_a_folder(path: Path) -> Path | None:
+    """The first part of `path` (itself or a parent) that exists and is not a folder."""
+    for p in (path, *path.parents):
+        try:
+            if not stat.S_ISDIR(os.stat(p).st_mode):
+                return p
+        except OSError:
+            continue
+    return None
+
+
 class ResultDir:
     """Write a set of result files into a temporary folder beside DIR, then move it into
-    place: a crash or Ctrl+C never leaves half a result."""
+    place: a crash or Ctrl+C never leaves half a result.
+
+    DIR must be new or empty (or ``force``); its parent must exist (it is not created) and
+    be writable. Every problem with the location is an InputError("out", ...) naming the
+    path and the reason, raised before anything is computed; nothing is left behind. The
+    folders and files get the modes a plain mkdir() and open() give (the umask applies)."""
 
     def __init__(self, out: str | Path, force: bool):
         self.out = Path(out)
+        self.force = force
+        if self.out.name in ("", ".", ".."):
+            # the rename at the end would replace the folder the path names from inside
+            raise InputError("out", f"{str(out)!r} is not a folder name: give a new folder, like results")
+        parent = self.out.parent
+        try:
+            self._check(parent, force)
+            self.tmp = make_temp_dir(parent, self.out.name)
+        except OSError as exc:
+            raise InputError("out", f"cannot create {self.out}: {os_reason(exc)}") from None
+
+    def _check(self, parent: Path, force: bool) -> None:
         if self.out.exists() and not self.out.is_dir():
             raise InputError("out", f"{self.out} exists and is not a folder")
         if self.out.is_dir() and any(self.out.iterdir()) and not force:
             raise InputError("out", f"{self.out} is not empty (use --force to replace it)")
-        parent = self.out.resolve().parent
-        if not parent.is_dir():
-            raise InputError("out", f"{parent} does not exist")
+        try:
+            parent_is_dir = stat.S_ISDIR(os.stat(parent).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            parent_is_dir = False
+        if not parent_is_dir:
+            bad = _not_a_folder(parent)
+            if bad is not None:
+                raise InputError("out", f"{bad} is not a folder")
+            raise InputError("out", f"{parent} does not exist (create it first: only DIR itself is made)")
         if not os.access(parent, os.W_OK):
             raise InputError("out", f"cannot write in {parent} (permission denied)")
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", dir=parent))
 
     def path(self, name: str) -> Path:
         p = self.tmp / name
         p.parent.mkdir(parents=True, exist_ok=True)
         return p
 
+    def write_bytes(self, name: str, data: bytes) -> None:
+        path = self.path(name)
+        try:
+            path.write_bytes(data)
+        except OSError as exc:
+            raise _naming(exc, path) from None
+
     def write_text(self, name: str, text: str) -> None:
-        self.path(name).write_text(text, encoding="utf-8")
+        self.write_bytes(name, text.encode("utf-8"))
+
+    def shown(self, path: str | Path) -> str:
+        """A path inside the temporary folder as where it was going to be (in DIR)."""
+        try:
+            return str(self.out / Path(path).relative_to(self.tmp))
+        except ValueError:
+            return str(path)
+
+    def describe(self, exc: OSError) -> str:
+        """An error while writing, for the user: the file it was going to be, the reason."""
+        where = self.shown(exc.filename) if exc.filename is not None else str(self.out)
+        return f"cannot write {where}: {os_reason(exc)}"
 
     def commit(self) -> None:
+        """Move the temporary folder into place (replacing DIR, with ``force``). On an error
+        DIR is as it was, the temporary folder is still there (abort() removes it), and the
+        OSError names DIR. Without ``force`` only an empty DIR is replaced (rmdir refuses a
+        folder that another program filled meanwhile, the rename a file made meanwhile)."""
         old = None
-        if self.out.exists():
-            old = self.out.with_name(f".{self.out.name}.old-{os.getpid()}")
-            os.replace(self.out, old)
-        os.replace(self.tmp, self.out)
+        emptied = False
+        try:
+            if self.force and self.out.exists():
+                old = self.out.with_name(f".{self.out.name[:_NAME_KEEP]}.old-{os.getpid()}")
+                os.replace(self.out, old)
+            elif self.out.is_dir() and not self.out.is_symlink():
+                os.rmdir(self.out)
+                emptied = True
+            try:
+                os.replace(self.tmp, self.out)
+            except OSError:
+                if old is not None:
+                    os.replace(old, self.out)  # put the earlier DIR back
+                    old = None
+                elif emptied:
+                    os.mkdir(self.out, _DIR_MODE)
+                raise
+        except OSError as exc:
+            raise _naming(exc, self.out, always=True) from None
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
 

@@ -70,7 +70,7 @@ BAD = [
     (["--w0", "{tmp}/missing.npy"], "no such file"),
     (["--w0", "{tmp}/folder.npy"], "folder"),
     (["--out", "{tmp}/no/such/parent/out"], "does not exist"),
-    (["--out", "{tmp}/a_file/out"], "does not exist"),
+    (["--out", "{tmp}/a_file/out"], "a_file is not a folder"),
     (["--out", "{tmp}/a_file"], "not a folder"),
     (["--out", "{tmp}/full_dir"], "not empty"),
 ]

@@ -108,8 +108,7 @@ def _write_all(target: ResultDir | str | Path, files: dict[str, bytes]) -> list[
     written = []
     if isinstance(target, ResultDir):
         for name, data in files.items():
-            path = target.path(name)
-            path.write_bytes(data)
+            target.write_bytes(name, data)
             written.append(target.out / name)
         return written
     folder = Path(target)
