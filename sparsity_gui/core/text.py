@@ -27,3 +27,9 @@ def short_number(x: float) -> str:
     """A limit as people write it: 1e8 (not 1e+08), 65536, 0.25."""
     mantissa, _, exponent = f"{x:g}".partition("e")
     return f"{mantissa}e{int(exponent)}" if exponent else mantissa
+
+
+def sci(x: float, digits: int = 2) -> str:
+    """A value in scientific notation with ``digits`` significant digits: 2.0e-3, 1.5e2."""
+    mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
+    return f"{mantissa}e{int(exponent)}"

@@ -6,6 +6,8 @@ items once and, per frame, only calls setData on them with arrays from a snapsho
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
@@ -54,17 +56,52 @@ def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: boo
     item.setData(x, y, skipFiniteCheck=True)
 
 
-def _decade_tick_strings(axis, tick_strings):
-    """pyqtgraph labels every 2..9 x 10^k tick of a log axis spanning a couple of decades
-    (they overlap); keep the decades' labels when there are many ticks."""
+def _log_tick_strings(axis, tick_strings):
+    """Readable labels on a log axis: over a decade or more, the decades only (pyqtgraph
+    labels every 2..9 x 10^k tick, and they pile up); within less than a decade, which may
+    hold no decade at all, 1, 2 and 5 times a power of ten."""
 
     def strings(values, scale, spacing):
         out = tick_strings(values, scale, spacing)
-        if axis.logMode and len(values) > 6:
-            return [text if abs(v - round(v)) < 1e-9 else "" for v, text in zip(values, out, strict=True)]
-        return out
+        if not axis.logMode:
+            return out
+        lo, hi = axis.range
+        if hi - lo >= 1.0:
+            keep = [abs(v - round(v)) < 1e-9 for v in values]
+        else:  # plain numbers read best here: 20, 50, 1.4
+            out = [f"{10**v:.3g}" for v in values]
+            keep = [round(10 ** (v - math.floor(v + 1e-9)), 6) in (1.0, 2.0, 5.0) for v in values]
+            if sum(keep) < 2:  # a narrow range (see _log_tick_values): every tick it made
+                keep = [True] * len(values)
+        return [text if k else "" for k, text in zip(keep, out, strict=True)]
 
     return strings
+
+
+def _log_tick_values(axis, tick_values):
+    """A log axis narrower than the gap between pyqtgraph's ticks (1.1 to 1.9, say, where it
+    has none) gets 3 to 6 evenly spaced values of 1, 2 or 5 times a power of ten."""
+
+    def values(lo, hi, size):
+        levels = tick_values(lo, hi, size)
+        if not axis.logMode or hi - lo >= 1.0:
+            return levels
+        inside = [v for _spacing, vals in levels for v in vals if lo <= v <= hi]
+        if len(inside) >= 2:
+            return levels
+        a, b = 10.0**lo, 10.0**hi
+        for step in sorted(
+            m * 10.0**k
+            for k in range(math.floor(math.log10(b - a)) - 2, math.floor(math.log10(b - a)) + 1)
+            for m in (1, 2, 5)
+        ):
+            if (b - a) / step <= 6:
+                first = math.ceil(a / step) * step
+                ticks = [first + i * step for i in range(int((b - first) / step) + 1)]
+                return [(math.log10(1 + step / a), [math.log10(x) for x in ticks if x > 0])]
+        return levels
+
+    return values
 
 
 class Panel(QtWidgets.QFrame):
@@ -214,14 +251,15 @@ class Panel(QtWidgets.QFrame):
         return hi + (0.3 * span if axis == 0 and self.time_plots else pad)
 
     def sync_tick_text(self) -> None:
-        """Log axes label decades only (otherwise 2·10^k … 9·10^k pile up)."""
+        """Log axes get readable labels whatever they span (_log_tick_strings)."""
         for plot in self.plots:
             for name in ("left", "bottom"):
                 axis = plot.getAxis(name)
-                axis.setStyle(maxTextLevel=0 if axis.logMode else 2)
-                if not hasattr(axis, "_decade_labels"):
-                    axis._decade_labels = True
-                    axis.tickStrings = _decade_tick_strings(axis, axis.tickStrings)
+                axis.setStyle(maxTextLevel=1 if axis.logMode else 2)
+                if not hasattr(axis, "_log_labels"):
+                    axis._log_labels = True
+                    axis.tickStrings = _log_tick_strings(axis, axis.tickStrings)
+                    axis.tickValues = _log_tick_values(axis, axis.tickValues)
 
     def cache_legends(self) -> None:
         """Legends sit over the curves and are repainted with them; their text is
@@ -246,7 +284,7 @@ class LivePanel(Panel):
         self.last = None  # the snapshot drawn last
         self._run_id = None
         self._markers: list[tuple[pg.PlotItem, pg.InfiniteLine]] = []
-        self._marked = 0  # change markers drawn, per time plot
+        self._drawn: tuple[tuple[float, str], ...] = ()  # the (x, label) drawn on each time plot
         self._legends_cached = False
 
     def redraw(self) -> None:
@@ -281,27 +319,35 @@ class LivePanel(Panel):
         for plot, line in self._markers:
             plot.removeItem(line)
         self._markers.clear()
-        self._marked = 0
+        self._drawn: tuple[tuple[float, str], ...] = ()
 
     def _mark_changes(self, snap) -> None:
         if not self.time_plots:
             return
-        markers = self.change_markers(snap)
-        for x, label in markers[self._marked :]:
+        markers = tuple(self.change_markers(snap))
+        if markers[: len(self._drawn)] != self._drawn:  # a near change merged into the last
+            self._clear_markers()
+        for x, label in markers[len(self._drawn) :]:
             for plot in self.time_plots:
+                # the label hangs down from the top, beside the line: never clipped
                 line = pg.InfiniteLine(
                     pos=x,
                     angle=90,
                     pen=pen(GREY, DASH),
                     label=label,
-                    labelOpts={"position": 0.93, "color": GREY, "rotateAxis": (1, 0)},
+                    labelOpts={
+                        "position": 0.97,
+                        "color": GREY,
+                        "rotateAxis": (1, 0),
+                        "anchors": [(1, 0.5), (1, 0.5)],
+                    },
                 )
                 line.setZValue(-5)
                 plot.addItem(line, ignoreBounds=True)
                 self._markers.append((plot, line))
-        self._marked = len(markers)
+        self._drawn = markers
 
     @property
     def marker_count(self) -> int:
         """Change markers drawn (per time plot)."""
-        return self._marked
+        return len(self._drawn)

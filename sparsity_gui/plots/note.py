@@ -12,6 +12,7 @@ from PySide6 import QtWidgets
 
 from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.runner import Snapshot
+from sparsity_gui.core.text import sci
 from sparsity_gui.plots.base import (
     BLUE,
     DASH,
@@ -30,11 +31,33 @@ from sparsity_gui.plots.base import (
 N_COLS = len(COLUMNS)
 
 
+_VIRIDIS = pg.colormap.get("viridis")
+
+
+def rank_colour(position: float) -> str:
+    """A tracked weight's colour: viridis from dark (the largest initial weight, 0) to green
+    (the smallest tracked, 1), stopping short of its pale yellow end."""
+    return _VIRIDIS.map(0.8 * position, mode="qcolor").name()
+
+
+def merged_changes(changes, span: float, share: float = 0.01) -> list:
+    """Live changes closer together than ``share`` of the time ``span`` merged into the
+    last of them (a marker each would pile up into an unreadable stack)."""
+    out: list = []
+    for c in changes:
+        if out and c.t - out[-1].t < share * span:
+            out[-1] = c
+        else:
+            out.append(c)
+    return out
+
+
 class NotePanel(LivePanel):
     """A panel of the note's model: a dashed marker where lam was changed during the run."""
 
     def change_markers(self, snap: Snapshot) -> list[tuple[float, str]]:
-        return [(c.t, f"λ={c.lam:.3g}") for c in snap.lam_changes[1:]]
+        changes = merged_changes(snap.lam_changes[1:], snap.t)
+        return [(c.t, f"λ = {sci(c.lam)}") for c in changes]
 
 
 class SortedWeightsPanel(NotePanel):
@@ -109,14 +132,19 @@ class ThresholdPanel(NotePanel):
             time_axis=True,
             legend_left=True,
         )
-        self.theta_curve = p.plot(pen=pen(RED), name="θ(t)")
+        # θ in black, dashed: no tracked weight shares its look (they are coloured by rank)
+        self.theta_curve = p.plot(pen=pen("k", DASH), name="θ(t) = λ/(1−‖W‖²)")
         self.curves: list[pg.PlotDataItem] = []
-        self.below_marks = pg.ScatterPlotItem(symbol="t", size=9, pen=pen(RED), brush=None)
+        self.below_marks = pg.ScatterPlotItem(symbol="t", size=9, pen=pen("k"), brush=None)
         self.death_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pen("k"), brush="k")
         p.addItem(self.below_marks)
         p.addItem(self.death_marks)
         p.legend.addItem(self.below_marks, "falls below θ")
         p.legend.addItem(self.death_marks, "dies")
+        # the key of the tracked weights: one entry, its sample the largest weight's colour
+        self.key_sample = pg.PlotDataItem(pen=pen(rank_colour(0.0)))
+        p.legend.addItem(self.key_sample, "|W_k|, initial rank")
+        self._key = ""
         self.plot = p
         q = self.add_plot(1, None, "t", "m' (nonzero)", time_axis=True, legend=False)
         q.setLogMode(y=True)
@@ -156,8 +184,21 @@ class ThresholdPanel(NotePanel):
         set_curve(self.theta_curve, t, h[:, COL["theta"]], positive=log_y)
         shown = self.shown_tracked(snap)
         while len(self.curves) < len(shown):
-            i = len(self.curves)
-            self.curves.append(self.plot.plot(pen=pen(pg.intColor(i, hues=9, values=1, maxValue=200).name())))
+            self.curves.append(self.plot.plot())
+        for i, curve in enumerate(self.curves[: len(shown)]):
+            # dark for the largest initial weight, lighter down the ranks (viridis)
+            colour = rank_colour(i / max(len(shown) - 1, 1))
+            if curve.opts["pen"] is None or pg.mkPen(curve.opts["pen"]).color().name() != colour:
+                curve.setPen(pen(colour))
+        ranks = snap.tracked_ranks[shown] + 1 if len(shown) else []
+        key = (
+            f"|W_k|, initial rank {int(ranks[0])} (dark) … {int(ranks[-1])} (light)"
+            if len(ranks)
+            else "|W_k|"
+        )
+        if key != self._key:  # text layout is slow: only on change
+            self._key = key
+            self.plot.legend.getLabel(self.key_sample).setText(key)
         below_x, below_y, dead_x, dead_y = [], [], [], []
         theta = h[:, COL["theta"]]
         for curve in self.curves[len(shown) :]:

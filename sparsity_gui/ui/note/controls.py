@@ -59,7 +59,13 @@ class ControlPanel(QtWidgets.QWidget):
         lam_box.addWidget(self.lam_slider)
         lam_box.addWidget(self.lam)
         form.addRow("λ (L1)", lam_box)
+        # a drag is one change, committed on release (each step of it would be a live change
+        # and a marker); the field shows the value while dragging
+        self.lam_slider.setTracking(False)
         self.lam_slider.valueChangedLog.connect(self._lam_from_slider)
+        self.lam_slider.sliderMoved.connect(
+            lambda pos: self.lam.edit.setText(f"{float(f'{self.lam_slider.to_value(pos):.3g}'):g}")
+        )
         self.lam.accepted.connect(self._lam_from_field)
 
         self.m = Field(

@@ -40,7 +40,11 @@ def run_with_live_changes(qtbot, win):
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 1.0, timeout=TIMEOUT)
     for change, after in (({"lam": 0.02}, 2.0), ({"method": "gd"}, 3.0), ({"eta": 0.02}, 4.0)):
         win.on_params_changed(change)
-        qtbot.waitUntil(lambda a=after: win.snapshot.t > a, timeout=TIMEOUT)
+        # the worker has taken this change (else the next one would reach it in the same
+        # mail, at the same instant) and the run went on past `after`
+        qtbot.waitUntil(
+            lambda a=after: win.snapshot.params == win.params and win.snapshot.t > a, timeout=TIMEOUT
+        )
     win.set_playing(False)
     qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
     qtbot.wait(50)

@@ -367,3 +367,58 @@ def test_a_large_new_run_says_preparing_until_its_first_frame(qtbot, make_window
         lambda: win.snapshot.run_id == win.run_id and win.snapshot.m == 2_000_000, timeout=TIMEOUT
     )
     qtbot.waitUntil(lambda: win.status_labels["state"].text() == "running", timeout=TIMEOUT)
+
+
+def test_theta_is_unmistakable_and_tracked_weights_are_keyed_by_rank(qtbot, make_window):
+    import pyqtgraph as pg
+
+    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+    wait_running(qtbot, win)
+    panel = win.panels[1]
+    theta = pg.mkPen(panel.theta_curve.opts["pen"])
+    assert theta.style() == QtCore.Qt.PenStyle.DashLine and theta.color().name() == "#000000"
+    shown = panel.shown_tracked(win.snapshot)
+    colours = [pg.mkPen(c.opts["pen"]).color() for c in panel.curves[: len(shown)]]
+    assert all(c.name() != "#000000" and c.name() != theta.color().name() for c in colours)
+    assert len({c.name() for c in colours}) == len(colours)
+
+    def luminance(c):  # relative luminance (sRGB), which viridis raises steadily
+        lin = [
+            v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+            for v in (c.redF(), c.greenF(), c.blueF())
+        ]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    lum = [luminance(c) for c in colours]
+    assert lum == sorted(lum), "dark for the largest initial weight, lighter down the ranks"
+    ranks = win.snapshot.tracked_ranks[shown] + 1
+    key = panel.plot.legend.getLabel(panel.key_sample).text
+    assert key == f"|W_k|, initial rank {ranks[0]} (dark) … {ranks[-1]} (light)" and ranks[0] == 1
+
+
+def test_a_lam_drag_is_one_change_with_one_readable_marker(qtbot, make_window):
+    from sparsity_gui.core.note.simulation import LiveChange
+    from sparsity_gui.core.text import sci
+    from sparsity_gui.plots.note import merged_changes
+
+    win = make_window(SimParams(m=3000, lam=1e-3), speed=20.0)
+    wait_running(qtbot, win)
+    slider = win.controls.lam_slider
+    start = slider.value()
+    slider.setSliderDown(True)  # a drag: many positions, one change on release
+    for pos in range(start + 1, start + 12):
+        slider.setSliderPosition(pos)
+    assert win.params.lam == 1e-3, "nothing is applied while dragging"
+    assert win.controls.lam.text() == f"{float(f'{slider.to_value(start + 11):.3g}'):g}"
+    slider.setSliderDown(False)
+    lam = win.params.lam
+    assert lam != 1e-3
+    qtbot.waitUntil(lambda: len(win.snapshot.lam_changes) == 2, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: all(p.marker_count == 1 for p in win.panels if p.time_plots), timeout=TIMEOUT)
+    line = win.panels[1]._markers[0][1]
+    assert line.label.toPlainText() == f"λ = {sci(lam)}"
+    assert sci(0.002) == "2.0e-3" and sci(0.0126) == "1.3e-2" and sci(150.0) == "1.5e2"
+    # changes closer than 1 % of the time shown merge into the last one
+    near = [LiveChange(10.0, "lam", 1e-3), LiveChange(10.5, "lam", 2e-3), LiveChange(40.0, "lam", 3e-3)]
+    merged = merged_changes(near, span=100.0)
+    assert [(c.t, c.value) for c in merged] == [(10.5, 2e-3), (40.0, 3e-3)]
