@@ -2,9 +2,11 @@
 
 pyqtgraph's SVGExporter raises with current PySide6, so every vector format is drawn
 by Qt itself: the panel's scene is rendered through QSvgGenerator or QPdfWriter, which
-keeps curves as vector paths and titles, labels and ticks as text. Exports always get a
-white background, dark text and print-friendly line widths (about 2 px, against the
-live width of 1 chosen for speed), applied only while rendering and then restored.
+keeps curves as vector paths and titles, labels and ticks as text; the SVG is then made
+plain SVG 1.1 (plots.svgplain: no vector-effect, which only Qt and browsers know, so
+librsvg draws it alike). Exports always get a white background, dark text and
+print-friendly line widths (about 2 px, against the live width of 1 chosen for speed),
+applied only while rendering and then restored.
 
 `ensure_app` gives headless callers (plots.figures) an offscreen QApplication.
 """
@@ -288,6 +290,16 @@ def _render(fmt: str, w: int, h: int, scale: float, title: str, panels: list, dr
     data = bytes(buf.data())
     if not data:
         raise RuntimeError(f"Qt wrote an empty {fmt.upper()} file")
+    if fmt == "svg":
+        import xml.etree.ElementTree as ET
+
+        from sparsity_gui.plots.svgplain import plain_svg
+
+        # Qt writes SVG Tiny 1.2 with vector-effect, which librsvg & co. draw as bands
+        try:
+            data = plain_svg(data)
+        except (ValueError, ET.ParseError) as exc:
+            raise RuntimeError(f"could not write plain SVG 1.1 from Qt's SVG: {exc}") from None
     return data
 
 
