@@ -108,3 +108,21 @@ def test_format_rows_round_trips_special_values():
     assert np.array_equal(_bits(back), _bits(vals))  # nan is the default nan; -0.0 keeps its sign
     assert [r[1] for r in rows[:5]] == ["0.0", "-0.0", "nan", "inf", "-inf"]
     assert format_rows([np.array([])]) == ""
+
+
+def test_death_order_from_ranks_is_the_sorted_order():
+    """The shortcut through the rank order gives the stable sort's columns, ties included."""
+    from sparsity_gui.core.note.files import death_columns
+
+    u = np.array([0.5, 0.1, 0.3, 0.1, 0.9, 0.2])
+    rank_order = np.argsort(-u, kind="stable")  # [4, 0, 2, 5, 1, 3]
+    cases = [
+        np.array([np.nan, 1.5, 3.0, 1.0, np.nan, 2.5]),  # in rank order, distinct: the shortcut
+        np.array([np.nan, 1.0, 3.0, 1.0, np.nan, 2.5]),  # a tie: the sort
+        np.array([np.nan, 1.0, 2.0, 3.0, np.nan, 2.5]),  # out of rank order: the sort
+    ]
+    for t in cases:
+        fast = death_columns(u, t, rank_order)
+        slow = death_columns(u, t)
+        for a, b in zip(fast, slow, strict=True):
+            assert np.array_equal(a, b)

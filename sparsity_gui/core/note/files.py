@@ -34,9 +34,18 @@ def weights_csv(w0: np.ndarray, w_now: np.ndarray, now_name: str = "w_final") ->
 
 
 def death_columns(
-    u_input_order: np.ndarray, death_t_input_order: np.ndarray
+    u_input_order: np.ndarray, death_t_input_order: np.ndarray, rank_order: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(k, u, t_death) of each weight that died, in order of death (ties by input index)."""
+    """(k, u, t_death) of each weight that died, in order of death (ties by input index).
+    With `rank_order` (InitialState.order: the input index of each rank of sorted |W(0)|),
+    the smallest weights die first, so the order is usually that order reversed: checked
+    (death times strictly increasing, so no tie to break) instead of a sort of m values."""
+    if rank_order is not None:
+        dead_n = int(np.count_nonzero(np.isfinite(death_t_input_order)))
+        order = rank_order[::-1][:dead_n]
+        t = death_t_input_order[order]
+        if np.all(np.isfinite(t)) and np.all(t[1:] > t[:-1]):
+            return order, u_input_order[order], t
     dead = np.flatnonzero(np.isfinite(death_t_input_order))
     order = dead[np.argsort(death_t_input_order[dead], kind="stable")]
     return order, u_input_order[order], death_t_input_order[order]
@@ -111,7 +120,7 @@ def write_results(
         else:
             out.write_chunks("weights.csv", iter_weights_csv(w0, w_final))
         del w_final
-    cols = death_columns(np.abs(w0), sim.solver.death_times())
+    cols = death_columns(np.abs(w0), sim.solver.death_times(), sim.init.order)
     if fmt == "npz":
         _write_npz(out, "deaths.npz", dict(zip(DEATH_NAMES, cols, strict=True)))
     else:
