@@ -126,3 +126,11 @@ def test_death_order_from_ranks_is_the_sorted_order():
         slow = death_columns(u, t)
         for a, b in zip(fast, slow, strict=True):
             assert np.array_equal(a, b)
+
+
+def test_exact_weights_of_the_live_ranks_equal_the_general_ones(exact_run):
+    from sparsity_gui.core.note.solvers import Solver
+
+    run, _ = exact_run
+    solver = run.sim.solver
+    assert np.array_equal(_bits(solver.weights()), _bits(Solver.weights(solver)))
