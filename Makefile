@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-gui bench-interference bench-gui-interference screenshot screenshot-interference sweep-figure bundle icons clean
+.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference screenshot screenshot-interference sweep-figure bundle icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
+
+bench-run: $(STAMP)
+	$(PY) benchmarks/bench_run.py $(ARGS)
 
 bench-gui: $(STAMP)
 	$(PY) benchmarks/bench_gui.py

@@ -124,6 +124,14 @@ def build_run_parser() -> CleanParser:
     )
     o.add_argument("--no-weights", action="store_true", help="skip weights.csv (for very large m)")
     o.add_argument(
+        "--format",
+        choices=("csv", "npz"),
+        default="csv",
+        help="weights and deaths as CSV text (default) or as binary NumPy .npz, exact and much "
+        "faster to write and read for large m (weights.npz: k, w0, w_final; deaths.npz: k, u, "
+        "t_death); timeseries.csv and run.json are written either way",
+    )
+    o.add_argument(
         "--figures",
         action="store_true",
         help="also write each panel as PNG and SVG and the whole layout as PNG into "
@@ -159,6 +167,7 @@ def run_command(argv: Sequence[str]) -> int:
             run,
             params,
             include_weights=not args.no_weights,
+            fmt=args.format,
             command_line=shlex.join(["sparsity-gui", "run", *argv]),
         )
         return run

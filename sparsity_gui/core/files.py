@@ -4,14 +4,13 @@ every double, and `ResultDir` (a whole output folder that appears at once, or no
 from __future__ import annotations
 
 import errno
-import io
 import json
 import math
 import os
 import secrets
 import shutil
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -115,29 +114,43 @@ def atomic_write_chunks(path: str | Path, chunks: Iterable[str]) -> None:
     atomic_write_with(path, write)
 
 
-def _fmt(x: float) -> str:
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return repr(float(x))  # shortest repr that round-trips exactly
+CHUNK_ROWS = 1 << 16  # rows per piece of a streamed CSV (tests lower it to cross chunk edges)
 
 
-CHUNK_ROWS = 1 << 18  # rows per piece of a streamed CSV
+def format_rows(columns: Sequence[np.ndarray], int_cols: Iterable[int] = ()) -> str:
+    """Rows of CSV text from equally long columns, each float as Python's repr (the shortest
+    text that reads back bit for bit; nan, inf, -inf as such) and each int column as an
+    integer. One C-level %-format per piece instead of Python per float: about twice as
+    fast as np.savetxt's '%.17g', and shorter."""
+    int_cols = set(int_cols)
+    n = int(columns[0].shape[0]) if columns else 0
+    if n == 0:
+        return ""
+    ncol = len(columns)
+    values: list[Any] = [None] * (n * ncol)
+    for j, col in enumerate(columns):
+        col = np.asarray(col)
+        values[j::ncol] = (col.astype(np.int64) if j in int_cols else col.astype(np.float64)).tolist()
+    row = ",".join("%d" if j in int_cols else "%r" for j in range(ncol)) + "\n"
+    return (row * n) % tuple(values)
+
+
+def iter_csv_columns(
+    header: Iterable[str], columns: Sequence[np.ndarray], int_cols: Iterable[int] = ()
+) -> Iterator[str]:
+    """CSV text in pieces of CHUNK_ROWS rows from columns (never a whole table in memory),
+    every float written to round-trip exactly."""
+    int_cols = tuple(int_cols)
+    yield ",".join(header) + "\n"
+    n = int(columns[0].shape[0]) if columns else 0
+    for start in range(0, n, CHUNK_ROWS):
+        yield format_rows([c[start : start + CHUNK_ROWS] for c in columns], int_cols)
 
 
 def iter_csv(header: Iterable[str], rows: np.ndarray, int_cols: Iterable[int] = ()) -> Iterator[str]:
     """CSV text in pieces, every float written to round-trip exactly."""
-    int_cols = set(int_cols)
-    yield ",".join(header) + "\n"
-    for start in range(0, rows.shape[0], CHUNK_ROWS):
-        out = io.StringIO()
-        for row in rows[start : start + CHUNK_ROWS]:
-            out.write(",".join(str(int(v)) if j in int_cols else _fmt(v) for j, v in enumerate(row)))
-            out.write("\n")
-        yield out.getvalue()
+    rows = np.asarray(rows)
+    return iter_csv_columns(header, [rows[:, j] for j in range(rows.shape[1])], int_cols)
 
 
 def csv_text(header: Iterable[str], rows: np.ndarray, int_cols: Iterable[int] = ()) -> str:
@@ -240,6 +253,26 @@ class ResultDir:
 
     def write_text(self, name: str, text: str) -> None:
         self.write_bytes(name, text.encode("utf-8"))
+
+    def write_chunks(self, name: str, chunks: Iterable[str]) -> None:
+        """Stream text produced piece by piece into the file (the folder as a whole is
+        what appears atomically): a large CSV never sits in memory whole."""
+        path = self.path(name)
+        try:
+            with open(path, "wb") as f:
+                for chunk in chunks:
+                    f.write(chunk.encode("utf-8"))
+        except OSError as exc:
+            raise _naming(exc, path) from None
+
+    def write_with(self, name: str, write: Callable[[BinaryIO], None]) -> None:
+        """Let `write` fill the file (a binary format streamed by its own writer)."""
+        path = self.path(name)
+        try:
+            with open(path, "wb") as f:
+                write(f)
+        except OSError as exc:
+            raise _naming(exc, path) from None
 
     def shown(self, path: str | Path) -> str:
         """A path inside the temporary folder as where it was going to be (in DIR)."""

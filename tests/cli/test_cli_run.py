@@ -440,5 +440,5 @@ def test_w0_row_of_a_matrix_and_no_negative_zero(tmp_path):
     rows = [line.split(",") for line in lines[1:]]
     assert [float(r[1]) for r in rows] == matrix[1].tolist()
     finals = [r[2] for r in rows]
-    assert finals[0] == "0" and finals[2] == "0", finals  # dead: 0 even where W(0) < 0
+    assert finals[0] == "0.0" and finals[2] == "0.0", finals  # dead: 0 even where W(0) < 0, never -0.0
     assert float(finals[1]) < 0  # the survivor keeps its sign

@@ -5,7 +5,6 @@ bit for bit."""
 
 from __future__ import annotations
 
-import io
 import platform
 import sys
 from collections.abc import Iterator
@@ -13,7 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from sparsity_gui import __version__
-from sparsity_gui.core.files import CHUNK_ROWS, ResultDir, csv_text, iter_csv, json_text
+from sparsity_gui.core.files import ResultDir, csv_text, iter_csv_columns, json_text
 from sparsity_gui.core.note.metrics import COLUMNS
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.sampled import SampledRun
@@ -25,14 +24,8 @@ def timeseries_csv(rows: np.ndarray) -> str:
 
 def iter_weights_csv(w0: np.ndarray, w_now: np.ndarray, now_name: str = "w_final") -> Iterator[str]:
     """k,w0,<now_name>: a row per weight, signed, k the 0-based input index (in pieces)."""
-    yield f"k,w0,{now_name}\n"
-    # '%.17g' round-trips every double; savetxt is vectorised enough for m = 10^7
-    for start in range(0, w0.shape[0], CHUNK_ROWS):
-        stop = min(start + CHUNK_ROWS, w0.shape[0])
-        out = io.StringIO()
-        table = np.column_stack([np.arange(start, stop, dtype=np.float64), w0[start:stop], w_now[start:stop]])
-        np.savetxt(out, table, fmt=("%d", "%.17g", "%.17g"), delimiter=",")
-        yield out.getvalue()
+    k = np.arange(w0.shape[0], dtype=np.int64)
+    return iter_csv_columns(("k", "w0", now_name), [k, w0, w_now], int_cols=[0])
 
 
 def weights_csv(w0: np.ndarray, w_now: np.ndarray, now_name: str = "w_final") -> str:
@@ -40,19 +33,41 @@ def weights_csv(w0: np.ndarray, w_now: np.ndarray, now_name: str = "w_final") ->
     return "".join(iter_weights_csv(w0, w_now, now_name))
 
 
-def _death_rows(u_input_order: np.ndarray, death_t_input_order: np.ndarray) -> np.ndarray:
+def death_columns(
+    u_input_order: np.ndarray, death_t_input_order: np.ndarray, rank_order: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(k, u, t_death) of each weight that died, in order of death (ties by input index).
+    With `rank_order` (InitialState.order: the input index of each rank of sorted |W(0)|),
+    the smallest weights die first, so the order is usually that order reversed: checked
+    (death times strictly increasing, so no tie to break) instead of a sort of m values."""
+    if rank_order is not None:
+        dead_n = int(np.count_nonzero(np.isfinite(death_t_input_order)))
+        order = rank_order[::-1][:dead_n]
+        t = death_t_input_order[order]
+        if np.all(np.isfinite(t)) and np.all(t[1:] > t[:-1]):
+            return order, u_input_order[order], t
     dead = np.flatnonzero(np.isfinite(death_t_input_order))
     order = dead[np.argsort(death_t_input_order[dead], kind="stable")]
-    return np.column_stack([order, u_input_order[order], death_t_input_order[order]])
+    return order, u_input_order[order], death_t_input_order[order]
 
 
 def iter_deaths_csv(u_input_order: np.ndarray, death_t_input_order: np.ndarray) -> Iterator[str]:
     """k,u,t_death for each weight that died, in order of death (in pieces)."""
-    return iter_csv(("k", "u", "t_death"), _death_rows(u_input_order, death_t_input_order), int_cols=[0])
+    return iter_csv_columns(DEATH_NAMES, death_columns(u_input_order, death_t_input_order), int_cols=[0])
 
 
 def deaths_csv(u_input_order: np.ndarray, death_t_input_order: np.ndarray) -> str:
     return "".join(iter_deaths_csv(u_input_order, death_t_input_order))
+
+
+DEATH_NAMES = ("k", "u", "t_death")
+FORMATS = ("csv", "npz")
+
+
+def _write_npz(out: ResultDir, name: str, arrays: dict[str, np.ndarray]) -> None:
+    """An uncompressed .npz (np.savez): the arrays, named like the CSV columns, exact by
+    construction; zipfile streams each array to the file."""
+    out.write_with(name, lambda f: np.savez(f, **arrays))
 
 
 def run_metadata(run: SampledRun, params: SimParams, command_line: str) -> dict:
@@ -84,24 +99,36 @@ def run_metadata(run: SampledRun, params: SimParams, command_line: str) -> dict:
     }
 
 
-def result_texts(
-    run: SampledRun, params: SimParams, include_weights: bool, command_line: str, now_name: str = "w_final"
-) -> dict[str, str]:
-    """The result files (name -> text): timeseries.csv, weights.csv, deaths.csv, run.json."""
-    sim = run.sim
-    texts = {"timeseries.csv": timeseries_csv(run.rows)}
-    if include_weights:
-        texts["weights.csv"] = weights_csv(sim.init.w0, sim.solver.weights(), now_name)
-    texts["deaths.csv"] = deaths_csv(np.abs(sim.init.w0), sim.solver.death_times())
-    texts["run.json"] = json_text(run_metadata(run, params, command_line))
-    return texts
-
-
 def write_results(
-    out: ResultDir, run: SampledRun, params: SimParams, include_weights: bool, command_line: str
+    out: ResultDir,
+    run: SampledRun,
+    params: SimParams,
+    include_weights: bool,
+    command_line: str,
+    fmt: str = "csv",
 ) -> None:
-    for name, text in result_texts(run, params, include_weights, command_line).items():
-        out.write_text(name, text)
+    """timeseries.csv, weights and deaths (.csv streamed in pieces, or .npz with `fmt`
+    "npz"), run.json into `out`."""
+    sim = run.sim
+    out.write_text("timeseries.csv", timeseries_csv(run.rows))
+    w0 = sim.init.w0
+    if include_weights:
+        w_final = sim.solver.weights()
+        if fmt == "npz":
+            k = np.arange(w0.shape[0], dtype=np.int64)
+            _write_npz(out, "weights.npz", {"k": k, "w0": w0, "w_final": w_final})
+        else:
+            out.write_chunks("weights.csv", iter_weights_csv(w0, w_final))
+        del w_final
+    cols = death_columns(np.abs(w0), sim.solver.death_times(), sim.init.order)
+    if fmt == "npz":
+        _write_npz(out, "deaths.npz", dict(zip(DEATH_NAMES, cols, strict=True)))
+    else:
+        out.write_chunks("deaths.csv", iter_csv_columns(DEATH_NAMES, cols, int_cols=[0]))
+    del cols
+    meta = run_metadata(run, params, command_line)
+    meta["format"] = fmt
+    out.write_text("run.json", json_text(meta))
 
 
 def tracked_csv(run) -> str:

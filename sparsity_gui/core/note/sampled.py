@@ -7,6 +7,7 @@ so that the time series is a deterministic function of the script."""
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from dataclasses import dataclass, field
@@ -14,9 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.note.metrics import fit_decay_constant
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.simulation import RunScript, Simulation
+from sparsity_gui.core.note.solvers import ExactSolver
 
 
 @dataclass
@@ -42,6 +45,15 @@ def sample_times_of(
             progress.update(i + 1)
 
     start = time.perf_counter()
+    times = np.asarray(times, dtype=np.float64)
+    if _snapshot_sampling_applies(sim, times, changes):
+        # one exact solve to the end, each row from the last snapshot before it: the same
+        # rows as the `run` command's single solve (which first solves to one weight left)
+        snap_t, snaps = _solve_with_snapshots(
+            sim.solver, float(times[-1]), -1, _snapshot_gap(sim, times.shape[0])
+        )
+        rows = _rows_from_snapshots(sim, snap_t, snaps, times, progress)
+        return rows, time.perf_counter() - start
     try:
         rows = sim.replay(changes, times, on_sample=on_sample)
     finally:
@@ -53,8 +65,20 @@ def sample_times_of(
 def simulate_samples(params: SimParams, w0: np.ndarray | None, samples: int, progress_cls=None) -> SampledRun:
     """The `run` command: K rows evenly spaced from 0 to t_end, no live changes."""
     sim = Simulation(params, w0)
-    # the default end needs a separate exact solve to one weight; with --t-end the run's
-    # own time of reaching one weight is reported instead (NaN if it does not by t_end)
+    if params.t_end is None and _solves_once(sim):
+        progress = progress_cls(samples, params.method) if progress_cls else None
+        t_one, t_end, rows, wall = _sample_exact_once(sim, samples, progress)
+        return SampledRun(
+            sim=sim,
+            rows=rows,
+            t_end=float(t_end),
+            t_one=float(t_one),
+            wall_seconds=wall,
+            fitted_c=fit_decay_constant(rows),
+            nonzero_final=sim.moments().nonzero,
+        )
+    # otherwise the default end needs a separate exact solve to one weight; with --t-end the
+    # run's own time of reaching one weight is reported instead (NaN if it does not by t_end)
     t_one = math.nan if params.t_end is not None else sim.time_to_nonzero(1)
     if params.t_end is not None:
         t_end = params.t_end
@@ -83,6 +107,88 @@ def simulate_samples(params: SimParams, w0: np.ndarray | None, samples: int, pro
         fitted_c=fit_decay_constant(rows),
         nonzero_final=sim.moments().nonzero,
     )
+
+
+SNAPSHOTS_PER_SAMPLE = 4  # snapshots of the exact state per sample of the time series
+
+
+def _solves_once(sim: Simulation) -> bool:
+    """The plain case of the default end, which one exact solve serves: the exact method,
+    lam > 0, more than one weight alive, the largest weight alone (no tied top group)."""
+    solver = sim.solver
+    u = sim.init.u
+    return (
+        isinstance(solver, ExactSolver)
+        and solver.lam > 0.0
+        and sim.init.nonzero0 > 1
+        and u.shape[0] > 1
+        and u[0] != u[1]
+    )
+
+
+def _snapshot_gap(sim: Simulation, samples: int) -> int:
+    return max(64, sim.init.m // (SNAPSHOTS_PER_SAMPLE * samples))
+
+
+def _solve_with_snapshots(solver: ExactSolver, t_target: float, stop_nonzero: int, gap: int):
+    """Advance the exact solver like one advance_to(t_target, stop_nonzero), copying its
+    whole state (the small fs/ist arrays: the sorted u and prefix sums never change) every
+    `gap` steps. Stopping between steps changes nothing: the kernel's next step depends only
+    on that state. Returns (snapshot times, snapshots)."""
+    snap_t = [solver.t]
+    snaps = [(solver.fs.copy(), solver.ist.copy())]
+    while True:
+        code = solver.advance_to(t_target, stop_nonzero=stop_nonzero, max_work=gap)
+        snap_t.append(solver.t)
+        snaps.append((solver.fs.copy(), solver.ist.copy()))
+        if code != K.REACHED_MAX_STEPS:
+            return snap_t, snaps
+
+
+def _rows_from_snapshots(sim: Simulation, snap_t, snaps, times: np.ndarray, progress=None) -> np.ndarray:
+    """A row at each of `times` (ascending): restart from the last snapshot at or before
+    t_i and land on t_i. Every death up to t_i is the one of the snapshotted solve, bit for
+    bit, and a sample costs at most one snapshot gap; the solver ends at times[-1]."""
+    solver = sim.solver
+    rows = np.empty((times.shape[0], sim.history._data.shape[1]))
+    try:
+        for i, t in enumerate(times):
+            j = bisect.bisect_right(snap_t, t) - 1
+            solver.fs[:] = snaps[j][0]
+            solver.ist[:] = snaps[j][1]
+            solver.advance_to(float(t))
+            rows[i] = sim.metrics_row()
+            if progress is not None and i % 4 == 0:
+                progress.update(i + 1)
+    finally:
+        if progress is not None:
+            progress.close()
+    return rows
+
+
+def _snapshot_sampling_applies(sim: Simulation, times: np.ndarray, changes) -> bool:
+    return (
+        not changes
+        and isinstance(sim.solver, ExactSolver)
+        and sim.solver.t == 0.0
+        and times.shape[0] > 0
+        and times[0] >= 0.0
+        and bool(np.all(np.diff(times) >= 0.0))
+        and math.isfinite(times[-1])
+    )
+
+
+def _sample_exact_once(sim: Simulation, samples: int, progress=None):
+    """The default-end run from one exact solve: solve to one weight left (t_one) with
+    snapshots, then sample t_i = i*t_end/(K-1) from them (the same rows as sampling a
+    solve to t_end: sample_times_of). Returns (t_one, t_end, rows, solver seconds)."""
+    start = time.perf_counter()
+    snap_t, snaps = _solve_with_snapshots(sim.solver, math.inf, 1, _snapshot_gap(sim, samples))
+    t_one = sim.solver.t
+    t_end = 1.1 * t_one
+    times = np.linspace(0.0, t_end, samples)
+    rows = _rows_from_snapshots(sim, snap_t, snaps, times, progress)
+    return t_one, t_end, rows, time.perf_counter() - start
 
 
 def one_left_time(sim: Simulation) -> float:

@@ -210,6 +210,16 @@ class ExactSolver(Solver):
         K.exact_abs_at_ranks(self.fs, self.ist, self.u, ranks, out)
         return out
 
+    def weights(self) -> np.ndarray:
+        """Signed W(t) in input order: only the m' live ranks are computed (a rank past m'
+        is 0 here), the same values as Solver.weights."""
+        mp = int(self.ist[K.I_MP])
+        w = np.zeros(self.init.m)
+        idx = self.init.order[:mp]
+        a = self.abs_at_ranks(np.arange(mp, dtype=np.int64))
+        w[idx] = np.where(a > 0, np.copysign(a, self.init.w0[idx]), 0.0)
+        return w
+
     def advance_to(self, t_target: float, stop_nonzero: int = -1, max_work: int = 2**62) -> int:
         return int(
             K.exact_advance(
