@@ -37,6 +37,12 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+def add_output_options(group) -> None:
+    """--out DIR and --force, as every headless command takes them (see write_headless)."""
+    group.add_argument("--out", required=True, metavar="DIR", help="folder to write (must be new or empty)")
+    group.add_argument("--force", action="store_true", help="replace a non-empty DIR")
+
+
 def whole_arg(text: str) -> int:
     """argparse type: a whole number ('250', '1e6'); its range is checked later, with the
     other parameters."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from sparsity_gui.cli.common import (
     CleanParser,
     Progress,
+    add_output_options,
     fail,
     interrupts_deferred,
     number_arg,
@@ -21,7 +22,7 @@ from sparsity_gui.cli.common import (
     write_headless,
 )
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.params import OPTIMIZERS, check_memory
+from sparsity_gui.core.interference.params import OPTIMIZERS, InterferenceParams, check_memory
 from sparsity_gui.core.interference.run import chunk_steps
 from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, default_workers
 from sparsity_gui.core.text import format_duration
@@ -197,8 +198,6 @@ def _resolve(args: argparse.Namespace, defaults: dict, paper: dict | None = None
 
 
 def _base_params(args: argparse.Namespace, m: int):
-    from sparsity_gui.core.interference.params import InterferenceParams
-
     return InterferenceParams(
         n=args.n,
         m=m,
@@ -239,8 +238,7 @@ def build_sweep_parser() -> CleanParser:
         "the number of cores, at most 8); the results do not depend on it",
     )
     o = p.add_argument_group("output")
-    o.add_argument("--out", required=True, metavar="DIR", help="folder to write (must be new or empty)")
-    o.add_argument("--force", action="store_true", help="replace a non-empty DIR")
+    add_output_options(o)
     o.add_argument(
         "--no-figure",
         action="store_true",
@@ -424,8 +422,7 @@ def build_interference_parser() -> CleanParser:
         help="rows in history.csv, at steps round(i*steps/(K-1)) (2 to 1e5; fewer when "
         "steps < K-1; default 501)",
     )
-    o.add_argument("--out", required=True, metavar="DIR", help="folder to write (must be new or empty)")
-    o.add_argument("--force", action="store_true", help="replace a non-empty DIR")
+    add_output_options(o)
     return p
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from sparsity_gui.cli.common import (
     CleanParser,
     Progress,
+    add_output_options,
     fail,
     interrupts_deferred,
     number_arg,
@@ -137,8 +138,7 @@ def build_run_parser() -> CleanParser:
         help="also write each panel as PNG and SVG and the whole layout as PNG into "
         "DIR/figures/ (offscreen, no display needed)",
     )
-    o.add_argument("--out", required=True, metavar="DIR", help="folder to write (must be new or empty)")
-    o.add_argument("--force", action="store_true", help="replace a non-empty DIR")
+    add_output_options(o)
     return p
 
 

@@ -145,6 +145,7 @@ class ThresholdPanel(NotePanel):
         self.key_sample = pg.PlotDataItem(pen=pen(rank_colour(0.0)))
         p.legend.addItem(self.key_sample, "|W_k|, initial rank")
         self._key = ""
+        self._coloured = 0  # how many curves the rank colours were last spread over
         self.plot = p
         q = self.add_plot(1, None, "t", "m' (nonzero)", time_axis=True, legend=False)
         q.setLogMode(y=True)
@@ -185,11 +186,10 @@ class ThresholdPanel(NotePanel):
         shown = self.shown_tracked(snap)
         while len(self.curves) < len(shown):
             self.curves.append(self.plot.plot())
-        for i, curve in enumerate(self.curves[: len(shown)]):
-            # dark for the largest initial weight, lighter down the ranks (viridis)
-            colour = rank_colour(i / max(len(shown) - 1, 1))
-            if curve.opts["pen"] is None or pg.mkPen(curve.opts["pen"]).color().name() != colour:
-                curve.setPen(pen(colour))
+        if len(shown) != self._coloured:  # dark for the largest initial weight, lighter down the ranks
+            self._coloured = len(shown)
+            for i, curve in enumerate(self.curves[: len(shown)]):
+                curve.setPen(pen(rank_colour(i / max(len(shown) - 1, 1))))
         ranks = snap.tracked_ranks[shown] + 1 if len(shown) else []
         key = (
             f"|W_k|, initial rank {int(ranks[0])} (dark) … {int(ranks[-1])} (light)"

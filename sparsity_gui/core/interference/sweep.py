@@ -30,22 +30,6 @@ CHUNK_WORK = 1e8
 MAX_RUNS = 10_000
 MAX_M_VALUES = 1000
 
-ROW_COLUMNS = (
-    "m",
-    "seed",
-    "n",
-    "polysemantic",
-    "predicted",
-    "active",
-    "opposite_pairs",
-    "same_pairs",
-    "kept_share",
-    "nonzero",
-    "steps",
-    "optimizer",
-    "settled",
-    "seconds",
-)
 # A run has settled when every feature still alive has an active weight and its counts
 # (polysemantic neurons, active weights) did not change over the last SETTLE_SHARE of its
 # steps; one that has not was stopped too early.
@@ -188,6 +172,10 @@ class SweepRow:
             settled=settled,
             **{**counts, "steps": run.step},
         )
+
+
+# sweep.csv's columns: a SweepRow's fields, in order
+ROW_COLUMNS = tuple(f.name for f in fields(SweepRow))
 
 
 @dataclass(frozen=True)
