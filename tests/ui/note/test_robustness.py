@@ -950,10 +950,13 @@ def test_ten_million_weights_through_the_entry_point(tmp_path):
     assert peak < 2 * 10**9, f"peak resident memory {peak / 1e9:.2f} GB"
     # responsive: the 20 ms heartbeat kept firing (8 s of it), never stalled for 2 s
     assert beat["beats"] >= 8.0 / 0.2 and beat["max_gap"] < 2.0, beat
-    # and what it saw: the status bar kept changing, and the run made progress
-    assert len(beat["texts"]) >= 10, beat["texts"]
-    last_nonzero = int(beat["texts"][-1].split("m' = ")[1].replace(",", ""))
-    assert last_nonzero < 10_000_000
+    # and what it saw: the status bar kept changing, and the run made progress. How many
+    # texts 8 s allow depends on the machine's load (19 alone, 8 under the full suite), so
+    # the test counts a few and checks their order, not a rate.
+    assert len(beat["texts"]) >= 5, beat["texts"]
+    nonzero = [int(t.split("m' = ")[1].replace(",", "")) for t in beat["texts"] if "m' = " in t]
+    assert nonzero[0] == 10_000_000 and nonzero[-1] < 10_000_000, nonzero
+    assert nonzero == sorted(nonzero, reverse=True), nonzero
     assert report["wall"] < 60
 
 
