@@ -955,7 +955,8 @@ def test_ten_million_weights_through_the_entry_point(tmp_path):
     # the test counts a few and checks their order, not a rate.
     assert len(beat["texts"]) >= 5, beat["texts"]
     nonzero = [int(t.split("m' = ")[1].replace(",", "")) for t in beat["texts"] if "m' = " in t]
-    assert nonzero[0] == 10_000_000 and nonzero[-1] < 10_000_000, nonzero
+    # the first text may already be past t = 0 when the machine is loaded (9,980,000 once)
+    assert nonzero[0] <= 10_000_000 and nonzero[-1] < 10_000_000, nonzero
     assert nonzero == sorted(nonzero, reverse=True), nonzero
     assert report["wall"] < 60
 
