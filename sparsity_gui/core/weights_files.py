@@ -164,12 +164,12 @@ def detect_format(path: str | Path, field: str = "w0") -> str:
     Anything else raises InputError saying what the file is, or why it cannot be read."""
     path = Path(path)
     head = _open_checked(path, field)
+    if not head:
+        raise InputError(field, f"{path}: the file is empty (no weights in the file)")
     kind = _content_kind(path, head)
     expected = EXTENSIONS.get(path.suffix.lower())
     if kind in FORMAT_NAMES:
         return kind
-    if not head:
-        raise InputError(field, f"{path}: the file is empty (no weights in the file)")
     what = kind.partition(":")[2] if kind.startswith("foreign:") else ""
     if what and expected is not None and expected != "text":
         raise InputError(field, f"{path}: not a valid {FORMAT_NAMES[expected]} file (it is {what})")
