@@ -454,7 +454,8 @@ def list_arrays(path: str | Path, field: str = "w0") -> tuple[str, list[ArrayInf
     readers: dict[str, Callable[[Path, str], list[ArrayInfo]]] = {
         "npy": _npy_arrays,
         "npz": _npz_arrays,
-        "safetensors": lambda p, f: _safetensors_header(p, f)[0],
+        # by name: the header's order is the layout's (by alignment), not the model's
+        "safetensors": lambda p, f: sorted(_safetensors_header(p, f)[0], key=lambda i: str(i.name)),
         "torch": _torch_arrays,
     }
     if kind == "text":
