@@ -68,8 +68,11 @@ class ArrayChoiceDialog(QtWidgets.QDialog):
             elif first_usable is None or info.name == selected:
                 first_usable = item
             self.table.addTopLevelItem(item)
-        for col in range(3):
-            self.table.resizeColumnToContents(col)
+        header = self.table.header()
+        header.setStretchLastSection(False)
+        self.table.resizeColumnToContents(0)
+        for col in (1, 2):  # shapes and dtypes are never cut
+            header.setSectionResizeMode(col, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
         self.table.setMinimumWidth(min(900, max(420, self.table.header().length() + 40)))
         lay.addWidget(self.table, 1)
         row_box = QtWidgets.QHBoxLayout()
