@@ -144,7 +144,7 @@ def _content_kind(path: Path, head: bytes) -> str:
     if head.startswith(b"\x93NUMPY"):
         return "npy"
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
-        return _zip_kind(path) or "unknown"
+        return _zip_kind(path) or "badzip"
     if head.startswith(_TORCH_LEGACY_MAGIC):
         return "torch"
     if len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
@@ -183,6 +183,12 @@ def detect_format(path: str | Path, field: str = "w0") -> str:
         )
     if kind == "zip":
         raise InputError(field, f"{path}: a zip archive that is neither a .npz nor a PyTorch checkpoint")
+    if kind == "badzip":  # .npz and PyTorch files are zip archives
+        raise InputError(
+            field,
+            f"{path}: not a valid {FORMAT_NAMES.get(expected, '.npz')} file "
+            "(a damaged or truncated zip archive)",
+        )
     if expected == "safetensors":
         _safetensors_header(path, field)  # raises naming what is wrong with the header
     if expected is not None and expected != "text":
@@ -249,7 +255,7 @@ def read_text(path: Path, field: str = "w0") -> np.ndarray:
     """Numbers in text: one per line, or rows separated by commas, semicolons, tabs or
     spaces; '#' starts a comment; one header line is allowed."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not a header
     except UnicodeDecodeError:
         raise InputError(field, f"{path}: not a text file and not a .npy/.npz array") from None
     except OSError as exc:

@@ -211,6 +211,15 @@ def test_a_zip_that_is_no_npz(tmp_path):
     with zipfile.ZipFile(tmp_path / "docs.npz", "w") as z:
         z.writestr("readme.txt", "hello")
     refused(tmp_path / "docs.npz", "neither a .npz nor a PyTorch checkpoint")
+    np.savez(tmp_path / "w.npz", W=MATRIX)
+    data = (tmp_path / "w.npz").read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
+    refused(tmp_path / "cut.npz", "not a valid .npz file (a damaged or truncated zip archive)")
+
+
+def test_text_with_a_byte_order_mark_keeps_its_first_number(tmp_path):
+    (tmp_path / "w.csv").write_bytes(b"\xef\xbb\xbf0.5\n-0.25\n")
+    np.testing.assert_array_equal(read_array(tmp_path / "w.csv")[0], [[0.5], [-0.25]])
 
 
 # --- PyTorch ------------------------------------------------------------------------------------
