@@ -42,7 +42,7 @@ def gui_params(args: argparse.Namespace):
     """(model, params, w0) of the GUI's options: the note's SimParams, or the interference
     model's InterferenceParams. Raises InputError for an option the model does not take."""
     if args.model == "interference":
-        for flag, value in (("w0", args.w0), ("w0-row", args.w0_row)):
+        for flag, value in (("w0", args.w0), ("w0-row", args.w0_row), ("w0-tensor", args.w0_tensor)):
             if value is not None:
                 raise InputError(flag, "is an option of the note's model, not of --model interference")
         note_only = {"lam": 1e-3, "method": "exact", "eta": 0.05, "t_end": None, "speed": None}

@@ -413,6 +413,7 @@ def build_interference_parser() -> CleanParser:
     )
     g = p.add_argument_group("model parameters")
     _add_model_options(g, INTERFERENCE_DEFAULTS, None, sweep=False)
+    add_w0_options(g)
     o = p.add_argument_group("output")
     o.add_argument(
         "--samples",
@@ -426,9 +427,44 @@ def build_interference_parser() -> CleanParser:
     return p
 
 
+def add_w0_options(g) -> None:
+    g.add_argument(
+        "--w0",
+        metavar="FILE",
+        help="start from W(0) in FILE, a matrix n x m (features x neurons): .npy, .npz, "
+        ".safetensors, a PyTorch state_dict (.pt, needs torch) or text/CSV (a row per "
+        "feature); sets n and m (--n and --m, if given, must match)",
+    )
+    g.add_argument(
+        "--w0-tensor",
+        metavar="NAME",
+        help="the tensor of a --w0 .safetensors or PyTorch file (needed when it holds "
+        "several; nested state_dict names joined by dots), or the array of a .npz",
+    )
+
+
+def w0_from_args(args: argparse.Namespace):
+    """(W(0), where it came from for run.json) of --w0/--w0-tensor, or (None, None); sets
+    args.n and args.m from the matrix. Before the defaults are filled in: an explicit --n
+    or --m must match the file."""
+    from sparsity_gui.core.interference.initial import load_w0_matrix
+
+    if args.w0 is None:
+        if args.w0_tensor is not None:
+            raise InputError("w0-tensor", "needs --w0 FILE")
+        return None, None
+    for name in ("seed", "sigma"):
+        if getattr(args, name) is not None:
+            raise InputError(name, f"--{name} draws W(0) at random; it does not go with --w0")
+    w0, info = load_w0_matrix(args.w0, args.w0_tensor, args.n, args.m)
+    args.n, args.m = w0.shape
+    return w0, {"source": "file", "path": str(args.w0), "tensor": info.name, "dtype": info.dtype}
+
+
 def interference_command(argv: Sequence[str]) -> int:
     args = build_interference_parser().parse_args(argv)
     try:
+        w0, w0_source = w0_from_args(args)
         _resolve(args, INTERFERENCE_DEFAULTS)
         params = _base_params(args, args.m)
         if not 2 <= args.samples <= 10**5:
@@ -458,7 +494,10 @@ def interference_command(argv: Sequence[str]) -> int:
         started = time.perf_counter()
         try:
             run = run_in_worker(
-                lambda: train_sampled(params, args.samples, on_step=on_step, chunk=chunk), stop
+                lambda: train_sampled(
+                    params, args.samples, on_step=on_step, chunk=chunk, w0=w0, w0_source=w0_source
+                ),
+                stop,
             )
         finally:
             progress.close()

@@ -54,14 +54,24 @@ def add_param_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--seed", type=whole_arg, default=0, metavar="N", help="random seed for W(0) (default 0)")
     g.add_argument(
-        "--w0", metavar="FILE", help="load W(0) from .npy/.npz or text/CSV (one number per line); sets m"
+        "--w0",
+        metavar="FILE",
+        help="load W(0) from .npy, .npz, .safetensors, a PyTorch state_dict (.pt, needs torch) "
+        "or text/CSV (one number per line); the format is read from the content; sets m",
+    )
+    g.add_argument(
+        "--w0-tensor",
+        default=None,
+        metavar="NAME",
+        help="the tensor of a --w0 .safetensors or PyTorch file (needed when it holds several; "
+        "nested state_dict names joined by dots), or the array of a .npz (default: its first)",
     )
     g.add_argument(
         "--w0-row",
         type=whole_arg,
         default=None,
         metavar="R",
-        help="with a 2-D --w0 file (a weight matrix), use row R (0-based) as W(0)",
+        help="with a 2-D --w0 array (a weight matrix), use row R (0-based) as W(0)",
     )
     g.add_argument(
         "--method", choices=METHODS, default="exact", help="exact flow or gradient descent (default exact)"
@@ -88,10 +98,11 @@ def params_from_args(args: argparse.Namespace) -> tuple[SimParams, np.ndarray | 
 
     w0 = None
     m = args.m
-    if args.w0_row is not None and args.w0 is None:
-        raise InputError("w0-row", "needs --w0 FILE")
+    for flag, value in (("w0-row", args.w0_row), ("w0-tensor", args.w0_tensor)):
+        if value is not None and args.w0 is None:
+            raise InputError(flag, "needs --w0 FILE")
     if args.w0 is not None:
-        w0 = load_w0(args.w0, args.w0_row)
+        w0 = load_w0(args.w0, args.w0_row, args.w0_tensor)
         m = int(w0.shape[0])
     params = SimParams(
         m=m,

@@ -193,6 +193,7 @@ def run_metadata(
         "model": "interference",
         "command_line": command_line,
         "parameters": p.as_dict(),
+        "w0": run.w0_source,
         "note_units": note_units(p, run.step),
         "steps_done": int(run.step),
         "failure": run.failure,

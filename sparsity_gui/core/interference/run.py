@@ -85,6 +85,8 @@ class InterferenceRun:
         self, params: InterferenceParams, w0: np.ndarray | None = None, history_capacity: int = 4096
     ):
         self.params = params
+        # where W(0) came from, for run.json: a normal draw, or a caller's matrix (a file)
+        self.w0_source: dict = {"source": "normal" if w0 is None else "given"}
         if w0 is None:
             check_memory(params.n, params.m)
             w0 = initial_weights(params)

@@ -19,12 +19,20 @@ def sample_steps(steps: int, samples: int) -> np.ndarray:
 
 
 def train_sampled(
-    params: InterferenceParams, samples: int, on_step: Callable[[int], None] | None = None, chunk: int = 250
+    params: InterferenceParams,
+    samples: int,
+    on_step: Callable[[int], None] | None = None,
+    chunk: int = 250,
+    w0: np.ndarray | None = None,
+    w0_source: dict | None = None,
 ) -> InterferenceRun:
-    """One run, recorded at sample_steps(params.steps, samples). ``on_step(step)`` is called
-    every ``chunk`` steps or fewer. Raises InputError when the run diverges."""
+    """One run from ``w0`` (default: the normal draw), recorded at sample_steps(params.steps,
+    samples). ``on_step(step)`` is called every ``chunk`` steps or fewer. Raises InputError
+    when the run diverges."""
     targets = sample_steps(params.steps, samples)
-    run = InterferenceRun(params, history_capacity=max(16, len(targets) + 1))
+    run = InterferenceRun(params, w0, history_capacity=max(16, len(targets) + 1))
+    if w0_source is not None:
+        run.w0_source = w0_source
     for target in targets[1:]:
         while run.step < target and run.failure is None:
             run.advance(min(chunk, int(target) - run.step))

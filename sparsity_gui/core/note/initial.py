@@ -1,15 +1,16 @@
-"""Initial conditions: the normal draw (docs/theory.md §1), or W(0) loaded from a file."""
+"""Initial conditions: the normal draw (docs/theory.md §1), or W(0) loaded from a file
+(any format of core/weights_files.py: a vector, or one row of a matrix)."""
 
 from __future__ import annotations
 
 import math
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import SimParams, check_memory
+from sparsity_gui.core.weights_files import ArrayInfo, finite_float64, list_arrays, read_array
 
 MAX_FILE_WEIGHTS = 10**8
 
@@ -22,8 +23,6 @@ def draw_normal(m: int, sigma: float, seed: int) -> np.ndarray:
 
 
 def _as_vector(arr: np.ndarray, source: str, row: int | None = None) -> np.ndarray:
-    if arr.dtype.kind not in "fiub":
-        raise InputError("w0", f"{source}: expected numbers, found data of type {arr.dtype}")
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.ndim == 2:
@@ -45,91 +44,31 @@ def _as_vector(arr: np.ndarray, source: str, row: int | None = None) -> np.ndarr
         raise InputError("w0", f"{source}: no weights in the file")
     if arr.size > MAX_FILE_WEIGHTS:
         raise InputError("w0", f"{source}: {arr.size} weights, at most {MAX_FILE_WEIGHTS} are supported")
-    vec = np.ascontiguousarray(arr, dtype=np.float64)
-    bad = ~np.isfinite(vec)
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
-        raise InputError("w0", f"{source}: weight {k} is {vec[k]} (all weights must be finite)")
-    return vec
-
-
-def _read_text(path: Path) -> np.ndarray:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError("w0", f"{path}: not a text file and not a .npy/.npz array") from None
-    rows: list[list[float]] = []
-    header_seen = False
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        cells = [c.strip() for c in line.replace(";", ",").replace("\t", ",").split(",")]
-        if len(cells) == 1 and " " in cells[0]:
-            cells = cells[0].split()
-        try:
-            row = [float(c) for c in cells]
-        except ValueError:
-            if not rows and not header_seen:
-                header_seen = True  # one header line is allowed
-                continue
-            raise InputError("w0", f"{path}: line {lineno} is not a number: {raw.strip()[:40]!r}") from None
-        rows.append(row)
-    if not rows:
-        raise InputError("w0", f"{path}: no weights in the file")
-    widths = {len(r) for r in rows}
-    if len(widths) != 1:
-        raise InputError("w0", f"{path}: rows have different numbers of columns")
-    values = np.array(rows, dtype=np.float64)
-    return values
+    return finite_float64(arr, source)
 
 
 def npz_array_names(path: str | Path) -> list[str]:
     """The arrays in a .npz file (empty for any other file)."""
-    path = Path(path)
-    if path.suffix.lower() != ".npz":
-        return []
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return list(data.files)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise InputError("w0", f"{path}: not a valid .npz file ({exc})") from None
+    kind, infos = list_arrays(path)
+    return [str(i.name) for i in infos] if kind == "npz" else []
+
+
+def w0_arrays(path: str | Path) -> tuple[str, list[ArrayInfo]]:
+    """(format, the arrays in the file) without reading them (bar text and PyTorch files):
+    what the app offers to choose from."""
+    return list_arrays(path)
+
+
+def needs_row(info: ArrayInfo) -> bool:
+    """A matrix that is not a single row or column: W(0) is one of its rows."""
+    return len(info.shape) == 2 and 1 not in info.shape
 
 
 def load_array(path: str | Path, array: str | None = None) -> np.ndarray:
-    """The raw array in a .npy, .npz (the named array, default the first) or text/CSV
-    file, 1-D or 2-D."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("w0", f"{path}: no such file")
-    if path.is_dir():
-        raise InputError("w0", f"{path}: is a folder, not a file")
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".npy", ".npz"):
-            try:
-                data = np.load(path, allow_pickle=False)
-            except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-                raise InputError("w0", f"{path}: not a valid {suffix} file ({exc})") from None
-            if isinstance(data, np.lib.npyio.NpzFile):
-                with data:
-                    if not data.files:
-                        raise InputError("w0", f"{path}: the .npz file holds no arrays")
-                    name = data.files[0] if array is None else array
-                    if name not in data.files:
-                        raise InputError(
-                            "w0", f"{path}: no array named {name!r} (it holds {', '.join(data.files)})"
-                        )
-                    try:
-                        data = data[name]
-                    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-                        raise InputError("w0", f"{path}: cannot read array {name!r} ({exc})") from None
-            return np.asarray(data)
-        return _read_text(path)
-    except PermissionError:
-        raise InputError("w0", f"{path}: permission denied") from None
-    except OSError as exc:
-        raise InputError("w0", f"{path}: cannot read ({exc.strerror or exc})") from None
+    """The array in a .npy, .npz (the named array, default the first), .safetensors or
+    PyTorch file (the named tensor; needed when there are several) or text/CSV file, as
+    finite float64."""
+    return read_array(path, array)[0]
 
 
 def vector_from(arr: np.ndarray, where: str, row: int | None = None) -> np.ndarray:
@@ -141,9 +80,11 @@ def vector_from(arr: np.ndarray, where: str, row: int | None = None) -> np.ndarr
 
 def load_w0(path: str | Path, row: int | None = None, array: str | None = None) -> np.ndarray:
     """W(0) from a file: a 1-D array, a single row/column, or the chosen row of a matrix
-    (of the named array of a .npz)."""
-    where = str(path) + (f" [{array}]" if array else "")
-    return vector_from(load_array(path, array), where, row)
+    (of the named array or tensor). A row is read without the rest of the matrix where the
+    format allows (.npy, .safetensors)."""
+    arr, info = read_array(path, array, row, max_values=MAX_FILE_WEIGHTS)
+    where = str(path) + (f" [{info.name}]" if array is not None else "")
+    return vector_from(arr, where)
 
 
 def initial_weights(params: SimParams) -> np.ndarray:

@@ -8,25 +8,31 @@ the latest snapshot (latest wins at both ends). A second tab holds the sweep ove
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.initial import load_w0_matrix
 from sparsity_gui.core.interference.params import (
     GD_OPTIMIZERS,
+    M_MAX,
+    N_MAX,
     PRESETS,
     InterferenceParams,
     check_memory,
     needs_restart,
 )
 from sparsity_gui.core.interference.worker import InterferenceSnapshot, InterferenceWorker
+from sparsity_gui.core.weights_files import FILE_FILTER, ArrayInfo, list_arrays
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.interference import INTERFERENCE_PANEL_TYPES
 from sparsity_gui.ui.interference.controls import InterferenceControls
 from sparsity_gui.ui.interference.export import InterferenceExports
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
+from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
 from sparsity_gui.ui.window import LiveWindow
 
 STATUS_SECONDS = 0.1  # the status line is read, not watched: 10 Hz
@@ -58,6 +64,9 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self._status_due = 0.0
         self._shown_error: tuple[int, str] | None = None
         self._sweep_paused_live = False
+        # W(0) loaded from a file, (matrix, where it came from), kept through restarts until
+        # n, m, seed or sigma change (they describe a normal draw) or a preset is applied
+        self.w0_file: tuple[np.ndarray, str] | None = None
 
         # --- centre: the live panels and the sweep, as tabs -------------------------------
         self.tabs = QtWidgets.QTabWidget()
@@ -122,7 +131,12 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.failure_line.setWordWrap(True)
         self.failure_line.setStyleSheet("color: #c0392b;")
         self.failure_line.hide()
+        self.w0_line = QtWidgets.QLabel("")
+        self.w0_line.setObjectName("w0_line")
+        self.w0_line.setWordWrap(True)
+        self.w0_line.setToolTip("Where W(0) comes from (File > Load W(0) from file…)")
         lay.addWidget(self.status_line)
+        lay.addWidget(self.w0_line)
         lay.addWidget(self.failure_line)
         lay.addStretch(1)
         scroll = QtWidgets.QScrollArea()
@@ -137,6 +151,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self._build_actions()
         self._build_status_bar()
         self.sweep.set_base(params)
+        self._show_w0_source(params)
 
         # --- the worker -----------------------------------------------------------------
         # One BLAS thread per product (core/blas.py): OpenBLAS's default pool of a thread per
@@ -179,6 +194,16 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
 
         menu = self.menuBar()
         m_file = menu.addMenu("&File")
+        self.act_open_w0 = m_file.addAction("Load W(0) from file…")
+        self.act_open_w0.setObjectName("act_open_w0")
+        tip = (
+            "Start from W(0) in a file: a matrix n × m (features × neurons) from .npy, .npz, "
+            ".safetensors, a PyTorch state_dict or CSV; sets n and m"
+        )
+        self.act_open_w0.setToolTip(tip)
+        self.act_open_w0.setStatusTip(tip)
+        self.act_open_w0.triggered.connect(self.open_w0_dialog)
+        m_file.addSeparator()
         self.exports = InterferenceExports(self)
         self.exports.build_menus(m_file)
         m_file.addSeparator()
@@ -234,7 +259,9 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self._request(self.params, restart=True)
 
     def apply_preset(self, params: InterferenceParams) -> None:
-        """Start a new run from a preset (the fields show its values; the seed is kept)."""
+        """Start a new run from a preset (the fields show its values; the seed is kept; W(0)
+        a normal draw)."""
+        self.w0_file = None
         self._request(params.with_changes(seed=self.params.seed), restart=True)
 
     @QtCore.Slot()
@@ -254,11 +281,66 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.controls.show_params(params)
         self.sweep.set_base(params)
         self.status_line.setText(f"preparing run {self.run_id} (n = {params.n}, m = {params.m})")
+        self._show_w0_source(params)
+
+    def _show_w0_source(self, params: InterferenceParams) -> None:
+        if self.w0_file is None:
+            self.w0_line.setText(f"W(0): normal draw (seed {params.seed}, σ = {params.sigma:g})")
+        else:
+            self.w0_line.setText(
+                f"W(0): {self.w0_file[1]}, {params.n} × {params.m}; a new n, m, seed or σ draws it again"
+            )
+
+    def _kept_w0(self, params: InterferenceParams) -> np.ndarray | None:
+        """The file's W(0) for a new run with ``params``, while n, m, seed and sigma stay."""
+        if self.w0_file is None:
+            return None
+        same = (params.n, params.m, params.seed, params.sigma) == (
+            self.params.n,
+            self.params.m,
+            self.params.seed,
+            self.params.sigma,
+        )
+        if not same:
+            self.w0_file = None
+            return None
+        return self.w0_file[0]
+
+    # --- W(0) from a file -----------------------------------------------------------------
+    def load_w0(self, path: str | Path, tensor: str | None = None) -> bool:
+        """Start a run from W(0) in a file: a matrix whose shape sets n and m. A file with
+        several arrays or tensors asks which (unless ``tensor`` says). A bad file shows
+        why; the current run goes on."""
+        path = str(path)
+        try:
+            if tensor is None:
+                kind, infos = list_arrays(path)
+                if len(infos) > 1:
+                    dialog = ArrayChoiceDialog(
+                        self, path, kind, infos, usable=_usable_matrix, explain=_explain_matrix
+                    )
+                    if dialog.exec() != QtWidgets.QDialog.DialogCode.Accepted:
+                        return False
+                    tensor, _row = dialog.choice()
+            w0, info = load_w0_matrix(path, tensor)
+            params = self.params.with_changes(n=w0.shape[0], m=w0.shape[1])
+        except InputError as exc:
+            return self.fail("Cannot load W(0)", exc.message)
+        where = Path(path).name + (f" [{info.name}]" if info.name is not None else "")
+        self.w0_file = (w0, where)
+        self.start_run(params, w0)
+        return self.done(f"W(0) from {where}: n = {params.n}, m = {params.m}")
+
+    @QtCore.Slot()
+    def open_w0_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load W(0)", "", FILE_FILTER)
+        if path:
+            self.load_w0(path)
 
     def _request(self, params: InterferenceParams, restart: bool = False) -> None:
         """Send parameters: live when only LIVE_FIELDS changed, else a new run."""
         if restart or needs_restart(self.params, params):
-            self.start_run(params)
+            self.start_run(params, self._kept_w0(params))
             return
         self.params = params
         self.worker.set_params(params)
@@ -379,3 +461,16 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.stop_engine()
         if self.windows is not None:
             self.windows.closing(self)  # the main window closes the other model's
+
+
+def _usable_matrix(info: ArrayInfo) -> str | None:
+    """Why an array cannot be the interference model's W(0) (n x m), or None."""
+    if len(info.shape) != 2:
+        return f"{len(info.shape)}-D: W(0) is a matrix n × m (features × neurons)"
+    if not (1 <= info.shape[0] <= N_MAX and 1 <= info.shape[1] <= M_MAX):
+        return f"n must be 1 to {N_MAX} and m 1 to {M_MAX}"
+    return None
+
+
+def _explain_matrix(info: ArrayInfo, _row: int | None) -> str:
+    return f"W(0) = {info.name}: n = {info.shape[0]:,} features × m = {info.shape[1]:,} neurons"

@@ -17,7 +17,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
-from sparsity_gui.core.note.initial import load_array, npz_array_names, vector_from
+from sparsity_gui.core.note.initial import MAX_FILE_WEIGHTS, load_w0, needs_row, w0_arrays
 from sparsity_gui.core.note.params import SimParams, check_memory
 from sparsity_gui.core.note.presets import (
     BUILTIN,
@@ -28,6 +28,8 @@ from sparsity_gui.core.note.presets import (
 )
 from sparsity_gui.core.note.runner import default_speed
 from sparsity_gui.core.note.session import W0Source, load_session, session_text
+from sparsity_gui.core.weights_files import ArrayInfo
+from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
 from sparsity_gui.ui.window import UNCHANGED, settings
 
 RECENT_KEY = "recent/sessions"
@@ -219,41 +221,34 @@ class FileMenu(QtCore.QObject):
 
     # --- W(0) from a file --------------------------------------------------------------------
     def load_w0(self, path: str | Path, row: int | None = None, array: str | None = None) -> bool:
-        """Start a run with W(0) from .npy, .npz or CSV/text. A .npz with several arrays
-        asks which one (unless `array` is given), a matrix asks for the row (unless `row`
-        is given). A bad file shows why; the current run goes on."""
+        """Start a run with W(0) from a weights file (.npy, .npz, .safetensors, PyTorch,
+        CSV/text). A file with several arrays or tensors, or a matrix, opens the dialog that
+        picks the array and the row (unless ``array`` and ``row`` say). A bad file shows
+        why; the current run goes on."""
         win = self.win
         path = str(path)
         try:
-            if array is None:
-                names = npz_array_names(path)
-                if len(names) > 1:
-                    array, ok = QtWidgets.QInputDialog.getItem(
-                        win,
-                        "Pick an array",
-                        f"{Path(path).name} holds {len(names)} arrays.\nWhich one holds W(0)?",
-                        names,
-                        0,
-                        False,
-                    )
-                    if not ok:
-                        win.controls.show_params(win.params)
-                        return False
-            arr = load_array(path, array)
-            if arr.ndim == 2 and 1 not in arr.shape and row is None:
-                row, ok = QtWidgets.QInputDialog.getInt(
+            kind, infos = w0_arrays(path)
+            if array is not None:
+                info = next((i for i in infos if i.name == array), None)
+            else:
+                info = infos[0] if len(infos) == 1 else None
+            if (array is None and len(infos) > 1) or (info is not None and needs_row(info) and row is None):
+                dialog = ArrayChoiceDialog(
                     win,
-                    "Pick a row",
-                    f"{Path(path).name} holds a {arr.shape[0]}×{arr.shape[1]} matrix.\nWhich row is W(0)?",
-                    0,
-                    0,
-                    arr.shape[0] - 1,
+                    path,
+                    kind,
+                    infos,
+                    usable=_usable_for_w0,
+                    explain=_explain_w0,
+                    needs_row=needs_row,
+                    selected=array,
                 )
-                if not ok:
+                if dialog.exec() != QtWidgets.QDialog.DialogCode.Accepted:
                     win.controls.show_params(win.params)
                     return False
-            where = path + (f" [{array}]" if array else "")
-            w0 = vector_from(arr, where, row)
+                array, row = dialog.choice()
+            w0 = load_w0(path, row, array)
             params = win.params.with_changes(w0_path=path, m=int(w0.size))
         except InputError as exc:
             win.controls.show_params(win.params)
@@ -287,6 +282,25 @@ class FileMenu(QtCore.QObject):
         )
         if ok and name.strip():
             self.save_preset(name)
+
+
+def _usable_for_w0(info: ArrayInfo) -> str | None:
+    """Why an array cannot hold the note's W(0) (a vector, or one row of a matrix), or None."""
+    if len(info.shape) > 2:
+        return f"{len(info.shape)}-D: W(0) is a vector or one row of a matrix"
+    if info.size == 0:
+        return "empty"
+    width = info.shape[-1] if info.shape else 1
+    if (info.size if not needs_row(info) else width) > MAX_FILE_WEIGHTS:
+        return f"more than {MAX_FILE_WEIGHTS:.0e} weights"
+    return None
+
+
+def _explain_w0(info: ArrayInfo, row: int | None) -> str:
+    name = info.name if info.name is not None else "the array"
+    if row is not None:
+        return f"W(0) = row {row} of {name} ({info.shape[0]} × {info.shape[1]}): m = {info.shape[1]:,}"
+    return f"W(0) = {name}: m = {max(info.size, 1):,}"
 
 
 def _describe(params: SimParams) -> str:

@@ -14,6 +14,7 @@ from sparsity_gui.core.note.params import SimParams, check_memory, needs_restart
 from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
 from sparsity_gui.core.note.session import DEFAULT_SAMPLES, W0Source
 from sparsity_gui.core.note.simulation import RunScript
+from sparsity_gui.core.weights_files import FILE_FILTER
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.note import PANEL_TYPES
 from sparsity_gui.ui.note.argument import NoteView
@@ -258,9 +259,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
 
     @QtCore.Slot()
     def open_w0_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(
-            self, "Load W(0)", "", "Weights (*.npy *.npz *.csv *.txt);;All files (*)"
-        )
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load W(0)", "", FILE_FILTER)
         if path:
             self.files.load_w0(path)
         else:

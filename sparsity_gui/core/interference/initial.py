@@ -1,0 +1,41 @@
+"""W(0) of the interference model from a file: a whole n x m matrix (features by neurons),
+for instance a layer's weights from a checkpoint (core/weights_files.py reads the formats)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.params import M_MAX, N_MAX, check_memory
+from sparsity_gui.core.weights_files import ArrayInfo, read_array
+
+
+def load_w0_matrix(
+    path: str | Path, tensor: str | None = None, n: int | None = None, m: int | None = None
+) -> tuple[np.ndarray, ArrayInfo]:
+    """W(0) (finite float64, n x m) and the array it came from. ``n`` and ``m``, when given,
+    must be its shape; either way it must fit the model's limits and the memory. The shape
+    is checked before the data are read."""
+
+    def check(info: ArrayInfo, where: str) -> None:
+        shape = info.shape
+        if len(shape) != 2:
+            dims = f"{len(shape)}-D, shape {shape}" if shape else "a single number"
+            raise InputError("w0", f"{where}: W(0) is a matrix n x m (features x neurons), not {dims}")
+        rows, cols = shape
+        if (n is not None and rows != n) or (m is not None and cols != m):
+            want = f"{n if n is not None else 'n'} x {m if m is not None else 'm'}"
+            hint = " (its transpose would fit)" if (cols, rows) == (n, m) else ""
+            raise InputError("w0", f"{where}: W(0) is {rows} x {cols}, the run needs n x m = {want}{hint}")
+        if not (1 <= rows <= N_MAX and 1 <= cols <= M_MAX):
+            raise InputError(
+                "w0", f"{where}: W(0) is {rows} x {cols}; n must be 1 to {N_MAX} and m 1 to {M_MAX}"
+            )
+        try:
+            check_memory(rows, cols)
+        except InputError as exc:
+            raise InputError("w0", f"{where}: {exc.message}") from None
+
+    return read_array(path, tensor, check=check)
