@@ -22,7 +22,8 @@ from sparsity_gui.core.text import plural
 from sparsity_gui.plots.base import DASH, GREY, Panel, log_ticks, pen, set_curve
 
 LABEL_COLOR = "#333333"
-LEGEND_SIZE = "10pt"  # as large as the tick labels in an exported figure
+NOTE_COLOR = "#777777"  # the line under the plot: legible on the live (black) and print (white) backgrounds
+LEGEND_SIZE = "9pt"  # as large as the tick labels in an exported figure
 DODGE_DECADES = 0.025  # horizontal offset between the curves of neighbouring lam
 _VIRIDIS = pg.colormap.get("viridis")
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -57,10 +58,11 @@ class ScalingPanel(Panel):
         super().__init__(parent)
         p = self.add_plot(0, self.title, "m (weights)", self.y_label)
         p.legend.opts["labelTextSize"] = LEGEND_SIZE  # a figure meant for papers
+        p.legend.opts["labelTextColor"] = pg.mkColor(LABEL_COLOR)  # on its pale box, live too
         p.setLogMode(x=True, y=False)
         p.getAxis("left").enableAutoSIPrefix(False)  # RV of 0.45 is 0.45, not 450 (x0.001)
         self.plot = p
-        self.note = self.graphics.addLabel("", row=1, col=0, size="8pt", color=LABEL_COLOR)
+        self.note = self.graphics.addLabel("", row=1, col=0, size="8pt", color=NOTE_COLOR)
         self.graphics.ci.layout.setRowStretchFactor(0, 1)
         self.reference: pg.InfiniteLine | None = None
         self.rows: list[ScalingRow] = []
@@ -158,14 +160,13 @@ class ScalingPanel(Panel):
         seeds = sorted({r.seed for r in self.rows})
         if self.rows:
             text = (
-                f"{plural(len(self.rows), 'run')}: {plural(len(self.m_values), 'value')} of m × "
-                f"{len(self.lam_values)} of λ × {plural(len(seeds), 'seed')}; bars: ± 1 sample "
-                f"standard deviation over seeds"
+                f"{plural(len(self.rows), 'run')} ({len(self.m_values)} m × {len(self.lam_values)} λ × "
+                f"{plural(len(seeds), 'seed')}); bars: ± 1 sample SD over seeds"
             )
         else:
             text = "no runs yet"
         if text != self.note.text:
-            self.note.setText(text, color=LABEL_COLOR)
+            self.note.setText(text, color=NOTE_COLOR)
         self._force_range = True
         self._manage_ranges()
 
