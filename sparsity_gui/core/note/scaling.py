@@ -28,10 +28,7 @@ import numpy as np
 
 from sparsity_gui.core.checks import available_memory
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.metrics import COL, last_weight_fixed_point
 from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory
-from sparsity_gui.core.note.sampled import simulate_samples
-from sparsity_gui.core.note.simulation import ReplayStopped
 
 SAMPLES = 501  # the `run` command's default: fitted c is a fit over these rows
 MAX_RUNS = 10_000
@@ -48,7 +45,6 @@ class ScalingRow:
     m: int
     lam: float
     seed: int
-    sigma: float
     t_one: float  # when one weight is left (run.json's t_one_weight_left)
     lam_t_one: float  # lam * t_one: Theta(1) by the note
     fitted_c: float  # w = 1/||W||_1 ~ w(0) + c lam t (run.json's fitted_c)
@@ -58,6 +54,7 @@ class ScalingRow:
     balance_ratio: float  # feature push / regularization push, mean over m' >= 2, t >= T_TRANSIENT
     w_last: float  # the last weight at the end (1.1 * t_one)
     w_last_root: float  # the stable root of (1 - w^2) w = lam
+    sigma: float
     t_end: float
     seconds: float  # wall time of this run
 
@@ -93,8 +90,15 @@ def scaling_row(
     """One run of the grid: `sparsity-gui run --m m --lam lam --seed seed --sigma sigma`
     (exact method, default end, SAMPLES rows), reduced to its row. Raises ReplayStopped
     when should_stop() says so (checked between pieces of the solve)."""
+    # numba and scipy load here, not with the module: a grid is checked without them
+    from sparsity_gui.core.note.metrics import COL, last_weight_fixed_point
+    from sparsity_gui.core.note.sampled import simulate_samples
+    from sparsity_gui.core.note.simulation import ReplayStopped
+
     started = time.perf_counter()
     params = SimParams(m=int(m), lam=float(lam), sigma=float(sigma), seed=int(seed))
+    if should_stop is not None and should_stop():
+        raise ReplayStopped  # before drawing W(0): a second at m = 10^7, the one uninterruptible part
     run = simulate_samples(params, None, SAMPLES, should_stop=should_stop)
     rows = run.rows
     live = rows[:, COL["nonzero"]] >= 2
@@ -255,6 +259,8 @@ def run_scaling(
     are skipped. ``on_progress`` is called under a lock from the worker threads, when a run
     starts and when it ends (with its row). Raises ScalingCancelled (with the finished
     rows) once should_stop() says so: a run in progress stops within a few milliseconds."""
+    from sparsity_gui.core.note.simulation import ReplayStopped
+
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InputError("jobs", f"must be a whole number of at least 1, got {workers!r}")
     grid.check_memory(workers)
