@@ -105,7 +105,8 @@ def print_style(panels: Iterable, scale: float = 1.0) -> Iterator[None]:
                 for name in ("left", "bottom", "top", "right"):
                     axis = plot.getAxis(name)
                     saved = (axis._pen, axis._textPen, dict(axis.labelStyle))
-                    axis.setPen("k")
+                    # axes and grid lines as wide in a PNG at `scale` as in the SVG
+                    axis.setPen(pg.mkPen("k", width=scale))
                     axis.setTextPen("k")
 
                     def undo_axis(a=axis, saved=saved):

@@ -61,6 +61,8 @@ class ScalingPanel(Panel):
         p.legend.opts["labelTextColor"] = pg.mkColor(LABEL_COLOR)  # on its pale box, live too
         p.setLogMode(x=True, y=False)
         p.getAxis("left").enableAutoSIPrefix(False)  # RV of 0.45 is 0.45, not 450 (x0.001)
+        for name in ("left", "bottom"):
+            p.getAxis(name).setStyle(maxTickLevel=0)  # grid lines at the labelled values only
         self.plot = p
         self.note = self.graphics.addLabel("", row=1, col=0, size="8pt", color=NOTE_COLOR)
         self.graphics.ci.layout.setRowStretchFactor(0, 1)
