@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -47,19 +48,34 @@ def lam_colour(index: int, count: int) -> str:
     return _VIRIDIS.map(0.85 * position, mode="qcolor").name()
 
 
+@dataclass
+class LamCurve:
+    """The items of one lam: each run (faint), the means joined by a line, the means in the
+    note's regime (filled) and outside it (hollow), and the error bars."""
+
+    runs: pg.PlotDataItem
+    line: pg.PlotDataItem
+    means: pg.PlotDataItem
+    outside: pg.PlotDataItem
+    bars: pg.ErrorBarItem
+
+    def items(self) -> tuple:
+        return (self.runs, self.line, self.means, self.outside, self.bars)
+
+
 class ScalingPanel(Panel):
     """One column of the scaling rows against m, one curve per lam. Call ``show_rows`` with
     all rows so far (any number, also none); it redraws everything from them."""
 
     column = ""
     y_label = ""
+    log_y = False  # the y axis's default
 
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, self.title, "m (weights)", self.y_label)
         p.legend.opts["labelTextSize"] = LEGEND_SIZE  # a figure meant for papers
         p.legend.opts["labelTextColor"] = pg.mkColor(LABEL_COLOR)  # on its pale box, live too
-        p.setLogMode(x=True, y=False)
         p.getAxis("left").enableAutoSIPrefix(False)  # RV of 0.45 is 0.45, not 450 (x0.001)
         for name in ("left", "bottom"):
             p.getAxis(name).setStyle(maxTickLevel=0)  # grid lines at the labelled values only
@@ -67,12 +83,18 @@ class ScalingPanel(Panel):
         self.note = self.graphics.addLabel("", row=1, col=0, size="8pt", color=NOTE_COLOR)
         self.graphics.ci.layout.setRowStretchFactor(0, 1)
         self.reference: pg.InfiniteLine | None = None
+        self.reference_value = math.nan
         self.rows: list[ScalingRow] = []
         self.m_values: tuple[int, ...] = ()
         self.lam_values: tuple[float, ...] = ()
-        self.curves: dict[float, tuple[pg.PlotDataItem, pg.PlotDataItem, pg.ErrorBarItem]] = {}
+        self.curves: dict[float, LamCurve] = {}
         self.drawn: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # lam: (m, mean, std)
+        self.outside_cells = 0
         self.add_reference()
+        self.log_axis = self.add_toggle(
+            "log y", "Logarithmic y axis (λ·T and c span decades once λ‖W(0)‖₁ exceeds 1)", checked=self.log_y
+        )
+        self.apply_toggles()
         self.sync_tick_text()
         self._draw()
 
@@ -98,9 +120,18 @@ class ScalingPanel(Panel):
         self._draw()
 
     # --- drawing --------------------------------------------------------------------------
+    def apply_toggles(self) -> None:
+        log = self.log_axis.isChecked()
+        self.plot.setLogMode(x=True, y=log)
+        if self.reference is not None:
+            self.reference.setValue(math.log10(self.reference_value) if log else self.reference_value)
+
+    def redraw(self) -> None:
+        self._draw()
+
     def _make_curves(self, lams: tuple[float, ...]) -> None:
-        for items in self.curves.values():
-            for item in items:
+        for curve in self.curves.values():
+            for item in curve.items():
                 self.plot.removeItem(item)
         self.curves = {}
         self.lam_values = lams
@@ -116,48 +147,52 @@ class ScalingPanel(Panel):
             )
             bars = pg.ErrorBarItem(pen=pen(colour))
             self.plot.addItem(bars)
+            line = self.plot.plot(pen=pen(colour))
             means = self.plot.plot(
-                pen=pen(colour),
+                pen=None,
                 symbol="o",
-                symbolSize=7,
+                symbolSize=8,
                 symbolPen=pen(colour),
                 symbolBrush=pg.mkBrush(colour),
                 name=f"λ = {power_text(lam)}",
             )
-            means.setZValue(5)
-            self.curves[lam] = (runs, means, bars)
+            outside = self.plot.plot(
+                pen=None, symbol="o", symbolSize=8, symbolPen=pen(colour), symbolBrush=pg.mkBrush(None)
+            )
+            for item in (line, means, outside):
+                item.setZValue(5)
+            self.curves[lam] = LamCurve(runs, line, means, outside, bars)
 
     def _dodge(self, index: int) -> float:
         return (index - (len(self.lam_values) - 1) / 2.0) * DODGE_DECADES
 
     def _draw(self) -> None:
+        log = self.log_axis.isChecked()
         cells = summarize(self.rows)
         self.drawn = {}
-        ys = []
+        shown = np.array([getattr(r, self.column) for r in self.rows], dtype=float)
+        shown = shown[np.isfinite(shown) & (shown > 0)] if log else shown[np.isfinite(shown)]
+        floor = 0.5 * float(shown.min()) if shown.size else 1.0  # where a bar reaching 0 ends
+        self.outside_cells = 0
         for i, lam in enumerate(self.lam_values):
-            runs, means, bars = self.curves[lam]
-            shift = 10.0 ** self._dodge(i)
+            curve = self.curves[lam]
+            dodge = self._dodge(i)
+            shift = 10.0**dodge
             mine = [r for r in self.rows if r.lam == lam]
             rm = np.array([r.m for r in mine], dtype=float)
             ry = np.array([getattr(r, self.column) for r in mine], dtype=float)
-            set_curve(runs, rm * shift, ry)
-            cm = np.array([c.m for c in cells if c.lam == lam], dtype=float)
-            cy = np.array([c.mean[self.column] for c in cells if c.lam == lam], dtype=float)
-            cs = np.array([c.std[self.column] for c in cells if c.lam == lam], dtype=float)
-            set_curve(means, cm * shift, cy)
-            keep = np.isfinite(cy) & np.isfinite(cs)
-            if keep.any():
-                bars.setData(
-                    x=np.log10(cm[keep]) + self._dodge(i),  # ErrorBarItem has no log mode
-                    y=cy[keep],
-                    top=cs[keep],
-                    bottom=cs[keep],
-                    beam=0.6 * DODGE_DECADES,
-                )
-            else:
-                bars.setData(x=None, y=None, top=None, bottom=None)
+            set_curve(curve.runs, rm * shift, ry, positive=log)
+            mine_cells = [c for c in cells if c.lam == lam]
+            cm = np.array([c.m for c in mine_cells], dtype=float)
+            cy = np.array([c.mean[self.column] for c in mine_cells], dtype=float)
+            cs = np.array([c.std[self.column] for c in mine_cells], dtype=float)
+            out = np.array([c.mean["lam_norm1_0"] >= 1.0 for c in mine_cells], dtype=bool)
+            self.outside_cells += int(out.sum())
+            set_curve(curve.line, cm * shift, cy, positive=log)
+            set_curve(curve.means, cm[~out] * shift, cy[~out], positive=log)
+            set_curve(curve.outside, cm[out] * shift, cy[out], positive=log)
+            self._draw_bars(curve.bars, cm, cy, cs, dodge, log, floor)
             self.drawn[lam] = (cm, cy, cs)
-            ys.extend(ry[np.isfinite(ry)])
         self._set_ticks()
         seeds = sorted({r.seed for r in self.rows})
         if self.rows:
@@ -165,12 +200,35 @@ class ScalingPanel(Panel):
                 f"{plural(len(self.rows), 'run')} ({len(self.m_values)} m × {len(self.lam_values)} λ × "
                 f"{plural(len(seeds), 'seed')}); bars: ± 1 sample SD over seeds"
             )
+            if self.outside_cells:
+                text += "; hollow: λ‖W(0)‖₁ ≥ 1 (no balance at the start)"
         else:
             text = "no runs yet"
         if text != self.note.text:
             self.note.setText(text, color=NOTE_COLOR)
         self._force_range = True
         self._manage_ranges()
+
+    @staticmethod
+    def _draw_bars(bars, m, mean, std, dodge: float, log: bool, floor: float) -> None:
+        """Mean +- std. ErrorBarItem has no log mode: its coordinates are log10 of the
+        values on a log axis, and there a bar reaching zero or below ends at ``floor``."""
+        keep = np.isfinite(mean) & np.isfinite(std)
+        if log:
+            keep &= mean > 0
+        m, mean, std = m[keep], mean[keep], std[keep]
+        if not m.size:
+            bars.setData(x=None, y=None, top=None, bottom=None)
+            return
+        x = np.log10(m) + dodge
+        if log:
+            y = np.log10(mean)
+            top = np.log10(mean + std) - y
+            low = np.where(mean - std > 0, mean - std, np.minimum(floor, mean))
+            bottom = y - np.log10(low)
+        else:
+            y, top, bottom = mean, std, std
+        bars.setData(x=x, y=y, top=top, bottom=bottom, beam=0.6 * DODGE_DECADES)
 
     def _set_ticks(self) -> None:
         """Label the swept m (or the decades), as powers of ten."""
@@ -194,6 +252,7 @@ class ScalingPanel(Panel):
 class LamTPanel(ScalingPanel):
     title = "Time to one weight left, λ·T, against m"
     column = "lam_t_one"
+    log_y = True
     y_label = "λ·T (T: one weight left)"
     claim = "Full sparsity takes Θ(1/λ): λ·T stays of order 1 across m and λ."
 
@@ -201,6 +260,7 @@ class LamTPanel(ScalingPanel):
 class DecayConstantPanel(ScalingPanel):
     title = "Fitted decay constant c against m"
     column = "fitted_c"
+    log_y = True
     y_label = "c in 1/‖W‖₁ ≈ 1/‖W(0)‖₁ + c·λt"
     claim = "‖W‖₁ = 1/Θ(1/√m + λt): the fitted c is the constant behind the Θ."
 
@@ -215,6 +275,7 @@ class RelVarPanel(ScalingPanel):
     )
 
     def add_reference(self) -> None:
+        self.reference_value = RV_HALF_NORMAL
         self.reference = pg.InfiniteLine(
             pos=RV_HALF_NORMAL,
             angle=0,

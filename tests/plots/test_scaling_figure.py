@@ -49,6 +49,7 @@ def fake_rows(seeds: int = 3) -> list[ScalingRow]:
                         balance_ratio=1.001,
                         w_last=0.99,
                         w_last_root=0.99,
+                        lam_norm1_0=lam * 0.7 * math.sqrt(m),  # >= 1 only at m = 10^5, lam = 10^-2
                         sigma=0.9,
                         t_end=1.1 * v / lam,
                         seconds=0.1,
@@ -71,28 +72,48 @@ def test_means_and_error_bars_against_numpy(app):
             panel.show_rows(rows, m_values=M_VALUES, lam_values=LAMS)
             app.processEvents()
             assert panel.lam_values == LAMS
+            log = panel.log_axis.isChecked()
+            assert log == (panel.column != "rel_var_mean")  # lam*T and c on log axes by default
             for i, lam in enumerate(LAMS):
-                runs, means, bars = panel.curves[lam]
+                curve = panel.curves[lam]
                 want_mean, want_sd = [], []
                 for m in M_VALUES:
                     vals = np.array([getattr(r, panel.column) for r in rows if r.m == m and r.lam == lam])
                     want_mean.append(vals.mean())
                     want_sd.append(vals.std(ddof=1))
+                want_mean, want_sd = np.array(want_mean), np.array(want_sd)
                 shift = (i - 1) * DODGE_DECADES  # three curves: -1, 0, +1 dodge
-                x, y = means.getOriginalDataset()
+                x, y = curve.line.getOriginalDataset()
                 np.testing.assert_allclose(np.log10(x), np.log10(M_VALUES) + shift, rtol=1e-12)
                 np.testing.assert_allclose(y, want_mean, rtol=1e-12)
-                np.testing.assert_allclose(bars.opts["x"], np.log10(M_VALUES) + shift, rtol=1e-12)
-                np.testing.assert_allclose(bars.opts["top"], want_sd, rtol=1e-12)
-                np.testing.assert_allclose(bars.opts["bottom"], want_sd, rtol=1e-12)
-                rx, ry = runs.getOriginalDataset()
+                bars = curve.bars.opts
+                np.testing.assert_allclose(bars["x"], np.log10(M_VALUES) + shift, rtol=1e-12)
+                if log:  # ErrorBarItem has no log mode: log10 coordinates
+                    np.testing.assert_allclose(bars["y"], np.log10(want_mean), rtol=1e-12)
+                    np.testing.assert_allclose(
+                        bars["top"], np.log10(want_mean + want_sd) - np.log10(want_mean), rtol=1e-10
+                    )
+                    np.testing.assert_allclose(
+                        bars["bottom"], np.log10(want_mean) - np.log10(want_mean - want_sd), rtol=1e-10
+                    )
+                else:
+                    np.testing.assert_allclose(bars["y"], want_mean, rtol=1e-12)
+                    np.testing.assert_allclose(bars["top"], want_sd, rtol=1e-12)
+                    np.testing.assert_allclose(bars["bottom"], want_sd, rtol=1e-12)
+                rx, _ry = curve.runs.getOriginalDataset()
                 assert len(rx) == len(M_VALUES) * 3  # every seed's point
-                label = panel.plot.legend.getLabel(means).text
+                # filled means where lam ||W(0)||_1 < 1, hollow where not (m = 10^5, lam = 10^-2)
+                hollow = lam == 1e-2
+                fx, _ = curve.means.getOriginalDataset()
+                ox, _ = curve.outside.getOriginalDataset()
+                assert len(fx) == (2 if hollow else 3) and (len(ox) if ox is not None else 0) == int(hollow)
+                label = panel.plot.legend.getLabel(curve.means).text
                 assert label == f"λ = {power_text(lam)}"
+            assert panel.outside_cells == 1 and "hollow" in panel.note.text
             # the swept m are the labelled ticks, as powers of ten
             ticks = panel.plot.getAxis("bottom")._tickLevels[0]
             assert [t for _v, t in ticks] == ["10³", "10⁴", "10⁵"]
-            assert panel.plot.getAxis("left").logMode is False
+            assert panel.plot.getAxis("left").logMode is log
         # the half-normal start of the relative variance, as a reference line
         rv = panels[2]
         assert isinstance(rv, RelVarPanel)
@@ -101,7 +122,7 @@ def test_means_and_error_bars_against_numpy(app):
         panels[0].show_rows(rows[:3], m_values=(1000,), lam_values=(1e-4,))
         assert list(panels[0].curves) == [1e-4]
         panels[0].show_rows([], m_values=(1000,), lam_values=(1e-4,))
-        x, _y = panels[0].curves[1e-4][1].getOriginalDataset()
+        x, _y = panels[0].curves[1e-4].line.getOriginalDataset()
         assert x is None or len(x) == 0
         assert "no runs" in panels[0].note.text
     finally:

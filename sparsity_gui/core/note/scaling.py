@@ -54,6 +54,7 @@ class ScalingRow:
     balance_ratio: float  # feature push / regularization push, mean over m' >= 2, t >= T_TRANSIENT
     w_last: float  # the last weight at the end (1.1 * t_one)
     w_last_root: float  # the stable root of (1 - w^2) w = lam
+    lam_norm1_0: float  # lam ||W(0)||_1: a balance needs lam ||W||_1 = (1-||W||^2)||W||^2 <= 1/4
     sigma: float
     t_end: float
     seconds: float  # wall time of this run
@@ -73,6 +74,7 @@ SUMMARY_COLUMNS = (
     "balance_ratio",
     "w_last",
     "w_last_root",
+    "lam_norm1_0",
 )
 
 
@@ -120,6 +122,7 @@ def scaling_row(
         balance_ratio=_mean(ratio),
         w_last=float(last[COL["norm1"]]) if last[COL["nonzero"]] == 1 else math.nan,
         w_last_root=last_weight_fixed_point(params.lam),
+        lam_norm1_0=params.lam * float(rows[0, COL["norm1"]]),
         t_end=run.t_end,
         seconds=time.perf_counter() - started,
     )
@@ -406,6 +409,9 @@ def scaling_metadata(grid: ScalingGrid, rows: Sequence[ScalingRow], command_line
             "balance_ratio": f"(1-||W||^2)||W||^2 / (lam ||W||_1), mean over the rows with m' >= 2 "
             f"and t >= {T_TRANSIENT:g}",
             "w_last": "the last weight at t_end = 1.1 t_one; w_last_root: the stable root of (1-w^2)w = lam",
+            "lam_norm1_0": "lam ||W(0)||_1. The balance (1-||W||^2)||W||^2 = lam ||W||_1 needs "
+            "lam ||W||_1 <= 1/4; above that ||W|| first collapses and many weights die at once "
+            "(the figures draw the means at lam ||W(0)||_1 >= 1 hollow)",
             "rows": f"{SAMPLES} samples evenly spaced from t = 0 to t_end, as the run command",
         },
         "summary": [

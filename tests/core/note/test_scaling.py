@@ -73,6 +73,7 @@ def test_row_columns_against_the_full_vector_flow(m, lam, seed):
     root = brentq(lambda w: (1 - w * w) * w - lam, 1 / math.sqrt(3), 1.0, xtol=1e-16, rtol=1e-15)
     assert row.w_last_root == pytest.approx(root, rel=1e-14)
     assert row.w_last == pytest.approx(root, rel=1e-8)
+    assert row.lam_norm1_0 == pytest.approx(lam * np.abs(w0).sum(), rel=1e-13)
 
 
 def test_row_fields_and_determinism():
