@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from sparsity_gui.cli.common import (
     CleanParser,
     Progress,
+    _leave_if_worker_running,
     add_output_options,
     fail,
     interrupts_deferred,
@@ -131,6 +132,11 @@ def _print_table(rows) -> None:
         )
 
 
+def _in_grid_order(grid, rows: list) -> list:
+    order = {key: i for i, key in enumerate(grid.runs())}
+    return sorted(rows, key=lambda r: order[(r.m, r.lam, r.seed)])
+
+
 def scaling_command(argv: Sequence[str]) -> int:
     args = build_scaling_parser().parse_args(argv)
     try:
@@ -149,9 +155,12 @@ def scaling_command(argv: Sequence[str]) -> int:
         progress = Progress(len(runs), "scaling")
         stop = threading.Event()
         cancelled: dict = {}
+        finished: list = []  # rows as they end: kept on Ctrl+C even while a long run is being set up
         ended = threading.Event()
 
-        def on_progress(pr) -> None:
+        def on_progress(pr) -> None:  # under run_scaling's lock
+            if pr.row is not None:
+                finished.append(pr.row)
             if stop.is_set():
                 return
             where = ""
@@ -178,10 +187,11 @@ def scaling_command(argv: Sequence[str]) -> int:
         try:
             rows = run_in_worker(work, stop)
         except KeyboardInterrupt:
-            # the runs stop within milliseconds: keep the ones that finished (an Event, not
-            # Thread.join: see cli/interference.py's sweep)
-            ended.wait(10.0)
-            rows = cancelled.get("rows", [])
+            # a run stops at its next piece of solve, but drawing and sorting W(0) at large m
+            # cannot be interrupted: wait a little, then keep the runs that finished (an Event,
+            # not Thread.join: see cli/interference.py's sweep)
+            ended.wait(2.0)
+            rows = cancelled.get("rows") or _in_grid_order(grid, list(finished))
             if not rows:
                 raise  # nothing finished: leave DIR as it was
             state["interrupted"] = True
@@ -203,6 +213,7 @@ def scaling_command(argv: Sequence[str]) -> int:
             f"\nerror: interrupted; wrote the {len(state['rows'])} of {len(runs)} runs that "
             f"finished to {args.out} (scaling.json says complete: false)\n"
         )
+        _leave_if_worker_running(130)  # a run still drawing W(0) would hold up the exit
         return 130
     print(
         f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "
