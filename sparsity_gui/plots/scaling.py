@@ -201,11 +201,13 @@ class ScalingPanel(Panel):
                 f"{plural(len(seeds), 'seed')}); bars: ± 1 sample SD over seeds"
             )
             if self.outside_cells:
-                text += "; hollow: λ‖W(0)‖₁ ≥ 1 (no balance at the start)"
+                text += "<br>hollow: λ‖W(0)‖₁ ≥ 1, no balance at the start"
         else:
             text = "no runs yet"
         if text != self.note.text:
             self.note.setText(text, color=NOTE_COLOR)
+            # a long note must not widen the plot past a narrow panel (it would be cut off)
+            self.note.setMinimumWidth(0)
         self._force_range = True
         self._manage_ranges()
 
@@ -246,7 +248,7 @@ class ScalingPanel(Panel):
 
     def _range_top(self, plot, axis, hi, span, pad):
         # room above the data for the legend (top right), so that it hides no point
-        return hi + (pad if axis == 0 else 0.08 * span + 0.07 * span * (len(self.lam_values) + 1))
+        return hi + (pad if axis == 0 else 0.08 * span + 0.1 * span * (len(self.lam_values) + 1))
 
 
 class LamTPanel(ScalingPanel):
