@@ -308,9 +308,11 @@ def run_scaling(
                 row = run_one(m, lam, seed, grid.sigma, should_stop=stopping)
             except ReplayStopped:
                 return
-            except BaseException as exc:  # re-raised in the calling thread
+            except BaseException as exc:  # re-raised in the calling thread, naming the run if it is ours
+                if isinstance(exc, InputError):
+                    exc = InputError(exc.field, f"run m={m} lam={lam:g} seed={seed}: {exc.message}")
                 with lock:
-                    failures.append(InputError("", f"run m={m} lam={lam:g} seed={seed}: {exc}"))
+                    failures.append(exc)
                 stop.set()
                 return
             with lock:

@@ -204,3 +204,22 @@ def test_summary_and_csv_against_numpy():
     assert first["m"] == "300" and first["seed"] == "0"
     assert float(first["t_one"]) == rows[0].t_one  # repr reads back bit for bit
     assert float(first["fitted_c"]) == rows[0].fitted_c
+
+
+def test_a_failing_run_is_named_and_a_bug_is_not_disguised():
+    grid = ScalingGrid(m_values=(100,), lam_values=(1e-3,), seeds=2)
+
+    def refusing(m, lam, seed, sigma, should_stop=None):
+        if seed == 1:
+            raise InputError("w0", "cannot use it")
+        return scaling_row(m, lam, seed, sigma, should_stop=should_stop)
+
+    with pytest.raises(InputError) as info:
+        run_scaling(grid, run_one=refusing)
+    assert str(info.value) == "w0: run m=100 lam=0.001 seed=1: cannot use it"
+
+    def buggy(m, lam, seed, sigma, should_stop=None):
+        raise ZeroDivisionError("a bug")
+
+    with pytest.raises(ZeroDivisionError):
+        run_scaling(grid, run_one=buggy, workers=2)
