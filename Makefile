@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference screenshot screenshot-interference sweep-figure bundle icons clean
+.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference screenshot screenshot-interference sweep-figure scaling-figure bundle icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,10 @@ screenshot-interference: $(STAMP)
 sweep-figure: $(STAMP)
 	$(VENV)/bin/sparsity-gui sweep --out docs/sweep-n128 --n 128 --m 128,256,512,1024,2048 \
 	  --seeds 8 --steps 7500 --force
+
+scaling-figure: $(STAMP)
+	$(VENV)/bin/sparsity-gui scaling --m 1e3,1e4,1e5,1e6 --lam 1e-4,1e-3,1e-2 --seeds 5 \
+	  --out docs/scaling --force
 
 bundle: $(STAMP)
 	bash packaging/build_bundle.sh

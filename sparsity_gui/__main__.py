@@ -1,5 +1,5 @@
 """Entry point: `sparsity-gui` (desktop app) and the headless commands `sparsity-gui run`,
-`sparsity-gui sweep` and `sparsity-gui interference`."""
+`sparsity-gui sweep`, `sparsity-gui interference` and `sparsity-gui scaling`."""
 
 from __future__ import annotations
 
@@ -21,6 +21,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from sparsity_gui.cli.interference import interference_command
 
         return interference_command(argv[1:])
+    if argv and argv[0] == "scaling":
+        from sparsity_gui.cli.scaling import scaling_command
+
+        return scaling_command(argv[1:])
     from sparsity_gui.cli.gui_options import build_gui_parser
 
     args = build_gui_parser().parse_args(argv)  # --help and --version need no Qt

@@ -32,6 +32,9 @@ headless commands:
                                                  interference (see `interference --help`)
   sparsity-gui sweep --out DIR [options]         polysemantic neurons against m, several
                                                  seeds per m, and the figure (`sweep --help`)
+  sparsity-gui scaling --m LIST --lam LIST --out DIR
+                                                 the note's lam*T, c and relative variance
+                                                 across m and lam (`scaling --help`)
 """
 
 

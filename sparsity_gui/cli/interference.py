@@ -258,7 +258,7 @@ def sweep_spec_from_args(args: argparse.Namespace):
     from sparsity_gui.core.interference.sweep import SweepSpec
 
     _resolve(args, SWEEP_DEFAULTS, PAPER)
-    from sparsity_gui.core.interference.sweep import parse_m_values
+    from sparsity_gui.core.checks import parse_m_values
 
     m_values = parse_m_values(str(args.m))
     spec = SweepSpec(base=_base_params(args, m_values[0]), m_values=m_values, seeds=args.seeds)

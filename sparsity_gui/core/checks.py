@@ -1,12 +1,14 @@
 """Checks of user input shared by both models and every front end: numbers and whole
-numbers (typed values, or text from a field or the command line), and the memory a run may
-still allocate."""
+numbers (typed values, or text from a field or the command line), lists of them (the m
+values of a sweep, the lam values of a scaling grid), and the memory a run may still
+allocate."""
 
 from __future__ import annotations
 
 import math
 import operator
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -50,6 +52,71 @@ def parse_whole(text: str) -> int:
     if not math.isfinite(value) or not value.is_integer():
         raise InputError("", f"must be a whole number, got {text!r}")
     return int(value)
+
+
+MAX_LIST_VALUES = 1000  # values in one list or range: 1:1e12:1 is a typo, not a plan
+_POWER = re.compile(r"^\s*(\d+)\s*(?:\^|\*\*)\s*(\d+)\s*$")
+
+
+def _whole_item(text: str) -> int:
+    """A whole number of a list: parse_whole's forms, or a power written 10^3 or 10**3."""
+    power = _POWER.match(text)
+    if power is not None:
+        base, exponent = int(power.group(1)), int(power.group(2))
+        if exponent > 30:
+            raise ValueError(text)
+        return base**exponent
+    return parse_whole(text)
+
+
+def parse_m_values(text: str) -> tuple[int, ...]:
+    """Values of m as a sweep takes them: a list '64,128,256', powers '1e3,1e4,1e5' or
+    '10^3,10^4', or a range 'start:stop:step' (stop included), e.g. '256:4096:256'. The
+    range of each value is the caller's to check (each model has its own)."""
+    text = text.strip()
+    try:
+        if ":" in text:
+            parts = [_whole_item(x) for x in text.split(":")]
+            if len(parts) != 3 or parts[2] <= 0:
+                raise ValueError
+            values = range(parts[0], parts[1] + 1, parts[2])
+        else:
+            values = [_whole_item(x) for x in text.replace(" ", "").split(",") if x]
+    except (ValueError, OverflowError):
+        raise InputError(
+            "m",
+            f"expected a list like 64,128,256, powers like 1e3,1e4,1e5 or a range "
+            f"start:stop:step, got {text!r}",
+        ) from None
+    if len(values) > MAX_LIST_VALUES:
+        raise InputError(
+            "m", f"{text!r} gives {len(values)} values of m; at most {MAX_LIST_VALUES} are allowed"
+        )
+    if not values:
+        raise InputError("m", f"no values of m in {text!r}")
+    return tuple(values)
+
+
+def parse_number_list(name: str, text: str) -> tuple[float, ...]:
+    """Finite numbers separated by commas ('1e-4,1e-3,1e-2'); their range is the caller's
+    to check."""
+    items = [x for x in text.replace(" ", "").split(",") if x]
+    values = []
+    for item in items:
+        try:
+            value = float(item)
+        except ValueError:
+            raise InputError(
+                name, f"expected numbers separated by commas, like 1e-4,1e-3, got {text!r}"
+            ) from None
+        if not math.isfinite(value):
+            raise InputError(name, f"every value must be finite, got {item}")
+        values.append(value)
+    if not values:
+        raise InputError(name, f"no values of {name} in {text!r}")
+    if len(values) > MAX_LIST_VALUES:
+        raise InputError(name, f"{len(values)} values of {name}; at most {MAX_LIST_VALUES} are allowed")
+    return tuple(values)
 
 
 def available_memory() -> int | None:

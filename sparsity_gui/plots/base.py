@@ -7,6 +7,7 @@ items once and, per frame, only calls setData on them with arrays from a snapsho
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -102,6 +103,25 @@ def _log_tick_values(axis, tick_values):
         return levels
 
     return values
+
+
+def log_ticks(lo: float, hi: float, values: Sequence[float] = ()) -> list[float]:
+    """Labelled values for a log axis whose data span [lo, hi]: the given values when there
+    are a few (the swept m), else 1-2-5 steps (decades only over more than three decades);
+    decades further out, for a zoomed-out view."""
+    if 1 <= len(values) <= 8:
+        return sorted(float(v) for v in values)
+    if not (lo > 0 and hi >= lo and math.isfinite(hi)):
+        return []
+    k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    mult = (1.0,) if k1 - k0 > 3 else (1.0, 2.0, 5.0)
+    inside = [c * 10.0**k for k in range(k0, k1 + 1) for c in mult if lo <= c * 10.0**k <= hi]
+    outside = [10.0**k for k in range(k0 - 6, k1 + 7) if not lo <= 10.0**k <= hi]
+    return sorted(inside + outside)
+
+
+def tick_text(v: float) -> str:
+    return f"{v:g}" if 1e-3 <= v < 1e6 else f"{v:.0e}"
 
 
 class Panel(QtWidgets.QFrame):

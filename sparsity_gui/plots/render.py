@@ -105,7 +105,8 @@ def print_style(panels: Iterable, scale: float = 1.0) -> Iterator[None]:
                 for name in ("left", "bottom", "top", "right"):
                     axis = plot.getAxis(name)
                     saved = (axis._pen, axis._textPen, dict(axis.labelStyle))
-                    axis.setPen("k")
+                    # axes and grid lines as wide in a PNG at `scale` as in the SVG
+                    axis.setPen(pg.mkPen("k", width=scale))
                     axis.setTextPen("k")
 
                     def undo_axis(a=axis, saved=saved):
@@ -129,6 +130,12 @@ def print_style(panels: Iterable, scale: float = 1.0) -> Iterator[None]:
                     old_text, old_brush = legend.opts["labelTextColor"], legend.opts["brush"]
                     legend.opts["labelTextColor"] = pg.mkColor("k")
                     legend.setBrush(pg.mkBrush(255, 255, 255, 235))
+                    # pyqtgraph's legend ignores transformations: a PNG at scale 2 would get
+                    # it at screen size, half the size of every other text
+                    fixed = QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations
+                    if legend.flags() & fixed:
+                        legend.setFlag(fixed, False)
+                        restore.append(lambda lg=legend, f=fixed: lg.setFlag(f, True))
                     restore.append(
                         lambda lg=legend, c=old_text, b=old_brush: (
                             lg.opts.__setitem__("labelTextColor", c),

@@ -17,29 +17,10 @@ from PySide6 import QtCore
 
 from sparsity_gui.core.interference.sweep import SweepRow, summarize
 from sparsity_gui.core.text import plural
-from sparsity_gui.plots.base import BLUE, DASH, RED, Panel, pen, set_curve
+from sparsity_gui.plots.base import BLUE, DASH, RED, Panel, log_ticks, pen, set_curve, tick_text
 
 RUN_BRUSH = (31, 119, 180, 90)  # BLUE, faint: overlapping seeds show as darker points
 LABEL_COLOR = "#333333"
-
-
-def log_ticks(lo: float, hi: float, values: Sequence[float] = ()) -> list[float]:
-    """Labelled values for a log axis whose data span [lo, hi]: the given values when there
-    are a few (the swept m), else 1-2-5 steps (decades only over more than three decades);
-    decades further out, for a zoomed-out view."""
-    if 1 <= len(values) <= 8:
-        return sorted(float(v) for v in values)
-    if not (lo > 0 and hi >= lo and math.isfinite(hi)):
-        return []
-    k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    mult = (1.0,) if k1 - k0 > 3 else (1.0, 2.0, 5.0)
-    inside = [c * 10.0**k for k in range(k0, k1 + 1) for c in mult if lo <= c * 10.0**k <= hi]
-    outside = [10.0**k for k in range(k0 - 6, k1 + 7) if not lo <= 10.0**k <= hi]
-    return sorted(inside + outside)
-
-
-def _tick_text(v: float) -> str:
-    return f"{v:g}" if 1e-3 <= v < 1e6 else f"{v:.0e}"
 
 
 class SweepPanel(Panel):
@@ -131,8 +112,8 @@ class SweepPanel(Panel):
         xt = log_ticks(min(all_m), max(all_m), all_m) if all_m else []
         ys = ys[np.isfinite(ys) & (ys > 0)]
         yt = log_ticks(float(ys.min()) / 2.0, float(ys.max()) * 2.0) if ys.size else []
-        bottom.setTicks([[(math.log10(v), _tick_text(v)) for v in xt], []] if xt else None)
-        left.setTicks([[(math.log10(v), _tick_text(v)) for v in yt], []] if yt else None)
+        bottom.setTicks([[(math.log10(v), tick_text(v)) for v in xt], []] if xt else None)
+        left.setTicks([[(math.log10(v), tick_text(v)) for v in yt], []] if yt else None)
 
     def _draw(self) -> None:
         log = self.log_axes.isChecked()

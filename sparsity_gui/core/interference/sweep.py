@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.blas import limit_blas_threads
-from sparsity_gui.core.checks import parse_whole
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.params import InterferenceParams, check_memory, predicted_polysemantic
@@ -28,7 +27,6 @@ from sparsity_gui.core.interference.run import InterferenceRun, Measurement, chu
 # any size (one step per chunk at n = 256, m = 4096)
 CHUNK_WORK = 1e8
 MAX_RUNS = 10_000
-MAX_M_VALUES = 1000
 
 # A run has settled when every feature still alive has an active weight and its counts
 # (polysemantic neurons, active weights) did not change over the last SETTLE_SHARE of its
@@ -38,28 +36,6 @@ SETTLED_DEFINITION = (
     f"every feature still alive has an active weight, and the counts (polysemantic neurons, "
     f"active weights) did not change over the last {SETTLE_SHARE:.0%} of the steps"
 )
-
-
-def parse_m_values(text: str) -> tuple[int, ...]:
-    """'64,128,256' or a range 'start:stop:step' (stop included), e.g. '256:4096:256'."""
-    text = text.strip()
-    try:
-        if ":" in text:
-            parts = [parse_whole(x) for x in text.split(":")]
-            if len(parts) != 3 or parts[2] <= 0:
-                raise ValueError
-            values = range(parts[0], parts[1] + 1, parts[2])
-        else:
-            values = [parse_whole(x) for x in text.replace(" ", "").split(",") if x]
-    except (ValueError, OverflowError):
-        raise InputError(
-            "m", f"expected a list like 64,128,256 or a range start:stop:step, got {text!r}"
-        ) from None
-    if isinstance(values, range) and len(values) > MAX_M_VALUES:  # 1:1e12:1 is a typo, not a list
-        raise InputError("m", f"{text!r} gives {len(values)} values of m; at most {MAX_M_VALUES} are allowed")
-    if not values:
-        raise InputError("m", f"no values of m in {text!r}")
-    return tuple(values)
 
 
 @dataclass(frozen=True)

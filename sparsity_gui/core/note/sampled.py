@@ -18,7 +18,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.note.metrics import fit_decay_constant
 from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.core.note.simulation import RunScript, Simulation
+from sparsity_gui.core.note.simulation import ReplayStopped, RunScript, Simulation
 from sparsity_gui.core.note.solvers import ExactSolver
 
 
@@ -62,12 +62,16 @@ def sample_times_of(
     return rows, time.perf_counter() - start
 
 
-def simulate_samples(params: SimParams, w0: np.ndarray | None, samples: int, progress_cls=None) -> SampledRun:
-    """The `run` command: K rows evenly spaced from 0 to t_end, no live changes."""
+def simulate_samples(
+    params: SimParams, w0: np.ndarray | None, samples: int, progress_cls=None, should_stop=None
+) -> SampledRun:
+    """The `run` command: K rows evenly spaced from 0 to t_end, no live changes.
+    ``should_stop()`` (the scaling grid's Cancel) is asked between pieces of the exact solve
+    and raises ReplayStopped when true; it never changes the result."""
     sim = Simulation(params, w0)
     if params.t_end is None and _solves_once(sim):
         progress = progress_cls(samples, params.method) if progress_cls else None
-        t_one, t_end, rows, wall = _sample_exact_once(sim, samples, progress)
+        t_one, t_end, rows, wall = _sample_exact_once(sim, samples, progress, should_stop)
         return SampledRun(
             sim=sim,
             rows=rows,
@@ -130,7 +134,9 @@ def _snapshot_gap(sim: Simulation, samples: int) -> int:
     return max(64, sim.init.m // (SNAPSHOTS_PER_SAMPLE * samples))
 
 
-def _solve_with_snapshots(solver: ExactSolver, t_target: float, stop_nonzero: int, gap: int):
+def _solve_with_snapshots(
+    solver: ExactSolver, t_target: float, stop_nonzero: int, gap: int, should_stop=None
+):
     """Advance the exact solver like one advance_to(t_target, stop_nonzero), copying its
     whole state (the small fs/ist arrays: the sorted u and prefix sums never change) every
     `gap` steps. Stopping between steps changes nothing: the kernel's next step depends only
@@ -138,6 +144,8 @@ def _solve_with_snapshots(solver: ExactSolver, t_target: float, stop_nonzero: in
     snap_t = [solver.t]
     snaps = [(solver.fs.copy(), solver.ist.copy())]
     while True:
+        if should_stop is not None and should_stop():
+            raise ReplayStopped
         code = solver.advance_to(t_target, stop_nonzero=stop_nonzero, max_work=gap)
         snap_t.append(solver.t)
         snaps.append((solver.fs.copy(), solver.ist.copy()))
@@ -145,7 +153,9 @@ def _solve_with_snapshots(solver: ExactSolver, t_target: float, stop_nonzero: in
             return snap_t, snaps
 
 
-def _rows_from_snapshots(sim: Simulation, snap_t, snaps, times: np.ndarray, progress=None) -> np.ndarray:
+def _rows_from_snapshots(
+    sim: Simulation, snap_t, snaps, times: np.ndarray, progress=None, should_stop=None
+) -> np.ndarray:
     """A row at each of `times` (ascending): restart from the last snapshot at or before
     t_i and land on t_i. Every death up to t_i is the one of the snapshotted solve, bit for
     bit, and a sample costs at most one snapshot gap; the solver ends at times[-1]."""
@@ -153,6 +163,8 @@ def _rows_from_snapshots(sim: Simulation, snap_t, snaps, times: np.ndarray, prog
     rows = np.empty((times.shape[0], sim.history._data.shape[1]))
     try:
         for i, t in enumerate(times):
+            if should_stop is not None and i % 16 == 0 and should_stop():
+                raise ReplayStopped
             j = bisect.bisect_right(snap_t, t) - 1
             solver.fs[:] = snaps[j][0]
             solver.ist[:] = snaps[j][1]
@@ -178,16 +190,17 @@ def _snapshot_sampling_applies(sim: Simulation, times: np.ndarray, changes) -> b
     )
 
 
-def _sample_exact_once(sim: Simulation, samples: int, progress=None):
+def _sample_exact_once(sim: Simulation, samples: int, progress=None, should_stop=None):
     """The default-end run from one exact solve: solve to one weight left (t_one) with
     snapshots, then sample t_i = i*t_end/(K-1) from them (the same rows as sampling a
     solve to t_end: sample_times_of). Returns (t_one, t_end, rows, solver seconds)."""
     start = time.perf_counter()
-    snap_t, snaps = _solve_with_snapshots(sim.solver, math.inf, 1, _snapshot_gap(sim, samples))
+    gap = _snapshot_gap(sim, samples)
+    snap_t, snaps = _solve_with_snapshots(sim.solver, math.inf, 1, gap, should_stop)
     t_one = sim.solver.t
     t_end = 1.1 * t_one
     times = np.linspace(0.0, t_end, samples)
-    rows = _rows_from_snapshots(sim, snap_t, snaps, times, progress)
+    rows = _rows_from_snapshots(sim, snap_t, snaps, times, progress, should_stop)
     return t_one, t_end, rows, time.perf_counter() - start
 
 

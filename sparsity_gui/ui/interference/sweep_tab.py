@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from PySide6 import QtCore, QtWidgets
 
+from sparsity_gui.core.checks import parse_m_values
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
 from sparsity_gui.core.interference.sweep import (
@@ -25,7 +26,6 @@ from sparsity_gui.core.interference.sweep import (
     SweepRow,
     SweepSpec,
     default_workers,
-    parse_m_values,
     run_sweep,
 )
 from sparsity_gui.core.text import format_duration

@@ -21,6 +21,7 @@ from sparsity_gui.ui.note.argument import NoteView
 from sparsity_gui.ui.note.controls import ControlPanel
 from sparsity_gui.ui.note.export import NoteExports
 from sparsity_gui.ui.note.file_menu import FileMenu
+from sparsity_gui.ui.note.scaling_tab import ScalingWidget
 from sparsity_gui.ui.window import LiveWindow
 
 
@@ -65,7 +66,17 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         self.panels: list[Panel] = [cls() for cls in PANEL_TYPES]
         for i, panel in enumerate(self.panels):
             grid.addWidget(panel, i // 3, i % 3)
-        self.setCentralWidget(central)
+        # the live panels and the scaling over m and lam, as tabs
+        self.tabs = QtWidgets.QTabWidget()
+        self.tabs.setObjectName("tabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(central, "Live run")
+        self.scaling = ScalingWidget(lambda: self.params, live=self)
+        self.scaling.setObjectName("scaling")
+        self.tabs.addTab(self.scaling, "Scaling over m and λ")
+        self.tabs.setTabToolTip(1, self.scaling.toolTip())
+        self.scaling.statusChanged.connect(lambda text: self.statusBar().showMessage(text, 2000))
+        self.setCentralWidget(self.tabs)
         # time panels share one x axis
         time_plots = [p for panel in self.panels for p in panel.time_plots]
         for p in time_plots[1:]:
@@ -322,6 +333,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         if self.closed:
             return
         self.closed = True
+        self.scaling.shutdown()
         self.stop_engine()
         if self.windows is not None:
             self.windows.closing(self)  # the main window closes the other model's

@@ -1,0 +1,224 @@
+"""`sparsity-gui scaling`: the note's constants across m and lam (lam*T, the fitted c, the
+relative-variance plateau), the exact solver run for every (m, lam, seed)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+
+from sparsity_gui.cli.common import (
+    CleanParser,
+    Progress,
+    _leave_if_worker_running,
+    add_output_options,
+    fail,
+    interrupts_deferred,
+    number_arg,
+    run_in_worker,
+    whole_arg,
+    write_headless,
+)
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.text import format_duration
+
+SCALING_DESCRIPTION = """\
+The note's claims across m and lam: ||W||_1 = 1/Theta(1/sqrt(m) + lam t), and full sparsity
+takes Theta(1/lam). For every m, lam and seed the exact solver runs to one weight left (the
+`run` command of the same settings: its t_one_weight_left and fitted_c to the last digit).
+Writes scaling.csv (a row per run: m, lam, seed, t_one, lam_t_one, fitted_c, rel_var_mean,
+rel_var_min, rel_var_max, balance_ratio, w_last, w_last_root, ...), scaling.json (the
+settings, the command line, mean and standard deviation per (m, lam)) and the figures
+lam_t_one, fitted_c and rel_var against m as PNG and SVG.
+
+example: sparsity-gui scaling --m 1e3,1e4,1e5,1e6 --lam 1e-4,1e-3,1e-2 --seeds 3 --out DIR
+"""
+
+
+def build_scaling_parser() -> CleanParser:
+    p = CleanParser(
+        prog="sparsity-gui scaling",
+        description=SCALING_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    g = p.add_argument_group("the grid")
+    g.add_argument(
+        "--m",
+        required=True,
+        metavar="LIST",
+        help="weights per run: a list like 1000,10000, powers like 1e3,1e4,1e5,1e6 (or 10^3,...) "
+        "or a range start:stop:step with stop included; each 1 to 1e8",
+    )
+    g.add_argument(
+        "--lam",
+        required=True,
+        metavar="LIST",
+        help="L1 strengths: a list like 1e-4,1e-3,1e-2; each > 0 and at most 1",
+    )
+    g.add_argument(
+        "--seeds", type=whole_arg, default=3, metavar="S", help="runs (seeds) per (m, lam) (default 3)"
+    )
+    g.add_argument(
+        "--seed",
+        type=whole_arg,
+        default=0,
+        metavar="N",
+        help="first seed: each (m, lam) runs seeds N .. N+S-1, the same W(0) for every lam (default 0)",
+    )
+    g.add_argument(
+        "--sigma",
+        type=number_arg,
+        default=0.9,
+        metavar="S",
+        help="W_k(0) ~ normal(0, sigma/sqrt(m)) (> 0; default 0.9, as `run`)",
+    )
+    r = p.add_argument_group("running")
+    r.add_argument(
+        "--jobs",
+        type=whole_arg,
+        default=None,
+        metavar="J",
+        help="runs side by side in threads (1 to 64; default: the number of cores, at most 8, "
+        "fewer if they do not fit in memory); the results do not depend on it",
+    )
+    o = p.add_argument_group("output")
+    add_output_options(o)
+    o.add_argument(
+        "--no-figure",
+        action="store_true",
+        help="skip the figures (drawing them needs PySide6 and pyqtgraph)",
+    )
+    return p
+
+
+def grid_from_args(args: argparse.Namespace):
+    """The validated ScalingGrid of parsed options, and the jobs to run it with."""
+    from sparsity_gui.core.checks import parse_m_values, parse_number_list
+    from sparsity_gui.core.note.scaling import ScalingGrid, default_workers
+
+    grid = ScalingGrid(
+        m_values=parse_m_values(args.m),
+        lam_values=parse_number_list("lam", args.lam),
+        seeds=args.seeds,
+        seed=args.seed,
+        sigma=args.sigma,
+    )
+    if args.jobs is not None and not 1 <= args.jobs <= 64:
+        raise InputError("jobs", f"must be from 1 to 64, got {args.jobs}")
+    grid.check_memory(1)  # the largest run on its own
+    if args.jobs is None:
+        jobs = grid.workers_that_fit(default_workers())
+    else:
+        jobs = min(args.jobs, len(grid.runs()))
+        grid.check_memory(jobs)
+    return grid, jobs
+
+
+def _print_table(rows) -> None:
+    from sparsity_gui.core.note.scaling import summarize
+
+    print(
+        f"{'m':>10} {'lam':>8} {'runs':>4}  {'lam*T mean ± sd':>17}  {'fitted c mean ± sd':>18}  "
+        f"{'RV mean ± sd':>15}  {'balance':>8}"
+    )
+    for c in summarize(rows):
+        mu, sd = c.mean, c.std
+        print(
+            f"{c.m:>10} {c.lam:>8.2g} {c.runs:>4}  {mu['lam_t_one']:>8.4g} ± {sd['lam_t_one']:<6.2g}  "
+            f"{mu['fitted_c']:>9.4g} ± {sd['fitted_c']:<6.2g}  {mu['rel_var_mean']:>7.4g} ± "
+            f"{sd['rel_var_mean']:<5.2g}  {mu['balance_ratio']:>8.5g}"
+        )
+
+
+def _in_grid_order(grid, rows: list) -> list:
+    order = {key: i for i, key in enumerate(grid.runs())}
+    return sorted(rows, key=lambda r: order[(r.m, r.lam, r.seed)])
+
+
+def scaling_command(argv: Sequence[str]) -> int:
+    args = build_scaling_parser().parse_args(argv)
+    try:
+        grid, jobs = grid_from_args(args)
+    except InputError as exc:
+        fail(str(exc))
+    runs = grid.runs()
+    state: dict = {}
+    command_line = shlex.join(["sparsity-gui", "scaling", *argv])
+
+    def body(result_dir) -> None:
+        import threading
+
+        from sparsity_gui.core.note.scaling import ScalingCancelled, run_scaling, write_scaling
+
+        progress = Progress(len(runs), "scaling")
+        stop = threading.Event()
+        cancelled: dict = {}
+        finished: list = []  # rows as they end: kept on Ctrl+C even while a long run is being set up
+        ended = threading.Event()
+
+        def on_progress(pr) -> None:  # under run_scaling's lock
+            if pr.row is not None:
+                finished.append(pr.row)
+            if stop.is_set():
+                return
+            where = ""
+            if pr.current is not None:
+                m, lam, seed = pr.current
+                where = f"  m={m} lam={lam:g} seed={seed}"
+            progress.update(
+                pr.done_runs,
+                fraction=pr.fraction,
+                eta=pr.eta_seconds,
+                detail=f"runs {pr.done_runs}/{pr.total_runs}{where}",
+            )
+
+        def work():
+            try:
+                return run_scaling(grid, on_progress=on_progress, should_stop=stop.is_set, workers=jobs)
+            except ScalingCancelled as exc:
+                cancelled["rows"] = exc.rows
+                raise
+            finally:
+                ended.set()
+
+        started = time.perf_counter()
+        try:
+            rows = run_in_worker(work, stop)
+        except KeyboardInterrupt:
+            # a run stops at its next piece of solve, but drawing and sorting W(0) at large m
+            # cannot be interrupted: wait a little, then keep the runs that finished (an Event,
+            # not Thread.join: see cli/interference.py's sweep)
+            ended.wait(2.0)
+            rows = cancelled.get("rows") or _in_grid_order(grid, list(finished))
+            if not rows:
+                raise  # nothing finished: leave DIR as it was
+            state["interrupted"] = True
+        finally:
+            progress.close()
+        state["rows"] = rows
+        state["seconds"] = time.perf_counter() - started
+        with interrupts_deferred():  # Qt draws the figures
+            figures = {}
+            if not args.no_figure:
+                from sparsity_gui.plots.scaling import scaling_figure_files  # needs Qt
+
+                figures = scaling_figure_files(grid, rows)
+            write_scaling(result_dir, grid, rows, command_line=command_line, figures=figures)
+
+    write_headless(args.out, args.force, body)
+    if state.get("interrupted"):
+        sys.stderr.write(
+            f"\nerror: interrupted; wrote the {len(state['rows'])} of {len(runs)} runs that "
+            f"finished to {args.out} (scaling.json says complete: false)\n"
+        )
+        _leave_if_worker_running(130)  # a run still drawing W(0) would hold up the exit
+        return 130
+    print(
+        f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "
+        f"{len(grid.lam_values)} of lam x {grid.seeds} seed(s)) in "
+        f"{format_duration(state['seconds'])} with {jobs} job(s)"
+    )
+    _print_table(state["rows"])
+    return 0

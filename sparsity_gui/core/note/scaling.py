@@ -1,0 +1,473 @@
+"""The note's constants across m and lam: the exact solver run for every (m, lam, seed) of a
+grid, each run reduced to one `ScalingRow` (time to one weight, lam*T, the fitted decay
+constant c, the relative variance while two or more weights live, the balance of the two
+pushes, the last weight against its fixed point).
+
+The note says ||W||_1 = 1/Theta(1/sqrt(m) + lam t) and that full sparsity takes
+Theta(1/lam); a grid over six decades of m shows the constants behind those Thetas.
+
+`scaling_row` is one run: a top-level pure function of plain arguments (picklable, so a
+process pool or a cluster can call it), the same computation as the `run` command of the
+same settings (`simulate_samples`), so its t_one and fitted c are the `run` command's to
+the last digit. `run_scaling` runs a grid with a pool of threads (the numba kernels, the
+sort and the normal draw release the GIL), a stop flag and a callback per finished row.
+Qt-free.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from sparsity_gui.core.checks import available_memory
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory
+
+SAMPLES = 501  # the `run` command's default: fitted c is a fit over these rows
+MAX_RUNS = 10_000
+# ||W||^2 relaxes onto its balance at rate ~2 (docs/theory.md §4): after t = 10 the start's
+# imbalance has decayed by e^-20, and what is left is the quasi-static lag of the balance.
+T_TRANSIENT = 10.0
+
+
+@dataclass(frozen=True)
+class ScalingRow:
+    """One run of the grid. Times are the flow's; the rows it is measured on are the `run`
+    command's: SAMPLES evenly spaced from t = 0 to 1.1 * t_one."""
+
+    m: int
+    lam: float
+    seed: int
+    t_one: float  # when one weight is left (run.json's t_one_weight_left)
+    lam_t_one: float  # lam * t_one: Theta(1) by the note
+    fitted_c: float  # w = 1/||W||_1 ~ w(0) + c lam t (run.json's fitted_c)
+    rel_var_mean: float  # Var[X]/E[X]^2 of the nonzero |W_k|, over the rows with m' >= 2
+    rel_var_min: float
+    rel_var_max: float
+    balance_ratio: float  # feature push / regularization push, mean over m' >= 2, t >= T_TRANSIENT
+    w_last: float  # the last weight at the end (1.1 * t_one)
+    w_last_root: float  # the stable root of (1 - w^2) w = lam
+    lam_norm1_0: float  # lam ||W(0)||_1: a balance needs lam ||W||_1 = (1-||W||^2)||W||^2 <= 1/4
+    sigma: float
+    t_end: float
+    seconds: float  # wall time of this run
+
+
+# scaling.csv's columns: a ScalingRow's fields, in order
+ROW_COLUMNS = tuple(f.name for f in fields(ScalingRow))
+INT_COLUMNS = ("m", "seed")
+# what the summary gives mean and standard deviation of, per (m, lam)
+SUMMARY_COLUMNS = (
+    "t_one",
+    "lam_t_one",
+    "fitted_c",
+    "rel_var_mean",
+    "rel_var_min",
+    "rel_var_max",
+    "balance_ratio",
+    "w_last",
+    "w_last_root",
+    "lam_norm1_0",
+)
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if values.size else math.nan
+
+
+def scaling_row(
+    m: int,
+    lam: float,
+    seed: int,
+    sigma: float = 0.9,
+    should_stop: Callable[[], bool] | None = None,
+) -> ScalingRow:
+    """One run of the grid: `sparsity-gui run --m m --lam lam --seed seed --sigma sigma`
+    (exact method, default end, SAMPLES rows), reduced to its row. Raises ReplayStopped
+    when should_stop() says so (checked between pieces of the solve)."""
+    # numba and scipy load here, not with the module: a grid is checked without them
+    from sparsity_gui.core.note.metrics import COL, last_weight_fixed_point
+    from sparsity_gui.core.note.sampled import simulate_samples
+    from sparsity_gui.core.note.simulation import ReplayStopped
+
+    started = time.perf_counter()
+    params = SimParams(m=int(m), lam=float(lam), sigma=float(sigma), seed=int(seed))
+    if should_stop is not None and should_stop():
+        raise ReplayStopped  # before drawing W(0): a second at m = 10^7, the one uninterruptible part
+    run = simulate_samples(params, None, SAMPLES, should_stop=should_stop)
+    rows = run.rows
+    live = rows[:, COL["nonzero"]] >= 2
+    rel_var = rows[live, COL["rel_var"]]
+    balanced = live & (rows[:, COL["t"]] >= T_TRANSIENT)
+    ratio = rows[balanced, COL["feature_push"]] / rows[balanced, COL["reg_push"]]
+    last = rows[-1]
+    return ScalingRow(
+        m=params.m,
+        lam=params.lam,
+        seed=params.seed,
+        sigma=params.sigma,
+        t_one=run.t_one,
+        lam_t_one=params.lam * run.t_one,
+        fitted_c=run.fitted_c,
+        rel_var_mean=_mean(rel_var),
+        rel_var_min=float(rel_var.min()) if rel_var.size else math.nan,
+        rel_var_max=float(rel_var.max()) if rel_var.size else math.nan,
+        balance_ratio=_mean(ratio),
+        w_last=float(last[COL["norm1"]]) if last[COL["nonzero"]] == 1 else math.nan,
+        w_last_root=last_weight_fixed_point(params.lam),
+        lam_norm1_0=params.lam * float(rows[0, COL["norm1"]]),
+        t_end=run.t_end,
+        seconds=time.perf_counter() - started,
+    )
+
+
+@dataclass(frozen=True)
+class ScalingGrid:
+    """Every m of ``m_values`` times every lam of ``lam_values`` times the seeds
+    seed .. seed+seeds-1, W(0) ~ normal(0, sigma/sqrt(m)). The same seeds serve every
+    (m, lam): at one m, the lam values share their W(0)."""
+
+    m_values: tuple[int, ...]
+    lam_values: tuple[float, ...]
+    seeds: int = 3
+    seed: int = 0
+    sigma: float = 0.9
+
+    def __post_init__(self) -> None:
+        if not self.m_values:
+            raise InputError("m", "needs at least one value of m")
+        if not self.lam_values:
+            raise InputError("lam", "needs at least one value of lam")
+        if isinstance(self.seeds, bool) or not isinstance(self.seeds, int) or self.seeds < 1:
+            raise InputError("seeds", f"must be a whole number of at least 1, got {self.seeds!r}")
+        for lam in self.lam_values:
+            if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not math.isfinite(lam):
+                raise InputError("lam", f"every lam must be a finite number, got {lam!r}")
+            if not 0.0 < lam <= LAM_MAX:
+                why = " (with lam = 0 no weight ever dies)" if lam == 0 else ""
+                raise InputError("lam", f"every lam must be > 0 and at most {LAM_MAX:g}, got {lam:g}{why}")
+        for m in self.m_values:
+            if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+                raise InputError("m", f"every m must be a whole number of at least 1, got {m!r}")
+        ms = tuple(sorted({int(m) for m in self.m_values}))
+        lams = tuple(sorted({float(lam) for lam in self.lam_values}))
+        if len(ms) * len(lams) * self.seeds > MAX_RUNS:
+            raise InputError(
+                "seeds",
+                f"{len(ms)} values of m x {len(lams)} of lam x {self.seeds} seeds "
+                f"is more than {MAX_RUNS} runs",
+            )
+        if self.seed + self.seeds - 1 >= 2**63:
+            raise InputError("seeds", f"seeds {self.seed} .. {self.seed + self.seeds - 1} go past 2^63-1")
+        for m in ms:
+            SimParams(m=m, lam=lams[0], sigma=self.sigma, seed=self.seed)  # m, sigma and seed in range
+        object.__setattr__(self, "m_values", ms)
+        object.__setattr__(self, "lam_values", lams)
+        object.__setattr__(self, "sigma", float(self.sigma))
+
+    def runs(self) -> list[tuple[int, float, int]]:
+        """(m, lam, seed) of every run, in the order of scaling.csv."""
+        return [
+            (m, lam, self.seed + s)
+            for m in self.m_values
+            for lam in self.lam_values
+            for s in range(self.seeds)
+        ]
+
+    @staticmethod
+    def cost(m: int) -> float:
+        """Relative cost of a run: a sort of m weights and about one solver step per death."""
+        return m * (math.log2(m + 1) + 8.0) + 5e4
+
+    def total_cost(self) -> float:
+        return sum(self.cost(m) for m, _lam, _seed in self.runs())
+
+    def check_memory(self, workers: int = 1) -> None:
+        """Refuse a grid whose largest run, or ``workers`` of its largest runs side by side,
+        cannot fit in the memory available now."""
+        largest = max(self.m_values)
+        check_memory(largest)  # its own message: this one run is too big
+        need = BYTES_PER_WEIGHT * largest * workers
+        avail = available_memory()
+        if workers > 1 and avail is not None and need > avail:
+            raise InputError(
+                "jobs",
+                f"{workers} runs of m = {largest} side by side need about {need / 2**30:.1f} GiB, "
+                f"only {avail / 2**30:.1f} GiB is available; use fewer jobs",
+            )
+
+    def workers_that_fit(self, wanted: int) -> int:
+        """The most runs, up to ``wanted``, that fit side by side (at least one)."""
+        workers = max(1, min(wanted, len(self.runs())))
+        while workers > 1:
+            try:
+                self.check_memory(workers)
+                return workers
+            except InputError:
+                workers -= 1
+        return 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "m_values": list(self.m_values),
+            "lam_values": list(self.lam_values),
+            "seeds": self.seeds,
+            "seed": self.seed,
+            "sigma": self.sigma,
+            "method": "exact",
+            "samples": SAMPLES,
+        }
+
+
+@dataclass(frozen=True)
+class ScalingProgress:
+    done_runs: int
+    total_runs: int
+    fraction: float  # of the total cost
+    elapsed: float
+    eta_seconds: float  # estimated time left (NaN until a run has finished)
+    current: tuple[int, float, int] | None  # (m, lam, seed) just started, if any
+    row: ScalingRow | None = None  # set when a run has just finished
+
+
+class ScalingCancelled(Exception):
+    """Raised by run_scaling when asked to stop; ``rows`` holds the runs that finished."""
+
+    def __init__(self, rows: list[ScalingRow]):
+        super().__init__(rows)
+        self.rows = rows
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def run_scaling(
+    grid: ScalingGrid,
+    on_progress: Callable[[ScalingProgress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    done_rows: Sequence[ScalingRow] = (),
+    workers: int = 1,
+    run_one: Callable[..., ScalingRow] = scaling_row,
+) -> list[ScalingRow]:
+    """Every run of ``grid`` (``run_one(m, lam, seed, sigma, should_stop=...)``), ``workers``
+    of them side by side in threads; a row per run in grid order. Runs in ``done_rows``
+    are skipped. ``on_progress`` is called under a lock from the worker threads, when a run
+    starts and when it ends (with its row). Raises ScalingCancelled (with the finished
+    rows) once should_stop() says so: a run in progress stops within a few milliseconds."""
+    from sparsity_gui.core.note.simulation import ReplayStopped
+
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InputError("jobs", f"must be a whole number of at least 1, got {workers!r}")
+    grid.check_memory(workers)
+    runs = grid.runs()
+    done = {(r.m, r.lam, r.seed): r for r in done_rows}
+    todo = [key for key in runs if key not in done]
+    total = grid.total_cost()
+    lock = threading.Lock()
+    stop = threading.Event()
+    failures: list[BaseException] = []
+    state = {"done_cost": sum(grid.cost(m) for m, lam, s in runs if (m, lam, s) in done), "next": 0}
+    cost_at_start = state["done_cost"]
+    started = time.perf_counter()
+
+    def report(current, row=None) -> None:  # with the lock held
+        if on_progress is None:
+            return
+        elapsed = time.perf_counter() - started
+        worked = state["done_cost"] - cost_at_start
+        eta = (total - state["done_cost"]) * elapsed / worked if worked > 0 and elapsed > 0 else math.nan
+        on_progress(
+            ScalingProgress(
+                len(done), len(runs), state["done_cost"] / total if total else 1.0, elapsed, eta, current, row
+            )
+        )
+
+    def stopping() -> bool:
+        if not stop.is_set() and should_stop is not None and should_stop():
+            stop.set()
+        return stop.is_set()
+
+    def worker() -> None:
+        while not stopping():
+            with lock:
+                if state["next"] >= len(todo):
+                    return
+                key = todo[state["next"]]
+                state["next"] += 1
+                report(key)
+            m, lam, seed = key
+            try:
+                row = run_one(m, lam, seed, grid.sigma, should_stop=stopping)
+            except ReplayStopped:
+                return
+            except BaseException as exc:  # re-raised in the calling thread, naming the run if it is ours
+                if isinstance(exc, InputError):
+                    exc = InputError(exc.field, f"run m={m} lam={lam:g} seed={seed}: {exc.message}")
+                with lock:
+                    failures.append(exc)
+                stop.set()
+                return
+            with lock:
+                done[key] = row
+                state["done_cost"] += grid.cost(m)
+                report(None, row)
+
+    threads = [
+        threading.Thread(target=worker, name=f"scaling-{k}", daemon=True)
+        for k in range(min(workers, len(todo)))
+    ]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(0.1)  # short waits keep Ctrl+C responsive
+    except BaseException:
+        stop.set()
+        for t in threads:
+            t.join()
+        raise
+    finished = [done[key] for key in runs if key in done]
+    if failures:
+        raise failures[0]
+    if len(finished) < len(runs):
+        raise ScalingCancelled(finished)
+    return finished
+
+
+# --- files and summaries ---------------------------------------------------------------------
+def rows_csv(rows: Sequence[ScalingRow]) -> str:
+    """scaling.csv: a row per run, ROW_COLUMNS; floats as repr (they read back bit for bit)."""
+    lines = [",".join(ROW_COLUMNS)]
+    for r in rows:
+        lines.append(
+            ",".join(
+                str(getattr(r, f)) if f in INT_COLUMNS else repr(float(getattr(r, f))) for f in ROW_COLUMNS
+            )
+        )
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class ScalingCell:
+    """Mean and sample standard deviation over the seeds of one (m, lam), per column;
+    NaN values (a run too short to have them) are left out."""
+
+    m: int
+    lam: float
+    runs: int
+    mean: dict[str, float]
+    std: dict[str, float]
+
+
+def summarize(rows: Sequence[ScalingRow]) -> list[ScalingCell]:
+    """A cell per (m, lam) present in ``rows``, ordered by m, then lam."""
+    cells = []
+    for m, lam in sorted({(r.m, r.lam) for r in rows}):
+        group = [r for r in rows if r.m == m and r.lam == lam]
+        mean, std = {}, {}
+        for name in SUMMARY_COLUMNS:
+            vals = np.array([getattr(r, name) for r in group], dtype=float)
+            vals = vals[np.isfinite(vals)]
+            mean[name] = float(vals.mean()) if vals.size else math.nan
+            std[name] = float(vals.std(ddof=1)) if vals.size > 1 else (0.0 if vals.size else math.nan)
+        cells.append(ScalingCell(m, lam, len(group), mean, std))
+    return cells
+
+
+def scaling_metadata(grid: ScalingGrid, rows: Sequence[ScalingRow], command_line: str | None = None) -> dict:
+    import platform
+    import sys
+
+    import numba
+    import scipy
+
+    from sparsity_gui import __version__
+
+    total = len(grid.runs())
+    return {
+        "program": "sparsity-gui",
+        "version": __version__,
+        "model": "note",
+        "command_line": command_line,
+        "settings": grid.as_dict(),
+        "runs_done": len(rows),
+        "runs_planned": total,
+        "complete": len(rows) == total,
+        "definitions": {
+            "t_one": "time at which one weight is left (run.json's t_one_weight_left)",
+            "lam_t_one": "lam * t_one; the note: full sparsity takes Theta(1/lam)",
+            "fitted_c": "c in 1/||W||_1 ~ 1/||W(0)||_1 + c lam t, least squares over the rows "
+            "with m' >= 2 (run.json's fitted_c); the note: ||W||_1 = 1/Theta(1/sqrt(m) + lam t)",
+            "rel_var": "Var[X]/E[X]^2 of the nonzero |W_k|, over the rows with m' >= 2",
+            "balance_ratio": f"(1-||W||^2)||W||^2 / (lam ||W||_1), mean over the rows with m' >= 2 "
+            f"and t >= {T_TRANSIENT:g}",
+            "w_last": "the last weight at t_end = 1.1 t_one; w_last_root: the stable root of (1-w^2)w = lam",
+            "lam_norm1_0": "lam ||W(0)||_1. The balance (1-||W||^2)||W||^2 = lam ||W||_1 needs "
+            "lam ||W||_1 <= 1/4; above that ||W|| first collapses and many weights die at once "
+            "(the figures draw the means at lam ||W(0)||_1 >= 1 hollow)",
+            "rows": f"{SAMPLES} samples evenly spaced from t = 0 to t_end, as the run command",
+        },
+        "summary": [
+            {"m": c.m, "lam": c.lam, "runs": c.runs, "mean": c.mean, "std": c.std} for c in summarize(rows)
+        ],
+        "run_seconds": float(sum(r.seconds for r in rows)),
+        "platform": {
+            "python": sys.version.split()[0],
+            "numpy": np.__version__,
+            "numba": numba.__version__,
+            "scipy": scipy.__version__,
+            "machine": platform.machine(),
+        },
+    }
+
+
+def scaling_files(
+    grid: ScalingGrid,
+    rows: Sequence[ScalingRow],
+    command_line: str | None = None,
+    figures: dict[str, bytes] | None = None,
+) -> dict[str, bytes]:
+    """{name: bytes}: scaling.csv, scaling.json and the ``figures`` (drawn by
+    plots.scaling, handed in: nothing here imports Qt)."""
+    from sparsity_gui.core.files import json_text
+
+    files = {
+        "scaling.csv": rows_csv(rows).encode("utf-8"),
+        "scaling.json": json_text(scaling_metadata(grid, rows, command_line)).encode("utf-8"),
+    }
+    files.update(figures or {})
+    return files
+
+
+def write_scaling(
+    target,
+    grid: ScalingGrid,
+    rows: Sequence[ScalingRow],
+    command_line: str | None = None,
+    figures: dict[str, bytes] | None = None,
+) -> list:
+    """scaling_files into a ResultDir (its temporary folder: the caller commits) or a
+    folder (created if need be; each file replaced atomically). Returns the paths."""
+    from pathlib import Path
+
+    from sparsity_gui.core.files import ResultDir, atomic_write_bytes
+
+    files = scaling_files(grid, rows, command_line, figures)
+    if isinstance(target, ResultDir):
+        for name, data in files.items():
+            target.write_bytes(name, data)
+        return [target.out / name for name in files]
+    folder = Path(target)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        atomic_write_bytes(folder / name, data)
+    return [folder / name for name in files]
