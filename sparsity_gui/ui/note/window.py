@@ -10,16 +10,19 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.files import timeseries_csv
 from sparsity_gui.core.note.params import SimParams, check_memory, needs_restart
+from sparsity_gui.core.note.pins import PIN_COLUMNS, note_pin_label, pin_params
 from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
 from sparsity_gui.core.note.session import DEFAULT_SAMPLES, W0Source
 from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.plots.base import Panel
-from sparsity_gui.plots.note import PANEL_TYPES
+from sparsity_gui.plots.note import GRID_PANELS, PANEL_TYPES, TABBED_WITH
 from sparsity_gui.ui.note.argument import NoteView
 from sparsity_gui.ui.note.controls import ControlPanel
 from sparsity_gui.ui.note.export import NoteExports
 from sparsity_gui.ui.note.file_menu import FileMenu
+from sparsity_gui.ui.pins import PinControl
 from sparsity_gui.ui.window import LiveWindow
 
 
@@ -62,8 +65,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         grid.setContentsMargins(2, 2, 2, 2)
         grid.setSpacing(3)
         self.panels: list[Panel] = [cls() for cls in PANEL_TYPES]
-        for i, panel in enumerate(self.panels):
-            grid.addWidget(panel, i // 3, i % 3)
+        self.panel_tabs = self._grid_panels(grid)
         self.setCentralWidget(central)
         # time panels share one x axis
         time_plots = [p for panel in self.panels for p in panel.time_plots]
@@ -105,6 +107,27 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         )
         self.start_engine(self.runner, "simulation")
         self.finish_setup()
+
+    def _grid_panels(self, grid: QtWidgets.QGridLayout) -> QtWidgets.QTabWidget:
+        """Two rows of three panels; the panels past the sixth (the phase plane) are tabs
+        in TABBED_WITH's cell, so every panel keeps its size at 1366x768."""
+        tabs = QtWidgets.QTabWidget()
+        tabs.setObjectName("panel_tabs")
+        tabs.setDocumentMode(True)
+        tabs.setTabPosition(QtWidgets.QTabWidget.TabPosition.South)  # beside the toggles
+        for i, panel in enumerate(self.panels[:GRID_PANELS]):
+            if isinstance(panel, TABBED_WITH):
+                tabs.addTab(panel, panel.title)
+                tabs.setTabToolTip(0, panel.claim)
+                grid.addWidget(tabs, i // 3, i % 3)
+            else:
+                grid.addWidget(panel, i // 3, i % 3)
+        for panel in self.panels[GRID_PANELS:]:
+            tabs.setTabToolTip(tabs.addTab(panel, panel.title), panel.claim)
+        return tabs
+
+    def shown_panels(self) -> list:
+        return [p for p in self.panels if p.isVisibleTo(self)]
 
     # ------------------------------------------------------------------------------
     def _build_actions(self) -> None:
@@ -148,6 +171,10 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         m_sim = menu.addMenu("&Simulation")
         for act in (self.act_play, self.act_step, self.act_reset):
             m_sim.addAction(act)
+        self.pin_control = PinControl(
+            self, PIN_COLUMNS, pin_params, note_pin_label, lambda pin: timeseries_csv(pin.rows)
+        )
+        self.pin_control.add_to(m_sim, tb)
         self.model_menu(menu)
         m_view = menu.addMenu("&View")
         m_view.addAction(self.param_dock.toggleViewAction())
@@ -288,6 +315,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         if state_changed:
             self.show_transport()
         self.paint_panels(snap)
+        self.pin_control.follow(self.params)  # pins are named by what differs from the live run
         now = self.count_frame()
         # numbers are read, not watched: 10 Hz is plenty, and each label change re-lays out
         # the status bar; an idle run's last snapshot is always shown (no other will come)
