@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,19 +64,30 @@ def format_value(value: Any) -> str:
     return sci(value)
 
 
-def differing(pinned: Mapping[str, Any], live: Mapping[str, Any], symbols: Mapping[str, str]) -> list[str]:
+def differing(
+    pinned: Mapping[str, Any],
+    live: Mapping[str, Any],
+    symbols: Mapping[str, str],
+    formats: Mapping[str, Callable[[Any], str]] | None = None,
+) -> list[str]:
     """'λ = 2.0e-3' for each parameter (in the order of ``symbols``) whose pinned value
-    differs from the live one."""
+    differs from the live one; ``formats`` may format a parameter its own way."""
+    formats = formats or {}
     return [
-        f"{symbol} = {format_value(pinned.get(name))}"
+        f"{symbol} = {formats.get(name, format_value)(pinned.get(name))}"
         for name, symbol in symbols.items()
         if pinned.get(name) != live.get(name)
     ]
 
 
-def pin_label(pin: PinnedRun, live: Mapping[str, Any], symbols: Mapping[str, str]) -> str:
+def pin_label(
+    pin: PinnedRun,
+    live: Mapping[str, Any],
+    symbols: Mapping[str, str],
+    formats: Mapping[str, Callable[[Any], str]] | None = None,
+) -> str:
     """'pin 1: λ = 2.0e-3, m = 10⁴', or 'pin 1: same parameters'."""
-    parts = differing(pin.param_dict, live, symbols)
+    parts = differing(pin.param_dict, live, symbols, formats)
     return f"pin {pin.number}: " + (", ".join(parts) if parts else "same parameters")
 
 

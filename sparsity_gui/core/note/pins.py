@@ -7,6 +7,7 @@ from pathlib import Path
 from sparsity_gui.core.note.metrics import COLUMNS
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.pins import PinnedRun, pin_label
+from sparsity_gui.core.text import sci
 
 PIN_COLUMNS = COLUMNS  # a pinned run keeps the recorded columns, not the tracked weights
 # in the order the legend names them: what a comparison most often varies first
@@ -37,4 +38,4 @@ def note_pin_label(pin: PinnedRun, live: SimParams) -> str:
     symbols = dict(PIN_SYMBOLS)
     if "gd" not in (live_params["method"], pin.param_dict.get("method")):
         del symbols["eta"]
-    return pin_label(pin, live_params, symbols)
+    return pin_label(pin, live_params, symbols, {"lam": sci})  # λ as the change markers write it
