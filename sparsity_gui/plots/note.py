@@ -478,12 +478,18 @@ class PhasePlanePanel(NotePanel):
         self.curve = pg.PlotDataItem(pen=pen(PURPLE, DASH))
         p.addItem(self.curve, ignoreBounds=True)
         p.legend.addItem(self.curve, "balance (1−‖W‖²)‖W‖² = λ‖W‖₁")
+        # the curve of λ before its last live change, faded: the path is seen leaving it
+        self.earlier_curve = pg.PlotDataItem(pen=pen("#c5b0d5", DOT))
+        p.addItem(self.earlier_curve, ignoreBounds=True)
+        self._earlier_named = False
         self.start = pg.ScatterPlotItem(symbol="o", size=8, pen=pen(BLUE), brush=None)
         self.now = pg.ScatterPlotItem(symbol="o", size=8, pen=None, brush=pg.mkBrush(RED))
         p.addItem(self.start)
         p.addItem(self.now)
         p.legend.addItem(self.start, "W(0)")
         p.legend.addItem(self.now, "now")
+        # the path runs from the top left to the bottom right (‖W‖² up, ‖W‖₁ down)
+        p.legend.anchor((0, 1), (0, 1), offset=(8, -8))
         self.plot = p
         self.log_y = self.add_toggle("log ‖W‖₁", "Logarithmic ‖W‖₁ axis", checked=True)
         self.gap_x = self.add_toggle(
@@ -530,14 +536,30 @@ class PhasePlanePanel(NotePanel):
             ey = np.log10(ey) if ok and log_y else ey
             ex = np.log10(ex) if ok and self.gap_x.isChecked() else ex
             item.setData(ex if ok else [], ey if ok else [])
-        key = (snap.lam, self.gap_x.isChecked(), log_y)
+        lams = [c.lam for c in snap.lam_changes]
+        earlier = lams[-2] if len(lams) > 1 else math.nan
+        key = (snap.lam, earlier, self.gap_x.isChecked(), log_y)
         if key != self._curve_key:  # only when λ or an axis changed
             self._curve_key = key
             self.curve_lam = snap.lam
-            bx, by = balance_curve(snap.lam)
-            if self.gap_x.isChecked():
-                bx = 1.0 - bx
-            set_curve(self.curve, bx, by, positive=log_y)
+            for item, lam in ((self.curve, snap.lam), (self.earlier_curve, earlier)):
+                if not math.isfinite(lam):
+                    item.setData([], [])
+                    continue
+                bx, by = balance_curve(lam)
+                if self.gap_x.isChecked():
+                    bx = 1.0 - bx
+                set_curve(item, bx, by, positive=log_y)
+            if math.isfinite(earlier):
+                text = f"balance before the last change, λ = {sci(earlier)}"
+                if not self._earlier_named:
+                    self._earlier_named = True
+                    self.plot.legend.addItem(self.earlier_curve, text)
+                else:
+                    self.plot.legend.getLabel(self.earlier_curve).setText(text)
+            elif self._earlier_named:
+                self._earlier_named = False
+                self.plot.legend.removeItem(self.earlier_curve)
             self.plot.legend.getLabel(self.curve).setText(
                 f"balance (1−‖W‖²)‖W‖² = λ‖W‖₁, λ = {sci(snap.lam)}"
             )

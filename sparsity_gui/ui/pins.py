@@ -29,15 +29,18 @@ class PinControl(QtCore.QObject):
         params_of: Callable[[object], dict],
         label_of: Callable[[PinnedRun, object], str],
         csv_of: Callable[[PinnedRun], str],
+        instant_of: Callable[[object], str],
     ):
         """``params_of(params)``: the parameters a pinned run keeps; ``label_of(pin, live
-        params)``: its legend text; ``csv_of(pin)``: its rows as the model's CSV."""
+        params)``: its legend text; ``csv_of(pin)``: its rows as the model's CSV;
+        ``instant_of(snapshot)``: where the run was when pinned ('t = 12.5')."""
         super().__init__(window)
         self.win = window
         self.columns = columns
         self.params_of = params_of
         self.label_of = label_of
         self.csv_of = csv_of
+        self.instant_of = instant_of
         self.board = PinBoard()
         self._live = None  # the live parameters the labels were made against
         self.labels: dict[int, str] = {}
@@ -69,7 +72,10 @@ class PinControl(QtCore.QObject):
         except InputError as exc:
             return win.fail("Cannot pin the run", exc.message)
         self.refresh()
-        return win.done(f"Pinned the run as {self.labels[pin.number]}")
+        return win.done(
+            f"Pinned the run as pin {pin.number} ({self.instant_of(snap)}): change a parameter and run "
+            "again to compare"
+        )
 
     def remove(self, number: int) -> bool:
         if self.board.remove(number) is None:

@@ -172,7 +172,12 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         for act in (self.act_play, self.act_step, self.act_reset):
             m_sim.addAction(act)
         self.pin_control = PinControl(
-            self, PIN_COLUMNS, pin_params, note_pin_label, lambda pin: timeseries_csv(pin.rows)
+            self,
+            PIN_COLUMNS,
+            pin_params,
+            note_pin_label,
+            lambda pin: timeseries_csv(pin.rows),
+            lambda snap: f"t = {snap.t:.6g}",
         )
         self.pin_control.add_to(m_sim, tb)
         self.model_menu(menu)
