@@ -546,9 +546,8 @@ class PhasePlanePanel(NotePanel):
                 if not math.isfinite(lam):
                     item.setData([], [])
                     continue
+                # (1−x)x is symmetric in x <-> 1−x: the same points serve the 1−‖W‖² axis
                 bx, by = balance_curve(lam)
-                if self.gap_x.isChecked():
-                    bx = 1.0 - bx
                 set_curve(item, bx, by, positive=log_y)
             if math.isfinite(earlier):
                 text = f"balance before the last change, λ = {sci(earlier)}"
