@@ -66,13 +66,18 @@ def main() -> int:
             if lam < 4e-3:
                 win.pin_control.pin()
     else:
-        params = SimParams(m=10_000, lam=1e-3, t_end=500.0)
+        params = SimParams(m=10_000, lam=1e-3, t_end=250.0)
         win = ModelWindows().open("note", params, speed=250.0)
         win.resize(width, height)
         win.panel_tabs.setCurrentIndex(1)
-        wait(lambda: win.snapshot is not None and win.snapshot.t >= 250.0)
+        run_to_end(win)
+        # the finished run goes on to a later t_end under the new λ: the change is at t = 250
+        # (t_end first: the runner resumes a finished run on a change after it)
+        win.on_params_changed({"t_end": 500.0})
+        wait(lambda: win.snapshot.params.t_end == 500.0)
         win.on_params_changed({"lam": 3e-3})
-        win.controls.show_params(win.params)  # as if typed into the field
+        win.controls.show_params(win.params)  # as if typed into the fields
+        wait(lambda: win.snapshot.t > 250.0)
         run_to_end(win)
     settle(win)
     win.grab().save(args.out, "PNG")

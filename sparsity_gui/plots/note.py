@@ -472,7 +472,7 @@ class PhasePlanePanel(NotePanel):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        p = self.add_plot(0, "Path in (‖W‖², ‖W‖₁) and the balance curve", "‖W‖²", "‖W‖₁")
+        p = self.add_plot(0, "Path in (‖W‖², ‖W‖₁), balance curve", "‖W‖²", "‖W‖₁")
         self.path = p.plot(pen=pen(BLUE), name="run: (‖W‖², ‖W‖₁)(t)")
         # the curve spans 0 < ‖W‖² < 1; the view follows the path, not the whole curve
         self.curve = pg.PlotDataItem(pen=pen(PURPLE, DASH))

@@ -115,6 +115,11 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         tabs.setObjectName("panel_tabs")
         tabs.setDocumentMode(True)
         tabs.setTabPosition(QtWidgets.QTabWidget.TabPosition.South)  # beside the toggles
+        # flat tabs: the style's gradient tabs cannot be made plain SVG (the window's export)
+        tabs.tabBar().setStyleSheet(
+            "QTabBar::tab { background: #ececec; border: 1px solid #c8c8c8; padding: 2px 10px; }"
+            "QTabBar::tab:selected { background: white; }"
+        )
         for i, panel in enumerate(self.panels[:GRID_PANELS]):
             if isinstance(panel, TABBED_WITH):
                 tabs.addTab(panel, panel.title)
