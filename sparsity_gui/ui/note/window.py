@@ -129,10 +129,22 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
                 grid.addWidget(panel, i // 3, i % 3)
         for panel in self.panels[GRID_PANELS:]:
             tabs.setTabToolTip(tabs.addTab(panel, panel.title), panel.claim)
+        tabs.currentChanged.connect(self._tab_shown)
         return tabs
 
     def shown_panels(self) -> list:
         return [p for p in self.panels if p.isVisibleTo(self)]
+
+    def painted_panels(self) -> list:
+        """A panel in a hidden tab is not drawn each frame; it catches up when shown."""
+        tabs = self.panel_tabs
+        return [p for p in self.panels if tabs.indexOf(p) < 0 or tabs.currentWidget() is p]
+
+    @QtCore.Slot(int)
+    def _tab_shown(self, index: int) -> None:
+        panel = self.panel_tabs.widget(index)
+        if self.snapshot is not None and self.snapshot.run_id == self.run_id:
+            panel.update_from(self.snapshot)
 
     # ------------------------------------------------------------------------------
     def _build_actions(self) -> None:

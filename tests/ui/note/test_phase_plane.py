@@ -17,8 +17,12 @@ TIMEOUT = 20_000
 M, LAM, SIGMA, SEED = 200, 1e-2, 0.9, 3
 
 
-def phase_panel(win):
-    return next(p for p in win.panels if type(p).__name__ == "PhasePlanePanel")
+def phase_panel(win, show=True):
+    """The phase plane, its tab brought to the front (a hidden tab is not drawn)."""
+    panel = next(p for p in win.panels if type(p).__name__ == "PhasePlanePanel")
+    if show:
+        win.panel_tabs.setCurrentWidget(panel)
+    return panel
 
 
 def w0_drawn_here(m, sigma, seed):
@@ -130,9 +134,8 @@ def test_gap_axis_and_exports(qtbot, make_window, tmp_path):
     index = win.all_panels().index(panel)
     texts = [a.text() for a in win.exports.figure_menu().actions()]
     assert "Phase plane…" in texts
-    win.panel_tabs.setCurrentWidget(panel)
     qtbot.wait(100)
-    assert panel in win.shown_panels() and phase_panel(win) is panel
+    assert panel in win.shown_panels()
     png, svg = tmp_path / "phase.png", tmp_path / "phase.svg"
     assert win.exports.export_figure(index, png), win.last_error
     assert win.exports.export_figure(index, svg), win.last_error
@@ -142,13 +145,26 @@ def test_gap_axis_and_exports(qtbot, make_window, tmp_path):
         assert gray(out).mean() > 0.01  # drawn, not blank
 
 
+def test_a_hidden_tab_waits_and_catches_up_when_shown(qtbot, make_window):
+    win = make_window(SimParams(m=M, lam=LAM, sigma=SIGMA, seed=SEED))
+    panel = phase_panel(win, show=False)
+    assert win.panel_tabs.currentIndex() == 0 and panel not in win.painted_panels()
+    snap = wait_paused_at(qtbot, win, 3.0)
+    assert panel.last is None or panel.last.seq < snap.seq  # not drawn while hidden
+    win.panel_tabs.setCurrentWidget(panel)
+    assert panel.last is snap
+    np.testing.assert_array_equal(panel.path.xData, snap.history[:, COL["norm2_sq"]])
+    balance = win.panels[2]
+    assert balance not in win.painted_panels() and panel in win.painted_panels()
+
+
 def test_every_panel_keeps_a_readable_size_at_1366x768(qtbot, make_window):
     win = make_window(SimParams(m=M, lam=LAM))
     win.resize(1366, 768)
     qtbot.wait(200)
     for panel in win.shown_panels():
         assert panel.width() >= 250 and panel.height() >= 230, (type(panel).__name__, panel.size())
-    win.panel_tabs.setCurrentWidget(phase_panel(win))
+    panel = phase_panel(win)
     qtbot.wait(100)
-    size = phase_panel(win).size()
+    size = panel.size()
     assert size.width() >= 250 and size.height() >= 230
