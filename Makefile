@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference screenshot screenshot-interference sweep-figure scaling-figure bundle icons clean
+.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference bench-pins screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure bundle icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,9 @@ bench-interference: $(STAMP)
 bench-gui-interference: $(STAMP)
 	$(PY) benchmarks/bench_gui_interference.py
 
+bench-pins: $(STAMP)
+	$(PY) benchmarks/bench_pins.py $(ARGS)
+
 screenshot: $(STAMP)
 	xvfb-run -a -s "-screen 0 1600x1000x24" env SPARSITY_GUI_SETTINGS=/tmp/sparsity-gui-screenshot.ini \
 	  $(VENV)/bin/sparsity-gui --m 100000 --lam 1e-3 --quit-after 3000 --screenshot docs/screenshot.png
@@ -51,6 +54,13 @@ screenshot-interference: $(STAMP)
 	xvfb-run -a -s "-screen 0 1600x1000x24" env SPARSITY_GUI_SETTINGS=/tmp/sparsity-gui-screenshot.ini \
 	  $(VENV)/bin/sparsity-gui --model interference --n 64 --m 256 --lr 3e-3 --steps 4000 \
 	  --quit-after 9000 --screenshot docs/interference.png
+
+# docs/pinned.png and docs/phase-plane.png: the note's window driven by docs/screenshots.py
+screenshot-pins: $(STAMP)
+	xvfb-run -a -s "-screen 0 1600x1000x24" env SPARSITY_GUI_SETTINGS=/tmp/sparsity-gui-screenshot.ini \
+	  $(PY) docs/screenshots.py pinned docs/pinned.png
+	xvfb-run -a -s "-screen 0 1600x1000x24" env SPARSITY_GUI_SETTINGS=/tmp/sparsity-gui-screenshot.ini \
+	  $(PY) docs/screenshots.py phase-plane docs/phase-plane.png
 
 sweep-figure: $(STAMP)
 	$(VENV)/bin/sparsity-gui sweep --out docs/sweep-n128 --n 128 --m 128,256,512,1024,2048 \

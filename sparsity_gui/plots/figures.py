@@ -101,15 +101,22 @@ def _apply_view_state(panel, state: dict | None) -> None:
 
 
 class FigureSet:
-    """The six panels (in a hidden host widget laid out like the window's centre) drawn
-    from one snapshot. Use as a context manager: the widgets are deleted on exit."""
+    """The note's panels drawn from one snapshot: the six of the grid in a hidden host
+    widget laid out like the window's centre, the tabbed ones (the phase plane) on their
+    own; with ``pins`` (pinned runs) and ``pin_labels`` (number -> legend text), the pinned
+    runs' curves too. Use as a context manager: the widgets are deleted on exit."""
 
     def __init__(
-        self, snap, view_states: list[dict] | None = None, layout_size: tuple[int, int] = LAYOUT_SIZE
+        self,
+        snap,
+        view_states: list[dict] | None = None,
+        layout_size: tuple[int, int] = LAYOUT_SIZE,
+        pins=(),
+        pin_labels: dict[int, str] | None = None,
     ):
         from PySide6 import QtCore, QtWidgets
 
-        from sparsity_gui.plots.note import PANEL_TYPES
+        from sparsity_gui.plots.note import GRID_PANELS, PANEL_TYPES
 
         self.app, _ = ensure_app()
         with antialiased():
@@ -121,7 +128,12 @@ class FigureSet:
             grid.setSpacing(3)
             self.panels = [cls() for cls in PANEL_TYPES]
         for i, panel in enumerate(self.panels):
-            grid.addWidget(panel, i // 3, i % 3)
+            if i < GRID_PANELS:
+                grid.addWidget(panel, i // 3, i % 3)
+            else:  # a tab in the window: drawn on its own, outside the layout figure
+                panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+                panel.resize(*PANEL_SIZE)
+                panel.show()
             if view_states and i < len(view_states):
                 _apply_view_state(panel, view_states[i])
         self.host.resize(*layout_size)
@@ -129,6 +141,8 @@ class FigureSet:
         self.app.processEvents()
         for panel in self.panels:
             panel.update_from(snap)
+            if pins:
+                panel.show_pins(list(pins), dict(pin_labels or {}))
         self.app.processEvents()
 
     def render_panel(
@@ -139,6 +153,10 @@ class FigureSet:
 
         layout = self.host.layout()
         index = layout.indexOf(panel)
+        if index < 0:  # not in the grid
+            panel.resize(*size)
+            self.app.processEvents()
+            return render_panel(panel, fmt, scale)
         pos = layout.getItemPosition(index)
         layout.removeWidget(panel)
         panel.setParent(None)
@@ -156,7 +174,8 @@ class FigureSet:
             self.app.processEvents()
 
     def render_layout(self, fmt: str = "png", scale: float = DEFAULT_SCALE) -> bytes:
-        return render_widget(self.host, fmt, scale, self.panels)
+        grid = self.host.layout()
+        return render_widget(self.host, fmt, scale, [p for p in self.panels if grid.indexOf(p) >= 0])
 
     def files(
         self,

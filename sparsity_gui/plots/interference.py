@@ -25,6 +25,7 @@ from sparsity_gui.plots.base import (
     pen,
     set_curve,
 )
+from sparsity_gui.plots.pins import PinCurve, PinnablePanel
 
 H = {name: i for i, name in enumerate(HISTORY_COLUMNS)}
 W_LEVELS = (-1.2, 1.2)  # the heatmap's fixed, symmetric colour range
@@ -89,9 +90,15 @@ def max_abs_pool(A: np.ndarray, fy: int, fx: int) -> np.ndarray:
     return np.ascontiguousarray(A)
 
 
-class InterferencePanel(LivePanel):
+def _by_step(name: str):
+    """A pinned run's column ``name`` against its optimizer steps."""
+    return lambda pin: (pin.column("step"), pin.column(name))
+
+
+class InterferencePanel(PinnablePanel, LivePanel):
     """A Panel for InterferenceSnapshots: the vertical markers show where l1 or lr was
-    changed live during the run (the note's panels mark changes of lam)."""
+    changed live during the run (the note's panels mark changes of lam); the step panels
+    draw pinned runs too (plots.pins)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -312,6 +319,9 @@ class PolysemanticPanel(InterferencePanel):
         self.counts_y[p] = (1.0, 1.4)
         self.plot = p
 
+    def pin_curves(self) -> list[PinCurve]:
+        return [PinCurve(self.plot, RED, _by_step("polysemantic"))]
+
     def draw(self, snap) -> None:
         h = snap.history
         s = h[:, H["step"]]
@@ -338,6 +348,9 @@ class KeptPanel(InterferencePanel):
         p.addItem(one, ignoreBounds=True)
         self.fixed_y[p] = (0.0, 1.05)
         self.plot = p
+
+    def pin_curves(self) -> list[PinCurve]:
+        return [PinCurve(self.plot, PURPLE, _by_step("kept_share"))]
 
     def draw(self, snap) -> None:
         h = snap.history
@@ -368,6 +381,17 @@ class SignsPanel(InterferencePanel):
         self.share_plot = q
         self.graphics.ci.layout.setRowStretchFactor(0, 3)
         self.graphics.ci.layout.setRowStretchFactor(1, 2)
+
+    def pin_curves(self) -> list[PinCurve]:
+        def share(pin):
+            opp, same = pin.column("opposite_pairs"), pin.column("same_pairs")
+            return pin.column("step"), opp / (opp + same)
+
+        return [
+            PinCurve(self.plot, GREEN, _by_step("opposite_pairs")),
+            PinCurve(self.plot, ORANGE, _by_step("same_pairs")),
+            PinCurve(self.share_plot, GREEN, share),
+        ]
 
     def draw(self, snap) -> None:
         h = snap.history
@@ -408,6 +432,17 @@ class SparsityPanel(InterferencePanel):
         self.loss_plot = q
         self.graphics.ci.layout.setRowStretchFactor(0, 1)
         self.graphics.ci.layout.setRowStretchFactor(1, 1)
+
+    def pin_curves(self) -> list[PinCurve]:
+        def log():
+            return True
+
+        return [
+            PinCurve(self.plot, BLUE, _by_step("nonzero"), log),
+            PinCurve(self.plot, RED, _by_step("active"), log),
+            PinCurve(self.loss_plot, PURPLE, _by_step("loss"), log),
+            PinCurve(self.loss_plot, ORANGE, _by_step("norm1"), log),
+        ]
 
     def draw(self, snap) -> None:
         h = snap.history

@@ -27,6 +27,7 @@ from sparsity_gui.plots.base import (
     pen,
     set_curve,
 )
+from sparsity_gui.plots.pins import PinCurve, PinnablePanel
 
 N_COLS = len(COLUMNS)
 
@@ -52,8 +53,17 @@ def merged_changes(changes, span: float, share: float = 0.01) -> list:
     return out
 
 
-class NotePanel(LivePanel):
-    """A panel of the note's model: a dashed marker where lam was changed during the run."""
+def _positive_t(t: np.ndarray, y: np.ndarray, log_t: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Rows with t > 0 when a log time axis will show them."""
+    if log_t:
+        keep = t > 0
+        return t[keep], y[keep]
+    return t, y
+
+
+class NotePanel(PinnablePanel, LivePanel):
+    """A panel of the note's model: a dashed marker where lam was changed during the run;
+    the time panels draw pinned runs too (plots.pins)."""
 
     def change_markers(self, snap: Snapshot) -> list[tuple[float, str]]:
         changes = merged_changes(snap.lam_changes[1:], snap.t)
@@ -167,6 +177,12 @@ class ThresholdPanel(NotePanel):
         self.log_y = self.add_toggle("log y", "Logarithmic |W_k| axis")
         self._marks: tuple = ()
 
+    def pin_curves(self) -> list[PinCurve]:
+        return [
+            PinCurve(self.plot, "k", lambda p: (p.column("t"), p.column("theta")), self.log_y.isChecked),
+            PinCurve(self.nonzero_plot, GREEN, lambda p: (p.column("t"), p.column("nonzero")), lambda: True),
+        ]
+
     def apply_toggles(self) -> None:
         self.plot.setLogMode(y=self.log_y.isChecked())
 
@@ -257,6 +273,18 @@ class BalancePanel(NotePanel):
         self.graphics.ci.layout.setRowStretchFactor(1, 2)
         self.log_y = self.add_toggle("log y", "Logarithmic push axis")
 
+    def pin_curves(self) -> list[PinCurve]:
+        log_y = self.log_y.isChecked
+        return [
+            PinCurve(self.plot, BLUE, lambda p: (p.column("t"), p.column("feature_push")), log_y),
+            PinCurve(self.plot, ORANGE, lambda p: (p.column("t"), p.column("reg_push")), log_y),
+            PinCurve(
+                self.ratio_plot,
+                PURPLE,
+                lambda p: (p.column("t"), p.column("feature_push") / p.column("reg_push")),
+            ),
+        ]
+
     def apply_toggles(self) -> None:
         self.plot.setLogMode(y=self.log_y.isChecked())
 
@@ -289,6 +317,15 @@ class DecayPanel(NotePanel):
         self.log_y = self.add_toggle("log y", "Logarithmic value axis", checked=True)
         self._names: tuple[str, str] = ("", "")
         self.apply_toggles()
+
+    def pin_curves(self) -> list[PinCurve]:
+        def xy(p):
+            l1 = p.column("norm1")
+            return _positive_t(
+                p.column("t"), 1.0 / l1 if self.show_w.isChecked() else l1, self.log_x.isChecked()
+            )
+
+        return [PinCurve(self.plot, BLUE, xy, lambda: self.log_x.isChecked() or self.log_y.isChecked())]
 
     def apply_toggles(self) -> None:
         self.plot.setLogMode(x=self.log_x.isChecked(), y=self.log_y.isChecked())
@@ -345,6 +382,12 @@ class RelVarPanel(NotePanel):
         self.ihi = p.plot(pen=pen(PINK, DASH))
         self.plot = p
         self.log_x = self.add_toggle("log t", "Logarithmic time axis")
+
+    def pin_curves(self) -> list[PinCurve]:
+        def xy(p):
+            return _positive_t(p.column("t"), p.column("rel_var"), self.log_x.isChecked())
+
+        return [PinCurve(self.plot, ORANGE, xy)]
 
     def apply_toggles(self) -> None:
         self.plot.setLogMode(x=self.log_x.isChecked())
@@ -409,4 +452,128 @@ class ForcePanel(NotePanel):
             self.theta_line.setValue(snap.theta)
 
 
-PANEL_TYPES = (SortedWeightsPanel, ThresholdPanel, BalancePanel, DecayPanel, RelVarPanel, ForcePanel)
+def balance_curve(lam: float, points: int = 1200) -> tuple[np.ndarray, np.ndarray]:
+    """The balance (1-‖W‖²)‖W‖² = λ‖W‖₁ as (‖W‖², ‖W‖₁) over 0 < ‖W‖² < 1: dense near
+    both ends (log-spaced), where a run's path meets it (near 1, as W gets sparse) or a
+    log axis stretches it."""
+    edge = np.geomspace(1e-12, 0.5, points)
+    x = np.unique(np.concatenate([edge, 1.0 - edge, np.linspace(0.0, 1.0, points)[1:-1]]))
+    return x, (1.0 - x) * x / lam if lam > 0 else np.full_like(x, np.inf)
+
+
+class PhasePlanePanel(NotePanel):
+    title = "Phase plane"
+    claim = (
+        "The run as a path in (‖W‖², ‖W‖₁) with the balance curve (1-‖W‖²)‖W‖² = λ‖W‖₁ of the "
+        "current λ: the path falls onto the curve within a short transient and then slides "
+        "along it as ‖W‖₁ decays (the note's dynamic balance, as geometry). A live change of λ "
+        "moves the curve, and the path settles onto the new one."
+    )
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        p = self.add_plot(0, "Path in (‖W‖², ‖W‖₁), balance curve", "‖W‖²", "‖W‖₁")
+        self.path = p.plot(pen=pen(BLUE), name="run: (‖W‖², ‖W‖₁)(t)")
+        # the curve spans 0 < ‖W‖² < 1; the view follows the path, not the whole curve
+        self.curve = pg.PlotDataItem(pen=pen(PURPLE, DASH))
+        p.addItem(self.curve, ignoreBounds=True)
+        p.legend.addItem(self.curve, "balance (1−‖W‖²)‖W‖² = λ‖W‖₁")
+        # the curve of λ before its last live change, faded: the path is seen leaving it
+        self.earlier_curve = pg.PlotDataItem(pen=pen("#c5b0d5", DOT))
+        p.addItem(self.earlier_curve, ignoreBounds=True)
+        self._earlier_named = False
+        self.start = pg.ScatterPlotItem(symbol="o", size=8, pen=pen(BLUE), brush=None)
+        self.now = pg.ScatterPlotItem(symbol="o", size=8, pen=None, brush=pg.mkBrush(RED))
+        p.addItem(self.start)
+        p.addItem(self.now)
+        p.legend.addItem(self.start, "W(0)")
+        p.legend.addItem(self.now, "now")
+        # the path runs from the top left to the bottom right (‖W‖² up, ‖W‖₁ down)
+        p.legend.anchor((0, 1), (0, 1), offset=(8, -8))
+        self.plot = p
+        self.log_y = self.add_toggle("log ‖W‖₁", "Logarithmic ‖W‖₁ axis", checked=True)
+        self.gap_x = self.add_toggle(
+            "x = 1−‖W‖² (log)",
+            "Plot 1−‖W‖² on a log axis instead of ‖W‖²: the sparse end, where ‖W‖² → 1, is "
+            "spread out, and the balance is the line ‖W‖₁ ≈ (1−‖W‖²)/λ",
+        )
+        self.curve_lam = math.nan  # the λ the curve was drawn for
+        self._curve_key: tuple = ()
+        self.apply_toggles()
+
+    def apply_toggles(self) -> None:
+        gap = self.gap_x.isChecked()
+        self.plot.setLogMode(x=gap, y=self.log_y.isChecked())
+        self.plot.setLabel("bottom", "1 − ‖W‖²" if gap else "‖W‖²")
+        self._curve_key = ()
+
+    def path_xy(self, norm2_sq: np.ndarray, norm1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """What is drawn of a path: x is ‖W‖² (or 1−‖W‖² > 0 on the log axis)."""
+        if self.gap_x.isChecked():
+            x = 1.0 - norm2_sq
+            keep = x > 0
+            return x[keep], norm1[keep]
+        return norm2_sq, norm1
+
+    def pin_curves(self) -> list[PinCurve]:
+        return [
+            PinCurve(
+                self.plot,
+                BLUE,
+                lambda p: self.path_xy(p.column("norm2_sq"), p.column("norm1")),
+                self.log_y.isChecked,
+            )
+        ]
+
+    def draw(self, snap: Snapshot) -> None:
+        h = snap.history
+        x, y = self.path_xy(h[:, COL["norm2_sq"]], h[:, COL["norm1"]])
+        log_y = self.log_y.isChecked()
+        set_curve(self.path, x, y, positive=log_y)
+        ends = [(self.start, x[:1], y[:1]), (self.now, x[-1:], y[-1:])]
+        for item, ex, ey in ends:
+            ok = ex.size and np.isfinite(ex).all() and np.isfinite(ey).all() and (not log_y or (ey > 0).all())
+            ey = np.log10(ey) if ok and log_y else ey
+            ex = np.log10(ex) if ok and self.gap_x.isChecked() else ex
+            item.setData(ex if ok else [], ey if ok else [])
+        lams = [c.lam for c in snap.lam_changes]
+        earlier = lams[-2] if len(lams) > 1 else math.nan
+        key = (snap.lam, earlier, self.gap_x.isChecked(), log_y)
+        if key != self._curve_key:  # only when λ or an axis changed
+            self._curve_key = key
+            self.curve_lam = snap.lam
+            for item, lam in ((self.curve, snap.lam), (self.earlier_curve, earlier)):
+                if not math.isfinite(lam):
+                    item.setData([], [])
+                    continue
+                # (1−x)x is symmetric in x <-> 1−x: the same points serve the 1−‖W‖² axis
+                bx, by = balance_curve(lam)
+                set_curve(item, bx, by, positive=log_y)
+            if math.isfinite(earlier):
+                text = f"balance before the last change, λ = {sci(earlier)}"
+                if not self._earlier_named:
+                    self._earlier_named = True
+                    self.plot.legend.addItem(self.earlier_curve, text)
+                else:
+                    self.plot.legend.getLabel(self.earlier_curve).setText(text)
+            elif self._earlier_named:
+                self._earlier_named = False
+                self.plot.legend.removeItem(self.earlier_curve)
+            self.plot.legend.getLabel(self.curve).setText(
+                f"balance (1−‖W‖²)‖W‖² = λ‖W‖₁, λ = {sci(snap.lam)}"
+            )
+
+
+# The window's grid (two rows of three); the phase plane shares the norm balance's cell,
+# as a second tab
+PANEL_TYPES = (
+    SortedWeightsPanel,
+    ThresholdPanel,
+    BalancePanel,
+    DecayPanel,
+    RelVarPanel,
+    ForcePanel,
+    PhasePlanePanel,
+)
+GRID_PANELS = 6  # the first six fill the grid; the rest are tabs beside TABBED_WITH
+TABBED_WITH = BalancePanel

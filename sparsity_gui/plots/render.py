@@ -155,7 +155,9 @@ def print_style(panels: Iterable, scale: float = 1.0) -> Iterator[None]:
                         old = item.opts["pen"]
                         if old is not None and not isinstance(old, (list, tuple)):
                             old_pen = pg.mkPen(old)
-                            item.setPen(_widened(old_pen, width))
+                            # pinned runs' curves are drawn thinner (plots.pins)
+                            share = getattr(item, "export_width_share", 1.0)
+                            item.setPen(_widened(old_pen, width * share))
                             restore.append(lambda i=item, p=old: i.setPen(p))
                         # a wide solid pen is drawn as separate segments (fast on screen, but
                         # in SVG/PDF a curve must stay one path)

@@ -403,13 +403,14 @@ class LiveWindow:
         panel changes its ranges per frame (taking turns), so the panels never all re-lay
         out at once. A paused or finished run sends no more frames: then every panel fits
         its ranges now."""
-        n = len(self.panels)
+        panels = self.painted_panels()
+        n = len(panels)
         relaid = False
         idle = snap.state != "running"
         start = self._range_turn  # fixed for this frame: every panel is drawn once
         for k in range(n):
             i = (start + k) % n
-            if self.panels[i].update_from(snap, ranges=idle or not relaid):
+            if panels[i].update_from(snap, ranges=idle or not relaid):
                 relaid = True
                 self._range_turn = i + 1
         if not relaid:
@@ -452,6 +453,10 @@ class LiveWindow:
         self.last_error = ""
         self.statusBar().showMessage(message, 6000)
         return True
+
+    def painted_panels(self) -> list:
+        """The panels each frame draws (a window may leave out those in a hidden tab)."""
+        return self.panels
 
     def all_panels(self) -> list:
         """Every panel an export can name by index."""

@@ -25,7 +25,9 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.note.initial import draw_normal
 from sparsity_gui.core.note.params import LIVE_FIELDS, M_MAX, METHODS, SETTING_FIELDS, SimParams
+from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_SYMBOLS
 from sparsity_gui.core.note.simulation import LiveChange, RunScript
+from sparsity_gui.core.pins import MAX_PINS, PinnedRun, pin_dict, pin_from_dict
 from sparsity_gui.core.text import short_number
 
 FORMAT = "sparsity-gui session"
@@ -62,6 +64,7 @@ class W0Source:
 class Session:
     script: RunScript
     source: W0Source
+    pins: tuple[PinnedRun, ...] = ()  # the runs pinned beside it, as they were drawn
 
     @property
     def params(self) -> SimParams:
@@ -81,7 +84,7 @@ def _encode_weights(w0: np.ndarray) -> dict[str, Any]:
     return {"encoding": "base64-float64-le", "weights": base64.b64encode(w0.tobytes()).decode("ascii")}
 
 
-def session_dict(script: RunScript, source: W0Source) -> dict[str, Any]:
+def session_dict(script: RunScript, source: W0Source, pins=()) -> dict[str, Any]:
     p = script.params
     w0_entry: dict[str, Any] = {"source": source.kind}
     if source.kind == "file":
@@ -94,7 +97,7 @@ def session_dict(script: RunScript, source: W0Source) -> dict[str, Any]:
                 **_encode_weights(script.w0),
             }
         )
-    return {
+    out = {
         "format": FORMAT,
         "version": VERSION,
         "program": f"sparsity-gui {__version__}",
@@ -105,15 +108,19 @@ def session_dict(script: RunScript, source: W0Source) -> dict[str, Any]:
         "t": float(script.t),
         "samples": int(script.samples),
     }
+    pins = list(pins)
+    if pins:  # optional: a session without pins reads as before
+        out["pins"] = [pin_dict(p) for p in pins]
+    return out
 
 
-def session_text(script: RunScript, source: W0Source) -> str:
-    return json_text(session_dict(script, source))
+def session_text(script: RunScript, source: W0Source, pins=()) -> str:
+    return json_text(session_dict(script, source, pins))
 
 
-def save_session(path: str | Path, script: RunScript, source: W0Source) -> None:
+def save_session(path: str | Path, script: RunScript, source: W0Source, pins=()) -> None:
     """Write atomically: the old file stays whole if anything fails."""
-    atomic_write_text(path, session_text(script, source))
+    atomic_write_text(path, session_text(script, source, pins))
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -340,7 +347,21 @@ def parse_session(text: str) -> Session:
         raise _Problem(f"field 'samples' must be from 2 to {MAX_SAMPLES}, got {samples}")
     script = RunScript(params, w0, changes, t, samples)
     _check_work(script)
-    return Session(script, source)
+    return Session(script, source, _pins(obj.get("pins", [])))
+
+
+def _pins(items: Any) -> tuple[PinnedRun, ...]:
+    if not isinstance(items, list) or len(items) > MAX_PINS:
+        raise _Problem(f"field 'pins' must be a list of at most {MAX_PINS} pinned runs")
+    out: list[PinnedRun] = []
+    for i, item in enumerate(items):
+        try:
+            out.append(pin_from_dict(item, f"pins[{i}]", PIN_COLUMNS, tuple(PIN_SYMBOLS)))
+        except ValueError as exc:
+            raise _Problem(str(exc)) from None
+    if len({p.number for p in out}) != len(out):
+        raise _Problem("field 'pins': two pinned runs have the same number")
+    return tuple(out)
 
 
 def load_session(path: str | Path) -> Session:

@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.files import history_csv
 from sparsity_gui.core.interference.initial import load_w0_matrix
 from sparsity_gui.core.interference.params import (
     GD_OPTIMIZERS,
@@ -25,6 +26,7 @@ from sparsity_gui.core.interference.params import (
     check_memory,
     needs_restart,
 )
+from sparsity_gui.core.interference.pins import PIN_COLUMNS, interference_pin_label, pin_params
 from sparsity_gui.core.interference.worker import InterferenceSnapshot, InterferenceWorker
 from sparsity_gui.core.weights_files import FILE_FILTER, ArrayInfo, list_arrays
 from sparsity_gui.plots.base import Panel
@@ -32,6 +34,7 @@ from sparsity_gui.plots.interference import INTERFERENCE_PANEL_TYPES
 from sparsity_gui.ui.interference.controls import InterferenceControls
 from sparsity_gui.ui.interference.export import InterferenceExports
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
+from sparsity_gui.ui.pins import PinControl
 from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
 from sparsity_gui.ui.window import LiveWindow
 
@@ -215,6 +218,15 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         m_run = menu.addMenu("&Training")
         for act in (self.act_play, self.act_step, self.act_restart):
             m_run.addAction(act)
+        self.pin_control = PinControl(
+            self,
+            PIN_COLUMNS,
+            pin_params,
+            interference_pin_label,
+            lambda pin: history_csv(pin.rows),
+            lambda snap: f"step {snap.step:,}",
+        )
+        self.pin_control.add_to(m_run, tb)
         m_presets = menu.addMenu("&Presets")
         m_presets.setObjectName("menu_presets")
         for name, tip, preset in PRESETS:
@@ -401,6 +413,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             self.show_transport()
         if self.tabs.currentIndex() == 0:
             self.paint_panels(snap)
+            self.pin_control.follow(self.params)  # pins are named by what differs from the live run
         now = self.count_frame()
         # an idle run's last snapshot is always shown (no other will come)
         if now >= self._status_due or old is None or snap.state != "running":

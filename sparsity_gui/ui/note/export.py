@@ -152,7 +152,7 @@ class NoteExports(PanelExports):
             "deaths.csv": lambda: iter_deaths_csv(np.abs(sim.init.w0), sim.solver.death_times()),
             "tracked.csv": lambda: [tracked_csv(run)],
             "run.json": lambda: [json_text(run_metadata(run, script.params, COMMAND_LINE))],
-            "session.json": lambda: [session_text(script, source)],
+            "session.json": lambda: [session_text(script, source, self.win.pin_control.pins)],
         }
 
     def _write(self, items: list[tuple[Path, object]]) -> list[Path]:
@@ -205,7 +205,9 @@ class NoteExports(PanelExports):
             files = self.data_files(script, source)
             run = self.replayed(script)
             blobs: dict[str, bytes] = {}
-            with FigureSet(sampled_snapshot(run), [panel_view_state(p) for p in win.panels]) as figs:
+            pins = win.pin_control
+            views = [panel_view_state(p) for p in win.panels]
+            with FigureSet(sampled_snapshot(run), views, pins=pins.pins, pin_labels=pins.labels) as figs:
                 blobs.update(figs.files(("png", "svg"), scale, layout_name=None))
             blobs["window.png"] = self.figure_bytes("window", "png", 1.0)
         except InputError as exc:
@@ -214,6 +216,7 @@ class NoteExports(PanelExports):
             return win.fail("Cannot export", str(exc))
         items: list[tuple[Path, object]] = [(folder / name, data) for name, data in blobs.items()]
         items += [(folder / name, produce) for name, produce in files.items()]
+        items += [(folder / name, lambda t=text: [t]) for name, text in win.pin_control.files().items()]
         try:
             try:
                 folder.mkdir(parents=True, exist_ok=True)

@@ -135,14 +135,16 @@ class FileMenu(QtCore.QObject):
         path = Path(path)
         try:
             script, source = win.current_script()
-            atomic_write_bytes(path, session_text(script, source).encode("utf-8"))
+            pins = win.pin_control.pins
+            atomic_write_bytes(path, session_text(script, source, pins).encode("utf-8"))
         except InputError as exc:
             return win.fail("Cannot save the session", exc.message)
         except OSError as exc:
             return win.fail("Cannot save the session", f"{path}: {exc.strerror or exc}. {UNCHANGED}")
         self.add_recent(path)
         return win.done(
-            f"Saved the session (t = {script.t:.6g}, {len(script.changes)} live change(s)) to {path}"
+            f"Saved the session (t = {script.t:.6g}, {len(script.changes)} live change(s), "
+            f"{len(pins)} pinned run(s)) to {path}"
         )
 
     def open_session(self, path: str | Path) -> bool:
@@ -164,6 +166,7 @@ class FileMenu(QtCore.QObject):
             script=script,
             stop_at_one=session.params.t_end is None,
         )
+        win.pin_control.restore(session.pins)  # the session as saved, pinned runs included
         self.add_recent(path)
         return win.done(f"Opened {path}: t = {script.t:.6g}, {len(script.changes)} live change(s)")
 

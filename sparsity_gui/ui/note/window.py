@@ -10,18 +10,21 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.files import timeseries_csv
 from sparsity_gui.core.note.params import SimParams, check_memory, needs_restart
+from sparsity_gui.core.note.pins import PIN_COLUMNS, note_pin_label, pin_params
 from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
 from sparsity_gui.core.note.session import DEFAULT_SAMPLES, W0Source
 from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.core.weights_files import FILE_FILTER
 from sparsity_gui.plots.base import Panel
-from sparsity_gui.plots.note import PANEL_TYPES
+from sparsity_gui.plots.note import GRID_PANELS, PANEL_TYPES, TABBED_WITH
 from sparsity_gui.ui.note.argument import NoteView
 from sparsity_gui.ui.note.controls import ControlPanel
 from sparsity_gui.ui.note.export import NoteExports
 from sparsity_gui.ui.note.file_menu import FileMenu
 from sparsity_gui.ui.note.scaling_tab import ScalingWidget
+from sparsity_gui.ui.pins import PinControl
 from sparsity_gui.ui.window import LiveWindow
 
 
@@ -64,8 +67,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         grid.setContentsMargins(2, 2, 2, 2)
         grid.setSpacing(3)
         self.panels: list[Panel] = [cls() for cls in PANEL_TYPES]
-        for i, panel in enumerate(self.panels):
-            grid.addWidget(panel, i // 3, i % 3)
+        self.panel_tabs = self._grid_panels(grid)
         # the live panels and the scaling over m and lam, as tabs
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setObjectName("tabs")
@@ -118,6 +120,44 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         self.start_engine(self.runner, "simulation")
         self.finish_setup()
 
+    def _grid_panels(self, grid: QtWidgets.QGridLayout) -> QtWidgets.QTabWidget:
+        """Two rows of three panels; the panels past the sixth (the phase plane) are tabs
+        in TABBED_WITH's cell, so every panel keeps its size at 1366x768."""
+        tabs = QtWidgets.QTabWidget()
+        tabs.setObjectName("panel_tabs")
+        tabs.setDocumentMode(True)
+        tabs.setTabPosition(QtWidgets.QTabWidget.TabPosition.South)  # beside the toggles
+        # flat tabs: the style's gradient tabs cannot be made plain SVG (the window's export)
+        tabs.tabBar().setStyleSheet(
+            "QTabBar::tab { background: #ececec; border: 1px solid #c8c8c8; padding: 2px 10px; }"
+            "QTabBar::tab:selected { background: white; }"
+        )
+        for i, panel in enumerate(self.panels[:GRID_PANELS]):
+            if isinstance(panel, TABBED_WITH):
+                tabs.addTab(panel, panel.title)
+                tabs.setTabToolTip(0, panel.claim)
+                grid.addWidget(tabs, i // 3, i % 3)
+            else:
+                grid.addWidget(panel, i // 3, i % 3)
+        for panel in self.panels[GRID_PANELS:]:
+            tabs.setTabToolTip(tabs.addTab(panel, panel.title), panel.claim)
+        tabs.currentChanged.connect(self._tab_shown)
+        return tabs
+
+    def shown_panels(self) -> list:
+        return [p for p in self.panels if p.isVisibleTo(self)]
+
+    def painted_panels(self) -> list:
+        """A panel in a hidden tab is not drawn each frame; it catches up when shown."""
+        tabs = self.panel_tabs
+        return [p for p in self.panels if tabs.indexOf(p) < 0 or tabs.currentWidget() is p]
+
+    @QtCore.Slot(int)
+    def _tab_shown(self, index: int) -> None:
+        panel = self.panel_tabs.widget(index)
+        if self.snapshot is not None and self.snapshot.run_id == self.run_id:
+            panel.update_from(self.snapshot)
+
     # ------------------------------------------------------------------------------
     def _build_actions(self) -> None:
         sp = QtWidgets.QStyle.StandardPixmap
@@ -160,6 +200,15 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         m_sim = menu.addMenu("&Simulation")
         for act in (self.act_play, self.act_step, self.act_reset):
             m_sim.addAction(act)
+        self.pin_control = PinControl(
+            self,
+            PIN_COLUMNS,
+            pin_params,
+            note_pin_label,
+            lambda pin: timeseries_csv(pin.rows),
+            lambda snap: f"t = {snap.t:.6g}",
+        )
+        self.pin_control.add_to(m_sim, tb)
         self.model_menu(menu)
         m_view = menu.addMenu("&View")
         m_view.addAction(self.param_dock.toggleViewAction())
@@ -298,6 +347,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         if state_changed:
             self.show_transport()
         self.paint_panels(snap)
+        self.pin_control.follow(self.params)  # pins are named by what differs from the live run
         now = self.count_frame()
         # numbers are read, not watched: 10 Hz is plenty, and each label change re-lays out
         # the status bar; an idle run's last snapshot is always shown (no other will come)

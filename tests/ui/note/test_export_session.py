@@ -32,6 +32,7 @@ PANEL_FILES = (
     "l1_decay",
     "relative_variance",
     "sparsity_force",
+    "phase_plane",
 )
 
 

@@ -1,0 +1,162 @@
+"""Pinned runs drawn on a panel, behind the live run: each pinned curve in its live
+curve's colour, faded, with a dash pattern of its own per pin, and one legend entry per
+pinned run (a grey sample of its dashes, named by the parameters that differ).
+
+A panel opts in by mixing in `PinnablePanel` (before its LivePanel base) and listing its
+`PinCurve`s; the window calls `show_pins` when the pins or their names change. Pinned
+curves are plain plot items: the view's auto-range includes them, and a reset of the live
+run leaves them alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtGui
+
+from sparsity_gui.core.pins import PinnedRun
+from sparsity_gui.plots.base import GREY, LIVE_WIDTH, set_curve
+
+PIN_ALPHA = 110  # of 255: faded behind the live curves
+PIN_Z = -2  # behind the live curves, in front of the change markers
+# exported pinned curves are drawn thinner than the live ones (plots/render.py reads it)
+PIN_EXPORT_WIDTH_SHARE = 0.6
+# one dash pattern per pin number (in pen widths), told apart at a glance
+DASHES = (
+    (6.0, 3.0),
+    (1.5, 2.5),
+    (8.0, 3.0, 1.5, 3.0),
+    (3.0, 3.0),
+    (12.0, 4.0),
+    (8.0, 3.0, 1.5, 3.0, 1.5, 3.0),
+    (1.5, 5.0),
+    (14.0, 3.0, 4.0, 3.0),
+)
+
+
+def pin_pen(colour: str, number: int, alpha: int = PIN_ALPHA) -> QtGui.QPen:
+    """A pinned curve's pen: the live colour with ``alpha``, the pin's own dashes."""
+    c = pg.mkColor(colour)
+    c.setAlpha(alpha)
+    p = pg.mkPen(c, width=LIVE_WIDTH)
+    p.setCosmetic(True)
+    p.setDashPattern(list(DASHES[(number - 1) % len(DASHES)]))
+    return p
+
+
+@dataclass
+class PinCurve:
+    """One curve drawn per pinned run: on ``plot``, from the pinned rows by ``xy``, with
+    y > 0 only when ``positive()`` (a log axis)."""
+
+    plot: pg.PlotItem
+    colour: str
+    xy: Callable[[PinnedRun], tuple[np.ndarray, np.ndarray]]
+    positive: Callable[[], bool] = lambda: False
+
+
+class PinLayer:
+    """The plot items of a panel's pinned runs (created when a run is pinned, removed with
+    it) and their legend entries on ``legend_plot``."""
+
+    def __init__(self, curves: list[PinCurve], legend_plot: pg.PlotItem | None):
+        self.curves = curves
+        self.legend_plot = legend_plot
+        self.pins: dict[int, PinnedRun] = {}
+        self.items: dict[int, list[pg.PlotDataItem]] = {}
+        self.samples: dict[int, pg.PlotDataItem] = {}
+        self.labels: dict[int, str] = {}
+
+    @property
+    def legend(self):
+        return None if self.legend_plot is None else self.legend_plot.legend
+
+    def show(self, pins: list[PinnedRun], labels: dict[int, str]) -> None:
+        wanted = {p.number: p for p in pins}
+        for number in list(self.pins):
+            if wanted.get(number) is not self.pins[number]:
+                self._drop(number)
+        for number, pin in wanted.items():
+            label = labels.get(number, f"pin {number}")
+            if number not in self.pins:
+                self._add(pin, label)
+            elif label != self.labels[number]:  # text layout is slow: only on change
+                self.labels[number] = label
+                if self.legend is not None:
+                    self.legend.getLabel(self.samples[number]).setText(label)
+
+    def _add(self, pin: PinnedRun, label: str) -> None:
+        items = []
+        for curve in self.curves:
+            item = pg.PlotDataItem(pen=pin_pen(curve.colour, pin.number))
+            item.setZValue(PIN_Z)
+            item.export_width_share = PIN_EXPORT_WIDTH_SHARE
+            curve.plot.addItem(item)
+            items.append(item)
+        self.pins[pin.number] = pin
+        self.items[pin.number] = items
+        self.labels[pin.number] = label
+        if self.legend is not None:
+            sample = pg.PlotDataItem(pen=pin_pen(GREY, pin.number, alpha=255))
+            sample.export_width_share = PIN_EXPORT_WIDTH_SHARE
+            self.samples[pin.number] = sample
+            self.legend.addItem(sample, label)
+        self._draw(pin.number)
+
+    def _drop(self, number: int) -> None:
+        for curve, item in zip(self.curves, self.items.pop(number), strict=True):
+            curve.plot.removeItem(item)
+        sample = self.samples.pop(number, None)
+        if sample is not None and self.legend is not None:
+            self.legend.removeItem(sample)
+        del self.pins[number]
+        del self.labels[number]
+
+    def _draw(self, number: int) -> None:
+        pin = self.pins[number]
+        for curve, item in zip(self.curves, self.items[number], strict=True):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                x, y = curve.xy(pin)
+            set_curve(item, x, y, positive=curve.positive())
+
+    def redraw(self) -> None:
+        for number in self.pins:
+            self._draw(number)
+
+
+class PinnablePanel:
+    """Mixed into a LivePanel (listed before it): pinned runs drawn from `pin_curves`."""
+
+    _pin_layer: PinLayer | None = None
+
+    def pin_curves(self) -> list[PinCurve]:
+        """The curves a pinned run adds to this panel (none: the panel shows no pins)."""
+        return []
+
+    def show_pins(self, pins: list[PinnedRun], labels: dict[int, str]) -> None:
+        """Draw these pinned runs (and no others), named by ``labels`` (number -> text)."""
+        if self._pin_layer is None:
+            curves = self.pin_curves()
+            if not curves:
+                return
+            legend_plot = next((c.plot for c in curves if c.plot.legend is not None), None)
+            self._pin_layer = PinLayer(curves, legend_plot)
+        self._pin_layer.show(list(pins), labels)
+        self._force_range = True  # fit the pinned curves in (a user's zoom is kept)
+        self._manage_ranges()
+
+    @property
+    def pinned_items(self) -> dict[int, list[pg.PlotDataItem]]:
+        """Pin number -> its plot items on this panel (tests and exports read them)."""
+        return {} if self._pin_layer is None else dict(self._pin_layer.items)
+
+    @property
+    def pin_labels(self) -> dict[int, str]:
+        return {} if self._pin_layer is None else dict(self._pin_layer.labels)
+
+    def redraw(self) -> None:
+        if self._pin_layer is not None:
+            self._pin_layer.redraw()  # a toggle (log axis, w = 1/‖W‖₁) changed what is drawn
+        super().redraw()
