@@ -377,7 +377,8 @@ class Fuzzer:
         ok = self.win.exports.export_all(folder)
         self._ok_or_starting(ok, "export_all")
         if ok:
-            assert len(list(folder.iterdir())) == 19
+            # seven panels (six and the phase plane) as PNG and SVG, the window, 4 CSVs, 2 JSONs
+            assert len(list(folder.iterdir())) == 21
         return str(ok)
 
     def w0_from_file(self) -> str:
