@@ -318,7 +318,7 @@ def sweep_command(argv: Sequence[str]) -> int:
         from sparsity_gui.core.interference.files import write_sweep
         from sparsity_gui.core.interference.sweep import SweepCancelled, run_sweep
 
-        progress = Progress(len(runs), "sweep")
+        progress = Progress(1.0, "sweep")  # the share of the sweep's cost done
         stop = threading.Event()
         cancelled: dict = {}
 
@@ -327,10 +327,7 @@ def sweep_command(argv: Sequence[str]) -> int:
                 return
             where = f"  m={pr.current.m} seed={pr.current.seed}" if pr.current is not None else ""
             progress.update(
-                pr.done_runs,
-                fraction=pr.fraction,
-                eta=pr.eta_seconds,
-                detail=f"runs {pr.done_runs}/{pr.total_runs}{where}",
+                pr.fraction, 1.0, eta=pr.eta_seconds, detail=f"runs {pr.done_runs}/{pr.total_runs}{where}"
             )
 
         def work():
