@@ -22,9 +22,18 @@ from sparsity_gui.cli.common import (
     write_headless,
 )
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.params import OPTIMIZERS, InterferenceParams, check_memory
-from sparsity_gui.core.interference.run import chunk_steps
-from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, default_workers
+from sparsity_gui.core.interference.headless import (
+    INTERFERENCE_DEFAULTS,
+    PAPER,
+    SAMPLES,
+    SWEEP_DEFAULTS,
+    model_params,
+    sweep_settings,
+    train,
+    training_settings,
+)
+from sparsity_gui.core.interference.params import OPTIMIZERS
+from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION
 from sparsity_gui.core.text import format_duration
 
 INTERFERENCE_MODEL = """\
@@ -59,19 +68,6 @@ final counts and the prediction n^2/(4m)).
 
 """
     + INTERFERENCE_MODEL
-)
-
-
-SWEEP_DEFAULTS = dict(
-    n=64, m="64,128,256,512,1024", seeds=4, seed=0, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0
-)
-
-
-PAPER = dict(n=256, m="256:4096:256", seeds=16, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3)
-
-
-INTERFERENCE_DEFAULTS = dict(
-    n=256, m=1024, seed=0, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0
 )
 
 
@@ -198,18 +194,13 @@ def _resolve(args: argparse.Namespace, defaults: dict, paper: dict | None = None
 
 
 def _base_params(args: argparse.Namespace, m: int):
-    return InterferenceParams(
-        n=args.n,
-        m=m,
-        l1=args.l1,
-        lr=args.lr,
-        optimizer=args.optimizer,
-        steps=args.steps,
-        seed=args.seed,
-        sigma=args.sigma,
-        interference=not args.no_interference,
-        weight_decay=args.weight_decay,
-    )
+    return model_params(**_model_options(args), m=m)
+
+
+def _model_options(args: argparse.Namespace) -> dict:
+    """The model's options but m, by name, for core/interference/headless.py."""
+    names = ("n", "seed", "steps", "optimizer", "l1", "lr", "sigma", "no_interference", "weight_decay")
+    return {name: getattr(args, name) for name in names}
 
 
 def build_sweep_parser() -> CleanParser:
@@ -254,22 +245,10 @@ def build_sweep_parser() -> CleanParser:
 
 
 def sweep_spec_from_args(args: argparse.Namespace):
-    """The validated SweepSpec of parsed `sweep` options (defaults and --paper applied)."""
-    from sparsity_gui.core.interference.sweep import SweepSpec
-
+    """The validated SweepSpec of parsed `sweep` options (defaults and --paper applied);
+    sets args.jobs to the runs trained side by side."""
     _resolve(args, SWEEP_DEFAULTS, PAPER)
-    from sparsity_gui.core.interference.sweep import parse_m_values
-
-    m_values = parse_m_values(str(args.m))
-    spec = SweepSpec(base=_base_params(args, m_values[0]), m_values=m_values, seeds=args.seeds)
-    if args.jobs is not None and not 1 <= args.jobs <= 64:
-        raise InputError("jobs", f"must be from 1 to 64, got {args.jobs}")
-    spec.check_memory(1)  # the largest run on its own
-    if args.jobs is None:
-        args.jobs = spec.workers_that_fit(default_workers())  # the default: as many as fit
-    else:
-        args.jobs = min(args.jobs, len(spec.runs()))
-        spec.check_memory(args.jobs)
+    spec, args.jobs = sweep_settings(m=str(args.m), seeds=args.seeds, jobs=args.jobs, **_model_options(args))
     return spec
 
 
@@ -414,7 +393,7 @@ def build_interference_parser() -> CleanParser:
     o.add_argument(
         "--samples",
         type=whole_arg,
-        default=501,
+        default=SAMPLES,
         metavar="K",
         help="rows in history.csv, at steps round(i*steps/(K-1)) (2 to 1e5; fewer when "
         "steps < K-1; default 501)",
@@ -427,21 +406,15 @@ def interference_command(argv: Sequence[str]) -> int:
     args = build_interference_parser().parse_args(argv)
     try:
         _resolve(args, INTERFERENCE_DEFAULTS)
-        params = _base_params(args, args.m)
-        if not 2 <= args.samples <= 10**5:
-            raise InputError("samples", f"must be from 2 to 1e5, got {args.samples}")
-        check_memory(params.n, params.m)
+        params = training_settings(samples=args.samples, m=args.m, **_model_options(args))
     except InputError as exc:
         fail(str(exc))
 
     def body(result_dir):
         import threading
 
-        from sparsity_gui.core.blas import limit_blas_threads
         from sparsity_gui.core.interference.files import write_interference_run
-        from sparsity_gui.core.interference.sampled import train_sampled
 
-        limit_blas_threads(1)  # faster than OpenBLAS's pool here, and never collapses (core/blas.py)
         progress = Progress(params.steps, params.optimizer)
         stop = threading.Event()
 
@@ -450,13 +423,9 @@ def interference_command(argv: Sequence[str]) -> int:
                 raise KeyboardInterrupt  # ends the worker; the main thread already left
             progress.update(step, detail=f"step {step}/{params.steps}")
 
-        # chunks of about 1e9 multiply-adds: the bar moves at least every second or so
-        chunk = chunk_steps(params, 1e9, 250)
         started = time.perf_counter()
         try:
-            run = run_in_worker(
-                lambda: train_sampled(params, args.samples, on_step=on_step, chunk=chunk), stop
-            )
+            run = run_in_worker(lambda: train(params, args.samples, on_step), stop)
         finally:
             progress.close()
         wall = time.perf_counter() - started

@@ -20,7 +20,8 @@ from sparsity_gui.cli.common import (
     write_headless,
 )
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.params import METHODS, SimParams, check_memory
+from sparsity_gui.core.note.headless import FORMATS, SAMPLES, run_settings
+from sparsity_gui.core.note.params import METHODS, SimParams
 
 RUN_DESCRIPTION = """\
 Simulate headless and write timeseries.csv, weights.csv, deaths.csv and run.json into DIR.
@@ -83,29 +84,20 @@ def add_param_options(p: argparse.ArgumentParser) -> None:
 
 
 def params_from_args(args: argparse.Namespace) -> tuple[SimParams, np.ndarray | None]:
-    """Validated parameters and, with --w0, the loaded weights."""
-    from sparsity_gui.core.note.initial import load_w0
-
-    w0 = None
-    m = args.m
-    if args.w0_row is not None and args.w0 is None:
-        raise InputError("w0-row", "needs --w0 FILE")
-    if args.w0 is not None:
-        w0 = load_w0(args.w0, args.w0_row)
-        m = int(w0.shape[0])
-    params = SimParams(
-        m=m,
+    """Validated parameters and, with --w0, the loaded weights (core/note/headless.py: the
+    Python API checks its arguments there too)."""
+    return run_settings(
+        m=args.m,
         lam=args.lam,
         sigma=args.sigma,
         seed=args.seed,
-        w0_path=args.w0,
+        w0=args.w0,
+        w0_row=args.w0_row,
         method=args.method,
         eta=args.eta,
         t_end=args.t_end,
+        samples=getattr(args, "samples", SAMPLES),  # the GUI's options have no --samples
     )
-    if w0 is None:
-        check_memory(params.m)
-    return params, w0
 
 
 def build_run_parser() -> CleanParser:
@@ -119,14 +111,14 @@ def build_run_parser() -> CleanParser:
     o.add_argument(
         "--samples",
         type=whole_arg,
-        default=501,
+        default=SAMPLES,
         metavar="K",
         help="rows in timeseries.csv, at t = i*T/(K-1) (2 to 1e6; default 501)",
     )
     o.add_argument("--no-weights", action="store_true", help="skip weights.csv (for very large m)")
     o.add_argument(
         "--format",
-        choices=("csv", "npz"),
+        choices=FORMATS,
         default="csv",
         help="weights and deaths as CSV text (default) or as binary NumPy .npz, exact and much "
         "faster to write and read for large m (weights.npz: k, w0, w_final; deaths.npz: k, u, "
@@ -146,8 +138,6 @@ def run_command(argv: Sequence[str]) -> int:
     args = build_run_parser().parse_args(argv)
     try:
         params, w0 = params_from_args(args)
-        if not 2 <= args.samples <= 10**6:
-            raise InputError("samples", f"must be from 2 to 1e6, got {args.samples}")
     except InputError as exc:
         fail(str(exc))
 
