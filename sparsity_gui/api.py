@@ -481,7 +481,12 @@ def sweep(
     )
     if isinstance(given["m"], list):
         given["m"] = [_whole(v) for v in given["m"]]
-    settings: dict[str, Any] = {"weight_decay": None, **SWEEP_DEFAULTS, **(PAPER if paper else {})}
+    settings: dict[str, Any] = {
+        "weight_decay": None,
+        "jobs": None,
+        **SWEEP_DEFAULTS,
+        **(PAPER if paper else {}),
+    }
     settings.update({k: v for k, v in given.items() if v is not None and k != "paper"})
     spec, workers = sweep_settings(**settings)
     rows = run_sweep(spec, workers=workers)
