@@ -94,6 +94,12 @@ class _Result:
     def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
         raise NotImplementedError
 
+    def _summary(self) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:  # short: a notebook shows it after each call
+        return f"<{type(self).__name__} {self._summary()}; files as: {self.command_line('DIR')}>"
+
     def _table(self) -> tuple[Sequence[str], np.ndarray | dict[str, np.ndarray]]:
         raise NotImplementedError
 
@@ -169,7 +175,7 @@ def _number(value: Any) -> Any:
 
 
 # --- the note's model -----------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class SimulationResult(_Result):
     """A run of the note's model (``sparsity-gui run``).
 
@@ -224,6 +230,13 @@ class SimulationResult(_Result):
 
     def _table(self) -> tuple[Sequence[str], np.ndarray]:
         return self.columns, self.timeseries
+
+    def _summary(self) -> str:
+        p = self.params
+        return (
+            f"m={p.m} lam={p.lam:g} {p.method}: {self.nonzero_final} nonzero weight(s) at "
+            f"t={self.t_end:.6g}, fitted c={self.fitted_c:.4g}"
+        )
 
 
 def simulate(
@@ -299,7 +312,7 @@ def simulate(
 
 
 # --- the interference model -----------------------------------------------------------------
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class TrainingResult(_Result):
     """One training run of the interference model (``sparsity-gui interference``).
 
@@ -333,6 +346,13 @@ class TrainingResult(_Result):
 
     def _table(self) -> tuple[Sequence[str], np.ndarray]:
         return self.columns, self.history
+
+    def _summary(self) -> str:
+        p = self.params
+        return (
+            f"n={p.n} m={p.m} {p.optimizer}, {p.steps} steps: {self.polysemantic} polysemantic "
+            f"neuron(s), predicted n^2/(4m)={self.predicted:.4g}"
+        )
 
 
 def train(
@@ -400,7 +420,7 @@ def train(
     )
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class SweepResult(_Result):
     """A sweep over m (``sparsity-gui sweep --no-figure``: the API draws no figures).
 
@@ -432,6 +452,10 @@ class SweepResult(_Result):
 
     def _table(self) -> tuple[Sequence[str], dict[str, np.ndarray]]:
         return tuple(self.rows), self.rows
+
+    def _summary(self) -> str:
+        means = ", ".join(f"{int(m)}: {mean:.3g}" for m, mean in zip(self.m, self.mean, strict=True))
+        return f"n={self.spec.base.n}, {self.spec.seeds} seed(s) per m, mean polysemantic per m {{{means}}}"
 
 
 def sweep(
@@ -496,7 +520,7 @@ def sweep(
     return SweepResult(
         spec=spec,
         rows={name: np.array([getattr(r, name) for r in rows]) for name in ROW_COLUMNS},
-        m=np.asarray(summary.m).copy(),
+        m=np.asarray(summary.m).astype(np.int64),
         mean=np.asarray(summary.mean).copy(),
         std=np.asarray(summary.std).copy(),
         predicted=np.asarray(summary.predicted).copy(),

@@ -110,6 +110,11 @@ def test_sweep_saves_the_files_of_sweep_no_figure(tmp_path, capsys):
     api_dir, cli_dir = _same_dir_both_ways(tmp_path, capsys, result.save, "sweep")
     _assert_same_files(api_dir, cli_dir, clock_fields=("run_seconds",), csv_clock_column="seconds")
     assert list(result.rows["m"]) == [8, 8, 16, 16] and list(result.rows["seed"]) == [0, 1, 0, 1]
+    assert result.m.dtype == np.int64 and list(result.m) == [8, 16]
+    assert repr(result).startswith("<SweepResult n=8, 2 seed(s) per m, mean polysemantic per m {8: ")
+    assert repr(result).endswith(
+        "; files as: sparsity-gui sweep --n 8 --m 8,16 --seeds 2 --steps 300 --jobs 1 --no-figure --out DIR>"
+    )
     # mean and sample std per m, from the rows, in plain numpy
     for i, m in enumerate(result.m):
         counts = result.rows["polysemantic"][result.rows["m"] == m].astype(float)
