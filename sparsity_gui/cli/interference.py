@@ -138,7 +138,7 @@ def _add_model_options(
     )
     g.add_argument(
         "--optimizer",
-        choices=OPTIMIZERS,
+        metavar="{" + ",".join(OPTIMIZERS) + "}",  # checked by InterferenceParams, as in the Python API
         default=None,
         help="adamw: torch's AdamW, the paper's; adam: Adam; gd-zero: gradient descent "
         "with the note's rule that a weight whose step crosses zero is set to "

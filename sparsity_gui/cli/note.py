@@ -20,7 +20,7 @@ from sparsity_gui.cli.common import (
     write_headless,
 )
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.headless import FORMATS, SAMPLES, run_settings
+from sparsity_gui.core.note.headless import FORMATS, SAMPLES, check_format, run_settings
 from sparsity_gui.core.note.params import METHODS, SimParams
 
 RUN_DESCRIPTION = """\
@@ -28,6 +28,13 @@ Simulate headless and write timeseries.csv, weights.csv, deaths.csv and run.json
 The exact method solves the flow through a two-variable reduction (cost independent of m
 after one sort); gd runs discrete gradient descent W <- W + eta*[(1-||W||^2)W - lam sign(W)].
 """
+
+
+def _choices(names) -> str:
+    """The metavar argparse shows for choices. The value itself is checked with the other
+    parameters (core: SimParams, core/note/headless.py), so that the CLI and the Python API
+    refuse it with the same message."""
+    return "{" + ",".join(names) + "}"
 
 
 def add_param_options(p: argparse.ArgumentParser) -> None:
@@ -65,7 +72,10 @@ def add_param_options(p: argparse.ArgumentParser) -> None:
         help="with a 2-D --w0 file (a weight matrix), use row R (0-based) as W(0)",
     )
     g.add_argument(
-        "--method", choices=METHODS, default="exact", help="exact flow or gradient descent (default exact)"
+        "--method",
+        default="exact",
+        metavar=_choices(METHODS),
+        help="exact flow or gradient descent (default exact)",
     )
     g.add_argument(
         "--eta",
@@ -118,7 +128,7 @@ def build_run_parser() -> CleanParser:
     o.add_argument("--no-weights", action="store_true", help="skip weights.csv (for very large m)")
     o.add_argument(
         "--format",
-        choices=FORMATS,
+        metavar=_choices(FORMATS),
         default="csv",
         help="weights and deaths as CSV text (default) or as binary NumPy .npz, exact and much "
         "faster to write and read for large m (weights.npz: k, w0, w_final; deaths.npz: k, u, "
@@ -138,6 +148,7 @@ def run_command(argv: Sequence[str]) -> int:
     args = build_run_parser().parse_args(argv)
     try:
         params, w0 = params_from_args(args)
+        check_format(args.format)
     except InputError as exc:
         fail(str(exc))
 
