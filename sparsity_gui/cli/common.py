@@ -96,10 +96,15 @@ class Progress:
 def _progress_bar(total: float, label: str, after: float):
     """A tqdm bar with the line the commands have always shown:
     ``label [####      ] detail  42.0%  12 s elapsed, about 17 s left``."""
+    import threading
+
     from tqdm import tqdm
 
     class Bar(tqdm):
         monitor_interval = 0  # no monitor thread: redraws happen in update()
+        # a thread lock: tqdm's default also makes a multiprocessing lock, which fixes the
+        # process's multiprocessing start method as a side effect
+        _lock = threading.RLock()
         detail = ""
         eta: float | None = None
 
