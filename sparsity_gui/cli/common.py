@@ -13,7 +13,6 @@ import contextlib
 import math
 import os
 import sys
-import time
 from collections.abc import Callable, Iterator
 from typing import NoReturn, TypeVar
 
@@ -61,61 +60,86 @@ def number_arg(text: str) -> float:
 
 
 class Progress:
-    """A one-line progress bar on stderr, shown only on a terminal and only once a run
-    has taken more than a second.
+    """The progress bar of a headless command, drawn by tqdm on stderr: only on a terminal,
+    only once the command has taken more than a second (SPARSITY_GUI_PROGRESS_AFTER, in
+    seconds, changes that: tests set 0), with the time elapsed and the time left.
 
-    ``update(done)`` shows done/total; a sweep passes what it knows better: the fraction
-    of the total cost done, the time left and a detail (runs done, the current run)."""
+    ``update(done, total)`` moves it (``total`` may change between calls: a sweep passes
+    the share of its cost done out of 1.0). ``detail`` is shown before the percentage;
+    ``eta`` (seconds) replaces the estimate done/elapsed when the caller knows better."""
 
     MIN_INTERVAL = 0.1  # seconds between redraws
 
-    def __init__(self, total: int, label: str):
-        self.total = max(total, 1)
-        self.label = label
-        self.start = time.perf_counter()
-        self.enabled = sys.stderr.isatty()
-        # quick commands stay quiet; SPARSITY_GUI_PROGRESS_AFTER (seconds) changes when the bar
-        # first shows (tests set 0 so that a fast machine still shows one)
+    def __init__(self, total: float, label: str):
         try:
-            self.after = float(os.environ.get("SPARSITY_GUI_PROGRESS_AFTER", "1"))
+            after = float(os.environ.get("SPARSITY_GUI_PROGRESS_AFTER", "1"))
         except ValueError:
-            self.after = 1.0
-        self.shown = False
-        self._last = -math.inf
-        self._width = 0
+            after = 1.0
+        self._bar = _progress_bar(total, label, after if math.isfinite(after) else 1.0)
 
     def update(
-        self, done: int, fraction: float | None = None, eta: float | None = None, detail: str = ""
+        self, done: float, total: float | None = None, *, detail: str = "", eta: float | None = None
     ) -> None:
-        if not self.enabled:
+        bar = self._bar
+        if bar.disable:  # not a terminal, or closed
             return
-        now = time.perf_counter()
-        elapsed = now - self.start
-        if elapsed < self.after and not self.shown:
-            return
-        frac = done / self.total if fraction is None else fraction
-        frac = min(max(frac, 0.0), 1.0)
-        if now - self._last < self.MIN_INTERVAL and frac < 1.0:
-            return
-        self._last = now
-        self.shown = True
-        bar = "#" * int(30 * frac)
-        if eta is None:
-            eta = elapsed / frac - elapsed if frac > 0 else math.nan
-        line = (
-            f"{self.label} [{bar:<30}] {detail + '  ' if detail else ''}{100 * frac:5.1f}%  "
-            f"{format_duration(elapsed)} elapsed, about {format_duration(eta)} left"
-        )
-        pad = max(self._width - len(line), 0)
-        self._width = len(line)
-        sys.stderr.write("\r" + line + " " * pad)
-        sys.stderr.flush()
+        if total is not None:
+            bar.total = max(total, 1e-300)
+        bar.detail, bar.eta = detail, eta
+        bar.update(min(max(done, 0), bar.total) - bar.n)
 
     def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-            self.shown = False
+        """End the line (if the bar was shown at all)."""
+        self._bar.close()
+
+
+def _progress_bar(total: float, label: str, after: float):
+    """A tqdm bar with the line the commands have always shown:
+    ``label [####      ] detail  42.0%  12 s elapsed, about 17 s left``."""
+    import threading
+
+    from tqdm import tqdm
+
+    class Bar(tqdm):
+        monitor_interval = 0  # no monitor thread: redraws happen in update()
+        # a thread lock: tqdm's default also makes a multiprocessing lock, which fixes the
+        # process's multiprocessing start method as a side effect
+        _lock = threading.RLock()
+        detail = ""
+        eta: float | None = None
+
+        @property
+        def format_dict(self):
+            d = super().format_dict
+            elapsed, done, total = d["elapsed"], d["n"], d["total"] or 1
+            eta = self.eta
+            if eta is None:  # from the rate since the start, as tqdm's own {remaining}
+                worked = done - d["initial"]
+                eta = (total - done) * elapsed / worked if worked > 0 and elapsed > 0 else math.nan
+            return {
+                **d,
+                "detail": f"{self.detail}  " if self.detail else "",
+                "elapsed_text": format_duration(elapsed),
+                "left": format_duration(eta),
+            }
+
+    bar = Bar(
+        total=max(total, 1),
+        desc=label,
+        file=sys.stderr,
+        disable=None,  # tqdm: off unless the file is a terminal
+        delay=max(after, 0.0),
+        mininterval=Progress.MIN_INTERVAL,
+        smoothing=0,  # the average rate since the start, not the recent one
+        ascii=" #",
+        dynamic_ncols=True,  # trimmed to the terminal's width, as it is now
+        bar_format="{desc} [{bar:30}] {detail}{percentage:5.1f}%  {elapsed_text} elapsed, about {left} left",
+    )
+    if getattr(bar, "ncols", None) is not None and bar.ncols < 1:  # (a disabled bar has none)
+        # a terminal that reports no size (a bare pseudo-terminal): tqdm would hide the bar
+        bar.dynamic_ncols = False
+        bar.ncols = bar.nrows = None
+    return bar
 
 
 class _Interrupts:

@@ -22,9 +22,18 @@ from sparsity_gui.cli.common import (
     write_headless,
 )
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.params import OPTIMIZERS, InterferenceParams, check_memory
-from sparsity_gui.core.interference.run import chunk_steps
-from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, default_workers
+from sparsity_gui.core.interference.headless import (
+    INTERFERENCE_DEFAULTS,
+    PAPER,
+    SAMPLES,
+    SWEEP_DEFAULTS,
+    model_params,
+    sweep_settings,
+    train,
+    training_settings,
+)
+from sparsity_gui.core.interference.params import OPTIMIZERS
+from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION
 from sparsity_gui.core.text import format_duration
 
 INTERFERENCE_MODEL = """\
@@ -59,19 +68,6 @@ final counts and the prediction n^2/(4m)).
 
 """
     + INTERFERENCE_MODEL
-)
-
-
-SWEEP_DEFAULTS = dict(
-    n=64, m="64,128,256,512,1024", seeds=4, seed=0, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0
-)
-
-
-PAPER = dict(n=256, m="256:4096:256", seeds=16, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3)
-
-
-INTERFERENCE_DEFAULTS = dict(
-    n=256, m=1024, seed=0, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0
 )
 
 
@@ -142,7 +138,7 @@ def _add_model_options(
     )
     g.add_argument(
         "--optimizer",
-        choices=OPTIMIZERS,
+        metavar="{" + ",".join(OPTIMIZERS) + "}",  # checked by InterferenceParams, as in the Python API
         default=None,
         help="adamw: torch's AdamW, the paper's; adam: Adam; gd-zero: gradient descent "
         "with the note's rule that a weight whose step crosses zero is set to "
@@ -198,18 +194,13 @@ def _resolve(args: argparse.Namespace, defaults: dict, paper: dict | None = None
 
 
 def _base_params(args: argparse.Namespace, m: int):
-    return InterferenceParams(
-        n=args.n,
-        m=m,
-        l1=args.l1,
-        lr=args.lr,
-        optimizer=args.optimizer,
-        steps=args.steps,
-        seed=args.seed,
-        sigma=args.sigma,
-        interference=not args.no_interference,
-        weight_decay=args.weight_decay,
-    )
+    return model_params(**_model_options(args), m=m)
+
+
+def _model_options(args: argparse.Namespace) -> dict:
+    """The model's options but m, by name, for core/interference/headless.py."""
+    names = ("n", "seed", "steps", "optimizer", "l1", "lr", "sigma", "no_interference", "weight_decay")
+    return {name: getattr(args, name) for name in names}
 
 
 def build_sweep_parser() -> CleanParser:
@@ -254,22 +245,10 @@ def build_sweep_parser() -> CleanParser:
 
 
 def sweep_spec_from_args(args: argparse.Namespace):
-    """The validated SweepSpec of parsed `sweep` options (defaults and --paper applied)."""
-    from sparsity_gui.core.interference.sweep import SweepSpec
-
+    """The validated SweepSpec of parsed `sweep` options (defaults and --paper applied);
+    sets args.jobs to the runs trained side by side."""
     _resolve(args, SWEEP_DEFAULTS, PAPER)
-    from sparsity_gui.core.checks import parse_m_values
-
-    m_values = parse_m_values(str(args.m))
-    spec = SweepSpec(base=_base_params(args, m_values[0]), m_values=m_values, seeds=args.seeds)
-    if args.jobs is not None and not 1 <= args.jobs <= 64:
-        raise InputError("jobs", f"must be from 1 to 64, got {args.jobs}")
-    spec.check_memory(1)  # the largest run on its own
-    if args.jobs is None:
-        args.jobs = spec.workers_that_fit(default_workers())  # the default: as many as fit
-    else:
-        args.jobs = min(args.jobs, len(spec.runs()))
-        spec.check_memory(args.jobs)
+    spec, args.jobs = sweep_settings(m=str(args.m), seeds=args.seeds, jobs=args.jobs, **_model_options(args))
     return spec
 
 
@@ -318,7 +297,7 @@ def sweep_command(argv: Sequence[str]) -> int:
         from sparsity_gui.core.interference.files import write_sweep
         from sparsity_gui.core.interference.sweep import SweepCancelled, run_sweep
 
-        progress = Progress(len(runs), "sweep")
+        progress = Progress(1.0, "sweep")  # the share of the sweep's cost done
         stop = threading.Event()
         cancelled: dict = {}
 
@@ -327,10 +306,7 @@ def sweep_command(argv: Sequence[str]) -> int:
                 return
             where = f"  m={pr.current.m} seed={pr.current.seed}" if pr.current is not None else ""
             progress.update(
-                pr.done_runs,
-                fraction=pr.fraction,
-                eta=pr.eta_seconds,
-                detail=f"runs {pr.done_runs}/{pr.total_runs}{where}",
+                pr.fraction, 1.0, eta=pr.eta_seconds, detail=f"runs {pr.done_runs}/{pr.total_runs}{where}"
             )
 
         def work():
@@ -418,7 +394,7 @@ def build_interference_parser() -> CleanParser:
     o.add_argument(
         "--samples",
         type=whole_arg,
-        default=501,
+        default=SAMPLES,
         metavar="K",
         help="rows in history.csv, at steps round(i*steps/(K-1)) (2 to 1e5; fewer when "
         "steps < K-1; default 501)",
@@ -466,21 +442,15 @@ def interference_command(argv: Sequence[str]) -> int:
     try:
         w0, w0_source = w0_from_args(args)
         _resolve(args, INTERFERENCE_DEFAULTS)
-        params = _base_params(args, args.m)
-        if not 2 <= args.samples <= 10**5:
-            raise InputError("samples", f"must be from 2 to 1e5, got {args.samples}")
-        check_memory(params.n, params.m)
+        params = training_settings(samples=args.samples, m=args.m, **_model_options(args))
     except InputError as exc:
         fail(str(exc))
 
     def body(result_dir):
         import threading
 
-        from sparsity_gui.core.blas import limit_blas_threads
         from sparsity_gui.core.interference.files import write_interference_run
-        from sparsity_gui.core.interference.sampled import train_sampled
 
-        limit_blas_threads(1)  # faster than OpenBLAS's pool here, and never collapses (core/blas.py)
         progress = Progress(params.steps, params.optimizer)
         stop = threading.Event()
 
@@ -489,15 +459,10 @@ def interference_command(argv: Sequence[str]) -> int:
                 raise KeyboardInterrupt  # ends the worker; the main thread already left
             progress.update(step, detail=f"step {step}/{params.steps}")
 
-        # chunks of about 1e9 multiply-adds: the bar moves at least every second or so
-        chunk = chunk_steps(params, 1e9, 250)
         started = time.perf_counter()
         try:
             run = run_in_worker(
-                lambda: train_sampled(
-                    params, args.samples, on_step=on_step, chunk=chunk, w0=w0, w0_source=w0_source
-                ),
-                stop,
+                lambda: train(params, args.samples, on_step, w0=w0, w0_source=w0_source), stop
             )
         finally:
             progress.close()

@@ -20,13 +20,21 @@ from sparsity_gui.cli.common import (
     write_headless,
 )
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.params import METHODS, SimParams, check_memory
+from sparsity_gui.core.note.headless import FORMATS, SAMPLES, check_format, run_settings
+from sparsity_gui.core.note.params import METHODS, SimParams
 
 RUN_DESCRIPTION = """\
 Simulate headless and write timeseries.csv, weights.csv, deaths.csv and run.json into DIR.
 The exact method solves the flow through a two-variable reduction (cost independent of m
 after one sort); gd runs discrete gradient descent W <- W + eta*[(1-||W||^2)W - lam sign(W)].
 """
+
+
+def _choices(names) -> str:
+    """The metavar argparse shows for choices. The value itself is checked with the other
+    parameters (core: SimParams, core/note/headless.py), so that the CLI and the Python API
+    refuse it with the same message."""
+    return "{" + ",".join(names) + "}"
 
 
 def add_param_options(p: argparse.ArgumentParser) -> None:
@@ -74,7 +82,10 @@ def add_param_options(p: argparse.ArgumentParser) -> None:
         help="with a 2-D --w0 array (a weight matrix), use row R (0-based) as W(0)",
     )
     g.add_argument(
-        "--method", choices=METHODS, default="exact", help="exact flow or gradient descent (default exact)"
+        "--method",
+        default="exact",
+        metavar=_choices(METHODS),
+        help="exact flow or gradient descent (default exact)",
     )
     g.add_argument(
         "--eta",
@@ -93,30 +104,21 @@ def add_param_options(p: argparse.ArgumentParser) -> None:
 
 
 def params_from_args(args: argparse.Namespace) -> tuple[SimParams, np.ndarray | None]:
-    """Validated parameters and, with --w0, the loaded weights."""
-    from sparsity_gui.core.note.initial import load_w0
-
-    w0 = None
-    m = args.m
-    for flag, value in (("w0-row", args.w0_row), ("w0-tensor", args.w0_tensor)):
-        if value is not None and args.w0 is None:
-            raise InputError(flag, "needs --w0 FILE")
-    if args.w0 is not None:
-        w0 = load_w0(args.w0, args.w0_row, args.w0_tensor)
-        m = int(w0.shape[0])
-    params = SimParams(
-        m=m,
+    """Validated parameters and, with --w0, the loaded weights (core/note/headless.py: the
+    Python API checks its arguments there too)."""
+    return run_settings(
+        m=args.m,
         lam=args.lam,
         sigma=args.sigma,
         seed=args.seed,
-        w0_path=args.w0,
+        w0=args.w0,
+        w0_row=args.w0_row,
+        w0_tensor=args.w0_tensor,
         method=args.method,
         eta=args.eta,
         t_end=args.t_end,
+        samples=getattr(args, "samples", SAMPLES),  # the GUI's options have no --samples
     )
-    if w0 is None:
-        check_memory(params.m)
-    return params, w0
 
 
 def build_run_parser() -> CleanParser:
@@ -130,14 +132,14 @@ def build_run_parser() -> CleanParser:
     o.add_argument(
         "--samples",
         type=whole_arg,
-        default=501,
+        default=SAMPLES,
         metavar="K",
         help="rows in timeseries.csv, at t = i*T/(K-1) (2 to 1e6; default 501)",
     )
     o.add_argument("--no-weights", action="store_true", help="skip weights.csv (for very large m)")
     o.add_argument(
         "--format",
-        choices=("csv", "npz"),
+        metavar=_choices(FORMATS),
         default="csv",
         help="weights and deaths as CSV text (default) or as binary NumPy .npz, exact and much "
         "faster to write and read for large m (weights.npz: k, w0, w_final; deaths.npz: k, u, "
@@ -157,8 +159,7 @@ def run_command(argv: Sequence[str]) -> int:
     args = build_run_parser().parse_args(argv)
     try:
         params, w0 = params_from_args(args)
-        if not 2 <= args.samples <= 10**6:
-            raise InputError("samples", f"must be from 2 to 1e6, got {args.samples}")
+        check_format(args.format)
     except InputError as exc:
         fail(str(exc))
 

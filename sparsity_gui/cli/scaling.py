@@ -152,7 +152,7 @@ def scaling_command(argv: Sequence[str]) -> int:
 
         from sparsity_gui.core.note.scaling import ScalingCancelled, run_scaling, write_scaling
 
-        progress = Progress(len(runs), "scaling")
+        progress = Progress(1.0, "scaling")  # the share of the grid's cost done
         stop = threading.Event()
         cancelled: dict = {}
         finished: list = []  # rows as they end: kept on Ctrl+C even while a long run is being set up
@@ -168,8 +168,8 @@ def scaling_command(argv: Sequence[str]) -> int:
                 m, lam, seed = pr.current
                 where = f"  m={m} lam={lam:g} seed={seed}"
             progress.update(
-                pr.done_runs,
-                fraction=pr.fraction,
+                pr.fraction,
+                1.0,
                 eta=pr.eta_seconds,
                 detail=f"runs {pr.done_runs}/{pr.total_runs}{where}",
             )

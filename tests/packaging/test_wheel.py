@@ -121,6 +121,7 @@ def test_wheel_carries_the_runtime_assets(built):
     for name in ICON_FILES:
         assert f"sparsity_gui/assets/{name}" in names
     assert "sparsity_gui/assets/__init__.py" in names
+    assert "sparsity_gui/py.typed" in names  # type checkers read the Python API's annotations
     stray = [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".nbi", ".nbc"))]
     assert not stray, stray
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))

@@ -1,0 +1,533 @@
+"""The solvers for notebooks and scripts, without Qt: ``simulate`` (the note's model),
+``train`` (one run of the interference model) and ``sweep`` (polysemantic neurons against
+m). Keyword arguments carry the CLI's option names (``--t-end`` is ``t_end``,
+``--no-interference`` is ``no_interference``) and defaults; a bad one raises ValueError
+(``sparsity_gui.core.errors.InputError``) with the message the CLI prints after
+``error:``, as both check their arguments in the same place (core/*/headless.py).
+
+Units: the note's model runs in its own time ``t`` (W' = (1 - |W|^2) W - lam sign(W));
+gradient descent (``method="gd"``) takes steps of ``eta`` in that time, t = eta * step.
+The interference model takes the network's units: the loss's L1 coefficient ``l1`` and
+the learning rate ``lr``, per step. Its gradient divided by 4 is the note's flow plus
+interference, so the note's lam = l1/4 and, for plain gradient descent, eta = 4 lr and
+t = 4 lr * steps.
+
+Each call returns a result whose arrays are numpy arrays. ``to_pandas()`` gives its main
+table as a DataFrame when pandas is installed (it is not a dependency), and
+``save(dir)`` writes the files the CLI command with the same options writes, with the
+same digits, into a new or empty folder (atomically: all of it or nothing), recording
+that command line in its metadata.
+
+>>> from sparsity_gui import api
+>>> run = api.simulate(m=1000, lam=1e-3, seed=0)
+>>> run.nonzero_final
+1
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import operator
+import shlex
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sparsity_gui.core.files import ResultDir
+
+if TYPE_CHECKING:
+    import pandas
+
+    from sparsity_gui.core.interference.params import InterferenceParams
+    from sparsity_gui.core.interference.run import InterferenceRun
+    from sparsity_gui.core.interference.sweep import SweepRow, SweepSpec
+    from sparsity_gui.core.note.params import SimParams
+    from sparsity_gui.core.note.sampled import SampledRun
+
+__all__ = ["SimulationResult", "SweepResult", "TrainingResult", "simulate", "sweep", "train"]
+
+Schedule = Sequence[tuple[float, Mapping[str, "float | str"]]]
+
+
+# --- what every result shares ---------------------------------------------------------------
+class _Result:
+    """A finished run: arrays as numpy, ``to_pandas()``, ``save(dir)``.
+
+    A new kind of result (e.g. the scaling sweep) names its CLI command, keeps the options
+    it was called with, and says how to write its files and what its table is."""
+
+    command: str  # the CLI command whose files save() writes
+    options: dict[str, Any]  # the options given that differ from the defaults, in order
+
+    def command_line(self, out: str | Path, save_options: Mapping[str, Any] | None = None) -> str:
+        """The CLI command that writes the same files into ``out`` (with save()'s options)."""
+        argv = _argv({**self.options, **(save_options or {})})
+        return shlex.join(["sparsity-gui", self.command, *argv, "--out", str(out)])
+
+    def save(self, out: str | Path, *, force: bool = False) -> Path:
+        """Write the result files into the folder ``out`` (new or empty; ``force``
+        replaces a non-empty one), atomically. Returns its path. Raises ValueError for an
+        output location that cannot be used and OSError (naming the file) for a failed
+        write; either way nothing is left behind."""
+        return self._save(out, force)
+
+    def _save(
+        self,
+        out: str | Path,
+        force: bool,
+        save_options: Mapping[str, Any] | None = None,
+        **write_options: Any,
+    ) -> Path:
+        result_dir = ResultDir(out, force)
+        try:
+            self._write(result_dir, self.command_line(out, save_options), **write_options)
+            result_dir.commit()
+        except BaseException:
+            result_dir.abort()
+            raise
+        return result_dir.out
+
+    def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
+        raise NotImplementedError
+
+    def _summary(self) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:  # short: a notebook shows it after each call
+        return f"<{type(self).__name__} {self._summary()}; files as: {self.command_line('DIR')}>"
+
+    def _table(self) -> tuple[Sequence[str], np.ndarray | dict[str, np.ndarray]]:
+        raise NotImplementedError
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """The result's main table as a pandas DataFrame (pandas must be installed)."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError(
+                "to_pandas() needs pandas, which sparsity-gui does not install: pip install pandas"
+            ) from None
+        columns, data = self._table()
+        if isinstance(data, dict):
+            return pandas.DataFrame({name: data[name] for name in columns})
+        return pandas.DataFrame(data, columns=list(columns))
+
+
+def _given(fn: Callable[..., Any], values: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of ``fn`` that differ from its defaults (the CLI's), in its order."""
+    params = inspect.signature(fn).parameters
+    return {
+        name: values[name]
+        for name, p in params.items()
+        if name in values and not _same(values[name], p.default)
+    }
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a is b
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _argv(options: dict[str, Any]) -> list[str]:
+    """The CLI options of ``options``: every value as the text that reads back as it."""
+    argv: list[str] = []
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, float):
+            argv += [flag, repr(value)]  # the shortest text that reads back bit for bit
+        elif isinstance(value, (list, tuple)):
+            argv += [flag, ",".join(str(v) for v in value)]
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
+def _whole(value: Any) -> Any:
+    """A whole number as an int, as the CLI reads '1e6' (1e6, np.int64(5) -> int); any other
+    value unchanged, for the checks to name."""
+    if isinstance(value, (bool, np.bool_)):
+        return value
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return int(value)
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value
+
+
+def _number(value: Any) -> Any:
+    """numpy floats and ints as Python floats (as the CLI reads its text); others unchanged."""
+    if isinstance(value, (bool, np.bool_)):
+        return value
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    return value
+
+
+# --- the note's model -----------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class SimulationResult(_Result):
+    """A run of the note's model (``sparsity-gui run``).
+
+    ``timeseries``: a row per sample time, columns ``columns`` (``t`` in the note's time,
+    ``norm2_sq`` = |W|^2, ``norm1`` = |W|_1, ``nonzero`` = m', ...; timeseries.csv's).
+    ``w0`` and ``w_final``: W(0) and W(t_end), signed, in input order. ``deaths``: the
+    input index ``k``, ``u`` = |W_k(0)| and ``t_death`` of each weight that died, in order
+    of death. ``t_one``: when one weight was left (NaN if not by t_end)."""
+
+    params: SimParams
+    schedule: tuple[tuple[float, str, float | str], ...]  # (t, name, value) of each live change
+    columns: tuple[str, ...]
+    timeseries: np.ndarray
+    w0: np.ndarray
+    w_final: np.ndarray
+    deaths: dict[str, np.ndarray]
+    t_end: float
+    t_one: float
+    fitted_c: float
+    nonzero_final: int
+    run: SampledRun = dataclasses.field(repr=False)
+    options: dict[str, Any] = dataclasses.field(repr=False)
+    command = "run"
+
+    def command_line(self, out: str | Path, save_options: Mapping[str, Any] | None = None) -> str:
+        if not self.schedule:
+            return super().command_line(out, save_options)
+        # no CLI option takes live changes: the calls that make these files
+        args = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        saving = "".join(f", {k}={v!r}" for k, v in (save_options or {}).items())
+        return f"sparsity_gui.api.simulate({args}).save({str(out)!r}{saving})"
+
+    def save(
+        self, out: str | Path, *, force: bool = False, format: str = "csv", no_weights: bool = False
+    ) -> Path:
+        """timeseries.csv, weights.csv (unless ``no_weights``), deaths.csv and run.json
+        into ``out`` (``format="npz"``: weights.npz and deaths.npz), as `run --out DIR`
+        with the same options. See _Result.save."""
+        from sparsity_gui.core.note.headless import check_format
+
+        check_format(format)
+        given = {"format": format, "no_weights": no_weights}
+        save_options = {
+            k: v for k, v in given.items() if not _same(v, {"format": "csv", "no_weights": False}[k])
+        }
+        return self._save(out, force, save_options, fmt=format, include_weights=not no_weights)
+
+    def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
+        from sparsity_gui.core.note.files import write_results
+
+        write_results(result_dir, self.run, self.params, command_line=command_line, **write_options)
+
+    def _table(self) -> tuple[Sequence[str], np.ndarray]:
+        return self.columns, self.timeseries
+
+    def _summary(self) -> str:
+        p = self.params
+        return (
+            f"m={p.m} lam={p.lam:g} {p.method}: {self.nonzero_final} nonzero weight(s) at "
+            f"t={self.t_end:.6g}, fitted c={self.fitted_c:.4g}"
+        )
+
+
+def simulate(
+    *,
+    m: int = 1000,
+    lam: float = 1e-3,
+    sigma: float = 0.9,
+    seed: int = 0,
+    w0: str | None = None,
+    w0_row: int | None = None,
+    w0_tensor: str | None = None,
+    method: str = "exact",
+    eta: float = 0.05,
+    t_end: float | None = None,
+    samples: int = 501,
+    schedule: Schedule = (),
+) -> SimulationResult:
+    """Run the note's model, W' = (1 - |W|^2) W - lam sign(W), from W(0) ~ normal(0,
+    sigma/sqrt(m)) drawn with ``seed`` (or the weights in the file ``w0``: .npy, .npz,
+    .safetensors, a PyTorch state_dict if torch is installed, or text; its tensor or array
+    ``w0_tensor`` and row ``w0_row`` of a matrix), as ``sparsity-gui run`` does.
+
+    ``lam``: the L1 strength, 0 to 1 (the interference model's l1 = 4 lam). ``method``:
+    "exact" (the flow, solved exactly) or "gd" (gradient descent with step ``eta`` in the
+    note's time: t = eta * step). ``t_end``: the end, in the note's time (default: when one
+    weight is left, plus 10 %). ``samples``: rows of the time series, at t = i t_end/(K-1).
+
+    ``schedule``: live changes of lam, eta or method during the run, as the window's
+    sessions record them: ``[(t, {"lam": 2e-3}), (t2, {"method": "gd", "eta": 0.1})]``,
+    times in order from 0 to ``t_end`` (which a schedule needs). A change at a sample's
+    time comes before that sample. The CLI has no such option: save() then records this
+    call instead of a command line."""
+    from sparsity_gui.core.note.files import death_columns
+    from sparsity_gui.core.note.headless import run_settings, scheduled_run
+    from sparsity_gui.core.note.metrics import COLUMNS
+    from sparsity_gui.core.note.sampled import simulate_samples
+
+    values = dict(
+        m=_whole(m),
+        lam=_number(lam),
+        sigma=_number(sigma),
+        seed=_whole(seed),
+        w0=None if w0 is None else str(w0),
+        w0_row=None if w0_row is None else _whole(w0_row),
+        w0_tensor=w0_tensor,
+        method=method,
+        eta=_number(eta),
+        t_end=None if t_end is None else _number(t_end),
+        samples=_whole(samples),
+    )
+    params, weights = run_settings(**values)
+    if schedule:
+        run = scheduled_run(params, weights, schedule, values["samples"])
+    else:
+        run = simulate_samples(params, weights, values["samples"])
+    options = _given(simulate, values)
+    if schedule:
+        options["schedule"] = [(c.t, {c.name: c.value}) for c in run.sim.changes]
+    sim = run.sim
+    k, u, t_death = death_columns(np.abs(sim.init.w0), sim.solver.death_times(), sim.init.order)
+    return SimulationResult(
+        params=params,
+        schedule=tuple((c.t, c.name, c.value) for c in sim.changes),
+        columns=tuple(COLUMNS),
+        timeseries=run.rows[:, : len(COLUMNS)].copy(),
+        w0=sim.init.w0.copy(),
+        w_final=sim.solver.weights(),
+        deaths={"k": k, "u": u, "t_death": t_death},
+        t_end=run.t_end,
+        t_one=run.t_one,
+        fitted_c=run.fitted_c,
+        nonzero_final=run.nonzero_final,
+        run=run,
+        options=options,
+    )
+
+
+# --- the interference model -----------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class TrainingResult(_Result):
+    """One training run of the interference model (``sparsity-gui interference``).
+
+    ``history``: a row per recorded step, columns ``columns`` (history.csv's: ``step``,
+    ``t`` in the note's time = 4 lr per step, NaN for Adam, ``polysemantic``, ...).
+    ``w0``, ``w_final``: W (n x m: features by neurons) at the start and the end.
+    ``neuron_counts``: active features per neuron at the end (|w| from 0.8 to 1.2)."""
+
+    params: InterferenceParams
+    columns: tuple[str, ...]
+    history: np.ndarray
+    w0: np.ndarray
+    w_final: np.ndarray
+    neuron_counts: np.ndarray
+    polysemantic: int
+    predicted: float  # the paper's n^2/(4m)
+    wall_seconds: float
+    run: InterferenceRun = dataclasses.field(repr=False)
+    options: dict[str, Any] = dataclasses.field(repr=False)
+    command = "interference"
+
+    def save(self, out: str | Path, *, force: bool = False) -> Path:
+        """history.csv, w0.npy, w_final.npy, neuron_counts.csv and run.json into ``out``,
+        as `interference --out DIR` with the same options. See _Result.save."""
+        return self._save(out, force)
+
+    def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
+        from sparsity_gui.core.interference.files import write_interference_run
+
+        write_interference_run(result_dir, self.run, command_line, self.wall_seconds)
+
+    def _table(self) -> tuple[Sequence[str], np.ndarray]:
+        return self.columns, self.history
+
+    def _summary(self) -> str:
+        p = self.params
+        return (
+            f"n={p.n} m={p.m} {p.optimizer}, {p.steps} steps: {self.polysemantic} polysemantic "
+            f"neuron(s), predicted n^2/(4m)={self.predicted:.4g}"
+        )
+
+
+def train(
+    *,
+    n: int = 256,
+    m: int = 1024,
+    seed: int = 0,
+    steps: int = 7500,
+    optimizer: str = "adamw",
+    l1: float = 1e-3,
+    lr: float = 1e-3,
+    sigma: float = 1.0,
+    no_interference: bool = False,
+    weight_decay: float | None = None,
+    samples: int = 501,
+) -> TrainingResult:
+    """Train the interference model once (Lecomte et al. 2023: y = ReLU(W W^T x) on the n
+    basis vectors, loss sum_i (1 - |W_i|^2)^2 + sum_{i != j} ReLU(W_i . W_j)^2 + l1 |W|_1),
+    W (n x m) from normal(0, sigma/sqrt(m)) drawn with ``seed``, as ``sparsity-gui
+    interference`` does.
+
+    Network units: ``l1`` the loss's L1 coefficient, 0 to 4 (the note's lam = l1/4), ``lr``
+    the learning rate per step (for gradient descent the note's eta = 4 lr and t = 4 lr
+    steps). ``optimizer``: "adamw" (the paper's), "adam", "gd-zero" (gradient descent with
+    the note's zero rule) or "gd". ``weight_decay``: None for torch's (0.01 for adamw, 0
+    for adam). ``no_interference``: every feature trains alone. ``samples``: rows of the
+    history, at steps round(i steps/(K-1)).
+
+    Like the CLI this caps OpenBLAS at one thread in this process (faster for these
+    products, and the same numbers as the CLI's)."""
+    from sparsity_gui.core.interference.headless import train as train_run
+    from sparsity_gui.core.interference.headless import training_settings
+    from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+
+    values = dict(
+        n=_whole(n),
+        m=_whole(m),
+        seed=_whole(seed),
+        steps=_whole(steps),
+        optimizer=optimizer,
+        l1=_number(l1),
+        lr=_number(lr),
+        sigma=_number(sigma),
+        no_interference=no_interference,
+        weight_decay=None if weight_decay is None else _number(weight_decay),
+        samples=_whole(samples),
+    )
+    params = training_settings(**values)
+    started = time.perf_counter()
+    run = train_run(params, values["samples"])
+    wall = time.perf_counter() - started
+    meas = run.measure(with_loss=False)
+    return TrainingResult(
+        params=params,
+        columns=tuple(HISTORY_COLUMNS),
+        history=run.history_array().copy(),
+        w0=run.w0.copy(),
+        w_final=run.W.copy(),
+        neuron_counts=np.asarray(run.counts).copy(),
+        polysemantic=int(meas.polysemantic),
+        predicted=params.prediction,
+        wall_seconds=wall,
+        run=run,
+        options=_given(train, values),
+    )
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class SweepResult(_Result):
+    """A sweep over m (``sparsity-gui sweep --no-figure``: the API draws no figures).
+
+    ``rows``: a column per field of sweep.csv (``m``, ``seed``, ``polysemantic``,
+    ``predicted`` = n^2/(4m), ..., ``seconds`` of wall time), a row per run, as numpy
+    arrays. ``m``, ``mean``, ``std``, ``predicted``: polysemantic neurons per value of m
+    (mean and sample standard deviation over the seeds) and the paper's prediction."""
+
+    spec: SweepSpec
+    rows: dict[str, np.ndarray]
+    m: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray
+    predicted: np.ndarray
+    jobs: int
+    sweep_rows: tuple[SweepRow, ...] = dataclasses.field(repr=False)
+    options: dict[str, Any] = dataclasses.field(repr=False)
+    command = "sweep"
+
+    def save(self, out: str | Path, *, force: bool = False) -> Path:
+        """sweep.csv and sweep.json into ``out``, as `sweep --no-figure --out DIR` with the
+        same options. See _Result.save."""
+        return self._save(out, force)
+
+    def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
+        from sparsity_gui.core.interference.files import write_sweep
+
+        write_sweep(result_dir, self.spec, list(self.sweep_rows), command_line=command_line)
+
+    def _table(self) -> tuple[Sequence[str], dict[str, np.ndarray]]:
+        return tuple(self.rows), self.rows
+
+    def _summary(self) -> str:
+        means = ", ".join(f"{int(m)}: {mean:.3g}" for m, mean in zip(self.m, self.mean, strict=True))
+        return f"n={self.spec.base.n}, {self.spec.seeds} seed(s) per m, mean polysemantic per m {{{means}}}"
+
+
+def sweep(
+    *,
+    n: int | None = None,
+    m: str | Sequence[int] | None = None,
+    seeds: int | None = None,
+    seed: int | None = None,
+    steps: int | None = None,
+    optimizer: str | None = None,
+    l1: float | None = None,
+    lr: float | None = None,
+    sigma: float | None = None,
+    no_interference: bool = False,
+    weight_decay: float | None = None,
+    paper: bool = False,
+    jobs: int | None = None,
+) -> SweepResult:
+    """Train the interference model for every m with ``seeds`` seeds each (``seed`` ..
+    ``seed + seeds - 1``) and count the polysemantic neurons of each run, against the
+    paper's n^2/(4m), as ``sparsity-gui sweep --no-figure`` does.
+
+    ``m``: a list of values, or the CLI's text ("64,128,256" or "start:stop:step", stop
+    included). None takes the CLI's default: n=64, m="64,128,256,512,1024", seeds=4,
+    seed=0, steps=7500, optimizer="adamw", l1=lr=1e-3, sigma=1; ``paper=True`` the
+    paper's settings (n=256, m=256..4096 by 256, 16 seeds: hours of work), which the
+    options given override. Units as in train(): lam = l1/4. ``jobs``: runs trained side
+    by side, one BLAS thread each (default: as many as fit, one per core up to 8); the
+    results do not depend on it."""
+    from sparsity_gui.core.interference.headless import PAPER, SWEEP_DEFAULTS, sweep_settings
+    from sparsity_gui.core.interference.sweep import ROW_COLUMNS, run_sweep, summarize
+
+    given = dict(
+        n=_whole(n),
+        m=list(m) if isinstance(m, (list, tuple, range, np.ndarray)) else m,
+        seeds=_whole(seeds),
+        seed=_whole(seed),
+        steps=_whole(steps),
+        optimizer=optimizer,
+        l1=_number(l1),
+        lr=_number(lr),
+        sigma=_number(sigma),
+        no_interference=no_interference,
+        weight_decay=_number(weight_decay),
+        paper=paper,
+        jobs=_whole(jobs),
+    )
+    if isinstance(given["m"], list):
+        given["m"] = [_whole(v) for v in given["m"]]
+    settings: dict[str, Any] = {
+        "weight_decay": None,
+        "jobs": None,
+        **SWEEP_DEFAULTS,
+        **(PAPER if paper else {}),
+    }
+    settings.update({k: v for k, v in given.items() if v is not None and k != "paper"})
+    spec, workers = sweep_settings(**settings)
+    rows = run_sweep(spec, workers=workers)
+    summary = summarize(rows)
+    options = _given(sweep, given)
+    options["no_figure"] = True  # the files of `sweep --no-figure`
+    return SweepResult(
+        spec=spec,
+        rows={name: np.array([getattr(r, name) for r in rows]) for name in ROW_COLUMNS},
+        m=np.asarray(summary.m).astype(np.int64),
+        mean=np.asarray(summary.mean).copy(),
+        std=np.asarray(summary.std).copy(),
+        predicted=np.asarray(summary.predicted).copy(),
+        jobs=workers,
+        sweep_rows=tuple(rows),
+        options=options,
+    )

@@ -1,0 +1,110 @@
+"""The interference model's headless runs, as the `interference` and `sweep` commands and the
+Python API (sparsity_gui.api) make them: their defaults and their settings, checked in one
+place (the CLI's option names, with ``no_interference`` for --no-interference)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from sparsity_gui.core.checks import parse_m_values
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.params import InterferenceParams, check_memory
+from sparsity_gui.core.interference.sweep import SweepSpec, default_workers
+
+SWEEP_DEFAULTS = dict(
+    n=64, m="64,128,256,512,1024", seeds=4, seed=0, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0
+)
+
+# --paper: the paper's settings (Lecomte et al. 2023)
+PAPER = dict(n=256, m="256:4096:256", seeds=16, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3)
+
+INTERFERENCE_DEFAULTS = dict(
+    n=256, m=1024, seed=0, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0
+)
+
+SAMPLES = 501  # rows of history.csv by default
+SAMPLES_MAX = 10**5
+JOBS_MAX = 64
+
+
+def model_params(
+    *,
+    n: int,
+    m: int,
+    seed: int,
+    steps: int,
+    optimizer: str,
+    l1: float,
+    lr: float,
+    sigma: float,
+    no_interference: bool,
+    weight_decay: float | None,
+) -> InterferenceParams:
+    return InterferenceParams(
+        n=n,
+        m=m,
+        l1=l1,
+        lr=lr,
+        optimizer=optimizer,
+        steps=steps,
+        seed=seed,
+        sigma=sigma,
+        interference=not no_interference,
+        weight_decay=weight_decay,
+    )
+
+
+def training_settings(*, samples: int, **model) -> InterferenceParams:
+    """The checked parameters of one `interference` run (``model``: model_params's)."""
+    params = model_params(**model)
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 2 <= samples <= SAMPLES_MAX:
+        raise InputError("samples", f"must be from 2 to 1e5, got {samples}")
+    check_memory(params.n, params.m)
+    return params
+
+
+def train(
+    params: InterferenceParams,
+    samples: int,
+    on_step: Callable[[int], None] | None = None,
+    w0: np.ndarray | None = None,
+    w0_source: dict | None = None,
+):
+    """One run recorded at ``samples`` steps (core/interference/sampled.py), with one BLAS
+    thread (faster than OpenBLAS's pool here, and never collapses: core/blas.py; it caps
+    the pool of this whole process) and chunks of about 1e9 multiply-adds between calls of
+    ``on_step(step)`` (a progress bar moves at least every second or so)."""
+    from sparsity_gui.core.blas import limit_blas_threads
+    from sparsity_gui.core.interference.run import chunk_steps
+    from sparsity_gui.core.interference.sampled import train_sampled
+
+    limit_blas_threads(1)
+    chunk = chunk_steps(params, 1e9, 250)
+    return train_sampled(params, samples, on_step=on_step, chunk=chunk, w0=w0, w0_source=w0_source)
+
+
+def m_list_text(m: str | int | Sequence[int]) -> str:
+    """A sweep's --m as text: '64,128' or '64:1024:64' as given, a list or one value joined."""
+    if isinstance(m, str):
+        return m
+    if isinstance(m, Sequence):
+        return ",".join(str(v) for v in m)
+    return str(m)
+
+
+def sweep_settings(*, m: str | Sequence[int], seeds: int, jobs: int | None, **model) -> tuple[SweepSpec, int]:
+    """The checked SweepSpec of a `sweep` and the runs it trains side by side: ``jobs``, at
+    most one per run, or (None) as many as fit in memory, at most one per core up to 8."""
+    m_values = parse_m_values(m_list_text(m))
+    spec = SweepSpec(base=model_params(m=m_values[0], **model), m_values=m_values, seeds=seeds)
+    whole = isinstance(jobs, int) and not isinstance(jobs, bool)
+    if jobs is not None and not (whole and 1 <= jobs <= JOBS_MAX):
+        raise InputError("jobs", f"must be from 1 to {JOBS_MAX}, got {jobs}")
+    spec.check_memory(1)  # the largest run on its own
+    if jobs is None:
+        return spec, spec.workers_that_fit(default_workers())  # the default: as many as fit
+    jobs = min(jobs, len(spec.runs()))
+    spec.check_memory(jobs)
+    return spec, jobs

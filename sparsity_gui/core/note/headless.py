@@ -1,0 +1,93 @@
+"""The note model's headless runs, as the `run` command and the Python API (sparsity_gui.api)
+both make them: their settings checked in one place, and runs with a schedule of live
+changes (what a session records) for the API."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.params import SimParams, check_memory
+
+SAMPLES = 501  # rows of timeseries.csv by default
+SAMPLES_MAX = 10**6
+FORMATS = ("csv", "npz")  # how weights and deaths are written
+
+
+def run_settings(
+    *,
+    m: int,
+    lam: float,
+    sigma: float,
+    seed: int,
+    w0: str | None,
+    w0_row: int | None,
+    method: str,
+    eta: float,
+    t_end: float | None,
+    samples: int,
+    w0_tensor: str | None = None,
+) -> tuple[SimParams, np.ndarray | None]:
+    """The checked parameters of a `run` (the CLI's options, by name) and, with ``w0`` (a
+    file), the loaded weights. Raises InputError naming the option."""
+    from sparsity_gui.core.note.initial import load_w0
+
+    loaded = None
+    for flag, value in (("w0-row", w0_row), ("w0-tensor", w0_tensor)):
+        if value is not None and w0 is None:
+            raise InputError(flag, "needs --w0 FILE")
+    if w0 is not None:
+        loaded = load_w0(w0, w0_row, w0_tensor)
+        m = int(loaded.shape[0])
+    params = SimParams(m=m, lam=lam, sigma=sigma, seed=seed, w0_path=w0, method=method, eta=eta, t_end=t_end)
+    if loaded is None:
+        check_memory(params.m)
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 2 <= samples <= SAMPLES_MAX:
+        raise InputError("samples", f"must be from 2 to 1e6, got {samples}")
+    return params, loaded
+
+
+def check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise InputError("format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}")
+
+
+def scheduled_run(
+    params: SimParams,
+    w0: np.ndarray | None,
+    schedule: Sequence[tuple[float, Mapping[str, Any]]],
+    samples: int,
+):
+    """The run with live changes at given times, ``schedule`` = [(t, {name: value}), ...]
+    with names lam, eta and method (a session's changes, checked by the same rules: in
+    time order, from 0 to t_end, each value one the parameter may take), sampled at
+    ``samples`` times from 0 to params.t_end (needed: the default end, one weight left,
+    depends on the changes). A diverged gradient descent raises InputError, as in `run`."""
+    from sparsity_gui.core.note.initial import initial_weights
+    from sparsity_gui.core.note.sampled import replay_script
+    from sparsity_gui.core.note.session import _changes, _check_work, _Problem
+    from sparsity_gui.core.note.simulation import RunScript
+
+    if params.t_end is None:
+        raise InputError("t_end", "a schedule of live changes needs an end time: give t_end")
+    items = []
+    for i, entry in enumerate(schedule):
+        if not (isinstance(entry, (tuple, list)) and len(entry) == 2 and isinstance(entry[1], Mapping)):
+            raise InputError("schedule", f"item {i} must be (t, {{name: value}}), got {entry!r}")
+        items.extend({"t": entry[0], "name": name, "value": value} for name, value in entry[1].items())
+    try:
+        changes = _changes(items, params.t_end)
+        script = RunScript(
+            params, initial_weights(params) if w0 is None else w0, changes, params.t_end, samples
+        )
+        _check_work(script)
+    except _Problem as exc:  # the session's wording: "changes[i]" counts the changes in order
+        raise InputError("schedule", str(exc)) from None
+    run = replay_script(script)
+    if "diverged" in run.extra:
+        raise InputError("eta", run.extra["diverged"])
+    return dataclasses.replace(run, extra={})  # no "t_session": this is not a session's export

@@ -1,0 +1,133 @@
+"""Bad arguments: the API raises ValueError with the message the CLI prints after
+`error:` (both check them in core/*/headless.py), and writes nothing."""
+
+import pytest
+
+from sparsity_gui import api
+from sparsity_gui.__main__ import main
+
+CASES = [
+    # (API call, its keyword arguments, the CLI's arguments)
+    ("simulate", dict(m=0), ["run", "--m", "0"]),
+    ("simulate", dict(m=10**9), ["run", "--m", "1e9"]),
+    ("simulate", dict(lam=2.0), ["run", "--lam", "2"]),
+    ("simulate", dict(lam=-1e-3), ["run", "--lam", "-0.001"]),
+    ("simulate", dict(sigma=0.0), ["run", "--sigma", "0"]),
+    ("simulate", dict(eta=3.0), ["run", "--eta", "3"]),
+    ("simulate", dict(t_end=-1.0), ["run", "--t-end", "-1"]),
+    ("simulate", dict(samples=1), ["run", "--samples", "1"]),
+    ("simulate", dict(seed=-1), ["run", "--seed", "-1"]),
+    ("simulate", dict(lam=0.0), ["run", "--lam", "0"]),  # no default end time
+    ("simulate", dict(method="rk4"), ["run", "--method", "rk4"]),
+    ("simulate", dict(w0_row=1), ["run", "--w0-row", "1"]),
+    ("simulate", dict(w0="{tmp}/missing.npy"), ["run", "--w0", "{tmp}/missing.npy"]),
+    ("simulate", dict(w0="{tmp}/bad.csv"), ["run", "--w0", "{tmp}/bad.csv"]),
+    ("train", dict(n=0), ["interference", "--n", "0"]),
+    ("train", dict(n=5000), ["interference", "--n", "5000"]),
+    ("train", dict(m=70000), ["interference", "--m", "70000"]),
+    ("train", dict(lr=0.0), ["interference", "--lr", "0"]),
+    ("train", dict(l1=9.0), ["interference", "--l1", "9"]),
+    ("train", dict(steps=0), ["interference", "--steps", "0"]),
+    ("train", dict(sigma=0.0), ["interference", "--sigma", "0"]),
+    ("train", dict(weight_decay=-1.0), ["interference", "--weight-decay", "-1"]),
+    ("train", dict(samples=1), ["interference", "--samples", "1"]),
+    ("train", dict(optimizer="sgd"), ["interference", "--optimizer", "sgd"]),
+    (
+        "train",
+        dict(n=3, m=4, steps=20, optimizer="gd-zero", lr=1.0, sigma=30.0),
+        [
+            "interference",
+            "--n",
+            "3",
+            "--m",
+            "4",
+            "--steps",
+            "20",
+            "--optimizer",
+            "gd-zero",
+            "--lr",
+            "1",
+            "--sigma",
+            "30",
+        ],
+    ),  # diverges while training
+    ("sweep", dict(m="64:32:8"), ["sweep", "--m", "64:32:8"]),
+    ("sweep", dict(m="8:64:0"), ["sweep", "--m", "8:64:0"]),
+    ("sweep", dict(m=[8, 100000]), ["sweep", "--m", "8,100000"]),
+    ("sweep", dict(m="1:1e12:1"), ["sweep", "--m", "1:1e12:1"]),
+    ("sweep", dict(m="1:1000:1", seeds=11), ["sweep", "--m", "1:1000:1", "--seeds", "11"]),
+    ("sweep", dict(seeds=0), ["sweep", "--seeds", "0"]),
+    ("sweep", dict(optimizer="adamax"), ["sweep", "--optimizer", "adamax"]),
+    ("sweep", dict(jobs=0), ["sweep", "--jobs", "0"]),
+    ("sweep", dict(jobs=65), ["sweep", "--jobs", "65"]),
+    ("sweep", dict(paper=True, n=0), ["sweep", "--paper", "--n", "0"]),
+]
+
+
+def _ids():
+    return [" ".join(cli[:1] + [a for a in cli[1:] if "{tmp}" not in a]) for _f, _k, cli in CASES]
+
+
+@pytest.mark.parametrize("fn, kwargs, cli_args", CASES, ids=_ids())
+def test_same_message_as_the_cli(tmp_path, capsys, fn, kwargs, cli_args):
+    (tmp_path / "bad.csv").write_text("0.1\nhello\n")
+    kwargs = {k: v.format(tmp=tmp_path) if isinstance(v, str) else v for k, v in kwargs.items()}
+    argv = [a.format(tmp=tmp_path) for a in cli_args] + ["--out", str(tmp_path / "res")]
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    cli_lines = capsys.readouterr().err.splitlines()
+    assert len(cli_lines) == 1 and cli_lines[0].startswith("error: ")
+    with pytest.raises(ValueError) as err:
+        getattr(api, fn)(**kwargs)
+    assert f"error: {err.value}" == cli_lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
+
+
+@pytest.mark.parametrize(
+    "fn, kwargs, words",
+    [
+        # what the CLI's argparse refuses as text: the API names the field instead
+        ("simulate", dict(m=2.5), "m: must be a whole number from 1 to 1e8, got 2.5"),
+        ("simulate", dict(lam="big"), "lam: must be a number, got 'big'"),
+        (
+            "sweep",
+            dict(m="abc"),
+            "m: expected a list like 64,128,256, powers like 1e3,1e4,1e5 or a range start:stop:step, got 'abc'",
+        ),
+    ],
+)
+def test_python_only_mistakes_name_the_field(fn, kwargs, words):
+    with pytest.raises(ValueError) as err:
+        getattr(api, fn)(**kwargs)
+    assert str(err.value) == words
+
+
+def test_a_schedule_follows_the_sessions_rules():
+    with pytest.raises(ValueError, match=r"^t_end: a schedule of live changes needs an end time"):
+        api.simulate(schedule=[(1.0, {"lam": 2e-3})])
+    with pytest.raises(ValueError, match=r"^schedule: field 'changes\[1\]\.t' = 1\.0 comes before"):
+        api.simulate(t_end=10.0, schedule=[(2.0, {"lam": 2e-3}), (1.0, {"lam": 3e-3})])
+    with pytest.raises(ValueError, match=r"^schedule: field 'changes\[0\]\.name' must be one of lam, eta"):
+        api.simulate(t_end=10.0, schedule=[(2.0, {"sigma": 2.0})])
+    with pytest.raises(ValueError, match=r"^schedule: field 'changes\[0\]\.value': lam must be from 0 to 1"):
+        api.simulate(t_end=10.0, schedule=[(2.0, {"lam": 5.0})])
+    with pytest.raises(ValueError, match=r"^schedule: field 'changes\[0\]\.t' = 20\.0 is after"):
+        api.simulate(t_end=10.0, schedule=[(20.0, {"lam": 5e-3})])
+    with pytest.raises(ValueError, match=r"^schedule: item 0 must be \(t, \{name: value\}\), got 2\.0"):
+        api.simulate(t_end=10.0, schedule=[2.0])
+    with pytest.raises(ValueError, match=r"^schedule: replaying to t = 1e\+06 would take"):
+        api.simulate(t_end=1e6, method="gd", eta=1e-4, schedule=[(1.0, {"lam": 2e-3})])
+    with pytest.raises(ValueError, match=r"^eta: "):  # gradient descent that diverges
+        api.simulate(m=10, sigma=30.0, t_end=5.0, method="gd", eta=2.0, schedule=[(1.0, {"lam": 2e-3})])
+
+
+def test_save_format_is_checked_as_the_cli_does(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--m", "20", "--format", "hdf5", "--out", str(tmp_path / "res")])
+    cli_line = capsys.readouterr().err.strip()
+    run = api.simulate(m=20)
+    with pytest.raises(ValueError) as err:
+        run.save(tmp_path / "res", format="hdf5")
+    assert cli_line == f"error: {err.value}" == "error: format: must be one of csv, npz, got 'hdf5'"
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,144 @@
+"""sparsity_gui.api against the CLI: save(dir) writes the files the command with the same
+options writes, byte for byte (run.json and sweep.json apart from the wall-clock times),
+with that command line recorded; the CLI runs for real (`main`, in process)."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from sparsity_gui import api
+from sparsity_gui.__main__ import main
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def _cli(capsys, *argv):
+    assert main(list(argv)) == 0
+    return capsys.readouterr()
+
+
+def _same_dir_both_ways(tmp_path, capsys, save, command: str) -> tuple:
+    """The API's files and the CLI's, each written to the same path `res` (so that the
+    recorded command lines can be equal): the API's folder is moved aside first."""
+    save("res")
+    os.rename("res", "api")
+    line = json.loads(_json(tmp_path / "api"))["command_line"]
+    assert line.startswith(f"sparsity-gui {command} ") and line.endswith(" --out res")
+    argv = line.split()[1:]  # no spaces or quotes in these options
+    _cli(capsys, *argv)
+    return tmp_path / "api", tmp_path / "res"
+
+
+def _json(folder) -> str:
+    names = [n for n in ("run.json", "sweep.json") if (folder / n).exists()]
+    return (folder / names[0]).read_text()
+
+
+def _assert_same_files(api_dir, cli_dir, clock_fields=(), csv_clock_column=None):
+    names = sorted(p.name for p in cli_dir.iterdir())
+    assert sorted(p.name for p in api_dir.iterdir()) == names
+    for name in names:
+        a, c = (api_dir / name).read_bytes(), (cli_dir / name).read_bytes()
+        if name.endswith(".json"):
+            ja, jc = json.loads(a), json.loads(c)
+            for field in clock_fields:
+                assert isinstance(ja.pop(field), float) and isinstance(jc.pop(field), float)
+            assert ja == jc, name
+            # the same digits: the texts differ only in the clock fields' lines
+            assert [x for x in a.splitlines() if not any(f.encode() in x for f in clock_fields)] == [
+                x for x in c.splitlines() if not any(f.encode() in x for f in clock_fields)
+            ]
+        elif csv_clock_column is not None and name.endswith(".csv"):
+            la, lc = a.decode().splitlines(), c.decode().splitlines()
+            col = la[0].split(",").index(csv_clock_column)
+            assert la[0] == lc[0] and len(la) == len(lc)
+            for ra, rc in zip(la[1:], lc[1:], strict=True):
+                fa, fc = ra.split(","), rc.split(",")
+                del fa[col], fc[col]
+                assert fa == fc
+        else:
+            assert a == c, name
+
+
+@pytest.mark.parametrize(
+    "save_options",
+    [{}, {"format": "npz", "no_weights": False}, {"no_weights": True}],
+    ids=["csv", "npz", "no-weights"],
+)
+def test_simulate_saves_the_files_of_run(tmp_path, capsys, save_options):
+    run = api.simulate(m=2000, lam=2e-3, seed=3, samples=101)
+    assert run.command_line("res").startswith("sparsity-gui run --m 2000 --lam 0.002 --seed 3 --samples 101")
+    api_dir, cli_dir = _same_dir_both_ways(tmp_path, capsys, lambda out: run.save(out, **save_options), "run")
+    _assert_same_files(api_dir, cli_dir, clock_fields=("solver_wall_seconds",))
+    # the arrays are the files' numbers, exactly
+    rows = np.loadtxt(api_dir / "timeseries.csv", delimiter=",", skiprows=1)
+    assert np.array_equal(rows, run.timeseries)
+    if save_options.get("format") == "npz":
+        with np.load(api_dir / "weights.npz") as z:
+            assert np.array_equal(z["w0"], run.w0) and np.array_equal(z["w_final"], run.w_final)
+        with np.load(api_dir / "deaths.npz") as z:
+            assert all(np.array_equal(z[k], run.deaths[k]) for k in ("k", "u", "t_death"))
+
+
+def test_simulate_with_w0_file_and_gd(tmp_path, capsys):
+    np.save(tmp_path / "w.npy", np.array([[0.1, -0.5, 0.3, 0.05], [0.2, 0.2, -0.7, 0.01]]))
+    run = api.simulate(w0=str(tmp_path / "w.npy"), w0_row=1, method="gd", eta=0.0625, t_end=4.0)
+    assert run.params.m == 4 and np.array_equal(run.w0, [0.2, 0.2, -0.7, 0.01])
+    api_dir, cli_dir = _same_dir_both_ways(tmp_path, capsys, run.save, "run")
+    _assert_same_files(api_dir, cli_dir, clock_fields=("solver_wall_seconds",))
+
+
+def test_train_saves_the_files_of_interference(tmp_path, capsys):
+    result = api.train(n=12, m=24, steps=300, seed=2, optimizer="adam", l1=2e-3, lr=3e-3, samples=31)
+    assert result.history.shape == (31, len(result.columns))
+    api_dir, cli_dir = _same_dir_both_ways(tmp_path, capsys, result.save, "interference")
+    _assert_same_files(api_dir, cli_dir, clock_fields=("wall_seconds",))
+    assert np.array_equal(np.load(api_dir / "w_final.npy"), result.w_final)
+    assert np.array_equal(np.load(api_dir / "w0.npy"), result.w0)
+
+
+def test_sweep_saves_the_files_of_sweep_no_figure(tmp_path, capsys):
+    result = api.sweep(n=8, m=[8, 16], seeds=2, steps=300, jobs=1)
+    assert result.command_line("res") == (
+        "sparsity-gui sweep --n 8 --m 8,16 --seeds 2 --steps 300 --jobs 1 --no-figure --out res"
+    )
+    api_dir, cli_dir = _same_dir_both_ways(tmp_path, capsys, result.save, "sweep")
+    _assert_same_files(api_dir, cli_dir, clock_fields=("run_seconds",), csv_clock_column="seconds")
+    assert list(result.rows["m"]) == [8, 8, 16, 16] and list(result.rows["seed"]) == [0, 1, 0, 1]
+    assert result.m.dtype == np.int64 and list(result.m) == [8, 16]
+    assert repr(result).startswith("<SweepResult n=8, 2 seed(s) per m, mean polysemantic per m {8: ")
+    assert repr(result).endswith(
+        "; files as: sparsity-gui sweep --n 8 --m 8,16 --seeds 2 --steps 300 --jobs 1 --no-figure --out DIR>"
+    )
+    # mean and sample std per m, from the rows, in plain numpy
+    for i, m in enumerate(result.m):
+        counts = result.rows["polysemantic"][result.rows["m"] == m].astype(float)
+        assert result.mean[i] == pytest.approx(counts.mean(), abs=1e-12)
+        assert result.std[i] == pytest.approx(counts.std(ddof=1), abs=1e-12)
+        assert result.predicted[i] == 8 * 8 / (4 * m)
+
+
+def test_save_refuses_a_used_folder_as_the_cli_does(tmp_path, capsys):
+    run = api.simulate(m=50)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("mine")
+    with pytest.raises(SystemExit):
+        main(["run", "--m", "50", "--out", str(tmp_path / "full")])
+    cli_line = capsys.readouterr().err.strip()
+    with pytest.raises(ValueError) as err:
+        run.save(tmp_path / "full")
+    assert cli_line == f"error: {err.value}"
+    assert [p.name for p in tmp_path.iterdir()] == ["full"]  # no temporary folder left
+    assert [p.name for p in (tmp_path / "full").iterdir()] == ["keep.txt"]
+    run.save(tmp_path / "full", force=True)
+    assert sorted(p.name for p in (tmp_path / "full").iterdir()) == [
+        "deaths.csv",
+        "run.json",
+        "timeseries.csv",
+        "weights.csv",
+    ]
