@@ -93,7 +93,8 @@ def test_same_message_as_the_cli(tmp_path, capsys, fn, kwargs, cli_args):
         (
             "sweep",
             dict(m="abc"),
-            "m: expected a list like 64,128,256, powers like 1e3,1e4,1e5 or a range start:stop:step, got 'abc'",
+            "m: expected a list like 64,128,256, powers like 1e3,1e4,1e5 or a range start:stop:step, "
+            "got 'abc'",
         ),
     ],
 )
