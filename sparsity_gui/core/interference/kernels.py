@@ -308,10 +308,15 @@ def _gram_row(W, i, rptr, rcol, cptr, crow, gacc, gseen, glist, stamp):
 
 
 @njit(cache=True, nogil=True)
-def _sort_small(a, count):
-    """a[:count] in increasing order, in place (insertion sort: the lists are short)."""
-    if count > 48:
-        a[:count] = np.sort(a[:count])
+def _sort_marked(a, count, seen, stamp):
+    """a[:count], the columns marked ``stamp`` in ``seen``, in increasing order, in place:
+    an insertion sort when they are few, else a scan of the marks (np.sort was 30x slower)."""
+    if count > 32:
+        q = 0
+        for k in range(seen.shape[0]):
+            if seen[k] == stamp:
+                a[q] = k
+                q += 1
         return
     for q in range(1, count):
         v = a[q]
@@ -377,7 +382,7 @@ def gd_zero_sparse_steps(W, norm2, rptr, rcol, work, pcol, pval, n_steps, lr, l1
                         pacc[k] += gij * W[j, k]
             if pptr[i] + npush > pcap:
                 return s, STOP_ROOM, rptr[n]
-            _sort_small(plist, npush)
+            _sort_marked(plist, npush, pseen, i)
             for q in range(npush):
                 pcol[pptr[i] + q] = plist[q]
                 pval[pptr[i] + q] = pacc[plist[q]]

@@ -35,7 +35,7 @@ from sparsity_gui.core.interference.params import GD_OPTIMIZERS, InterferencePar
 # (apart, so that a run near the crossover does not switch every step). The crossover is
 # measured by benchmarks/bench_interference.py (section "gd-zero on its nonzeros").
 SPARSE_BELOW = 0.02
-DENSE_ABOVE = 0.04
+DENSE_ABOVE = 0.03
 
 
 def initial_weights(p: InterferenceParams) -> np.ndarray:
