@@ -985,6 +985,19 @@ def print_paper_projection(r: dict) -> None:
             "lrrl",
         )
     )
+    # the arithmetic floor: the products are 3 n^2 m flops a step (syrk n^2 m, gemm 2 n^2 m)
+    flops = sum(3.0 * PAPER_N**2 * m for m in PAPER_MS) * PAPER_SEEDS * PAPER_STEPS
+    need = flops / GOAL_PAPER_S / PAPER_JOBS
+    best32 = max(3.0 * PAPER_N**2 * m / per[("float32", m)][1] for m in PAPER_MS)
+    print()
+    print(
+        f"The products alone are {flops:.2e} flops: under an hour on {PAPER_JOBS} cores needs "
+        f"{need / 1e9:.0f} GFLOP/s per core;"
+    )
+    print(
+        f"the best float32 rate measured above is {best32 / 1e9:.0f} GFLOP/s per core (products and "
+        "update together, CPU time)."
+    )
 
 
 def format_hours(seconds: float) -> str:
