@@ -2,7 +2,7 @@
 
 Run from the project root:
 
-    .venv/bin/python benchmarks/bench_interference.py            # full run (about 1-1.5 minutes)
+    .venv/bin/python benchmarks/bench_interference.py            # full run (sections 0-5 about 1-1.5 minutes, 6-8 about 3 more)
     .venv/bin/python benchmarks/bench_interference.py --quick    # short version (about 20-30 s)
 
 The kernel is ``sparsity_gui.core.interference.train_steps``, called through
