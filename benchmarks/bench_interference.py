@@ -2,8 +2,9 @@
 
 Run from the project root:
 
-    .venv/bin/python benchmarks/bench_interference.py            # full run (sections 0-5 about 1-1.5 minutes, 6-8 about 3 more)
-    .venv/bin/python benchmarks/bench_interference.py --quick    # short version (about 20-30 s)
+    .venv/bin/python benchmarks/bench_interference.py            # full run (about 4-5 minutes)
+    .venv/bin/python benchmarks/bench_interference.py --quick    # short version (about 1 minute)
+    .venv/bin/python benchmarks/bench_interference.py --sections 6,7,8   # issue 13's sections only
 
 The kernel is ``sparsity_gui.core.interference.train_steps``, called through
 ``InterferenceRun.advance`` as the GUI worker and the sweep call it. The baseline is the same
