@@ -35,6 +35,7 @@ def test_precision_combo_starts_a_float32_run_and_the_sweep_follows(qtbot, make_
     assert combo.currentText().startswith("float32")
     # the sweep takes the dock's parameters, precision included
     sweep = win.sweep
+    assert sweep.base_label.text().endswith(", float32")
     type_into(sweep.n, "8")
     type_into(sweep.m, "8,16")
     type_into(sweep.seeds, "1")
