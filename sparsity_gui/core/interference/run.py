@@ -125,6 +125,7 @@ class InterferenceRun:
         self.dense_above = DENSE_ABOVE
         self._pattern: tuple[np.ndarray, ...] | None = None
         self.sparse_steps = 0
+        self.pattern_grown = 0  # times the sparse path's arrays had to grow
         self.counts = np.zeros(params.m, dtype=np.int64)
         self.step = 0
         # the note's time, summed step by step (lr may change live): t = sum of 4 lr
@@ -211,6 +212,7 @@ class InterferenceRun:
         taken, stop, _ = gd_zero_sparse_steps(self.W, self.norm2, *self._pattern, n_steps, p.lr, p.l1, most)
         self.sparse_steps += taken
         if stop == STOP_ROOM:  # grow, from W as it is now, and go on
+            self.pattern_grown += 1
             self._follow_nonzeros(least_room=2 * self._pattern[1].shape[0])
             stop = STOP_NONE
         elif stop == STOP_DENSE:

@@ -124,7 +124,8 @@ def test_switch_over_both_ways_equals_dense():
 def test_many_steps_per_kernel_call_equal_dense(chunks):
     """The sparse kernel runs whole chunks in one call, switching back to the dense path
     inside one when the nonzeros grow (thresholds low enough that a revival crosses
-    them): the same W as the dense run after every chunk."""
+    them), and growing its arrays when a step's pushes do not fit (they are sized from the
+    thresholds): the same W as the dense run after every chunk."""
     p, w0 = revival_case()
     de, sw = dense_run(p, w0), InterferenceRun(p, w0=w0)
     sw.sparse_below, sw.dense_above = 0.3, 0.32
@@ -132,6 +133,7 @@ def test_many_steps_per_kernel_call_equal_dense(chunks):
         assert sw.advance(chunk) == de.advance(chunk) == chunk
         assert_same_state(sw, de)
     assert 0 < sw.sparse_steps < 400
+    assert sw.pattern_grown >= 1
 
 
 def test_default_switch_at_a_preset_size_equals_dense():
