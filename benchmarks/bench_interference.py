@@ -2,8 +2,9 @@
 
 Run from the project root:
 
-    .venv/bin/python benchmarks/bench_interference.py            # full run (about 1-1.5 minutes)
-    .venv/bin/python benchmarks/bench_interference.py --quick    # short version (about 20-30 s)
+    .venv/bin/python benchmarks/bench_interference.py            # full run (about 4-5 minutes)
+    .venv/bin/python benchmarks/bench_interference.py --quick    # short version (about 1 minute)
+    .venv/bin/python benchmarks/bench_interference.py --sections 6,7,8   # issue 13's sections only
 
 The kernel is ``sparsity_gui.core.interference.train_steps``, called through
 ``InterferenceRun.advance`` as the GUI worker and the sweep call it. The baseline is the same
@@ -20,7 +21,15 @@ It prints, from one run on one machine:
    with both OpenBLAS libraries at 1 thread (what the GUI sets) and at their default;
 2. the sweep's sizes n = 64, m = 64 .. 1024: ms per step, kernel vs numpy, and the ratio;
 3. n = 256, m = 4096 (skipped with --quick);
-4. where the time goes at n = 256, m = 1024: the two matrix products against the elementwise pass.
+4. where the time goes at n = 256, m = 1024: the two matrix products against the elementwise pass;
+5. a whole sweep with 1 worker and with one per core;
+6. gd-zero on its nonzeros: the sparse step against the dense one by share of nonzeros (the
+   crossover), numba against scipy.sparse on a 99.9 %-zero W, and the issue's command
+   ``interference --n 256 --m 1024 --l1 0.2 --lr 0.05 --steps 2000`` as whole processes,
+   ``--optimizer gd-zero`` against ``--optimizer gd`` (goal >= 5x);
+7. float32 against float64: the products and whole AdamW steps at n = 256, m = 1024 and 4096;
+8. ``sweep --paper`` projected: every m of 256:4096:256 timed with two runs side by side (the
+   sweep's 2 jobs), in float64 and float32, times 16 seeds x 7500 steps (goal < 1 hour).
 
 Every figure is the best of several repeats of many steps (time.perf_counter), after a
 warm-up; kernel and numpy repeats alternate so both see the same background load. Both start
@@ -648,11 +657,383 @@ def bench_sweep_workers(quick: bool) -> dict[int, float]:
     return wall
 
 
+# ---------------------------------------------------------------------------------------------
+# 6. gd-zero on its nonzeros
+
+
+def _sparse_state(n: int, m: int, share: float, seed: int) -> np.ndarray:
+    """A random W with about ``share`` of its weights nonzero (rows of unit norm on average)."""
+    rng = np.random.default_rng(seed)
+    keep = rng.random((n, m)) < share
+    return rng.standard_normal((n, m)) / math.sqrt(m * share) * keep
+
+
+def _one_step_time(p: InterferenceParams, w: np.ndarray, sparse: bool, reps: int) -> float:
+    """Best seconds of one step from state w, on the dense or the sparse path (a fresh run
+    each repeat, so every repeat starts from the same state)."""
+    best = math.inf
+    for _ in range(reps):
+        run = kernel_run(p, w)
+        run.sparse_below = 2.0 if sparse else 0.0
+        run.dense_above = 2.0
+        if sparse:
+            run._follow_nonzeros()  # the pattern is built once per switch, not per step
+        t0 = now()
+        run.advance(1)
+        best = min(best, now() - t0)
+    return best
+
+
+def bench_crossover(quick: bool) -> list[dict]:
+    n, m = GUI_N, GUI_M
+    p = InterferenceParams(n=n, m=m, optimizer="gd-zero", l1=0.2, lr=0.05, steps=STEPS_MAX)
+    rows = []
+    for share in (0.001, 0.005, 0.01, 0.02, 0.03, 0.05):
+        w = _sparse_state(n, m, share, 1)
+        reps = 3 if quick else 5
+        dense = _one_step_time(p, w, False, reps)
+        sparse = _one_step_time(p, w, True, reps)
+        rows.append({"share": share, "dense": dense, "sparse": sparse})
+    return rows
+
+
+def print_crossover(rows: list[dict]) -> None:
+    from sparsity_gui.core.interference.run import DENSE_ABOVE, SPARSE_BELOW
+
+    print(
+        md_table(
+            ["nonzero share of W", "dense step ms", "sparse step ms", "dense / sparse"],
+            [
+                [
+                    f"{r['share']:.1%}",
+                    fmt_ms(r["dense"]),
+                    fmt_ms(r["sparse"]),
+                    f"{r['dense'] / r['sparse']:.2f}x",
+                ]
+                for r in rows
+            ],
+            "lrrr",
+        )
+    )
+    print()
+    print(
+        f"n = {GUI_N}, m = {GUI_M}, gd-zero, one step from a random W with that share of nonzeros "
+        "(nonzeros spread at random:"
+    )
+    print(
+        "the worst case for the sparse products; trained W puts one weight per feature). The run "
+        f"switches to the sparse path below {SPARSE_BELOW:.0%} and back above {DENSE_ABOVE:.0%}."
+    )
+
+
+def bench_sparse_products(reps: int) -> dict:
+    """The products on the state of the issue's gd-zero run after 300 steps (99.9 % zeros):
+    dense BLAS, scipy.sparse CSR, and the numba sparse step (which also does the update)."""
+    import scipy.sparse as sp
+
+    p = InterferenceParams(n=GUI_N, m=GUI_M, optimizer="gd-zero", l1=0.2, lr=0.05, steps=STEPS_MAX)
+    run = kernel_run(p, initial_weights(p))
+    run.advance(300)
+    W = run.W.copy()
+    push = np.zeros_like(W)
+    gram = np.empty((GUI_N, GUI_N))
+    k = 20
+
+    def scipy_products():
+        S = sp.csr_matrix(W)
+        G = (S @ S.T).tocsr()
+        G.setdiag(0.0)
+        G.data = np.maximum(G.data, 0.0)
+        G.eliminate_zeros()
+        return (G @ S).toarray()
+
+    S0 = sp.csr_matrix(W)
+
+    def scipy_products_only():  # W already in CSR, the push left sparse: the products alone
+        G = (S0 @ S0.T).tocsr()
+        G.setdiag(0.0)
+        G.data = np.maximum(G.data, 0.0)
+        G.eliminate_zeros()
+        return G @ S0
+
+    res = {
+        "share": float(np.count_nonzero(W)) / W.size,
+        "dense_products": best_of(lambda: I.interference_push(W, push, gram), k, reps),
+        "scipy_products": best_of(scipy_products, k, reps),
+        "scipy_products_only": best_of(scipy_products_only, k, reps),
+    }
+    # whole steps from here on, both paths continuing the same trajectory
+    dense = kernel_run(p, W)
+    dense.sparse_below = 0.0
+    res["dense_step"], _ = time_per_step(dense, 0.1, reps)
+    res["sparse_step"], res["sparse_steps"] = time_per_step(kernel_run(p, W), 0.05, reps)
+    ref = push.copy()
+    I.interference_push(W, ref, gram)
+    res["scipy_max_diff"] = float(np.max(np.abs(scipy_products() - ref)))
+    return res
+
+
+def print_sparse_products(r: dict) -> None:
+    print(
+        md_table(
+            ["at 99.9 % zeros", "ms", "against the dense products"],
+            [
+                ["dense products W W^T, ReLU, G W (BLAS)", fmt_ms(r["dense_products"]), "1.00x"],
+                [
+                    "scipy.sparse CSR products (W in CSR each step, dense push out)",
+                    fmt_ms(r["scipy_products"]),
+                    f"{r['dense_products'] / r['scipy_products']:.0f}x",
+                ],
+                [
+                    "scipy.sparse CSR products alone (W given in CSR, push left sparse)",
+                    fmt_ms(r["scipy_products_only"]),
+                    f"{r['dense_products'] / r['scipy_products_only']:.0f}x",
+                ],
+                ["whole dense step (products + update)", fmt_ms(r["dense_step"]), ""],
+                [
+                    "whole sparse step (numba: products, update, pattern)",
+                    fmt_ms(r["sparse_step"]),
+                    f"{r['dense_step'] / r['sparse_step']:.0f}x the dense step",
+                ],
+            ],
+            "lrl",
+        )
+    )
+    print()
+    print(
+        f"State: the issue's run (n = {GUI_N}, m = {GUI_M}, l1 = 0.2, lr = 0.05) after 300 steps, "
+        f"{r['share']:.2%} nonzero; scipy's push differs from BLAS's by {r['scipy_max_diff']:.1e}."
+    )
+    print(
+        "Whole steps: best of repeats of many steps continuing the run from there "
+        f"({r['sparse_steps']} a repeat on the sparse path)."
+    )
+
+
+def _cli_seconds(args: list[str]) -> float:
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = now()
+        proc = subprocess.run(
+            [sys.executable, "-m", "sparsity_gui", "interference", *args, "--out", str(Path(tmp) / "res")],
+            capture_output=True,
+            text=True,
+        )
+        dt = now() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr)
+    return dt
+
+
+def bench_gd_zero_command(quick: bool) -> dict:
+    steps = 400 if quick else 2000
+    base = ["--n", "256", "--m", "1024", "--l1", "0.2", "--lr", "0.05", "--steps", str(steps)]
+    # warm-up: numba compiles (or loads from its cache) the sparse kernels once the run
+    # has gone sparse, which takes a few dozen steps
+    _cli_seconds([*base[:-1], "60", "--samples", "3", "--optimizer", "gd-zero"])
+    wall = {"gd-zero": math.inf, "gd": math.inf}
+    for _ in range(1 if quick else 2):  # alternating, best of each
+        for opt in wall:
+            wall[opt] = min(wall[opt], _cli_seconds([*base, "--optimizer", opt]))
+    start = _cli_seconds([*base[:-1], "1", "--optimizer", "gd-zero"])
+    return {"steps": steps, "wall": wall, "start": start, "command": " ".join(base)}
+
+
+def print_gd_zero_command(r: dict) -> None:
+    g0, g = r["wall"]["gd-zero"], r["wall"]["gd"]
+    print(
+        md_table(
+            ["sparsity-gui interference ...", "wall s", "gd / gd-zero", "goal"],
+            [
+                [
+                    "--optimizer gd-zero",
+                    f"{g0:.2f}",
+                    f"{g / g0:.1f}x",
+                    ">= 5x " + ("PASS" if g / g0 >= 5 else "MISS"),
+                ],
+                ["--optimizer gd (baseline)", f"{g:.2f}", "", ""],
+                ["the same with --steps 1 (start-up, files)", f"{r['start']:.2f}", "", ""],
+            ],
+            "lrrl",
+        )
+    )
+    print()
+    print(f"`{r['command']}` as a whole process each (best of the repeats, alternating).")
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. float32 against float64
+
+
+def bench_float32(quick: bool, blas: OpenBlas) -> list[dict]:
+    rows = []
+    target = 0.05 if quick else 0.15
+    with threads(blas, 1):
+        for m in (GUI_M, BIG_M):
+            row = {"m": m}
+            for dtype in ("float64", "float32"):
+                p = InterferenceParams(n=GUI_N, m=m, steps=STEPS_MAX, dtype=dtype)
+                W = initial_weights(p)
+                push = np.zeros_like(W)
+                gram = np.empty((GUI_N, GUI_N), dtype=W.dtype)
+                k = max(2, int(target / (4e-3 * m / GUI_M)))
+                row[f"products_{dtype}"] = best_of(lambda: I.interference_push(W, push, gram), k, 3)  # noqa: B023
+                row[f"step_{dtype}"], _ = time_per_step(kernel_run(p, W), target, 3)
+            rows.append(row)
+    return rows
+
+
+def print_float32(rows: list[dict]) -> None:
+    table = []
+    for r in rows:
+        for part, label in (("products", "products"), ("step", "whole AdamW step")):
+            a, b = r[f"{part}_float64"], r[f"{part}_float32"]
+            table.append([f"n = {GUI_N}, m = {r['m']}: {label}", fmt_ms(b), fmt_ms(a), f"{a / b:.2f}x"])
+    print(md_table(["", "float32 ms", "float64 ms (baseline)", "float32 speedup"], table, "lrrr"))
+    print()
+    print("One BLAS thread, from W(0); the products are numpy's syrk + gemm in each precision.")
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. the paper's sweep, projected
+
+PAPER_N, PAPER_MS, PAPER_SEEDS, PAPER_STEPS = 256, tuple(range(256, 4097, 256)), 16, 7500
+PAPER_JOBS = 2
+GOAL_PAPER_S = 3600.0
+
+
+def _pair_step_time(p: InterferenceParams, steps: int) -> tuple[float, float]:
+    """Seconds per step of each of PAPER_JOBS runs of p trained side by side in threads, as
+    run_sweep's workers do (each with one BLAS thread): the slower run's wall time, and its
+    thread's CPU time (what the step costs a core of its own, whatever else runs)."""
+    import threading
+
+    runs = [
+        kernel_run(p.with_changes(seed=s), initial_weights(p.with_changes(seed=s))) for s in range(PAPER_JOBS)
+    ]
+    for run in runs:
+        run.advance(1)  # warm-up
+    barrier = threading.Barrier(PAPER_JOBS)
+    took = [0.0] * PAPER_JOBS
+    cpu = [0.0] * PAPER_JOBS
+
+    def go(k):
+        barrier.wait()
+        t0, c0 = now(), time.thread_time()
+        runs[k].advance(steps)
+        took[k], cpu[k] = now() - t0, time.thread_time() - c0
+
+    ts = [threading.Thread(target=go, args=(k,)) for k in range(PAPER_JOBS)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return max(took) / steps, max(cpu) / steps
+
+
+def bench_paper_projection(quick: bool, blas: OpenBlas) -> dict:
+    from sparsity_gui.cli.interference import PAPER
+
+    steps = 3 if quick else 8
+    per = {}
+    with threads(blas, 1):
+        for dtype in ("float64", "float32"):
+            for m in PAPER_MS:
+                p = InterferenceParams(
+                    n=PAPER["n"],
+                    m=m,
+                    optimizer=PAPER["optimizer"],
+                    l1=PAPER["l1"],
+                    lr=PAPER["lr"],
+                    steps=STEPS_MAX,
+                    dtype=dtype,
+                )
+                per[(dtype, m)] = _pair_step_time(p, steps)
+    total = {
+        (dtype, k): sum(per[(dtype, m)][k] for m in PAPER_MS) * PAPER_SEEDS * PAPER_STEPS / PAPER_JOBS
+        for dtype in ("float64", "float32")
+        for k in (0, 1)
+    }
+    return {"per": per, "total": total, "steps": steps, "optimizer": PAPER["optimizer"]}
+
+
+def print_paper_projection(r: dict) -> None:
+    per = r["per"]
+    table = []
+    for m in PAPER_MS:
+        (w64, c64), (w32, c32) = per[("float64", m)], per[("float32", m)]
+        table.append([str(m), fmt_ms(w64), fmt_ms(w32), fmt_ms(c64), fmt_ms(c32), f"{c64 / c32:.2f}x"])
+    header = ["m", "float64 wall ms", "float32 wall ms", "float64 CPU ms", "float32 CPU ms", "CPU ratio"]
+    print(md_table(header, table, "rrrrrr"))
+    print()
+    print(
+        f"Each figure: two runs of n = {PAPER_N}, {r['optimizer']} trained side by side in threads "
+        f"(one BLAS thread each), {r['steps']} steps after one warm-up step, the slower run's time per"
+    )
+    print(
+        "step: wall time, and CPU time of its thread (what a core of its own would take; wall time "
+        "grows with whatever else the machine runs)."
+    )
+    print(
+        f"Projection = sum over m of time per step x {PAPER_SEEDS} seeds x {PAPER_STEPS} steps "
+        f"/ {PAPER_JOBS} jobs:"
+    )
+    print()
+    t = r["total"]
+    rows = []
+    for dtype, label in (
+        ("float64", "--dtype float64 (baseline, the default)"),
+        ("float32", "--dtype float32"),
+    ):
+        wall, cpu = t[(dtype, 0)], t[(dtype, 1)]
+        rows.append([label, format_hours(wall), format_hours(cpu), "PASS" if cpu < GOAL_PAPER_S else "MISS"])
+    print(
+        md_table(
+            [
+                "sweep --paper, 2 jobs",
+                "from wall time (as loaded now)",
+                "from CPU time (2 free cores)",
+                "goal < 1 h",
+            ],
+            rows,
+            "lrrl",
+        )
+    )
+    # the arithmetic floor: the products are 3 n^2 m flops a step (syrk n^2 m, gemm 2 n^2 m)
+    flops = sum(3.0 * PAPER_N**2 * m for m in PAPER_MS) * PAPER_SEEDS * PAPER_STEPS
+    need = flops / GOAL_PAPER_S / PAPER_JOBS
+    best32 = max(3.0 * PAPER_N**2 * m / per[("float32", m)][1] for m in PAPER_MS)
+    print()
+    print(
+        f"The products alone are {flops:.2e} flops: under an hour on {PAPER_JOBS} cores needs "
+        f"{need / 1e9:.0f} GFLOP/s per core;"
+    )
+    print(
+        f"the best float32 rate measured above is {best32 / 1e9:.0f} GFLOP/s per core (products and "
+        "update together, CPU time)."
+    )
+
+
+def format_hours(seconds: float) -> str:
+    return f"{seconds / 3600:.2f} h ({seconds / 60:.0f} min)"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="short run: fewer, shorter repeats; no m = 4096")
+    ap.add_argument(
+        "--sections",
+        default="0,1,2,3,4,5,6,7,8",
+        metavar="LIST",
+        help="which sections to run, e.g. 6,7,8 for gd-zero's sparse path, float32 and the "
+        "paper's sweep (default: all)",
+    )
     args = ap.parse_args(argv)
     quick = args.quick
+    chosen = {int(x) for x in args.sections.split(",") if x.strip()}
+    ok = gui = sweep = sweep_wall = command = f32 = paper = None
     try:
         sys.stdout.reconfigure(line_buffering=True)  # sections appear as they finish, also through a pipe
     except AttributeError:
@@ -686,40 +1067,66 @@ def main(argv=None) -> int:
         "excluded from the timings"
     )
 
-    section("0. agreement: kernel vs numpy, same update")
-    ok = print_agreement(check_agreement(check_steps))
+    if 0 in chosen:
+        section("0. agreement: kernel vs numpy, same update")
+        ok = print_agreement(check_agreement(check_steps))
 
-    section(f"1. GUI target: n = {GUI_N}, m = {GUI_M}, goal >= {GOAL_STEPS_PER_S:.0f} steps/s")
-    gui = bench_sizes([(GUI_N, GUI_M)], gui_t, reps_k, reps_n, blas, settings)
-    print_gui(gui)
+    if 1 in chosen:
+        section(f"1. GUI target: n = {GUI_N}, m = {GUI_M}, goal >= {GOAL_STEPS_PER_S:.0f} steps/s")
+        gui = bench_sizes([(GUI_N, GUI_M)], gui_t, reps_k, reps_n, blas, settings)
+        print_gui(gui)
 
-    section(f"2. the sweep's sizes: n = {SWEEP_N}, m = {', '.join(map(str, SWEEP_MS))}")
-    sweep = bench_sizes(
-        [(SWEEP_N, m) for m in SWEEP_MS], sweep_t, max(2, reps_k - 2), max(2, reps_n - 1), blas, settings
-    )
-    print_compare(sweep)
+    if 2 in chosen:
+        section(f"2. the sweep's sizes: n = {SWEEP_N}, m = {', '.join(map(str, SWEEP_MS))}")
+        sweep = bench_sizes(
+            [(SWEEP_N, m) for m in SWEEP_MS], sweep_t, max(2, reps_k - 2), max(2, reps_n - 1), blas, settings
+        )
+        print_compare(sweep)
 
-    if not quick:
+    if 3 in chosen and not quick:
         section(f"3. larger: n = {BIG_N}, m = {BIG_M}")
         big = bench_sizes([(BIG_N, BIG_M)], 0.15, 3, 2, blas, settings)
         print_compare(big)
 
-    section(f"4. where the time goes (n = {GUI_N}, m = {GUI_M})")
-    bd = {}
-    for label, nth in settings:
-        with threads(blas, nth):
-            bd[label] = breakdown(gui_t * 0.4, 3 if quick else 5)
-    print_breakdown(bd)
+    if 4 in chosen:
+        section(f"4. where the time goes (n = {GUI_N}, m = {GUI_M})")
+        bd = {}
+        for label, nth in settings:
+            with threads(blas, nth):
+                bd[label] = breakdown(gui_t * 0.4, 3 if quick else 5)
+        print_breakdown(bd)
 
-    section("5. a whole sweep: workers side by side")
-    sweep_wall = bench_sweep_workers(quick)
+    if 5 in chosen:
+        section("5. a whole sweep: workers side by side")
+        sweep_wall = bench_sweep_workers(quick)
+
+    if 6 in chosen:
+        section("6. gd-zero on its nonzeros")
+        with threads(blas, 1):
+            print_crossover(bench_crossover(quick))
+            print()
+            print_sparse_products(bench_sparse_products(3 if quick else 5))
+            print()
+            command = bench_gd_zero_command(quick)
+        print_gd_zero_command(command)
+
+    if 7 in chosen:
+        section("7. float32 against float64")
+        f32 = bench_float32(quick, blas)
+        print_float32(f32)
+
+    if 8 in chosen:
+        section("8. the paper's sweep (sweep --paper), projected from measured steps")
+        paper = bench_paper_projection(quick, blas)
+        print_paper_projection(paper)
 
     section("summary")
-    print(
-        f"- agreement kernel vs numpy (max |dW| <= 1e-10 after {check_steps} steps, all optimizers): "
-        + ("PASS" if ok else "MISS")
-    )
-    for i, (label, _) in enumerate(settings):
+    if ok is not None:
+        print(
+            f"- agreement kernel vs numpy (max |dW| <= 1e-10 after {check_steps} steps, all optimizers): "
+            + ("PASS" if ok else "MISS")
+        )
+    for i, (label, _) in enumerate(settings if gui is not None else []):
         g = {r["optimizer"]: 1.0 / r["by_threads"][label]["kernel_s"] for r in gui}
         gn = {r["optimizer"]: 1.0 / r["by_threads"][label]["numpy_s"] for r in gui}
         worst = min(g, key=g.get)
@@ -733,14 +1140,39 @@ def main(argv=None) -> int:
             + f" (slowest optimizer {worst}: {g[worst]:.0f} steps/s; numpy {gn[worst]:.0f})"
             + ("  [quick setting]" if quick else "")
         )
-    for label, _ in settings:
+    for label, _ in settings if sweep is not None else []:
         ratios = [r["by_threads"][label]["ratio"] for r in sweep]
         print(
             f"- sweep sizes, BLAS threads {label}: kernel {min(ratios):.2f}x .. {max(ratios):.2f}x "
             "as fast as numpy"
         )
-    w1, wmax = sweep_wall[min(sweep_wall)], sweep_wall[max(sweep_wall)]
-    print(f"- a whole sweep: {max(sweep_wall)} workers {w1 / wmax:.2f}x as fast as 1")
+    if sweep_wall is not None:
+        w1, wmax = sweep_wall[min(sweep_wall)], sweep_wall[max(sweep_wall)]
+        print(f"- a whole sweep: {max(sweep_wall)} workers {w1 / wmax:.2f}x as fast as 1")
+    if command is not None:
+        g0, g = command["wall"]["gd-zero"], command["wall"]["gd"]
+        print(
+            f"- interference {command['command']}: gd-zero {g0:.2f} s, gd {g:.2f} s: {g / g0:.1f}x "
+            f"(goal >= 5x): "
+            + ("PASS" if g / g0 >= 5 else "MISS")
+            + ("  [quick: fewer steps]" if quick else "")
+        )
+    for r in f32 or []:
+        ratio_products = r["products_float64"] / r["products_float32"]
+        print(
+            f"- float32 at n = {GUI_N}, m = {r['m']}: products {ratio_products:.2f}x, "
+            f"whole AdamW step {r['step_float64'] / r['step_float32']:.2f}x as fast as float64"
+        )
+    if paper is not None:
+        t = paper["total"]
+        print(
+            "- sweep --paper projected with 2 jobs from CPU time: "
+            f"float64 {format_hours(t[('float64', 1)])}, "
+            f"float32 {format_hours(t[('float32', 1)])} (goal < 1 h): "
+            + ("PASS" if t[("float32", 1)] < GOAL_PAPER_S else "MISS")
+            + f"; from wall time under the present load: float64 {format_hours(t[('float64', 0)])}, "
+            f"float32 {format_hours(t[('float32', 0)])}"
+        )
     print(f"- benchmark wall time {now() - t_start:.1f} s; load average at the end {loadavg()}")
     return 0
 

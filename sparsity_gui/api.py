@@ -370,6 +370,7 @@ def train(
     sigma: float = 1.0,
     no_interference: bool = False,
     weight_decay: float | None = None,
+    dtype: str = "float64",
     samples: int = 501,
 ) -> TrainingResult:
     """Train the interference model once (Lecomte et al. 2023: y = ReLU(W W^T x) on the n
@@ -381,7 +382,9 @@ def train(
     the learning rate per step (for gradient descent the note's eta = 4 lr and t = 4 lr
     steps). ``optimizer``: "adamw" (the paper's), "adam", "gd-zero" (gradient descent with
     the note's zero rule) or "gd". ``weight_decay``: None for torch's (0.01 for adamw, 0
-    for adam). ``no_interference``: every feature trains alone. ``samples``: rows of the
+    for adam). ``no_interference``: every feature trains alone. ``dtype``: "float64" or
+    "float32" (the paper's precision: W, the products and the optimizer's state in float32;
+    counts agree with float64's in distribution, not run by run). ``samples``: rows of the
     history, at steps round(i steps/(K-1)).
 
     Like the CLI this caps OpenBLAS at one thread in this process (faster for these
@@ -401,6 +404,7 @@ def train(
         sigma=_number(sigma),
         no_interference=no_interference,
         weight_decay=None if weight_decay is None else _number(weight_decay),
+        dtype=dtype,
         samples=_whole(samples),
     )
     params = training_settings(**values)
@@ -474,6 +478,7 @@ def sweep(
     sigma: float | None = None,
     no_interference: bool = False,
     weight_decay: float | None = None,
+    dtype: str | None = None,
     paper: bool = False,
     jobs: int | None = None,
 ) -> SweepResult:
@@ -503,6 +508,7 @@ def sweep(
         sigma=_number(sigma),
         no_interference=no_interference,
         weight_decay=_number(weight_decay),
+        dtype=dtype,
         paper=paper,
         jobs=_whole(jobs),
     )

@@ -61,11 +61,11 @@ def gui_params(args: argparse.Namespace):
         params = _base_params(args, args.m)
         from sparsity_gui.core.interference.params import check_memory as check_interference_memory
 
-        check_interference_memory(params.n, params.m)
+        check_interference_memory(params.n, params.m, params.dtype)
         return "interference", params, None
     given = [
         name
-        for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay")
+        for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay", "dtype")
         if getattr(args, name) is not None
     ] + (["no-interference"] if args.no_interference else [])
     if given:

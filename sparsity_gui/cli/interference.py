@@ -32,7 +32,7 @@ from sparsity_gui.core.interference.headless import (
     train,
     training_settings,
 )
-from sparsity_gui.core.interference.params import OPTIMIZERS
+from sparsity_gui.core.interference.params import DTYPES, OPTIMIZERS
 from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION
 from sparsity_gui.core.text import format_duration
 
@@ -182,6 +182,14 @@ def _add_model_options(
         help="weight decay: decoupled for adamw, L2 for adam, not used by GD "
         "(default: torch's, 0.01 for adamw and 0 for adam)",
     )
+    g.add_argument(
+        "--dtype",
+        choices=DTYPES,
+        default=None,
+        help="precision of W, the products and the optimizer's state: float32 is the "
+        "paper's (torch's default) and about twice as fast in the products; counts agree "
+        f"with float64's in distribution, not run by run ({dflt('dtype')})",
+    )
 
 
 def _resolve(args: argparse.Namespace, defaults: dict, paper: dict | None = None) -> None:
@@ -199,7 +207,18 @@ def _base_params(args: argparse.Namespace, m: int):
 
 def _model_options(args: argparse.Namespace) -> dict:
     """The model's options but m, by name, for core/interference/headless.py."""
-    names = ("n", "seed", "steps", "optimizer", "l1", "lr", "sigma", "no_interference", "weight_decay")
+    names = (
+        "n",
+        "seed",
+        "steps",
+        "optimizer",
+        "l1",
+        "lr",
+        "sigma",
+        "no_interference",
+        "weight_decay",
+        "dtype",
+    )
     return {name: getattr(args, name) for name in names}
 
 
@@ -215,9 +234,9 @@ def build_sweep_parser() -> CleanParser:
         "--paper",
         action="store_true",
         help="the paper's settings: n=256, m=256:4096:256, 16 seeds, 7500 steps, adamw, "
-        "l1=lr=1e-3: 256 runs with W up to 256 x 4096, which takes hours (several "
-        "on a two-core laptop; the progress bar shows the time left). Options "
-        "given as well override these",
+        "l1=lr=1e-3: 256 runs with W up to 256 x 4096, which takes hours (about 4 on two "
+        "cores in float64, 2.5 with --dtype float32, the paper's precision; the progress "
+        "bar shows the time left). Options given as well override these",
     )
     r = p.add_argument_group("running")
     r.add_argument(
@@ -362,7 +381,7 @@ def sweep_command(argv: Sequence[str]) -> int:
     s = summarize(state["rows"])
     print(
         f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {len(spec.m_values)} value(s) of m "
-        f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.steps} steps) in "
+        f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.dtype}, {spec.base.steps} steps) in "
         f"{format_duration(state['seconds'])} with {args.jobs} job(s)"
     )
     print(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
@@ -473,7 +492,8 @@ def interference_command(argv: Sequence[str]) -> int:
     run = write_headless(args.out, args.force, body)
     meas = run.measure(with_loss=False)
     print(
-        f"wrote {args.out}: n = {params.n}, m = {params.m}, {run.step} steps ({params.optimizer}), "
+        f"wrote {args.out}: n = {params.n}, m = {params.m}, {run.step} steps ({params.optimizer}"
+        f"{', float32' if params.dtype == 'float32' else ''}), "
         f"{len(run.history)} rows: {meas.polysemantic} polysemantic neuron(s) (predicted "
         f"n^2/(4m) = {params.prediction:.4g}), {meas.active} active weights, colliding pairs "
         f"{meas.opposite_pairs} of opposite / {meas.same_pairs} of equal sign"

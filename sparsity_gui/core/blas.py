@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import sys
 from pathlib import Path
 
 _SETTERS = (
@@ -26,10 +27,13 @@ _SETTERS = (
 def limit_blas_threads(threads: int = 1) -> list[str]:
     """Cap every loaded OpenBLAS at ``threads`` threads; returns what was changed (empty
     where /proc/self/maps or OpenBLAS is absent: then this is a no-op)."""
-    try:
-        importlib.import_module("scipy.linalg.cython_blas")  # loads scipy's OpenBLAS too
-    except ImportError:
-        pass
+    if "scipy" in sys.modules:  # a process that uses scipy: load (and cap) its OpenBLAS now
+        try:
+            importlib.import_module("scipy.linalg.cython_blas")
+        except ImportError:
+            pass
+    # (one that does not, like `sparsity-gui interference`, never calls scipy's BLAS; importing
+    # scipy.linalg only to cap it cost 0.5-1.5 s of its start-up, measured)
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
             paths = {

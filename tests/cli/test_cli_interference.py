@@ -44,6 +44,7 @@ ROW_COLUMNS = [
     "optimizer",
     "settled",
     "seconds",
+    "dtype",
 ]
 HISTORY_COLUMNS = [
     "step",

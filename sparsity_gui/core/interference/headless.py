@@ -14,14 +14,23 @@ from sparsity_gui.core.interference.params import InterferenceParams, check_memo
 from sparsity_gui.core.interference.sweep import SweepSpec, default_workers
 
 SWEEP_DEFAULTS = dict(
-    n=64, m="64,128,256,512,1024", seeds=4, seed=0, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0
+    n=64,
+    m="64,128,256,512,1024",
+    seeds=4,
+    seed=0,
+    steps=7500,
+    optimizer="adamw",
+    l1=1e-3,
+    lr=1e-3,
+    sigma=1.0,
+    dtype="float64",
 )
 
 # --paper: the paper's settings (Lecomte et al. 2023)
 PAPER = dict(n=256, m="256:4096:256", seeds=16, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3)
 
 INTERFERENCE_DEFAULTS = dict(
-    n=256, m=1024, seed=0, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0
+    n=256, m=1024, seed=0, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0, dtype="float64"
 )
 
 SAMPLES = 501  # rows of history.csv by default
@@ -41,6 +50,7 @@ def model_params(
     sigma: float,
     no_interference: bool,
     weight_decay: float | None,
+    dtype: str = "float64",
 ) -> InterferenceParams:
     return InterferenceParams(
         n=n,
@@ -53,6 +63,7 @@ def model_params(
         sigma=sigma,
         interference=not no_interference,
         weight_decay=weight_decay,
+        dtype=dtype,
     )
 
 
@@ -61,7 +72,7 @@ def training_settings(*, samples: int, **model) -> InterferenceParams:
     params = model_params(**model)
     if isinstance(samples, bool) or not isinstance(samples, int) or not 2 <= samples <= SAMPLES_MAX:
         raise InputError("samples", f"must be from 2 to 1e5, got {samples}")
-    check_memory(params.n, params.m)
+    check_memory(params.n, params.m, params.dtype)
     return params
 
 

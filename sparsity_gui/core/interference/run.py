@@ -13,22 +13,37 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.history import History
 from sparsity_gui.core.interference.kernels import (
     OPT_CODE,
+    STOP_DENSE,
     STOP_GAIN,
     STOP_NONE,
     STOP_NONFINITE,
+    STOP_ROOM,
     STOP_WIPED,
+    gd_zero_sparse_steps,
     interference_push,
     measure,
+    measure_sparse,
+    nonzero_pattern,
+    positive_overlaps_squared,
     row_norms2,
     train_steps,
 )
 from sparsity_gui.core.interference.params import GD_OPTIMIZERS, InterferenceParams, check_memory
 
+# gd-zero with interference follows W's nonzeros (kernels.gd_zero_sparse_steps) once they
+# are fewer than SPARSE_BELOW of W, and goes back to the dense products above DENSE_ABOVE
+# (apart, so that a run near the crossover does not switch every step). The crossover is
+# measured by benchmarks/bench_interference.py (section "gd-zero on its nonzeros").
+SPARSE_BELOW = 0.02
+DENSE_ABOVE = 0.03
+
 
 def initial_weights(p: InterferenceParams) -> np.ndarray:
-    """W(0) ~ normal(0, sigma / sqrt(m)), n x m, as the paper initialises it."""
+    """W(0) ~ normal(0, sigma / sqrt(m)), n x m, as the paper initialises it; drawn in
+    float64 and then rounded to the run's dtype (so a seed starts from the same W(0))."""
     rng = np.random.default_rng(p.seed)
-    return rng.standard_normal((p.n, p.m)) * (p.sigma / math.sqrt(p.m))
+    w0 = rng.standard_normal((p.n, p.m)) * (p.sigma / math.sqrt(p.m))
+    return w0.astype(p.dtype, copy=False)
 
 
 def step_work(p: InterferenceParams) -> float:
@@ -88,9 +103,10 @@ class InterferenceRun:
         # where W(0) came from, for run.json: a normal draw, or a caller's matrix (a file)
         self.w0_source: dict = {"source": "normal" if w0 is None else "given"}
         if w0 is None:
-            check_memory(params.n, params.m)
+            check_memory(params.n, params.m, params.dtype)
             w0 = initial_weights(params)
-        w0 = np.array(w0, dtype=np.float64, order="C", copy=True)
+        dtype = np.dtype(params.dtype)
+        w0 = np.array(w0, dtype=dtype, order="C", copy=True)
         if w0.shape != (params.n, params.m):
             raise InputError("w0", f"must be {params.n} x {params.m}, got {w0.shape}")
         if not np.all(np.isfinite(w0)):
@@ -100,10 +116,18 @@ class InterferenceRun:
         self.first_neuron = np.argmax(np.abs(w0), axis=1).astype(np.int64)
         self.norm2 = row_norms2(self.W)
         self._push = np.zeros_like(self.W)
-        self._gram = np.empty((params.n, params.n))
+        self._gram = np.empty((params.n, params.n), dtype=dtype)
         adam = params.optimizer in ("adam", "adamw")
-        self._mom1 = np.zeros_like(self.W) if adam else np.zeros((1, 1))
-        self._mom2 = np.zeros_like(self.W) if adam else np.zeros((1, 1))
+        self._mom1 = np.zeros_like(self.W) if adam else np.zeros((1, 1), dtype=dtype)
+        self._mom2 = np.zeros_like(self.W) if adam else np.zeros((1, 1), dtype=dtype)
+        # gd-zero's sparse path: the share of nonzeros under which it starts and over which
+        # it stops (tests move them to force either path), its arrays while it is on
+        # (rptr, rcol, work, pcol, pval: see gd_zero_sparse_steps), and its step count
+        self.sparse_below = SPARSE_BELOW
+        self.dense_above = DENSE_ABOVE
+        self._pattern: tuple[np.ndarray, ...] | None = None
+        self.sparse_steps = 0
+        self.pattern_grown = 0  # times the sparse path's arrays had to grow
         self.counts = np.zeros(params.m, dtype=np.int64)
         self.step = 0
         # the note's time, summed step by step (lr may change live): t = sum of 4 lr
@@ -127,11 +151,22 @@ class InterferenceRun:
         hyper = (p.lr, p.l1, p.effective_weight_decay, p.beta1, p.beta2, p.eps)
         if p.interference and p.n > 1:
             done, stop = 0, STOP_NONE
+            may_follow = p.optimizer == "gd-zero"
             while done < n_steps and stop == STOP_NONE:
-                interference_push(self.W, self._push, self._gram)
-                taken, stop = train_steps(*args, 1, self.step + done, *hyper)
+                if (
+                    self._pattern is None
+                    and may_follow
+                    and np.count_nonzero(self.W) < self.sparse_below * self.W.size
+                ):
+                    self._follow_nonzeros()
+                if self._pattern is not None:
+                    taken, stop = self._sparse_steps(n_steps - done)
+                else:
+                    interference_push(self.W, self._push, self._gram)
+                    taken, stop = train_steps(*args, 1, self.step + done, *hyper)
                 done += taken
         else:
+            self._pattern = None  # the dense kernel moves W: the pattern would go stale
             self._push.fill(0.0)
             done, stop = train_steps(*args, n_steps, self.step, *hyper)
         self.step += done
@@ -153,11 +188,50 @@ class InterferenceRun:
             )
         return done
 
+    @property
+    def sparse(self) -> bool:
+        """True while gd-zero follows W's nonzeros."""
+        return self._pattern is not None
+
+    def _follow_nonzeros(self, least_room: int = 0) -> None:
+        """Switch to the sparse path: W's pattern, with room for it to grow to the point
+        where the dense path takes over again (more when a step asked for it)."""
+        n, m = self.W.shape
+        size = n * m
+        nnz = int(np.count_nonzero(self.W))
+        room = min(size, max(2 * int(self.dense_above * size), 2 * nnz, least_room, 64))
+        rptr = np.zeros(n + 1, dtype=np.int64)
+        rcol = np.empty(room, dtype=np.int64)
+        nonzero_pattern(self.W, rptr, rcol)
+        work = np.empty(3 * n + 3 * m + 2 + room, dtype=np.int64)
+        pcol = np.empty(room, dtype=np.int64)
+        pval = np.empty(room)
+        self._pattern = (rptr, rcol, work, pcol, pval)
+
+    def _sparse_steps(self, n_steps: int) -> tuple[int, int]:
+        p = self.params
+        most = int(self.dense_above * self.W.size)
+        taken, stop, _ = gd_zero_sparse_steps(self.W, self.norm2, *self._pattern, n_steps, p.lr, p.l1, most)
+        self.sparse_steps += taken
+        if stop == STOP_ROOM:  # grow, from W as it is now, and go on
+            self.pattern_grown += 1
+            self._follow_nonzeros(least_room=2 * self._pattern[1].shape[0])
+            stop = STOP_NONE
+        elif stop == STOP_DENSE:
+            self._pattern = None
+            stop = STOP_NONE
+        return taken, stop
+
     def measure(self, with_loss: bool = True) -> Measurement:
         """The current counts (also refreshes ``counts``); the loss costs one W W^T, so
         ``with_loss=False`` leaves it NaN."""
         p = self.params
-        poly, active, opp, same, kept, nonzero, norm1 = measure(self.W, self.first_neuron, self.counts)
+        if self._pattern is not None:
+            rptr, rcol = self._pattern[:2]
+            counted = measure_sparse(self.W, rptr, rcol, self.first_neuron, self.counts)
+        else:
+            counted = measure(self.W, self.first_neuron, self.counts)
+        poly, active, opp, same, kept, nonzero, norm1 = counted
         return Measurement(
             step=self.step,
             t=self.t if p.optimizer in GD_OPTIMIZERS else math.nan,
@@ -182,7 +256,9 @@ class InterferenceRun:
                 norm1 = float(np.abs(W).sum())
             own = float(np.sum((1.0 - self.norm2) ** 2))
             cross = 0.0
-            if self.params.n > 1 and self.params.interference:
+            if self.params.n > 1 and self.params.interference and self._pattern is not None:
+                cross = positive_overlaps_squared(W, *self._pattern[:2])
+            elif self.params.n > 1 and self.params.interference:
                 G = W @ W.T
                 np.fill_diagonal(G, 0.0)
                 cross = float(np.sum(np.maximum(G, 0.0) ** 2))

@@ -127,6 +127,7 @@ class SweepRow:
     optimizer: str
     settled: bool  # see SETTLED_DEFINITION
     seconds: float
+    dtype: str = "float64"  # the run's precision (InterferenceParams.dtype)
 
     @classmethod
     def of(cls, run: InterferenceRun, seconds: float, before: Measurement | None = None) -> SweepRow:
@@ -144,6 +145,7 @@ class SweepRow:
             seed=p.seed,
             n=p.n,
             optimizer=p.optimizer,
+            dtype=p.dtype,
             seconds=seconds,
             settled=settled,
             **{**counts, "steps": run.step},

@@ -195,7 +195,7 @@ class SweepWidget(QtWidgets.QWidget):
         self.base_label.setText(
             f"from the Parameters dock: {OPTIMIZER_LABELS[p.optimizer]}, l1 = {p.l1:g}, lr = {p.lr:g}, "
             f"σ = {p.sigma:g}, interference {'on' if p.interference else 'off'}{wd}, "
-            f"first seed {p.seed}"
+            f"first seed {p.seed}{', float32' if p.dtype == 'float32' else ''}"
         )
 
     def make_spec(self) -> SweepSpec | None:
