@@ -21,6 +21,7 @@ from sparsity_gui.cli.common import (
     whole_arg,
     write_headless,
 )
+from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler, require_distributed
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import OPTIMIZERS, InterferenceParams, check_memory
 from sparsity_gui.core.interference.run import chunk_steps
@@ -237,6 +238,15 @@ def build_sweep_parser() -> CleanParser:
         help="runs trained side by side, each with one BLAS thread (1 to 64; default: "
         "the number of cores, at most 8); the results do not depend on it",
     )
+    r.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="train each run as a task on a dask.distributed cluster instead: the address "
+        "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
+        "local:N to start N worker processes on this machine. Needs the extra: "
+        f"{EXTRA_HINT}. The results are the same as without it",
+    )
     o = p.add_argument_group("output")
     add_output_options(o)
     o.add_argument(
@@ -264,6 +274,16 @@ def sweep_spec_from_args(args: argparse.Namespace):
     spec = SweepSpec(base=_base_params(args, m_values[0]), m_values=m_values, seeds=args.seeds)
     if args.jobs is not None and not 1 <= args.jobs <= 64:
         raise InputError("jobs", f"must be from 1 to 64, got {args.jobs}")
+    args.scheduler = parse_scheduler(args.scheduler or "")
+    if args.scheduler is not None:
+        if args.jobs is not None:
+            raise InputError(
+                "jobs", "sets the threads of a sweep on this machine; with --scheduler the workers train"
+            )
+        require_distributed()
+        if args.scheduler.local_workers:
+            spec.check_memory(1)  # the largest run on its own, here; the rest run_sweep checks
+        return spec  # on a running cluster, the workers' memory is theirs to judge
     spec.check_memory(1)  # the largest run on its own
     if args.jobs is None:
         args.jobs = spec.workers_that_fit(default_workers())  # the default: as many as fit
@@ -326,6 +346,9 @@ def sweep_command(argv: Sequence[str]) -> int:
             if stop.is_set():
                 return
             where = f"  m={pr.current.m} seed={pr.current.seed}" if pr.current is not None else ""
+            if pr.workers is not None:  # on a cluster: its progress, run by run
+                state["workers"] = max(state.get("workers", 0), pr.workers)
+                where = f" on {pr.workers} worker(s), {pr.running} training"
             progress.update(
                 pr.done_runs,
                 fraction=pr.fraction,
@@ -341,6 +364,7 @@ def sweep_command(argv: Sequence[str]) -> int:
                     should_stop=stop.is_set,
                     done_rows=done_rows,
                     workers=args.jobs,
+                    scheduler=args.scheduler,
                 )
             except SweepCancelled as exc:
                 cancelled["rows"] = exc.rows
@@ -384,10 +408,14 @@ def sweep_command(argv: Sequence[str]) -> int:
     from sparsity_gui.core.interference.sweep import summarize
 
     s = summarize(state["rows"])
+    if args.scheduler is None:
+        ran = f"with {args.jobs} job(s)"
+    else:
+        ran = f"on {state.get('workers', '?')} worker(s) of {args.scheduler}"
     print(
         f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {len(spec.m_values)} value(s) of m "
         f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.steps} steps) in "
-        f"{format_duration(state['seconds'])} with {args.jobs} job(s)"
+        f"{format_duration(state['seconds'])} {ran}"
     )
     print(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
     for i, m in enumerate(s.m):

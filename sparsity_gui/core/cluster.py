@@ -170,7 +170,8 @@ class _Session:
                 # no dashboard; its HTTP server on a free port of this machine only, not :8787
                 dashboard_address=None,
                 scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-                silence_logs=logging.ERROR,
+                silence_logs=logging.CRITICAL,  # what matters comes back as an exception
+                preload=[__name__],  # dask_setup below, in each worker process
                 asynchronous=True,
             )
         except Exception as exc:  # ports, memory, processes: the reason as the user sees it
@@ -185,10 +186,10 @@ class _Session:
         try:
             return await Client(target, asynchronous=True, timeout=self.connect_timeout, set_as_default=False)
         except OSError as exc:  # TimeoutError too
+            reason = "" if "Timed out" in _reason(exc) else f" ({_reason(exc)})"
             raise InputError(
                 "scheduler",
-                f"cannot reach the scheduler at {self.scheduler} within "
-                f"{self.connect_timeout:g} s ({_reason(exc)})",
+                f"no scheduler answered at {self.scheduler} within {self.connect_timeout:g} s{reason}",
             ) from None
 
     async def _map(self, client) -> dict[int, Any]:
@@ -250,6 +251,15 @@ async def _settled(future):
         raise InputError("scheduler", f"the cluster cancelled a task ({_reason(exc)})") from None
     except KilledWorker as exc:  # its worker died each time it ran: a crash, not chance
         raise InputError("scheduler", f"a task's workers died every time it ran ({_reason(exc)})") from None
+
+
+def dask_setup(worker) -> None:
+    """Run in each worker process of a local cluster as it starts (its preload). Ctrl+C
+    reaches every process of the terminal's group: the workers leave it to this process,
+    which cancels the pending tasks and then closes them."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _reason(exc: BaseException) -> str:
