@@ -11,7 +11,8 @@ Each case is `run_sweep` on the same SweepSpec, as `sparsity-gui sweep` runs it:
 stopped by the call) and with `--jobs J` (J threads of this process). For the cluster it prints
 the whole call (starting the workers included) and the part after the cluster answered (the
 runs, and each worker's first import of the package and its compiled kernels), and the
-speedup of 2 workers over 1 for both. It checks that every case gives
+speedup of 2 workers over 1 for both; and for every case the runs' own training time summed
+(`seconds` of sweep.csv), which shows how much the machine's other work slowed the runs. It checks that every case gives
 the same rows (all but the wall-clock seconds) and prints the load average, since the machine
 may be shared. Nothing is asserted: the exit status is 0 either way.
 """
@@ -67,8 +68,12 @@ def main() -> None:
         ("--jobs 2", dict(workers=2)),
     ):
         cases[name] = timed(spec, **how)
-        total, runs, _ = cases[name]
-        print(f"  {name:<9} {total:7.2f} s in all, {runs:7.2f} s after the cluster answered", flush=True)
+        total, runs, rows = cases[name]
+        print(
+            f"  {name:<9} {total:7.2f} s in all, {runs:7.2f} s after the cluster answered, "
+            f"{sum(r.seconds for r in rows):7.2f} s of training summed over the runs",
+            flush=True,
+        )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
     def key(rows):

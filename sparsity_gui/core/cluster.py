@@ -18,6 +18,7 @@ import asyncio
 import logging
 import math
 import re
+import signal
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -92,7 +93,7 @@ class ClusterStatus:
     scheduler: str  # the scheduler's address (a local cluster's own)
     workers: int
     threads: int  # task slots: one per worker with --nthreads 1
-    running: int  # tasks being processed on a worker now
+    running: int  # tasks being run on a worker now (at most one per thread)
     done: int
     total: int
 
@@ -229,7 +230,12 @@ class _Session:
         nthreads = await client.nthreads()
         processing = await client.processing()
         keys = {f.key for f in futures}
-        running = sum(1 for tasks in processing.values() for key in tasks if key in keys)
+        # a worker holds a few more tasks than it has threads (dask's worker-saturation):
+        # the rest wait there, not train
+        running = sum(
+            min(sum(1 for key in tasks if key in keys), nthreads.get(worker, 0))
+            for worker, tasks in processing.items()
+        )
         return ClusterStatus(
             scheduler=client.scheduler.address,
             workers=len(nthreads),
@@ -254,11 +260,10 @@ async def _settled(future):
 
 
 def dask_setup(worker) -> None:
-    """Run in each worker process of a local cluster as it starts (its preload). Ctrl+C
-    reaches every process of the terminal's group: the workers leave it to this process,
-    which cancels the pending tasks and then closes them."""
-    import signal
-
+    """Run in each worker process of local:N once it has started (its preload). Ctrl+C
+    reaches every process of the terminal's group: the workers leave it to the process that
+    started them, which cancels the pending tasks and closes them. (A signal mask would not
+    do: a spawned process starts with every signal unblocked.)"""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
