@@ -11,10 +11,10 @@ Each case is `run_sweep` on the same SweepSpec, as `sparsity-gui sweep` runs it:
 stopped by the call) and with `--jobs J` (J threads of this process). For the cluster it prints
 the whole call (starting the workers included) and the part after the cluster answered (the
 runs, and each worker's first import of the package and its compiled kernels), and the
-speedup of 2 workers over 1 for both; and for every case the runs' own training time summed
-(`seconds` of sweep.csv), which shows how much the machine's other work slowed the runs. It checks that every case gives
-the same rows (all but the wall-clock seconds) and prints the load average, since the machine
-may be shared. Nothing is asserted: the exit status is 0 either way.
+speedup of 2 workers over 1 for both; and for every case the runs' own training time
+summed (`seconds` of sweep.csv), which shows how much the machine's other work slowed the
+runs. It checks that every case gives the same rows (all but the wall-clock seconds) and
+prints the load average, since the machine may be shared. Nothing is asserted: the exit status is 0 either way.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ and every local run work without them.
 The whole session (client, and the LocalCluster's scheduler and nannies) runs on an
 asyncio loop in the calling thread: no I/O thread of distributed's outlives it, a
 connection that fails leaves nothing running, and the callbacks come from the caller's
-own thread.
+own thread. (For local:N the scheduler runs in this process too and starts distributed's
+one process-wide offload thread, which it keeps for reuse until the process exits.)
 """
 
 from __future__ import annotations
