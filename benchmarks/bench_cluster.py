@@ -14,7 +14,8 @@ runs, and each worker's first import of the package and its compiled kernels), a
 speedup of 2 workers over 1 for both; and for every case the runs' own training time
 summed (`seconds` of sweep.csv), which shows how much the machine's other work slowed the
 runs. It checks that every case gives the same rows (all but the wall-clock seconds) and
-prints the load average, since the machine may be shared. Nothing is asserted: the exit status is 0 either way.
+prints the load average, since the machine may be shared. Nothing is asserted: the exit
+status is 0 either way.
 """
 
 from __future__ import annotations
