@@ -135,3 +135,15 @@ def test_stop_cancels_the_pending_tasks_and_keeps_the_finished(cluster):
     assert sorted(info.value.results) == [0, 1] == sorted(results)
     assert info.value.results == {0: None, 1: None}  # time.sleep's own result
     assert took < 6 * 2.0, f"took {took:.1f} s: the slow tasks were waited for"
+
+
+def test_a_session_leaves_no_thread_of_distributed_behind(cluster):
+    """The client runs on an asyncio loop in the calling thread: once run_tasks returns, no
+    thread it started is alive (checked here explicitly; the autouse fixture checks every
+    test the same way)."""
+    import threading
+
+    before = {t.ident for t in threading.enumerate()}
+    assert run_tasks(Scheduler(address=cluster.address), math.factorial, [4]) == {0: 24}
+    left = [t.name for t in threading.enumerate() if t.ident not in before and t.is_alive()]
+    assert left == []
