@@ -380,7 +380,9 @@ def sweep_command(argv: Sequence[str]) -> int:
             # the workers stop between chunks (about 10 ms): keep the runs that finished.
             # (An Event, not Thread.join: on Python 3.11 a join interrupted by the signal
             # marks the still-running thread as stopped, so a second join returns at once.)
-            ended.wait(10.0)
+            # A cluster's pending tasks are cancelled at once too, but local:N's worker
+            # processes take seconds to close on a loaded machine.
+            ended.wait(10.0 if args.scheduler is None else 60.0)
             rows = cancelled.get("rows", [])
             if len(rows) <= len(done_rows):
                 raise  # nothing new: leave DIR as it was
