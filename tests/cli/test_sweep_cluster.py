@@ -1,8 +1,8 @@
 """`sparsity-gui sweep --scheduler`: each run a task on a real dask scheduler with real
 workers (subprocesses on 127.0.0.1, tests/dask_processes.py), or on `local:N` worker
 processes. The rows must equal the local sweep's digit for digit (all but the wall-clock
-`seconds`), also after a worker is killed mid-run, after SIGTERM and --resume; bad input
-is one `error:` line, exit status 2 and nothing written."""
+`seconds`), also after a worker is killed mid-run, after SIGTERM or Ctrl+C and --resume;
+bad input is one `error:` line, exit status 2 and nothing written."""
 
 from __future__ import annotations
 
@@ -134,11 +134,48 @@ def test_sigterm_keeps_the_finished_runs_and_resume_finishes_on_the_cluster(tmp_
     assert json.loads((res / "sweep.json").read_text())["complete"] is True
 
 
-def test_local_workers_give_the_local_sweep(tmp_path, local_rows):
-    """local:2 starts two worker processes here (a LocalCluster) and stops them after."""
-    proc = cli([*SWEEP, "--scheduler", "local:2", "--out", "res"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "on 2 worker(s) of local:2" in proc.stdout.splitlines()[0]
+def test_ctrl_c_on_local_workers_keeps_the_finished_runs_and_resume_finishes_here(tmp_path, local_rows):
+    """local:2 starts two worker processes here (a LocalCluster). Ctrl+C in the terminal
+    reaches the whole process group: the sweep stops with status 130, writes the runs that
+    finished (equal to the local sweep's), the workers print nothing and are gone; --resume
+    without a scheduler finishes the sweep on this machine's threads, equal to the local one."""
+    args = [*SWEEP, "--scheduler", "local:2", "--out", "res"]
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sparsity_gui", "sweep", *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env={**ENV, "SPARSITY_GUI_PROGRESS_AFTER": "0"},
+        start_new_session=True,  # its own process group, as a terminal's job
+    )
+    os.close(slave)
+    try:
+        _read_until(master, ["runs 2/6", "on 2 worker(s)"], proc)
+        workers = subprocess.run(
+            ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
+        ).stdout.split()
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl+C does
+        proc.communicate(timeout=120)
+        rest = _read_rest(master)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        os.close(master)
+    assert proc.returncode == 130, rest
+    assert "Traceback" not in rest and "KeyboardInterrupt" not in rest, rest
+    assert "error: interrupted; wrote the " in rest
+    assert len(workers) >= 2  # the worker processes (and multiprocessing's resource tracker)
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{pid}").exists() for pid in workers):
+        assert time.monotonic() < deadline, "local:2's worker processes outlived the sweep"
+        time.sleep(0.1)
+    partial = rows_without_seconds(tmp_path / "res")
+    assert 2 <= len(partial) - 1 < 6
+    assert all(row in local_rows for row in partial[1:])  # digit for digit
+    again = cli([*SWEEP, "--resume", "--out", "res"], tmp_path)
+    assert again.returncode == 0, again.stderr
     assert rows_without_seconds(tmp_path / "res") == local_rows
 
 
