@@ -111,3 +111,25 @@ def test_without_the_extra_the_field_names_it(qtbot, sweep_widget, monkeypatch):
     assert w.start()
     qtbot.waitUntil(lambda: w.outcome == "done", timeout=TIMEOUT)
     assert len(w.rows) == 1
+
+
+def test_cancel_on_the_cluster_keeps_the_finished_runs(qtbot, sweep_widget, cluster):
+    """Cancel cancels the cluster's pending runs; the finished ones stay shown, each equal
+    to the same run trained here."""
+    w = sweep_widget
+    fill(w, "8", "8:512:8", "2", "3000", cluster.address)  # 128 runs: cancelled long before the end
+    assert w.start()
+    qtbot.waitUntil(lambda: len(w.panel.rows) >= 2, timeout=TIMEOUT)
+    thread = w.thread
+    w.cancel_button.click()
+    assert "cancelling the runs not finished on the cluster" in w.info.text()
+    qtbot.waitUntil(lambda: w.outcome == "cancelled", timeout=TIMEOUT)
+    assert not thread.is_alive()
+    kept = sorted(w.rows, key=lambda r: (r.m, r.seed))
+    assert 2 <= len(kept) < 128 and f"{len(kept)} / 128 runs" in w.progress.text()
+    assert w.save_button.isEnabled() and w.start_button.isEnabled()
+    for row in kept[:3]:
+        spec = SweepSpec(
+            base=BASE.with_changes(m=row.m, seed=row.seed, steps=3000), m_values=(row.m,), seeds=1
+        )
+        assert without_seconds([row]) == without_seconds(run_sweep(spec))
