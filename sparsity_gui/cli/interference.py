@@ -413,7 +413,8 @@ def sweep_command(argv: Sequence[str]) -> int:
     if args.scheduler is None:
         ran = f"with {args.jobs} job(s)"
     else:
-        ran = f"on {state.get('workers', '?')} worker(s) of {args.scheduler}"
+        workers = f"{state['workers']} worker(s) of " if "workers" in state else ""
+        ran = f"on {workers}{args.scheduler}"
     print(
         f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {len(spec.m_values)} value(s) of m "
         f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.steps} steps) in "

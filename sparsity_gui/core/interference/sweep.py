@@ -382,15 +382,16 @@ def _run_on_cluster(spec, scheduler, todo, done, runs, state, lock, report, stop
             report(None)
 
     try:
-        run_tasks(
-            scheduler,
-            sweep_task,
-            todo,
-            on_result=on_result,
-            should_stop=stopping,
-            on_status=on_status,
-            label="sweep-run",
-        )
+        if todo:  # a resumed sweep with nothing left needs no cluster
+            run_tasks(
+                scheduler,
+                sweep_task,
+                todo,
+                on_result=on_result,
+                should_stop=stopping,
+                on_status=on_status,
+                label="sweep-run",
+            )
     except TasksStopped:
         pass
     finished = [done[(p.m, p.seed)] for p in runs if (p.m, p.seed) in done]
