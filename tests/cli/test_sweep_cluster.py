@@ -11,6 +11,7 @@ import io
 import json
 import os
 import pty
+import re
 import signal
 import socket
 import subprocess
@@ -75,17 +76,25 @@ def _pty_sweep(args, cwd):
     return proc, master
 
 
-def _read_until(fd, needles, proc, timeout=120) -> str:
-    """The terminal's text up to the first moment all of ``needles`` are in one redraw."""
+def _read_until(fd, ready, proc, timeout=120) -> str:
+    """The terminal's text up to the first redraw (a line) for which ready(line) holds."""
     seen = ""
     deadline = time.monotonic() + timeout
     while True:
-        lines = seen.replace("\n", "\r").split("\r")
-        if any(all(n in line for n in needles) for line in lines):
+        if any(ready(line) for line in seen.replace("\n", "\r").split("\r")):
             return seen
         assert proc.poll() is None, seen
         assert time.monotonic() < deadline, seen
-        seen += os.read(fd, 4096).decode(errors="replace")
+        try:
+            seen += os.read(fd, 4096).decode(errors="replace")
+        except OSError:  # the terminal closed: the sweep ended first
+            raise AssertionError(f"the sweep ended before the moment waited for: {seen}") from None
+
+
+def runs_done(line: str) -> int:
+    """K of a bar's "runs K/6" (-1 without one)."""
+    found = re.search(r"runs (\d+)/6", line)
+    return int(found.group(1)) if found else -1
 
 
 def _read_rest(fd) -> str:
@@ -108,7 +117,8 @@ def test_sigterm_keeps_the_finished_runs_and_resume_finishes_on_the_cluster(tmp_
     args = [*SWEEP, "--scheduler", cluster.address, "--out", "res"]
     proc, fd = _pty_sweep(args, tmp_path)
     try:
-        _read_until(fd, ["runs 2/6"], proc)
+        # two runs or more finished, not all (redraws are 0.1 s apart: K may skip a value)
+        _read_until(fd, lambda line: 2 <= runs_done(line) < 6, proc)
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
         rest = _read_rest(fd)
@@ -151,7 +161,7 @@ def test_ctrl_c_on_local_workers_keeps_the_finished_runs_and_resume_finishes_her
     )
     os.close(slave)
     try:
-        _read_until(master, ["runs 2/6", "on 2 worker(s)"], proc)
+        _read_until(master, lambda line: 2 <= runs_done(line) < 6 and "on 2 worker(s)" in line, proc)
         workers = subprocess.run(
             ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
         ).stdout.split()
@@ -251,7 +261,7 @@ def test_a_killed_worker_has_its_run_trained_again(tmp_path, cluster, local_rows
     the cluster go from 2 workers to 1. (Last: the module's cluster keeps one worker.)"""
     proc, fd = _pty_sweep([*SWEEP, "--scheduler", cluster.address, "--out", "res"], tmp_path)
     try:
-        _read_until(fd, ["on 2 worker(s), 2 training"], proc)
+        _read_until(fd, lambda line: "on 2 worker(s), 2 training" in line, proc)
         cluster.kill_worker(0)
         rest = _read_rest(fd)
         out, _ = proc.communicate(timeout=180)
