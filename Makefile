@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference screenshot screenshot-interference sweep-figure bundle icons clean
+.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference bench-cluster screenshot screenshot-interference sweep-figure bundle icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,9 @@ bench-interference: $(STAMP)
 
 bench-gui-interference: $(STAMP)
 	$(PY) benchmarks/bench_gui_interference.py
+
+bench-cluster: $(STAMP)
+	$(PY) benchmarks/bench_cluster.py $(ARGS)
 
 screenshot: $(STAMP)
 	xvfb-run -a -s "-screen 0 1600x1000x24" env SPARSITY_GUI_SETTINGS=/tmp/sparsity-gui-screenshot.ini \
