@@ -4,12 +4,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference bench-pins screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure bundle icons clean
+.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference bench-pins bench-cluster screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure bundle icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,lint]'
+	$(PY) -m pip install --quiet -e '.[test,lint,cluster]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -45,6 +45,9 @@ bench-gui-interference: $(STAMP)
 
 bench-pins: $(STAMP)
 	$(PY) benchmarks/bench_pins.py $(ARGS)
+
+bench-cluster: $(STAMP)
+	$(PY) benchmarks/bench_cluster.py $(ARGS)
 
 screenshot: $(STAMP)
 	xvfb-run -a -s "-screen 0 1600x1000x24" env SPARSITY_GUI_SETTINGS=/tmp/sparsity-gui-screenshot.ini \

@@ -21,6 +21,7 @@ from sparsity_gui.cli.common import (
     whole_arg,
     write_headless,
 )
+from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler, require_distributed
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.headless import (
     INTERFERENCE_DEFAULTS,
@@ -247,6 +248,15 @@ def build_sweep_parser() -> CleanParser:
         help="runs trained side by side, each with one BLAS thread (1 to 64; default: "
         "the number of cores, at most 8); the results do not depend on it",
     )
+    r.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="train each run as a task on a dask.distributed cluster instead: the address "
+        "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
+        "local:N to start N worker processes on this machine. Needs the extra: "
+        f"{EXTRA_HINT}. The results are the same as without it",
+    )
     o = p.add_argument_group("output")
     add_output_options(o)
     o.add_argument(
@@ -267,7 +277,27 @@ def sweep_spec_from_args(args: argparse.Namespace):
     """The validated SweepSpec of parsed `sweep` options (defaults and --paper applied);
     sets args.jobs to the runs trained side by side."""
     _resolve(args, SWEEP_DEFAULTS, PAPER)
-    spec, args.jobs = sweep_settings(m=str(args.m), seeds=args.seeds, jobs=args.jobs, **_model_options(args))
+    args.scheduler = parse_scheduler(args.scheduler or "")
+    if args.scheduler is None:
+        spec, args.jobs = sweep_settings(
+            m=str(args.m), seeds=args.seeds, jobs=args.jobs, **_model_options(args)
+        )
+        return spec
+    if args.jobs is not None:
+        raise InputError(
+            "jobs", "sets the threads of a sweep on this machine; with --scheduler the workers train"
+        )
+    require_distributed()
+    from sparsity_gui.core.checks import parse_m_values
+    from sparsity_gui.core.interference.sweep import SweepSpec
+
+    m_values = parse_m_values(str(args.m))
+    spec = SweepSpec(
+        base=model_params(m=m_values[0], **_model_options(args)), m_values=m_values, seeds=args.seeds
+    )
+    if args.scheduler.local_workers:
+        spec.check_memory(1)  # the largest run on its own, here; the rest run_sweep checks
+    # on a running cluster, the workers' memory is theirs to judge
     return spec
 
 
@@ -324,6 +354,9 @@ def sweep_command(argv: Sequence[str]) -> int:
             if stop.is_set():
                 return
             where = f"  m={pr.current.m} seed={pr.current.seed}" if pr.current is not None else ""
+            if pr.workers is not None:  # on a cluster: its progress, run by run
+                state["workers"] = max(state.get("workers", 0), pr.workers)
+                where = f" on {pr.workers} worker(s), {pr.running} training"
             progress.update(
                 pr.fraction, 1.0, eta=pr.eta_seconds, detail=f"runs {pr.done_runs}/{pr.total_runs}{where}"
             )
@@ -336,6 +369,7 @@ def sweep_command(argv: Sequence[str]) -> int:
                     should_stop=stop.is_set,
                     done_rows=done_rows,
                     workers=args.jobs,
+                    scheduler=args.scheduler,
                 )
             except SweepCancelled as exc:
                 cancelled["rows"] = exc.rows
@@ -351,7 +385,9 @@ def sweep_command(argv: Sequence[str]) -> int:
             # the workers stop between chunks (about 10 ms): keep the runs that finished.
             # (An Event, not Thread.join: on Python 3.11 a join interrupted by the signal
             # marks the still-running thread as stopped, so a second join returns at once.)
-            ended.wait(10.0)
+            # A cluster's pending tasks are cancelled at once too, but local:N's worker
+            # processes take seconds to close on a loaded machine.
+            ended.wait(10.0 if args.scheduler is None else 60.0)
             rows = cancelled.get("rows", [])
             if len(rows) <= len(done_rows):
                 raise  # nothing new: leave DIR as it was
@@ -379,10 +415,15 @@ def sweep_command(argv: Sequence[str]) -> int:
     from sparsity_gui.core.interference.sweep import summarize
 
     s = summarize(state["rows"])
+    if args.scheduler is None:
+        ran = f"with {args.jobs} job(s)"
+    else:
+        workers = f"{state['workers']} worker(s) of " if "workers" in state else ""
+        ran = f"on {workers}{args.scheduler}"
     print(
         f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {len(spec.m_values)} value(s) of m "
         f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.dtype}, {spec.base.steps} steps) in "
-        f"{format_duration(state['seconds'])} with {args.jobs} job(s)"
+        f"{format_duration(state['seconds'])} {ran}"
     )
     print(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
     for i, m in enumerate(s.m):

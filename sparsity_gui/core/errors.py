@@ -8,3 +8,6 @@ class InputError(ValueError):
         self.field = field
         self.message = message
         super().__init__(f"{field}: {message}" if field else message)
+
+    def __reduce__(self):  # pickled both ways: a cluster's worker raises it in the caller
+        return (type(self), (self.field, self.message))

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.blas import limit_blas_threads
+from sparsity_gui.core.cluster import ClusterStatus, Scheduler, TasksStopped, run_tasks
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.params import InterferenceParams, check_memory, predicted_polysemantic
@@ -165,6 +166,8 @@ class SweepProgress:
     eta_seconds: float  # estimated time left (NaN until there is a rate)
     current: InterferenceParams | None
     row: SweepRow | None = None  # set when a run has just finished
+    workers: int | None = None  # on a cluster: its workers now (None: local threads)
+    running: int | None = None  # on a cluster: runs being trained now
 
 
 class SweepCancelled(Exception):
@@ -179,26 +182,73 @@ def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
+def train_run(
+    p: InterferenceParams,
+    stopping: Callable[[], bool] = lambda: False,
+    on_steps: Callable[[int], None] | None = None,
+) -> SweepRow | None:
+    """Train one run of a sweep to its end and return its row; None when stopping() said
+    so between two chunks. ``on_steps(taken)`` after every chunk. Raises InputError (naming
+    the run) when the run diverges."""
+    run = InterferenceRun(p)
+    t0 = time.perf_counter()
+    chunk = chunk_steps(p, CHUNK_WORK, 1000)
+    mark = p.steps - int(SETTLE_SHARE * p.steps)  # the counts here are compared with the end's
+    before = None
+    while not run.finished:
+        if stopping():
+            return None
+        if before is None and run.step == mark and mark < p.steps:
+            before = run.measure(with_loss=False)
+        taken = run.advance(min(chunk, mark - run.step) if run.step < mark else chunk)
+        if on_steps is not None:
+            on_steps(taken)
+    if run.failure is not None:
+        raise InputError("lr", f"run m={p.m} seed={p.seed}: {run.failure}")
+    return SweepRow.of(run, seconds=time.perf_counter() - t0, before=before)
+
+
+def sweep_task(p: InterferenceParams) -> SweepRow:
+    """One run as a cluster task, in a worker process: the same kernels, one BLAS thread
+    (as run_sweep's threads have), so the row equals the local one digit for digit."""
+    limit_blas_threads(1)
+    row = train_run(p)
+    assert row is not None  # nothing stops it but a cancel, which discards the task
+    return row
+
+
 def run_sweep(
     spec: SweepSpec,
     on_progress: Callable[[SweepProgress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     done_rows: Sequence[SweepRow] = (),
     workers: int = 1,
+    scheduler: Scheduler | None = None,
 ) -> list[SweepRow]:
     """Train every run of ``spec`` and return a row per run, in spec order (m, then seed).
 
     ``workers`` runs train side by side in threads (the products and kernels release the
     GIL), each with one BLAS thread: on a 2-core machine two workers are about twice as
     fast as one, and do not collapse when something else loads the machine, as OpenBLAS's
-    own threads do (core/blas.py). Runs already in ``done_rows`` (same m and seed) are
-    skipped, so a cancelled sweep can be resumed. ``on_progress`` is called under a lock,
-    from worker threads. Raises SweepCancelled (with the finished rows) when should_stop()
-    says so, and InputError when a run diverges (naming the run)."""
-    if not isinstance(workers, int) or workers < 1:
+    own threads do (core/blas.py). With a ``scheduler`` each run is instead a task on a
+    dask.distributed cluster (core/cluster.py) and ``workers`` is not used. Runs already in
+    ``done_rows`` (same m and seed) are skipped, so a cancelled sweep can be resumed.
+    ``on_progress`` is called under a lock, from worker threads (or from the calling
+    thread, on a cluster). Raises SweepCancelled (with the finished rows) when
+    should_stop() says so, and InputError when a run diverges (naming the run)."""
+    if scheduler is None and (not isinstance(workers, int) or workers < 1):
         raise InputError("jobs", f"must be a whole number of at least 1, got {workers!r}")
-    spec.check_memory(workers)
-    limit_blas_threads(1)
+    if scheduler is None:
+        spec.check_memory(workers)
+        limit_blas_threads(1)
+    elif scheduler.local_workers:  # side by side on this machine
+        side_by_side = min(scheduler.local_workers, len(spec.runs()))
+        if spec.workers_that_fit(side_by_side) < side_by_side:
+            raise InputError(
+                "scheduler",
+                f"{side_by_side} runs of n = {spec.base.n}, m = {max(spec.m_values)} side by side "
+                f"do not fit in the memory available; use fewer workers",
+            )
     runs = spec.runs()
     done = {(r.m, r.seed): r for r in done_rows}
     todo = [p for p in runs if (p.m, p.seed) not in done]
@@ -209,6 +259,7 @@ def run_sweep(
     state = {"done_cost": sum(spec.cost(p) for p in runs if (p.m, p.seed) in done), "next": 0}
     cost_at_start = state["done_cost"]
     started = time.perf_counter()
+    cluster: dict[str, Any] = {}  # the scheduler's last ClusterStatus
 
     def report(current, row=None):  # with the lock held
         if on_progress is None:
@@ -216,9 +267,18 @@ def run_sweep(
         elapsed = time.perf_counter() - started
         worked = state["done_cost"] - cost_at_start
         eta = (total - state["done_cost"]) * elapsed / worked if worked > 0 and elapsed > 0 else math.nan
+        status = cluster.get("status")
         on_progress(
             SweepProgress(
-                len(done), len(runs), state["done_cost"] / total if total else 1.0, elapsed, eta, current, row
+                len(done),
+                len(runs),
+                state["done_cost"] / total if total else 1.0,
+                elapsed,
+                eta,
+                current,
+                row,
+                workers=status.workers if status is not None else None,
+                running=status.running if status is not None else None,
             )
         )
 
@@ -227,25 +287,20 @@ def run_sweep(
             stop.set()
         return stop.is_set()
 
+    if scheduler is not None:
+        return _run_on_cluster(spec, scheduler, todo, done, runs, state, lock, report, stopping, cluster)
+
     def train(p: InterferenceParams) -> None:
-        run = InterferenceRun(p)
-        t0 = time.perf_counter()
         per_step = spec.cost(p) / p.steps
-        chunk = chunk_steps(p, CHUNK_WORK, 1000)
-        mark = p.steps - int(SETTLE_SHARE * p.steps)  # the counts here are compared with the end's
-        before = None
-        while not run.finished:
-            if stopping():
-                return
-            if before is None and run.step == mark and mark < p.steps:
-                before = run.measure(with_loss=False)
-            taken = run.advance(min(chunk, mark - run.step) if run.step < mark else chunk)
+
+        def on_steps(taken: int) -> None:
             with lock:
                 state["done_cost"] += taken * per_step
                 report(p)
-        if run.failure is not None:
-            raise InputError("lr", f"run m={p.m} seed={p.seed}: {run.failure}")
-        row = SweepRow.of(run, seconds=time.perf_counter() - t0, before=before)
+
+        row = train_run(p, stopping, on_steps)
+        if row is None:
+            return
         with lock:
             done[(p.m, p.seed)] = row
             report(None, row)
@@ -284,6 +339,40 @@ def run_sweep(
     finished = [done[(p.m, p.seed)] for p in runs if (p.m, p.seed) in done]
     if failures:
         raise failures[0]
+    if len(finished) < len(runs):
+        raise SweepCancelled(finished)
+    return finished
+
+
+def _run_on_cluster(spec, scheduler, todo, done, runs, state, lock, report, stopping, cluster):
+    """run_sweep's runs as tasks on a cluster; progress counts the runs it has finished."""
+
+    def on_result(index: int, row: SweepRow) -> None:
+        p = todo[index]
+        with lock:
+            state["done_cost"] += spec.cost(p)
+            done[(p.m, p.seed)] = row
+            report(None, row)
+
+    def on_status(status: ClusterStatus) -> None:
+        with lock:
+            cluster["status"] = status
+            report(None)
+
+    try:
+        if todo:  # a resumed sweep with nothing left needs no cluster
+            run_tasks(
+                scheduler,
+                sweep_task,
+                todo,
+                on_result=on_result,
+                should_stop=stopping,
+                on_status=on_status,
+                label="sweep-run",
+            )
+    except TasksStopped:
+        pass
+    finished = [done[(p.m, p.seed)] for p in runs if (p.m, p.seed) in done]
     if len(finished) < len(runs):
         raise SweepCancelled(finished)
     return finished

@@ -1,7 +1,9 @@
 """The sweep over m in the interference window: fields, Start / Cancel, a progress bar and
 the count-against-m figure (SweepPanel), updated as each run finishes.
 
-The sweep runs `core.interference.sweep.run_sweep` in its own thread. Nothing crosses threads as a
+The sweep runs `core.interference.sweep.run_sweep` in its own thread: its runs train in
+threads of this process, or, with a scheduler given, as tasks on a dask.distributed
+cluster (core/cluster.py; the extra `cluster`), whose worker count is shown. Nothing crosses threads as a
 signal: the worker's progress callback only stores the latest SweepProgress and appends
 finished rows (immutable SweepRows) under a lock; a GUI timer polls them ~10 times a
 second. Cancel sets an event that run_sweep checks between chunks (should_stop); the rows
@@ -18,6 +20,7 @@ from collections.abc import Callable
 from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.checks import parse_m_values
+from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, parse_scheduler, require_distributed
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
 from sparsity_gui.core.interference.sweep import (
@@ -51,6 +54,15 @@ def _m_values(text: str) -> tuple[int, ...]:
     return values
 
 
+def _scheduler(text: str) -> Scheduler | None:
+    """The scheduler field: empty (this machine's threads), tcp://HOST:PORT or local:N;
+    refused at once when the extra is not installed."""
+    scheduler = parse_scheduler(text)
+    if scheduler is not None:
+        require_distributed()
+    return scheduler
+
+
 class SweepWidget(QtWidgets.QWidget):
     """Sweep over m for fixed n; optimizer, l1, lr, σ, interference, weight decay and the
     first seed come from the window's current parameters (`current()`)."""
@@ -75,7 +87,7 @@ class SweepWidget(QtWidgets.QWidget):
         self._stop = threading.Event()
         self._progress: SweepProgress | None = None
         self._worker_rows: list[SweepRow] = []
-        self._result: tuple[str, list[SweepRow], str] | None = None
+        self._result: tuple[str, list[SweepRow], str, str] | None = None  # kind, rows, message, field
         self._shown_rows = -1
         self._started_at = 0.0
         self.error_box: QtWidgets.QMessageBox | None = None
@@ -115,6 +127,22 @@ class SweepWidget(QtWidgets.QWidget):
             "playing, one fewer leaves it a core."
         )
         form.addRow("parallel runs", self.workers)
+        self.scheduler = Field(
+            "sweep_scheduler",
+            _scheduler,
+            "Optional: train every run as a task on a dask.distributed cluster. The address "
+            "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
+            "local:N for N worker processes on this machine. Empty: this machine's threads "
+            f"(parallel runs). Needs the extra: {EXTRA_HINT}",
+        )
+        self.scheduler.edit.setPlaceholderText("optional: tcp://host:8786 or local:2")
+        self.scheduler.accepted.connect(self._scheduler_changed)
+        form.addRow("scheduler", self.scheduler)
+        self.cluster_label = QtWidgets.QLabel("")
+        self.cluster_label.setObjectName("sweep_cluster")
+        self.cluster_label.setWordWrap(True)
+        self.cluster_label.setToolTip("The cluster's workers, as its scheduler counts them during a sweep")
+        form.addRow(self.cluster_label)
         self.base_label = QtWidgets.QLabel()
         self.base_label.setObjectName("sweep_base")
         self.base_label.setWordWrap(True)
@@ -189,6 +217,22 @@ class SweepWidget(QtWidgets.QWidget):
             return
         self.panel.show_rows([], n=n, m_values=m_values)
 
+    @QtCore.Slot(object)
+    def _scheduler_changed(self, scheduler: Scheduler | None) -> None:
+        """A cluster runs the runs: the threads' count no longer applies."""
+        self.workers.setEnabled(scheduler is None and not self.running)
+        self.cluster_label.setText("" if scheduler is None else f"on the cluster {scheduler}")
+
+    def _scheduler_value(self) -> tuple[bool, Scheduler | None]:
+        """(whether the field is good, its scheduler), its reason shown at the field."""
+        if not self.scheduler.commit():
+            return False, None
+        try:
+            return True, _scheduler(self.scheduler.text())
+        except InputError as exc:
+            self.scheduler.show_error(exc.message)
+            return False, None
+
     # --- parameters ----------------------------------------------------------------------
     def set_base(self, p: InterferenceParams) -> None:
         wd = "" if p.optimizer in ("gd-zero", "gd") else f", weight decay {p.effective_weight_decay:g}"
@@ -211,7 +255,8 @@ class SweepWidget(QtWidgets.QWidget):
             seeds = int(self.seeds._parse(self.seeds.text().strip()))
             base = self._current().with_changes(n=n, m=m_values[0], steps=steps)
             spec = SweepSpec(base=base, m_values=m_values, seeds=seeds)
-            spec.check_memory(self.workers.value())
+            if not self.scheduler.text().strip():
+                spec.check_memory(self.workers.value())
         except InputError as exc:
             field = self.fields.get(exc.field, self.m if exc.field == "m" else None)
             if field is not None:
@@ -231,7 +276,8 @@ class SweepWidget(QtWidgets.QWidget):
         if self.running:
             return False
         spec = self.make_spec()
-        if spec is None:
+        good, scheduler = self._scheduler_value()
+        if spec is None or not good:
             return False
         self.spec = spec
         self.rows = []
@@ -248,36 +294,48 @@ class SweepWidget(QtWidgets.QWidget):
         self.panel.show_rows([], n=spec.base.n, m_values=spec.m_values)
         self.progress.setValue(0)
         self.progress.setFormat(f"0%  ·  0 / {len(spec.runs())} runs")
-        self._show_info("starting…")
+        self._show_info("starting…" if scheduler is None else f"connecting to {scheduler}…")
+        self.cluster_label.setText("" if scheduler is None else f"on the cluster {scheduler}: connecting…")
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.save_button.setEnabled(False)
-        for f in self.fields.values():
+        for f in (*self.fields.values(), self.scheduler):
             f.setEnabled(False)
         self.workers.setEnabled(False)
         self.started.emit(self.pause_live.isChecked())
         self.thread = threading.Thread(
-            target=self._work, args=(spec, self._stop, self.workers.value()), name="sweep", daemon=True
+            target=self._work,
+            args=(spec, self._stop, self.workers.value(), scheduler),
+            name="sweep",
+            daemon=True,
         )
         self.thread.start()
         self.timer.start(POLL_MS)
         return True
 
-    def _work(self, spec: SweepSpec, stop: threading.Event, workers: int) -> None:
+    def _work(
+        self, spec: SweepSpec, stop: threading.Event, workers: int, scheduler: Scheduler | None
+    ) -> None:
         """The sweep thread (run_sweep starts `workers` threads of its own and joins them
-        before it returns): touches no widget."""
+        before it returns, or runs a cluster session in this thread): touches no widget."""
         try:
-            rows = run_sweep(spec, on_progress=self._on_progress, should_stop=stop.is_set, workers=workers)
-            result = ("done", list(rows), "")
+            rows = run_sweep(
+                spec,
+                on_progress=self._on_progress,
+                should_stop=stop.is_set,
+                workers=workers,
+                scheduler=scheduler,
+            )
+            result = ("done", list(rows), "", "")
         except SweepCancelled as exc:
-            result = ("cancelled", list(exc.rows), "")
+            result = ("cancelled", list(exc.rows), "", "")
         except InputError as exc:
-            result = ("error", [], str(exc))
+            result = ("error", [], str(exc), exc.field)
         except Exception as exc:  # shown in the GUI; the window stays usable
-            result = ("error", [], f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}")
+            result = ("error", [], f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}", "")
         with self._lock:
             if result[0] == "error":
-                result = (result[0], list(self._worker_rows), result[2])
+                result = (result[0], list(self._worker_rows), result[2], result[3])
             self._result = result
 
     def _on_progress(self, progress: SweepProgress) -> None:
@@ -292,7 +350,10 @@ class SweepWidget(QtWidgets.QWidget):
         if self.running:
             self._stop.set()
             self.cancel_button.setEnabled(False)
-            self._show_info("cancelling after the current chunk of steps…")
+            if self.scheduler.text().strip():
+                self._show_info("cancelling the runs not finished on the cluster…")
+            else:
+                self._show_info("cancelling after the current chunk of steps…")
 
     @QtCore.Slot()
     def poll(self) -> None:
@@ -310,6 +371,11 @@ class SweepWidget(QtWidgets.QWidget):
             self.rows = rows
             self.panel.show_rows(rows, n=spec.base.n, m_values=spec.m_values)
         total = len(spec.runs())
+        if progress is not None and progress.workers is not None:  # the last count, also at the end
+            self.cluster_label.setText(
+                f"on the cluster {self.scheduler.text().strip()}: {progress.workers} "
+                f"worker{'s' if progress.workers != 1 else ''}, {progress.running} training"
+            )
         if progress is not None and result is None:
             self.progress.setValue(int(round(progress.fraction * BAR_STEPS)))
             left = format_duration(progress.eta_seconds)
@@ -318,6 +384,11 @@ class SweepWidget(QtWidgets.QWidget):
                 f"{progress.total_runs} runs  ·  {left} left"
             )
             cur = progress.current
+            if cur is None and progress.workers is not None and not self._stop.is_set():
+                self._show_info(
+                    f"{progress.running} run(s) training on the cluster "
+                    f"({format_duration(progress.elapsed)} so far)"
+                )
             if cur is not None and not self._stop.is_set():
                 self._show_info(
                     f"training m = {cur.m}, seed {cur.seed} ({format_duration(progress.elapsed)} so far)"
@@ -328,7 +399,7 @@ class SweepWidget(QtWidgets.QWidget):
             self._finish(result, total)
 
     def _finish(self, result, total: int) -> None:
-        kind, rows, message = result
+        kind, rows, message, field = result
         self.timer.stop()
         self.thread = None
         self.rows = list(rows)
@@ -350,14 +421,16 @@ class SweepWidget(QtWidgets.QWidget):
             self.error = message
             self.progress.setFormat(f"failed  ·  {len(rows)} / {total} runs")
             self._show_info(message.partition("\n\n")[0], error=True)
+            if field == "scheduler":  # unreachable, or a cluster that failed: said at the field too
+                self.scheduler.show_error(message.removeprefix("scheduler: "))
             self.statusChanged.emit("sweep failed")
             self._message("Sweep stopped", message)
         self.start_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         self.save_button.setEnabled(bool(self.rows))
-        for f in self.fields.values():
+        for f in (*self.fields.values(), self.scheduler):
             f.setEnabled(True)
-        self.workers.setEnabled(True)
+        self.workers.setEnabled(not self.scheduler.text().strip())
         self.finished.emit()
 
     def _show_info(self, text: str, error: bool = False) -> None:

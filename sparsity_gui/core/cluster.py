@@ -1,0 +1,273 @@
+"""Independent tasks run on a dask.distributed cluster: a running scheduler
+(``tcp://host:port``) or a LocalCluster of N worker processes started here (``local:N``).
+
+Model-free and Qt-free: a caller hands over a top-level (picklable) function and its tasks,
+and gets each result back through a callback as it finishes. dask and distributed are the
+optional extra ``cluster`` and are imported only when a cluster is asked for, so the app
+and every local run work without them.
+
+The whole session (client, and the LocalCluster's scheduler and nannies) runs on an
+asyncio loop in the calling thread: no I/O thread of distributed's outlives it, a
+connection that fails leaves nothing running, and the callbacks come from the caller's
+own thread. (For local:N the scheduler runs in this process too and starts distributed's
+one process-wide offload thread, which it keeps for reuse until the process exits.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import re
+import signal
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sparsity_gui.core.checks import parse_whole
+from sparsity_gui.core.errors import InputError
+
+EXTRA_HINT = "pip install 'sparsity-gui[cluster]'"
+CONNECT_TIMEOUT = 3.0  # seconds: an unreachable scheduler is refused quickly
+MAX_LOCAL_WORKERS = 64
+STATUS_SECONDS = 0.5  # between two questions to the scheduler (workers, tasks running)
+POLL_SECONDS = 0.1  # between two looks at the stop flag
+
+_TCP = re.compile(r"^(?:tcp://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d+)$")
+
+
+@dataclass(frozen=True)
+class Scheduler:
+    """Where tasks run: ``address`` of a running scheduler, or ``local_workers`` worker
+    processes of a LocalCluster started for the session (exactly one is set)."""
+
+    address: str = ""
+    local_workers: int = 0
+
+    def __str__(self) -> str:
+        return self.address or f"local:{self.local_workers}"
+
+
+def parse_scheduler(text: str) -> Scheduler | None:
+    """'' (run locally: None), 'tcp://HOST:PORT' ('HOST:PORT' means the same) or 'local:N'."""
+    text = text.strip()
+    if not text:
+        return None
+    if text.lower().startswith("local:"):
+        count = text[len("local:") :]
+        try:
+            workers = parse_whole(count)
+        except ValueError:
+            raise InputError(
+                "scheduler", f"local:N needs a whole number of worker processes, got {text!r}"
+            ) from None
+        if not 1 <= workers <= MAX_LOCAL_WORKERS:
+            raise InputError("scheduler", f"local:N needs 1 to {MAX_LOCAL_WORKERS} workers, got {workers}")
+        return Scheduler(local_workers=workers)
+    found = _TCP.match(text)
+    if found is None:
+        raise InputError(
+            "scheduler", f"expected a scheduler address tcp://HOST:PORT or local:N (N workers), got {text!r}"
+        )
+    host, port = found.group(1), int(found.group(2))
+    if not 1 <= port <= 65535:
+        raise InputError("scheduler", f"the port must be from 1 to 65535, got {port}")
+    return Scheduler(address=f"tcp://{host}:{port}")
+
+
+def require_distributed() -> None:
+    """Refuse, naming the extra to install, when dask.distributed is missing."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise InputError(
+            "scheduler", f"running on a cluster needs dask.distributed, not installed here: {EXTRA_HINT}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class ClusterStatus:
+    """What the scheduler said last: its workers and the tasks of this session."""
+
+    scheduler: str  # the scheduler's address (a local cluster's own)
+    workers: int
+    threads: int  # task slots: one per worker with --nthreads 1
+    running: int  # tasks being run on a worker now (at most one per thread)
+    done: int
+    total: int
+
+
+class TasksStopped(Exception):
+    """``run_tasks`` was asked to stop: the pending tasks were cancelled; ``results``
+    maps the index of every task that had finished to its result."""
+
+    def __init__(self, results: dict[int, Any]):
+        super().__init__(f"stopped with {len(results)} task(s) finished")
+        self.results = results
+
+
+def run_tasks(
+    scheduler: Scheduler,
+    fn: Callable[[Any], Any],
+    tasks: Sequence[Any],
+    on_result: Callable[[int, Any], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    on_status: Callable[[ClusterStatus], None] | None = None,
+    label: str = "task",
+    connect_timeout: float = CONNECT_TIMEOUT,
+) -> dict[int, Any]:
+    """``fn(task)`` for every task, each a dask task on ``scheduler``'s workers; returns
+    {index: result}. Blocks the calling thread, which receives every callback:
+    ``on_result(index, result)`` as each task finishes, ``on_status`` about twice a
+    second. ``fn`` and the tasks must pickle (a module-level function, frozen data), and
+    the workers must be able to import ``fn``'s module.
+
+    A worker that dies has its task run again elsewhere (dask's own rule, up to
+    distributed.scheduler.allowed-failures times). When should_stop() says so, the tasks not
+    yet finished are cancelled and TasksStopped carries the finished results. A task's
+    exception is raised here (the rest cancelled); a scheduler that cannot be reached within
+    ``connect_timeout`` seconds, or a LocalCluster that cannot start, raises InputError."""
+    require_distributed()
+    if connect_timeout <= 0 or not math.isfinite(connect_timeout):
+        raise InputError("scheduler", f"the connect timeout must be > 0 s, got {connect_timeout}")
+    session = _Session(scheduler, fn, list(tasks), on_result, should_stop, on_status, label, connect_timeout)
+    return asyncio.run(session.run())
+
+
+class _Session:
+    def __init__(self, scheduler, fn, tasks, on_result, should_stop, on_status, label, connect_timeout):
+        self.scheduler = scheduler
+        self.fn = fn
+        self.tasks = tasks
+        self.on_result = on_result
+        self.should_stop = should_stop
+        self.on_status = on_status
+        self.label = label
+        self.connect_timeout = connect_timeout
+        self.results: dict[int, Any] = {}
+
+    async def run(self) -> dict[int, Any]:
+        cluster = await self._local_cluster() if self.scheduler.local_workers else None
+        try:
+            client = await self._client(cluster)
+            try:
+                return await self._map(client)
+            finally:
+                await client.close()
+        finally:
+            if cluster is not None:
+                await cluster.close()
+
+    async def _local_cluster(self):
+        from distributed import LocalCluster
+
+        try:
+            return await LocalCluster(
+                n_workers=self.scheduler.local_workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                # no dashboard; its HTTP server on a free port of this machine only, not :8787
+                dashboard_address=None,
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                silence_logs=logging.CRITICAL,  # what matters comes back as an exception
+                preload=[__name__],  # dask_setup below, in each worker process
+                asynchronous=True,
+            )
+        except Exception as exc:  # ports, memory, processes: the reason as the user sees it
+            raise InputError(
+                "scheduler", f"cannot start {self.scheduler.local_workers} local worker(s): {exc}"
+            ) from None
+
+    async def _client(self, cluster):
+        from distributed import Client
+
+        target = cluster if cluster is not None else self.scheduler.address
+        try:
+            return await Client(target, asynchronous=True, timeout=self.connect_timeout, set_as_default=False)
+        except OSError as exc:  # TimeoutError too
+            reason = "" if "Timed out" in _reason(exc) else f" ({_reason(exc)})"
+            raise InputError(
+                "scheduler",
+                f"no scheduler answered at {self.scheduler} within {self.connect_timeout:g} s{reason}",
+            ) from None
+
+    async def _map(self, client) -> dict[int, Any]:
+        total = len(self.tasks)
+        token = uuid.uuid4().hex[:8]
+        futures = [
+            client.submit(self.fn, task, key=f"{self.label}-{token}-{i}", pure=False, priority=total - i)
+            for i, task in enumerate(self.tasks)
+        ]
+        waiting = {asyncio.ensure_future(_settled(f)): i for i, f in enumerate(futures)}
+        last_status = -math.inf
+        try:
+            while waiting:
+                if self.should_stop is not None and self.should_stop():
+                    raise TasksStopped(dict(self.results))
+                finished, _ = await asyncio.wait(
+                    waiting, timeout=POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED
+                )
+                for waiter in sorted(finished, key=waiting.get):
+                    i = waiting.pop(waiter)
+                    self.results[i] = waiter.result()  # a task's exception is raised here
+                    if self.on_result is not None:
+                        self.on_result(i, self.results[i])
+                if self.on_status is not None and time.monotonic() - last_status >= STATUS_SECONDS:
+                    last_status = time.monotonic()
+                    self.on_status(await self._status(client, futures))
+        except BaseException:
+            for waiter in waiting:
+                waiter.cancel()
+            await client.cancel([futures[i] for i in waiting.values()])
+            raise
+        if self.on_status is not None:
+            self.on_status(await self._status(client, futures))
+        return self.results
+
+    async def _status(self, client, futures) -> ClusterStatus:
+        nthreads = await client.nthreads()
+        processing = await client.processing()
+        keys = {f.key for f in futures}
+        # a worker holds a few more tasks than it has threads (dask's worker-saturation):
+        # the rest wait there, not train
+        running = sum(
+            min(sum(1 for key in tasks if key in keys), nthreads.get(worker, 0))
+            for worker, tasks in processing.items()
+        )
+        return ClusterStatus(
+            scheduler=client.scheduler.address,
+            workers=len(nthreads),
+            threads=sum(nthreads.values()),
+            running=running,
+            done=len(self.results),
+            total=len(futures),
+        )
+
+
+async def _settled(future):
+    """The task's result (its exception raised), a cancellation by the scheduler named."""
+    from distributed import KilledWorker
+    from distributed.client import FutureCancelledError
+
+    try:
+        return await future
+    except FutureCancelledError as exc:
+        raise InputError("scheduler", f"the cluster cancelled a task ({_reason(exc)})") from None
+    except KilledWorker as exc:  # its worker died each time it ran: a crash, not chance
+        raise InputError("scheduler", f"a task's workers died every time it ran ({_reason(exc)})") from None
+
+
+def dask_setup(worker) -> None:
+    """Run in each worker process of local:N once it has started (its preload). Ctrl+C
+    reaches every process of the terminal's group: the workers leave it to the process that
+    started them, which cancels the pending tasks and closes them. (A signal mask would not
+    do: a spawned process starts with every signal unblocked.)"""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

@@ -1,0 +1,116 @@
+"""A real dask.distributed scheduler and real workers, each a subprocess on 127.0.0.1, for
+the cluster tests: started with the `dask` command line a user types, stopped (and waited
+for) when the test is done, so that no process is left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+START_SECONDS = 90  # a loaded 2-core machine imports numpy, numba and distributed slowly
+
+
+class DaskProcesses:
+    """``with DaskProcesses(folder, workers=2) as cluster:`` a scheduler (its address in
+    ``cluster.address``) and ``workers`` workers with one thread each and no nanny, so
+    that killing a worker's process kills the worker."""
+
+    def __init__(self, folder: Path, workers: int = 2):
+        self.folder = Path(folder)
+        self.wanted = workers
+        self.scheduler: subprocess.Popen | None = None
+        self.workers: list[subprocess.Popen] = []
+        self.address = ""
+
+    def _start(self, args: list[str], log: Path) -> subprocess.Popen:
+        with open(log, "wb") as out:
+            return subprocess.Popen(
+                [sys.executable, "-m", "dask", *args],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=self.folder,
+                env={**os.environ, "PYTHONWARNINGS": "ignore"},
+            )
+
+    def __enter__(self) -> DaskProcesses:
+        try:
+            info = self.folder / "scheduler.json"
+            self.scheduler = self._start(
+                [
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--no-dashboard",
+                    "--dashboard-address",
+                    "127.0.0.1:0",
+                    "--scheduler-file",
+                    str(info),
+                ],
+                self.folder / "scheduler.log",
+            )
+            self._wait(lambda: info.exists() and info.stat().st_size > 0, self.scheduler, "the scheduler")
+            self.address = json.loads(info.read_text())["address"]
+            for _ in range(self.wanted):
+                self.add_worker()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def add_worker(self) -> subprocess.Popen:
+        """One more worker, returned once the scheduler has registered it."""
+        k = len(self.workers)
+        log = self.folder / f"worker-{k}.log"
+        proc = self._start(
+            [
+                "worker",
+                self.address,
+                "--nthreads",
+                "1",
+                "--no-nanny",
+                "--host",
+                "127.0.0.1",
+                "--no-dashboard",
+                "--name",
+                f"worker-{k}",
+            ],
+            log,
+        )
+        self.workers.append(proc)
+        self._wait(lambda: b"Registered to:" in log.read_bytes(), proc, f"worker {k}")
+        return proc
+
+    def _wait(self, ready, proc: subprocess.Popen, what: str) -> None:
+        deadline = time.monotonic() + START_SECONDS
+        while not ready():
+            if proc.poll() is not None:
+                raise RuntimeError(f"{what} ended with status {proc.returncode}: {self.logs()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not start within {START_SECONDS} s: {self.logs()}")
+            time.sleep(0.1)
+
+    def kill_worker(self, k: int) -> None:
+        self.workers[k].send_signal(signal.SIGKILL)
+        self.workers[k].wait(30)
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')}" for p in self.folder.glob("*.log"))
+
+    def __exit__(self, *_exc) -> None:
+        procs = [*self.workers, *([self.scheduler] if self.scheduler else [])]
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(10)  # a worker closes once its running task ends
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
