@@ -100,6 +100,16 @@ def _apply_view_state(panel, state: dict | None) -> None:
     panel.apply_toggles()
 
 
+def _hide_controls(panel) -> None:
+    """A figure shows the plots only: the toggles and the tracked count (their state is
+    applied) are hidden, so the layout image has no check boxes or spin boxes."""
+    toggles = panel.toggles
+    for i in range(toggles.count()):
+        widget = toggles.itemAt(i).widget()
+        if widget is not None:
+            widget.hide()
+
+
 class FigureSet:
     """The six panels (in a hidden host widget laid out like the window's centre) drawn
     from one snapshot. Use as a context manager: the widgets are deleted on exit."""
@@ -124,6 +134,7 @@ class FigureSet:
             grid.addWidget(panel, i // 3, i % 3)
             if view_states and i < len(view_states):
                 _apply_view_state(panel, view_states[i])
+            _hide_controls(panel)
         self.host.resize(*layout_size)
         self.host.show()
         self.app.processEvents()
@@ -154,6 +165,10 @@ class FigureSet:
             panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, False)
             panel.show()
             self.app.processEvents()
+
+    def tracked_shown(self) -> int | None:
+        """How many tracked weights the threshold panel draws (tracked.csv holds those)."""
+        return next((p.count.value() for p in self.panels if hasattr(p, "shown_tracked")), None)
 
     def render_layout(self, fmt: str = "png", scale: float = DEFAULT_SCALE) -> bytes:
         return render_widget(self.host, fmt, scale, self.panels)
@@ -199,6 +214,7 @@ def write_figures(
         snap = sampled_snapshot(run)
         with FigureSet(snap, view_states) as figs:
             files = figs.files(("png", "svg"), scale)
+            shown = figs.tracked_shown()
     except ImportError as exc:
         raise InputError("figures", f"drawing figures needs PySide6 and pyqtgraph ({exc})") from None
     except RuntimeError as exc:
@@ -207,7 +223,7 @@ def write_figures(
     for name, data in files.items():
         atomic_write_bytes(folder / name, data)
         written.append(folder / name)
-    atomic_write_bytes(folder / "tracked.csv", tracked_csv(run).encode("utf-8"))
+    atomic_write_bytes(folder / "tracked.csv", tracked_csv(run, shown).encode("utf-8"))
     written.append(folder / "tracked.csv")
     if created:
         app.processEvents()

@@ -174,7 +174,7 @@ class SweepPanel(Panel):
             runs_label = f"runs ({len(rows)})" if rows else "runs"
         if runs_label != self._runs_label:
             self._runs_label = runs_label
-            self.plot.legend.getLabel(self.runs).setText(runs_label)
+            self.plot.legend.set_label(self.runs, runs_label)
         if rows:
             seeds = len({r.seed for r in rows})
             note = (
