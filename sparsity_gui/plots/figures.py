@@ -30,9 +30,11 @@ def sweep_figure_files(
     rows: Sequence[SweepRow],
     size: tuple[int, int] | None = None,
     scale: float | None = None,
+    cancelled: bool = False,
 ) -> dict[str, bytes]:
     """{sweep.png, sweep.svg: bytes}: the SweepPanel drawn offscreen (creates a QApplication
-    on the offscreen platform if there is none; leaves no widget alive)."""
+    on the offscreen platform if there is none; leaves no widget alive). Rows fewer than
+    the spec's runs are marked on the figure as incomplete (``cancelled``: as cancelled)."""
     try:
         from PySide6 import QtCore
 
@@ -48,7 +50,13 @@ def sweep_figure_files(
         panel.show()
         app.processEvents()
         if spec is not None:
-            panel.show_rows(rows, n=spec.base.n, m_values=spec.m_values)
+            panel.show_rows(
+                rows,
+                n=spec.base.n,
+                m_values=spec.m_values,
+                planned_runs=len(spec.runs()),
+                cancelled=cancelled,
+            )
         else:
             panel.show_rows(rows)
         app.processEvents()
