@@ -160,7 +160,10 @@ class LegendRow(pg.LegendItem):
     def __init__(self, text_size: str):
         super().__init__(offset=None, labelTextSize=text_size, horSpacing=4, verSpacing=0)
         self.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations, False)
-        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Fixed, QtWidgets.QSizePolicy.Policy.Fixed)
+        # never wider than its entries, and never forcing the plot wider than the panel: the
+        # width it gets decides its columns (fit_width)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Maximum, QtWidgets.QSizePolicy.Policy.Fixed)
+        self.setMinimumWidth(0)
         self.available = 400.0  # px of width for the entries (the data area's width)
         self.columns = 1
 
@@ -176,15 +179,26 @@ class LegendRow(pg.LegendItem):
             label.setText(text)
             self.relayout(force=True)
 
-    def _entry_width(self, sample, label) -> float:
-        return max(sample.minimumWidth(), sample.preferredWidth(), 20.0) + label.minimumWidth() + 4.0
+    def width_for(self, columns: int) -> float:
+        """The width the entries need in ``columns`` columns: per column its widest sample
+        and widest label, the spacings between, and the layout's margins."""
+        left, _top, right, _bottom = self.layout.getContentsMargins()
+        spacing = self.layout.horizontalSpacing()
+        total = left + right + (columns - 1) * self.GAP
+        for col in range(columns):
+            entries = self.items[col::columns]
+            if entries:
+                sample = max(max(s.minimumWidth(), s.preferredWidth()) for s, _lab in entries)
+                label = max(lab.minimumWidth() for _s, lab in entries)
+                total += sample + spacing + label
+        return total
 
     def columns_that_fit(self) -> int:
-        if not self.items:
-            return 1
-        widest = max(self._entry_width(s, lab) for s, lab in self.items)
-        fit = int((self.available + self.GAP) // (widest + self.GAP))
-        return max(1, min(len(self.items), fit))
+        """The most columns (up to one per entry) whose width fits the space available."""
+        for columns in range(len(self.items), 1, -1):
+            if self.width_for(columns) <= self.available:
+                return columns
+        return 1
 
     def relayout(self, force: bool = False) -> None:
         columns = self.columns_that_fit()
@@ -203,6 +217,26 @@ class LegendRow(pg.LegendItem):
         self.rowCount = max(1, math.ceil(len(self.items) / columns))
         layout.invalidate()
         self.updateGeometry()
+        refit_to_views(self)
+
+
+def refit_to_views(item: QtWidgets.QGraphicsItem) -> None:
+    """Fit the central layout of the views showing ``item`` to their viewport again: a
+    layout grown past the view while an item was wider (a legend in one row, a long
+    line of text) does not shrink back by itself, and its right part would be cut off."""
+    # lay the enclosing layouts out now (Qt would on a later event: an export drawn
+    # before then would show the old arrangement)
+    parent = item.parentWidget() if isinstance(item, QtWidgets.QGraphicsWidget) else None
+    while parent is not None:
+        layout = QtWidgets.QGraphicsWidget.layout(parent)  # pyqtgraph shadows .layout
+        if layout is not None:
+            layout.activate()
+        parent = parent.parentWidget()
+    scene = item.scene()
+    for view in scene.views() if scene is not None else ():
+        central = getattr(view, "centralWidget", None)
+        if central is not None and getattr(view, "range", None) is not None:
+            central.setGeometry(view.range)
 
     # pyqtgraph's own placement: one column, then a fixed count; ours flows with the width
     def _addItemToLayout(self, sample, label) -> None:
@@ -227,11 +261,11 @@ class LegendRow(pg.LegendItem):
 def add_legend_row(plot: pg.PlotItem) -> LegendRow:
     """A LegendRow under the plot's x axis, as the plot's legend (plot(name=...) adds to it)."""
     legend = LegendRow(tick_text_size(plot))
-    plot.layout.addItem(legend, 4, 1)
+    plot.layout.addItem(legend, 4, 0, 1, 3)  # under the y axis too: the plot's whole width
     plot.layout.setAlignment(legend, QtCore.Qt.AlignmentFlag.AlignHCenter)
     plot.layout.setRowStretchFactor(4, 0)
     plot.legend = legend
-    plot.vb.sigResized.connect(lambda vb, lg=legend: lg.fit_width(vb.width()))
+    plot.geometryChanged.connect(lambda p=plot, lg=legend: lg.fit_width(p.width() - 4))
     return legend
 
 

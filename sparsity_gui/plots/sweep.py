@@ -21,7 +21,7 @@ from PySide6 import QtCore
 
 from sparsity_gui.core.interference.sweep import BARS, PREDICTED_SLOPE, SweepRow, summarize
 from sparsity_gui.core.text import plural
-from sparsity_gui.plots.base import DASH, DOT, RED, Panel, pen, set_curve, tick_text_size
+from sparsity_gui.plots.base import DASH, DOT, RED, Panel, pen, refit_to_views, set_curve, tick_text_size
 
 RUN_BRUSH = (31, 119, 180, 90)  # BLUE, faint: overlapping seeds show as darker points
 LABEL_COLOR = "#333333"
@@ -198,7 +198,7 @@ class SweepPanel(Panel):
 
         # legend and the note under the plot: text only when it changes (layout is slow)
         if log and self.zero_runs:
-            runs_label = f"runs ({self.zero_runs} of {len(rows)} with none: not shown on log axes)"
+            runs_label = f"runs ({self.zero_runs} of {len(rows)} at zero: not shown)"
         else:
             runs_label = f"runs ({len(rows)})" if rows else "runs"
         if runs_label != self._runs_label:
@@ -207,6 +207,8 @@ class SweepPanel(Panel):
         note = self.note_html(n)
         if note != self.note.text:
             self.note.setText(note, color=LABEL_COLOR)
+            self.note.item.setTextWidth(-1)  # wrapped again at the panel's width
+            self._wrap_note()
         self._legend_open_entry(bool(self.open_m.size))
         title = self.title if n is None else f"{self.title} (n = {n})"
         if self.plot.titleLabel.text != title:
@@ -277,6 +279,20 @@ class SweepPanel(Panel):
             self.plot.legend.removeItem(self.open_ends)
 
     # --- the text under the plot ------------------------------------------------------------
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._wrap_note()
+
+    def _wrap_note(self) -> None:
+        """The text under the plot wraps at the panel's width (a long line would widen the
+        plot past the panel and be cut off)."""
+        width = max(self.graphics.viewport().width() - 16, 100)
+        item = self.note.item
+        if item.textWidth() != width:
+            item.setTextWidth(width)
+            self.note.updateMin()
+            refit_to_views(self.note)
+
     def settings_text(self) -> str:
         """n, optimizer, steps and seeds of the rows drawn (several values joined by '/')."""
         rows = self.rows
