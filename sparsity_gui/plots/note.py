@@ -63,6 +63,17 @@ class NotePanel(LivePanel):
         return [(c.t, f"λ = {sci(c.lam)}") for c in changes]
 
 
+def _dot_when_alone(curve: pg.PlotDataItem, points: int) -> None:
+    """A line through one point draws nothing: the last weight alive gets a dot."""
+    symbol = "o" if points == 1 else None
+    if curve.opts["symbol"] != symbol:
+        pen_colour = curve.opts["pen"].color()
+        curve.setSymbol(symbol)
+        curve.setSymbolPen(None)
+        curve.setSymbolBrush(pg.mkBrush(pen_colour))
+        curve.setSymbolSize(7)
+
+
 class SortedWeightsPanel(NotePanel):
     title = "Weights, sorted"
     claim = (
@@ -113,6 +124,8 @@ class SortedWeightsPanel(NotePanel):
             above[first_below] = True
         set_curve(self.growing, ranks[above], a[above])
         set_curve(self.shrinking, ranks[below], a[below])
+        for curve, count in ((self.growing, int(above.sum())), (self.shrinking, int(below.sum()))):
+            _dot_when_alone(curve, count)
         log_y = self.log_y.isChecked()
         self._set_hline(self.theta_line, theta, log_y)
         self._set_hline(self.balance_line, 1.0 / snap.norm1 if snap.norm1 > 0 else math.nan, log_y)
