@@ -176,8 +176,9 @@ class LegendRow(pg.LegendItem):
         """Change an entry's text (and re-flow the columns: its width changed)."""
         label = self.getLabel(item)
         if label is not None and label.text != text:
-            label.setText(text)
-            self.relayout(force=True)
+            label.setText(text)  # its cell grows or shrinks with it (Qt's layout request)
+            self.relayout()  # a new arrangement only when the columns change (a number
+            # in a label changes every frame: the decay panel's c)
 
     def width_for(self, columns: int) -> float:
         """The width the entries need in ``columns`` columns: per column its widest sample

@@ -58,10 +58,11 @@ def test_theta_is_broken_at_a_lam_change_and_tracked_curves_are_the_csv(qtbot, m
     and its tracked curves are tracked.csv's columns, value for value."""
     win = make_window(SimParams(m=300, lam=1e-2, seed=4), speed=20.0)
     run_with_a_lam_change(qtbot, win)
-    out = tmp_path / "export"
-    assert win.exports.export_all(out), win.last_error
-    run = replay_script(load_session(out / "session.json").script)
-    header, tracked = read_csv(out / "tracked.csv")
+    # what Export all draws its figures from: the session's replay, and tracked.csv
+    assert win.files.save_session(tmp_path / "session.json"), win.last_error
+    assert win.exports.export_data("tracked", tmp_path / "tracked.csv"), win.last_error
+    run = replay_script(load_session(tmp_path / "session.json").script)
+    header, tracked = read_csv(tmp_path / "tracked.csv")
     lam = run.rows[:, COL["lam"]]
     cut = int(np.flatnonzero(lam[1:] != lam[:-1])[0]) + 1  # the first row after the change
     with FigureSet(sampled_snapshot(run), [panel_view_state(p) for p in win.panels]) as figs:
