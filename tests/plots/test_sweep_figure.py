@@ -215,7 +215,13 @@ def test_settings_bars_and_the_fitted_slope_are_stated(panel):
     ms, mean, _std = by_m(ROWS)
     panel.show_rows(ROWS, n=N)
     text = panel.note.text
-    for words in ("n = 16", "optimizer adamw", "100 steps", "3 seeds per m", "bars: ± 1 SD over seeds"):
+    for words in (
+        "n = 16",
+        "optimizer adamw",
+        "100 steps",
+        "3 seeds per m",
+        "bars: ± 1 sample SD over seeds",
+    ):
         assert words in text, words
     # the least-squares slope over the means > 0, against numpy's polyfit
     keep = mean > 0

@@ -341,7 +341,7 @@ class SweepSummary:
 
 # The prediction n^2/(4m) is a line of this slope on log-log axes.
 PREDICTED_SLOPE = -1.0
-BARS = "± 1 SD over seeds (sample standard deviation, n − 1)"
+BARS = "± 1 sample SD over seeds (divisor: seeds − 1)"
 
 
 def loglog_slope(m: np.ndarray, mean: np.ndarray) -> tuple[float, int]:
