@@ -57,6 +57,24 @@ def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: boo
     item.setData(x, y, skipFiniteCheck=True)
 
 
+def set_broken_curve(
+    item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, steps: np.ndarray, positive: bool = False
+) -> None:
+    """A curve broken where ``steps`` changes from one row to the next (e.g. lam): a value
+    that jumps there (θ = λ/(1-‖W‖²)) is not joined by a steep segment, which reads as a
+    spike. Needs the item made with connect="finite"."""
+    x, y, steps = (np.asarray(a, float) for a in (x, y, steps))
+    keep = np.isfinite(x) & np.isfinite(y)
+    if positive:
+        keep &= y > 0
+    x, y, steps = x[keep], y[keep], steps[keep]
+    cuts = np.flatnonzero(steps[1:] != steps[:-1]) + 1
+    if cuts.size:
+        x = np.insert(x, cuts, np.nan)
+        y = np.insert(y, cuts, np.nan)
+    item.setData(np.ascontiguousarray(x), np.ascontiguousarray(y), connect="finite")
+
+
 def _log_tick_strings(axis, tick_strings):
     """Readable labels on a log axis: over a decade or more, the decades only (pyqtgraph
     labels every 2..9 x 10^k tick, and they pile up); within less than a decade, which may
@@ -124,6 +142,186 @@ def tick_text(v: float) -> str:
     return f"{v:g}" if 1e-3 <= v < 1e6 else f"{v:.0e}"
 
 
+def _bounds_with(bounds, extras):
+    """childrenBounds() widened to hold the extra values per axis."""
+    out = []
+    for axis in (0, 1):
+        b = bounds[axis]
+        vals = [v for v in extras[axis] if math.isfinite(v)]
+        if b is not None and (b[0] is None or b[1] is None):
+            b = None
+        if vals:
+            lo, hi = min(vals), max(vals)
+            b = (lo, hi) if b is None else (min(b[0], lo), max(b[1], hi))
+        out.append(b)
+    return out
+
+
+def tick_text_size(plot: pg.PlotItem) -> str:
+    """The size of the plot's tick labels as CSS ('9pt'): the legend's text matches it."""
+    axis = plot.getAxis("bottom")
+    font = axis.style.get("tickFont") or axis.font()
+    if font.pointSizeF() > 0:
+        return f"{font.pointSizeF():g}pt"
+    return f"{font.pixelSize()}px"
+
+
+class LegendRow(pg.LegendItem):
+    """A legend under its plot's x axis, never over the data: its entries flow into as
+    many columns as the data area's width holds (recomputed when the plot is resized or a
+    label changes), its text the size of the tick labels.
+
+    pyqtgraph's LegendItem ignores the view's transformations, so an export at scale 2
+    drew it at half the size of everything else; this one is drawn in scene coordinates
+    and scales with the rest."""
+
+    GAP = 12.0  # px between columns
+
+    def __init__(self, text_size: str):
+        super().__init__(offset=None, labelTextSize=text_size, horSpacing=4, verSpacing=0)
+        self.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations, False)
+        # never wider than its entries, and never forcing the plot wider than the panel: the
+        # width it gets decides its columns (fit_width)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Maximum, QtWidgets.QSizePolicy.Policy.Fixed)
+        self.setMinimumWidth(0)
+        self.available = 400.0  # px of width for the entries (the data area's width)
+        self.columns = 1
+
+    def fit_width(self, width: float) -> None:
+        """Lay the entries out again for a data area ``width`` px wide."""
+        self.available = max(float(width), 1.0)
+        self.relayout()
+
+    def set_label(self, item, text: str) -> None:
+        """Change an entry's text (and re-flow the columns: its width changed)."""
+        label = self.getLabel(item)
+        if label is not None and label.text != text:
+            label.setText(text)  # its cell grows or shrinks with it (Qt's layout request)
+            self.relayout()  # a new arrangement only when the columns change (a number
+            # in a label changes every frame: the decay panel's c)
+
+    def width_for(self, columns: int) -> float:
+        """The width the entries need in ``columns`` columns: per column its widest sample
+        and widest label, the spacings between, and the layout's margins."""
+        left, _top, right, _bottom = self.layout.getContentsMargins()
+        spacing = self.layout.horizontalSpacing()
+        total = left + right + (columns - 1) * self.GAP
+        for col in range(columns):
+            entries = self.items[col::columns]
+            if entries:
+                sample = max(max(s.minimumWidth(), s.preferredWidth()) for s, _lab in entries)
+                label = max(lab.minimumWidth() for _s, lab in entries)
+                total += sample + spacing + label
+        return total
+
+    def columns_that_fit(self) -> int:
+        """The most columns (up to one per entry) whose width fits the space available."""
+        for columns in range(len(self.items), 1, -1):
+            if self.width_for(columns) <= self.available:
+                return columns
+        return 1
+
+    def relayout(self, force: bool = False) -> None:
+        columns = self.columns_that_fit()
+        if columns == self.columns and not force:
+            return
+        self.columns = self.columnCount = columns
+        layout = self.layout
+        for i in range(layout.count() - 1, -1, -1):
+            layout.removeAt(i)
+        for i, (sample, label) in enumerate(self.items):
+            row, col = divmod(i, columns)
+            layout.addItem(sample, row, 2 * col, alignment=QtCore.Qt.AlignmentFlag.AlignVCenter)
+            layout.addItem(label, row, 2 * col + 1)
+        for col in range(columns - 1):
+            layout.setColumnSpacing(2 * col + 1, self.GAP)
+        self.rowCount = max(1, math.ceil(len(self.items) / columns))
+        layout.invalidate()
+        self.updateGeometry()
+        refit_to_views(self)
+
+    # pyqtgraph's own placement: one column, then a fixed count; ours flows with the width
+    def _addItemToLayout(self, sample, label) -> None:
+        self.relayout(force=True)
+
+    def removeItem(self, item) -> None:
+        super().removeItem(item)
+        self.relayout(force=True)
+
+    def clear(self) -> None:
+        super().clear()
+        self.relayout(force=True)
+
+    def updateSize(self) -> None:
+        # the plot's layout sizes and places it (pyqtgraph's version sets a free geometry)
+        self.updateGeometry()
+
+    def setColumnCount(self, columnCount) -> None:  # the width decides
+        self.relayout(force=True)
+
+
+def refit_to_views(item: QtWidgets.QGraphicsItem) -> None:
+    """Fit the central layout of the views showing ``item`` to their viewport again: a
+    layout grown past the view while an item was wider (a legend in one row, a long
+    line of text) does not shrink back by itself, and its right part would be cut off."""
+    # lay the enclosing layouts out now (Qt would on a later event: an export drawn
+    # before then would show the old arrangement)
+    parent = item.parentWidget() if isinstance(item, QtWidgets.QGraphicsWidget) else None
+    while parent is not None:
+        layout = QtWidgets.QGraphicsWidget.layout(parent)  # pyqtgraph shadows .layout
+        if layout is not None:
+            layout.activate()
+        parent = parent.parentWidget()
+    scene = item.scene()
+    for view in scene.views() if scene is not None else ():
+        central = getattr(view, "centralWidget", None)
+        if central is not None and getattr(view, "range", None) is not None:
+            central.setGeometry(view.range)
+
+
+def add_legend_row(plot: pg.PlotItem) -> LegendRow:
+    """A LegendRow under the plot's x axis, as the plot's legend (plot(name=...) adds to it)."""
+    legend = LegendRow(tick_text_size(plot))
+    plot.layout.addItem(legend, 4, 0, 1, 3)  # under the y axis too: the plot's whole width
+    plot.layout.setAlignment(legend, QtCore.Qt.AlignmentFlag.AlignHCenter)
+    plot.layout.setRowStretchFactor(4, 0)
+    plot.legend = legend
+    plot.geometryChanged.connect(lambda p=plot, lg=legend: lg.fit_width(p.width() - 4))
+    return legend
+
+
+def _integer_tick_values(axis, tick_values):
+    """An axis of whole numbers (ranks) gets ticks at whole numbers only: pyqtgraph's
+    fractional levels are dropped, and a range holding fewer than two of its ticks gets
+    every whole number in it (up to 10)."""
+
+    def whole(v: float) -> bool:
+        x = 10.0**v if axis.logMode else v
+        return abs(x - round(x)) < 1e-6 * max(1.0, abs(x))
+
+    def values(lo, hi, size):
+        levels = []
+        for spacing, vals in tick_values(lo, hi, size):
+            if not axis.logMode and spacing < 1.0:
+                continue
+            kept = [v for v in vals if whole(v)]
+            if kept:
+                levels.append((spacing, kept))
+        if sum(lo <= v <= hi for _s, vals in levels for v in vals) < 2:
+            a, b = (10.0**lo, 10.0**hi) if axis.logMode else (lo, hi)
+            ks = range(max(math.ceil(a - 1e-9), 1 if axis.logMode else -(10**9)), math.floor(b + 1e-9) + 1)
+            if 1 <= len(ks) <= 10:
+                levels = [(1.0, [math.log10(k) if axis.logMode else float(k) for k in ks])]
+        return levels
+
+    return values
+
+
+def whole_number_axis(axis: pg.AxisItem) -> None:
+    """Mark an axis as counting things (ranks): Panel.sync_tick_text gives it whole ticks."""
+    axis.whole_numbers = True
+
+
 class Panel(QtWidgets.QFrame):
     """A titled plot area with a row of toggles, axis ranges that move only when the data
     leave them, and cached legends. Subclasses fill `self.plots` with `add_plot`."""
@@ -159,7 +357,6 @@ class Panel(QtWidgets.QFrame):
         y_label: str,
         time_axis: bool = False,
         legend: bool = True,
-        legend_left: bool = False,
     ) -> pg.PlotItem:
         plot = self.graphics.addPlot(row=row, col=0, title=title)
         plot.setLabel("bottom", x_label)
@@ -171,12 +368,7 @@ class Panel(QtWidgets.QFrame):
             axis = plot.getAxis(name)
             axis.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
         if legend:
-            # in the corner the data leave empty; translucent so nothing is hidden
-            plot.addLegend(
-                offset=(8, 8) if legend_left else (-8, 8),
-                labelTextSize="8pt",
-                brush=pg.mkBrush(255, 255, 255, 170),
-            )
+            add_legend_row(plot)
         plot.vb.disableAutoRange()
         plot.vb.sigRangeChangedManually.connect(lambda *_a, p=plot: self._user_zoomed.add(p))
         plot.vb.sigStateChanged.connect(lambda _vb, p=plot: self._auto_requested(p))
@@ -231,7 +423,7 @@ class Panel(QtWidgets.QFrame):
             if plot in self._user_zoomed:
                 continue
             vb = plot.vb
-            bounds = vb.childrenBounds()
+            bounds = _bounds_with(vb.childrenBounds(), self.range_extras(plot))
             current = vb.viewRange()
             target = {}
             for axis, key in ((0, "xRange"), (1, "yRange")):
@@ -244,6 +436,11 @@ class Panel(QtWidgets.QFrame):
                 vb.setRange(padding=0, **target)
                 changed = True
         return changed
+
+    def range_extras(self, plot: pg.PlotItem) -> tuple[list[float], list[float]]:
+        """Values (in view coordinates: log10 on a log axis) that the x and y ranges must
+        hold besides the data, e.g. a horizontal line that is not a data item."""
+        return [], []
 
     def _range_for(self, plot: pg.PlotItem, axis: int, bounds, current, force: bool):
         """Where one axis should move (lo, hi), or None to leave it: only when the data
@@ -280,6 +477,8 @@ class Panel(QtWidgets.QFrame):
                     axis._log_labels = True
                     axis.tickStrings = _log_tick_strings(axis, axis.tickStrings)
                     axis.tickValues = _log_tick_values(axis, axis.tickValues)
+                    if getattr(axis, "whole_numbers", False):
+                        axis.tickValues = _integer_tick_values(axis, axis.tickValues)
 
     def cache_legends(self) -> None:
         """Legends sit over the curves and are repainted with them; their text is

@@ -30,9 +30,11 @@ def sweep_figure_files(
     rows: Sequence[SweepRow],
     size: tuple[int, int] | None = None,
     scale: float | None = None,
+    cancelled: bool = False,
 ) -> dict[str, bytes]:
     """{sweep.png, sweep.svg: bytes}: the SweepPanel drawn offscreen (creates a QApplication
-    on the offscreen platform if there is none; leaves no widget alive)."""
+    on the offscreen platform if there is none; leaves no widget alive). Rows fewer than
+    the spec's runs are marked on the figure as incomplete (``cancelled``: as cancelled)."""
     try:
         from PySide6 import QtCore
 
@@ -48,7 +50,13 @@ def sweep_figure_files(
         panel.show()
         app.processEvents()
         if spec is not None:
-            panel.show_rows(rows, n=spec.base.n, m_values=spec.m_values)
+            panel.show_rows(
+                rows,
+                n=spec.base.n,
+                m_values=spec.m_values,
+                planned_runs=len(spec.runs()),
+                cancelled=cancelled,
+            )
         else:
             panel.show_rows(rows)
         app.processEvents()
@@ -100,6 +108,16 @@ def _apply_view_state(panel, state: dict | None) -> None:
     panel.apply_toggles()
 
 
+def _hide_controls(panel) -> None:
+    """A figure shows the plots only: the toggles and the tracked count (their state is
+    applied) are hidden, so the layout image has no check boxes or spin boxes."""
+    toggles = panel.toggles
+    for i in range(toggles.count()):
+        widget = toggles.itemAt(i).widget()
+        if widget is not None:
+            widget.hide()
+
+
 class FigureSet:
     """The note's panels drawn from one snapshot: the six of the grid in a hidden host
     widget laid out like the window's centre, the tabbed ones (the phase plane) on their
@@ -136,6 +154,7 @@ class FigureSet:
                 panel.show()
             if view_states and i < len(view_states):
                 _apply_view_state(panel, view_states[i])
+            _hide_controls(panel)
         self.host.resize(*layout_size)
         self.host.show()
         self.app.processEvents()
@@ -172,6 +191,10 @@ class FigureSet:
             panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, False)
             panel.show()
             self.app.processEvents()
+
+    def tracked_shown(self) -> int | None:
+        """How many tracked weights the threshold panel draws (tracked.csv holds those)."""
+        return next((p.count.value() for p in self.panels if hasattr(p, "shown_tracked")), None)
 
     def render_layout(self, fmt: str = "png", scale: float = DEFAULT_SCALE) -> bytes:
         grid = self.host.layout()
@@ -218,6 +241,7 @@ def write_figures(
         snap = sampled_snapshot(run)
         with FigureSet(snap, view_states) as figs:
             files = figs.files(("png", "svg"), scale)
+            shown = figs.tracked_shown()
     except ImportError as exc:
         raise InputError("figures", f"drawing figures needs PySide6 and pyqtgraph ({exc})") from None
     except RuntimeError as exc:
@@ -226,7 +250,7 @@ def write_figures(
     for name, data in files.items():
         atomic_write_bytes(folder / name, data)
         written.append(folder / name)
-    atomic_write_bytes(folder / "tracked.csv", tracked_csv(run).encode("utf-8"))
+    atomic_write_bytes(folder / "tracked.csv", tracked_csv(run, shown).encode("utf-8"))
     written.append(folder / "tracked.csv")
     if created:
         app.processEvents()

@@ -367,7 +367,7 @@ class SignsPanel(InterferencePanel):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        p = self.add_step_plot(0, "Colliding pairs by sign", "pairs", legend_left=True)
+        p = self.add_step_plot(0, "Colliding pairs by sign", "pairs")
         self.opposite = p.plot(pen=pen(GREEN), name="opposite signs")
         self.same = p.plot(pen=pen(ORANGE, DASH), name="same sign")
         self.counts_y[p] = (1.0, 1.12)

@@ -12,6 +12,7 @@ from PySide6 import QtWidgets
 
 from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.runner import Snapshot
+from sparsity_gui.core.note.simulation import shown_tracked
 from sparsity_gui.core.text import sci
 from sparsity_gui.plots.base import (
     BLUE,
@@ -25,7 +26,9 @@ from sparsity_gui.plots.base import (
     RED,
     LivePanel,
     pen,
+    set_broken_curve,
     set_curve,
+    whole_number_axis,
 )
 from sparsity_gui.plots.pins import PinCurve, PinnablePanel
 
@@ -70,6 +73,17 @@ class NotePanel(PinnablePanel, LivePanel):
         return [(c.t, f"λ = {sci(c.lam)}") for c in changes]
 
 
+def _dot_when_alone(curve: pg.PlotDataItem, points: int) -> None:
+    """A line through one point draws nothing: the last weight alive gets a dot."""
+    symbol = "o" if points == 1 else None
+    if curve.opts["symbol"] != symbol:
+        pen_colour = curve.opts["pen"].color()
+        curve.setSymbol(symbol)
+        curve.setSymbolPen(None)
+        curve.setSymbolBrush(pg.mkBrush(pen_colour))
+        curve.setSymbolSize(7)
+
+
 class SortedWeightsPanel(NotePanel):
     title = "Weights, sorted"
     claim = (
@@ -94,7 +108,14 @@ class SortedWeightsPanel(NotePanel):
         p.legend.addItem(pg.PlotDataItem(pen=pen(PURPLE, DASH)), "balance prediction 1/‖W‖₁")
         self.log_y = self.add_toggle("log y", "Logarithmic |W_k| axis (dead weights are not drawn)")
         self.log_x = self.add_toggle("log rank", "Logarithmic rank axis")
+        whole_number_axis(p.getAxis("bottom"))
         self.plot = p
+
+    def range_extras(self, plot: pg.PlotItem) -> tuple[list[float], list[float]]:
+        """θ and the balance prediction are lines, not data: the y range holds them too
+        (at t = 0, θ can lie above every weight)."""
+        lines = (self.theta_line, self.balance_line)
+        return [], [line.value() for line in lines if line.isVisible()]
 
     def apply_toggles(self) -> None:
         self.plot.setLogMode(x=self.log_x.isChecked(), y=self.log_y.isChecked())
@@ -113,6 +134,8 @@ class SortedWeightsPanel(NotePanel):
             above[first_below] = True
         set_curve(self.growing, ranks[above], a[above])
         set_curve(self.shrinking, ranks[below], a[below])
+        for curve, count in ((self.growing, int(above.sum())), (self.shrinking, int(below.sum()))):
+            _dot_when_alone(curve, count)
         log_y = self.log_y.isChecked()
         self._set_hline(self.theta_line, theta, log_y)
         self._set_hline(self.balance_line, 1.0 / snap.norm1 if snap.norm1 > 0 else math.nan, log_y)
@@ -140,7 +163,6 @@ class ThresholdPanel(NotePanel):
             "t",
             "|W<sub>k</sub>|",
             time_axis=True,
-            legend_left=True,
         )
         # θ in black, dashed: no tracked weight shares its look (they are coloured by rank)
         self.theta_curve = p.plot(pen=pen("k", DASH), name="θ(t) = λ/(1−‖W‖²)")
@@ -188,17 +210,13 @@ class ThresholdPanel(NotePanel):
 
     def shown_tracked(self, snap: Snapshot) -> np.ndarray:
         """Indices (into the tracked list) of the weights drawn: spread over all tracked."""
-        n = len(snap.tracked_ranks)
-        k = min(self.count.value(), n)
-        if k <= 0:
-            return np.zeros(0, dtype=int)
-        return np.unique(np.round(np.linspace(0, n - 1, k)).astype(int))
+        return shown_tracked(len(snap.tracked_ranks), self.count.value())
 
     def draw(self, snap: Snapshot) -> None:
         h = snap.history
         t = h[:, COL["t"]]
         log_y = self.log_y.isChecked()
-        set_curve(self.theta_curve, t, h[:, COL["theta"]], positive=log_y)
+        set_broken_curve(self.theta_curve, t, h[:, COL["theta"]], h[:, COL["lam"]], positive=log_y)
         shown = self.shown_tracked(snap)
         while len(self.curves) < len(shown):
             self.curves.append(self.plot.plot())
@@ -214,7 +232,7 @@ class ThresholdPanel(NotePanel):
         )
         if key != self._key:  # text layout is slow: only on change
             self._key = key
-            self.plot.legend.getLabel(self.key_sample).setText(key)
+            self.plot.legend.set_label(self.key_sample, key)
         below_x, below_y, dead_x, dead_y = [], [], [], []
         theta = h[:, COL["theta"]]
         for curve in self.curves[len(shown) :]:
@@ -295,9 +313,10 @@ class BalancePanel(NotePanel):
         r = h[:, COL["reg_push"]]
         log_y = self.log_y.isChecked()
         set_curve(self.feature, t, f, positive=log_y)
-        set_curve(self.reg, t, r, positive=log_y)
+        lam = h[:, COL["lam"]]  # both jump where λ is changed: broken there
+        set_broken_curve(self.reg, t, r, lam, positive=log_y)
         with np.errstate(divide="ignore", invalid="ignore"):
-            set_curve(self.ratio, t, f / r)
+            set_broken_curve(self.ratio, t, f / r, lam)
 
 
 class DecayPanel(NotePanel):
@@ -356,9 +375,8 @@ class DecayPanel(NotePanel):
         name_l = f"w(0) + c·λt, c = {shown_c}" if show_w else f"1/(w(0) + c·λt), c = {shown_c}"
         if (name_m, name_l) != self._names:  # text layout is slow: only on change
             self._names = (name_m, name_l)
-            legend = self.plot.legend
-            legend.getLabel(self.measured).setText(name_m)
-            legend.getLabel(self.law).setText(name_l)
+            self.plot.legend.set_label(self.measured, name_m)
+            self.plot.legend.set_label(self.law, name_l)
 
 
 class RelVarPanel(NotePanel):
@@ -419,7 +437,6 @@ class ForcePanel(NotePanel):
             "Sparsity force d|W<sub>k</sub>|/dt vs |W<sub>k</sub>|",
             "|W<sub>k</sub>|",
             "d|W<sub>k</sub>|/dt",
-            legend_left=True,
         )
         self.line = p.plot(pen=pen(GREY), name="(1-‖W‖²)(|W<sub>k</sub>| - θ)")
         self.up = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(BLUE))

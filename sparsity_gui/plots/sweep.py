@@ -1,7 +1,11 @@
 """The sweep's figure: polysemantic neurons against m, as in Lecomte et al. (2023).
 
-Each run is a faint point, the mean over seeds per m a dot with +-1 standard deviation
-error bars, and the paper's estimate n^2/(4m) a dashed line over the swept m. Used live by
+Each run is a faint point, the mean over seeds per m a larger square joined by a line, with
++-1 standard deviation error bars (capped where the bound is real; on log axes a lower
+bound at or below zero is cut at the axis and marked with an open triangle instead), and
+the paper's estimate n^2/(4m) a dashed line over the swept m. Under the plot: the
+settings, what the bars are, the fitted log-log slope beside the prediction's -1, the
+colliding pairs, and, for a sweep cut short, how many runs and which m it holds. Used live by
 the GUI (rows arrive one run at a time) and headless by `sparsity-gui sweep` (through
 plots.figures.sweep_figure_files). A plain Panel: it draws rows, not snapshots.
 """
@@ -15,12 +19,29 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore
 
-from sparsity_gui.core.interference.sweep import SweepRow, summarize
+from sparsity_gui.core.interference.sweep import BARS, PREDICTED_SLOPE, SweepRow, summarize
 from sparsity_gui.core.text import plural
-from sparsity_gui.plots.base import BLUE, DASH, RED, Panel, log_ticks, pen, set_curve, tick_text
+from sparsity_gui.plots.base import (
+    DASH,
+    DOT,
+    RED,
+    Panel,
+    log_ticks,
+    pen,
+    refit_to_views,
+    set_curve,
+    tick_text,
+    tick_text_size,
+)
 
 RUN_BRUSH = (31, 119, 180, 90)  # BLUE, faint: overlapping seeds show as darker points
 LABEL_COLOR = "#333333"
+MEAN_COLOR = "#0b3d6b"  # the means: a darker blue than the runs' points
+
+
+def minus(text: str) -> str:
+    """A number's text with a typographic minus sign."""
+    return text.replace("-", "−")
 
 
 class SweepPanel(Panel):
@@ -37,10 +58,8 @@ class SweepPanel(Panel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, self.title, "m (neurons)", "polysemantic neurons")
-        # a figure meant for papers: a legend as legible as the tick labels
-        p.legend.opts["labelTextSize"] = "10pt"
         self.plot = p
-        self.prediction = p.plot(pen=pen(RED, DASH), name="prediction n²/(4m)")
+        self.prediction = p.plot(pen=pen(RED, DASH), name="prediction n²/(4m), slope −1")
         self.runs = p.plot(
             pen=None,
             symbol="o",
@@ -49,19 +68,30 @@ class SweepPanel(Panel):
             symbolBrush=pg.mkBrush(*RUN_BRUSH),
             name="runs",
         )
-        self.error_bars = pg.ErrorBarItem(pen=pen(BLUE))
-        p.addItem(self.error_bars)
+        # the bars: upper halves and real lower bounds capped; a lower bound at or below
+        # zero (log axes) uncapped, down to the axis, ending in an open triangle
+        self.upper_bars = pg.ErrorBarItem(pen=pen(MEAN_COLOR))
+        self.lower_bars = pg.ErrorBarItem(pen=pen(MEAN_COLOR))
+        self.open_bars = pg.ErrorBarItem(pen=pen(MEAN_COLOR, DOT))
+        for item in (self.upper_bars, self.lower_bars, self.open_bars):
+            p.addItem(item)
         self.means = p.plot(
-            pen=None,
-            symbol="o",
-            symbolSize=7,
-            symbolPen=pen(BLUE),
-            symbolBrush=pg.mkBrush(BLUE),
-            name="mean ± 1 std over seeds (sample std)",
+            pen=pen(MEAN_COLOR),
+            symbol="s",
+            symbolSize=10,
+            symbolPen=pg.mkPen("w", width=1),
+            symbolBrush=pg.mkBrush(MEAN_COLOR),
+            name="mean over seeds ± 1 SD",
         )
         self.means.setZValue(5)
-        # a second line under the plot: the collisions' signs (the paper's other claim)
-        self.note = self.graphics.addLabel("", row=1, col=0, size="8pt", color=LABEL_COLOR)
+        self.open_ends = pg.ScatterPlotItem(
+            symbol="t", size=11, pen=pen(MEAN_COLOR), brush=pg.mkBrush(255, 255, 255)
+        )
+        self.open_ends.setZValue(6)
+        p.addItem(self.open_ends)
+        self._open_entry = False  # the open triangle's legend entry, only when one is drawn
+        # under the plot: settings, bars, slope, collisions, completeness
+        self.note = self.graphics.addLabel("", row=1, col=0, size=tick_text_size(p), color=LABEL_COLOR)
         self.graphics.ci.layout.setRowStretchFactor(0, 1)
         self.log_axes = self.add_toggle(
             "log axes",
@@ -71,6 +101,9 @@ class SweepPanel(Panel):
         self.rows: list[SweepRow] = []
         self.n: int | None = None
         self.m_values: tuple[int, ...] = ()
+        self.planned_runs: int | None = None
+        self.cancelled = False
+        self.open_m: np.ndarray = np.zeros(0)  # the m whose lower bar reaches <= 0 (log axes)
         self.zero_runs = 0
         self.summary = None  # the SweepSummary drawn (None without rows)
         self._runs_label = ""
@@ -79,11 +112,20 @@ class SweepPanel(Panel):
 
     # --- API ------------------------------------------------------------------------------
     def show_rows(
-        self, rows: Sequence[SweepRow], n: int | None = None, m_values: Sequence[int] | None = None
+        self,
+        rows: Sequence[SweepRow],
+        n: int | None = None,
+        m_values: Sequence[int] | None = None,
+        planned_runs: int | None = None,
+        cancelled: bool = False,
     ) -> None:
         """Draw these rows (all of them, not just new ones). ``n`` and ``m_values`` (the
-        sweep's plan) let the prediction line span the whole sweep before its runs end."""
+        sweep's plan) let the prediction line span the whole sweep before its runs end;
+        with ``planned_runs`` the figure says when it holds fewer runs than planned (and
+        with ``cancelled``, that the sweep was stopped)."""
         self.rows = list(rows)
+        self.planned_runs = planned_runs
+        self.cancelled = cancelled
         if n is None and self.rows:
             n = self.rows[0].n
         self.n = int(n) if n is not None else None
@@ -141,37 +183,25 @@ class SweepPanel(Panel):
             self.summary = s
             self._draw_bars(s.m, s.mean, s.std, counts, log)
             set_curve(self.means, s.m, s.mean, positive=log)
-            opposite, same = s.opposite_pairs, s.same_pairs
         else:
             self.summary = None
-            self.error_bars.setData(x=None, y=None, top=None, bottom=None)
+            self._draw_bars(np.zeros(0), np.zeros(0), np.zeros(0), counts, log)
             self.means.setData([], [])
-            opposite = same = 0
 
         # legend and the note under the plot: text only when it changes (layout is slow)
         if log and self.zero_runs:
-            runs_label = f"runs ({self.zero_runs} of {len(rows)} with none: not shown on log axes)"
+            runs_label = f"runs ({self.zero_runs} of {len(rows)} at zero: not shown)"
         else:
             runs_label = f"runs ({len(rows)})" if rows else "runs"
         if runs_label != self._runs_label:
             self._runs_label = runs_label
-            self.plot.legend.getLabel(self.runs).setText(runs_label)
-        if rows:
-            seeds = len({r.seed for r in rows})
-            note = (
-                f"colliding pairs (features active on the same neuron): {opposite} of opposite "
-                f"sign, {same} of equal sign · {plural(len(rows), 'run')}, "
-                f"{plural(len(all_m), 'value')} of m, {plural(seeds, 'seed')}"
-            )
-            unsettled = sum(not r.settled for r in rows)
-            if unsettled:  # stopped too early: the counts were still changing
-                note += f" · {unsettled} of {plural(len(rows), 'run')} not settled: train longer"
-        elif n is not None:
-            note = "no runs yet"
-        else:
-            note = ""
+            self.plot.legend.set_label(self.runs, runs_label)
+        note = self.note_html(n)
         if note != self.note.text:
             self.note.setText(note, color=LABEL_COLOR)
+            self.note.item.setTextWidth(-1)  # wrapped again at the panel's width
+            self._wrap_note()
+        self._legend_open_entry(bool(self.open_m.size))
         title = self.title if n is None else f"{self.title} (n = {n})"
         if self.plot.titleLabel.text != title:
             self.plot.setTitle(title)
@@ -190,30 +220,118 @@ class SweepPanel(Panel):
 
     def _draw_bars(self, m, mean, std, counts, log: bool) -> None:
         """Mean +- std per m. ErrorBarItem has no log mode: on log axes its coordinates are
-        the log10 of the values, and a bar reaching zero or below ends under the lowest
-        point drawn (it cannot reach zero)."""
+        the log10 of the values. A lower bound mean - std <= 0 has no place on a log axis:
+        its bar is cut where the axis ends (under the lowest point drawn), uncapped and
+        dotted, and ends in an open triangle: 'goes further down'."""
+        empty = dict(x=None, y=None, top=None, bottom=None)
+        self.open_m = np.zeros(0)
         if log:
             keep = mean > 0
             m, mean, std = m[keep], mean[keep], std[keep]
-            if not m.size:
-                self.error_bars.setData(x=None, y=None, top=None, bottom=None)
-                return
+        if not m.size:
+            for item in (self.upper_bars, self.lower_bars, self.open_bars):
+                item.setData(**empty)
+            self.open_ends.setData([], [])
+            return
+        if log:
+            x, y = np.log10(m), np.log10(mean)
+            top = np.log10(mean + std) - y
+            real = mean - std > 0
             shown = np.concatenate([counts[counts > 0], mean])
             floor = 0.5 * float(shown.min())
-            low = np.where(mean - std > 0, mean - std, floor)
-            y = np.log10(mean)
-            top = np.log10(mean + std) - y
-            bottom = y - np.log10(np.minimum(low, mean))
-            x = np.log10(m)
+            bottom = np.where(real, y - np.log10(np.where(real, mean - std, 1.0)), y - np.log10(floor))
             beam = 0.04
         else:
             x, y, top, bottom = m, mean, std, std
+            real = np.ones(m.shape, bool)
             span = float(m.max() - m.min()) if m.size > 1 else float(m.max())
             beam = 0.02 * span
-        self.error_bars.setData(
-            x=np.asarray(x, float),
-            y=np.asarray(y, float),
-            top=np.asarray(top, float),
-            bottom=np.asarray(bottom, float),
-            beam=beam,
+        x, y, top, bottom = (np.asarray(a, float) for a in (x, y, top, bottom))
+        self.upper_bars.setData(x=x, y=y, top=top, bottom=None, beam=beam)
+        if real.any():
+            self.lower_bars.setData(x=x[real], y=y[real], top=None, bottom=bottom[real], beam=beam)
+        else:
+            self.lower_bars.setData(**empty)
+        if (~real).any():
+            self.open_bars.setData(x=x[~real], y=y[~real], top=None, bottom=bottom[~real], beam=0.0)
+            self.open_ends.setData(x[~real], (y - bottom)[~real])
+            self.open_m = np.asarray(m[~real], float)
+        else:
+            self.open_bars.setData(**empty)
+            self.open_ends.setData([], [])
+
+    def _legend_open_entry(self, wanted: bool) -> None:
+        """The open triangle's legend entry, present only when one is drawn."""
+        if wanted == self._open_entry:
+            return
+        self._open_entry = wanted
+        if wanted:
+            self.plot.legend.addItem(self.open_ends, "mean − SD ≤ 0: bar cut at the axis")
+        else:
+            self.plot.legend.removeItem(self.open_ends)
+
+    # --- the text under the plot ------------------------------------------------------------
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._wrap_note()
+
+    def _wrap_note(self) -> None:
+        """The text under the plot wraps at the panel's width (a long line would widen the
+        plot past the panel and be cut off)."""
+        width = max(self.graphics.viewport().width() - 16, 100)
+        item = self.note.item
+        if item.textWidth() != width:
+            item.setTextWidth(width)
+            self.note.updateMin()
+            refit_to_views(self.note)
+
+    def settings_text(self) -> str:
+        """n, optimizer, steps and seeds of the rows drawn (several values joined by '/')."""
+        rows = self.rows
+
+        def values(name: str) -> str:
+            return "/".join(str(v) for v in sorted({getattr(r, name) for r in rows}))
+
+        seeds = len({r.seed for r in rows})
+        return (
+            f"n = {values('n')} · optimizer {values('optimizer')} · {values('steps')} steps · "
+            f"{plural(seeds, 'seed')} per m"
         )
+
+    def slope_text(self) -> str:
+        s = self.summary
+        if s is None or not math.isfinite(s.slope):
+            return f"log-log slope: too few m with runs to fit · n²/(4m): {minus(f'{PREDICTED_SLOPE:g}')}"
+        return (
+            f"fitted log-log slope of the means: {minus(f'{s.slope:.2f}')} (least squares over "
+            f"{plural(s.slope_points, 'value')} of m) · n²/(4m): {minus(f'{PREDICTED_SLOPE:g}')}"
+        )
+
+    def note_html(self, n: int | None) -> str:
+        """The lines under the plot (HTML: lines joined by <br>)."""
+        rows = self.rows
+        if not rows:
+            return "no runs yet" if n is not None else ""
+        s = self.summary
+        ms = sorted({r.m for r in rows})
+        lines = [
+            f"{self.settings_text()} · bars: {BARS}",
+            self.slope_text(),
+            f"colliding pairs (features active on the same neuron): {s.opposite_pairs} of opposite "
+            f"sign, {s.same_pairs} of equal sign · {plural(len(rows), 'run')}, "
+            f"{plural(len(ms), 'value')} of m",
+        ]
+        unsettled = sum(not r.settled for r in rows)
+        if unsettled:  # stopped too early: the counts were still changing
+            lines[-1] += f" · {unsettled} of {plural(len(rows), 'run')} not settled: train longer"
+        if self.planned_runs is not None and len(rows) < self.planned_runs:
+            missing = [m for m in self.m_values if m not in set(ms)]
+            why = "cancelled" if self.cancelled else "incomplete"
+            text = (
+                f"{why.upper()}: {len(rows)} of {self.planned_runs} planned runs; "
+                f"m with runs: {', '.join(str(m) for m in ms)}"
+            )
+            if missing:
+                text += f" (none yet at m = {', '.join(str(m) for m in missing)})"
+            lines.append(f"<span style='color: {RED}'>{text}</span>")
+        return "<br>".join(lines)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import math
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepRow, SweepSpec
@@ -18,6 +19,7 @@ from sparsity_gui.plots.base import LivePanel
 from sparsity_gui.plots.render import render_panel
 
 N = 16
+SVG = "{http://www.w3.org/2000/svg}"
 # (m, seed, polysemantic, opposite pairs, same pairs): zeros at m = 64, a lone run at m = 128
 TABLE = [
     (8, 0, 6, 6, 0),
@@ -142,31 +144,117 @@ def test_error_bars_are_mean_and_std_of_the_rows(panel):
     ms, mean, std = by_m(ROWS)
     panel.show_rows(ROWS)
     assert panel.n == N  # taken from the rows
-    bars = panel.error_bars.opts
     # log axes: ErrorBarItem gets log10 coordinates; m = 128 (mean 0) cannot be drawn
     keep = mean > 0
-    np.testing.assert_allclose(10 ** bars["x"], ms[keep], rtol=1e-12)
-    np.testing.assert_allclose(10 ** bars["y"], mean[keep], rtol=1e-12)
-    np.testing.assert_allclose(10 ** (bars["y"] + bars["top"]), (mean + std)[keep], rtol=1e-12)
-    low = (mean - std)[keep]
-    ok = low > 0
-    np.testing.assert_allclose(10 ** (bars["y"] - bars["bottom"])[ok], low[ok], rtol=1e-12)
-    # a bar reaching zero ends below every point drawn
-    assert np.all(10 ** (bars["y"] - bars["bottom"])[~ok] < min(mean[keep].min(), 1.0))
+    up = panel.upper_bars.opts
+    np.testing.assert_allclose(10 ** up["x"], ms[keep], rtol=1e-12)
+    np.testing.assert_allclose(10 ** up["y"], mean[keep], rtol=1e-12)
+    np.testing.assert_allclose(10 ** (up["y"] + up["top"]), (mean + std)[keep], rtol=1e-12)
+    assert up["bottom"] is None and up["beam"] > 0
+    # a real lower bound (mean - std > 0): a capped bar ending at it
+    real = keep & (mean - std > 0)
+    low = panel.lower_bars.opts
+    assert low["top"] is None and low["beam"] > 0
+    np.testing.assert_allclose(10 ** low["x"], ms[real], rtol=1e-12)
+    np.testing.assert_allclose(10 ** (low["y"] - low["bottom"]), (mean - std)[real], rtol=1e-12)
     mx, my = data(panel.means)
     np.testing.assert_allclose(my, mean[keep], rtol=1e-15)
     np.testing.assert_array_equal(mx, ms[keep])
-    # linear axes: the values themselves, zeros included
+    # linear axes: the values themselves, zeros included, every bar capped
     panel.log_axes.setChecked(False)
-    bars = panel.error_bars.opts
-    np.testing.assert_array_equal(bars["x"], ms)
-    np.testing.assert_allclose(bars["y"], mean, rtol=1e-15)
-    np.testing.assert_allclose(bars["top"], std, rtol=1e-15)
-    np.testing.assert_allclose(bars["bottom"], std, rtol=1e-15)
+    up, low = panel.upper_bars.opts, panel.lower_bars.opts
+    np.testing.assert_array_equal(up["x"], ms)
+    np.testing.assert_allclose(up["y"], mean, rtol=1e-15)
+    np.testing.assert_allclose(up["top"], std, rtol=1e-15)
+    np.testing.assert_allclose(low["bottom"], std, rtol=1e-15)
+    assert panel.open_m.size == 0 and len(panel.open_ends.data) == 0
     x, _ = data(panel.runs)
     assert len(x) == len(ROWS)  # the zeros are drawn on a linear axis
     assert "not shown" not in panel.plot.legend.getLabel(panel.runs).text
     assert render_panel(panel, "png")
+
+
+def test_a_lower_bound_at_or_below_zero_is_an_open_marker_not_a_cap(panel):
+    """On log axes mean - SD <= 0 cannot be drawn: that bar is cut at the axis, with no
+    cap (a cap would say 'the bound is here'), and ends in an open triangle with its own
+    legend entry."""
+    ms, mean, std = by_m(ROWS)
+    unbounded = (mean > 0) & (mean - std <= 0)
+    assert unbounded.sum() == 1  # m = 64: counts 0, 1, 0
+    panel.show_rows(ROWS)
+    np.testing.assert_array_equal(panel.open_m, ms[unbounded])
+    assert not np.isin(10 ** panel.lower_bars.opts["x"], ms[unbounded]).any(), "no capped end"
+    opened = panel.open_bars.opts
+    assert not opened["beam"] and opened["top"] is None
+    np.testing.assert_allclose(10 ** opened["x"], ms[unbounded], rtol=1e-12)
+    ends = panel.open_ends.data
+    assert len(ends) == 1 and panel.open_ends.opts["symbol"] == "t"
+    assert panel.open_ends.opts["brush"].color().name() == "#ffffff", "open (unfilled) marker"
+    # the triangle sits where the bar is cut: below every point drawn
+    lowest = min(float(np.min(data(panel.runs)[1])), float(mean[mean > 0].min()))
+    assert 10 ** ends["y"][0] < lowest
+    np.testing.assert_allclose(ends["y"], opened["y"] - opened["bottom"], rtol=1e-12)
+    labels = [label.text for _sample, label in panel.plot.legend.items]
+    assert any("≤ 0" in text and "cut" in text for text in labels), labels
+    # rows whose bounds are all real: no open marker, and its legend entry goes
+    panel.show_rows([r for r in ROWS if r.m <= 32])
+    assert panel.open_m.size == 0 and len(panel.open_ends.data) == 0
+    assert not any("≤ 0" in label.text for _s, label in panel.plot.legend.items)
+
+
+def test_means_are_larger_distinct_markers_joined_by_a_line(panel):
+    panel.show_rows(ROWS)
+    means, runs = panel.means.opts, panel.runs.opts
+    assert means["symbol"] != runs["symbol"]
+    assert means["symbolSize"] >= runs["symbolSize"] + 3
+    assert means["pen"] is not None and runs["pen"] is None, "the means are joined, the runs not"
+    assert QtGui.QColor(means["symbolBrush"].color()).alpha() == 255
+
+
+def test_settings_bars_and_the_fitted_slope_are_stated(panel):
+    ms, mean, _std = by_m(ROWS)
+    panel.show_rows(ROWS, n=N)
+    text = panel.note.text
+    for words in (
+        "n = 16",
+        "optimizer adamw",
+        "100 steps",
+        "3 seeds per m",
+        "bars: ± 1 sample SD over seeds",
+    ):
+        assert words in text, words
+    # the least-squares slope over the means > 0, against numpy's polyfit
+    keep = mean > 0
+    slope = np.polyfit(np.log10(ms[keep]), np.log10(mean[keep]), 1)[0]
+    assert panel.summary.slope == pytest.approx(slope, rel=1e-12)
+    assert panel.summary.slope_points == keep.sum() == 4
+    assert f"{slope:.2f}".replace("-", "−") in text and "n²/(4m): −1" in text
+    assert "over 4 values of m" in text
+    # one m has no slope
+    panel.show_rows([row(32, s, p) for s, p in enumerate((1, 3, 2))])
+    assert math.isnan(panel.summary.slope) and "too few m" in panel.note.text
+
+
+def test_legend_is_under_the_plot_at_the_tick_labels_size(panel):
+    from sparsity_gui.plots.base import LegendRow, tick_text_size
+
+    panel.show_rows(ROWS, n=N)
+    QtWidgets.QApplication.processEvents()
+    legend = panel.plot.legend
+    assert isinstance(legend, LegendRow) and legend.opts["labelTextSize"] == tick_text_size(panel.plot)
+    box = legend.sceneBoundingRect()
+    assert not box.intersects(panel.plot.vb.sceneBoundingRect()), "not over the data area"
+    # every entry shown whole in the panel's view
+    view = QtCore.QRectF(panel.graphics.viewport().rect())
+    assert view.contains(box), (box, view)
+    # in the SVG the legend's text has the tick labels' size
+    root = ET.fromstring(render_panel(panel, "svg"))
+    sizes = {}
+    for group in root.iter(SVG + "g"):
+        for t in group.findall(SVG + "text"):
+            sizes[(t.text or "").strip()] = float(t.get("font-size") or group.get("font-size"))
+    tick = sizes["16"]  # a tick label of the m axis
+    assert sizes["prediction n²/(4m), slope −1"] == tick and sizes["mean over seeds ± 1 SD"] == tick
 
 
 def test_collision_signs_are_totalled(panel):
@@ -191,11 +279,11 @@ def test_single_m_no_rows_and_all_zero_rows(panel):
     x, y = data(panel.prediction)
     assert x[0] < 32 < x[-1]
     np.testing.assert_allclose(y, N * N / (4.0 * x), rtol=1e-15)
-    assert 10 ** panel.error_bars.opts["y"] == pytest.approx([2.0])
+    assert 10 ** panel.upper_bars.opts["y"] == pytest.approx([2.0])
     assert render_panel(panel, "png") and render_panel(panel, "svg")
     # no rows at all, with and without a plan
     panel.show_rows([])
-    assert not panel.error_bars.isVisible() and panel.summary is None
+    assert not panel.upper_bars.isVisible() and panel.summary is None
     assert len(data(panel.prediction)[0]) == 0
     assert render_panel(panel, "png") and render_panel(panel, "svg")
     panel.show_rows([], n=8, m_values=[16, 32])
@@ -204,7 +292,7 @@ def test_single_m_no_rows_and_all_zero_rows(panel):
     # every run at zero: nothing can be drawn on log axes, and the legend says so
     zeros = [row(64, s, 0) for s in range(3)]
     panel.show_rows(zeros)
-    assert not panel.error_bars.isVisible()
+    assert not panel.upper_bars.isVisible() and not panel.lower_bars.isVisible()
     assert len(data(panel.runs)[0]) == 0
     assert "3 of 3" in panel.plot.legend.getLabel(panel.runs).text
     assert render_panel(panel, "png") and render_panel(panel, "svg")
@@ -219,7 +307,7 @@ def test_rows_arriving_one_at_a_time(panel):
         assert len(x) == shown
         assert panel.zero_runs == sum(r.polysemantic == 0 for r in ROWS[:k])
     _, mean, _ = by_m(ROWS)
-    np.testing.assert_allclose(10 ** panel.error_bars.opts["y"], mean[mean > 0], rtol=1e-12)
+    np.testing.assert_allclose(10 ** panel.upper_bars.opts["y"], mean[mean > 0], rtol=1e-12)
 
 
 def test_the_sweep_panel_draws_rows_not_snapshots(panel):
@@ -261,3 +349,42 @@ def test_write_sweep_into_a_folder(qapp, tmp_path):
     # saving again replaces the files in place
     write_sweep(tmp_path / "saved", spec, ROWS[:3])
     assert rows_from_csv((tmp_path / "saved" / "sweep.csv").read_text()) == ROWS[:3]
+
+
+def test_an_incomplete_sweep_says_so_in_the_figure_and_sweep_json(qapp, tmp_path):
+    """A sweep cut short (Cancel, Ctrl+C): the figure and sweep.json count only the m that
+    have runs, name the m without any, and say the sweep is incomplete; the fitted slope
+    in sweep.json is numpy's polyfit over the means > 0."""
+    from sparsity_gui.core.interference.files import write_sweep
+    from sparsity_gui.plots.figures import sweep_figure_files
+
+    planned = (8, 16, 32, 64, 128, 256, 512)
+    spec = SweepSpec(InterferenceParams(n=N, m=8, steps=100), m_values=planned, seeds=3)
+    files = sweep_figure_files(spec, ROWS, scale=1.0, cancelled=True)
+    write_sweep(tmp_path, spec, ROWS, figures=files)
+    meta = json.loads((tmp_path / "sweep.json").read_text())
+    with_runs = sorted({r.m for r in ROWS})
+    assert meta["complete"] is False and meta["runs_planned"] == 21 and meta["runs_done"] == len(ROWS)
+    assert meta["m_with_runs"] == with_runs == [8, 16, 32, 64, 128]
+    assert meta["m_without_runs"] == [256, 512]
+    assert [s["m"] for s in meta["summary"]] == with_runs
+    ms, mean, _ = by_m(ROWS)
+    keep = mean > 0
+    assert meta["fitted_loglog_slope"] == pytest.approx(
+        np.polyfit(np.log10(ms[keep]), np.log10(mean[keep]), 1)[0], rel=1e-12
+    )
+    assert meta["predicted_loglog_slope"] == -1.0 and "SD" in meta["bars"]
+    root = ET.parse(tmp_path / "sweep.svg").getroot()
+    text = " ".join((t.text or "") for t in root.iter(SVG + "text"))
+    assert f"CANCELLED: {len(ROWS)} of 21 planned runs" in text
+    assert "m with runs: 8, 16, 32, 64, 128" in text and "none yet at m = 256, 512" in text
+    assert "5 values of m" in text, "the m without runs are not counted"
+    # a complete sweep says nothing of the kind
+    full = SweepSpec(InterferenceParams(n=N, m=8, steps=100), m_values=(8, 16, 32), seeds=3)
+    rows = [r for r in ROWS if r.m <= 32]
+    write_sweep(tmp_path / "full", full, rows, figures=sweep_figure_files(full, rows, scale=1.0))
+    meta = json.loads((tmp_path / "full" / "sweep.json").read_text())
+    assert meta["complete"] is True and meta["m_without_runs"] == []
+    root = ET.parse(tmp_path / "full" / "sweep.svg").getroot()
+    text = " ".join((t.text or "") for t in root.iter(SVG + "text"))
+    assert "INCOMPLETE" not in text and "CANCELLED" not in text and "3 values of m" in text

@@ -26,6 +26,8 @@ from sparsity_gui.core.files import ResultDir, atomic_write_bytes, csv_text, jso
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.sweep import (
+    BARS,
+    PREDICTED_SLOPE,
     ROW_COLUMNS,
     SETTLED_DEFINITION,
     SweepRow,
@@ -76,6 +78,7 @@ def sweep_metadata(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str 
                 }
             )
     total_runs = len(spec.runs())
+    m_with_runs = sorted({int(r.m) for r in rows})
     return {
         "program": "sparsity-gui",
         "version": __version__,
@@ -86,8 +89,19 @@ def sweep_metadata(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str 
         "runs_done": len(rows),
         "runs_planned": total_runs,
         "complete": len(rows) == total_runs,
+        # a cancelled sweep: the m values the summary (and the fitted slope) cover
+        "m_with_runs": m_with_runs,
+        "m_without_runs": [int(m) for m in spec.m_values if int(m) not in m_with_runs],
         "prediction": "n^2 / (4 m) polysemantic neurons (Lecomte et al. 2023)",
+        "bars": BARS,
         "summary": per_m,
+        "fitted_loglog_slope": _json_number(s.slope) if s is not None else None,
+        "fitted_slope_over": (
+            f"least squares of log10(mean) on log10(m) over the {s.slope_points} m with mean > 0"
+            if s is not None
+            else None
+        ),
+        "predicted_loglog_slope": PREDICTED_SLOPE,
         "unsettled_runs": [[r.m, r.seed] for r in rows if not r.settled],
         "settled_definition": SETTLED_DEFINITION,
         "opposite_pairs": int(s.opposite_pairs) if s is not None else 0,
@@ -95,6 +109,10 @@ def sweep_metadata(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str 
         "run_seconds": float(sum(r.seconds for r in rows)),
         "platform": _platform(),
     }
+
+
+def _json_number(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None  # JSON has no NaN
 
 
 def sweep_texts(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str | None = None) -> dict[str, str]:

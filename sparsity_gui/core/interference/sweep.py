@@ -392,7 +392,8 @@ def rows_csv(rows: Sequence[SweepRow]) -> str:
 
 @dataclass(frozen=True)
 class SweepSummary:
-    """Per m: mean and standard deviation of the polysemantic count over seeds."""
+    """Per m: mean and standard deviation of the polysemantic count over seeds; and the
+    log-log slope of the means against m (n^2/(4m) predicts -1)."""
 
     m: np.ndarray
     mean: np.ndarray
@@ -401,6 +402,24 @@ class SweepSummary:
     predicted: np.ndarray
     opposite_pairs: int
     same_pairs: int
+    slope: float = math.nan  # see loglog_slope
+    slope_points: int = 0  # the m values it was fitted over
+
+
+# The prediction n^2/(4m) is a line of this slope on log-log axes.
+PREDICTED_SLOPE = -1.0
+BARS = "± 1 sample SD over seeds (divisor: seeds − 1)"
+
+
+def loglog_slope(m: np.ndarray, mean: np.ndarray) -> tuple[float, int]:
+    """Least-squares slope of log10(mean) against log10(m) over the m whose mean is > 0
+    (a zero mean has no logarithm), and how many m that is; NaN with fewer than two."""
+    keep = (np.asarray(mean) > 0) & (np.asarray(m) > 0)
+    x, y = np.log10(np.asarray(m, float)[keep]), np.log10(np.asarray(mean, float)[keep])
+    if x.size < 2 or np.ptp(x) == 0:
+        return math.nan, int(x.size)
+    dx = x - x.mean()
+    return float(np.dot(dx, y - y.mean()) / np.dot(dx, dx)), int(x.size)
 
 
 def summarize(rows: Sequence[SweepRow]) -> SweepSummary:
@@ -413,6 +432,7 @@ def summarize(rows: Sequence[SweepRow]) -> SweepSummary:
         std.append(vals.std(ddof=1) if vals.size > 1 else 0.0)  # the sample std over seeds
         count.append(vals.size)
         pred.append(predicted_polysemantic(n, int(m)))
+    slope, points = loglog_slope(ms, np.array(mean))
     return SweepSummary(
         ms,
         np.array(mean),
@@ -421,4 +441,6 @@ def summarize(rows: Sequence[SweepRow]) -> SweepSummary:
         np.array(pred),
         sum(r.opposite_pairs for r in rows),
         sum(r.same_pairs for r in rows),
+        slope,
+        points,
     )

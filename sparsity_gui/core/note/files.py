@@ -131,14 +131,17 @@ def write_results(
     out.write_text("run.json", json_text(meta))
 
 
-def tracked_csv(run) -> str:
+def tracked_csv(run, shown: int | None = None) -> str:
     """|W_k|(t) of the tracked weights (the threshold panel's curves): t, then a column
-    per weight named by its input index."""
+    per weight named by its input index; with ``shown``, only the weights a panel showing
+    that many of them draws (simulation.shown_tracked)."""
     from sparsity_gui.core.files import csv_text
     from sparsity_gui.core.note.metrics import COL, COLUMNS
+    from sparsity_gui.core.note.simulation import shown_tracked
 
     sim = run.sim
-    ks = sim.init.order[sim.tracked]
+    cols = np.arange(len(sim.tracked)) if shown is None else shown_tracked(len(sim.tracked), shown)
+    ks = sim.init.order[sim.tracked[cols]]
     rows = run.rows
-    table = np.column_stack([rows[:, COL["t"]], rows[:, len(COLUMNS) : len(COLUMNS) + len(ks)]])
+    table = np.column_stack([rows[:, COL["t"]], rows[:, len(COLUMNS) + cols]])
     return csv_text(["t", *[f"w{int(k)}" for k in ks]], table)

@@ -31,6 +31,16 @@ def tracked_ranks(nonzero: int, count: int = N_TRACKED_MAX) -> np.ndarray:
     return ranks
 
 
+def shown_tracked(recorded: int, shown: int) -> np.ndarray:
+    """Which of the ``recorded`` tracked weights a view of ``shown`` of them draws (the
+    threshold panel, tracked.csv): indices spread evenly over them, the first (the
+    largest weight) always among them."""
+    k = min(int(shown), int(recorded))
+    if k <= 0:
+        return np.zeros(0, dtype=int)
+    return np.unique(np.round(np.linspace(0, recorded - 1, k)).astype(int))
+
+
 @dataclass(frozen=True)
 class LamChange:
     t: float

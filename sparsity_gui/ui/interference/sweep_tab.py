@@ -369,7 +369,7 @@ class SweepWidget(QtWidgets.QWidget):
         if len(rows) != self._shown_rows:
             self._shown_rows = len(rows)
             self.rows = rows
-            self.panel.show_rows(rows, n=spec.base.n, m_values=spec.m_values)
+            self.panel.show_rows(rows, n=spec.base.n, m_values=spec.m_values, planned_runs=len(spec.runs()))
         total = len(spec.runs())
         if progress is not None and progress.workers is not None:  # the last count, also at the end
             self.cluster_label.setText(
@@ -417,6 +417,7 @@ class SweepWidget(QtWidgets.QWidget):
                 "the finished runs are shown and can be saved"
             )
             self.statusChanged.emit(f"sweep cancelled ({len(rows)}/{total})")
+            self._mark_cancelled()
         else:
             self.error = message
             self.progress.setFormat(f"failed  ·  {len(rows)} / {total} runs")
@@ -432,6 +433,13 @@ class SweepWidget(QtWidgets.QWidget):
             f.setEnabled(True)
         self.workers.setEnabled(not self.scheduler.text().strip())
         self.finished.emit()
+
+    def _mark_cancelled(self) -> None:
+        """The figure says the sweep was cancelled and which m it holds runs for."""
+        spec = self.spec
+        self.panel.show_rows(
+            self.rows, n=spec.base.n, m_values=spec.m_values, planned_runs=len(spec.runs()), cancelled=True
+        )
 
     def _show_info(self, text: str, error: bool = False) -> None:
         self.info.setStyleSheet("color: #c0392b;" if error else "")
@@ -455,7 +463,7 @@ class SweepWidget(QtWidgets.QWidget):
                 folder,
                 self.spec,
                 rows,
-                figures=sweep_figure_files(self.spec, rows),
+                figures=sweep_figure_files(self.spec, rows, cancelled=self.outcome == "cancelled"),
                 command_line="sparsity-gui --model interference (desktop app)",
             )
         except InputError as exc:

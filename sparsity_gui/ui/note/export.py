@@ -146,14 +146,20 @@ class NoteExports(PanelExports):
         CSVs are streamed, never held whole). Safe to call from a worker thread."""
         run = self.replayed(script)
         sim = run.sim
+        shown = self.tracked_shown()
         return {
             "timeseries.csv": lambda: [timeseries_csv(run.rows)],
             "weights.csv": lambda: iter_weights_csv(sim.init.w0, sim.solver.weights(), "w_now"),
             "deaths.csv": lambda: iter_deaths_csv(np.abs(sim.init.w0), sim.solver.death_times()),
-            "tracked.csv": lambda: [tracked_csv(run)],
+            "tracked.csv": lambda: [tracked_csv(run, shown)],
             "run.json": lambda: [json_text(run_metadata(run, script.params, COMMAND_LINE))],
             "session.json": lambda: [session_text(script, source, self.win.pin_control.pins)],
         }
+
+    def tracked_shown(self) -> int | None:
+        """How many tracked weights the window's threshold panel draws: tracked.csv holds
+        those, not every weight recorded."""
+        return next((p.count.value() for p in self.win.panels if hasattr(p, "shown_tracked")), None)
 
     def _write(self, items: list[tuple[Path, object]]) -> list[Path]:
         """Write (path, bytes or text-piece producer) pairs atomically, in a worker thread

@@ -1,0 +1,119 @@
+"""Legends never cover data: every panel's legend is a row under its plot's x axis
+(plots.base.LegendRow), in scene coordinates, at the tick labels' size, and scales with
+an export like everything else (pyqtgraph's own legend ignores the view's transform, so an
+export at scale 2 drew it at half size). Real panels drawn from a real sampled run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from legend_checks import check_legends_clear_of_data
+from PySide6 import QtCore, QtWidgets
+from svg_render import gray
+
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.sampled import simulate_samples
+from sparsity_gui.plots.figures import sampled_snapshot
+from sparsity_gui.plots.note import PANEL_TYPES
+from sparsity_gui.plots.render import render_panel
+
+# a panel's size in the note window's 3 x 2 grid at 1600 x 1000 and at 1366 x 768, and
+# the size of a headless panel figure
+SIZES = ((520, 430), (440, 300), (720, 520))
+
+
+@pytest.fixture(scope="module")
+def snap():
+    run = simulate_samples(SimParams(m=400, lam=1e-2, seed=5), None, 201)
+    return sampled_snapshot(run)
+
+
+def make_panel(qtbot, cls, size):
+    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    panel = cls()
+    qtbot.addWidget(panel)
+    panel.resize(*size)
+    panel.show()
+    QtWidgets.QApplication.processEvents()
+    return panel
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_note_panels_legends_do_not_cover_data(qtbot, snap, size):
+    checked = 0
+    for cls in PANEL_TYPES:
+        panel = make_panel(qtbot, cls, size)
+        panel.update_from(snap)
+        checked += check_legends_clear_of_data(panel)
+    assert checked == 7  # the balance panel has two: pushes and their ratio
+
+
+def test_legends_follow_toggles_and_label_changes(qtbot, snap):
+    """Log axes, w = 1/‖W‖₁ (longer labels) and a different tracked count: still clear."""
+    for cls in PANEL_TYPES:
+        panel = make_panel(qtbot, cls, SIZES[1])
+        for box in panel.findChildren(QtWidgets.QCheckBox):
+            box.setChecked(not box.isChecked())
+        if hasattr(panel, "count"):
+            panel.count.setValue(3)
+        panel.update_from(snap)
+        check_legends_clear_of_data(panel)
+
+
+def test_entries_flow_into_columns_that_fit_the_width(qtbot, snap):
+    panel = make_panel(qtbot, PANEL_TYPES[0], (900, 500))
+    panel.update_from(snap)
+    legend = panel.plot.legend
+    wide_columns = legend.columns
+    assert wide_columns >= 2
+    panel.resize(330, 500)
+    QtWidgets.QApplication.processEvents()
+    assert legend.columns < wide_columns
+    check_legends_clear_of_data(panel)
+    # every entry is as wide as its text: the rows hold them side by side without overlap
+    boxes = [label.sceneBoundingRect() for _s, label in legend.items]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.intersects(b)
+
+
+def ink_box(image: np.ndarray, rect: QtCore.QRectF, scale: float) -> tuple[float, np.ndarray]:
+    """Ink (summed darkness) inside rect (scene units) of an export at `scale`, and the
+    extent (rows, cols) of the ink there."""
+    r0, r1 = int(rect.top() * scale), int(np.ceil(rect.bottom() * scale))
+    c0, c1 = int(rect.left() * scale), int(np.ceil(rect.right() * scale))
+    part = image[r0:r1, c0:c1]
+    rows, cols = np.flatnonzero(part.max(axis=1) > 0.3), np.flatnonzero(part.max(axis=0) > 0.3)
+    return float(part.sum()), np.array([np.ptp(rows), np.ptp(cols)], float)
+
+
+@pytest.mark.parametrize("cls", [PANEL_TYPES[0], PANEL_TYPES[4]], ids=lambda c: c.__name__)
+def test_exported_legend_scales_with_the_figure(qtbot, snap, cls):
+    """At scale 2 and 3 the legend's ink spreads over 2 and 3 times the extent and about
+    4 and 9 times the ink, like the rest of the figure."""
+    panel = make_panel(qtbot, cls, SIZES[2])
+    panel.update_from(snap)
+    QtWidgets.QApplication.processEvents()
+    rect = panel.plot.legend.sceneBoundingRect()
+    base_ink, base_extent = ink_box(gray(render_panel(panel, "png", 1.0)), rect, 1.0)
+    assert base_ink > 50 and np.all(base_extent > 5)
+    for scale in (2.0, 3.0):
+        ink, extent = ink_box(gray(render_panel(panel, "png", scale)), rect, scale)
+        np.testing.assert_allclose(extent / base_extent, scale, rtol=0.15)
+        assert 0.7 * scale**2 <= ink / base_ink <= 1.3 * scale**2, (scale, ink / base_ink)
+
+
+def test_sweep_panel_legend_is_clear_of_data(qtbot):
+    from test_sweep_figure import ROWS
+
+    from sparsity_gui.plots.sweep import SweepPanel
+
+    # the headless figure, and the sweep tab's plot in windows of 1600 x 1000 and 1366 x 768
+    for size in ((720, 520), (1000, 560), (760, 420)):
+        panel = make_panel(qtbot, SweepPanel, size)
+        panel.show_rows(ROWS, m_values=[8, 16, 32, 64, 128], planned_runs=20)
+        assert check_legends_clear_of_data(panel) == 1
+        # the text under the plot is shown whole too
+        view = QtCore.QRectF(panel.graphics.viewport().rect())
+        assert view.contains(panel.note.sceneBoundingRect())
