@@ -505,8 +505,6 @@ class PhasePlanePanel(NotePanel):
         p.addItem(self.now)
         p.legend.addItem(self.start, "W(0)")
         p.legend.addItem(self.now, "now")
-        # the path runs from the top left to the bottom right (‖W‖² up, ‖W‖₁ down)
-        p.legend.anchor((0, 1), (0, 1), offset=(8, -8))
         self.plot = p
         self.log_y = self.add_toggle("log ‖W‖₁", "Logarithmic ‖W‖₁ axis", checked=True)
         self.gap_x = self.add_toggle(
@@ -572,13 +570,11 @@ class PhasePlanePanel(NotePanel):
                     self._earlier_named = True
                     self.plot.legend.addItem(self.earlier_curve, text)
                 else:
-                    self.plot.legend.getLabel(self.earlier_curve).setText(text)
+                    self.plot.legend.set_label(self.earlier_curve, text)
             elif self._earlier_named:
                 self._earlier_named = False
                 self.plot.legend.removeItem(self.earlier_curve)
-            self.plot.legend.getLabel(self.curve).setText(
-                f"balance (1−‖W‖²)‖W‖² = λ‖W‖₁, λ = {sci(snap.lam)}"
-            )
+            self.plot.legend.set_label(self.curve, f"balance (1−‖W‖²)‖W‖² = λ‖W‖₁, λ = {sci(snap.lam)}")
 
 
 # The window's grid (two rows of three); the phase plane shares the norm balance's cell,

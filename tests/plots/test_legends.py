@@ -46,7 +46,7 @@ def test_note_panels_legends_do_not_cover_data(qtbot, snap, size):
         panel = make_panel(qtbot, cls, size)
         panel.update_from(snap)
         checked += check_legends_clear_of_data(panel)
-    assert checked == 7  # the balance panel has two: pushes and their ratio
+    assert checked == 8  # the balance panel has two (pushes and their ratio), and the phase plane
 
 
 def test_legends_follow_toggles_and_label_changes(qtbot, snap):

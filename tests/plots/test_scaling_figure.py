@@ -152,8 +152,8 @@ def test_exported_files_render_alike(app, tmp_path):
 
 
 def test_png_legend_scales_with_the_figure(app):
-    """A PNG at scale 2 has its legend at twice the size, like every other text (pyqtgraph's
-    legend ignores transformations; the print style lifts that while rendering)."""
+    """A PNG at scale 2 has its legend at twice the size, like every other text: the ink
+    inside the legend's scene rectangle grows about 4 times."""
     panel = LamTPanel()
     try:
         panel.resize(720, 520)
@@ -161,17 +161,17 @@ def test_png_legend_scales_with_the_figure(app):
         app.processEvents()
         from PySide6 import QtGui
 
-        widths = []
+        rect = panel.plot.legend.sceneBoundingRect()
+        inks = []
         for scale in (1.0, 2.0):
             img = QtGui.QImage.fromData(render_panel(panel, "png", scale))
-            # the legend's box: the near-white rectangle at the top right; measure the dark
-            # pixels of its text in the right quarter of the top third
-            w, h = img.width(), img.height()
+            h = img.height()
             g = img.convertToFormat(QtGui.QImage.Format.Format_Grayscale8)
             bits = np.frombuffer(g.constBits(), np.uint8, g.bytesPerLine() * h).reshape(h, g.bytesPerLine())
-            region = bits[: h // 3, int(w * 0.75) : w]
-            widths.append(int((region < 100).sum()))
-        assert widths[1] > 3 * widths[0]  # about 4x the dark pixels at twice the size
-        assert panel.plot.legend.flags() & panel.plot.legend.GraphicsItemFlag.ItemIgnoresTransformations
+            r0, r1 = int(rect.top() * scale), int(np.ceil(rect.bottom() * scale))
+            c0, c1 = int(rect.left() * scale), int(np.ceil(rect.right() * scale))
+            inks.append(float((255 - bits[r0:r1, c0:c1].astype(float)).sum()))
+        assert inks[0] > 1000  # the legend's text and samples are there
+        assert 2.8 <= inks[1] / inks[0] <= 5.2, inks  # about 4x the ink at twice the size
     finally:
         delete_widgets(app, panel)
