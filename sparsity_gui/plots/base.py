@@ -58,6 +58,7 @@ def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: boo
 
 
 LABEL_PITCH = 1.8  # least distance between the centres of two log-axis labels, in label sizes
+TIGHT_PITCH = 1.1  # ... on an axis too short for three labels at LABEL_PITCH
 MINOR_PITCH = 2.0  # least px between two unlabelled grid lines (2..9 x 10^k)
 
 
@@ -86,16 +87,29 @@ def _log_tick_strings(axis, tick_strings):
 def log_axis_levels(lo: float, hi: float, size: float, extent: float, minor: bool) -> list:
     """Tick levels [(spacing, values)] of a log axis showing 10^lo .. 10^hi on `size` px, for
     labels `extent` px long along the axis. The first level is what gets a label: values at
-    least LABEL_PITCH extents apart and half an extent inside the ends (pyqtgraph drops a
-    label that sticks out). The second, if `minor`, is unlabelled grid lines at 2..9 x 10^k.
+    least LABEL_PITCH extents apart (TIGHT_PITCH where that leaves fewer than three) and half
+    an extent inside the ends (pyqtgraph drops a label that sticks out). The second, if
+    `minor`, is unlabelled grid lines at 2..9 x 10^k.
 
-    Three decades or more: the decades, or every 2nd, 5th, 10th... where they would crowd,
-    with no grid line at the others. Fewer: 1, 2 and 5 times a power of ten, or where that
-    makes fewer than three labels or crowds them (over a decade or more) 1, 2, 3 and 5, or
-    1 and 3; below a decade with fewer than two of 1, 2 and 5 (1.1 to 1.9, say): 3 to 6
+    Three decades or more inside: the decades, or every 2nd, 5th, 10th... where they would
+    crowd, with no grid line at the others. Fewer: 1, 2 and 5 times a power of ten, or where
+    that makes fewer than three labels or crowds them (over a decade or more) 1, 2, 3 and 5,
+    or 1 and 3; below a decade with fewer than two of 1, 2 and 5 (1.1 to 1.9, say): 3 to 6
     evenly spaced values of 1, 2 or 5 times a power of ten."""
+    best: list = []
+    for pitch in (LABEL_PITCH * extent, TIGHT_PITCH * extent):
+        levels = _log_levels(lo, hi, size, extent, pitch, minor)
+        if not best or len(levels[0][1]) > len(best[0][1]):
+            best = levels
+        if len(best[0][1]) >= 3:
+            break
+    return best
+
+
+def _log_levels(lo: float, hi: float, size: float, extent: float, pitch_px: float, minor: bool) -> list:
+    """log_axis_levels for labels at least `pitch_px` apart."""
     px_per_decade = size / (hi - lo)
-    pitch = LABEL_PITCH * extent / px_per_decade  # in decades
+    pitch = pitch_px / px_per_decade  # in decades
     a, b = lo + 0.5 * extent / px_per_decade, hi - 0.5 * extent / px_per_decade  # a label fits
 
     def inside(mantissas, lo=a, hi=b) -> list[float]:
@@ -108,21 +122,27 @@ def log_axis_levels(lo: float, hi: float, size: float, extent: float, minor: boo
             return [(spacing, labelled), (None, grid)]
         return [(spacing, labelled)]
 
-    if len(inside((1,), lo, hi)) < 3:
+    fewer: list = []  # two labels that fit, if nothing gives three
+    if len(inside((1,))) < 3:
         for mantissas, gap in (
             ((1, 2, 5), math.log10(2)),
             ((1, 2, 3, 5), math.log10(1.5)),
             ((1, 3), math.log10(3)),
         ):
             values = inside(mantissas)
+            unlabelled = [m for m in range(2, 10) if m not in mantissas]
             if len(values) >= 3 and gap >= pitch:
-                return levels(values, gap, [m for m in range(2, 10) if m not in mantissas])
+                return levels(values, gap, unlabelled)
             if hi - lo < 1:
                 if len(values) >= 2:
-                    return levels(values, gap, (3, 4, 6, 7, 8, 9))
+                    return levels(values, gap, unlabelled)
                 return [_evenly_spaced(10.0**a, 10.0**b)]
+            if len(values) == 2 and gap >= pitch and not fewer:
+                fewer = levels(values, gap, unlabelled)
     step = next(s * 10**n for n in range(400) for s in (1, 2, 5) if s * 10**n >= pitch)
     decades = [float(k) for k in range(math.ceil(a - 1e-9), math.floor(b + 1e-9) + 1) if k % step == 0]
+    if fewer and len(decades) < 2:
+        return fewer
     return levels(decades, float(step), range(2, 10) if step == 1 else ())
 
 
