@@ -75,50 +75,122 @@ def set_broken_curve(
     item.setData(np.ascontiguousarray(x), np.ascontiguousarray(y), connect="finite")
 
 
+LABEL_PITCH = 1.8  # least distance between the centres of two log-axis labels, in label sizes
+TIGHT_PITCH = 1.1  # ... on an axis too short for three labels at LABEL_PITCH
+MINOR_PITCH = 2.0  # least px between two unlabelled grid lines (2..9 x 10^k)
+
+
+def _log_text(x: float, pyqtgraph_text) -> str:
+    """Plain numbers where they are short (20, 0.05, 1.4), else pyqtgraph's 2·10⁻⁵."""
+    mantissa = x / 10.0 ** math.floor(math.log10(x))
+    if 1e-3 <= x < 1e4 or abs(mantissa - round(mantissa)) > 1e-6:
+        return f"{x:.3g}"
+    return pyqtgraph_text(x)
+
+
 def _log_tick_strings(axis, tick_strings):
-    """Readable labels on a log axis: over a decade or more, the decades only (pyqtgraph
-    labels every 2..9 x 10^k tick, and they pile up); within less than a decade, which may
-    hold no decade at all, 1, 2 and 5 times a power of ten."""
+    """The labels of a log axis (the values of the first level of _log_tick_values):
+    pyqtgraph's 1, 10², 0.01 for decades; plain numbers (20, 50, 1.4) among other values."""
 
     def strings(values, scale, spacing):
-        out = tick_strings(values, scale, spacing)
-        if not axis.logMode:
-            return out
-        lo, hi = axis.range
-        if hi - lo >= 1.0:
-            keep = [abs(v - round(v)) < 1e-9 for v in values]
-        else:  # plain numbers read best here: 20, 50, 1.4
-            out = [f"{10**v:.3g}" for v in values]
-            keep = [round(10 ** (v - math.floor(v + 1e-9)), 6) in (1.0, 2.0, 5.0) for v in values]
-            if sum(keep) < 2:  # a narrow range (see _log_tick_values): every tick it made
-                keep = [True] * len(values)
-        return [text if k else "" for k, text in zip(keep, out, strict=True)]
+        if not axis.logMode or all(abs(v - round(v)) < 1e-9 for v in values):
+            return tick_strings(values, scale, spacing)
+        return [
+            _log_text(10.0**v, lambda x: tick_strings([math.log10(x)], scale, spacing)[0]) for v in values
+        ]
 
     return strings
 
 
+def log_axis_levels(lo: float, hi: float, size: float, extent: float, minor: bool) -> list:
+    """Tick levels [(spacing, values)] of a log axis showing 10^lo .. 10^hi on `size` px, for
+    labels `extent` px long along the axis. The first level is what gets a label: values at
+    least LABEL_PITCH extents apart (TIGHT_PITCH where that leaves fewer than three) and half
+    an extent inside the ends (pyqtgraph drops a label that sticks out). The second, if
+    `minor`, is unlabelled grid lines at 2..9 x 10^k.
+
+    Three decades or more inside: the decades, or every 2nd, 5th, 10th... where they would
+    crowd, with no grid line at the others. Fewer: 1, 2 and 5 times a power of ten, or where
+    that makes fewer than three labels or crowds them (over a decade or more) 1, 2, 3 and 5,
+    or 1 and 3; below a decade with fewer than two of 1, 2 and 5 (1.1 to 1.9, say): 3 to 6
+    evenly spaced values of 1, 2 or 5 times a power of ten."""
+    best: list = []
+    for pitch in (LABEL_PITCH * extent, TIGHT_PITCH * extent):
+        levels = _log_levels(lo, hi, size, extent, pitch, minor)
+        if not best or len(levels[0][1]) > len(best[0][1]):
+            best = levels
+        if len(best[0][1]) >= 3:
+            break
+    return best
+
+
+def _log_levels(lo: float, hi: float, size: float, extent: float, pitch_px: float, minor: bool) -> list:
+    """log_axis_levels for labels at least `pitch_px` apart."""
+    px_per_decade = size / (hi - lo)
+    pitch = pitch_px / px_per_decade  # in decades
+    a, b = lo + 0.5 * extent / px_per_decade, hi - 0.5 * extent / px_per_decade  # a label fits
+
+    def inside(mantissas, lo=a, hi=b) -> list[float]:
+        out = (k + math.log10(m) for k in range(math.floor(lo) - 1, math.ceil(hi) + 1) for m in mantissas)
+        return [v for v in out if lo - 1e-9 <= v <= hi + 1e-9]
+
+    def levels(labelled, spacing, unlabelled=()) -> list:
+        grid = inside(unlabelled, lo, hi)
+        if minor and grid and math.log10(10 / 9) * px_per_decade >= MINOR_PITCH:
+            return [(spacing, labelled), (None, grid)]
+        return [(spacing, labelled)]
+
+    fewer: list = []  # two labels that fit, if nothing gives three
+    if len(inside((1,))) < 3:
+        for mantissas, gap in (
+            ((1, 2, 5), math.log10(2)),
+            ((1, 2, 3, 5), math.log10(1.5)),
+            ((1, 3), math.log10(3)),
+        ):
+            values = inside(mantissas)
+            unlabelled = [m for m in range(2, 10) if m not in mantissas]
+            if len(values) >= 3 and gap >= pitch:
+                return levels(values, gap, unlabelled)
+            if hi - lo < 1:
+                if len(values) >= 2:
+                    return levels(values, gap, unlabelled)
+                return [_evenly_spaced(10.0**a, 10.0**b)]
+            if len(values) == 2 and gap >= pitch and not fewer:
+                fewer = levels(values, gap, unlabelled)
+    step = next(s * 10**n for n in range(400) for s in (1, 2, 5) if s * 10**n >= pitch)
+    decades = [float(k) for k in range(math.ceil(a - 1e-9), math.floor(b + 1e-9) + 1) if k % step == 0]
+    if fewer and len(decades) < 2:
+        return fewer
+    return levels(decades, float(step), range(2, 10) if step == 1 else ())
+
+
+def _evenly_spaced(a: float, b: float) -> tuple[float, list[float]]:
+    """3 to 6 values of a..b, evenly spaced by 1, 2 or 5 times a power of ten (in log10)."""
+    if not 0 < a < b:
+        return (1.0, [])
+    top = math.floor(math.log10(b - a))
+    step = min(
+        (m * 10.0**k for k in range(top - 2, top + 1) for m in (1, 2, 5) if (b - a) / (m * 10.0**k) <= 6),
+        default=b - a,
+    )
+    first = math.ceil(a / step - 1e-9) * step
+    count = int((b - first) / step + 1e-9) + 1
+    return (math.log10(1 + step / a), [math.log10(first + i * step) for i in range(count)])
+
+
 def _log_tick_values(axis, tick_values):
-    """A log axis narrower than the gap between pyqtgraph's ticks (1.1 to 1.9, say, where it
-    has none) gets 3 to 6 evenly spaced values of 1, 2 or 5 times a power of ten."""
+    """A log axis's ticks from log_axis_levels, its labels spaced by their size (pyqtgraph
+    labels every 2..9 x 10^k tick, which pile up; over many decades it puts every other
+    decade in a second level that may lose its labels; and 1.1 to 1.9 gets no tick)."""
 
     def values(lo, hi, size):
-        levels = tick_values(lo, hi, size)
-        if not axis.logMode or hi - lo >= 1.0:
-            return levels
-        inside = [v for _spacing, vals in levels for v in vals if lo <= v <= hi]
-        if len(inside) >= 2:
-            return levels
-        a, b = 10.0**lo, 10.0**hi
-        for step in sorted(
-            m * 10.0**k
-            for k in range(math.floor(math.log10(b - a)) - 2, math.floor(math.log10(b - a)) + 1)
-            for m in (1, 2, 5)
-        ):
-            if (b - a) / step <= 6:
-                first = math.ceil(a / step) * step
-                ticks = [first + i * step for i in range(int((b - first) / step) + 1)]
-                return [(math.log10(1 + step / a), [math.log10(x) for x in ticks if x > 0])]
-        return levels
+        if not axis.logMode or hi == lo or size <= 0:
+            return tick_values(lo, hi, size)
+        metrics = pg.QtGui.QFontMetricsF(axis.style["tickFont"] or pg.QtGui.QFont())
+        vertical = axis.orientation in ("left", "right")
+        extent = metrics.height() if vertical else metrics.horizontalAdvance("0.005")
+        lo, hi = sorted((lo, hi))
+        return log_axis_levels(lo, hi, size, extent, axis.style["maxTickLevel"] >= 1)
 
     return values
 
@@ -468,17 +540,39 @@ class Panel(QtWidgets.QFrame):
         return hi + (0.3 * span if axis == 0 and self.time_plots else pad)
 
     def sync_tick_text(self) -> None:
-        """Log axes get readable labels whatever they span (_log_tick_strings)."""
+        """Log axes get readable labels whatever they span (_log_tick_values)."""
         for plot in self.plots:
             for name in ("left", "bottom"):
                 axis = plot.getAxis(name)
-                axis.setStyle(maxTextLevel=1 if axis.logMode else 2)
-                if not hasattr(axis, "_log_labels"):
-                    axis._log_labels = True
+                axis.setStyle(maxTextLevel=0 if axis.logMode else 2)  # log: see _log_tick_values
+                if not hasattr(axis, "_linear_si_prefix"):
+                    axis._linear_si_prefix = axis.autoSIPrefix  # the panel's choice, kept for linear
                     axis.tickStrings = _log_tick_strings(axis, axis.tickStrings)
                     axis.tickValues = _log_tick_values(axis, axis.tickValues)
                     if getattr(axis, "whole_numbers", False):
                         axis.tickValues = _integer_tick_values(axis, axis.tickValues)
+                # 10⁻⁸ labelled "(x1e+09)" reads worse than 10¹ on a log axis
+                axis.enableAutoSIPrefix(axis._linear_si_prefix and not axis.logMode)
+
+    def settle_tick_text(self) -> None:
+        """Lay the axes out for the labels of their current ranges before a figure is
+        rendered: pyqtgraph measures an axis's labels only as it paints it and widens the
+        axis in a later layout pass, and until then drops the labels that do not fit (10²
+        where 1 fitted)."""
+
+        def sizes():
+            return [
+                (axis.textWidth, axis.textHeight, axis.geometry().size())
+                for plot in self.plots
+                for axis in (plot.getAxis("left"), plot.getAxis("bottom"))
+            ]
+
+        for _ in range(4):  # a wider axis narrows the view and may change its labels
+            before = sizes()
+            self.graphics.grab()  # paints the axes: they measure their labels
+            QtWidgets.QApplication.sendPostedEvents()  # and the layout makes room
+            if sizes() == before:
+                return
 
     def cache_legends(self) -> None:
         """Legends sit over the curves and are repainted with them; their text is

@@ -327,6 +327,7 @@ def scaling_figure_files(
             else:
                 panel.show_rows(rows)
             app.processEvents()
+            panel.settle_tick_text()
             for fmt in ("png", "svg"):
                 out[f"{FIGURE_NAMES[type(panel)]}.{fmt}"] = render_panel(
                     panel, fmt, DEFAULT_SCALE if scale is None else scale
