@@ -303,6 +303,7 @@ class Runner(MailboxEngine):
             self._start(StartRun(params, self.run_id))
             return
         self.sim.apply(params)
+        self.sim.history.keep_last()  # the row of the change's instant stays
         if self.state == "error":
             self.state = "paused"
         if self.state == "finished" and not self._finished():
@@ -325,13 +326,6 @@ class Runner(MailboxEngine):
 
     def _end_time(self) -> float:
         return self.params.t_end if self.params.t_end is not None else math.inf
-
-    def _advance(self, t_target: float, max_work: int) -> int:
-        sim = self.sim
-        assert sim is not None
-        stop_nonzero = 1 if (self.stop_at_one and sim.init.nonzero0 > 1) else -1
-        t_target = min(t_target, self._end_time())
-        return sim.advance(t_target, stop_nonzero, max_work)
 
     def _single_step(self) -> None:
         """One GD step (gd), or one frame's worth of simulated time (exact)."""
@@ -372,7 +366,10 @@ class Runner(MailboxEngine):
         else:
             t_target = math.inf
         start = time.perf_counter()
-        status = self._advance(t_target, self._chunk_work)
+        # rows on the simulated-time grid however far this chunk goes, and now (provisional)
+        status = sim.advance_recording(
+            min(t_target, self._end_time()), self._stop_nonzero(), self._chunk_work
+        )
         elapsed = time.perf_counter() - start
         # behind the wall clock (the work limit stopped the chunk): no nap before the next
         self._caught_up = status != K.REACHED_MAX_STEPS
@@ -382,7 +379,6 @@ class Runner(MailboxEngine):
                 self._chunk_work = min(self._chunk_work * 2, 2**40)
             elif elapsed > CHUNK_SECONDS * 1.5:
                 self._chunk_work = max(self._chunk_work // 2, 64)
-        sim.record()
         self._after_progress()
         self._publish()
         return True
