@@ -23,6 +23,18 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 PAINT_HZ = 60
 JOIN_SECONDS = 10.0
+DEFAULT_SIZE = QtCore.QSize(1500, 900)  # the first launch on a screen with room for it
+# Title bar and borders a window manager adds around a window not yet shown (its frame is
+# unknown until then): enough for the common desktops' decorations.
+DECORATION = QtCore.QSize(8, 40)
+
+
+def fitted_size(available: QtCore.QRect, decoration: QtCore.QSize) -> QtCore.QSize:
+    """DEFAULT_SIZE, or what of it fits the screen's available geometry with the frame."""
+    return QtCore.QSize(
+        min(DEFAULT_SIZE.width(), available.width() - decoration.width()),
+        min(DEFAULT_SIZE.height(), available.height() - decoration.height()),
+    )
 
 
 def settings() -> QtCore.QSettings:
@@ -185,7 +197,7 @@ class LiveWindow:
         self.paint_timer.start(int(1000 / PAINT_HZ))
 
     def finish_setup(self) -> None:
-        self.resize(1500, 900)
+        self.fit_to_screen()
         self._default_state = self.saveState()
         self._restore_layout()
         # numpy, scipy, numba and Qt leave ~10^6 long-lived Python objects; a full
@@ -326,6 +338,46 @@ class LiveWindow:
             bar.addPermanentWidget(label)
             self.status_labels[key] = label
 
+    # --- size on screen ---------------------------------------------------------------
+    def available_geometry(self) -> QtCore.QRect:
+        screen = self.screen() or QtGui.QGuiApplication.primaryScreen()
+        return screen.availableGeometry()
+
+    def fit_to_screen(self) -> None:
+        """The default size where the screen has room (a 1366x768 laptop has not), centred
+        in the screen's available geometry (without its panels and docks)."""
+        avail = self.available_geometry()
+        frame = self.frameGeometry().size() - self.geometry().size()
+        decoration = frame if self.isVisible() else frame.expandedTo(DECORATION)
+        size = fitted_size(avail, decoration)
+        self.resize(size)
+        self.move(
+            avail.x() + (avail.width() - size.width() - decoration.width()) // 2,
+            avail.y() + (avail.height() - size.height() - decoration.height()) // 2,
+        )
+
+    def keep_on_screen(self) -> None:
+        """Shrink and move the shown window (its frame now known) into the available
+        geometry: a restored geometry from a larger screen, a guessed frame too small."""
+        avail = self.available_geometry()
+        frame = self.frameGeometry()
+        if avail.contains(frame):
+            return
+        extra = frame.size() - self.geometry().size()
+        size = self.size().boundedTo(avail.size() - extra)
+        self.resize(size)
+        x = min(max(frame.x(), avail.x()), avail.right() + 1 - size.width() - extra.width())
+        y = min(max(frame.y(), avail.y()), avail.bottom() + 1 - size.height() - extra.height())
+        self.move(x, y)
+
+    _placed = False
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._placed:
+            self._placed = True
+            QtCore.QTimer.singleShot(0, self.keep_on_screen)  # once the frame is known
+
     # --- layout persistence ----------------------------------------------------------
     def layout_docks(self) -> list:
         """Docks that Reset layout shows again."""
@@ -351,7 +403,7 @@ class LiveWindow:
         self.restoreState(self._default_state)
         for dock in self.layout_docks():
             dock.show()
-        self.resize(1500, 900)
+        self.fit_to_screen()
 
     # --- commands --------------------------------------------------------------------
     @QtCore.Slot()
