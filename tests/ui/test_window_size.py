@@ -26,6 +26,9 @@ from sparsity_gui.ui.windows import ModelWindows
 def rect(r):
     return [r.x(), r.y(), r.width(), r.height()]
 
+def in_window(win, widget):
+    return rect(QtCore.QRect(widget.mapTo(win, QtCore.QPoint(0, 0)), widget.size()))
+
 def settle():
     for _ in range(5):
         app.processEvents()
@@ -47,14 +50,16 @@ for name, win in (("note", note), ("interference", inter)):
             "name": type(panel).__name__,
             "view_width": view.width(),
             "layout_width": view.ci.geometry().width(),
-            "titles": [(p.titleLabel.text, p.titleLabel.opts.get("size")) for p in panel.plots if p.titleLabel.text],
+            "titles": [
+                (p.titleLabel.text, p.titleLabel.opts.get("size")) for p in panel.plots if p.titleLabel.text
+            ],
         })
     docks = [d for d in win.findChildren(QtWidgets.QDockWidget) if d.isVisible()]
     out[name] = {
         "frame": rect(win.frameGeometry()),
         "geometry": rect(win.geometry()),
-        "status_bar": rect(QtCore.QRect(win.statusBar().mapTo(win, QtCore.QPoint(0, 0)), win.statusBar().size())),
-        "docks": [rect(QtCore.QRect(d.mapTo(win, QtCore.QPoint(0, 0)), d.size())) for d in docks],
+        "status_bar": in_window(win, win.statusBar()),
+        "docks": [in_window(win, d) for d in docks],
         "panels": panels,
     }
 print("RESULT " + json.dumps(out))
