@@ -67,6 +67,39 @@ def show_warning(
     return box
 
 
+class FolderDialog(QtWidgets.QFileDialog):
+    """A folder chooser that also takes a folder still to be made, its name typed into the
+    dialog (Qt's own chooser refuses one: "Directory not found"); the export makes it. Qt's
+    dialog, not the platform's, so that it behaves the same everywhere."""
+
+    def __init__(self, parent: QtWidgets.QWidget | None, title: str):
+        super().__init__(parent, title)
+        self.setObjectName("folder_dialog")
+        self.setOption(QtWidgets.QFileDialog.Option.DontUseNativeDialog, True)
+        self.setFileMode(QtWidgets.QFileDialog.FileMode.Directory)
+        self.setOption(QtWidgets.QFileDialog.Option.ShowDirsOnly, True)
+        self.chosen = ""
+
+    def accept(self) -> None:
+        files = self.selectedFiles()
+        if files and not Path(files[0]).exists():
+            self.chosen = files[0]  # a new folder: taken as it is
+            QtWidgets.QDialog.accept(self)
+            return
+        super().accept()  # an existing folder (a file is refused)
+        if self.result() == QtWidgets.QDialog.DialogCode.Accepted:
+            self.chosen = self.selectedFiles()[0]
+
+
+def choose_folder(parent: QtWidgets.QWidget, title: str) -> str:
+    """The folder the user picks or names (maybe new), or "" when cancelled."""
+    dialog = FolderDialog(parent, title)
+    try:
+        return dialog.chosen if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted else ""
+    finally:
+        dialog.deleteLater()
+
+
 FORMAT_FILTERS = {
     "png": "PNG image (*.png)",
     "svg": "SVG vector image (*.svg)",
@@ -281,9 +314,19 @@ class LiveWindow:
             self.close()
 
     def help_menu(self, menu_bar: QtWidgets.QMenuBar) -> None:
-        """Help: the keyboard shortcuts of this window, where the theory is, About."""
+        """Help: the documentation (read me, theory, architecture; act_doc_<key>), the
+        keyboard shortcuts of this window, About."""
+        from sparsity_gui.ui.help import DOCS
+
         menu = menu_bar.addMenu("&Help")
         menu.setObjectName("menu_help")
+        for key, rel, text in DOCS:
+            act = menu.addAction(text)
+            act.setObjectName(f"act_doc_{key}")
+            act.setToolTip(rel)
+            act.triggered.connect(lambda _c=False, r=rel: self.show_doc(r))
+        menu.setToolTipsVisible(True)
+        menu.addSeparator()
         act = menu.addAction("Keyboard shortcuts")
         act.setObjectName("act_shortcuts")
         act.triggered.connect(lambda _c=False: self.show_shortcuts())
@@ -305,6 +348,29 @@ class LiveWindow:
             "<p>Enter in a field applies its value and gives the keys back to the window.</p>"
         )
 
+    docs_viewer = None
+
+    def show_doc(self, rel: str):
+        """A page of the documentation (a path from the docs' root) in this window's docs
+        viewer; None, with the reason shown, when this copy of the app has no docs."""
+        from sparsity_gui.ui.help import DocsViewer, docs_root
+
+        root = docs_root()
+        if root is None:
+            self.fail(
+                "Cannot open the documentation",
+                "This copy of sparsity-gui has no documentation: neither sparsity_gui/docs "
+                "(an installed wheel or bundle) nor a source checkout holds it.",
+            )
+            return None
+        if self.docs_viewer is None:
+            self.docs_viewer = DocsViewer(root, self)
+        self.docs_viewer.open_page(rel)
+        self.docs_viewer.show()
+        self.docs_viewer.raise_()
+        self.docs_viewer.activateWindow()
+        return self.docs_viewer
+
     def show_shortcuts(self) -> QtWidgets.QMessageBox:
         box = QtWidgets.QMessageBox(self)
         box.setWindowTitle("Keyboard shortcuts")
@@ -323,7 +389,7 @@ class LiveWindow:
             "About sparsity-gui",
             f"<b>sparsity-gui {__version__}</b><p>Simulates, live, how L1 regularization drives "
             "feature encodings to sparsity, next to the research note's argument. The formulas "
-            "behind every panel are derived in docs/theory.md of the source distribution.</p>",
+            "behind every panel are derived in Help › Theory (docs/theory.md).</p>",
         )
 
     def status_labels_for(self, specs, width: int) -> None:
