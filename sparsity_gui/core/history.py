@@ -69,6 +69,10 @@ class History:
         """A copy of the rows (safe to hand to another thread)."""
         return self._data[: self._n].copy()
 
+    def set_columns(self, columns: list[int], values: np.ndarray) -> None:
+        """Overwrite ``columns`` of every row held (values: one row of them per row)."""
+        self._data[: self._n, columns] = values
+
     def last(self) -> np.ndarray | None:
         return self._data[self._n - 1].copy() if self._n else None
 

@@ -198,6 +198,7 @@ class Runner(MailboxEngine):
         self.message = ""
         self._warm_up = warm_up
         self._seq = 0
+        self._run_seq0 = 0
         self._caught_up = True
         self._chunk_work = 20_000  # adapted so a chunk takes about CHUNK_SECONDS
         self._last_publish = 0.0
@@ -285,7 +286,7 @@ class Runner(MailboxEngine):
             if start.script is not None:
                 sim = Simulation.from_script(start.script, should_stop=self._stop.is_set)
             else:
-                sim = Simulation(start.params, start.w0)
+                sim = Simulation(start.params, start.w0, defer_ideal=True)
         except ReplayStopped:
             return
         except Exception as exc:
@@ -295,6 +296,7 @@ class Runner(MailboxEngine):
         self.sim = sim
         self.message = ""
         self.state = "running" if self.playing else "paused"
+        self._run_seq0 = self._seq  # snapshots after this one are the new run's
         self._publish(force=True)
 
     def _apply_params(self, params: SimParams) -> None:
@@ -351,6 +353,10 @@ class Runner(MailboxEngine):
         if self.state == "finished" or self.state == "error" or not self.playing:
             self._publish()
             return False
+        if sim.ideal_pending and self._seq > self._run_seq0 and self._wants_snapshot():
+            # the run's first frame is up: now the idealized bounds (seconds at m = 10^7)
+            sim.complete_ideal_bounds()
+            self._wall_anchor = None  # the clock restarts after that pause
         if self._finished():
             self._after_progress()
             self._publish(force=True)

@@ -32,6 +32,11 @@ N_TRACKED_MAX = 16
 # the log-time panels and the linear ones alike.
 ROWS_PER_DECADE = 100
 HISTORY_CAPACITY = 4096  # 40 decades of grid rows before the oldest are thinned
+# From this m on, a run built to be shown (defer_ideal) leaves the idealized bounds out
+# of its first rows and computes them once its first frame is up (2-4 s of quantiles at
+# m = 10^7, otherwise spent before the first frame), then fills them in: they depend on m'
+# alone.
+DEFER_IDEAL_M = 1_000_000
 
 
 def tracked_ranks(nonzero: int, count: int = N_TRACKED_MAX) -> np.ndarray:
@@ -112,11 +117,13 @@ class Simulation:
         history_capacity: int = HISTORY_CAPACITY,
         *,
         record: bool = True,
+        defer_ideal: bool = False,
     ):
         self.params = params
         self.initial_params = params  # lam, eta and method at t = 0 (self.params follows changes)
         w0 = initial_weights(params) if w0 is None else np.asarray(w0, dtype=np.float64)
         self.init = InitialState.from_weights(w0)
+        self.ideal_pending = defer_ideal and self.init.m >= DEFER_IDEAL_M
         self.changes: list[LiveChange] = []  # every live change of lam, eta and method, in order
         self.solver: Solver = self._new_solver(params.method, 0.0, None)
         self.tracked = tracked_ranks(self.init.nonzero0)
@@ -377,7 +384,10 @@ class Simulation:
         self._accumulate_lam_t()
         row = np.full(len(COLUMNS) + N_TRACKED_MAX, np.nan)
         lo, hi = self.init.rel_var_bounds(mo.nonzero)
-        ilo, ihi = self.init.rel_var_ideal_bounds(mo.nonzero)
+        if self.ideal_pending:
+            ilo = ihi = np.full(1, np.nan)  # filled in by complete_ideal_bounds
+        else:
+            ilo, ihi = self.init.rel_var_ideal_bounds(mo.nonzero)
         row[COL["t"]] = mo.t
         row[COL["norm2_sq"]] = mo.norm2_sq
         row[COL["norm1"]] = mo.norm1
@@ -397,6 +407,17 @@ class Simulation:
         if self.tracked.size:
             row[len(COLUMNS) : len(COLUMNS) + self.tracked.size] = self.solver.abs_at_ranks(self.tracked)
         return row
+
+    def complete_ideal_bounds(self) -> None:
+        """Compute the idealized W(0) left out so far and fill its bounds into every row
+        kept (from each row's m')."""
+        if not self.ideal_pending:
+            return
+        cols = [COL["rel_var_ideal_lo"], COL["rel_var_ideal_hi"]]
+        rows = self.history.array()
+        lo, hi = self.init.rel_var_ideal_bounds(rows[:, COL["nonzero"]].astype(np.int64))
+        self.history.set_columns(cols, np.column_stack([lo, hi]))
+        self.ideal_pending = False
 
     def record(self) -> np.ndarray:
         row = self.metrics_row()

@@ -62,6 +62,11 @@ class InitialState:
         """(lo, hi) at each m' in nonzero, from the actual W(0)."""
         return _bounds_at(self.u, self.p1, self.p2, nonzero)
 
+    @property
+    def has_ideal(self) -> bool:
+        """Whether the idealized W(0) is computed (rel_var_ideal_bounds is then cheap)."""
+        return self._ideal is not None
+
     def rel_var_ideal_bounds(self, nonzero) -> tuple[np.ndarray, np.ndarray]:
         """(lo, hi) at each m' in nonzero, from the idealized W(0) (half-normal percentiles)."""
         if self._ideal is None:
@@ -74,10 +79,15 @@ def check_representable(w0: np.ndarray) -> None:
     """Refuse a W(0) whose sums of squares leave double precision: ||W||^2 overflowing to
     inf, or every weight so small that squares underflow to 0 (then nothing can be said
     about the dynamics in floating point)."""
-    peak = float(np.max(np.abs(w0))) if w0.size else 0.0
+    peak = max(float(w0.max()), -float(w0.min())) if w0.size else 0.0
     if peak == 0.0:
         return  # all zeros: nothing moves, a valid (dull) run
-    if not np.isfinite(float(np.dot(w0 / peak, w0 / peak)) * peak * peak):
+    # a plain dot product cannot overflow or lose every square with moderate weights; only
+    # extreme ones need the rescaled copy (which costs a second pass at m = 10^7)
+    sum_sq = (
+        float(np.dot(w0, w0)) if 1e-100 <= peak <= 1e100 else float(np.dot(w0 / peak, w0 / peak)) * peak**2
+    )
+    if not np.isfinite(sum_sq):
         raise InputError("w0", f"||W(0)||^2 overflows (largest |W_k| = {peak:.3g}); rescale the weights")
     if peak < 1e-100:
         raise InputError(

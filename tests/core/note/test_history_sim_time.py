@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from note_oracles import reference_flow
+from note_oracles import halfnormal_ideal, reference_flow, relvar_bounds_direct
 
 from sparsity_gui.core.note.metrics import COL, DEFAULT_SAMPLES
 from sparsity_gui.core.note.params import SimParams
@@ -161,3 +161,25 @@ def test_a_live_change_keeps_the_row_of_its_instant():
     at = np.flatnonzero(rows[:, COL["t"]] == t_change)
     assert at.size == 1
     assert rows[at[0], COL["lam"]] == 1e-2 and rows[at[0] + 1, COL["lam"]] == 2e-2
+
+
+def test_a_shown_run_of_a_million_weights_fills_in_its_idealized_bounds_after_the_first_frame():
+    """The worker leaves the idealized bounds (a million half-normal quantiles) out of the
+    first snapshot, so that it comes sooner; once the window has taken it they are
+    computed and filled into every row, equal to the bounds of docs/theory.md §2 computed
+    here from scipy's half-normal quantiles."""
+    params = SimParams(m=10**6, lam=1e-3, seed=2)
+    runner = Runner(params, speed=0.0, warm_up=False, playing=True)
+    runner.step_once()  # builds the run and offers its first snapshot
+    first = runner.take_latest()
+    assert first is not None and first.m == params.m and first.state == "running"
+    assert np.isnan(first.history[:, COL["rel_var_ideal_lo"]]).all()
+    for _ in range(5):
+        runner.step_once()
+    rows = runner.sim.history.array()
+    assert not runner.sim.ideal_pending and rows.shape[0] > 3
+    ideal = halfnormal_ideal(params.m)
+    for row in (rows[0], rows[-1]):
+        lo, hi = relvar_bounds_direct(ideal, int(row[COL["nonzero"]]))
+        assert row[COL["rel_var_ideal_lo"]] == pytest.approx(lo, rel=1e-9, abs=1e-12)
+        assert row[COL["rel_var_ideal_hi"]] == pytest.approx(hi, rel=1e-9, abs=1e-12)
