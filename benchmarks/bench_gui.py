@@ -170,6 +170,36 @@ def typed_m_in_a_fresh_process(m: int, seconds: float) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def fitted_c_agreement(m: int) -> dict:
+    """The worker run flat out to one weight left, its chunks' work budget too large to run
+    out (the case of one chunk spanning most of the run): the c on screen (the snapshot's)
+    against the c of the exported run (re-simulated at 501 evenly spaced instants)."""
+    from sparsity_gui.core.note.metrics import COL, DEFAULT_SAMPLES
+    from sparsity_gui.core.note.runner import Runner
+    from sparsity_gui.core.note.sampled import replay_script
+
+    start = time.perf_counter()
+    runner = Runner(SimParams(m=m, lam=1e-3), speed=0.0, warm_up=True, playing=True)
+    runner.step_once()
+    while runner.state == "running":
+        runner._chunk_work = 2**62
+        runner.step_once()
+    snap = runner.make_snapshot()
+    run_s = time.perf_counter() - start
+    exported = replay_script(snap.script(DEFAULT_SAMPLES))
+    t = snap.history[:, COL["t"]]
+    t = t[t > 0]
+    return {
+        "m": m,
+        "t": snap.t,
+        "screen_c": snap.fitted_c,
+        "export_c": exported.fitted_c,
+        "rows": snap.history.shape[0],
+        "max_ratio": float(np.exp(np.max(np.diff(np.log(t))))),
+        "run_s": run_s,
+    }
+
+
 def cpu_share(app, seconds: float) -> float:
     """CPU time of the whole process (every thread) per wall second while the Qt event
     loop runs as in the app."""
@@ -224,7 +254,26 @@ def main() -> int:
     ap.add_argument("--idle-seconds", type=float, default=3.0)
     ap.add_argument("--typed-m", type=int, default=10_000_000, help="m typed into the field (0: skip)")
     ap.add_argument("--typed-m-child", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--fitted-c",
+        default="",
+        help="only compare the fitted c on screen with the exported one at these m (e.g. 1e3,1e5,1e7)",
+    )
     args = ap.parse_args()
+    if args.fitted_c:
+        print("fitted c: on screen (the worker's history) against exported (501 evenly spaced rows)")
+        print(
+            f"{'m':>9} | {'t end':>8} | {'screen c':>9} {'export c':>9} {'diff %':>7} | "
+            f"{'rows':>5} {'max t ratio':>11}"
+        )
+        for m in (int(float(x)) for x in args.fitted_c.split(",")):
+            r = fitted_c_agreement(m)
+            diff = 100 * (r["screen_c"] / r["export_c"] - 1)
+            print(
+                f"{m:9d} | {r['t']:8.1f} | {r['screen_c']:9.4f} {r['export_c']:9.4f} {diff:7.3f} | "
+                f"{r['rows']:5d} {r['max_ratio']:11.4f}"
+            )
+        return 0
     pg.setConfigOptions(background="w", foreground="k", antialias=False)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     if args.typed_m_child:

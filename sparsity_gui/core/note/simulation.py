@@ -285,7 +285,7 @@ class Simulation:
                 rows += 1
         last = self.history.last()
         if last is None or self.history.provisional or last[COL["t"]] < self.t:
-            self.history.append(self.metrics_row(), provisional=True)
+            self.record(provisional=True)
         return status
 
     def grid_time(self, k: int) -> float:
@@ -419,13 +419,16 @@ class Simulation:
         self.history.set_columns(cols, np.column_stack([lo, hi]))
         self.ideal_pending = False
 
-    def record(self) -> np.ndarray:
+    def record(self, provisional: bool = False) -> np.ndarray:
+        """A row of now into the history (provisional: replaced by the next row)."""
         row = self.metrics_row()
-        self.history.append(row)
+        self.history.append(row, provisional=provisional)
         return row
 
     def fitted_c(self, rows: np.ndarray | None = None) -> float:
         """c fitted to the history (or ``rows`` of it) at the instants an export samples:
         the exported run's c, from the rows on screen."""
         rows = self.history.array() if rows is None else rows
-        return fit_decay_constant(rows, samples=DEFAULT_SAMPLES)
+        death_t = self.solver.death_t  # by rank: rank 1 dies when m' goes from 2 to 1
+        one_left_at = float(death_t[1]) if death_t.shape[0] > 1 and np.isfinite(death_t[1]) else math.inf
+        return fit_decay_constant(rows, samples=DEFAULT_SAMPLES, one_left_at=one_left_at)
