@@ -69,3 +69,31 @@ class DocsViewer(QtWidgets.QMainWindow):
 
     def _show_title(self, url: QtCore.QUrl) -> None:
         self.setWindowTitle(f"sparsity-gui — {Path(url.toLocalFile()).name}")
+        self.fit_images()
+
+    def fit_images(self) -> None:
+        """Scale the pages' screenshots down to the viewer's width (they are 1500 px wide)."""
+        doc = self.browser.document()
+        room = max(self.browser.viewport().width() - 30, 200)
+        block = doc.begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                fragment = it.fragment()
+                fmt = fragment.charFormat()
+                if fragment.isValid() and fmt.isImageFormat():
+                    image_fmt = fmt.toImageFormat()
+                    image = doc.resource(QtGui.QTextDocument.ResourceType.ImageResource, image_fmt.name())
+                    size = image.size() if isinstance(image, QtGui.QImage | QtGui.QPixmap) else None
+                    if size is not None and size.width() > 0:
+                        width = min(size.width(), room)
+                        image_fmt.setWidth(width)
+                        image_fmt.setHeight(size.height() * width / size.width())
+                        cursor = QtGui.QTextCursor(doc)
+                        cursor.setPosition(fragment.position())
+                        cursor.setPosition(
+                            fragment.position() + fragment.length(), QtGui.QTextCursor.MoveMode.KeepAnchor
+                        )
+                        cursor.setCharFormat(image_fmt)
+                it += 1
+            block = block.next()

@@ -66,6 +66,25 @@ def test_a_link_from_the_readme_to_the_theory_is_followed_with_the_keyboard(qtbo
     assert browser.isBackwardAvailable()
     browser.backward()
     assert Path(browser.source().toLocalFile()) == ROOT / "README.md"
-    # the README's images are there to show (shipped with the wheel too)
-    assert (ROOT / "docs" / "screenshot.png").is_file()
+    # the README's screenshots are shown, scaled down to the viewer's width
+    widths = image_widths(browser.document())
+    assert len(widths) >= 3 and max(widths) <= browser.viewport().width(), widths
     win.docs_viewer.close()
+
+
+def image_widths(doc: QtGui.QTextDocument) -> list[float]:
+    widths = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fmt = it.fragment().charFormat()
+            if fmt.isImageFormat():
+                image = doc.resource(
+                    QtGui.QTextDocument.ResourceType.ImageResource, fmt.toImageFormat().name()
+                )
+                assert isinstance(image, QtGui.QImage | QtGui.QPixmap) and not image.isNull()  # found
+                widths.append(fmt.toImageFormat().width())
+            it += 1
+        block = block.next()
+    return widths
