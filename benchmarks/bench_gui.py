@@ -113,13 +113,13 @@ def rss_mib() -> tuple[float, float]:
 
 
 def typed_m(app, m: int, seconds: float) -> dict:
-    """A window running at m = 1000; ``m`` typed into its m field and Enter pressed, as a
+    """A window running at m = 500; ``m`` typed into its m field and Enter pressed, as a
     person would. Returns the seconds from Enter to the first painted frame of the new run
     (its W(0) drawn, the run going) and the peak resident memory of the process over
     that and ``seconds`` more of running."""
     from PySide6.QtTest import QTest
 
-    win = NoteWindow(SimParams(m=1000, lam=1e-3), speed=None)
+    win = NoteWindow(SimParams(m=500, lam=1e-3), speed=None)
     win.show()
     while win.snapshot is None or win.snapshot.state != "running":
         app.processEvents()
@@ -324,7 +324,7 @@ def main() -> int:
     if args.typed_m:
         print()
         print(
-            "m typed into the m field of a window running at m = 1000, then Enter: seconds to the "
+            "m typed into the m field of a window running at m = 500, then Enter: seconds to the "
             "first painted frame of the new run, and the process's peak resident memory over it and "
             f"{args.seconds:g} s of running (each in a fresh process); baseline: m = 1000 typed the same way"
         )
