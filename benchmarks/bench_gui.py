@@ -1,8 +1,10 @@
 """GUI benchmark: frames per second and the longest GUI-thread stall while the
-simulation runs with all panels visible (offscreen); the time to the first frame; and the
-CPU the app uses when idle (a finished or paused run).
+simulation runs with all panels visible (offscreen); the time to the first frame; the
+first frame and the peak memory after m = 10^7 is typed into the m field; and the CPU the
+app uses when idle (a finished or paused run).
 
     .venv/bin/python benchmarks/bench_gui.py [--seconds 6] [--sizes 1000,100000,1000000]
+        [--typed-m 10000000]
 
 Beside each figure it prints a baseline measured in the same run: the same window drawn the
 straightforward way (pyqtgraph's auto-range on every frame, 2 px pens, axes with their tick
@@ -13,8 +15,11 @@ the machine at hand.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -25,7 +30,13 @@ from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.ui.note.window import NoteWindow
 
 # read when the QApplication and the window are made, not when Qt is imported
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+if "QT_QPA_PLATFORM" not in os.environ:
+    # Qt's offscreen screen is 800x600 unless configured, and the window fits itself to its
+    # screen: a 1600x1000 one, as on a desktop, so that the window is 1500x900
+    _screen = os.path.join(tempfile.gettempdir(), "sparsity-gui-bench-screen.json")
+    with open(_screen, "w", encoding="utf-8") as _f:
+        _f.write('{"screens": [{"name": "bench", "x": 0, "y": 0, "width": 1600, "height": 1000}]}')
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screen}"
 os.environ.setdefault("SPARSITY_GUI_SETTINGS", os.path.join(os.path.dirname(__file__), ".bench_gui.ini"))
 
 
@@ -98,6 +109,104 @@ def measure(app, m: int, seconds: float, naive: bool) -> dict:
     return result
 
 
+def rss_mib() -> tuple[float, float]:
+    """(resident now, peak resident) of this process in MiB, from /proc (Linux)."""
+    fields = {}
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            fields[key] = value
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def typed_m(app, m: int, seconds: float) -> dict:
+    """A window running at m = 500; ``m`` typed into its m field and Enter pressed, as a
+    person would. Returns the seconds from Enter to the first painted frame of the new run
+    (its W(0) drawn, the run going) and the peak resident memory of the process over
+    that and ``seconds`` more of running."""
+    from PySide6.QtTest import QTest
+
+    win = NoteWindow(SimParams(m=500, lam=1e-3), speed=None)
+    win.show()
+    while win.snapshot is None or win.snapshot.state != "running":
+        app.processEvents()
+    edit = win.findChild(QtWidgets.QLineEdit, "field_m")
+    edit.setFocus()
+    edit.selectAll()
+    QTest.keyClicks(edit, str(m))
+    before = rss_mib()[0]
+    start = time.perf_counter()
+    QTest.keyClick(edit, QtCore.Qt.Key.Key_Return)
+    while not (
+        win.snapshot is not None
+        and win.snapshot.m == m
+        and win.snapshot.run_id == win.run_id
+        and win.snapshot.state == "running"
+    ):
+        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
+        if time.perf_counter() - start > 120:
+            raise RuntimeError(f"no frame of the m = {m} run within 120 s")
+    first_frame_s = time.perf_counter() - start
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
+    snap = win.snapshot
+    win.close()
+    win.deleteLater()
+    app.processEvents()
+    return {
+        "m": m,
+        "first_frame_s": first_frame_s,
+        "rss_before_mib": before,
+        "peak_rss_mib": rss_mib()[1],
+        "t": snap.t,
+        "nonzero": snap.nonzero,
+    }
+
+
+def typed_m_in_a_fresh_process(m: int, seconds: float) -> dict:
+    """typed_m in its own process, so that its peak memory is that case's alone."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--typed-m-child", str(m), "--seconds", str(seconds)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def fitted_c_agreement(m: int) -> dict:
+    """The worker run flat out to one weight left, its chunks' work budget too large to run
+    out (the case of one chunk spanning most of the run): the c on screen (the snapshot's)
+    against the c of the exported run (re-simulated at 501 evenly spaced instants)."""
+    from sparsity_gui.core.note.metrics import COL, DEFAULT_SAMPLES
+    from sparsity_gui.core.note.runner import Runner
+    from sparsity_gui.core.note.sampled import replay_script
+
+    start = time.perf_counter()
+    runner = Runner(SimParams(m=m, lam=1e-3), speed=0.0, warm_up=True, playing=True)
+    runner.step_once()
+    while runner.state == "running":
+        runner._chunk_work = 2**62
+        runner.step_once()
+    snap = runner.make_snapshot()
+    run_s = time.perf_counter() - start
+    exported = replay_script(snap.script(DEFAULT_SAMPLES))
+    t = snap.history[:, COL["t"]]
+    t = t[t > 0]
+    return {
+        "m": m,
+        "t": snap.t,
+        "screen_c": snap.fitted_c,
+        "export_c": exported.fitted_c,
+        "rows": snap.history.shape[0],
+        "max_ratio": float(np.exp(np.max(np.diff(np.log(t))))),
+        "run_s": run_s,
+    }
+
+
 def cpu_share(app, seconds: float) -> float:
     """CPU time of the whole process (every thread) per wall second while the Qt event
     loop runs as in the app."""
@@ -150,9 +259,33 @@ def main() -> int:
     ap.add_argument("--sizes", default="1000,100000,1000000")
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--idle-seconds", type=float, default=3.0)
+    ap.add_argument("--typed-m", type=int, default=10_000_000, help="m typed into the field (0: skip)")
+    ap.add_argument("--typed-m-child", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--fitted-c",
+        default="",
+        help="only compare the fitted c on screen with the exported one at these m (e.g. 1e3,1e5,1e7)",
+    )
     args = ap.parse_args()
+    if args.fitted_c:
+        print("fitted c: on screen (the worker's history) against exported (501 evenly spaced rows)")
+        print(
+            f"{'m':>9} | {'t end':>8} | {'screen c':>9} {'export c':>9} {'diff %':>7} | "
+            f"{'rows':>5} {'max t ratio':>11}"
+        )
+        for m in (int(float(x)) for x in args.fitted_c.split(",")):
+            r = fitted_c_agreement(m)
+            diff = 100 * (r["screen_c"] / r["export_c"] - 1)
+            print(
+                f"{m:9d} | {r['t']:8.1f} | {r['screen_c']:9.4f} {r['export_c']:9.4f} {diff:7.3f} | "
+                f"{r['rows']:5d} {r['max_ratio']:11.4f}"
+            )
+        return 0
     pg.setConfigOptions(background="w", foreground="k", antialias=False)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
+    if args.typed_m_child:
+        print(json.dumps(typed_m(app, args.typed_m_child, args.seconds)))
+        return 0
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     # the first window of a process pays one-off costs (fonts, caches, first paints):
     # a short warm-up run keeps them out of the first measured case
@@ -195,6 +328,30 @@ def main() -> int:
     print(f"{'m':>9} | {'first frame s':>13} | {'of which building the window s':>30}")
     for m, r in first_frames:
         print(f"{m:9d} | {r['first_frame_s']:13.2f} | {r['built_s']:30.2f}")
+    if args.typed_m:
+        print()
+        print(
+            "m typed into the m field of a window running at m = 500, then Enter: seconds to the "
+            "first painted frame of the new run, and the process's peak resident memory over it and "
+            f"{args.seconds:g} s of running (each in a fresh process); baseline: m = 1000 typed the same way"
+        )
+        print(f"{'m typed':>9} | {'first frame s':>13} | {'peak RSS MiB':>12} | {'t':>9} {'m_now':>9}")
+        cases = {}
+        for m in (1000, args.typed_m):
+            r = cases[m] = typed_m_in_a_fresh_process(m, args.seconds)
+            print(
+                f"{m:9d} | {r['first_frame_s']:13.2f} | {r['peak_rss_mib']:12.0f} | "
+                f"{r['t']:9.3g} {r['nonzero']:9d}"
+            )
+        big = cases[args.typed_m]
+        verdicts.append(
+            f"m={args.typed_m} typed: first frame {big['first_frame_s']:.2f} s (goal <= 3 s): "
+            f"{'PASS' if big['first_frame_s'] <= 3 else 'MISS'}"
+        )
+        verdicts.append(
+            f"m={args.typed_m} typed: peak RSS {big['peak_rss_mib'] / 1024:.2f} GiB (goal < 1.5 GB): "
+            f"{'PASS' if big['peak_rss_mib'] * 2**20 < 1.5e9 else 'MISS'}"
+        )
     idle = idle_cpu(app, args.idle_seconds)
     print()
     print(

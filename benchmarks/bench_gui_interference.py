@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 
 import pyqtgraph as pg
@@ -27,7 +28,13 @@ from sparsity_gui.core.interference.run import InterferenceRun
 from sparsity_gui.ui.interference.window import InterferenceWindow
 
 # read when the QApplication and the window are made, not when Qt is imported
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+if "QT_QPA_PLATFORM" not in os.environ:
+    # Qt's offscreen screen is 800x600 unless configured, and the window fits itself to its
+    # screen: a 1600x1000 one, as on a desktop, so that the window is 1500x900
+    _screen = os.path.join(tempfile.gettempdir(), "sparsity-gui-bench-screen.json")
+    with open(_screen, "w", encoding="utf-8") as _f:
+        _f.write('{"screens": [{"name": "bench", "x": 0, "y": 0, "width": 1600, "height": 1000}]}')
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screen}"
 os.environ.setdefault("SPARSITY_GUI_SETTINGS", os.path.join(os.path.dirname(__file__), ".bench_gui.ini"))
 
 GOAL = 100.0

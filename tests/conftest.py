@@ -6,8 +6,12 @@ import threading
 
 import pytest
 
-# Qt must never try to open a real display in tests.
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Qt must never try to open a real display in tests. The offscreen platform's screen is
+# 800x600 unless told otherwise: tests get a 1600x1000 desktop, where windows open at their
+# full default size (tests/ui/test_window_size.py sets smaller screens in subprocesses).
+OFFSCREEN_1600 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "offscreen-1600x1000.json")
+if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={OFFSCREEN_1600}"
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 # Colours (matplotlib's tab10, familiar from papers)
 BLUE, ORANGE, GREEN, RED, PURPLE, GREY, PINK = (
@@ -412,7 +412,9 @@ class Panel(QtWidgets.QFrame):
         self.toggles.setContentsMargins(6, 0, 6, 0)
         self.toggles.addStretch(1)
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.ci.setContentsMargins(4, 4, 8, 4)
+        # on the right, room for half the last tick label of the x axis (pyqtgraph lets it
+        # pass the plot's edge by up to 15 px; with less it was cut off at 1366x768)
+        self.graphics.ci.setContentsMargins(4, 4, 16, 4)
         layout.addWidget(self.graphics, 1)
         layout.addLayout(self.toggles)
         self.setToolTip(self.claim)
@@ -448,6 +450,39 @@ class Panel(QtWidgets.QFrame):
         if time_axis:
             self.time_plots.append(plot)
         return plot
+
+    TITLE_POINTS = (11, 10, 9, 8)  # pyqtgraph's title size, then smaller in a narrow panel
+
+    def fit_titles(self) -> None:
+        """Each plot's title in the largest of TITLE_POINTS that fits the panel's width (a
+        1366-pixel screen leaves panels too narrow for the longer titles at 11 pt)."""
+        changed = False
+        for plot in self.plots:
+            label = plot.titleLabel
+            if not label.text or not label.isVisible():
+                continue
+            # the title sits above the view box, right of the left axis; its width (the
+            # label's minimum) scales with the font size
+            left = plot.getAxis("left")
+            room = self.graphics.width() - 24 - (left.width() if left.isVisible() else 0)
+            shown = float(str(label.opts.get("size", "11pt")).removesuffix("pt"))
+            width_per_point = label.minimumWidth() / shown
+            points = next(
+                (p for p in self.TITLE_POINTS if p * width_per_point <= room), self.TITLE_POINTS[-1]
+            )
+            size = f"{points}pt"
+            if label.opts.get("size") != size:
+                label.setText(label.text, size=size)
+                changed = True
+        if changed:  # lay out again now (a layout wider than the view stays clipped)
+            for plot in self.plots:
+                plot.layout.activate()
+            self.graphics.ci.layout.activate()
+            self.graphics.ci.setGeometry(self.graphics.range)
+
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_titles()
 
     def add_toggle(self, text: str, tooltip: str, checked: bool = False) -> QtWidgets.QCheckBox:
         box = QtWidgets.QCheckBox(text)

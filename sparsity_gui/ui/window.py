@@ -23,6 +23,18 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 PAINT_HZ = 60
 JOIN_SECONDS = 10.0
+DEFAULT_SIZE = QtCore.QSize(1500, 900)  # the first launch on a screen with room for it
+# Title bar and borders a window manager adds around a window not yet shown (its frame is
+# unknown until then): enough for the common desktops' decorations.
+DECORATION = QtCore.QSize(8, 40)
+
+
+def fitted_size(available: QtCore.QRect, decoration: QtCore.QSize) -> QtCore.QSize:
+    """DEFAULT_SIZE, or what of it fits the screen's available geometry with the frame."""
+    return QtCore.QSize(
+        min(DEFAULT_SIZE.width(), available.width() - decoration.width()),
+        min(DEFAULT_SIZE.height(), available.height() - decoration.height()),
+    )
 
 
 def settings() -> QtCore.QSettings:
@@ -53,6 +65,39 @@ def show_warning(
     box.setModal(False)
     box.show()
     return box
+
+
+class FolderDialog(QtWidgets.QFileDialog):
+    """A folder chooser that also takes a folder still to be made, its name typed into the
+    dialog (Qt's own chooser refuses one: "Directory not found"); the export makes it. Qt's
+    dialog, not the platform's, so that it behaves the same everywhere."""
+
+    def __init__(self, parent: QtWidgets.QWidget | None, title: str):
+        super().__init__(parent, title)
+        self.setObjectName("folder_dialog")
+        self.setOption(QtWidgets.QFileDialog.Option.DontUseNativeDialog, True)
+        self.setFileMode(QtWidgets.QFileDialog.FileMode.Directory)
+        self.setOption(QtWidgets.QFileDialog.Option.ShowDirsOnly, True)
+        self.chosen = ""
+
+    def accept(self) -> None:
+        files = self.selectedFiles()
+        if files and not Path(files[0]).exists():
+            self.chosen = files[0]  # a new folder: taken as it is
+            QtWidgets.QDialog.accept(self)
+            return
+        super().accept()  # an existing folder (a file is refused)
+        if self.result() == QtWidgets.QDialog.DialogCode.Accepted:
+            self.chosen = self.selectedFiles()[0]
+
+
+def choose_folder(parent: QtWidgets.QWidget, title: str) -> str:
+    """The folder the user picks or names (maybe new), or "" when cancelled."""
+    dialog = FolderDialog(parent, title)
+    try:
+        return dialog.chosen if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted else ""
+    finally:
+        dialog.deleteLater()
 
 
 FORMAT_FILTERS = {
@@ -185,7 +230,7 @@ class LiveWindow:
         self.paint_timer.start(int(1000 / PAINT_HZ))
 
     def finish_setup(self) -> None:
-        self.resize(1500, 900)
+        self.fit_to_screen()
         self._default_state = self.saveState()
         self._restore_layout()
         # numpy, scipy, numba and Qt leave ~10^6 long-lived Python objects; a full
@@ -269,9 +314,19 @@ class LiveWindow:
             self.close()
 
     def help_menu(self, menu_bar: QtWidgets.QMenuBar) -> None:
-        """Help: the keyboard shortcuts of this window, where the theory is, About."""
+        """Help: the documentation (read me, theory, architecture; act_doc_<key>), the
+        keyboard shortcuts of this window, About."""
+        from sparsity_gui.ui.help import DOCS
+
         menu = menu_bar.addMenu("&Help")
         menu.setObjectName("menu_help")
+        for key, rel, text in DOCS:
+            act = menu.addAction(text)
+            act.setObjectName(f"act_doc_{key}")
+            act.setToolTip(rel)
+            act.triggered.connect(lambda _c=False, r=rel: self.show_doc(r))
+        menu.setToolTipsVisible(True)
+        menu.addSeparator()
         act = menu.addAction("Keyboard shortcuts")
         act.setObjectName("act_shortcuts")
         act.triggered.connect(lambda _c=False: self.show_shortcuts())
@@ -293,6 +348,29 @@ class LiveWindow:
             "<p>Enter in a field applies its value and gives the keys back to the window.</p>"
         )
 
+    docs_viewer = None
+
+    def show_doc(self, rel: str):
+        """A page of the documentation (a path from the docs' root) in this window's docs
+        viewer; None, with the reason shown, when this copy of the app has no docs."""
+        from sparsity_gui.ui.help import DocsViewer, docs_root
+
+        root = docs_root()
+        if root is None:
+            self.fail(
+                "Cannot open the documentation",
+                "This copy of sparsity-gui has no documentation: neither sparsity_gui/docs "
+                "(an installed wheel or bundle) nor a source checkout holds it.",
+            )
+            return None
+        if self.docs_viewer is None:
+            self.docs_viewer = DocsViewer(root, self)
+        self.docs_viewer.open_page(rel)
+        self.docs_viewer.show()
+        self.docs_viewer.raise_()
+        self.docs_viewer.activateWindow()
+        return self.docs_viewer
+
     def show_shortcuts(self) -> QtWidgets.QMessageBox:
         box = QtWidgets.QMessageBox(self)
         box.setWindowTitle("Keyboard shortcuts")
@@ -311,7 +389,7 @@ class LiveWindow:
             "About sparsity-gui",
             f"<b>sparsity-gui {__version__}</b><p>Simulates, live, how L1 regularization drives "
             "feature encodings to sparsity, next to the research note's argument. The formulas "
-            "behind every panel are derived in docs/theory.md of the source distribution.</p>",
+            "behind every panel are derived in Help › Theory (docs/theory.md).</p>",
         )
 
     def status_labels_for(self, specs, width: int) -> None:
@@ -325,6 +403,46 @@ class LiveWindow:
             label.setMinimumWidth(width)
             bar.addPermanentWidget(label)
             self.status_labels[key] = label
+
+    # --- size on screen ---------------------------------------------------------------
+    def available_geometry(self) -> QtCore.QRect:
+        screen = self.screen() or QtGui.QGuiApplication.primaryScreen()
+        return screen.availableGeometry()
+
+    def fit_to_screen(self) -> None:
+        """The default size where the screen has room (a 1366x768 laptop has not), centred
+        in the screen's available geometry (without its panels and docks)."""
+        avail = self.available_geometry()
+        frame = self.frameGeometry().size() - self.geometry().size()
+        decoration = frame if self.isVisible() else frame.expandedTo(DECORATION)
+        size = fitted_size(avail, decoration)
+        self.resize(size)
+        self.move(
+            avail.x() + (avail.width() - size.width() - decoration.width()) // 2,
+            avail.y() + (avail.height() - size.height() - decoration.height()) // 2,
+        )
+
+    def keep_on_screen(self) -> None:
+        """Shrink and move the shown window (its frame now known) into the available
+        geometry: a restored geometry from a larger screen, a guessed frame too small."""
+        avail = self.available_geometry()
+        frame = self.frameGeometry()
+        if avail.contains(frame):
+            return
+        extra = frame.size() - self.geometry().size()
+        size = self.size().boundedTo(avail.size() - extra)
+        self.resize(size)
+        x = min(max(frame.x(), avail.x()), avail.right() + 1 - size.width() - extra.width())
+        y = min(max(frame.y(), avail.y()), avail.bottom() + 1 - size.height() - extra.height())
+        self.move(x, y)
+
+    _placed = False
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._placed:
+            self._placed = True
+            QtCore.QTimer.singleShot(0, self.keep_on_screen)  # once the frame is known
 
     # --- layout persistence ----------------------------------------------------------
     def layout_docks(self) -> list:
@@ -351,7 +469,7 @@ class LiveWindow:
         self.restoreState(self._default_state)
         for dock in self.layout_docks():
             dock.show()
-        self.resize(1500, 900)
+        self.fit_to_screen()
 
     # --- commands --------------------------------------------------------------------
     @QtCore.Slot()

@@ -122,6 +122,9 @@ def test_wheel_carries_the_runtime_assets(built):
         assert f"sparsity_gui/assets/{name}" in names
     assert "sparsity_gui/assets/__init__.py" in names
     assert "sparsity_gui/py.typed" in names  # type checkers read the Python API's annotations
+    # Help's documentation, byte for byte the checkout's (setup.py, packaging/shipped-docs.txt)
+    for rel in ("README.md", "docs/theory.md", "docs/architecture.md", "docs/screenshot.png"):
+        assert zipfile.ZipFile(wheel).read(f"sparsity_gui/docs/{rel}") == (ROOT / rel).read_bytes(), rel
     stray = [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".nbi", ".nbc"))]
     assert not stray, stray
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -142,6 +145,27 @@ def test_installed_package_is_the_wheel_and_finds_its_icon(venv, tmp_path):
     assert Path(out[1]).name == "icon.svg" and Path(out[1]).is_file()
     assert Path(out[2]).name == "icon-64.png" and Path(out[2]).is_file()
     assert int(out[3]) > 1000
+
+
+def test_installed_help_opens_the_shipped_docs(venv, tmp_path):
+    """Help in the installed app: the docs come from the wheel's copy and render."""
+    code = (
+        "from PySide6 import QtWidgets\n"
+        "app = QtWidgets.QApplication([])\n"
+        "from sparsity_gui.ui.help import DOCS, DocsViewer, docs_root\n"
+        "root = docs_root()\n"
+        "print(root)\n"
+        "viewer = DocsViewer(root)\n"
+        "for _key, rel, _text in DOCS:\n"
+        "    viewer.open_page(rel)\n"
+        "    print(viewer.browser.toPlainText().splitlines()[0])\n"
+    )
+    out = _run([venv / "bin" / "python", "-c", code], cwd=tmp_path, QT_QPA_PLATFORM="offscreen")
+    lines = out.stdout.splitlines()
+    assert Path(lines[0]).is_relative_to(venv) and Path(lines[0]).name == "docs", lines[0]
+    for line, rel in zip(lines[1:], ("README.md", "docs/theory.md", "docs/architecture.md"), strict=True):
+        heading = next(x for x in (ROOT / rel).read_text().splitlines() if x.startswith("# "))
+        assert line == heading.removeprefix("# ").strip(), (rel, line)
 
 
 def test_every_installed_entry_point_resolves(venv, tmp_path):

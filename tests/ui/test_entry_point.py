@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-ENV = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+ENV = dict(os.environ)  # offscreen, on the 1600x1000 screen tests/conftest.py sets
 
 
 def run_app(*args, timeout=120, env=None):

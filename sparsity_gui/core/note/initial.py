@@ -19,7 +19,9 @@ def draw_normal(m: int, sigma: float, seed: int) -> np.ndarray:
     """W_k(0) i.i.d. normal, mean 0, standard deviation sigma/sqrt(m)."""
     check_memory(m)
     rng = np.random.default_rng(seed)
-    return rng.standard_normal(m) * (sigma / math.sqrt(m))
+    w = rng.standard_normal(m)
+    w *= sigma / math.sqrt(m)  # in place: one array of m, not two
+    return w
 
 
 def _as_vector(arr: np.ndarray, source: str, row: int | None = None) -> np.ndarray:

@@ -31,6 +31,9 @@ COLUMNS = (
     "lam_t",
 )
 COL = {name: i for i, name in enumerate(COLUMNS)}
+# Rows of an exported time series, evenly spaced in t; the window fits c to its history
+# at the same instants, so the c on screen is the c exported.
+DEFAULT_SAMPLES = 501
 
 
 @dataclass(frozen=True)
@@ -79,15 +82,32 @@ def _tied_group_dies(k: int, a: float, lam: float) -> bool:
     return f_peak < 0.0 or (a < peak and (1.0 - k * a * a) * a - lam < 0.0)
 
 
-def fit_decay_constant(rows: np.ndarray) -> float:
+def fit_decay_constant(rows: np.ndarray, samples: int | None = None, one_left_at: float = math.inf) -> float:
     """c in ||W||_1 ~ 1/(w(0) + c*lam*t): least squares of w - w(0) against the
     integral of lam dt (lam*t for constant lam), over rows with m' >= 2, through the
-    origin so that w(0) is the run's own."""
+    origin so that w(0) is the run's own.
+
+    The fit weighs every row alike, so it depends on where the rows are: with
+    ``samples``, it is taken at that many instants evenly spaced from the first row's t
+    to the last's (w and lam t interpolated linearly between rows), the instants an
+    exported time series of that many rows has; an instant has m' >= 2 when the row at or
+    before it had and it is before ``one_left_at`` (when m' reached 1: exact, where the
+    rows would place it anywhere in the gap around it). Exported rows, already there, are
+    fitted as they are."""
     if rows.shape[0] < 2:
         return math.nan
     w = rows[:, COL["w"]]
     x = rows[:, COL["lam_t"]]
-    use = (rows[:, COL["nonzero"]] >= 2) & np.isfinite(w)
+    nonzero = rows[:, COL["nonzero"]]
+    if samples is not None:
+        t = rows[:, COL["t"]]
+        at = np.linspace(t[0], t[-1], int(samples))
+        before = np.maximum(np.searchsorted(t, at, side="right") - 1, 0)
+        nonzero = np.where(at < one_left_at, nonzero[before], 0)
+        finite = np.isfinite(w)  # (w = inf once every weight is dead: m' = 0 there)
+        w = np.interp(at, t[finite], w[finite]) if finite.any() else np.full(at.shape, math.nan)
+        x = np.interp(at, t, x)
+    use = (nonzero >= 2) & np.isfinite(w)
     if use.sum() < 2:
         return math.nan
     w0 = w[0]

@@ -198,6 +198,7 @@ class Runner(MailboxEngine):
         self.message = ""
         self._warm_up = warm_up
         self._seq = 0
+        self._run_seq0 = 0
         self._caught_up = True
         self._chunk_work = 20_000  # adapted so a chunk takes about CHUNK_SECONDS
         self._last_publish = 0.0
@@ -285,7 +286,7 @@ class Runner(MailboxEngine):
             if start.script is not None:
                 sim = Simulation.from_script(start.script, should_stop=self._stop.is_set)
             else:
-                sim = Simulation(start.params, start.w0)
+                sim = Simulation(start.params, start.w0, defer_ideal=True)
         except ReplayStopped:
             return
         except Exception as exc:
@@ -295,6 +296,7 @@ class Runner(MailboxEngine):
         self.sim = sim
         self.message = ""
         self.state = "running" if self.playing else "paused"
+        self._run_seq0 = self._seq  # snapshots after this one are the new run's
         self._publish(force=True)
 
     def _apply_params(self, params: SimParams) -> None:
@@ -303,6 +305,7 @@ class Runner(MailboxEngine):
             self._start(StartRun(params, self.run_id))
             return
         self.sim.apply(params)
+        self.sim.history.keep_last()  # the row of the change's instant stays
         if self.state == "error":
             self.state = "paused"
         if self.state == "finished" and not self._finished():
@@ -325,13 +328,6 @@ class Runner(MailboxEngine):
 
     def _end_time(self) -> float:
         return self.params.t_end if self.params.t_end is not None else math.inf
-
-    def _advance(self, t_target: float, max_work: int) -> int:
-        sim = self.sim
-        assert sim is not None
-        stop_nonzero = 1 if (self.stop_at_one and sim.init.nonzero0 > 1) else -1
-        t_target = min(t_target, self._end_time())
-        return sim.advance(t_target, stop_nonzero, max_work)
 
     def _single_step(self) -> None:
         """One GD step (gd), or one frame's worth of simulated time (exact)."""
@@ -357,6 +353,10 @@ class Runner(MailboxEngine):
         if self.state == "finished" or self.state == "error" or not self.playing:
             self._publish()
             return False
+        if sim.ideal_pending and self._seq > self._run_seq0 and self._wants_snapshot():
+            # the run's first frame is up: now the idealized bounds (seconds at m = 10^7)
+            sim.complete_ideal_bounds()
+            self._wall_anchor = None  # the clock restarts after that pause
         if self._finished():
             self._after_progress()
             self._publish(force=True)
@@ -372,7 +372,10 @@ class Runner(MailboxEngine):
         else:
             t_target = math.inf
         start = time.perf_counter()
-        status = self._advance(t_target, self._chunk_work)
+        # rows on the simulated-time grid however far this chunk goes, and now (provisional)
+        status = sim.advance_recording(
+            min(t_target, self._end_time()), self._stop_nonzero(), self._chunk_work
+        )
         elapsed = time.perf_counter() - start
         # behind the wall clock (the work limit stopped the chunk): no nap before the next
         self._caught_up = status != K.REACHED_MAX_STEPS
@@ -382,7 +385,6 @@ class Runner(MailboxEngine):
                 self._chunk_work = min(self._chunk_work * 2, 2**40)
             elif elapsed > CHUNK_SECONDS * 1.5:
                 self._chunk_work = max(self._chunk_work // 2, 64)
-        sim.record()
         self._after_progress()
         self._publish()
         return True

@@ -24,6 +24,7 @@ from sparsity_gui.core.checks import whole_or_none
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.note.initial import draw_normal
+from sparsity_gui.core.note.metrics import DEFAULT_SAMPLES
 from sparsity_gui.core.note.params import LIVE_FIELDS, M_MAX, METHODS, SETTING_FIELDS, SimParams
 from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_SYMBOLS
 from sparsity_gui.core.note.simulation import LiveChange, RunScript
@@ -32,7 +33,6 @@ from sparsity_gui.core.text import short_number
 
 FORMAT = "sparsity-gui session"
 VERSION = 1
-DEFAULT_SAMPLES = 501
 MAX_SAMPLES = 10**6
 # weights are written as a JSON list (readable) up to this many, as base64 above it
 LIST_WEIGHTS_MAX = 100_000

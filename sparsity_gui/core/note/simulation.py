@@ -15,11 +15,28 @@ import numpy as np
 from sparsity_gui.core.history import History
 from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.note.initial import initial_weights
-from sparsity_gui.core.note.metrics import COL, COLUMNS, Moments, _tied_group_dies, fit_decay_constant
+from sparsity_gui.core.note.metrics import (
+    COL,
+    COLUMNS,
+    DEFAULT_SAMPLES,
+    Moments,
+    _tied_group_dies,
+    fit_decay_constant,
+)
 from sparsity_gui.core.note.params import SimParams, needs_restart
 from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState, Solver
 
 N_TRACKED_MAX = 16
+# The history keeps a row at every time 10^(k/ROWS_PER_DECADE) a run passes, however long
+# the worker's chunk that passed it: consecutive rows are at most 2.3 % apart in t, on
+# the log-time panels and the linear ones alike.
+ROWS_PER_DECADE = 100
+HISTORY_CAPACITY = 4096  # 40 decades of grid rows before the oldest are thinned
+# From this m on, a run built to be shown (defer_ideal) leaves the idealized bounds out
+# of its first rows and computes them once its first frame is up (2-4 s of quantiles at
+# m = 10^7, otherwise spent before the first frame), then fills them in: they depend on m'
+# alone.
+DEFER_IDEAL_M = 1_000_000
 
 
 def tracked_ranks(nonzero: int, count: int = N_TRACKED_MAX) -> np.ndarray:
@@ -69,7 +86,7 @@ class RunScript:
     w0: np.ndarray
     changes: tuple[LiveChange, ...] = ()
     t: float = 0.0
-    samples: int = 501
+    samples: int = DEFAULT_SAMPLES
 
     def sample_times(self) -> np.ndarray:
         if self.t <= 0.0:
@@ -107,26 +124,39 @@ class Simulation:
         self,
         params: SimParams,
         w0: np.ndarray | None = None,
-        history_capacity: int = 2048,
+        history_capacity: int = HISTORY_CAPACITY,
         *,
         record: bool = True,
+        defer_ideal: bool = False,
     ):
         self.params = params
         self.initial_params = params  # lam, eta and method at t = 0 (self.params follows changes)
         w0 = initial_weights(params) if w0 is None else np.asarray(w0, dtype=np.float64)
         self.init = InitialState.from_weights(w0)
+        self.ideal_pending = defer_ideal and self.init.m >= DEFER_IDEAL_M
         self.changes: list[LiveChange] = []  # every live change of lam, eta and method, in order
         self.solver: Solver = self._new_solver(params.method, 0.0, None)
         self.tracked = tracked_ranks(self.init.nonzero0)
         self.history = History(len(COLUMNS) + N_TRACKED_MAX, history_capacity)
         self._lam_t = 0.0  # integral of lam dt up to the last record
         self._lam_t_at = 0.0
+        # the grid starts two decades before the fastest initial rate |1 - ||W(0)||^2|
+        # acts, and three before the median weight would die under lam alone
+        rate = max(abs(1.0 - float(self.init.p2[-1])), 1.0)
+        start = 1e-2 / rate
+        if params.lam > 0 and self.init.nonzero0 > 0:
+            start = min(start, 1e-3 * float(self.init.u[self.init.nonzero0 // 2]) / params.lam)
+        # the next grid time is grid_time(_grid_k)
+        self._grid_k = math.floor(ROWS_PER_DECADE * math.log10(max(start, 1e-300)))
         if record:
             self.record()
 
     @classmethod
     def from_script(
-        cls, script: RunScript, history_capacity: int = 2048, should_stop: Callable[[], bool] | None = None
+        cls,
+        script: RunScript,
+        history_capacity: int = HISTORY_CAPACITY,
+        should_stop: Callable[[], bool] | None = None,
     ) -> Simulation:
         """The run replayed to ``script.t``, its history holding the sampled rows."""
         sim = cls(script.params, script.w0, history_capacity, record=False)
@@ -211,7 +241,7 @@ class Simulation:
         else:
             raise ValueError(f"not a live parameter: {change.name!r}")
 
-    def script(self, t: float | None = None, samples: int = 501) -> RunScript:
+    def script(self, t: float | None = None, samples: int = DEFAULT_SAMPLES) -> RunScript:
         """This run as a RunScript up to time t (default: now). Safe to call from another
         thread while the run goes on (it only copies immutable pieces)."""
         t = self.t if t is None else float(t)
@@ -236,6 +266,66 @@ class Simulation:
         if self.solver.diverged:
             return K.REACHED_TARGET
         return self.solver.advance_to(t_target, stop_nonzero, max_work)
+
+    def advance_recording(
+        self, t_target: float, stop_nonzero: int = -1, max_work: int = 2**62, max_rows: int = ROWS_PER_DECADE
+    ) -> int:
+        """`advance`, keeping a history row at each time of the recording grid on the way
+        (the solver lands on each exactly), then the instant reached as a provisional row
+        (replaced by the next). At most ``max_rows`` grid rows per call: a stretch with
+        nothing left to compute (every weight dead) still returns. Returns a
+        kernels.REACHED_* code; REACHED_MAX_STEPS when the work or the rows ran out first."""
+        work0 = self._work()
+        status = K.REACHED_TARGET
+        rows = 0
+        while not self.solver.diverged:
+            left = max_work - (self._work() - work0)
+            if left <= 0 or rows >= max_rows:
+                status = K.REACHED_MAX_STEPS
+                break
+            g = self._next_grid_time()
+            if g > t_target:
+                status = self.advance(t_target, stop_nonzero, left)
+                break
+            status = self.advance(g, stop_nonzero, left)
+            if status != K.REACHED_TARGET:
+                break
+            self._grid_k += 1
+            if self._keep_row():
+                rows += 1
+        last = self.history.last()
+        if last is None or self.history.provisional or last[COL["t"]] < self.t:
+            self.record(provisional=True)
+        return status
+
+    def grid_time(self, k: int) -> float:
+        return 10.0 ** (k / ROWS_PER_DECADE)
+
+    def _next_grid_time(self) -> float:
+        """The first grid time after now (the index catches up after a jump: a replay, a
+        single step)."""
+        t = self.t
+        if not t < 1e300:
+            return math.inf  # (every weight dead and no end: t ran away)
+        if self.grid_time(self._grid_k) <= t:
+            self._grid_k = max(self._grid_k, math.floor(ROWS_PER_DECADE * math.log10(t)) - 1)
+            while self.grid_time(self._grid_k) <= t:
+                self._grid_k += 1
+        return self.grid_time(self._grid_k)
+
+    def _keep_row(self) -> bool:
+        """A row of now, unless one is kept at this instant already (a GD step coarser
+        than the grid lands on the same step again)."""
+        last = self.history.last()
+        if last is not None and not self.history.provisional and last[COL["t"]] >= self.t:
+            return False
+        self.history.append(self.metrics_row())
+        return True
+
+    def _work(self) -> int:
+        """The solver's work so far in the units of its max_work."""
+        solver = self.solver
+        return int(solver.weight_steps if isinstance(solver, GDSolver) else solver.steps)
 
     def replay(
         self,
@@ -304,7 +394,10 @@ class Simulation:
         self._accumulate_lam_t()
         row = np.full(len(COLUMNS) + N_TRACKED_MAX, np.nan)
         lo, hi = self.init.rel_var_bounds(mo.nonzero)
-        ilo, ihi = self.init.rel_var_ideal_bounds(mo.nonzero)
+        if self.ideal_pending:
+            ilo = ihi = np.full(1, np.nan)  # filled in by complete_ideal_bounds
+        else:
+            ilo, ihi = self.init.rel_var_ideal_bounds(mo.nonzero)
         row[COL["t"]] = mo.t
         row[COL["norm2_sq"]] = mo.norm2_sq
         row[COL["norm1"]] = mo.norm1
@@ -325,10 +418,27 @@ class Simulation:
             row[len(COLUMNS) : len(COLUMNS) + self.tracked.size] = self.solver.abs_at_ranks(self.tracked)
         return row
 
-    def record(self) -> np.ndarray:
+    def complete_ideal_bounds(self) -> None:
+        """Compute the idealized W(0) left out so far and fill its bounds into every row
+        kept (from each row's m')."""
+        if not self.ideal_pending:
+            return
+        cols = [COL["rel_var_ideal_lo"], COL["rel_var_ideal_hi"]]
+        rows = self.history.array()
+        lo, hi = self.init.rel_var_ideal_bounds(rows[:, COL["nonzero"]].astype(np.int64))
+        self.history.set_columns(cols, np.column_stack([lo, hi]))
+        self.ideal_pending = False
+
+    def record(self, provisional: bool = False) -> np.ndarray:
+        """A row of now into the history (provisional: replaced by the next row)."""
         row = self.metrics_row()
-        self.history.append(row)
+        self.history.append(row, provisional=provisional)
         return row
 
     def fitted_c(self, rows: np.ndarray | None = None) -> float:
-        return fit_decay_constant(self.history.array() if rows is None else rows)
+        """c fitted to the history (or ``rows`` of it) at the instants an export samples:
+        the exported run's c, from the rows on screen."""
+        rows = self.history.array() if rows is None else rows
+        death_t = self.solver.death_t  # by rank: rank 1 dies when m' goes from 2 to 1
+        one_left_at = float(death_t[1]) if death_t.shape[0] > 1 and np.isfinite(death_t[1]) else math.inf
+        return fit_decay_constant(rows, samples=DEFAULT_SAMPLES, one_left_at=one_left_at)

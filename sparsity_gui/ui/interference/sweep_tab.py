@@ -34,7 +34,7 @@ from sparsity_gui.core.interference.sweep import (
 from sparsity_gui.core.text import format_duration
 from sparsity_gui.plots.sweep import SweepPanel
 from sparsity_gui.ui.fields import Field, parse_int_in
-from sparsity_gui.ui.window import show_warning
+from sparsity_gui.ui.window import choose_folder, show_warning
 
 POLL_MS = 100
 JOIN_SECONDS = 10.0
@@ -477,7 +477,7 @@ class SweepWidget(QtWidgets.QWidget):
 
     @QtCore.Slot()
     def save_dialog(self) -> None:
-        folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Save the sweep into folder")
+        folder = choose_folder(self, "Save the sweep into folder")  # a new folder's name too
         if folder:
             self.save(folder)
 

@@ -30,7 +30,7 @@ from sparsity_gui.core.note.files import (
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
 from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.core.note.simulation import RunScript
-from sparsity_gui.ui.window import UNCHANGED, PanelExports
+from sparsity_gui.ui.window import UNCHANGED, PanelExports, choose_folder
 
 DATA_KINDS = {
     # kind: (file name, menu text, dialog filter)
@@ -248,6 +248,6 @@ class NoteExports(PanelExports):
             self.export_data(kind, path)
 
     def export_all_dialog(self) -> None:
-        folder = QtWidgets.QFileDialog.getExistingDirectory(self.win, "Export all into folder")
+        folder = choose_folder(self.win, "Export all into folder")  # a new folder's name too
         if folder:
             self.export_all(folder)
