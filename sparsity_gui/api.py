@@ -393,7 +393,8 @@ def scaling(
     ("1e-4,1e-3"): the note's L1 strength, > 0 and at most 1 (the interference model's
     l1 = 4 lam). Times (``t_one``, ``t_end``) are the note's time t. ``jobs``: runs side by
     side in threads, 1 to 64 (default: one per core up to 8, fewer if they do not fit in
-    memory); the results do not depend on it."""
+    memory); the results do not depend on it. Ctrl+C (KeyboardInterrupt) stops every run
+    within milliseconds (drawing W(0) at large m excepted) and raises; nothing is kept."""
     from sparsity_gui.core.note.headless import scaling_settings
     from sparsity_gui.core.note.scaling import ROW_COLUMNS, SUMMARY_COLUMNS, run_scaling, summarize
 

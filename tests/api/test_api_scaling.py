@@ -188,3 +188,22 @@ def test_python_only_mistakes_name_the_field():
     assert str(err.value) == "jobs: must be from 1 to 64, got 1.5"
     with pytest.raises(TypeError):
         api.scaling(lam=1e-3)  # type: ignore[call-arg]  # m has no default, as --m is required
+
+
+def test_ctrl_c_stops_every_run_and_raises():
+    """KeyboardInterrupt in the calling thread (as Ctrl+C in a notebook) while two runs
+    are in progress: it stops them and comes back, no thread left running."""
+    import _thread
+    import threading
+    import time
+
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    started = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            api.scaling(m="2e5", lam="1e-4,2e-4", seeds=200, jobs=2)  # about a minute of work
+    finally:
+        timer.cancel()
+    print(f"interrupted after {time.perf_counter() - started:.2f} s")
+    assert not [t for t in threading.enumerate() if t.name.startswith("scaling-")]
