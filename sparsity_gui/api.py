@@ -1,9 +1,10 @@
 """The solvers for notebooks and scripts, without Qt: ``simulate`` (the note's model),
-``train`` (one run of the interference model) and ``sweep`` (polysemantic neurons against
-m). Keyword arguments carry the CLI's option names (``--t-end`` is ``t_end``,
-``--no-interference`` is ``no_interference``) and defaults; a bad one raises ValueError
-(``sparsity_gui.core.errors.InputError``) with the message the CLI prints after
-``error:``, as both check their arguments in the same place (core/*/headless.py).
+``scaling`` (the note's constants across m and lam), ``train`` (one run of the interference
+model) and ``sweep`` (polysemantic neurons against m). Keyword arguments carry the CLI's
+option names (``--t-end`` is ``t_end``, ``--no-interference`` is ``no_interference``) and
+defaults; a bad one raises ValueError (``sparsity_gui.core.errors.InputError``) with the
+message the CLI prints after ``error:``, as both check their arguments in the same place
+(core/*/headless.py).
 
 Units: the note's model runs in its own time ``t`` (W' = (1 - |W|^2) W - lam sign(W));
 gradient descent (``method="gd"``) takes steps of ``eta`` in that time, t = eta * step.
@@ -47,8 +48,18 @@ if TYPE_CHECKING:
     from sparsity_gui.core.interference.sweep import SweepRow, SweepSpec
     from sparsity_gui.core.note.params import SimParams
     from sparsity_gui.core.note.sampled import SampledRun
+    from sparsity_gui.core.note.scaling import ScalingGrid, ScalingRow
 
-__all__ = ["SimulationResult", "SweepResult", "TrainingResult", "simulate", "sweep", "train"]
+__all__ = [
+    "ScalingResult",
+    "SimulationResult",
+    "SweepResult",
+    "TrainingResult",
+    "scaling",
+    "simulate",
+    "sweep",
+    "train",
+]
 
 Schedule = Sequence[tuple[float, Mapping[str, "float | str"]]]
 
@@ -310,6 +321,111 @@ def simulate(
         fitted_c=run.fitted_c,
         nonzero_final=run.nonzero_final,
         run=run,
+        options=options,
+    )
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class ScalingResult(_Result):
+    """The note's constants across m and lam (``sparsity-gui scaling --no-figure``: the API
+    draws no figures; plots.scaling draws them from ``grid`` and ``scaling_rows``).
+
+    ``rows``: a column per field of scaling.csv, a row per run in its order (m, then lam,
+    then seed), as numpy arrays: ``t_one`` (when one weight is left, in the note's time),
+    ``lam_t_one`` = lam t_one, ``fitted_c``, ``rel_var_mean``/``_min``/``_max``,
+    ``balance_ratio``, ``w_last``, ``w_last_root`` (the stable root of (1 - w^2) w = lam),
+    ``lam_norm1_0``, ``sigma``, ``t_end`` and ``seconds`` (wall time of the run).
+    ``m``, ``lam``, ``runs``: one entry per (m, lam), ordered by m, then lam; ``mean`` and
+    ``std``: {column: array over those (m, lam)} of the mean and sample standard deviation
+    over the seeds of each column of scaling.json's summary (NaN values left out)."""
+
+    grid: ScalingGrid
+    rows: dict[str, np.ndarray]
+    m: np.ndarray
+    lam: np.ndarray
+    runs: np.ndarray
+    mean: dict[str, np.ndarray]
+    std: dict[str, np.ndarray]
+    jobs: int
+    scaling_rows: tuple[ScalingRow, ...] = dataclasses.field(repr=False)
+    options: dict[str, Any] = dataclasses.field(repr=False)
+    command = "scaling"
+
+    def save(self, out: str | Path, *, force: bool = False) -> Path:
+        """scaling.csv and scaling.json into ``out``, as `scaling --no-figure --out DIR`
+        with the same options (no figures: they need Qt). See _Result.save."""
+        return self._save(out, force)
+
+    def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
+        from sparsity_gui.core.note.scaling import write_scaling
+
+        write_scaling(result_dir, self.grid, list(self.scaling_rows), command_line=command_line)
+
+    def _table(self) -> tuple[Sequence[str], dict[str, np.ndarray]]:
+        return tuple(self.rows), self.rows
+
+    def _summary(self) -> str:
+        g = self.grid
+        return (
+            f"{len(g.m_values)} value(s) of m x {len(g.lam_values)} of lam x {g.seeds} seed(s), "
+            f"lam*t_one from {np.nanmin(self.mean['lam_t_one']):.4g} "
+            f"to {np.nanmax(self.mean['lam_t_one']):.4g}"
+        )
+
+
+def scaling(
+    *,
+    m: str | Sequence[int],
+    lam: str | Sequence[float],
+    seeds: int = 3,
+    seed: int = 0,
+    sigma: float = 0.9,
+    jobs: int | None = None,
+) -> ScalingResult:
+    """Run the note's model with the exact solver for every m, lam and seed (``seed`` ..
+    ``seed + seeds - 1``, the same W(0) ~ normal(0, sigma/sqrt(m)) for every lam at one m)
+    to one weight left, each run reduced to a row, as ``sparsity-gui scaling --no-figure``
+    does: each row is `run --m m --lam lam --seed s --sigma sigma` (its t_one and fitted c
+    to the last digit).
+
+    ``m``: a list of values, or the CLI's text ("1e3,1e4,1e5", "10^3,10^4" or
+    "start:stop:step", stop included), each 1 to 1e8. ``lam``: a list, or the CLI's text
+    ("1e-4,1e-3"): the note's L1 strength, > 0 and at most 1 (the interference model's
+    l1 = 4 lam). Times (``t_one``, ``t_end``) are the note's time t. ``jobs``: runs side by
+    side in threads, 1 to 64 (default: one per core up to 8, fewer if they do not fit in
+    memory); the results do not depend on it. Ctrl+C (KeyboardInterrupt) stops every run
+    within milliseconds (drawing W(0) at large m excepted) and raises; nothing is kept."""
+    from sparsity_gui.core.note.headless import scaling_settings
+    from sparsity_gui.core.note.scaling import ROW_COLUMNS, SUMMARY_COLUMNS, run_scaling, summarize
+
+    def as_list(values: Any, item: Callable[[Any], Any]) -> Any:
+        if isinstance(values, (list, tuple, range, np.ndarray)):
+            return [item(v) for v in values]
+        return values
+
+    values = dict(
+        m=as_list(m, _whole),
+        lam=as_list(lam, _number),
+        seeds=_whole(seeds),
+        seed=_whole(seed),
+        sigma=_number(sigma),
+        jobs=None if jobs is None else _whole(jobs),
+    )
+    grid, workers = scaling_settings(**values)
+    rows = run_scaling(grid, workers=workers)
+    cells = summarize(rows)
+    options = _given(scaling, values)
+    options["no_figure"] = True  # the files of `scaling --no-figure`
+    return ScalingResult(
+        grid=grid,
+        rows={name: np.array([getattr(r, name) for r in rows]) for name in ROW_COLUMNS},
+        m=np.array([c.m for c in cells], dtype=np.int64),
+        lam=np.array([c.lam for c in cells], dtype=float),
+        runs=np.array([c.runs for c in cells], dtype=np.int64),
+        mean={name: np.array([c.mean[name] for c in cells]) for name in SUMMARY_COLUMNS},
+        std={name: np.array([c.std[name] for c in cells]) for name in SUMMARY_COLUMNS},
+        jobs=workers,
+        scaling_rows=tuple(rows),
         options=options,
     )
 

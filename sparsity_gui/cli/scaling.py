@@ -94,26 +94,13 @@ def build_scaling_parser() -> CleanParser:
 
 
 def grid_from_args(args: argparse.Namespace):
-    """The validated ScalingGrid of parsed options, and the jobs to run it with."""
-    from sparsity_gui.core.checks import parse_m_values, parse_number_list
-    from sparsity_gui.core.note.scaling import ScalingGrid, default_workers
+    """The validated ScalingGrid of parsed options, and the jobs to run it with (checked in
+    core/note/headless.py, as the Python API's scaling())."""
+    from sparsity_gui.core.note.headless import scaling_settings
 
-    grid = ScalingGrid(
-        m_values=parse_m_values(args.m),
-        lam_values=parse_number_list("lam", args.lam),
-        seeds=args.seeds,
-        seed=args.seed,
-        sigma=args.sigma,
+    return scaling_settings(
+        m=args.m, lam=args.lam, seeds=args.seeds, seed=args.seed, sigma=args.sigma, jobs=args.jobs
     )
-    if args.jobs is not None and not 1 <= args.jobs <= 64:
-        raise InputError("jobs", f"must be from 1 to 64, got {args.jobs}")
-    grid.check_memory(1)  # the largest run on its own
-    if args.jobs is None:
-        jobs = grid.workers_that_fit(default_workers())
-    else:
-        jobs = min(args.jobs, len(grid.runs()))
-        grid.check_memory(jobs)
-    return grid, jobs
 
 
 def _print_table(rows) -> None:

@@ -9,6 +9,7 @@ import math
 import operator
 import os
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,16 @@ def parse_m_values(text: str) -> tuple[int, ...]:
     if not values:
         raise InputError("m", f"no values of m in {text!r}")
     return tuple(values)
+
+
+def list_text(values: str | int | float | Sequence[int | float]) -> str:
+    """A list option as the CLI's text: text as given, a list or one value joined with commas
+    (each value as str, which for a float is the text that reads back bit for bit)."""
+    if isinstance(values, str):
+        return values
+    if isinstance(values, Sequence):
+        return ",".join(str(v) for v in values)
+    return str(values)
 
 
 def parse_number_list(name: str, text: str) -> tuple[float, ...]:

@@ -3,6 +3,8 @@
 import re
 from pathlib import Path
 
+import numpy as np
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 MARKER = "<!-- api-example: tests/api/test_readme_example.py runs this block -->"
 
@@ -25,6 +27,13 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
     assert lines[0].split()[0] == "1" and run.nonzero_final == 1
     assert run.t_one < run.t_end == 1.1 * run.t_one  # the default end: one weight left, plus 10 %
     assert namespace["norm1"].shape == (501,)
+    grid = namespace["grid"]
+    assert (
+        grid.m.tolist() == [1000, 10000]
+        and grid.lam.tolist() == [1e-2, 1e-2]
+        and grid.runs.tolist() == [2, 2]
+    )
+    assert np.array_equal(grid.rows["lam_t_one"], 1e-2 * grid.rows["t_one"])  # 4 runs, one weight left
     assert [c[1] for c in live.schedule] == ["lam", "method", "eta"] and live.t_end == 150.0
     assert lines[1].endswith(f"predicted n^2/(4m) = {32 * 32 / (4 * 64)}")
     assert list(swept.m) == [16, 32] and list(swept.predicted) == [4.0, 2.0]

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from sparsity_gui.core.checks import parse_m_values
+from sparsity_gui.core.checks import list_text, parse_m_values
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import InterferenceParams, check_memory
 from sparsity_gui.core.interference.sweep import SweepSpec, default_workers
@@ -96,19 +96,10 @@ def train(
     return train_sampled(params, samples, on_step=on_step, chunk=chunk, w0=w0, w0_source=w0_source)
 
 
-def m_list_text(m: str | int | Sequence[int]) -> str:
-    """A sweep's --m as text: '64,128' or '64:1024:64' as given, a list or one value joined."""
-    if isinstance(m, str):
-        return m
-    if isinstance(m, Sequence):
-        return ",".join(str(v) for v in m)
-    return str(m)
-
-
 def sweep_settings(*, m: str | Sequence[int], seeds: int, jobs: int | None, **model) -> tuple[SweepSpec, int]:
     """The checked SweepSpec of a `sweep` and the runs it trains side by side: ``jobs``, at
     most one per run, or (None) as many as fit in memory, at most one per core up to 8."""
-    m_values = parse_m_values(m_list_text(m))
+    m_values = parse_m_values(list_text(m))
     spec = SweepSpec(base=model_params(m=m_values[0], **model), m_values=m_values, seeds=seeds)
     whole = isinstance(jobs, int) and not isinstance(jobs, bool)
     if jobs is not None and not (whole and 1 <= jobs <= JOBS_MAX):

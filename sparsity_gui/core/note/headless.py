@@ -1,6 +1,6 @@
-"""The note model's headless runs, as the `run` command and the Python API (sparsity_gui.api)
-both make them: their settings checked in one place, and runs with a schedule of live
-changes (what a session records) for the API."""
+"""The note model's headless runs, as the `run` and `scaling` commands and the Python API
+(sparsity_gui.api) make them: their settings checked in one place, and runs with a schedule
+of live changes (what a session records) for the API."""
 
 from __future__ import annotations
 
@@ -10,12 +10,15 @@ from typing import Any
 
 import numpy as np
 
+from sparsity_gui.core.checks import list_text, parse_m_values, parse_number_list
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import SimParams, check_memory
+from sparsity_gui.core.note.scaling import ScalingGrid, default_workers
 
 SAMPLES = 501  # rows of timeseries.csv by default
 SAMPLES_MAX = 10**6
 FORMATS = ("csv", "npz")  # how weights and deaths are written
+SCALING_JOBS_MAX = 64
 
 
 def run_settings(
@@ -49,6 +52,37 @@ def run_settings(
     if isinstance(samples, bool) or not isinstance(samples, int) or not 2 <= samples <= SAMPLES_MAX:
         raise InputError("samples", f"must be from 2 to 1e6, got {samples}")
     return params, loaded
+
+
+def scaling_settings(
+    *,
+    m: str | Sequence[int],
+    lam: str | Sequence[float],
+    seeds: int,
+    seed: int,
+    sigma: float,
+    jobs: int | None,
+) -> tuple[ScalingGrid, int]:
+    """The checked ScalingGrid of a `scaling` run (the CLI's options by name; ``m`` and
+    ``lam`` as its text, '1e3,1e4', or as lists) and the runs it makes side by side:
+    ``jobs`` (1 to 64), at most one per run, or (None) as many as fit in memory, at most
+    one per core up to 8. Raises InputError naming the option."""
+    grid = ScalingGrid(
+        m_values=parse_m_values(list_text(m)),
+        lam_values=parse_number_list("lam", list_text(lam)),
+        seeds=seeds,
+        seed=seed,
+        sigma=sigma,
+    )
+    whole = isinstance(jobs, int) and not isinstance(jobs, bool)
+    if jobs is not None and not (whole and 1 <= jobs <= SCALING_JOBS_MAX):
+        raise InputError("jobs", f"must be from 1 to {SCALING_JOBS_MAX}, got {jobs}")
+    grid.check_memory(1)  # the largest run on its own
+    if jobs is None:
+        return grid, grid.workers_that_fit(default_workers())
+    jobs = min(jobs, len(grid.runs()))
+    grid.check_memory(jobs)
+    return grid, jobs
 
 
 def check_format(fmt: str) -> None:
