@@ -22,7 +22,7 @@ from collections.abc import Callable
 from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.checks import parse_m_values, parse_number_list
-from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, parse_scheduler, require_distributed
+from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, usable_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams
 from sparsity_gui.core.note.scaling import (
@@ -77,15 +77,6 @@ def _mean_sd(mean: float, sd: float) -> str:
     if not math.isfinite(mean):
         return "–"
     return f"{mean:.4g} ± {sd:.2g}" if math.isfinite(sd) else f"{mean:.4g}"
-
-
-def parse_grid_scheduler(text: str) -> Scheduler | None:
-    """The scheduler field: empty (this machine's threads), tcp://HOST:PORT or local:N;
-    refused at once when the extra is not installed."""
-    scheduler = parse_scheduler(text)
-    if scheduler is not None:
-        require_distributed()
-    return scheduler
 
 
 class ScalingWidget(QtWidgets.QWidget):
@@ -153,7 +144,7 @@ class ScalingWidget(QtWidgets.QWidget):
         form.addRow("parallel runs", self.workers)
         self.scheduler = Field(
             "scaling_scheduler",
-            parse_grid_scheduler,
+            usable_scheduler,
             "Optional: solve every run as a task on a dask.distributed cluster. The address "
             "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
             "local:N for N worker processes on this machine. Empty: this machine's threads "
@@ -274,7 +265,7 @@ class ScalingWidget(QtWidgets.QWidget):
         if not self.scheduler.commit():
             return False, None
         try:
-            return True, parse_grid_scheduler(self.scheduler.text())
+            return True, usable_scheduler(self.scheduler.text())
         except InputError as exc:
             self.scheduler.show_error(exc.message)
             return False, None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 from dataclasses import asdict
 
 import pytest
@@ -103,3 +104,16 @@ def test_an_unreachable_scheduler_fails_at_the_field_and_the_tab_stays_usable(qt
     assert w.scheduler.error.isVisibleTo(w) and w.scheduler.error.text() == expected
     assert expected in w.info.text() and w.error_box is not None
     assert w.start_button.isEnabled() and w.scheduler.isEnabled() and w.rows == []
+
+
+def test_without_the_extra_the_field_names_it(qtbot, scaling_widget, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` fails
+    w = scaling_widget
+    fill(w, "100", "1e-2", "1", "local:2")
+    assert "pip install 'sparsity-gui[cluster]'" in w.scheduler.error.text()
+    assert not w.start() and w.thread is None
+    type_into(w.scheduler, "")  # the local grid is unchanged
+    assert w.workers.isEnabled()
+    assert w.start()
+    qtbot.waitUntil(lambda: w.outcome == "done", timeout=TIMEOUT)
+    assert len(w.rows) == 1
