@@ -21,6 +21,7 @@ from sparsity_gui.cli.common import (
     whole_arg,
     write_headless,
 )
+from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler, require_distributed
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.text import format_duration
 
@@ -83,6 +84,15 @@ def build_scaling_parser() -> CleanParser:
         help="runs side by side in threads (1 to 64; default: the number of cores, at most 8, "
         "fewer if they do not fit in memory); the results do not depend on it",
     )
+    r.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="solve each run as a task on a dask.distributed cluster instead: the address "
+        "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
+        "local:N to start N worker processes on this machine. Needs the extra: "
+        f"{EXTRA_HINT}. The results are the same as without it",
+    )
     o = p.add_argument_group("output")
     add_output_options(o)
     o.add_argument(
@@ -94,13 +104,22 @@ def build_scaling_parser() -> CleanParser:
 
 
 def grid_from_args(args: argparse.Namespace):
-    """The validated ScalingGrid of parsed options, and the jobs to run it with (checked in
-    core/note/headless.py, as the Python API's scaling())."""
+    """The validated ScalingGrid of parsed options (checked in core/note/headless.py, as the
+    Python API's scaling()), and the jobs to run it with: None with --scheduler, which it
+    turns into a Scheduler in args.scheduler."""
     from sparsity_gui.core.note.headless import scaling_settings
 
-    return scaling_settings(
+    args.scheduler = parse_scheduler(args.scheduler or "")
+    if args.scheduler is not None:
+        if args.jobs is not None:
+            raise InputError(
+                "jobs", "sets the threads of a grid on this machine; with --scheduler the workers solve"
+            )
+        require_distributed()
+    grid, jobs = scaling_settings(
         m=args.m, lam=args.lam, seeds=args.seeds, seed=args.seed, sigma=args.sigma, jobs=args.jobs
     )
+    return grid, (None if args.scheduler is not None else jobs)
 
 
 def _print_table(rows) -> None:
@@ -154,6 +173,9 @@ def scaling_command(argv: Sequence[str]) -> int:
             if pr.current is not None:
                 m, lam, seed = pr.current
                 where = f"  m={m} lam={lam:g} seed={seed}"
+            if pr.workers is not None:  # on a cluster: its progress, run by run
+                state["workers"] = max(state.get("workers", 0), pr.workers)
+                where = f" on {pr.workers} worker(s), {pr.running} running"
             progress.update(
                 pr.fraction,
                 1.0,
@@ -163,7 +185,13 @@ def scaling_command(argv: Sequence[str]) -> int:
 
         def work():
             try:
-                return run_scaling(grid, on_progress=on_progress, should_stop=stop.is_set, workers=jobs)
+                return run_scaling(
+                    grid,
+                    on_progress=on_progress,
+                    should_stop=stop.is_set,
+                    workers=jobs or 1,
+                    scheduler=args.scheduler,
+                )
             except ScalingCancelled as exc:
                 cancelled["rows"] = exc.rows
                 raise
@@ -176,8 +204,9 @@ def scaling_command(argv: Sequence[str]) -> int:
         except KeyboardInterrupt:
             # a run stops at its next piece of solve, but drawing and sorting W(0) at large m
             # cannot be interrupted: wait a little, then keep the runs that finished (an Event,
-            # not Thread.join: see cli/interference.py's sweep)
-            ended.wait(2.0)
+            # not Thread.join: see cli/interference.py's sweep). A cluster's pending tasks are
+            # cancelled at once, but local:N's worker processes take seconds to close.
+            ended.wait(2.0 if args.scheduler is None else 60.0)
             rows = cancelled.get("rows") or _in_grid_order(grid, list(finished))
             if not rows:
                 raise  # nothing finished: leave DIR as it was
@@ -192,7 +221,9 @@ def scaling_command(argv: Sequence[str]) -> int:
                 from sparsity_gui.plots.scaling import scaling_figure_files  # needs Qt
 
                 figures = scaling_figure_files(grid, rows)
-            write_scaling(result_dir, grid, rows, command_line=command_line, figures=figures)
+            write_scaling(
+                result_dir, grid, rows, command_line=command_line, figures=figures, scheduler=args.scheduler
+            )
 
     write_headless(args.out, args.force, body)
     if state.get("interrupted"):
@@ -202,10 +233,15 @@ def scaling_command(argv: Sequence[str]) -> int:
         )
         _leave_if_worker_running(130)  # a run still drawing W(0) would hold up the exit
         return 130
+    if args.scheduler is None:
+        ran = f"with {jobs} job(s)"
+    else:
+        workers = f"{state['workers']} worker(s) of " if "workers" in state else ""
+        ran = f"on {workers}{args.scheduler}"
     print(
         f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "
         f"{len(grid.lam_values)} of lam x {grid.seeds} seed(s)) in "
-        f"{format_duration(state['seconds'])} with {jobs} job(s)"
+        f"{format_duration(state['seconds'])} {ran}"
     )
     _print_table(state["rows"])
     return 0

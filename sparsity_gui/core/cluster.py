@@ -87,6 +87,15 @@ def require_distributed() -> None:
         ) from None
 
 
+def usable_scheduler(text: str) -> Scheduler | None:
+    """parse_scheduler's answer, refused at once (naming the extra) when a scheduler is given
+    but dask.distributed is missing: what a --scheduler option or a scheduler field accepts."""
+    scheduler = parse_scheduler(text)
+    if scheduler is not None:
+        require_distributed()
+    return scheduler
+
+
 @dataclass(frozen=True)
 class ClusterStatus:
     """What the scheduler said last: its workers and the tasks of this session."""

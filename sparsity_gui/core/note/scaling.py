@@ -10,8 +10,8 @@ Theta(1/lam); a grid over six decades of m shows the constants behind those Thet
 process pool or a cluster can call it), the same computation as the `run` command of the
 same settings (`simulate_samples`), so its t_one and fitted c are the `run` command's to
 the last digit. `run_scaling` runs a grid with a pool of threads (the numba kernels, the
-sort and the normal draw release the GIL), a stop flag and a callback per finished row.
-Qt-free.
+sort and the normal draw release the GIL), or as tasks on a dask cluster (core/cluster.py),
+with a stop flag and a callback per finished row. Qt-free.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.checks import available_memory
+from sparsity_gui.core.cluster import ClusterStatus, Scheduler, TasksStopped, run_tasks
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory
 
@@ -126,6 +127,12 @@ def scaling_row(
         t_end=run.t_end,
         seconds=time.perf_counter() - started,
     )
+
+
+def scaling_task(run: tuple[int, float, int, float]) -> ScalingRow:
+    """One run as a cluster task, in a worker process: ``run`` is (m, lam, seed, sigma)."""
+    m, lam, seed, sigma = run
+    return scaling_row(m, lam, seed, sigma)
 
 
 @dataclass(frozen=True)
@@ -235,6 +242,8 @@ class ScalingProgress:
     eta_seconds: float  # estimated time left (NaN until a run has finished)
     current: tuple[int, float, int] | None  # (m, lam, seed) just started, if any
     row: ScalingRow | None = None  # set when a run has just finished
+    workers: int | None = None  # on a cluster: its workers now (None: local threads)
+    running: int | None = None  # on a cluster: runs being solved now
 
 
 class ScalingCancelled(Exception):
@@ -256,17 +265,33 @@ def run_scaling(
     done_rows: Sequence[ScalingRow] = (),
     workers: int = 1,
     run_one: Callable[..., ScalingRow] = scaling_row,
+    scheduler: Scheduler | None = None,
 ) -> list[ScalingRow]:
     """Every run of ``grid`` (``run_one(m, lam, seed, sigma, should_stop=...)``), ``workers``
     of them side by side in threads; a row per run in grid order. Runs in ``done_rows``
     are skipped. ``on_progress`` is called under a lock from the worker threads, when a run
     starts and when it ends (with its row). Raises ScalingCancelled (with the finished
-    rows) once should_stop() says so: a run in progress stops within a few milliseconds."""
+    rows) once should_stop() says so: a run in progress stops within a few milliseconds.
+
+    With a ``scheduler`` each run is instead a task on a dask.distributed cluster
+    (`scaling_task`, core/cluster.py): ``workers`` and ``run_one`` are not used, progress
+    comes from the calling thread as each run finishes (with the cluster's workers), and a
+    stop cancels the pending tasks; the rows are the same digit for digit."""
     from sparsity_gui.core.note.simulation import ReplayStopped
 
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise InputError("jobs", f"must be a whole number of at least 1, got {workers!r}")
-    grid.check_memory(workers)
+    if scheduler is None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise InputError("jobs", f"must be a whole number of at least 1, got {workers!r}")
+        grid.check_memory(workers)
+    elif scheduler.local_workers:  # side by side on this machine
+        side_by_side = min(scheduler.local_workers, len(grid.runs()))
+        if grid.workers_that_fit(side_by_side) < side_by_side:
+            raise InputError(
+                "scheduler",
+                f"{side_by_side} runs of m = {max(grid.m_values)} side by side do not fit in the "
+                f"memory available; use fewer workers",
+            )
+    # on a running cluster, the workers' memory is theirs to judge
     runs = grid.runs()
     done = {(r.m, r.lam, r.seed): r for r in done_rows}
     todo = [key for key in runs if key not in done]
@@ -277,6 +302,7 @@ def run_scaling(
     state = {"done_cost": sum(grid.cost(m) for m, lam, s in runs if (m, lam, s) in done), "next": 0}
     cost_at_start = state["done_cost"]
     started = time.perf_counter()
+    cluster: dict[str, ClusterStatus] = {}  # the scheduler's last status
 
     def report(current, row=None) -> None:  # with the lock held
         if on_progress is None:
@@ -284,9 +310,18 @@ def run_scaling(
         elapsed = time.perf_counter() - started
         worked = state["done_cost"] - cost_at_start
         eta = (total - state["done_cost"]) * elapsed / worked if worked > 0 and elapsed > 0 else math.nan
+        status = cluster.get("status")
         on_progress(
             ScalingProgress(
-                len(done), len(runs), state["done_cost"] / total if total else 1.0, elapsed, eta, current, row
+                len(done),
+                len(runs),
+                state["done_cost"] / total if total else 1.0,
+                elapsed,
+                eta,
+                current,
+                row,
+                workers=status.workers if status is not None else None,
+                running=status.running if status is not None else None,
             )
         )
 
@@ -320,21 +355,48 @@ def run_scaling(
                 state["done_cost"] += grid.cost(m)
                 report(None, row)
 
-    threads = [
-        threading.Thread(target=worker, name=f"scaling-{k}", daemon=True)
-        for k in range(min(workers, len(todo)))
-    ]
-    for t in threads:
-        t.start()
-    try:
+    def on_result(index: int, row: ScalingRow) -> None:  # a cluster's task, in this thread
+        with lock:
+            done[todo[index]] = row
+            state["done_cost"] += grid.cost(todo[index][0])
+            report(None, row)
+
+    def on_status(status: ClusterStatus) -> None:
+        with lock:
+            cluster["status"] = status
+            report(None)
+
+    if scheduler is not None:
+        try:
+            if todo:  # nothing left to run needs no cluster
+                tasks = [(m, lam, seed, grid.sigma) for m, lam, seed in todo]
+                run_tasks(
+                    scheduler,
+                    scaling_task,
+                    tasks,
+                    on_result=on_result,
+                    should_stop=stopping,
+                    on_status=on_status,
+                    label="scaling-run",
+                )
+        except TasksStopped:
+            pass
+    else:
+        threads = [
+            threading.Thread(target=worker, name=f"scaling-{k}", daemon=True)
+            for k in range(min(workers, len(todo)))
+        ]
         for t in threads:
-            while t.is_alive():
-                t.join(0.1)  # short waits keep Ctrl+C responsive
-    except BaseException:
-        stop.set()
-        for t in threads:
-            t.join()
-        raise
+            t.start()
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.1)  # short waits keep Ctrl+C responsive
+        except BaseException:
+            stop.set()
+            for t in threads:
+                t.join()
+            raise
     finished = [done[key] for key in runs if key in done]
     if failures:
         raise failures[0]
@@ -383,7 +445,12 @@ def summarize(rows: Sequence[ScalingRow]) -> list[ScalingCell]:
     return cells
 
 
-def scaling_metadata(grid: ScalingGrid, rows: Sequence[ScalingRow], command_line: str | None = None) -> dict:
+def scaling_metadata(
+    grid: ScalingGrid,
+    rows: Sequence[ScalingRow],
+    command_line: str | None = None,
+    scheduler: Scheduler | None = None,
+) -> dict:
     import platform
     import sys
 
@@ -399,6 +466,8 @@ def scaling_metadata(grid: ScalingGrid, rows: Sequence[ScalingRow], command_line
         "model": "note",
         "command_line": command_line,
         "settings": grid.as_dict(),
+        # where the runs ran: a cluster's address or local:N, null for this machine's threads
+        "scheduler": str(scheduler) if scheduler is not None else None,
         "runs_done": len(rows),
         "runs_planned": total,
         "complete": len(rows) == total,
@@ -435,6 +504,7 @@ def scaling_files(
     rows: Sequence[ScalingRow],
     command_line: str | None = None,
     figures: dict[str, bytes] | None = None,
+    scheduler: Scheduler | None = None,
 ) -> dict[str, bytes]:
     """{name: bytes}: scaling.csv, scaling.json and the ``figures`` (drawn by
     plots.scaling, handed in: nothing here imports Qt)."""
@@ -442,7 +512,7 @@ def scaling_files(
 
     files = {
         "scaling.csv": rows_csv(rows).encode("utf-8"),
-        "scaling.json": json_text(scaling_metadata(grid, rows, command_line)).encode("utf-8"),
+        "scaling.json": json_text(scaling_metadata(grid, rows, command_line, scheduler)).encode("utf-8"),
     }
     files.update(figures or {})
     return files
@@ -454,6 +524,7 @@ def write_scaling(
     rows: Sequence[ScalingRow],
     command_line: str | None = None,
     figures: dict[str, bytes] | None = None,
+    scheduler: Scheduler | None = None,
 ) -> list:
     """scaling_files into a ResultDir (its temporary folder: the caller commits) or a
     folder (created if need be; each file replaced atomically). Returns the paths."""
@@ -461,7 +532,7 @@ def write_scaling(
 
     from sparsity_gui.core.files import ResultDir, atomic_write_bytes
 
-    files = scaling_files(grid, rows, command_line, figures)
+    files = scaling_files(grid, rows, command_line, figures, scheduler)
     if isinstance(target, ResultDir):
         for name, data in files.items():
             target.write_bytes(name, data)

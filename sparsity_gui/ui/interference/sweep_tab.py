@@ -20,7 +20,7 @@ from collections.abc import Callable
 from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.checks import parse_m_values
-from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, parse_scheduler, require_distributed
+from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, usable_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
 from sparsity_gui.core.interference.sweep import (
@@ -52,15 +52,6 @@ def _m_values(text: str) -> tuple[int, ...]:
     if bad:
         raise InputError("m", f"every m must be from 1 to {M_MAX}, got {bad[0]}")
     return values
-
-
-def _scheduler(text: str) -> Scheduler | None:
-    """The scheduler field: empty (this machine's threads), tcp://HOST:PORT or local:N;
-    refused at once when the extra is not installed."""
-    scheduler = parse_scheduler(text)
-    if scheduler is not None:
-        require_distributed()
-    return scheduler
 
 
 class SweepWidget(QtWidgets.QWidget):
@@ -129,7 +120,7 @@ class SweepWidget(QtWidgets.QWidget):
         form.addRow("parallel runs", self.workers)
         self.scheduler = Field(
             "sweep_scheduler",
-            _scheduler,
+            usable_scheduler,
             "Optional: train every run as a task on a dask.distributed cluster. The address "
             "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
             "local:N for N worker processes on this machine. Empty: this machine's threads "
@@ -228,7 +219,7 @@ class SweepWidget(QtWidgets.QWidget):
         if not self.scheduler.commit():
             return False, None
         try:
-            return True, _scheduler(self.scheduler.text())
+            return True, usable_scheduler(self.scheduler.text())
         except InputError as exc:
             self.scheduler.show_error(exc.message)
             return False, None

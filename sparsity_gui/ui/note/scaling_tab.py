@@ -3,10 +3,12 @@ bar with the time left, the three scaling figures (lam*T, the fitted c, the rela
 plateau against m) drawn as each run finishes, a table of the means, and Save.
 
 The grid runs `core.note.scaling.run_scaling` in its own thread (which starts its worker
-threads). Nothing crosses threads as a signal: the progress callback only stores the latest
-ScalingProgress and appends finished rows (immutable ScalingRows) under a lock; a GUI timer
-polls them ten times a second. Cancel sets an event that every run checks between pieces of
-its solve; the finished rows stay shown and can be saved.
+threads or, with a scheduler given, runs a session of tasks on a dask.distributed cluster:
+core/cluster.py, the extra `cluster`). Nothing crosses threads as a signal: the progress
+callback only stores the latest ScalingProgress and appends finished rows (immutable
+ScalingRows) under a lock; a GUI timer polls them ten times a second. Cancel sets an event
+that every run checks between pieces of its solve (on a cluster: the pending tasks are
+cancelled); the finished rows stay shown and can be saved.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.checks import parse_m_values, parse_number_list
+from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, usable_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams
 from sparsity_gui.core.note.scaling import (
@@ -105,6 +108,7 @@ class ScalingWidget(QtWidgets.QWidget):
         self._shown_rows = -1
         self._started_at = 0.0
         self.error_box: QtWidgets.QMessageBox | None = None
+        self.ran_on: Scheduler | None = None  # where the rows shown ran (scaling.json's scheduler)
 
         # --- the form -----------------------------------------------------------------
         form_box = QtWidgets.QWidget()
@@ -138,6 +142,22 @@ class ScalingWidget(QtWidgets.QWidget):
         self.workers.setValue(default_workers())
         self.workers.setToolTip("Runs side by side, each in its own thread (about one per core is fastest)")
         form.addRow("parallel runs", self.workers)
+        self.scheduler = Field(
+            "scaling_scheduler",
+            usable_scheduler,
+            "Optional: solve every run as a task on a dask.distributed cluster. The address "
+            "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
+            "local:N for N worker processes on this machine. Empty: this machine's threads "
+            f"(parallel runs). Needs the extra: {EXTRA_HINT}",
+        )
+        self.scheduler.edit.setPlaceholderText("optional: tcp://host:8786 or local:2")
+        self.scheduler.accepted.connect(self._scheduler_changed)
+        form.addRow("scheduler", self.scheduler)
+        self.cluster_label = QtWidgets.QLabel("")
+        self.cluster_label.setObjectName("scaling_cluster")
+        self.cluster_label.setWordWrap(True)
+        self.cluster_label.setToolTip("The cluster's workers, as its scheduler counts them during a grid")
+        form.addRow(self.cluster_label)
         self.base_label = QtWidgets.QLabel()
         self.base_label.setObjectName("scaling_base")
         self.base_label.setWordWrap(True)
@@ -234,9 +254,26 @@ class ScalingWidget(QtWidgets.QWidget):
             f"weight left, as the run command"
         )
 
-    def make_grid(self) -> ScalingGrid | None:
+    @QtCore.Slot(object)
+    def _scheduler_changed(self, scheduler: Scheduler | None) -> None:
+        """A cluster runs the runs: the threads' count no longer applies."""
+        self.workers.setEnabled(scheduler is None and not self.running)
+        self.cluster_label.setText("" if scheduler is None else f"on the cluster {scheduler}")
+
+    def _scheduler_value(self) -> tuple[bool, Scheduler | None]:
+        """(whether the field is good, its scheduler), its reason shown at the field."""
+        if not self.scheduler.commit():
+            return False, None
+        try:
+            return True, usable_scheduler(self.scheduler.text())
+        except InputError as exc:
+            self.scheduler.show_error(exc.message)
+            return False, None
+
+    def make_grid(self, scheduler: Scheduler | None = None) -> ScalingGrid | None:
         """The grid of the fields and the window's σ and seed; a bad value is shown at its
-        field (or under the buttons) and None returned."""
+        field (or under the buttons) and None returned. With a ``scheduler`` the threads'
+        count does not apply (run_scaling checks what local:N needs)."""
         ok = all([f.commit() for f in self.fields.values()])  # a list: every field shows its error
         if not ok:
             return None
@@ -249,7 +286,7 @@ class ScalingWidget(QtWidgets.QWidget):
                 seed=p.seed,
                 sigma=p.sigma,
             )
-            grid.check_memory(self.workers.value())
+            grid.check_memory(self.workers.value() if scheduler is None else 1)
         except InputError as exc:
             field = self.fields.get(exc.field)
             if field is not None:
@@ -269,10 +306,12 @@ class ScalingWidget(QtWidgets.QWidget):
         if self.running:
             return False
         self.refresh_base()
-        grid = self.make_grid()
-        if grid is None:
+        good, scheduler = self._scheduler_value()
+        grid = self.make_grid(scheduler)
+        if grid is None or not good:
             return False
         self.grid = grid
+        self.ran_on = scheduler
         self.rows = []
         self.outcome = "running"
         self.error = ""
@@ -288,11 +327,12 @@ class ScalingWidget(QtWidgets.QWidget):
         self._show_rows([], grid.m_values, grid.lam_values)
         self.progress.setValue(0)
         self.progress.setFormat(f"0%  ·  0 / {len(grid.runs())} runs")
-        self._show_info("starting…")
+        self._show_info("starting…" if scheduler is None else f"connecting to {scheduler}…")
+        self.cluster_label.setText("" if scheduler is None else f"on the cluster {scheduler}: connecting…")
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.save_button.setEnabled(False)
-        for f in self.fields.values():
+        for f in (*self.fields.values(), self.scheduler):
             f.setEnabled(False)
         self.workers.setEnabled(False)
         live = self._live
@@ -300,16 +340,28 @@ class ScalingWidget(QtWidgets.QWidget):
         if self._paused_live:
             live.set_playing(False)
         self.thread = threading.Thread(
-            target=self._work, args=(grid, self._stop, self.workers.value()), name="scaling", daemon=True
+            target=self._work,
+            args=(grid, self._stop, self.workers.value(), scheduler),
+            name="scaling",
+            daemon=True,
         )
         self.thread.start()
         self.timer.start(POLL_MS)
         return True
 
-    def _work(self, grid: ScalingGrid, stop: threading.Event, workers: int) -> None:
-        """The grid's thread (run_scaling starts and joins its own workers): touches no widget."""
+    def _work(
+        self, grid: ScalingGrid, stop: threading.Event, workers: int, scheduler: Scheduler | None
+    ) -> None:
+        """The grid's thread (run_scaling starts and joins its own workers, or runs a cluster
+        session in this thread): touches no widget."""
         try:
-            rows = run_scaling(grid, on_progress=self._on_progress, should_stop=stop.is_set, workers=workers)
+            rows = run_scaling(
+                grid,
+                on_progress=self._on_progress,
+                should_stop=stop.is_set,
+                workers=workers,
+                scheduler=scheduler,
+            )
             result = ("done", list(rows), "")
         except ScalingCancelled as exc:
             result = ("cancelled", list(exc.rows), "")
@@ -334,7 +386,9 @@ class ScalingWidget(QtWidgets.QWidget):
         if self.running:
             self._stop.set()
             self.cancel_button.setEnabled(False)
-            self._show_info("cancelling…")
+            self._show_info(
+                "cancelling the runs not finished on the cluster…" if self.ran_on else "cancelling…"
+            )
 
     @QtCore.Slot()
     def poll(self) -> None:
@@ -352,12 +406,22 @@ class ScalingWidget(QtWidgets.QWidget):
             self.rows = rows
             self._show_rows(rows, grid.m_values, grid.lam_values)
         total = len(grid.runs())
+        if progress is not None and progress.workers is not None:  # the last count, also at the end
+            self.cluster_label.setText(
+                f"on the cluster {self.ran_on}: {progress.workers} "
+                f"worker{'s' if progress.workers != 1 else ''}, {progress.running} running"
+            )
         if progress is not None and result is None:
             self.progress.setValue(int(round(progress.fraction * BAR_STEPS)))
             self.progress.setFormat(
                 f"{100 * progress.fraction:.0f}%  ·  {progress.done_runs} / {progress.total_runs} runs  ·  "
                 f"{format_duration(progress.eta_seconds)} left"
             )
+            if progress.current is None and progress.workers is not None and not self._stop.is_set():
+                self._show_info(
+                    f"{progress.running} run(s) running on the cluster "
+                    f"({format_duration(progress.elapsed)} so far)"
+                )
             if progress.current is not None and not self._stop.is_set():
                 m, lam, seed = progress.current
                 self._show_info(
@@ -392,14 +456,16 @@ class ScalingWidget(QtWidgets.QWidget):
             self.error = message
             self.progress.setFormat(f"failed  ·  {len(rows)} / {total} runs")
             self._show_info(message.partition("\n\n")[0], error=True)
+            if message.startswith("scheduler: "):  # unreachable, or a cluster that failed: at the field too
+                self.scheduler.show_error(message.removeprefix("scheduler: "))
             self.statusChanged.emit("scaling failed")
             self._message("Scaling stopped", message)
         self.start_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         self.save_button.setEnabled(bool(self.rows))
-        for f in self.fields.values():
+        for f in (*self.fields.values(), self.scheduler):
             f.setEnabled(True)
-        self.workers.setEnabled(True)
+        self.workers.setEnabled(not self.scheduler.text().strip())
         live = self._live
         if self._paused_live and live is not None and not live.closed and not live.playing:
             live.set_playing(True)
@@ -444,6 +510,7 @@ class ScalingWidget(QtWidgets.QWidget):
                 rows,
                 command_line="sparsity-gui (desktop app, scaling tab)",
                 figures=scaling_figure_files(self.grid, rows),
+                scheduler=self.ran_on,
             )
         except InputError as exc:
             self._message("Cannot save the scaling runs", exc.message)
