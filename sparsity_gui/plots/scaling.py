@@ -246,10 +246,6 @@ class ScalingPanel(Panel):
             return (mid - 0.5, mid + 0.5)
         return super()._range_for(plot, axis, bounds, current, force)
 
-    def _range_top(self, plot, axis, hi, span, pad):
-        # room above the data for the legend (top right), so that it hides no point
-        return hi + (pad if axis == 0 else 0.08 * span + 0.1 * span * (len(self.lam_values) + 1))
-
 
 class LamTPanel(ScalingPanel):
     title = "Time to one weight left, λ·T, against m"
