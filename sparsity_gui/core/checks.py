@@ -159,3 +159,9 @@ def free_ram() -> int | None:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def default_workers() -> int:
+    """Runs side by side on this machine by default: one per core, at most 8 (both models'
+    sweeps and the scaling grid)."""
+    return max(1, min(os.cpu_count() or 1, 8))

@@ -8,10 +8,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from sparsity_gui.core.checks import list_text, parse_m_values
+from sparsity_gui.core.checks import default_workers, list_text, parse_m_values
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import InterferenceParams, check_memory
-from sparsity_gui.core.interference.sweep import SweepSpec, default_workers
+from sparsity_gui.core.interference.sweep import SweepSpec
 
 SWEEP_DEFAULTS = dict(
     n=64,

@@ -8,7 +8,6 @@ asked, so both the CLI's progress bar and the GUI's cancel button use it.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -176,10 +175,6 @@ class SweepCancelled(Exception):
     def __init__(self, rows: list[SweepRow]):
         super().__init__(rows)
         self.rows = rows
-
-
-def default_workers() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
 
 
 def train_run(

@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from sparsity_gui.core.checks import list_text, parse_m_values, parse_number_list
+from sparsity_gui.core.checks import default_workers, list_text, parse_m_values, parse_number_list
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import SimParams, check_memory
-from sparsity_gui.core.note.scaling import ScalingGrid, default_workers
+from sparsity_gui.core.note.scaling import ScalingGrid
 
 SAMPLES = 501  # rows of timeseries.csv by default
 SAMPLES_MAX = 10**6

@@ -17,7 +17,6 @@ with a stop flag and a callback per finished row. Qt-free.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -252,10 +251,6 @@ class ScalingCancelled(Exception):
     def __init__(self, rows: list[ScalingRow]):
         super().__init__(rows)
         self.rows = rows
-
-
-def default_workers() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
 
 
 def run_scaling(

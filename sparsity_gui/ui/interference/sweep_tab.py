@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from PySide6 import QtCore, QtWidgets
 
-from sparsity_gui.core.checks import parse_m_values
+from sparsity_gui.core.checks import default_workers, parse_m_values
 from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, usable_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
@@ -28,7 +28,6 @@ from sparsity_gui.core.interference.sweep import (
     SweepProgress,
     SweepRow,
     SweepSpec,
-    default_workers,
     run_sweep,
 )
 from sparsity_gui.core.text import format_duration

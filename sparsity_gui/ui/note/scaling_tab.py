@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from PySide6 import QtCore, QtWidgets
 
-from sparsity_gui.core.checks import parse_m_values, parse_number_list
+from sparsity_gui.core.checks import default_workers, parse_m_values, parse_number_list
 from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, usable_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams
@@ -30,7 +30,6 @@ from sparsity_gui.core.note.scaling import (
     ScalingGrid,
     ScalingProgress,
     ScalingRow,
-    default_workers,
     run_scaling,
     summarize,
 )

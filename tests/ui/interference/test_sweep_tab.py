@@ -7,8 +7,9 @@ import time
 import numpy as np
 import pytest
 
+from sparsity_gui.core.checks import default_workers
 from sparsity_gui.core.interference.params import InterferenceParams
-from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepSpec, default_workers, run_sweep
+from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepSpec, run_sweep
 from sparsity_gui.core.text import format_duration
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
 
