@@ -220,17 +220,18 @@ class SimulationResult(_Result):
         return f"sparsity_gui.api.simulate({args}).save({str(out)!r}{saving})"
 
     def save(
-        self, out: str | Path, *, force: bool = False, format: str = "csv", no_weights: bool = False
+        self, out: str | Path, *, force: bool = False, format: str = "auto", no_weights: bool = False
     ) -> Path:
         """timeseries.csv, weights.csv (unless ``no_weights``), deaths.csv and run.json
-        into ``out`` (``format="npz"``: weights.npz and deaths.npz), as `run --out DIR`
-        with the same options. See _Result.save."""
+        into ``out`` (``format="npz"``: weights.npz and deaths.npz; "auto", the default:
+        CSV up to m = 10^6, .npz above), as `run --out DIR` with the same options. See
+        _Result.save."""
         from sparsity_gui.core.note.headless import check_format
 
         check_format(format)
         given = {"format": format, "no_weights": no_weights}
         save_options = {
-            k: v for k, v in given.items() if not _same(v, {"format": "csv", "no_weights": False}[k])
+            k: v for k, v in given.items() if not _same(v, {"format": "auto", "no_weights": False}[k])
         }
         return self._save(out, force, save_options, fmt=format, include_weights=not no_weights)
 
@@ -307,7 +308,7 @@ def simulate(
     if schedule:
         options["schedule"] = [(c.t, {c.name: c.value}) for c in run.sim.changes]
     sim = run.sim
-    k, u, t_death = death_columns(np.abs(sim.init.w0), sim.solver.death_times(), sim.init.order)
+    k, u, t_death = death_columns(sim)
     return SimulationResult(
         params=params,
         schedule=tuple((c.t, c.name, c.value) for c in sim.changes),

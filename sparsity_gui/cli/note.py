@@ -20,7 +20,14 @@ from sparsity_gui.cli.common import (
     write_headless,
 )
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.headless import FORMATS, SAMPLES, check_format, run_settings
+from sparsity_gui.core.note.headless import (
+    CSV_MAX_WEIGHTS,
+    FORMATS,
+    SAMPLES,
+    check_format,
+    resolved_format,
+    run_settings,
+)
 from sparsity_gui.core.note.params import METHODS, SimParams
 
 RUN_DESCRIPTION = """\
@@ -136,14 +143,15 @@ def build_run_parser() -> CleanParser:
         metavar="K",
         help="rows in timeseries.csv, at t = i*T/(K-1) (2 to 1e6; default 501)",
     )
-    o.add_argument("--no-weights", action="store_true", help="skip weights.csv (for very large m)")
+    o.add_argument("--no-weights", action="store_true", help="skip the weights file (weights.csv or .npz)")
     o.add_argument(
         "--format",
         metavar=_choices(FORMATS),
-        default="csv",
-        help="weights and deaths as CSV text (default) or as binary NumPy .npz, exact and much "
-        "faster to write and read for large m (weights.npz: k, w0, w_final; deaths.npz: k, u, "
-        "t_death); timeseries.csv and run.json are written either way",
+        default="auto",
+        help="weights and deaths as CSV text or as binary NumPy .npz, exact and about 50x "
+        "faster to write and read (weights.npz: k, w0, w_final; deaths.npz: k, u, t_death); "
+        f"auto (default): CSV up to m = {CSV_MAX_WEIGHTS:,}, .npz above; timeseries.csv and "
+        "run.json are written either way",
     )
     o.add_argument(
         "--figures",
@@ -185,8 +193,14 @@ def run_command(argv: Sequence[str]) -> int:
         return run
 
     run = write_headless(args.out, args.force, body)
+    fmt = resolved_format(args.format, run.sim.m)
+    files = (
+        ""
+        if args.format != "auto" or fmt == "csv"
+        else f" (m > {CSV_MAX_WEIGHTS:,}: weights and deaths as .npz)"
+    )
     print(
-        f"wrote {args.out}: {args.samples} rows, {run.nonzero_final} nonzero weight(s) at "
+        f"wrote {args.out}{files}: {args.samples} rows, {run.nonzero_final} nonzero weight(s) at "
         f"t = {run.t_end:.6g}, fitted c = {run.fitted_c:.4g}"
     )
     return 0

@@ -130,5 +130,5 @@ def test_save_format_is_checked_as_the_cli_does(tmp_path, capsys):
     run = api.simulate(m=20)
     with pytest.raises(ValueError) as err:
         run.save(tmp_path / "res", format="hdf5")
-    assert cli_line == f"error: {err.value}" == "error: format: must be one of csv, npz, got 'hdf5'"
+    assert cli_line == f"error: {err.value}" == "error: format: must be one of auto, csv, npz, got 'hdf5'"
     assert list(tmp_path.iterdir()) == []

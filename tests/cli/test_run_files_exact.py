@@ -4,6 +4,7 @@ back bit for bit as the solver's own arrays, across several pieces (CHUNK_ROWS l
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -110,22 +111,26 @@ def test_format_rows_round_trips_special_values():
     assert format_rows([np.array([])]) == ""
 
 
-def test_death_order_from_ranks_is_the_sorted_order():
-    """The shortcut through the rank order gives the stable sort's columns, ties included."""
+def test_death_columns_read_off_the_ranks_equal_a_sort_of_the_death_times():
+    """The shortcut through the rank order (distinct weights die from the smallest up) and
+    the sort it falls back on (tied weights die together) both give the columns of a stable
+    sort of the death times by (t, k), computed here from the input-order death times."""
     from sparsity_gui.core.note.files import death_columns
+    from sparsity_gui.core.note.simulation import Simulation
 
-    u = np.array([0.5, 0.1, 0.3, 0.1, 0.9, 0.2])
-    rank_order = np.argsort(-u, kind="stable")  # [4, 0, 2, 5, 1, 3]
-    cases = [
-        np.array([np.nan, 1.5, 3.0, 1.0, np.nan, 2.5]),  # in rank order, distinct: the shortcut
-        np.array([np.nan, 1.0, 3.0, 1.0, np.nan, 2.5]),  # a tie: the sort
-        np.array([np.nan, 1.0, 2.0, 3.0, np.nan, 2.5]),  # out of rank order: the sort
-    ]
-    for t in cases:
-        fast = death_columns(u, t, rank_order)
-        slow = death_columns(u, t)
-        for a, b in zip(fast, slow, strict=True):
-            assert np.array_equal(a, b)
+    distinct = np.array([0.5, -0.1, 0.3, 0.15, -0.9, 0.2, -0.05])
+    tied = np.array([0.5, 0.1, -0.3, -0.1, 0.9, 0.2, 0.1])  # three weights of 0.1
+    for w0 in (distinct, tied):
+        sim = Simulation(SimParams(m=w0.size, lam=0.05, sigma=1.0, seed=0), w0)
+        sim.advance(200.0)
+        death_t = sim.solver.death_times()
+        dead = np.flatnonzero(np.isfinite(death_t))
+        assert dead.size >= 4  # several deaths, ties among them for `tied`
+        expected_k = sorted(dead.tolist(), key=lambda k: (death_t[k], k))
+        k, u, t = death_columns(sim)
+        assert k.tolist() == expected_k
+        assert np.array_equal(_bits(u), _bits(np.abs(w0)[expected_k]))
+        assert np.array_equal(_bits(t), _bits(death_t[expected_k]))
 
 
 def test_exact_weights_of_the_live_ranks_equal_the_general_ones(exact_run):
@@ -134,3 +139,35 @@ def test_exact_weights_of_the_live_ranks_equal_the_general_ones(exact_run):
     run, _ = exact_run
     solver = run.sim.solver
     assert np.array_equal(_bits(solver.weights()), _bits(Solver.weights(solver)))
+
+
+def test_the_default_format_is_csv_up_to_a_million_weights_and_npz_above(tmp_path, capsys):
+    """`run` without --format: CSV up to m = 10^6 (the README's rule), .npz above, said on
+    stdout and in run.json; an explicit --format always wins."""
+    from sparsity_gui.core.note.headless import resolved_format
+
+    assert [resolved_format("auto", m) for m in (1, 10**6, 10**6 + 1, 10**7)] == ["csv", "csv", "npz", "npz"]
+    assert resolved_format("csv", 10**7) == "csv" and resolved_format("npz", 5) == "npz"
+
+    m, sigma, seed = 10**6 + 1, 0.9, 11
+    out = tmp_path / "big"
+    argv = ["--m", str(m), "--lam", "1e-4", "--sigma", str(sigma), "--seed", str(seed), "--samples", "3"]
+    assert run_command([*argv, "--out", str(out)]) == 0
+    assert "(m > 1,000,000: weights and deaths as .npz)" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == [
+        "deaths.npz",
+        "run.json",
+        "timeseries.csv",
+        "weights.npz",
+    ]
+    assert json.loads((out / "run.json").read_text())["format"] == "npz"
+    # W(0) as docs/theory.md §1 draws it; the survivor is the largest |W_k(0)| (the note)
+    w0 = np.random.default_rng(seed).standard_normal(m) * (sigma / math.sqrt(m))
+    with np.load(out / "weights.npz") as z:
+        assert np.array_equal(z["k"], np.arange(m))
+        assert np.array_equal(_bits(z["w0"]), _bits(w0))
+        assert np.flatnonzero(z["w_final"]).tolist() == [int(np.argmax(np.abs(w0)))]
+    with np.load(out / "deaths.npz") as z:
+        assert np.array_equal(z["k"], np.argsort(np.abs(w0), kind="stable")[:-1])  # smallest first
+        assert np.array_equal(_bits(z["u"]), _bits(np.abs(w0)[z["k"]]))
+        assert np.all(np.diff(z["t_death"]) > 0)

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import platform
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 import numpy as np
 
 from sparsity_gui import __version__
 from sparsity_gui.core.files import ResultDir, csv_text, iter_csv_columns, json_text
+from sparsity_gui.core.note.headless import resolved_format
 from sparsity_gui.core.note.metrics import COLUMNS
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.sampled import SampledRun
@@ -33,41 +35,45 @@ def weights_csv(w0: np.ndarray, w_now: np.ndarray, now_name: str = "w_final") ->
     return "".join(iter_weights_csv(w0, w_now, now_name))
 
 
-def death_columns(
-    u_input_order: np.ndarray, death_t_input_order: np.ndarray, rank_order: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(k, u, t_death) of each weight that died, in order of death (ties by input index).
-    With `rank_order` (InitialState.order: the input index of each rank of sorted |W(0)|),
-    the smallest weights die first, so the order is usually that order reversed: checked
-    (death times strictly increasing, so no tie to break) instead of a sort of m values."""
-    if rank_order is not None:
-        dead_n = int(np.count_nonzero(np.isfinite(death_t_input_order)))
-        order = rank_order[::-1][:dead_n]
-        t = death_t_input_order[order]
-        if np.all(np.isfinite(t)) and np.all(t[1:] > t[:-1]):
-            return order, u_input_order[order], t
-    dead = np.flatnonzero(np.isfinite(death_t_input_order))
-    order = dead[np.argsort(death_t_input_order[dead], kind="stable")]
-    return order, u_input_order[order], death_t_input_order[order]
+def death_columns(sim) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(k, u, t_death) of each weight of the Simulation `sim` that died, in order of death
+    (ties by input index). The smallest weights die first, so this is usually the rank
+    order reversed, read straight off the sorted |W(0)| and the solver's death times by
+    rank (no gather over m: 1 s less at m = 10^7); checked (death times finite and strictly
+    increasing, so no tie to break), and sorted otherwise."""
+    t_ranked = sim.solver.death_t
+    dead_n = int(np.count_nonzero(np.isfinite(t_ranked)))
+    t = t_ranked[::-1][:dead_n]
+    if np.all(np.isfinite(t)) and np.all(t[1:] > t[:-1]):
+        return sim.init.order[::-1][:dead_n].copy(), sim.init.u[::-1][:dead_n].copy(), t.copy()
+    death_t = sim.solver.death_times()  # input order
+    dead = np.flatnonzero(np.isfinite(death_t))
+    order = dead[np.argsort(death_t[dead], kind="stable")]
+    return order, np.abs(sim.init.w0[order]), death_t[order]
 
 
-def iter_deaths_csv(u_input_order: np.ndarray, death_t_input_order: np.ndarray) -> Iterator[str]:
+def iter_deaths_csv(sim) -> Iterator[str]:
     """k,u,t_death for each weight that died, in order of death (in pieces)."""
-    return iter_csv_columns(DEATH_NAMES, death_columns(u_input_order, death_t_input_order), int_cols=[0])
-
-
-def deaths_csv(u_input_order: np.ndarray, death_t_input_order: np.ndarray) -> str:
-    return "".join(iter_deaths_csv(u_input_order, death_t_input_order))
+    return iter_csv_columns(DEATH_NAMES, death_columns(sim), int_cols=[0])
 
 
 DEATH_NAMES = ("k", "u", "t_death")
-FORMATS = ("csv", "npz")
 
 
-def _write_npz(out: ResultDir, name: str, arrays: dict[str, np.ndarray]) -> None:
-    """An uncompressed .npz (np.savez): the arrays, named like the CSV columns, exact by
-    construction; zipfile streams each array to the file."""
-    out.write_with(name, lambda f: np.savez(f, **arrays))
+def npz_writer(arrays: dict[str, np.ndarray]) -> Callable[[BinaryIO], None]:
+    """Writes an uncompressed .npz (np.savez) into an open file: the arrays, named like the
+    CSV columns, exact by construction; zipfile streams each array to the file."""
+    return lambda f: np.savez(f, **arrays)
+
+
+def weights_npz(w0: np.ndarray, w_now: np.ndarray, now_name: str = "w_final") -> Callable[[BinaryIO], None]:
+    """weights.npz: k (int64), w0 and <now_name>, the columns of weights.csv."""
+    return npz_writer({"k": np.arange(w0.shape[0], dtype=np.int64), "w0": w0, now_name: w_now})
+
+
+def deaths_npz(sim) -> Callable[[BinaryIO], None]:
+    """deaths.npz: k, u and t_death, the columns of deaths.csv, in order of death."""
+    return npz_writer(dict(zip(DEATH_NAMES, death_columns(sim), strict=True)))
 
 
 def run_metadata(run: SampledRun, params: SimParams, command_line: str) -> dict:
@@ -105,27 +111,25 @@ def write_results(
     params: SimParams,
     include_weights: bool,
     command_line: str,
-    fmt: str = "csv",
+    fmt: str = "auto",
 ) -> None:
     """timeseries.csv, weights and deaths (.csv streamed in pieces, or .npz with `fmt`
-    "npz"), run.json into `out`."""
+    "npz"; "auto" picks by m, resolved_format), run.json into `out`."""
     sim = run.sim
+    fmt = resolved_format(fmt, sim.m)
     out.write_text("timeseries.csv", timeseries_csv(run.rows))
     w0 = sim.init.w0
     if include_weights:
         w_final = sim.solver.weights()
         if fmt == "npz":
-            k = np.arange(w0.shape[0], dtype=np.int64)
-            _write_npz(out, "weights.npz", {"k": k, "w0": w0, "w_final": w_final})
+            out.write_with("weights.npz", weights_npz(w0, w_final))
         else:
             out.write_chunks("weights.csv", iter_weights_csv(w0, w_final))
         del w_final
-    cols = death_columns(np.abs(w0), sim.solver.death_times(), sim.init.order)
     if fmt == "npz":
-        _write_npz(out, "deaths.npz", dict(zip(DEATH_NAMES, cols, strict=True)))
+        out.write_with("deaths.npz", deaths_npz(sim))
     else:
-        out.write_chunks("deaths.csv", iter_csv_columns(DEATH_NAMES, cols, int_cols=[0]))
-    del cols
+        out.write_chunks("deaths.csv", iter_deaths_csv(sim))
     meta = run_metadata(run, params, command_line)
     meta["format"] = fmt
     out.write_text("run.json", json_text(meta))

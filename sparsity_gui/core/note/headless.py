@@ -17,7 +17,11 @@ from sparsity_gui.core.note.scaling import ScalingGrid
 
 SAMPLES = 501  # rows of timeseries.csv by default
 SAMPLES_MAX = 10**6
-FORMATS = ("csv", "npz")  # how weights and deaths are written
+FORMATS = ("auto", "csv", "npz")  # how weights and deaths are written
+# "auto": CSV up to this many weights, .npz above. Shortest-repr CSV text costs about 2 s
+# per 10^6 weights here (both files), .npz a fiftieth of that: at 10^7 CSV alone would
+# take most of a minute.
+CSV_MAX_WEIGHTS = 1_000_000
 SCALING_JOBS_MAX = 64
 
 
@@ -83,6 +87,13 @@ def scaling_settings(
     jobs = min(jobs, len(grid.runs()))
     grid.check_memory(jobs)
     return grid, jobs
+
+
+def resolved_format(fmt: str, m: int) -> str:
+    """ "csv" or "npz": the format asked for, or the one "auto" picks for m weights."""
+    if fmt == "auto":
+        return "csv" if m <= CSV_MAX_WEIGHTS else "npz"
+    return fmt
 
 
 def check_format(fmt: str) -> None:

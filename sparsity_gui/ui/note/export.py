@@ -12,39 +12,50 @@ the exported files. The replay and the writing run in a thread while the window 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.files import atomic_write_bytes, atomic_write_chunks, json_text
+from sparsity_gui.core.files import atomic_write_bytes, atomic_write_chunks, atomic_write_with, json_text
 from sparsity_gui.core.note.files import (
+    deaths_npz,
     iter_deaths_csv,
     iter_weights_csv,
     run_metadata,
     timeseries_csv,
     tracked_csv,
+    weights_npz,
 )
+from sparsity_gui.core.note.headless import resolved_format
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
 from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.ui.window import UNCHANGED, PanelExports, choose_folder
 
+NPZ_FILTER = "NumPy arrays (*.npz)"
 DATA_KINDS = {
-    # kind: (file name, menu text, dialog filter)
+    # kind: (file name, menu text, dialog filter); weights and deaths also as .npz
     "timeseries": ("timeseries.csv", "Time series (CSV)…", "CSV (*.csv)"),
-    "weights": ("weights.csv", "Current weights k, w0, w_now (CSV)…", "CSV (*.csv)"),
-    "deaths": ("deaths.csv", "Death events (CSV)…", "CSV (*.csv)"),
+    "weights": ("weights.csv", "Current weights k, w0, w_now (CSV or NPZ)…", "CSV (*.csv)"),
+    "deaths": ("deaths.csv", "Death events (CSV or NPZ)…", "CSV (*.csv)"),
     "tracked": ("tracked.csv", "Tracked weights |W_k|(t) (CSV)…", "CSV (*.csv)"),
     "run": ("run.json", "Run metadata (run.json)…", "JSON (*.json)"),
 }
+TABLE_KINDS = ("weights", "deaths")  # a row per weight: CSV or .npz
 COMMAND_LINE = "sparsity-gui (desktop app export)"
 
 
 def _os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
+
+
+class _Binary:
+    """A file written by a function of the open binary file (an .npz)."""
+
+    def __init__(self, write: Callable) -> None:
+        self.write = write
 
 
 class _WriteFailed(Exception):
@@ -70,8 +81,8 @@ class NoteExports(PanelExports):
             "Export all…",
             lambda _c=False: self.export_all_dialog(),
             "Ctrl+E",
-            "Write every panel (PNG, SVG), the window (PNG), the data (CSV), run.json and the "
-            "session into one folder",
+            "Write every panel (PNG, SVG), the window (PNG), the data (CSV; weights and deaths "
+            "as .npz above 10^6 weights), run.json and the session into one folder",
         )
         self.act_export_all.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
         figures = self.figure_menu()
@@ -141,16 +152,27 @@ class NoteExports(PanelExports):
         return result["value"]
 
     # --- data -------------------------------------------------------------------------------
-    def data_files(self, script: RunScript, source: W0Source) -> dict[str, Callable[[], Iterable[str]]]:
+    def data_files(self, script: RunScript, source: W0Source, fmt: str = "auto") -> dict[str, object]:
         """Every data file of the run: name -> a function giving its text in pieces (large
-        CSVs are streamed, never held whole). Safe to call from a worker thread."""
+        CSVs are streamed, never held whole), or a _Binary for weights and deaths as .npz
+        (``fmt``: "csv", "npz" or "auto", by m as in `run --format`). Safe to call from a
+        worker thread."""
         run = self.replayed(script)
         sim = run.sim
         shown = self.tracked_shown()
+        if resolved_format(fmt, sim.m) == "npz":
+            table_files: dict[str, object] = {
+                "weights.npz": _Binary(lambda f: weights_npz(sim.init.w0, sim.solver.weights(), "w_now")(f)),
+                "deaths.npz": _Binary(lambda f: deaths_npz(sim)(f)),
+            }
+        else:
+            table_files = {
+                "weights.csv": lambda: iter_weights_csv(sim.init.w0, sim.solver.weights(), "w_now"),
+                "deaths.csv": lambda: iter_deaths_csv(sim),
+            }
         return {
             "timeseries.csv": lambda: [timeseries_csv(run.rows)],
-            "weights.csv": lambda: iter_weights_csv(sim.init.w0, sim.solver.weights(), "w_now"),
-            "deaths.csv": lambda: iter_deaths_csv(np.abs(sim.init.w0), sim.solver.death_times()),
+            **table_files,
             "tracked.csv": lambda: [tracked_csv(run, shown)],
             "run.json": lambda: [json_text(run_metadata(run, script.params, COMMAND_LINE))],
             "session.json": lambda: [session_text(script, source, self.win.pin_control.pins)],
@@ -171,6 +193,8 @@ class NoteExports(PanelExports):
                 try:
                     if isinstance(payload, bytes):
                         atomic_write_bytes(path, payload)
+                    elif isinstance(payload, _Binary):
+                        atomic_write_with(path, payload.write)
                     else:
                         atomic_write_chunks(path, payload())
                 except OSError as exc:
@@ -181,14 +205,21 @@ class NoteExports(PanelExports):
         return self._in_thread(work, f"Writing {len(items)} file(s)…")
 
     def export_data(self, kind: str, path: str | Path) -> bool:
-        """One data file: timeseries, weights, deaths, tracked or run (run.json)."""
+        """One data file: timeseries, weights, deaths, tracked or run (run.json); weights
+        and deaths as .npz when the path ends in .npz, as CSV otherwise."""
         win = self.win
         path = Path(path)
         if kind not in DATA_KINDS:
             return win.fail("Cannot export data", f"unknown kind of data {kind!r}")
+        name = DATA_KINDS[kind][0]
+        npz = path.suffix.lower() == ".npz"
+        if npz and kind not in TABLE_KINDS:
+            return win.fail(
+                "Cannot export data", f"{name} is written as {name.split('.')[-1].upper()} only, not .npz"
+            )
         try:
-            files = self.data_files(*win.current_script())
-            self._write([(path, files[DATA_KINDS[kind][0]])])
+            files = self.data_files(*win.current_script(), fmt="npz" if npz else "csv")
+            self._write([(path, files[name.replace(".csv", ".npz") if npz else name])])
         except InputError as exc:
             return win.fail("Cannot export data", exc.message)
         except _WriteFailed as exc:
@@ -197,7 +228,8 @@ class NoteExports(PanelExports):
 
     def export_all(self, folder: str | Path, scale: float = 2.0) -> bool:
         """One folder: every panel as PNG and SVG (drawn from the exported data, with the
-        live panels' toggles), the window as PNG, timeseries.csv, weights.csv, deaths.csv,
+        live panels' toggles), the window as PNG, timeseries.csv, weights.csv, deaths.csv
+        (weights.npz and deaths.npz above 10^6 weights, as `run` writes them),
         tracked.csv, run.json and session.json. Each file is written atomically; on an error
         the files already there stay intact and the message names the file."""
         from sparsity_gui.plots.figures import FigureSet, panel_view_state, sampled_snapshot
@@ -241,8 +273,15 @@ class NoteExports(PanelExports):
     # --- dialogs ----------------------------------------------------------------------------
     def export_data_dialog(self, kind: str) -> None:
         name, _text, flt = DATA_KINDS[kind]
+        filters = [flt]
+        if kind in TABLE_KINDS:
+            filters.append(NPZ_FILTER)
+            snap = self.win.snapshot
+            if snap is not None and resolved_format("auto", snap.m) == "npz":  # CSV: minutes
+                filters.reverse()
+                name = name.replace(".csv", ".npz")
         path, _ = QtWidgets.QFileDialog.getSaveFileName(
-            self.win, "Export data", name, f"{flt};;All files (*)"
+            self.win, "Export data", name, ";;".join([*filters, "All files (*)"]), filters[0]
         )
         if path:
             self.export_data(kind, path)
