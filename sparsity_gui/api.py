@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import operator
+import os
 import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -453,6 +454,18 @@ class TrainingResult(_Result):
     options: dict[str, Any] = dataclasses.field(repr=False)
     command = "interference"
 
+    def command_line(self, out: str | Path, save_options: Mapping[str, Any] | None = None) -> str:
+        array = self.options.get("w0")
+        if not isinstance(array, np.ndarray):
+            return super().command_line(out, save_options)
+        # no CLI option takes an array: the call that makes these files (W(0) is w0.npy)
+        shape = " x ".join(str(k) for k in array.shape)
+        args = ", ".join(
+            f"w0=<{array.dtype} array {shape}, saved as w0.npy>" if k == "w0" else f"{k}={v!r}"
+            for k, v in self.options.items()
+        )
+        return f"sparsity_gui.api.train({args}).save({str(out)!r})"
+
     def save(self, out: str | Path, *, force: bool = False) -> Path:
         """history.csv, w0.npy, w_final.npy, neuron_counts.csv and run.json into ``out``,
         as `interference --out DIR` with the same options. See _Result.save."""
@@ -476,14 +489,16 @@ class TrainingResult(_Result):
 
 def train(
     *,
-    n: int = 256,
-    m: int = 1024,
-    seed: int = 0,
+    n: int | None = None,
+    m: int | None = None,
+    seed: int | None = None,
     steps: int = 7500,
     optimizer: str = "adamw",
     l1: float = 1e-3,
     lr: float = 1e-3,
-    sigma: float = 1.0,
+    sigma: float | None = None,
+    w0: str | os.PathLike[str] | np.ndarray | None = None,
+    w0_tensor: str | None = None,
     no_interference: bool = False,
     weight_decay: float | None = None,
     dtype: str = "float64",
@@ -491,8 +506,14 @@ def train(
 ) -> TrainingResult:
     """Train the interference model once (Lecomte et al. 2023: y = ReLU(W W^T x) on the n
     basis vectors, loss sum_i (1 - |W_i|^2)^2 + sum_{i != j} ReLU(W_i . W_j)^2 + l1 |W|_1),
-    W (n x m) from normal(0, sigma/sqrt(m)) drawn with ``seed``, as ``sparsity-gui
-    interference`` does.
+    W (n x m) from normal(0, sigma/sqrt(m)) drawn with ``seed`` (defaults: n=256, m=1024,
+    seed=0, sigma=1), as ``sparsity-gui interference`` does.
+
+    ``w0``: start from this W(0) instead, a matrix n x m (features x neurons) that sets n
+    and m (given as well, they must match; seed and sigma do not go with it): the path of
+    a file (.npy, .npz, .safetensors, a PyTorch state_dict if torch is installed, or text,
+    a row per feature), its tensor or array ``w0_tensor``; or a numpy array. An array has
+    no CLI option: save() then records this call instead of a command line.
 
     Network units: ``l1`` the loss's L1 coefficient, 0 to 4 (the note's lam = l1/4), ``lr``
     the learning rate per step (for gradient descent the note's eta = 4 lr and t = 4 lr
@@ -505,8 +526,8 @@ def train(
 
     Like the CLI this caps OpenBLAS at one thread in this process (faster for these
     products, and the same numbers as the CLI's)."""
+    from sparsity_gui.core.interference.headless import INTERFERENCE_DEFAULTS, training_settings, training_w0
     from sparsity_gui.core.interference.headless import train as train_run
-    from sparsity_gui.core.interference.headless import training_settings
     from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 
     values = dict(
@@ -518,14 +539,25 @@ def train(
         l1=_number(l1),
         lr=_number(lr),
         sigma=_number(sigma),
+        w0=w0 if w0 is None or isinstance(w0, np.ndarray) else os.fspath(w0),
+        w0_tensor=w0_tensor,
         no_interference=no_interference,
         weight_decay=None if weight_decay is None else _number(weight_decay),
         dtype=dtype,
         samples=_whole(samples),
     )
-    params = training_settings(**values)
+    given = {k: v for k, v in values.items() if k not in ("w0", "w0_tensor")}
+    matrix, source = training_w0(
+        values["w0"], w0_tensor, n=given["n"], m=given["m"], seed=given["seed"], sigma=given["sigma"]
+    )
+    if matrix is not None:
+        given["n"], given["m"] = matrix.shape
+    for name in ("n", "m", "seed", "sigma"):  # None: the CLI's default (or the matrix's shape)
+        if given[name] is None:
+            given[name] = INTERFERENCE_DEFAULTS[name]
+    params = training_settings(**given)
     started = time.perf_counter()
-    run = train_run(params, values["samples"])
+    run = train_run(params, values["samples"], w0=matrix, w0_source=source)
     wall = time.perf_counter() - started
     meas = run.measure(with_loss=False)
     return TrainingResult(

@@ -32,6 +32,7 @@ from sparsity_gui.core.interference.headless import (
     sweep_settings,
     train,
     training_settings,
+    training_w0,
 )
 from sparsity_gui.core.interference.params import DTYPES, OPTIMIZERS
 from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION
@@ -483,18 +484,10 @@ def w0_from_args(args: argparse.Namespace):
     """(W(0), where it came from for run.json) of --w0/--w0-tensor, or (None, None); sets
     args.n and args.m from the matrix. Before the defaults are filled in: an explicit --n
     or --m must match the file."""
-    from sparsity_gui.core.interference.initial import load_w0_matrix
-
-    if args.w0 is None:
-        if args.w0_tensor is not None:
-            raise InputError("w0-tensor", "needs --w0 FILE")
-        return None, None
-    for name in ("seed", "sigma"):
-        if getattr(args, name) is not None:
-            raise InputError(name, f"--{name} draws W(0) at random; it does not go with --w0")
-    w0, info = load_w0_matrix(args.w0, args.w0_tensor, args.n, args.m)
-    args.n, args.m = w0.shape
-    return w0, {"source": "file", "path": str(args.w0), "tensor": info.name, "dtype": info.dtype}
+    w0, source = training_w0(args.w0, args.w0_tensor, n=args.n, m=args.m, seed=args.seed, sigma=args.sigma)
+    if w0 is not None:
+        args.n, args.m = w0.shape
+    return w0, source
 
 
 def interference_command(argv: Sequence[str]) -> int:

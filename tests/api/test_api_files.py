@@ -4,9 +4,12 @@ with that command line recorded; the CLI runs for real (`main`, in process)."""
 
 import json
 import os
+from pathlib import Path
 
+import interference_oracles as IO
 import numpy as np
 import pytest
+from safetensors.numpy import save_file
 
 from sparsity_gui import api
 from sparsity_gui.__main__ import main
@@ -100,6 +103,64 @@ def test_train_saves_the_files_of_interference(tmp_path, capsys):
     _assert_same_files(api_dir, cli_dir, clock_fields=("wall_seconds",))
     assert np.array_equal(np.load(api_dir / "w_final.npy"), result.w_final)
     assert np.array_equal(np.load(api_dir / "w0.npy"), result.w0)
+
+
+def test_train_from_a_w0_file_saves_the_files_of_interference_w0(tmp_path, capsys):
+    """`interference --w0 FILE --w0-tensor NAME`: n and m from the matrix, W(0) the file's
+    bit for bit, the training the plain-numpy reference's (tests/interference_oracles.py)."""
+    matrix = (np.random.default_rng(8).standard_normal((5, 9)) / 2.5).astype(np.float32)
+    save_file({"enc.weight": matrix, "enc.bias": np.zeros(5, np.float32)}, "ck.safetensors")
+    result = api.train(
+        w0=Path("ck.safetensors"),
+        w0_tensor="enc.weight",
+        optimizer="gd-zero",
+        lr=0.1,
+        l1=0.04,
+        steps=40,
+        samples=5,
+    )
+    assert (result.params.n, result.params.m) == (5, 9)
+    assert result.command_line("res") == (
+        "sparsity-gui interference --steps 40 --optimizer gd-zero --l1 0.04 --lr 0.1 --w0 ck.safetensors "
+        "--w0-tensor enc.weight --samples 5 --out res"
+    )
+    np.testing.assert_array_equal(result.w0, matrix.astype(np.float64))
+    W, done, unstable = IO.gd_zero_reference(matrix.astype(np.float64), 0.1, 0.04, 40)
+    assert done == 40 and not unstable
+    np.testing.assert_allclose(result.w_final, W, rtol=0, atol=1e-12)
+    api_dir, cli_dir = _same_dir_both_ways(tmp_path, capsys, result.save, "interference")
+    _assert_same_files(api_dir, cli_dir, clock_fields=("wall_seconds",))
+    meta = json.loads((api_dir / "run.json").read_text())
+    assert meta["w0"] == {"source": "file", "path": "ck.safetensors", "tensor": "enc.weight", "dtype": "F32"}
+
+
+def test_train_from_an_array_records_the_call(tmp_path):
+    """w0 as a numpy array: the same run as from a file holding it; save() writes the
+    same files as `interference --w0 w0.npy` apart from where W(0) came from."""
+    matrix = np.random.default_rng(3).standard_normal((4, 7)) / 2.0
+    np.save("w.npy", matrix)
+    kwargs = dict(optimizer="adam", lr=0.01, l1=0.02, steps=60, samples=4)
+    from_array = api.train(w0=matrix, **kwargs)
+    from_file = api.train(w0="w.npy", **kwargs)
+    assert (from_array.params.n, from_array.params.m) == (4, 7)
+    assert np.array_equal(from_array.w0, matrix) and from_array.w0 is not matrix
+    assert np.array_equal(from_array.w_final, from_file.w_final)
+    assert np.array_equal(from_array.history, from_file.history, equal_nan=True)  # t: NaN for Adam
+    # Adam (weight decay 0) from torch's documented pseudo-code on the network's gradient
+    W = IO.adam_reference(matrix, lambda W: IO.network_grad_backprop(W, 0.02), 60, 0.01)
+    np.testing.assert_allclose(from_array.w_final, W, rtol=1e-9, atol=1e-12)
+    call = (
+        "sparsity_gui.api.train(steps=60, optimizer='adam', l1=0.02, lr=0.01, "
+        "w0=<float64 array 4 x 7, saved as w0.npy>, samples=4).save('DIR')"
+    )
+    assert repr(from_array).endswith(f"; files as: {call}>")
+    from_array.save("a")
+    from_file.save("f")
+    for name in ("history.csv", "w0.npy", "w_final.npy", "neuron_counts.csv"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "f" / name).read_bytes(), name
+    assert np.array_equal(np.load("a/w0.npy"), matrix)
+    meta = json.loads((tmp_path / "a" / "run.json").read_text())
+    assert meta["w0"] == {"source": "given"} and meta["command_line"] == call.replace("DIR", "a")
 
 
 def test_sweep_saves_the_files_of_sweep_no_figure(tmp_path, capsys):

@@ -76,6 +76,37 @@ def training_settings(*, samples: int, **model) -> InterferenceParams:
     return params
 
 
+def training_w0(
+    w0: str | np.ndarray | None,
+    w0_tensor: str | None,
+    *,
+    n: int | None,
+    m: int | None,
+    seed: int | None,
+    sigma: float | None,
+) -> tuple[np.ndarray | None, dict | None]:
+    """W(0) of an `interference` run (``--w0 FILE --w0-tensor NAME``; the Python API also
+    takes an array) and where it came from, for run.json (None for an array: the run says
+    "given"); (None, None) for the normal draw. The other options as given, None where
+    not: ``n`` and ``m`` must match the matrix, ``seed`` and ``sigma`` (which draw W(0) at
+    random) do not go with it."""
+    from sparsity_gui.core.interference.initial import load_w0_matrix, w0_matrix_of_array
+
+    if w0 is None:
+        if w0_tensor is not None:
+            raise InputError("w0-tensor", "needs --w0 FILE")
+        return None, None
+    for name, value in (("seed", seed), ("sigma", sigma)):
+        if value is not None:
+            raise InputError(name, f"--{name} draws W(0) at random; it does not go with --w0")
+    if isinstance(w0, np.ndarray):
+        if w0_tensor is not None:
+            raise InputError("w0-tensor", "names a tensor of a --w0 file; w0 is an array")
+        return w0_matrix_of_array(w0, n, m), None
+    matrix, info = load_w0_matrix(w0, w0_tensor, n, m)
+    return matrix, {"source": "file", "path": str(w0), "tensor": info.name, "dtype": info.dtype}
+
+
 def train(
     params: InterferenceParams,
     samples: int,
