@@ -44,6 +44,7 @@ from sparsity_gui.core.files import ResultDir
 if TYPE_CHECKING:
     import pandas
 
+    from sparsity_gui.core.cluster import Scheduler
     from sparsity_gui.core.interference.params import InterferenceParams
     from sparsity_gui.core.interference.run import InterferenceRun
     from sparsity_gui.core.interference.sweep import SweepRow, SweepSpec
@@ -338,7 +339,9 @@ class ScalingResult(_Result):
     ``lam_norm1_0``, ``sigma``, ``t_end`` and ``seconds`` (wall time of the run).
     ``m``, ``lam``, ``runs``: one entry per (m, lam), ordered by m, then lam; ``mean`` and
     ``std``: {column: array over those (m, lam)} of the mean and sample standard deviation
-    over the seeds of each column of scaling.json's summary (NaN values left out)."""
+    over the seeds of each column of scaling.json's summary (NaN values left out).
+    ``jobs``: the runs solved side by side here; on a cluster None, and ``scheduler``
+    where they ran (str() gives its address or local:N; None: this machine's threads)."""
 
     grid: ScalingGrid
     rows: dict[str, np.ndarray]
@@ -347,7 +350,8 @@ class ScalingResult(_Result):
     runs: np.ndarray
     mean: dict[str, np.ndarray]
     std: dict[str, np.ndarray]
-    jobs: int
+    jobs: int | None
+    scheduler: Scheduler | None
     scaling_rows: tuple[ScalingRow, ...] = dataclasses.field(repr=False)
     options: dict[str, Any] = dataclasses.field(repr=False)
     command = "scaling"
@@ -360,7 +364,13 @@ class ScalingResult(_Result):
     def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
         from sparsity_gui.core.note.scaling import write_scaling
 
-        write_scaling(result_dir, self.grid, list(self.scaling_rows), command_line=command_line)
+        write_scaling(
+            result_dir,
+            self.grid,
+            list(self.scaling_rows),
+            command_line=command_line,
+            scheduler=self.scheduler,
+        )
 
     def _table(self) -> tuple[Sequence[str], dict[str, np.ndarray]]:
         return tuple(self.rows), self.rows
@@ -382,6 +392,7 @@ def scaling(
     seed: int = 0,
     sigma: float = 0.9,
     jobs: int | None = None,
+    scheduler: str | None = None,
 ) -> ScalingResult:
     """Run the note's model with the exact solver for every m, lam and seed (``seed`` ..
     ``seed + seeds - 1``, the same W(0) ~ normal(0, sigma/sqrt(m)) for every lam at one m)
@@ -394,8 +405,14 @@ def scaling(
     ("1e-4,1e-3"): the note's L1 strength, > 0 and at most 1 (the interference model's
     l1 = 4 lam). Times (``t_one``, ``t_end``) are the note's time t. ``jobs``: runs side by
     side in threads, 1 to 64 (default: one per core up to 8, fewer if they do not fit in
-    memory); the results do not depend on it. Ctrl+C (KeyboardInterrupt) stops every run
-    within milliseconds (drawing W(0) at large m excepted) and raises; nothing is kept."""
+    memory); the results do not depend on it. ``scheduler``: solve each run as a task on a
+    dask.distributed cluster instead (the extra ``pip install 'sparsity-gui[cluster]'``):
+    the address of a running scheduler, "tcp://HOST:PORT", or "local:N" to start N worker
+    processes on this machine for this call; the rows are the same digit for digit (all
+    but ``seconds``). Ctrl+C (KeyboardInterrupt) stops every run within milliseconds
+    (drawing W(0) at large m excepted; a cluster's tasks are cancelled) and raises;
+    nothing is kept."""
+    from sparsity_gui.core.cluster import parse_scheduler
     from sparsity_gui.core.note.headless import scaling_settings
     from sparsity_gui.core.note.scaling import ROW_COLUMNS, SUMMARY_COLUMNS, run_scaling, summarize
 
@@ -411,9 +428,11 @@ def scaling(
         seed=_whole(seed),
         sigma=_number(sigma),
         jobs=None if jobs is None else _whole(jobs),
+        scheduler=scheduler,
     )
-    grid, workers = scaling_settings(**values)
-    rows = run_scaling(grid, workers=workers)
+    cluster = parse_scheduler("" if scheduler is None else str(scheduler))
+    grid, workers = scaling_settings(**{**values, "scheduler": cluster})
+    rows = run_scaling(grid, workers=workers or 1, scheduler=cluster)
     cells = summarize(rows)
     options = _given(scaling, values)
     options["no_figure"] = True  # the files of `scaling --no-figure`
@@ -426,6 +445,7 @@ def scaling(
         mean={name: np.array([c.mean[name] for c in cells]) for name in SUMMARY_COLUMNS},
         std={name: np.array([c.std[name] for c in cells]) for name in SUMMARY_COLUMNS},
         jobs=workers,
+        scheduler=cluster,
         scaling_rows=tuple(rows),
         options=options,
     )
@@ -582,7 +602,9 @@ class SweepResult(_Result):
     ``rows``: a column per field of sweep.csv (``m``, ``seed``, ``polysemantic``,
     ``predicted`` = n^2/(4m), ..., ``seconds`` of wall time), a row per run, as numpy
     arrays. ``m``, ``mean``, ``std``, ``predicted``: polysemantic neurons per value of m
-    (mean and sample standard deviation over the seeds) and the paper's prediction."""
+    (mean and sample standard deviation over the seeds) and the paper's prediction.
+    ``jobs``: the runs trained side by side here; on a cluster None, and ``scheduler``
+    where they ran (str() gives its address or local:N; None: this machine's threads)."""
 
     spec: SweepSpec
     rows: dict[str, np.ndarray]
@@ -590,7 +612,8 @@ class SweepResult(_Result):
     mean: np.ndarray
     std: np.ndarray
     predicted: np.ndarray
-    jobs: int
+    jobs: int | None
+    scheduler: Scheduler | None
     sweep_rows: tuple[SweepRow, ...] = dataclasses.field(repr=False)
     options: dict[str, Any] = dataclasses.field(repr=False)
     command = "sweep"
@@ -629,6 +652,7 @@ def sweep(
     dtype: str | None = None,
     paper: bool = False,
     jobs: int | None = None,
+    scheduler: str | None = None,
 ) -> SweepResult:
     """Train the interference model for every m with ``seeds`` seeds each (``seed`` ..
     ``seed + seeds - 1``) and count the polysemantic neurons of each run, against the
@@ -640,7 +664,12 @@ def sweep(
     paper's settings (n=256, m=256..4096 by 256, 16 seeds: hours of work), which the
     options given override. Units as in train(): lam = l1/4. ``jobs``: runs trained side
     by side, one BLAS thread each (default: as many as fit, one per core up to 8); the
-    results do not depend on it."""
+    results do not depend on it. ``scheduler``: train each run as a task on a
+    dask.distributed cluster instead (the extra ``pip install 'sparsity-gui[cluster]'``):
+    the address of a running scheduler, "tcp://HOST:PORT", or "local:N" to start N worker
+    processes on this machine for this call; the rows are the same digit for digit (all
+    but ``seconds``)."""
+    from sparsity_gui.core.cluster import parse_scheduler
     from sparsity_gui.core.interference.headless import PAPER, SWEEP_DEFAULTS, sweep_settings
     from sparsity_gui.core.interference.sweep import ROW_COLUMNS, run_sweep, summarize
 
@@ -659,6 +688,7 @@ def sweep(
         dtype=dtype,
         paper=paper,
         jobs=_whole(jobs),
+        scheduler=scheduler,
     )
     if isinstance(given["m"], list):
         given["m"] = [_whole(v) for v in given["m"]]
@@ -669,8 +699,9 @@ def sweep(
         **(PAPER if paper else {}),
     }
     settings.update({k: v for k, v in given.items() if v is not None and k != "paper"})
+    settings["scheduler"] = cluster = parse_scheduler("" if scheduler is None else str(scheduler))
     spec, workers = sweep_settings(**settings)
-    rows = run_sweep(spec, workers=workers)
+    rows = run_sweep(spec, workers=workers or 1, scheduler=cluster)
     summary = summarize(rows)
     options = _given(sweep, given)
     options["no_figure"] = True  # the files of `sweep --no-figure`
@@ -682,6 +713,7 @@ def sweep(
         std=np.asarray(summary.std).copy(),
         predicted=np.asarray(summary.predicted).copy(),
         jobs=workers,
+        scheduler=cluster,
         sweep_rows=tuple(rows),
         options=options,
     )

@@ -21,7 +21,7 @@ from sparsity_gui.cli.common import (
     whole_arg,
     write_headless,
 )
-from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler, require_distributed
+from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.headless import (
     INTERFERENCE_DEFAULTS,
@@ -279,26 +279,9 @@ def sweep_spec_from_args(args: argparse.Namespace):
     sets args.jobs to the runs trained side by side."""
     _resolve(args, SWEEP_DEFAULTS, PAPER)
     args.scheduler = parse_scheduler(args.scheduler or "")
-    if args.scheduler is None:
-        spec, args.jobs = sweep_settings(
-            m=str(args.m), seeds=args.seeds, jobs=args.jobs, **_model_options(args)
-        )
-        return spec
-    if args.jobs is not None:
-        raise InputError(
-            "jobs", "sets the threads of a sweep on this machine; with --scheduler the workers train"
-        )
-    require_distributed()
-    from sparsity_gui.core.checks import parse_m_values
-    from sparsity_gui.core.interference.sweep import SweepSpec
-
-    m_values = parse_m_values(str(args.m))
-    spec = SweepSpec(
-        base=model_params(m=m_values[0], **_model_options(args)), m_values=m_values, seeds=args.seeds
+    spec, args.jobs = sweep_settings(
+        m=str(args.m), seeds=args.seeds, jobs=args.jobs, scheduler=args.scheduler, **_model_options(args)
     )
-    if args.scheduler.local_workers:
-        spec.check_memory(1)  # the largest run on its own, here; the rest run_sweep checks
-    # on a running cluster, the workers' memory is theirs to judge
     return spec
 
 

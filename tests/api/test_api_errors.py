@@ -69,6 +69,24 @@ CASES = [
     ("sweep", dict(jobs=0), ["sweep", "--jobs", "0"]),
     ("sweep", dict(jobs=65), ["sweep", "--jobs", "65"]),
     ("sweep", dict(paper=True, n=0), ["sweep", "--paper", "--n", "0"]),
+    ("sweep", dict(scheduler="udp://x:1"), ["sweep", "--scheduler", "udp://x:1"]),
+    ("sweep", dict(scheduler="local:0"), ["sweep", "--scheduler", "local:0"]),
+    ("sweep", dict(scheduler="local:2", jobs=2), ["sweep", "--scheduler", "local:2", "--jobs", "2"]),
+    (
+        "scaling",
+        dict(m="1e3", lam="1e-2", scheduler="tcp://host"),
+        ["scaling", "--m", "1e3", "--lam", "1e-2", "--scheduler", "tcp://host"],
+    ),
+    (
+        "scaling",
+        dict(m="1e3", lam="1e-2", scheduler="local:2", jobs=2),
+        ["scaling", "--m", "1e3", "--lam", "1e-2", "--scheduler", "local:2", "--jobs", "2"],
+    ),
+    (
+        "scaling",
+        dict(m="1e3", lam="0", scheduler="local:2"),
+        ["scaling", "--m", "1e3", "--lam", "0", "--scheduler", "local:2"],
+    ),
 ]
 
 
