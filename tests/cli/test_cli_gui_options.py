@@ -160,9 +160,10 @@ def test_a_w0_that_does_not_fit_is_the_interference_commands_error(tmp_path, cap
     assert capsys.readouterr().err == f"error: {err.value}\n"
 
 
-def _app(*args, cwd):
+def _python(*args, cwd):
+    """A fresh interpreter in ``cwd``, its settings there too (a first launch)."""
     return subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", *args],
+        [sys.executable, *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -199,14 +200,7 @@ rc = gui_main(build_gui_parser().parse_args(argv))
 print(json.dumps(seen))
 sys.exit(rc)
 """
-    proc = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "SPARSITY_GUI_SETTINGS": str(tmp_path / "s.ini")},
-    )
+    proc = _python("-c", script, cwd=tmp_path)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     seen = json.loads(proc.stdout.splitlines()[-1])
     assert (seen["n"], seen["m"]) == (6, 10)
@@ -218,7 +212,7 @@ def test_a_bad_w0_file_is_one_error_line_before_any_window(tmp_path):
     bad = tmp_path / "w.npy"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
     before = sorted(tmp_path.iterdir())
-    proc = _app("--model", "interference", "--w0", str(bad), cwd=tmp_path)
+    proc = _python("-m", "sparsity_gui", "--model", "interference", "--w0", str(bad), cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr == f"error: w0: {bad}: not a valid .npy file (it is a PNG image)\n"
     assert sorted(tmp_path.iterdir()) == before
