@@ -178,6 +178,15 @@ def _whole(value: Any) -> Any:
         return value
 
 
+def _path(value: Any) -> str:
+    """A file's path as text (a str or a pathlib.Path); anything else refused, naming w0."""
+    if isinstance(value, (str, os.PathLike)):
+        return str(os.fspath(value))
+    from sparsity_gui.core.errors import InputError
+
+    raise InputError("w0", f"must be a file's path or a numpy array, got {type(value).__name__}")
+
+
 def _number(value: Any) -> Any:
     """numpy floats and ints as Python floats (as the CLI reads its text); others unchanged."""
     if isinstance(value, (bool, np.bool_)):
@@ -559,7 +568,7 @@ def train(
         l1=_number(l1),
         lr=_number(lr),
         sigma=_number(sigma),
-        w0=w0 if w0 is None or isinstance(w0, np.ndarray) else os.fspath(w0),
+        w0=w0 if w0 is None or isinstance(w0, np.ndarray) else _path(w0),
         w0_tensor=w0_tensor,
         no_interference=no_interference,
         weight_decay=None if weight_decay is None else _number(weight_decay),

@@ -138,6 +138,7 @@ def test_same_message_as_the_cli(tmp_path, capsys, fn, kwargs, cli_args):
             dict(w0=np.ones((2, 2)), seed=1),
             "seed: --seed draws W(0) at random; it does not go with --w0",
         ),
+        ("train", dict(w0=[[0.5, 0.1]]), "w0: must be a file's path or a numpy array, got list"),
         (
             "sweep",
             dict(m="abc"),
