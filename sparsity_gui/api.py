@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import operator
+import os
 import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -43,6 +44,7 @@ from sparsity_gui.core.files import ResultDir
 if TYPE_CHECKING:
     import pandas
 
+    from sparsity_gui.core.cluster import Scheduler
     from sparsity_gui.core.interference.params import InterferenceParams
     from sparsity_gui.core.interference.run import InterferenceRun
     from sparsity_gui.core.interference.sweep import SweepRow, SweepSpec
@@ -174,6 +176,15 @@ def _whole(value: Any) -> Any:
         return operator.index(value)
     except TypeError:
         return value
+
+
+def _path(value: Any) -> str:
+    """A file's path as text (a str or a pathlib.Path); anything else refused, naming w0."""
+    if isinstance(value, (str, os.PathLike)):
+        return str(os.fspath(value))
+    from sparsity_gui.core.errors import InputError
+
+    raise InputError("w0", f"must be a file's path or a numpy array, got {type(value).__name__}")
 
 
 def _number(value: Any) -> Any:
@@ -338,7 +349,9 @@ class ScalingResult(_Result):
     ``lam_norm1_0``, ``sigma``, ``t_end`` and ``seconds`` (wall time of the run).
     ``m``, ``lam``, ``runs``: one entry per (m, lam), ordered by m, then lam; ``mean`` and
     ``std``: {column: array over those (m, lam)} of the mean and sample standard deviation
-    over the seeds of each column of scaling.json's summary (NaN values left out)."""
+    over the seeds of each column of scaling.json's summary (NaN values left out).
+    ``jobs``: the runs solved side by side here; on a cluster None, and ``scheduler``
+    where they ran (str() gives its address or local:N; None: this machine's threads)."""
 
     grid: ScalingGrid
     rows: dict[str, np.ndarray]
@@ -347,7 +360,8 @@ class ScalingResult(_Result):
     runs: np.ndarray
     mean: dict[str, np.ndarray]
     std: dict[str, np.ndarray]
-    jobs: int
+    jobs: int | None
+    scheduler: Scheduler | None
     scaling_rows: tuple[ScalingRow, ...] = dataclasses.field(repr=False)
     options: dict[str, Any] = dataclasses.field(repr=False)
     command = "scaling"
@@ -360,7 +374,13 @@ class ScalingResult(_Result):
     def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
         from sparsity_gui.core.note.scaling import write_scaling
 
-        write_scaling(result_dir, self.grid, list(self.scaling_rows), command_line=command_line)
+        write_scaling(
+            result_dir,
+            self.grid,
+            list(self.scaling_rows),
+            command_line=command_line,
+            scheduler=self.scheduler,
+        )
 
     def _table(self) -> tuple[Sequence[str], dict[str, np.ndarray]]:
         return tuple(self.rows), self.rows
@@ -382,6 +402,7 @@ def scaling(
     seed: int = 0,
     sigma: float = 0.9,
     jobs: int | None = None,
+    scheduler: str | None = None,
 ) -> ScalingResult:
     """Run the note's model with the exact solver for every m, lam and seed (``seed`` ..
     ``seed + seeds - 1``, the same W(0) ~ normal(0, sigma/sqrt(m)) for every lam at one m)
@@ -394,8 +415,14 @@ def scaling(
     ("1e-4,1e-3"): the note's L1 strength, > 0 and at most 1 (the interference model's
     l1 = 4 lam). Times (``t_one``, ``t_end``) are the note's time t. ``jobs``: runs side by
     side in threads, 1 to 64 (default: one per core up to 8, fewer if they do not fit in
-    memory); the results do not depend on it. Ctrl+C (KeyboardInterrupt) stops every run
-    within milliseconds (drawing W(0) at large m excepted) and raises; nothing is kept."""
+    memory); the results do not depend on it. ``scheduler``: solve each run as a task on a
+    dask.distributed cluster instead (the extra ``pip install 'sparsity-gui[cluster]'``):
+    the address of a running scheduler, "tcp://HOST:PORT", or "local:N" to start N worker
+    processes on this machine for this call; the rows are the same digit for digit (all
+    but ``seconds``). Ctrl+C (KeyboardInterrupt) stops every run within milliseconds
+    (drawing W(0) at large m excepted; a cluster's tasks are cancelled) and raises;
+    nothing is kept."""
+    from sparsity_gui.core.cluster import parse_scheduler
     from sparsity_gui.core.note.headless import scaling_settings
     from sparsity_gui.core.note.scaling import ROW_COLUMNS, SUMMARY_COLUMNS, run_scaling, summarize
 
@@ -411,9 +438,11 @@ def scaling(
         seed=_whole(seed),
         sigma=_number(sigma),
         jobs=None if jobs is None else _whole(jobs),
+        scheduler=scheduler,
     )
-    grid, workers = scaling_settings(**values)
-    rows = run_scaling(grid, workers=workers)
+    cluster = parse_scheduler("" if scheduler is None else str(scheduler))
+    grid, workers = scaling_settings(**{**values, "scheduler": cluster})
+    rows = run_scaling(grid, workers=workers or 1, scheduler=cluster)
     cells = summarize(rows)
     options = _given(scaling, values)
     options["no_figure"] = True  # the files of `scaling --no-figure`
@@ -426,6 +455,7 @@ def scaling(
         mean={name: np.array([c.mean[name] for c in cells]) for name in SUMMARY_COLUMNS},
         std={name: np.array([c.std[name] for c in cells]) for name in SUMMARY_COLUMNS},
         jobs=workers,
+        scheduler=cluster,
         scaling_rows=tuple(rows),
         options=options,
     )
@@ -454,6 +484,18 @@ class TrainingResult(_Result):
     options: dict[str, Any] = dataclasses.field(repr=False)
     command = "interference"
 
+    def command_line(self, out: str | Path, save_options: Mapping[str, Any] | None = None) -> str:
+        array = self.options.get("w0")
+        if not isinstance(array, np.ndarray):
+            return super().command_line(out, save_options)
+        # no CLI option takes an array: the call that makes these files (W(0) is w0.npy)
+        shape = " x ".join(str(k) for k in array.shape)
+        args = ", ".join(
+            f"w0=<{array.dtype} array {shape}, saved as w0.npy>" if k == "w0" else f"{k}={v!r}"
+            for k, v in self.options.items()
+        )
+        return f"sparsity_gui.api.train({args}).save({str(out)!r})"
+
     def save(self, out: str | Path, *, force: bool = False) -> Path:
         """history.csv, w0.npy, w_final.npy, neuron_counts.csv and run.json into ``out``,
         as `interference --out DIR` with the same options. See _Result.save."""
@@ -477,14 +519,16 @@ class TrainingResult(_Result):
 
 def train(
     *,
-    n: int = 256,
-    m: int = 1024,
-    seed: int = 0,
+    n: int | None = None,
+    m: int | None = None,
+    seed: int | None = None,
     steps: int = 7500,
     optimizer: str = "adamw",
     l1: float = 1e-3,
     lr: float = 1e-3,
-    sigma: float = 1.0,
+    sigma: float | None = None,
+    w0: str | os.PathLike[str] | np.ndarray | None = None,
+    w0_tensor: str | None = None,
     no_interference: bool = False,
     weight_decay: float | None = None,
     dtype: str = "float64",
@@ -492,8 +536,14 @@ def train(
 ) -> TrainingResult:
     """Train the interference model once (Lecomte et al. 2023: y = ReLU(W W^T x) on the n
     basis vectors, loss sum_i (1 - |W_i|^2)^2 + sum_{i != j} ReLU(W_i . W_j)^2 + l1 |W|_1),
-    W (n x m) from normal(0, sigma/sqrt(m)) drawn with ``seed``, as ``sparsity-gui
-    interference`` does.
+    W (n x m) from normal(0, sigma/sqrt(m)) drawn with ``seed`` (defaults: n=256, m=1024,
+    seed=0, sigma=1), as ``sparsity-gui interference`` does.
+
+    ``w0``: start from this W(0) instead, a matrix n x m (features x neurons) that sets n
+    and m (given as well, they must match; seed and sigma do not go with it): the path of
+    a file (.npy, .npz, .safetensors, a PyTorch state_dict if torch is installed, or text,
+    a row per feature), its tensor or array ``w0_tensor``; or a numpy array. An array has
+    no CLI option: save() then records this call instead of a command line.
 
     Network units: ``l1`` the loss's L1 coefficient, 0 to 4 (the note's lam = l1/4), ``lr``
     the learning rate per step (for gradient descent the note's eta = 4 lr and t = 4 lr
@@ -506,8 +556,8 @@ def train(
 
     Like the CLI this caps OpenBLAS at one thread in this process (faster for these
     products, and the same numbers as the CLI's)."""
+    from sparsity_gui.core.interference.headless import INTERFERENCE_DEFAULTS, training_settings, training_w0
     from sparsity_gui.core.interference.headless import train as train_run
-    from sparsity_gui.core.interference.headless import training_settings
     from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 
     values = dict(
@@ -519,14 +569,25 @@ def train(
         l1=_number(l1),
         lr=_number(lr),
         sigma=_number(sigma),
+        w0=w0 if w0 is None or isinstance(w0, np.ndarray) else _path(w0),
+        w0_tensor=w0_tensor,
         no_interference=no_interference,
         weight_decay=None if weight_decay is None else _number(weight_decay),
         dtype=dtype,
         samples=_whole(samples),
     )
-    params = training_settings(**values)
+    given = {k: v for k, v in values.items() if k not in ("w0", "w0_tensor")}
+    matrix, source = training_w0(
+        values["w0"], w0_tensor, n=given["n"], m=given["m"], seed=given["seed"], sigma=given["sigma"]
+    )
+    if matrix is not None:
+        given["n"], given["m"] = matrix.shape
+    for name in ("n", "m", "seed", "sigma"):  # None: the CLI's default (or the matrix's shape)
+        if given[name] is None:
+            given[name] = INTERFERENCE_DEFAULTS[name]
+    params = training_settings(**given)
     started = time.perf_counter()
-    run = train_run(params, values["samples"])
+    run = train_run(params, values["samples"], w0=matrix, w0_source=source)
     wall = time.perf_counter() - started
     meas = run.measure(with_loss=False)
     return TrainingResult(
@@ -551,7 +612,9 @@ class SweepResult(_Result):
     ``rows``: a column per field of sweep.csv (``m``, ``seed``, ``polysemantic``,
     ``predicted`` = n^2/(4m), ..., ``seconds`` of wall time), a row per run, as numpy
     arrays. ``m``, ``mean``, ``std``, ``predicted``: polysemantic neurons per value of m
-    (mean and sample standard deviation over the seeds) and the paper's prediction."""
+    (mean and sample standard deviation over the seeds) and the paper's prediction.
+    ``jobs``: the runs trained side by side here; on a cluster None, and ``scheduler``
+    where they ran (str() gives its address or local:N; None: this machine's threads)."""
 
     spec: SweepSpec
     rows: dict[str, np.ndarray]
@@ -559,7 +622,8 @@ class SweepResult(_Result):
     mean: np.ndarray
     std: np.ndarray
     predicted: np.ndarray
-    jobs: int
+    jobs: int | None
+    scheduler: Scheduler | None
     sweep_rows: tuple[SweepRow, ...] = dataclasses.field(repr=False)
     options: dict[str, Any] = dataclasses.field(repr=False)
     command = "sweep"
@@ -598,6 +662,7 @@ def sweep(
     dtype: str | None = None,
     paper: bool = False,
     jobs: int | None = None,
+    scheduler: str | None = None,
 ) -> SweepResult:
     """Train the interference model for every m with ``seeds`` seeds each (``seed`` ..
     ``seed + seeds - 1``) and count the polysemantic neurons of each run, against the
@@ -609,7 +674,12 @@ def sweep(
     paper's settings (n=256, m=256..4096 by 256, 16 seeds: hours of work), which the
     options given override. Units as in train(): lam = l1/4. ``jobs``: runs trained side
     by side, one BLAS thread each (default: as many as fit, one per core up to 8); the
-    results do not depend on it."""
+    results do not depend on it. ``scheduler``: train each run as a task on a
+    dask.distributed cluster instead (the extra ``pip install 'sparsity-gui[cluster]'``):
+    the address of a running scheduler, "tcp://HOST:PORT", or "local:N" to start N worker
+    processes on this machine for this call; the rows are the same digit for digit (all
+    but ``seconds``)."""
+    from sparsity_gui.core.cluster import parse_scheduler
     from sparsity_gui.core.interference.headless import PAPER, SWEEP_DEFAULTS, sweep_settings
     from sparsity_gui.core.interference.sweep import ROW_COLUMNS, run_sweep, summarize
 
@@ -628,6 +698,7 @@ def sweep(
         dtype=dtype,
         paper=paper,
         jobs=_whole(jobs),
+        scheduler=scheduler,
     )
     if isinstance(given["m"], list):
         given["m"] = [_whole(v) for v in given["m"]]
@@ -638,8 +709,9 @@ def sweep(
         **(PAPER if paper else {}),
     }
     settings.update({k: v for k, v in given.items() if v is not None and k != "paper"})
+    settings["scheduler"] = cluster = parse_scheduler("" if scheduler is None else str(scheduler))
     spec, workers = sweep_settings(**settings)
-    rows = run_sweep(spec, workers=workers)
+    rows = run_sweep(spec, workers=workers or 1, scheduler=cluster)
     summary = summarize(rows)
     options = _given(sweep, given)
     options["no_figure"] = True  # the files of `sweep --no-figure`
@@ -651,6 +723,7 @@ def sweep(
         std=np.asarray(summary.std).copy(),
         predicted=np.asarray(summary.predicted).copy(),
         jobs=workers,
+        scheduler=cluster,
         sweep_rows=tuple(rows),
         options=options,
     )

@@ -59,7 +59,7 @@ def gui_main(args: argparse.Namespace) -> int:
     from sparsity_gui.ui.windows import ModelWindows
 
     if model == "interference":
-        win = ModelWindows().open("interference", params, playing=not args.paused)
+        win = ModelWindows().open("interference", params, playing=not args.paused, w0_file=w0)
     else:
         win = ModelWindows().open("note", params, w0, playing=not args.paused, speed=args.speed)
 

@@ -7,9 +7,16 @@ import argparse
 
 from sparsity_gui import __version__
 from sparsity_gui.cli.common import CleanParser, number_arg, whole_arg
-from sparsity_gui.cli.interference import INTERFERENCE_DEFAULTS, _add_model_options, _base_params, _resolve
+from sparsity_gui.cli.interference import (
+    INTERFERENCE_DEFAULTS,
+    _add_model_options,
+    _base_params,
+    _resolve,
+    w0_from_args,
+)
 from sparsity_gui.cli.note import add_param_options, params_from_args
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.initial import w0_label
 
 DESCRIPTION = """\
 sparsity-gui: watch L1 regularization drive one feature encoding W to sparsity.
@@ -42,12 +49,15 @@ NOTE_GUI_DEFAULTS = dict(m=1000, seed=0, sigma=0.9)
 
 
 def gui_params(args: argparse.Namespace):
-    """(model, params, w0) of the GUI's options: the note's SimParams, or the interference
-    model's InterferenceParams. Raises InputError for an option the model does not take."""
+    """(model, params, w0) of the GUI's options: the note's SimParams and W(0) (a vector or
+    None), or the interference model's InterferenceParams and W(0) as (matrix, its name
+    for the window) or None. Raises InputError for an option the model does not take."""
     if args.model == "interference":
-        for flag, value in (("w0", args.w0), ("w0-row", args.w0_row), ("w0-tensor", args.w0_tensor)):
-            if value is not None:
-                raise InputError(flag, "is an option of the note's model, not of --model interference")
+        if args.w0_row is not None:
+            raise InputError(
+                "w0-row",
+                "is an option of the note's model: with --model interference W(0) is the whole matrix",
+            )
         note_only = {"lam": 1e-3, "method": "exact", "eta": 0.05, "t_end": None, "speed": None}
         for name, default in note_only.items():
             if getattr(args, name) != default:
@@ -57,12 +67,15 @@ def gui_params(args: argparse.Namespace):
                     f"{flag} is an option of the note's model; the "
                     f"interference model takes --l1, --lr, --optimizer, --steps",
                 )
+        matrix, source = w0_from_args(args)  # --w0 FILE sets n and m, as `interference` does
         _resolve(args, INTERFERENCE_DEFAULTS)
         params = _base_params(args, args.m)
         from sparsity_gui.core.interference.params import check_memory as check_interference_memory
 
         check_interference_memory(params.n, params.m, params.dtype)
-        return "interference", params, None
+        if matrix is None:
+            return "interference", params, None
+        return "interference", params, (matrix, w0_label(source["path"], source["tensor"]))
     given = [
         name
         for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay", "dtype")
@@ -98,7 +111,9 @@ def build_gui_parser() -> CleanParser:
     p.set_defaults(m=None, seed=None, sigma=None)
     g = p.add_argument_group(
         "interference model (with --model interference; --m, --seed and "
-        "--sigma above apply to it too, defaults m=1024, sigma=1)"
+        "--sigma above apply to it too, defaults m=1024, sigma=1; --w0 FILE and "
+        "--w0-tensor NAME above load W(0) as the whole matrix n x m, features x neurons, "
+        "which sets n and m)"
     )
     _add_model_options(g, INTERFERENCE_DEFAULTS, None, sweep=False, shared_with_note=True)
     a = p.add_argument_group("automation")

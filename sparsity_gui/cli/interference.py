@@ -21,7 +21,7 @@ from sparsity_gui.cli.common import (
     whole_arg,
     write_headless,
 )
-from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler, require_distributed
+from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.headless import (
     INTERFERENCE_DEFAULTS,
@@ -32,6 +32,7 @@ from sparsity_gui.core.interference.headless import (
     sweep_settings,
     train,
     training_settings,
+    training_w0,
 )
 from sparsity_gui.core.interference.params import DTYPES, OPTIMIZERS
 from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION
@@ -278,26 +279,9 @@ def sweep_spec_from_args(args: argparse.Namespace):
     sets args.jobs to the runs trained side by side."""
     _resolve(args, SWEEP_DEFAULTS, PAPER)
     args.scheduler = parse_scheduler(args.scheduler or "")
-    if args.scheduler is None:
-        spec, args.jobs = sweep_settings(
-            m=str(args.m), seeds=args.seeds, jobs=args.jobs, **_model_options(args)
-        )
-        return spec
-    if args.jobs is not None:
-        raise InputError(
-            "jobs", "sets the threads of a sweep on this machine; with --scheduler the workers train"
-        )
-    require_distributed()
-    from sparsity_gui.core.checks import parse_m_values
-    from sparsity_gui.core.interference.sweep import SweepSpec
-
-    m_values = parse_m_values(str(args.m))
-    spec = SweepSpec(
-        base=model_params(m=m_values[0], **_model_options(args)), m_values=m_values, seeds=args.seeds
+    spec, args.jobs = sweep_settings(
+        m=str(args.m), seeds=args.seeds, jobs=args.jobs, scheduler=args.scheduler, **_model_options(args)
     )
-    if args.scheduler.local_workers:
-        spec.check_memory(1)  # the largest run on its own, here; the rest run_sweep checks
-    # on a running cluster, the workers' memory is theirs to judge
     return spec
 
 
@@ -483,18 +467,10 @@ def w0_from_args(args: argparse.Namespace):
     """(W(0), where it came from for run.json) of --w0/--w0-tensor, or (None, None); sets
     args.n and args.m from the matrix. Before the defaults are filled in: an explicit --n
     or --m must match the file."""
-    from sparsity_gui.core.interference.initial import load_w0_matrix
-
-    if args.w0 is None:
-        if args.w0_tensor is not None:
-            raise InputError("w0-tensor", "needs --w0 FILE")
-        return None, None
-    for name in ("seed", "sigma"):
-        if getattr(args, name) is not None:
-            raise InputError(name, f"--{name} draws W(0) at random; it does not go with --w0")
-    w0, info = load_w0_matrix(args.w0, args.w0_tensor, args.n, args.m)
-    args.n, args.m = w0.shape
-    return w0, {"source": "file", "path": str(args.w0), "tensor": info.name, "dtype": info.dtype}
+    w0, source = training_w0(args.w0, args.w0_tensor, n=args.n, m=args.m, seed=args.seed, sigma=args.sigma)
+    if w0 is not None:
+        args.n, args.m = w0.shape
+    return w0, source
 
 
 def interference_command(argv: Sequence[str]) -> int:

@@ -96,6 +96,19 @@ def usable_scheduler(text: str) -> Scheduler | None:
     return scheduler
 
 
+def check_cluster_run(scheduler: Scheduler | None, jobs: int | None, runs: str, work: str) -> None:
+    """A grid of ``runs`` (a sweep, a grid) on ``scheduler``: its workers ``work`` the runs,
+    so jobs (this machine's threads) must not be given, and dask.distributed must be
+    installed. Nothing to check without a scheduler."""
+    if scheduler is None:
+        return
+    if jobs is not None:
+        raise InputError(
+            "jobs", f"sets the threads of {runs} on this machine; with --scheduler the workers {work}"
+        )
+    require_distributed()
+
+
 @dataclass(frozen=True)
 class ClusterStatus:
     """What the scheduler said last: its workers and the tasks of this session."""

@@ -1,6 +1,7 @@
 """Bad arguments: the API raises ValueError with the message the CLI prints after
 `error:` (both check them in core/*/headless.py), and writes nothing."""
 
+import numpy as np
 import pytest
 
 from sparsity_gui import api
@@ -32,6 +33,13 @@ CASES = [
     ("train", dict(weight_decay=-1.0), ["interference", "--weight-decay", "-1"]),
     ("train", dict(samples=1), ["interference", "--samples", "1"]),
     ("train", dict(optimizer="sgd"), ["interference", "--optimizer", "sgd"]),
+    ("train", dict(w0="{tmp}/bad.csv"), ["interference", "--w0", "{tmp}/bad.csv"]),
+    ("train", dict(w0="{tmp}/missing.npy"), ["interference", "--w0", "{tmp}/missing.npy"]),
+    ("train", dict(w0_tensor="W"), ["interference", "--w0-tensor", "W"]),
+    ("train", dict(w0="{tmp}/w.csv", n=3), ["interference", "--w0", "{tmp}/w.csv", "--n", "3"]),
+    ("train", dict(w0="{tmp}/w.csv", m=2), ["interference", "--w0", "{tmp}/w.csv", "--m", "2"]),
+    ("train", dict(w0="{tmp}/w.csv", seed=3), ["interference", "--w0", "{tmp}/w.csv", "--seed", "3"]),
+    ("train", dict(w0="{tmp}/w.csv", sigma=0.5), ["interference", "--w0", "{tmp}/w.csv", "--sigma", "0.5"]),
     (
         "train",
         dict(n=3, m=4, steps=20, optimizer="gd-zero", lr=1.0, sigma=30.0),
@@ -61,6 +69,24 @@ CASES = [
     ("sweep", dict(jobs=0), ["sweep", "--jobs", "0"]),
     ("sweep", dict(jobs=65), ["sweep", "--jobs", "65"]),
     ("sweep", dict(paper=True, n=0), ["sweep", "--paper", "--n", "0"]),
+    ("sweep", dict(scheduler="udp://x:1"), ["sweep", "--scheduler", "udp://x:1"]),
+    ("sweep", dict(scheduler="local:0"), ["sweep", "--scheduler", "local:0"]),
+    ("sweep", dict(scheduler="local:2", jobs=2), ["sweep", "--scheduler", "local:2", "--jobs", "2"]),
+    (
+        "scaling",
+        dict(m="1e3", lam="1e-2", scheduler="tcp://host"),
+        ["scaling", "--m", "1e3", "--lam", "1e-2", "--scheduler", "tcp://host"],
+    ),
+    (
+        "scaling",
+        dict(m="1e3", lam="1e-2", scheduler="local:2", jobs=2),
+        ["scaling", "--m", "1e3", "--lam", "1e-2", "--scheduler", "local:2", "--jobs", "2"],
+    ),
+    (
+        "scaling",
+        dict(m="1e3", lam="0", scheduler="local:2"),
+        ["scaling", "--m", "1e3", "--lam", "0", "--scheduler", "local:2"],
+    ),
 ]
 
 
@@ -71,6 +97,7 @@ def _ids():
 @pytest.mark.parametrize("fn, kwargs, cli_args", CASES, ids=_ids())
 def test_same_message_as_the_cli(tmp_path, capsys, fn, kwargs, cli_args):
     (tmp_path / "bad.csv").write_text("0.1\nhello\n")
+    (tmp_path / "w.csv").write_text("0.1,0.2,0.3\n0.4,0.5,0.6\n")  # n = 2 features, m = 3 neurons
     kwargs = {k: v.format(tmp=tmp_path) if isinstance(v, str) else v for k, v in kwargs.items()}
     argv = [a.format(tmp=tmp_path) for a in cli_args] + ["--out", str(tmp_path / "res")]
     with pytest.raises(SystemExit) as stop:
@@ -81,7 +108,7 @@ def test_same_message_as_the_cli(tmp_path, capsys, fn, kwargs, cli_args):
     with pytest.raises(ValueError) as err:
         getattr(api, fn)(**kwargs)
     assert f"error: {err.value}" == cli_lines[0]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv", "w.csv"]
 
 
 @pytest.mark.parametrize(
@@ -90,6 +117,28 @@ def test_same_message_as_the_cli(tmp_path, capsys, fn, kwargs, cli_args):
         # what the CLI's argparse refuses as text: the API names the field instead
         ("simulate", dict(m=2.5), "m: must be a whole number from 1 to 1e8, got 2.5"),
         ("simulate", dict(lam="big"), "lam: must be a number, got 'big'"),
+        (
+            "train",
+            dict(w0=np.ones(5)),
+            "w0: the array: W(0) is a matrix n x m (features x neurons), not 1-D, shape (5,)",
+        ),
+        ("train", dict(w0=np.ones((3, 4)), m=3), "w0: the array: W(0) is 3 x 4, the run needs n x m = n x 3"),
+        (
+            "train",
+            dict(w0=np.array([[0.5, 0.1], [np.inf, 0.2]])),
+            "w0: the array: the weight at (1, 0) is inf (all weights must be finite)",
+        ),
+        (
+            "train",
+            dict(w0=np.ones((2, 2)), w0_tensor="W"),
+            "w0-tensor: names a tensor of a --w0 file; w0 is an array",
+        ),
+        (
+            "train",
+            dict(w0=np.ones((2, 2)), seed=1),
+            "seed: --seed draws W(0) at random; it does not go with --w0",
+        ),
+        ("train", dict(w0=[[0.5, 0.1]]), "w0: must be a file's path or a numpy array, got list"),
         (
             "sweep",
             dict(m="abc"),

@@ -3,10 +3,13 @@ options writes, byte for byte (run.json and sweep.json apart from the wall-clock
 with that command line recorded; the CLI runs for real (`main`, in process)."""
 
 import json
-import os
+from pathlib import Path
 
+import interference_oracles as IO
 import numpy as np
 import pytest
+from result_files import assert_same_files, same_dir_both_ways
+from safetensors.numpy import save_file
 
 from sparsity_gui import api
 from sparsity_gui.__main__ import main
@@ -17,54 +20,6 @@ def _in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
-def _cli(capsys, *argv):
-    assert main(list(argv)) == 0
-    return capsys.readouterr()
-
-
-def _same_dir_both_ways(tmp_path, capsys, save, command: str) -> tuple:
-    """The API's files and the CLI's, each written to the same path `res` (so that the
-    recorded command lines can be equal): the API's folder is moved aside first."""
-    save("res")
-    os.rename("res", "api")
-    line = json.loads(_json(tmp_path / "api"))["command_line"]
-    assert line.startswith(f"sparsity-gui {command} ") and line.endswith(" --out res")
-    argv = line.split()[1:]  # no spaces or quotes in these options
-    _cli(capsys, *argv)
-    return tmp_path / "api", tmp_path / "res"
-
-
-def _json(folder) -> str:
-    names = [n for n in ("run.json", "sweep.json") if (folder / n).exists()]
-    return (folder / names[0]).read_text()
-
-
-def _assert_same_files(api_dir, cli_dir, clock_fields=(), csv_clock_column=None):
-    names = sorted(p.name for p in cli_dir.iterdir())
-    assert sorted(p.name for p in api_dir.iterdir()) == names
-    for name in names:
-        a, c = (api_dir / name).read_bytes(), (cli_dir / name).read_bytes()
-        if name.endswith(".json"):
-            ja, jc = json.loads(a), json.loads(c)
-            for field in clock_fields:
-                assert isinstance(ja.pop(field), float) and isinstance(jc.pop(field), float)
-            assert ja == jc, name
-            # the same digits: the texts differ only in the clock fields' lines
-            assert [x for x in a.splitlines() if not any(f.encode() in x for f in clock_fields)] == [
-                x for x in c.splitlines() if not any(f.encode() in x for f in clock_fields)
-            ]
-        elif csv_clock_column is not None and name.endswith(".csv"):
-            la, lc = a.decode().splitlines(), c.decode().splitlines()
-            col = la[0].split(",").index(csv_clock_column)
-            assert la[0] == lc[0] and len(la) == len(lc)
-            for ra, rc in zip(la[1:], lc[1:], strict=True):
-                fa, fc = ra.split(","), rc.split(",")
-                del fa[col], fc[col]
-                assert fa == fc
-        else:
-            assert a == c, name
-
-
 @pytest.mark.parametrize(
     "save_options",
     [{}, {"format": "npz", "no_weights": False}, {"no_weights": True}],
@@ -73,8 +28,8 @@ def _assert_same_files(api_dir, cli_dir, clock_fields=(), csv_clock_column=None)
 def test_simulate_saves_the_files_of_run(tmp_path, capsys, save_options):
     run = api.simulate(m=2000, lam=2e-3, seed=3, samples=101)
     assert run.command_line("res").startswith("sparsity-gui run --m 2000 --lam 0.002 --seed 3 --samples 101")
-    api_dir, cli_dir = _same_dir_both_ways(tmp_path, capsys, lambda out: run.save(out, **save_options), "run")
-    _assert_same_files(api_dir, cli_dir, clock_fields=("solver_wall_seconds",))
+    api_dir, cli_dir = same_dir_both_ways(tmp_path, capsys, lambda out: run.save(out, **save_options), "run")
+    assert_same_files(api_dir, cli_dir, clock_fields=("solver_wall_seconds",))
     # the arrays are the files' numbers, exactly
     rows = np.loadtxt(api_dir / "timeseries.csv", delimiter=",", skiprows=1)
     assert np.array_equal(rows, run.timeseries)
@@ -89,17 +44,75 @@ def test_simulate_with_w0_file_and_gd(tmp_path, capsys):
     np.save(tmp_path / "w.npy", np.array([[0.1, -0.5, 0.3, 0.05], [0.2, 0.2, -0.7, 0.01]]))
     run = api.simulate(w0=str(tmp_path / "w.npy"), w0_row=1, method="gd", eta=0.0625, t_end=4.0)
     assert run.params.m == 4 and np.array_equal(run.w0, [0.2, 0.2, -0.7, 0.01])
-    api_dir, cli_dir = _same_dir_both_ways(tmp_path, capsys, run.save, "run")
-    _assert_same_files(api_dir, cli_dir, clock_fields=("solver_wall_seconds",))
+    api_dir, cli_dir = same_dir_both_ways(tmp_path, capsys, run.save, "run")
+    assert_same_files(api_dir, cli_dir, clock_fields=("solver_wall_seconds",))
 
 
 def test_train_saves_the_files_of_interference(tmp_path, capsys):
     result = api.train(n=12, m=24, steps=300, seed=2, optimizer="adam", l1=2e-3, lr=3e-3, samples=31)
     assert result.history.shape == (31, len(result.columns))
-    api_dir, cli_dir = _same_dir_both_ways(tmp_path, capsys, result.save, "interference")
-    _assert_same_files(api_dir, cli_dir, clock_fields=("wall_seconds",))
+    api_dir, cli_dir = same_dir_both_ways(tmp_path, capsys, result.save, "interference")
+    assert_same_files(api_dir, cli_dir, clock_fields=("wall_seconds",))
     assert np.array_equal(np.load(api_dir / "w_final.npy"), result.w_final)
     assert np.array_equal(np.load(api_dir / "w0.npy"), result.w0)
+
+
+def test_train_from_a_w0_file_saves_the_files_of_interference_w0(tmp_path, capsys):
+    """`interference --w0 FILE --w0-tensor NAME`: n and m from the matrix, W(0) the file's
+    bit for bit, the training the plain-numpy reference's (tests/interference_oracles.py)."""
+    matrix = (np.random.default_rng(8).standard_normal((5, 9)) / 2.5).astype(np.float32)
+    save_file({"enc.weight": matrix, "enc.bias": np.zeros(5, np.float32)}, "ck.safetensors")
+    result = api.train(
+        w0=Path("ck.safetensors"),
+        w0_tensor="enc.weight",
+        optimizer="gd-zero",
+        lr=0.1,
+        l1=0.04,
+        steps=40,
+        samples=5,
+    )
+    assert (result.params.n, result.params.m) == (5, 9)
+    assert result.command_line("res") == (
+        "sparsity-gui interference --steps 40 --optimizer gd-zero --l1 0.04 --lr 0.1 --w0 ck.safetensors "
+        "--w0-tensor enc.weight --samples 5 --out res"
+    )
+    np.testing.assert_array_equal(result.w0, matrix.astype(np.float64))
+    W, done, unstable = IO.gd_zero_reference(matrix.astype(np.float64), 0.1, 0.04, 40)
+    assert done == 40 and not unstable
+    np.testing.assert_allclose(result.w_final, W, rtol=0, atol=1e-12)
+    api_dir, cli_dir = same_dir_both_ways(tmp_path, capsys, result.save, "interference")
+    assert_same_files(api_dir, cli_dir, clock_fields=("wall_seconds",))
+    meta = json.loads((api_dir / "run.json").read_text())
+    assert meta["w0"] == {"source": "file", "path": "ck.safetensors", "tensor": "enc.weight", "dtype": "F32"}
+
+
+def test_train_from_an_array_records_the_call(tmp_path):
+    """w0 as a numpy array: the same run as from a file holding it; save() writes the
+    same files as `interference --w0 w0.npy` apart from where W(0) came from."""
+    matrix = np.random.default_rng(3).standard_normal((4, 7)) / 2.0
+    np.save("w.npy", matrix)
+    kwargs = dict(optimizer="adam", lr=0.01, l1=0.02, steps=60, samples=4)
+    from_array = api.train(w0=matrix, **kwargs)
+    from_file = api.train(w0="w.npy", **kwargs)
+    assert (from_array.params.n, from_array.params.m) == (4, 7)
+    assert np.array_equal(from_array.w0, matrix) and from_array.w0 is not matrix
+    assert np.array_equal(from_array.w_final, from_file.w_final)
+    assert np.array_equal(from_array.history, from_file.history, equal_nan=True)  # t: NaN for Adam
+    # Adam (weight decay 0) from torch's documented pseudo-code on the network's gradient
+    W = IO.adam_reference(matrix, lambda W: IO.network_grad_backprop(W, 0.02), 60, 0.01)
+    np.testing.assert_allclose(from_array.w_final, W, rtol=1e-9, atol=1e-12)
+    call = (
+        "sparsity_gui.api.train(steps=60, optimizer='adam', l1=0.02, lr=0.01, "
+        "w0=<float64 array 4 x 7, saved as w0.npy>, samples=4).save('DIR')"
+    )
+    assert repr(from_array).endswith(f"; files as: {call}>")
+    from_array.save("a")
+    from_file.save("f")
+    for name in ("history.csv", "w0.npy", "w_final.npy", "neuron_counts.csv"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "f" / name).read_bytes(), name
+    assert np.array_equal(np.load("a/w0.npy"), matrix)
+    meta = json.loads((tmp_path / "a" / "run.json").read_text())
+    assert meta["w0"] == {"source": "given"} and meta["command_line"] == call.replace("DIR", "a")
 
 
 def test_sweep_saves_the_files_of_sweep_no_figure(tmp_path, capsys):
@@ -107,8 +120,8 @@ def test_sweep_saves_the_files_of_sweep_no_figure(tmp_path, capsys):
     assert result.command_line("res") == (
         "sparsity-gui sweep --n 8 --m 8,16 --seeds 2 --steps 300 --jobs 1 --no-figure --out res"
     )
-    api_dir, cli_dir = _same_dir_both_ways(tmp_path, capsys, result.save, "sweep")
-    _assert_same_files(api_dir, cli_dir, clock_fields=("run_seconds",), csv_clock_column="seconds")
+    api_dir, cli_dir = same_dir_both_ways(tmp_path, capsys, result.save, "sweep")
+    assert_same_files(api_dir, cli_dir, clock_fields=("run_seconds",), csv_clock_column="seconds")
     assert list(result.rows["m"]) == [8, 8, 16, 16] and list(result.rows["seed"]) == [0, 1, 0, 1]
     assert result.m.dtype == np.int64 and list(result.m) == [8, 16]
     assert repr(result).startswith("<SweepResult n=8, 2 seed(s) per m, mean polysemantic per m {8: ")

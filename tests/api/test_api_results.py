@@ -118,5 +118,11 @@ def test_defaults_are_the_clis():
         if name != "schedule":
             assert p.default == run_defaults[name], name
     train_defaults = {**vars(build_interference_parser().parse_args(["--out", "x"])), **INTERFERENCE_DEFAULTS}
+    # n, m, seed and sigma: None, as the CLI's options before its defaults are filled in,
+    # since a W(0) given as w0 sets n and m and does not go with seed or sigma
+    drawn = ("n", "m", "seed", "sigma")
+    train_defaults.update(dict.fromkeys(drawn))
     for name, p in inspect.signature(api.train).parameters.items():
         assert p.default == train_defaults[name], name
+    params = api.train(steps=1, samples=2).params
+    assert [getattr(params, name) for name in drawn] == [INTERFERENCE_DEFAULTS[name] for name in drawn]

@@ -1,7 +1,16 @@
-"""The GUI's options choose a model and its parameters (parsed without Qt)."""
+"""The GUI's options choose a model and its parameters (parsed without Qt), and W(0) from
+a file for either model: a vector for the note's, the whole matrix for --model interference."""
 
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
 import pytest
+from safetensors.numpy import save_file
 
+from sparsity_gui.__main__ import main
 from sparsity_gui.cli.gui_options import build_gui_parser, gui_params
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import InterferenceParams
@@ -68,7 +77,10 @@ def test_interference_model_takes_its_options_and_the_shared_ones():
         (["--no-interference"], "no-interference"),
         (["--model", "interference", "--lam", "0.1"], "lam"),  # a note option with it
         (["--model", "interference", "--method", "gd"], "method"),
-        (["--model", "interference", "--w0", "w.npy"], "w0"),
+        (["--model", "interference", "--w0-row", "1"], "w0-row"),  # W(0) is the whole matrix
+        (["--model", "interference", "--w0-tensor", "W"], "w0-tensor"),  # without --w0
+        (["--model", "interference", "--w0", "w.npy", "--seed", "2"], "seed"),  # a random draw's
+        (["--model", "interference", "--w0", "/nonexistent/w.npy"], "w0"),
         (["--model", "interference", "--lr", "-1"], "lr"),
         (["--model", "interference", "--m", "70000"], "m"),
     ],
@@ -100,3 +112,107 @@ def test_an_interference_run_that_does_not_fit_is_refused_before_any_window(tmp_
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: m:") and "GiB" in lines[0]
+
+
+# --- --model interference --w0 FILE: the window's first W(0) -------------------------------
+MATRIX = np.random.default_rng(5).standard_normal((6, 10)) / 3  # n = 6 features, m = 10 neurons
+
+
+def checkpoint(folder):
+    path = folder / "ae.safetensors"
+    save_file({"enc.weight": MATRIX.astype(np.float32), "enc.bias": np.zeros(6, np.float32)}, str(path))
+    return path
+
+
+def test_interference_takes_w0_from_a_file_which_sets_n_and_m(tmp_path):
+    path = checkpoint(tmp_path)
+    model, params, w0 = parse(
+        "--model", "interference", "--w0", str(path), "--w0-tensor", "enc.weight", "--optimizer", "gd-zero"
+    )
+    assert model == "interference"
+    assert params == InterferenceParams(n=6, m=10, optimizer="gd-zero")  # seed and sigma: the defaults
+    matrix, name = w0
+    np.testing.assert_array_equal(matrix, MATRIX.astype(np.float32).astype(np.float64))
+    assert name == "ae.safetensors [enc.weight]"
+    np.save(tmp_path / "w.npy", MATRIX)
+    _, params, (matrix, name) = parse("--model", "interference", "--w0", str(tmp_path / "w.npy"), "--m", "10")
+    assert (params.n, params.m, name) == (6, 10, "w.npy") and np.array_equal(matrix, MATRIX)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["--w0-tensor", "enc.weight", "--n", "10", "--m", "6"],
+            "the run needs n x m = 10 x 6 (its transpose would fit)",
+        ),
+        ([], "holds 2 tensors ('enc.bias', 'enc.weight'); name one"),
+        (["--w0-tensor", "enc.bias"], "W(0) is a matrix n x m (features x neurons), not 1-D, shape (6,)"),
+    ],
+)
+def test_a_w0_that_does_not_fit_is_the_interference_commands_error(tmp_path, capsys, argv, message):
+    path = checkpoint(tmp_path)
+    with pytest.raises(InputError) as err:
+        parse("--model", "interference", "--w0", str(path), *argv)
+    assert err.value.field == "w0" and message in err.value.message
+    with pytest.raises(SystemExit):  # `interference --w0` says the same
+        main(["interference", "--w0", str(path), *argv, "--out", str(tmp_path / "res")])
+    assert capsys.readouterr().err == f"error: {err.value}\n"
+
+
+def _python(*args, cwd):
+    """A fresh interpreter in ``cwd``, its settings there too (a first launch)."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "SPARSITY_GUI_SETTINGS": str(cwd / "s.ini")},
+    )
+
+
+def test_the_app_opens_the_interference_window_on_the_files_w0(tmp_path):
+    """The real entry point: the window's first run starts from the file's matrix."""
+    path = checkpoint(tmp_path)
+    script = f"""
+import json, sys
+from PySide6 import QtCore, QtWidgets
+from sparsity_gui.app import gui_main
+from sparsity_gui.cli.gui_options import build_gui_parser
+
+app = QtWidgets.QApplication([sys.argv[0]])
+seen = {{}}
+
+def look():
+    win = [w for w in app.topLevelWidgets() if w.objectName() == "InterferenceWindow"]
+    snap = win[0].snapshot if win else None
+    if snap is None or snap.latest is None:
+        QtCore.QTimer.singleShot(50, look)
+        return
+    seen.update(W=snap.W.tolist(), n=snap.params.n, m=snap.params.m, line=win[0].w0_line.text())
+    win[0].close()
+    app.quit()
+
+QtCore.QTimer.singleShot(0, look)
+argv = ["--model", "interference", "--w0", {str(path)!r}, "--w0-tensor", "enc.weight", "--paused"]
+rc = gui_main(build_gui_parser().parse_args(argv))
+print(json.dumps(seen))
+sys.exit(rc)
+"""
+    proc = _python("-c", script, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    seen = json.loads(proc.stdout.splitlines()[-1])
+    assert (seen["n"], seen["m"]) == (6, 10)
+    np.testing.assert_array_equal(np.array(seen["W"]), MATRIX.astype(np.float32).astype(np.float64))
+    assert seen["line"].startswith("W(0): ae.safetensors [enc.weight], 6 × 10")
+
+
+def test_a_bad_w0_file_is_one_error_line_before_any_window(tmp_path):
+    bad = tmp_path / "w.npy"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    before = sorted(tmp_path.iterdir())
+    proc = _python("-m", "sparsity_gui", "--model", "interference", "--w0", str(bad), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: w0: {bad}: not a valid .npy file (it is a PNG image)\n"
+    assert sorted(tmp_path.iterdir()) == before

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from sparsity_gui.core.checks import default_workers, list_text, parse_m_values
+from sparsity_gui.core.cluster import Scheduler, check_cluster_run
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import InterferenceParams, check_memory
 from sparsity_gui.core.interference.sweep import SweepSpec
@@ -76,6 +77,37 @@ def training_settings(*, samples: int, **model) -> InterferenceParams:
     return params
 
 
+def training_w0(
+    w0: str | np.ndarray | None,
+    w0_tensor: str | None,
+    *,
+    n: int | None,
+    m: int | None,
+    seed: int | None,
+    sigma: float | None,
+) -> tuple[np.ndarray | None, dict | None]:
+    """W(0) of an `interference` run (``--w0 FILE --w0-tensor NAME``; the Python API also
+    takes an array) and where it came from, for run.json (None for an array: the run says
+    "given"); (None, None) for the normal draw. The other options as given, None where
+    not: ``n`` and ``m`` must match the matrix, ``seed`` and ``sigma`` (which draw W(0) at
+    random) do not go with it."""
+    from sparsity_gui.core.interference.initial import load_w0_matrix, w0_matrix_of_array
+
+    if w0 is None:
+        if w0_tensor is not None:
+            raise InputError("w0-tensor", "needs --w0 FILE")
+        return None, None
+    for name, value in (("seed", seed), ("sigma", sigma)):
+        if value is not None:
+            raise InputError(name, f"--{name} draws W(0) at random; it does not go with --w0")
+    if isinstance(w0, np.ndarray):
+        if w0_tensor is not None:
+            raise InputError("w0-tensor", "names a tensor of a --w0 file; w0 is an array")
+        return w0_matrix_of_array(w0, n, m), None
+    matrix, info = load_w0_matrix(w0, w0_tensor, n, m)
+    return matrix, {"source": "file", "path": str(w0), "tensor": info.name, "dtype": info.dtype}
+
+
 def train(
     params: InterferenceParams,
     samples: int,
@@ -96,11 +128,21 @@ def train(
     return train_sampled(params, samples, on_step=on_step, chunk=chunk, w0=w0, w0_source=w0_source)
 
 
-def sweep_settings(*, m: str | Sequence[int], seeds: int, jobs: int | None, **model) -> tuple[SweepSpec, int]:
+def sweep_settings(
+    *, m: str | Sequence[int], seeds: int, jobs: int | None, scheduler: Scheduler | None = None, **model
+) -> tuple[SweepSpec, int | None]:
     """The checked SweepSpec of a `sweep` and the runs it trains side by side: ``jobs``, at
-    most one per run, or (None) as many as fit in memory, at most one per core up to 8."""
+    most one per run, or (None) as many as fit in memory, at most one per core up to 8.
+    With a ``scheduler`` (core/cluster.py) the cluster's workers train the runs: jobs must
+    be None and so is the answer; for local:N the largest run must fit here."""
+    check_cluster_run(scheduler, jobs, "a sweep", "train")
     m_values = parse_m_values(list_text(m))
     spec = SweepSpec(base=model_params(m=m_values[0], **model), m_values=m_values, seeds=seeds)
+    if scheduler is not None:
+        if scheduler.local_workers:
+            spec.check_memory(1)  # the largest run on its own, here; the rest run_sweep checks
+        # on a running cluster, the workers' memory is theirs to judge
+        return spec, None
     whole = isinstance(jobs, int) and not isinstance(jobs, bool)
     if jobs is not None and not (whole and 1 <= jobs <= JOBS_MAX):
         raise InputError("jobs", f"must be from 1 to {JOBS_MAX}, got {jobs}")

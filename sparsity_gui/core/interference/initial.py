@@ -9,7 +9,7 @@ import numpy as np
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, check_memory
-from sparsity_gui.core.weights_files import ArrayInfo, read_array
+from sparsity_gui.core.weights_files import ArrayInfo, finite_float64, read_array
 
 
 def load_w0_matrix(
@@ -18,24 +18,36 @@ def load_w0_matrix(
     """W(0) (finite float64, n x m) and the array it came from. ``n`` and ``m``, when given,
     must be its shape; either way it must fit the model's limits and the memory. The shape
     is checked before the data are read."""
+    return read_array(path, tensor, check=lambda info, where: check_matrix_shape(info.shape, where, n, m))
 
-    def check(info: ArrayInfo, where: str) -> None:
-        shape = info.shape
-        if len(shape) != 2:
-            dims = f"{len(shape)}-D, shape {shape}" if shape else "a single number"
-            raise InputError("w0", f"{where}: W(0) is a matrix n x m (features x neurons), not {dims}")
-        rows, cols = shape
-        if (n is not None and rows != n) or (m is not None and cols != m):
-            want = f"{n if n is not None else 'n'} x {m if m is not None else 'm'}"
-            hint = " (its transpose would fit)" if (cols, rows) == (n, m) else ""
-            raise InputError("w0", f"{where}: W(0) is {rows} x {cols}, the run needs n x m = {want}{hint}")
-        if not (1 <= rows <= N_MAX and 1 <= cols <= M_MAX):
-            raise InputError(
-                "w0", f"{where}: W(0) is {rows} x {cols}; n must be 1 to {N_MAX} and m 1 to {M_MAX}"
-            )
-        try:
-            check_memory(rows, cols)
-        except InputError as exc:
-            raise InputError("w0", f"{where}: {exc.message}") from None
 
-    return read_array(path, tensor, check=check)
+def w0_matrix_of_array(array: np.ndarray, n: int | None = None, m: int | None = None) -> np.ndarray:
+    """A caller's array (the Python API's ``w0=``) as W(0), with load_w0_matrix's checks:
+    finite float64, n x m, within the limits and the memory."""
+    where = "the array"
+    check_matrix_shape(np.shape(array), where, n, m)
+    return finite_float64(np.asarray(array), where)
+
+
+def check_matrix_shape(shape: tuple[int, ...], where: str, n: int | None, m: int | None) -> None:
+    """Refuse (InputError naming w0) a W(0) that is not a matrix n x m within the model's
+    limits and the memory; ``where`` names it in the message (a file and its tensor)."""
+    if len(shape) != 2:
+        dims = f"{len(shape)}-D, shape {shape}" if shape else "a single number"
+        raise InputError("w0", f"{where}: W(0) is a matrix n x m (features x neurons), not {dims}")
+    rows, cols = shape
+    if (n is not None and rows != n) or (m is not None and cols != m):
+        want = f"{n if n is not None else 'n'} x {m if m is not None else 'm'}"
+        hint = " (its transpose would fit)" if (cols, rows) == (n, m) else ""
+        raise InputError("w0", f"{where}: W(0) is {rows} x {cols}, the run needs n x m = {want}{hint}")
+    if not (1 <= rows <= N_MAX and 1 <= cols <= M_MAX):
+        raise InputError("w0", f"{where}: W(0) is {rows} x {cols}; n must be 1 to {N_MAX} and m 1 to {M_MAX}")
+    try:
+        check_memory(rows, cols)
+    except InputError as exc:
+        raise InputError("w0", f"{where}: {exc.message}") from None
+
+
+def w0_label(path: str | Path, tensor: str | None) -> str:
+    """How a window names a file's W(0): the file's name and its tensor or array."""
+    return Path(path).name + (f" [{tensor}]" if tensor is not None else "")

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.checks import default_workers, list_text, parse_m_values, parse_number_list
+from sparsity_gui.core.cluster import Scheduler, check_cluster_run
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import SimParams, check_memory
 from sparsity_gui.core.note.scaling import ScalingGrid
@@ -66,11 +67,15 @@ def scaling_settings(
     seed: int,
     sigma: float,
     jobs: int | None,
-) -> tuple[ScalingGrid, int]:
+    scheduler: Scheduler | None = None,
+) -> tuple[ScalingGrid, int | None]:
     """The checked ScalingGrid of a `scaling` run (the CLI's options by name; ``m`` and
     ``lam`` as its text, '1e3,1e4', or as lists) and the runs it makes side by side:
     ``jobs`` (1 to 64), at most one per run, or (None) as many as fit in memory, at most
-    one per core up to 8. Raises InputError naming the option."""
+    one per core up to 8. With a ``scheduler`` (core/cluster.py) the cluster's workers
+    solve the runs: jobs must be None and so is the answer. Raises InputError naming the
+    option."""
+    check_cluster_run(scheduler, jobs, "a grid", "solve")
     grid = ScalingGrid(
         m_values=parse_m_values(list_text(m)),
         lam_values=parse_number_list("lam", list_text(lam)),
@@ -82,6 +87,8 @@ def scaling_settings(
     if jobs is not None and not (whole and 1 <= jobs <= SCALING_JOBS_MAX):
         raise InputError("jobs", f"must be from 1 to {SCALING_JOBS_MAX}, got {jobs}")
     grid.check_memory(1)  # the largest run on its own
+    if scheduler is not None:
+        return grid, None
     if jobs is None:
         return grid, grid.workers_that_fit(default_workers())
     jobs = min(jobs, len(grid.runs()))

@@ -16,7 +16,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.files import history_csv
-from sparsity_gui.core.interference.initial import load_w0_matrix
+from sparsity_gui.core.interference.initial import load_w0_matrix, w0_label
 from sparsity_gui.core.interference.params import (
     GD_OPTIMIZERS,
     M_MAX,
@@ -53,8 +53,11 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         playing: bool = True,
         windows=None,
         blas_threads: int | None = None,
+        w0_file: tuple[np.ndarray, str] | None = None,
         parent=None,
     ):
+        """``w0_file``: the first run's W(0), n x m as ``params`` says, and its name (a
+        file and its tensor: `sparsity-gui --model interference --w0 FILE`)."""
         super().__init__(parent)
         params = params if params is not None else InterferenceParams()
         self.setWindowTitle("sparsity-gui: interference and incidental polysemanticity")
@@ -69,7 +72,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self._sweep_paused_live = False
         # W(0) loaded from a file, (matrix, where it came from), kept through restarts until
         # n, m, seed or sigma change (they describe a normal draw) or a preset is applied
-        self.w0_file: tuple[np.ndarray, str] | None = None
+        self.w0_file = w0_file
 
         # --- centre: the live panels and the sweep, as tabs -------------------------------
         self.tabs = QtWidgets.QTabWidget()
@@ -163,7 +166,9 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         # one thread on a quieter machine (measured).
         self.blas_threads = 1 if blas_threads is None else int(blas_threads)
         self.blas_limited = limit_blas_threads(self.blas_threads)
-        self.worker = InterferenceWorker(params, playing=playing, run_id=self.run_id)
+        self.worker = InterferenceWorker(
+            params, playing=playing, w0=None if w0_file is None else w0_file[0], run_id=self.run_id
+        )
         self.start_engine(self.worker, "interference")
         self.finish_setup()
         self.set_playing(playing)
@@ -338,7 +343,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             params = self.params.with_changes(n=w0.shape[0], m=w0.shape[1])
         except InputError as exc:
             return self.fail("Cannot load W(0)", exc.message)
-        where = Path(path).name + (f" [{info.name}]" if info.name is not None else "")
+        where = w0_label(path, info.name)
         self.w0_file = (w0, where)
         self.start_run(params, w0)
         return self.done(f"W(0) from {where}: n = {params.n}, m = {params.m}")

@@ -89,6 +89,21 @@ def test_load_w0_picks_the_matrix_and_keeps_it_through_restarts(qtbot, make_iwin
     assert win.w0_line.text() == "W(0): normal draw (seed 4, σ = 1)"
 
 
+def test_a_window_opened_with_a_w0_starts_from_it(qtbot, make_iwindow):
+    """`sparsity-gui --model interference --w0 FILE` opens the window with the file's
+    matrix (app.py hands it over): the first run and its restarts start from it."""
+    matrix = W0.astype(np.float64)
+    win = make_iwindow(START.with_changes(n=7, m=12), playing=False, w0_file=(matrix, "ae.safetensors [W]"))
+    snap = shown_run(qtbot, win)
+    np.testing.assert_array_equal(snap.W, matrix)  # paused at step 0: W = W(0)
+    assert win.w0_line.text() == "W(0): ae.safetensors [W], 7 × 12; a new n, m, seed or σ draws it again"
+    win.act_step.trigger()
+    qtbot.waitUntil(lambda: win.snapshot.step == 1, timeout=TIMEOUT)
+    assert not np.array_equal(win.snapshot.W, matrix)
+    win.act_restart.trigger()
+    np.testing.assert_array_equal(shown_run(qtbot, win).W, matrix)
+
+
 def test_bad_files_show_why_and_the_run_goes_on(qtbot, make_iwindow, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # as without torch, installed or not
     win = make_iwindow(START, playing=True)
