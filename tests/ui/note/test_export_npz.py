@@ -58,11 +58,12 @@ def test_export_data_as_npz_holds_the_numbers_of_the_csv(paused_window, tmp_path
         assert np.count_nonzero(z["w_now"]) == win.snapshot.nonzero
     with np.load(tmp_path / "deaths.npz") as z:
         assert z["k"].size == M - win.snapshot.nonzero and np.all(np.diff(z["t_death"]) >= 0)
-    # a table only written as CSV refuses an .npz name
+    # a table only written as CSV refuses an .npz name, and the run stays as it was
+    before = (win.snapshot.run_id, win.snapshot.state, win.snapshot.t)
     assert not win.exports.export_data("timeseries", tmp_path / "ts.npz")
     assert win.last_error == "timeseries.csv is written as CSV only, not .npz"
     assert not (tmp_path / "ts.npz").exists()
-    assert win.snapshot.state == "paused" and win.snapshot.run_id == win.run_id  # the run untouched
+    assert (win.snapshot.run_id, win.snapshot.state, win.snapshot.t) == before
 
 
 def test_above_the_csv_limit_export_all_and_the_dialog_take_npz(qtbot, paused_window, tmp_path, monkeypatch):
