@@ -13,10 +13,34 @@ import math
 
 import numpy as np
 from numba import njit
-from scipy.integrate._ivp import dop853_coefficients as _dop
 
 # ----------------------------------------------------------------------------------
 # DOP853 tableau (Hairer's 8(5,3) pair), taken from scipy so we do not retype it.
+
+
+def _dop853_tableau():
+    """scipy's DOP853 tableau (scipy/integrate/_ivp/dop853_coefficients.py, which imports
+    only numpy), loaded as that one file: importing it through scipy.integrate loads the
+    whole package, 1.0-1.4 s of every start of the app or a command, for a table of
+    constants. Where the file is not on disk (a frozen bundle), the package import."""
+    import importlib.util
+    from pathlib import Path
+
+    scipy_spec = importlib.util.find_spec("scipy")
+    locations = list(scipy_spec.submodule_search_locations or []) if scipy_spec else []
+    for root in locations:
+        path = Path(root) / "integrate" / "_ivp" / "dop853_coefficients.py"
+        spec = importlib.util.spec_from_file_location("sparsity_gui_dop853_tableau", path)
+        if path.is_file() and spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    from scipy.integrate._ivp import dop853_coefficients
+
+    return dop853_coefficients
+
+
+_dop = _dop853_tableau()
 N_STAGES = _dop.N_STAGES
 RK_A = np.ascontiguousarray(_dop.A[:N_STAGES, :N_STAGES], dtype=np.float64)
 RK_B = np.ascontiguousarray(_dop.B, dtype=np.float64)

@@ -8,7 +8,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 # Columns of the time series, in the order of the `run` command's timeseries.csv.
 # The first ten are fixed by the spec; the rest add what the panels need.
@@ -125,4 +124,6 @@ def last_weight_fixed_point(lam: float) -> float:
     top = 1 / math.sqrt(3)
     if lam >= (1 - top * top) * top:
         return math.nan
+    from scipy.optimize import brentq  # here: scipy.optimize costs 0.4-0.7 s of every start
+
     return brentq(lambda w: (1 - w * w) * w - lam, top, 1.0, xtol=1e-15)
