@@ -343,8 +343,9 @@ def sweep_command(argv: Sequence[str]) -> int:
     def body(result_dir) -> None:
         import threading
 
+        from sparsity_gui.core.errors import RunsCancelled
         from sparsity_gui.core.interference.files import write_sweep
-        from sparsity_gui.core.interference.sweep import SweepCancelled, run_sweep
+        from sparsity_gui.core.interference.sweep import run_sweep
 
         progress = Progress(1.0, "sweep")  # the share of the sweep's cost done
         stop = threading.Event()
@@ -371,7 +372,7 @@ def sweep_command(argv: Sequence[str]) -> int:
                     workers=args.jobs,
                     scheduler=args.scheduler,
                 )
-            except SweepCancelled as exc:
+            except RunsCancelled as exc:
                 cancelled["rows"] = exc.rows
                 raise
             finally:

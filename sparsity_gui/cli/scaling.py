@@ -156,7 +156,8 @@ def scaling_command(argv: Sequence[str]) -> int:
     def body(result_dir) -> None:
         import threading
 
-        from sparsity_gui.core.note.scaling import ScalingCancelled, run_scaling, write_scaling
+        from sparsity_gui.core.errors import RunsCancelled
+        from sparsity_gui.core.note.scaling import run_scaling, write_scaling
 
         progress = Progress(1.0, "scaling")  # the share of the grid's cost done
         stop = threading.Event()
@@ -192,7 +193,7 @@ def scaling_command(argv: Sequence[str]) -> int:
                     workers=jobs or 1,
                     scheduler=args.scheduler,
                 )
-            except ScalingCancelled as exc:
+            except RunsCancelled as exc:
                 cancelled["rows"] = exc.rows
                 raise
             finally:

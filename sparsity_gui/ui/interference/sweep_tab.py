@@ -21,10 +21,9 @@ from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.checks import default_workers, parse_m_values
 from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, usable_scheduler
-from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.errors import InputError, RunsCancelled
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
 from sparsity_gui.core.interference.sweep import (
-    SweepCancelled,
     SweepProgress,
     SweepRow,
     SweepSpec,
@@ -317,7 +316,7 @@ class SweepWidget(QtWidgets.QWidget):
                 scheduler=scheduler,
             )
             result = ("done", list(rows), "", "")
-        except SweepCancelled as exc:
+        except RunsCancelled as exc:
             result = ("cancelled", list(exc.rows), "", "")
         except InputError as exc:
             result = ("error", [], str(exc), exc.field)

@@ -23,10 +23,9 @@ from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.checks import default_workers, parse_m_values, parse_number_list
 from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, usable_scheduler
-from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.errors import InputError, RunsCancelled
 from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams
 from sparsity_gui.core.note.scaling import (
-    ScalingCancelled,
     ScalingGrid,
     ScalingProgress,
     ScalingRow,
@@ -362,7 +361,7 @@ class ScalingWidget(QtWidgets.QWidget):
                 scheduler=scheduler,
             )
             result = ("done", list(rows), "")
-        except ScalingCancelled as exc:
+        except RunsCancelled as exc:
             result = ("cancelled", list(exc.rows), "")
         except InputError as exc:
             result = ("error", [], str(exc))
