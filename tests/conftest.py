@@ -1,5 +1,5 @@
 """Settings for every test: Qt never opens a real display, and no test may leave a thread
-running."""
+running; the real dask cluster that the cluster tests share."""
 
 import os
 import threading
@@ -20,3 +20,15 @@ def _no_leftover_threads():
     yield
     left = [t for t in threading.enumerate() if t.ident not in before and t.is_alive()]
     assert not left, f"test left threads running: {[t.name for t in left]}"
+
+
+@pytest.fixture(scope="module")
+def dask_cluster(tmp_path_factory):
+    """A real dask scheduler and two workers (subprocesses on 127.0.0.1,
+    tests/dask_processes.py), shared by the tests of one module and stopped after its
+    last: starting one takes seconds on a loaded machine. A test that changes it (kills a
+    worker) puts it back as it was."""
+    from dask_processes import DaskProcesses
+
+    with DaskProcesses(tmp_path_factory.mktemp("dask"), workers=2) as procs:
+        yield procs
