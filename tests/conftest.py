@@ -22,13 +22,23 @@ def _no_leftover_threads():
     assert not left, f"test left threads running: {[t.name for t in left]}"
 
 
-@pytest.fixture(scope="module")
-def dask_cluster(tmp_path_factory):
-    """A real dask scheduler and two workers (subprocesses on 127.0.0.1,
-    tests/dask_processes.py), shared by the tests of one module and stopped after its
-    last: starting one takes seconds on a loaded machine. A test that changes it (kills a
-    worker) puts it back as it was."""
+@pytest.fixture(scope="session")
+def _dask_processes(tmp_path_factory):
     from dask_processes import DaskProcesses
 
     with DaskProcesses(tmp_path_factory.mktemp("dask"), workers=2) as procs:
         yield procs
+
+
+@pytest.fixture
+def dask_cluster(_dask_processes):
+    """A real dask scheduler and two workers (subprocesses on 127.0.0.1,
+    tests/dask_processes.py), started once for all the cluster tests of the session
+    (starting one takes seconds on a loaded machine) and stopped at its end. Each test gets
+    it with two live workers: one a test killed is replaced. A run a test cancelled may still
+    be finishing on a worker; the next test's tasks then wait for it, which only delays them."""
+    procs = _dask_processes
+    assert procs.scheduler.poll() is None, f"the shared dask scheduler has ended: {procs.logs()}"
+    while sum(proc.poll() is None for proc in procs.workers) < 2:
+        procs.add_worker()
+    return procs

@@ -160,7 +160,7 @@ def test_without_the_extra_one_error_line_and_the_local_sweep_unchanged(tmp_path
 def test_a_killed_worker_has_its_run_trained_again(tmp_path, dask_cluster, local_rows):
     """A worker is killed (SIGKILL) while both train a run: dask runs its task again on
     the other; the sweep completes with the rows of the local sweep, and the bar showed
-    the cluster go from 2 workers to 1. (Last: the module's cluster keeps one worker.)"""
+    the cluster go from 2 workers to 1. (The shared cluster gets its second worker back.)"""
     proc, fd = in_terminal("sweep", [*SWEEP, "--scheduler", dask_cluster.address, "--out", "res"], tmp_path)
     try:
         read_until(fd, lambda line: "on 2 worker(s), 2 training" in line, proc)
