@@ -1,5 +1,5 @@
 """Settings for every test: Qt never opens a real display, and no test may leave a thread
-running."""
+running; the real dask cluster that the cluster tests share."""
 
 import os
 import threading
@@ -20,3 +20,25 @@ def _no_leftover_threads():
     yield
     left = [t for t in threading.enumerate() if t.ident not in before and t.is_alive()]
     assert not left, f"test left threads running: {[t.name for t in left]}"
+
+
+@pytest.fixture(scope="session")
+def _dask_processes(tmp_path_factory):
+    from dask_processes import DaskProcesses
+
+    with DaskProcesses(tmp_path_factory.mktemp("dask"), workers=2) as procs:
+        yield procs
+
+
+@pytest.fixture
+def dask_cluster(_dask_processes):
+    """A real dask scheduler and two workers (subprocesses on 127.0.0.1,
+    tests/dask_processes.py), started once for all the cluster tests of the session
+    (starting one takes seconds on a loaded machine) and stopped at its end. Each test gets
+    it with two live workers: one a test killed is replaced. A run a test cancelled may still
+    be finishing on a worker; the next test's tasks then wait for it, which only delays them."""
+    procs = _dask_processes
+    assert procs.scheduler.poll() is None, f"the shared dask scheduler has ended: {procs.logs()}"
+    while sum(proc.poll() is None for proc in procs.workers) < 2:
+        procs.add_worker()
+    return procs

@@ -1,6 +1,7 @@
 """A real dask.distributed scheduler and real workers, each a subprocess on 127.0.0.1, for
 the cluster tests: started with the `dask` command line a user types, stopped (and waited
-for) when the test is done, so that no process is left behind."""
+for) when the test is done, so that no process is left behind. tests/conftest.py's
+`dask_cluster` fixture gives one to the tests of a module."""
 
 from __future__ import annotations
 
@@ -104,10 +105,15 @@ class DaskProcesses:
         return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')}" for p in self.folder.glob("*.log"))
 
     def __exit__(self, *_exc) -> None:
-        procs = [*self.workers, *([self.scheduler] if self.scheduler else [])]
-        for proc in procs:
+        # the workers are killed: one still solving a task a test cancelled (tasks cannot
+        # be stopped once running) would hold a graceful close for as long as the task
+        # runs, up to the 10 s below each. The scheduler closes gracefully.
+        for proc in self.workers:
             if proc.poll() is None:
-                proc.terminate()
+                proc.kill()
+        if self.scheduler is not None and self.scheduler.poll() is None:
+            self.scheduler.terminate()
+        procs = [*self.workers, *([self.scheduler] if self.scheduler else [])]
         for proc in procs:
             try:
                 proc.wait(10)  # a worker closes once its running task ends

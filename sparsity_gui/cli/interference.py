@@ -17,6 +17,7 @@ from sparsity_gui.cli.common import (
     fail,
     interrupts_deferred,
     number_arg,
+    run_grid,
     run_in_worker,
     whole_arg,
     write_headless,
@@ -325,61 +326,29 @@ def sweep_command(argv: Sequence[str]) -> int:
     command_line = shlex.join(["sparsity-gui", "sweep", *argv])
 
     def body(result_dir) -> None:
-        import threading
-
         from sparsity_gui.core.interference.files import write_sweep
-        from sparsity_gui.core.interference.sweep import SweepCancelled, run_sweep
+        from sparsity_gui.core.interference.sweep import run_sweep
 
-        progress = Progress(1.0, "sweep")  # the share of the sweep's cost done
-        stop = threading.Event()
-        cancelled: dict = {}
-
-        def on_progress(pr) -> None:
-            if stop.is_set():
-                return
-            where = f"  m={pr.current.m} seed={pr.current.seed}" if pr.current is not None else ""
-            if pr.workers is not None:  # on a cluster: its progress, run by run
-                state["workers"] = max(state.get("workers", 0), pr.workers)
-                where = f" on {pr.workers} worker(s), {pr.running} training"
-            progress.update(
-                pr.fraction, 1.0, eta=pr.eta_seconds, detail=f"runs {pr.done_runs}/{pr.total_runs}{where}"
-            )
-
-        def work():
-            try:
-                return run_sweep(
-                    spec,
-                    on_progress=on_progress,
-                    should_stop=stop.is_set,
-                    done_rows=done_rows,
-                    workers=args.jobs,
-                    scheduler=args.scheduler,
-                )
-            except SweepCancelled as exc:
-                cancelled["rows"] = exc.rows
-                raise
-            finally:
-                ended.set()
-
-        ended = threading.Event()
-        started = time.perf_counter()
-        try:
-            rows = run_in_worker(work, stop)
-        except KeyboardInterrupt:
-            # the workers stop between chunks (about 10 ms): keep the runs that finished.
-            # (An Event, not Thread.join: on Python 3.11 a join interrupted by the signal
-            # marks the still-running thread as stopped, so a second join returns at once.)
-            # A cluster's pending tasks are cancelled at once too, but local:N's worker
-            # processes take seconds to close on a loaded machine.
-            ended.wait(10.0 if args.scheduler is None else 60.0)
-            rows = cancelled.get("rows", [])
-            if len(rows) <= len(done_rows):
-                raise  # nothing new: leave DIR as it was
-            state["interrupted"] = True
-        finally:
-            progress.close()
-        state["rows"] = rows
-        state["seconds"] = time.perf_counter() - started
+        outcome = run_grid(
+            lambda on_progress, should_stop: run_sweep(
+                spec,
+                on_progress=on_progress,
+                should_stop=should_stop,
+                done_rows=done_rows,
+                workers=args.jobs,
+                scheduler=args.scheduler,
+            ),
+            label="sweep",
+            describe=lambda p: f"  m={p.m} seed={p.seed}",
+            doing="training",
+            # the workers stop between chunks (about 10 ms). A cluster's pending tasks are
+            # cancelled at once too, but local:N's worker processes take seconds to close on
+            # a loaded machine.
+            wait_seconds=10.0 if args.scheduler is None else 60.0,
+            kept=len(done_rows),
+        )
+        state["outcome"] = outcome
+        rows = outcome.rows
         with interrupts_deferred():  # Qt draws the figure
             figures = {}
             if not args.no_figure:
@@ -389,37 +358,31 @@ def sweep_command(argv: Sequence[str]) -> int:
             write_sweep(result_dir, spec, rows, figures=figures, command_line=command_line)
 
     write_headless(args.out, args.force or args.resume, body)
-    if state.get("interrupted"):
-        sys.stderr.write(
-            f"\nerror: interrupted; wrote the {len(state['rows'])} of {len(runs)} runs "
-            f"that finished to {args.out} (sweep.json says complete: false); the "
-            f"same command with --resume continues it\n"
+    outcome = state["outcome"]
+    if outcome.interrupted:
+        outcome.say_interrupted(
+            len(runs), args.out, "sweep.json", "; the same command with --resume continues it"
         )
         return 130
     from sparsity_gui.core.interference.sweep import summarize
 
-    s = summarize(state["rows"])
-    if args.scheduler is None:
-        ran = f"with {args.jobs} job(s)"
-    else:
-        workers = f"{state['workers']} worker(s) of " if "workers" in state else ""
-        ran = f"on {workers}{args.scheduler}"
+    s = summarize(outcome.rows)
     print(
         f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {len(spec.m_values)} value(s) of m "
         f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.dtype}, {spec.base.steps} steps) in "
-        f"{format_duration(state['seconds'])} {ran}"
+        f"{format_duration(outcome.seconds)} {outcome.ran_on(args.jobs, args.scheduler)}"
     )
     print(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
     for i, m in enumerate(s.m):
         print(f"{int(m):>7} {s.mean[i]:>9.3f} {s.std[i]:>8.3f} {s.predicted[i]:>10.3f}")
     print(f"colliding pairs: {s.opposite_pairs} of opposite sign, {s.same_pairs} of equal sign")
-    unsettled = [r for r in state["rows"] if not r.settled]
+    unsettled = [r for r in outcome.rows if not r.settled]
     if unsettled:
         where = ", ".join(f"m={r.m} seed={r.seed}" for r in unsettled[:4]) + (
             ", ..." if len(unsettled) > 4 else ""
         )
         sys.stderr.write(
-            f"warning: {len(unsettled)} of {len(state['rows'])} runs had not settled ({where}): "
+            f"warning: {len(unsettled)} of {len(outcome.rows)} runs had not settled ({where}): "
             f"settled means {SETTLED_DEFINITION}; give more --steps\n"
         )
     return 0

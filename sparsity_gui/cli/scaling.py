@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
-import time
 from collections.abc import Sequence
 
 from sparsity_gui.cli.common import (
     CleanParser,
-    Progress,
     _leave_if_worker_running,
     add_output_options,
     fail,
     interrupts_deferred,
     number_arg,
-    run_in_worker,
+    run_grid,
     whole_arg,
     write_headless,
 )
@@ -154,67 +151,28 @@ def scaling_command(argv: Sequence[str]) -> int:
     command_line = shlex.join(["sparsity-gui", "scaling", *argv])
 
     def body(result_dir) -> None:
-        import threading
+        from sparsity_gui.core.note.scaling import run_scaling, write_scaling
 
-        from sparsity_gui.core.note.scaling import ScalingCancelled, run_scaling, write_scaling
-
-        progress = Progress(1.0, "scaling")  # the share of the grid's cost done
-        stop = threading.Event()
-        cancelled: dict = {}
-        finished: list = []  # rows as they end: kept on Ctrl+C even while a long run is being set up
-        ended = threading.Event()
-
-        def on_progress(pr) -> None:  # under run_scaling's lock
-            if pr.row is not None:
-                finished.append(pr.row)
-            if stop.is_set():
-                return
-            where = ""
-            if pr.current is not None:
-                m, lam, seed = pr.current
-                where = f"  m={m} lam={lam:g} seed={seed}"
-            if pr.workers is not None:  # on a cluster: its progress, run by run
-                state["workers"] = max(state.get("workers", 0), pr.workers)
-                where = f" on {pr.workers} worker(s), {pr.running} running"
-            progress.update(
-                pr.fraction,
-                1.0,
-                eta=pr.eta_seconds,
-                detail=f"runs {pr.done_runs}/{pr.total_runs}{where}",
-            )
-
-        def work():
-            try:
-                return run_scaling(
-                    grid,
-                    on_progress=on_progress,
-                    should_stop=stop.is_set,
-                    workers=jobs or 1,
-                    scheduler=args.scheduler,
-                )
-            except ScalingCancelled as exc:
-                cancelled["rows"] = exc.rows
-                raise
-            finally:
-                ended.set()
-
-        started = time.perf_counter()
-        try:
-            rows = run_in_worker(work, stop)
-        except KeyboardInterrupt:
+        outcome = run_grid(
+            lambda on_progress, should_stop: run_scaling(
+                grid,
+                on_progress=on_progress,
+                should_stop=should_stop,
+                workers=jobs or 1,
+                scheduler=args.scheduler,
+            ),
+            label="scaling",
+            describe=lambda current: "  m={} lam={:g} seed={}".format(*current),
+            doing="running",
             # a run stops at its next piece of solve, but drawing and sorting W(0) at large m
-            # cannot be interrupted: wait a little, then keep the runs that finished (an Event,
-            # not Thread.join: see cli/interference.py's sweep). A cluster's pending tasks are
-            # cancelled at once, but local:N's worker processes take seconds to close.
-            ended.wait(2.0 if args.scheduler is None else 60.0)
-            rows = cancelled.get("rows") or _in_grid_order(grid, list(finished))
-            if not rows:
-                raise  # nothing finished: leave DIR as it was
-            state["interrupted"] = True
-        finally:
-            progress.close()
-        state["rows"] = rows
-        state["seconds"] = time.perf_counter() - started
+            # cannot be interrupted: wait a little, then keep the runs that finished. A
+            # cluster's pending tasks are cancelled at once, but local:N's worker processes
+            # take seconds to close.
+            wait_seconds=2.0 if args.scheduler is None else 60.0,
+            in_order=lambda rows: _in_grid_order(grid, rows),
+        )
+        state["outcome"] = outcome
+        rows = outcome.rows
         with interrupts_deferred():  # Qt draws the figures
             figures = {}
             if not args.no_figure:
@@ -226,22 +184,15 @@ def scaling_command(argv: Sequence[str]) -> int:
             )
 
     write_headless(args.out, args.force, body)
-    if state.get("interrupted"):
-        sys.stderr.write(
-            f"\nerror: interrupted; wrote the {len(state['rows'])} of {len(runs)} runs that "
-            f"finished to {args.out} (scaling.json says complete: false)\n"
-        )
+    outcome = state["outcome"]
+    if outcome.interrupted:
+        outcome.say_interrupted(len(runs), args.out, "scaling.json")
         _leave_if_worker_running(130)  # a run still drawing W(0) would hold up the exit
         return 130
-    if args.scheduler is None:
-        ran = f"with {jobs} job(s)"
-    else:
-        workers = f"{state['workers']} worker(s) of " if "workers" in state else ""
-        ran = f"on {workers}{args.scheduler}"
     print(
         f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "
         f"{len(grid.lam_values)} of lam x {grid.seeds} seed(s)) in "
-        f"{format_duration(state['seconds'])} {ran}"
+        f"{format_duration(outcome.seconds)} {outcome.ran_on(jobs, args.scheduler)}"
     )
-    _print_table(state["rows"])
+    _print_table(outcome.rows)
     return 0

@@ -1,4 +1,5 @@
-"""The one error type for anything a user gave us that we cannot use."""
+"""The error types the models share: bad input (InputError) and a grid of runs stopped
+before its end (RunsCancelled)."""
 
 
 class InputError(ValueError):
@@ -11,3 +12,12 @@ class InputError(ValueError):
 
     def __reduce__(self):  # pickled both ways: a cluster's worker raises it in the caller
         return (type(self), (self.field, self.message))
+
+
+class RunsCancelled(Exception):
+    """Raised by a grid of runs (the note's scaling grid, the interference sweep) when asked
+    to stop; ``rows`` holds the runs that finished."""
+
+    def __init__(self, rows: list):
+        super().__init__(rows)
+        self.rows = rows

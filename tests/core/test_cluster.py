@@ -9,7 +9,6 @@ import socket
 import time
 
 import pytest
-from dask_processes import DaskProcesses
 
 from sparsity_gui.core.cluster import (
     Scheduler,
@@ -83,18 +82,12 @@ def test_an_unreachable_scheduler_is_refused_within_the_timeout():
     assert info.value.message == f"no scheduler answered at {address} within 1 s"
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    with DaskProcesses(tmp_path_factory.mktemp("dask"), workers=2) as procs:
-        yield procs
-
-
-def test_results_come_back_by_index_with_a_callback_each(cluster):
+def test_results_come_back_by_index_with_a_callback_each(dask_cluster):
     tasks = [5, 0, 12, 7, 20, 1]
     seen = []
     statuses = []
     results = run_tasks(
-        Scheduler(address=cluster.address),
+        Scheduler(address=dask_cluster.address),
         math.factorial,
         tasks,
         on_result=lambda i, r: seen.append((i, r)),
@@ -104,15 +97,15 @@ def test_results_come_back_by_index_with_a_callback_each(cluster):
     assert sorted(seen) == sorted(results.items()) and len(seen) == len(tasks)
     last = statuses[-1]  # the status after the last result
     assert (last.workers, last.threads, last.done, last.total, last.running) == (2, 2, 6, 6, 0)
-    assert last.scheduler == cluster.address
+    assert last.scheduler == dask_cluster.address
 
 
-def test_a_task_that_raises_raises_here(cluster):
+def test_a_task_that_raises_raises_here(dask_cluster):
     with pytest.raises(ValueError, match="negative"):
-        run_tasks(Scheduler(address=cluster.address), math.factorial, [3, -1, 4])
+        run_tasks(Scheduler(address=dask_cluster.address), math.factorial, [3, -1, 4])
 
 
-def test_stop_cancels_the_pending_tasks_and_keeps_the_finished(cluster):
+def test_stop_cancels_the_pending_tasks_and_keeps_the_finished(dask_cluster):
     """Two quick tasks, then six of two seconds each: stop once the quick ones are back.
     The slow ones are cancelled (the call returns long before 12 s of work could be done,
     and their results never arrive); the quick ones' results are kept."""
@@ -125,7 +118,7 @@ def test_stop_cancels_the_pending_tasks_and_keeps_the_finished(cluster):
     started = time.monotonic()
     with pytest.raises(TasksStopped) as info:
         run_tasks(
-            Scheduler(address=cluster.address),
+            Scheduler(address=dask_cluster.address),
             time.sleep,
             tasks,
             on_result=lambda i, r: results.append(i),
@@ -137,13 +130,13 @@ def test_stop_cancels_the_pending_tasks_and_keeps_the_finished(cluster):
     assert took < 6 * 2.0, f"took {took:.1f} s: the slow tasks were waited for"
 
 
-def test_a_session_leaves_no_thread_of_distributed_behind(cluster):
+def test_a_session_leaves_no_thread_of_distributed_behind(dask_cluster):
     """The client runs on an asyncio loop in the calling thread: once run_tasks returns, no
     thread it started is alive (checked here explicitly; the autouse fixture checks every
     test the same way)."""
     import threading
 
     before = {t.ident for t in threading.enumerate()}
-    assert run_tasks(Scheduler(address=cluster.address), math.factorial, [4]) == {0: 24}
+    assert run_tasks(Scheduler(address=dask_cluster.address), math.factorial, [4]) == {0: 24}
     left = [t.name for t in threading.enumerate() if t.ident not in before and t.is_alive()]
     assert left == []

@@ -57,3 +57,28 @@ def make_iwindow(qtbot):
         assert not win.paint_timer.isActive() and not win.sweep.timer.isActive()
 
     yield from _windows(qtbot, lambda *a, **kw: ModelWindows().open("interference", *a, **kw), check)
+
+
+@pytest.fixture
+def show_tab(qtbot):
+    """Shows a grid tab (ui/grid_tab.py: the scaling tab, the sweep tab) as its window
+    would; after the test shuts it down and checks that its thread and timer have ended."""
+    import pyqtgraph as pg
+
+    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    tabs = []
+
+    def show(widget, width: int = 1100, height: int = 650):
+        qtbot.addWidget(widget)
+        widget.resize(width, height)
+        widget.show()
+        tabs.append(widget)
+        return widget
+
+    yield show
+    for widget in tabs:
+        widget.shutdown()
+        assert widget.thread is None or not widget.thread.is_alive()
+        assert not widget.timer.isActive()
+        if widget.error_box is not None:
+            widget.error_box.close()

@@ -18,10 +18,11 @@ import numpy as np
 
 from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.cluster import ClusterStatus, Scheduler, TasksStopped, run_tasks
-from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.errors import InputError, RunsCancelled
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.params import InterferenceParams, check_memory, predicted_polysemantic
 from sparsity_gui.core.interference.run import InterferenceRun, Measurement, chunk_steps, step_work
+from sparsity_gui.core.threads import run_in_threads
 
 # work between progress reports and cancel checks (~10-20 ms): cancel answers quickly at
 # any size (one step per chunk at n = 256, m = 4096)
@@ -169,14 +170,6 @@ class SweepProgress:
     running: int | None = None  # on a cluster: runs being trained now
 
 
-class SweepCancelled(Exception):
-    """Raised by run_sweep when asked to stop; ``rows`` holds the runs that finished."""
-
-    def __init__(self, rows: list[SweepRow]):
-        super().__init__(rows)
-        self.rows = rows
-
-
 def train_run(
     p: InterferenceParams,
     stopping: Callable[[], bool] = lambda: False,
@@ -229,7 +222,7 @@ def run_sweep(
     dask.distributed cluster (core/cluster.py) and ``workers`` is not used. Runs already in
     ``done_rows`` (same m and seed) are skipped, so a cancelled sweep can be resumed.
     ``on_progress`` is called under a lock, from worker threads (or from the calling
-    thread, on a cluster). Raises SweepCancelled (with the finished rows) when
+    thread, on a cluster). Raises RunsCancelled (with the finished rows) when
     should_stop() says so, and InputError when a run diverges (naming the run)."""
     if scheduler is None and (not isinstance(workers, int) or workers < 1):
         raise InputError("jobs", f"must be a whole number of at least 1, got {workers!r}")
@@ -316,26 +309,12 @@ def run_sweep(
                 stop.set()
                 return
 
-    threads = [
-        threading.Thread(target=worker, name=f"sweep-{k}", daemon=True)
-        for k in range(min(workers, len(todo)))
-    ]
-    for t in threads:
-        t.start()
-    try:
-        for t in threads:
-            while t.is_alive():
-                t.join(0.1)  # short waits keep Ctrl+C responsive
-    except BaseException:
-        stop.set()
-        for t in threads:
-            t.join()
-        raise
+    run_in_threads(worker, min(workers, len(todo)), "sweep", stop)
     finished = [done[(p.m, p.seed)] for p in runs if (p.m, p.seed) in done]
     if failures:
         raise failures[0]
     if len(finished) < len(runs):
-        raise SweepCancelled(finished)
+        raise RunsCancelled(finished)
     return finished
 
 
@@ -369,7 +348,7 @@ def _run_on_cluster(spec, scheduler, todo, done, runs, state, lock, report, stop
         pass
     finished = [done[(p.m, p.seed)] for p in runs if (p.m, p.seed) in done]
     if len(finished) < len(runs):
-        raise SweepCancelled(finished)
+        raise RunsCancelled(finished)
     return finished
 
 

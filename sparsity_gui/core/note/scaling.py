@@ -27,8 +27,9 @@ import numpy as np
 
 from sparsity_gui.core.checks import available_memory
 from sparsity_gui.core.cluster import ClusterStatus, Scheduler, TasksStopped, run_tasks
-from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.errors import InputError, RunsCancelled
 from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory
+from sparsity_gui.core.threads import run_in_threads
 
 SAMPLES = 501  # the `run` command's default: fitted c is a fit over these rows
 MAX_RUNS = 10_000
@@ -245,14 +246,6 @@ class ScalingProgress:
     running: int | None = None  # on a cluster: runs being solved now
 
 
-class ScalingCancelled(Exception):
-    """Raised by run_scaling when asked to stop; ``rows`` holds the runs that finished."""
-
-    def __init__(self, rows: list[ScalingRow]):
-        super().__init__(rows)
-        self.rows = rows
-
-
 def run_scaling(
     grid: ScalingGrid,
     on_progress: Callable[[ScalingProgress], None] | None = None,
@@ -265,7 +258,7 @@ def run_scaling(
     """Every run of ``grid`` (``run_one(m, lam, seed, sigma, should_stop=...)``), ``workers``
     of them side by side in threads; a row per run in grid order. Runs in ``done_rows``
     are skipped. ``on_progress`` is called under a lock from the worker threads, when a run
-    starts and when it ends (with its row). Raises ScalingCancelled (with the finished
+    starts and when it ends (with its row). Raises RunsCancelled (with the finished
     rows) once should_stop() says so: a run in progress stops within a few milliseconds.
 
     With a ``scheduler`` each run is instead a task on a dask.distributed cluster
@@ -377,26 +370,12 @@ def run_scaling(
         except TasksStopped:
             pass
     else:
-        threads = [
-            threading.Thread(target=worker, name=f"scaling-{k}", daemon=True)
-            for k in range(min(workers, len(todo)))
-        ]
-        for t in threads:
-            t.start()
-        try:
-            for t in threads:
-                while t.is_alive():
-                    t.join(0.1)  # short waits keep Ctrl+C responsive
-        except BaseException:
-            stop.set()
-            for t in threads:
-                t.join()
-            raise
+        run_in_threads(worker, min(workers, len(todo)), "scaling", stop)
     finished = [done[key] for key in runs if key in done]
     if failures:
         raise failures[0]
     if len(finished) < len(runs):
-        raise ScalingCancelled(finished)
+        raise RunsCancelled(finished)
     return finished
 
 

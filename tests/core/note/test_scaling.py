@@ -15,11 +15,10 @@ from note_oracles import reference_flow, relvar
 from scipy.optimize import brentq
 
 from sparsity_gui.core.checks import parse_m_values, parse_number_list
-from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.errors import InputError, RunsCancelled
 from sparsity_gui.core.note.scaling import (
     ROW_COLUMNS,
     SAMPLES,
-    ScalingCancelled,
     ScalingGrid,
     rows_csv,
     run_scaling,
@@ -181,7 +180,7 @@ def test_cancel_keeps_the_finished_rows_and_stops_a_long_run_quickly():
             started.setdefault("t", time.perf_counter())
             stop.set()
 
-    with pytest.raises(ScalingCancelled) as info:
+    with pytest.raises(RunsCancelled) as info:
         run_scaling(grid, on_progress=on_progress, should_stop=stop.is_set, workers=1)
     took = time.perf_counter() - started["t"]
     rows = info.value.rows

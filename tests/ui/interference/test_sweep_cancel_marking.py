@@ -15,18 +15,9 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture
-def sweep_widget(qtbot):
-    import pyqtgraph as pg
-
-    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+def sweep_widget(show_tab):
     base = InterferenceParams(n=8, m=8, optimizer="gd-zero", l1=0.04, lr=0.05, steps=200, seed=3)
-    widget = SweepWidget(lambda: base)
-    qtbot.addWidget(widget)
-    widget.resize(1100, 600)
-    widget.show()
-    yield widget
-    widget.shutdown()
-    assert widget.thread is None or not widget.thread.is_alive()
+    return show_tab(SweepWidget(lambda: base), 1100, 600)
 
 
 def test_cancelled_sweep_is_marked_on_the_figure_and_in_its_files(qtbot, sweep_widget, tmp_path):

@@ -19,20 +19,11 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture
-def sweep_widget(qtbot):
-    import pyqtgraph as pg
-
-    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+def sweep_widget(show_tab):
     params = {"p": BASE}
     widget = SweepWidget(lambda: params["p"])
     widget.params = params  # the test changes the "window's" parameters through this
-    qtbot.addWidget(widget)
-    widget.resize(1100, 600)
-    widget.show()
-    yield widget
-    widget.shutdown()
-    assert widget.thread is None or not widget.thread.is_alive()
-    assert not widget.timer.isActive()
+    return show_tab(widget, 1100, 600)
 
 
 def fill(widget, n, m, seeds, steps):

@@ -1,0 +1,399 @@
+"""What the two models' grid tabs share (the note's scaling tab, ui/note/scaling_tab.py, and
+the interference sweep, ui/interference/sweep_tab.py): the parallel-runs count, the scheduler
+field (tcp://HOST:PORT or local:N, core/cluster.py) with the cluster's worker count, Start /
+Cancel / Save, the progress bar with the time left, and the grid's own thread.
+
+The grid runs in that thread (run_scaling or run_sweep, which start and join their worker
+threads or run a session of tasks on a dask.distributed cluster). Nothing crosses threads as
+a signal: the progress callback only stores the latest progress and appends finished rows
+(immutable) under a lock; a GUI timer polls them ten times a second. Cancel sets an event
+the runs check (on a cluster: the pending tasks are cancelled); the finished rows stay shown
+and can be saved. A subclass lays out its own fields and figures and says how to plan, run
+and draw its grid.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6 import QtCore, QtWidgets
+
+from sparsity_gui.core.checks import default_workers
+from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, usable_scheduler
+from sparsity_gui.core.errors import InputError, RunsCancelled
+from sparsity_gui.core.text import format_duration
+from sparsity_gui.ui.fields import Field
+from sparsity_gui.ui.window import show_warning
+
+POLL_MS = 100
+JOIN_SECONDS = 10.0
+BAR_STEPS = 1000
+
+
+@dataclass(frozen=True)
+class GridTabTexts:
+    """The words a grid tab differs by."""
+
+    name: str  # object names' prefix and the status bar's word: "scaling", "sweep"
+    grid: str  # what the tooltips call a grid: "grid", "sweep"
+    solve: str  # what a task does with a run on a cluster: "solve", "train"
+    doing: str  # what the runs on a cluster are doing: "running", "training"
+    form_width: int
+    workers_tip: str
+    pause_text: str
+    pause_tip: str
+    start_text: str
+    start_tip: str  # the pause tip follows
+    cancel_tip: str
+    cancelling: str  # the info line after Cancel, on this machine's threads
+    save_text: str
+    save_tip: str
+    progress_tip: str
+    failed_title: str
+
+
+class GridTab(QtWidgets.QWidget):
+    """A grid of runs in a thread of its own; ``plan`` is the grid last started (its
+    ``runs()`` counts them), ``rows`` the finished runs shown, ``ran_on`` the scheduler they
+    ran on (None: this machine's threads)."""
+
+    statusChanged = QtCore.Signal(str)  # a short text for the window's status bar
+
+    def __init__(self, texts: GridTabTexts, parent=None):
+        super().__init__(parent)
+        self.texts = texts
+        name = texts.name
+        self.plan: Any = None
+        self.rows: list = []
+        self.outcome = ""  # "", running, done, cancelled, error
+        self.error = ""
+        self.thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._progress: Any = None
+        self._worker_rows: list = []
+        self._result: tuple[str, list, str, str] | None = None  # kind, rows, message, field
+        self._shown_rows = -1
+        self._started_at = 0.0
+        self.error_box: QtWidgets.QMessageBox | None = None
+        self.ran_on: Scheduler | None = None
+        self.fields: dict[str, Field] = {}  # the grid's own, by the name an InputError gives
+
+        self.workers = QtWidgets.QSpinBox()
+        self.workers.setObjectName(f"{name}_workers")
+        self.workers.setRange(1, 32)
+        self.workers.setValue(default_workers())
+        self.workers.setToolTip(texts.workers_tip)
+        self.scheduler = Field(
+            f"{name}_scheduler",
+            usable_scheduler,
+            f"Optional: {texts.solve} every run as a task on a dask.distributed cluster. The address "
+            "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
+            "local:N for N worker processes on this machine. Empty: this machine's threads "
+            f"(parallel runs). Needs the extra: {EXTRA_HINT}",
+        )
+        self.scheduler.edit.setPlaceholderText("optional: tcp://host:8786 or local:2")
+        self.scheduler.accepted.connect(self._scheduler_changed)
+        self.cluster_label = QtWidgets.QLabel("")
+        self.cluster_label.setObjectName(f"{name}_cluster")
+        self.cluster_label.setWordWrap(True)
+        self.cluster_label.setToolTip(
+            f"The cluster's workers, as its scheduler counts them during a {texts.grid}"
+        )
+        self.base_label = QtWidgets.QLabel()
+        self.base_label.setObjectName(f"{name}_base")
+        self.base_label.setWordWrap(True)
+        self.base_label.setStyleSheet("color: #444; font-size: 8pt;")
+        self.base_label.setToolTip(f"Taken from the Parameters dock when the {texts.grid} starts")
+        self.pause_live = QtWidgets.QCheckBox(texts.pause_text)
+        self.pause_live.setObjectName(f"{name}_pause_live")
+        self.pause_live.setChecked(True)
+        self.pause_live.setToolTip(texts.pause_tip)
+        self.start_button = QtWidgets.QPushButton(texts.start_text)
+        self.start_button.setObjectName(f"{name}_start")
+        self.start_button.setToolTip(texts.start_tip + texts.pause_tip)
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.setObjectName(f"{name}_cancel")
+        self.cancel_button.setToolTip(texts.cancel_tip)
+        self.cancel_button.setEnabled(False)
+        self.save_button = QtWidgets.QPushButton(texts.save_text)
+        self.save_button.setObjectName(f"{name}_save")
+        self.save_button.setToolTip(texts.save_tip)
+        self.save_button.setEnabled(False)
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setObjectName(f"{name}_progress")
+        self.progress.setRange(0, BAR_STEPS)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("idle")
+        self.progress.setToolTip(texts.progress_tip)
+        self.info = QtWidgets.QLabel("")
+        self.info.setObjectName(f"{name}_info")
+        self.info.setWordWrap(True)
+        self.info.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.save_button.clicked.connect(self.save_dialog)
+        self.timer = QtCore.QTimer(self)
+        self.timer.timeout.connect(self.poll)
+
+    def lay_out(
+        self, fields: list[tuple[str, Field]], figures: QtWidgets.QLayout | QtWidgets.QWidget
+    ) -> None:
+        """The form (``fields``, then the rows every grid tab has) on the left, ``figures``
+        beside it."""
+        form_box = QtWidgets.QWidget()
+        form_box.setMaximumWidth(self.texts.form_width)
+        form = QtWidgets.QFormLayout(form_box)
+        form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        for label, field in fields:
+            form.addRow(label, field)
+        form.addRow("parallel runs", self.workers)
+        form.addRow("scheduler", self.scheduler)
+        form.addRow(self.cluster_label)
+        form.addRow(self.base_label)
+        form.addRow(self.pause_live)
+        buttons = QtWidgets.QHBoxLayout()
+        for b in (self.start_button, self.cancel_button, self.save_button):
+            buttons.addWidget(b)
+        form.addRow(buttons)
+        form.addRow(self.progress)
+        form.addRow(self.info)
+        lay = QtWidgets.QHBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(form_box)
+        if isinstance(figures, QtWidgets.QLayout):
+            lay.addLayout(figures, 1)
+        else:
+            lay.addWidget(figures, 1)
+
+    # --- what a grid tab says itself ---------------------------------------------------------
+    def make_plan(self, scheduler: Scheduler | None) -> Any:
+        """The grid of the fields, or None with the reason shown at its field."""
+        raise NotImplementedError
+
+    def run_plan(self, plan, on_progress, should_stop, workers: int, scheduler: Scheduler | None) -> list:
+        """Runs ``plan`` (in the grid's thread) and returns its rows; raises RunsCancelled."""
+        raise NotImplementedError
+
+    def show_rows(self, rows: list, plan, started: bool = False) -> None:
+        """Draws ``rows`` of ``plan`` (``started``: a new grid, its figures reset)."""
+        raise NotImplementedError
+
+    def current_text(self, current) -> str:
+        """The info line for the run a progress report says has just started."""
+        raise NotImplementedError
+
+    def run_started(self) -> None:
+        """A grid has just started (the live run may pause)."""
+
+    def run_ended(self, kind: str) -> None:
+        """The grid has ended: done, cancelled or error."""
+
+    # --- the scheduler ---------------------------------------------------------------------
+    @QtCore.Slot(object)
+    def _scheduler_changed(self, scheduler: Scheduler | None) -> None:
+        """A cluster runs the runs: the threads' count no longer applies."""
+        self.workers.setEnabled(scheduler is None and not self.running)
+        self.cluster_label.setText("" if scheduler is None else f"on the cluster {scheduler}")
+
+    def _scheduler_value(self) -> tuple[bool, Scheduler | None]:
+        """(whether the field is good, its scheduler), its reason shown at the field."""
+        if not self.scheduler.commit():
+            return False, None
+        try:
+            return True, usable_scheduler(self.scheduler.text())
+        except InputError as exc:
+            self.scheduler.show_error(exc.message)
+            return False, None
+
+    def show_input_error(self, exc: InputError) -> None:
+        """At the field it names, or under the buttons."""
+        field = self.fields.get(exc.field)
+        if field is not None:
+            field.show_error(exc.message)
+        else:
+            self._show_info(str(exc), error=True)
+
+    # --- running -------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    @QtCore.Slot()
+    def start(self) -> bool:
+        if self.running:
+            return False
+        good, scheduler = self._scheduler_value()
+        plan = self.make_plan(scheduler)
+        if plan is None or not good:
+            return False
+        self.plan = plan
+        self.ran_on = scheduler
+        self.rows = []
+        self.outcome = "running"
+        self.error = ""
+        self._stop = threading.Event()
+        with self._lock:
+            self._progress = None
+            self._worker_rows = []
+            self._result = None
+        self._shown_rows = -1
+        self._started_at = time.perf_counter()
+        self.show_rows([], plan, started=True)
+        self.progress.setValue(0)
+        self.progress.setFormat(f"0%  ·  0 / {len(plan.runs())} runs")
+        self._show_info("starting…" if scheduler is None else f"connecting to {scheduler}…")
+        self.cluster_label.setText("" if scheduler is None else f"on the cluster {scheduler}: connecting…")
+        self.start_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.save_button.setEnabled(False)
+        for f in (*self.fields.values(), self.scheduler):
+            f.setEnabled(False)
+        self.workers.setEnabled(False)
+        self.run_started()
+        self.thread = threading.Thread(
+            target=self._work,
+            args=(plan, self._stop, self.workers.value(), scheduler),
+            name=self.texts.name,
+            daemon=True,
+        )
+        self.thread.start()
+        self.timer.start(POLL_MS)
+        return True
+
+    def _work(self, plan, stop: threading.Event, workers: int, scheduler: Scheduler | None) -> None:
+        """The grid's thread (the grid starts and joins its own workers, or runs a cluster
+        session in this thread): touches no widget."""
+        try:
+            rows = self.run_plan(plan, self._on_progress, stop.is_set, workers, scheduler)
+            result = ("done", list(rows), "", "")
+        except RunsCancelled as exc:
+            result = ("cancelled", list(exc.rows), "", "")
+        except InputError as exc:
+            result = ("error", [], str(exc), exc.field)
+        except Exception as exc:  # shown in the GUI; the window stays usable
+            result = ("error", [], f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}", "")
+        with self._lock:
+            if result[0] == "error":
+                result = (result[0], list(self._worker_rows), result[2], result[3])
+            self._result = result
+
+    def _on_progress(self, progress) -> None:
+        """From the grid's threads: only stores (the GUI timer polls)."""
+        with self._lock:
+            self._progress = progress
+            if progress.row is not None:
+                self._worker_rows.append(progress.row)
+
+    @QtCore.Slot()
+    def cancel(self) -> None:
+        if self.running:
+            self._stop.set()
+            self.cancel_button.setEnabled(False)
+            self._show_info(
+                "cancelling the runs not finished on the cluster…" if self.ran_on else self.texts.cancelling
+            )
+
+    @QtCore.Slot()
+    def poll(self) -> None:
+        with self._lock:
+            progress = self._progress
+            rows = list(self._worker_rows)
+            result = self._result
+        plan = self.plan
+        if plan is None:
+            return
+        if result is not None:
+            rows = result[1]
+        if len(rows) != self._shown_rows:
+            self._shown_rows = len(rows)
+            self.rows = rows
+            self.show_rows(rows, plan)
+        total = len(plan.runs())
+        doing, name = self.texts.doing, self.texts.name
+        if progress is not None and progress.workers is not None:  # the last count, also at the end
+            self.cluster_label.setText(
+                f"on the cluster {self.ran_on}: {progress.workers} "
+                f"worker{'s' if progress.workers != 1 else ''}, {progress.running} {doing}"
+            )
+        if progress is not None and result is None:
+            self.progress.setValue(int(round(progress.fraction * BAR_STEPS)))
+            self.progress.setFormat(
+                f"{100 * progress.fraction:.0f}%  ·  {progress.done_runs} / {progress.total_runs} runs  ·  "
+                f"{format_duration(progress.eta_seconds)} left"
+            )
+            if progress.current is None and progress.workers is not None and not self._stop.is_set():
+                self._show_info(
+                    f"{progress.running} run(s) {doing} on the cluster "
+                    f"({format_duration(progress.elapsed)} so far)"
+                )
+            if progress.current is not None and not self._stop.is_set():
+                self._show_info(
+                    f"{self.current_text(progress.current)} ({format_duration(progress.elapsed)} so far)"
+                )
+            self.statusChanged.emit(f"{name} {100 * progress.fraction:.0f}% ({progress.done_runs}/{total})")
+        if result is not None and self.thread is not None:
+            self.thread.join(JOIN_SECONDS)
+            self._finish(result, total)
+
+    def _finish(self, result, total: int) -> None:
+        kind, rows, message, field = result
+        name = self.texts.name
+        self.timer.stop()
+        self.thread = None
+        self.rows = list(rows)
+        self.outcome = kind
+        took = format_duration(time.perf_counter() - self._started_at)
+        if kind == "done":
+            self.progress.setValue(BAR_STEPS)
+            self.progress.setFormat(f"100%  ·  {len(rows)} / {total} runs  ·  done")
+            self._show_info(f"done: {len(rows)} runs in {took}")
+            self.statusChanged.emit(f"{name} done ({len(rows)} runs)")
+        elif kind == "cancelled":
+            self.progress.setFormat(f"cancelled  ·  {len(rows)} / {total} runs")
+            self._show_info(
+                f"cancelled after {len(rows)} of {total} runs ({took}); the finished runs are shown "
+                "and can be saved"
+            )
+            self.statusChanged.emit(f"{name} cancelled ({len(rows)}/{total})")
+        else:
+            self.error = message
+            self.progress.setFormat(f"failed  ·  {len(rows)} / {total} runs")
+            self._show_info(message.partition("\n\n")[0], error=True)
+            if field == "scheduler":  # unreachable, or a cluster that failed: said at the field too
+                self.scheduler.show_error(message.removeprefix("scheduler: "))
+            self.statusChanged.emit(f"{name} failed")
+            self._message(self.texts.failed_title, message)
+        self.start_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.save_button.setEnabled(bool(self.rows))
+        for f in (*self.fields.values(), self.scheduler):
+            f.setEnabled(True)
+        self.workers.setEnabled(not self.scheduler.text().strip())
+        self.run_ended(kind)
+
+    def _show_info(self, text: str, error: bool = False) -> None:
+        self.info.setStyleSheet("color: #c0392b;" if error else "")
+        self.info.setText(text)
+
+    def _message(self, title: str, message: str) -> None:
+        self.error_box = show_warning(self, self.error_box, title, message)
+
+    @QtCore.Slot()
+    def save_dialog(self) -> None:
+        raise NotImplementedError
+
+    # --- shutdown ----------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Cancel a running grid and join its thread (the runs check the flag within ms)."""
+        self._stop.set()
+        self.timer.stop()
+        if self.thread is not None:
+            self.thread.join(JOIN_SECONDS)
+            self.thread = None
