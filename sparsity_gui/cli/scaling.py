@@ -18,7 +18,7 @@ from sparsity_gui.cli.common import (
     whole_arg,
     write_headless,
 )
-from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler, require_distributed
+from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.text import format_duration
 
@@ -107,16 +107,15 @@ def grid_from_args(args: argparse.Namespace):
     from sparsity_gui.core.note.headless import scaling_settings
 
     args.scheduler = parse_scheduler(args.scheduler or "")
-    if args.scheduler is not None:
-        if args.jobs is not None:
-            raise InputError(
-                "jobs", "sets the threads of a grid on this machine; with --scheduler the workers solve"
-            )
-        require_distributed()
-    grid, jobs = scaling_settings(
-        m=args.m, lam=args.lam, seeds=args.seeds, seed=args.seed, sigma=args.sigma, jobs=args.jobs
+    return scaling_settings(
+        m=args.m,
+        lam=args.lam,
+        seeds=args.seeds,
+        seed=args.seed,
+        sigma=args.sigma,
+        jobs=args.jobs,
+        scheduler=args.scheduler,
     )
-    return grid, (None if args.scheduler is not None else jobs)
 
 
 def _print_table(rows) -> None:

@@ -17,7 +17,6 @@ import textwrap
 
 import numpy as np
 import pytest
-from dask_processes import DaskProcesses
 from result_files import assert_same_files, same_dir_both_ways
 
 from sparsity_gui import api
@@ -29,12 +28,6 @@ SWEEP_ARGV = ["--n", "8", "--m", "8,16", "--seeds", "2", "--steps", "100", "--no
 GRID = dict(m=[100, 1000], lam=[1e-2, 1e-1], seeds=2)
 GRID_ARGV = ["--m", "100,1000", "--lam", "1e-2,1e-1", "--seeds", "2", "--no-figure"]
 CALLS = [("sweep", SWEEP, SWEEP_ARGV), ("scaling", GRID, GRID_ARGV)]
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    with DaskProcesses(tmp_path_factory.mktemp("dask"), workers=2) as procs:
-        yield procs
 
 
 def free_port() -> int:
@@ -54,8 +47,9 @@ def assert_same_rows(here: dict, there: dict) -> None:
 
 @pytest.mark.parametrize("fn, kwargs, _argv", CALLS, ids=[c[0] for c in CALLS])
 def test_a_running_cluster_gives_the_local_rows_and_the_clis_files(
-    fn, kwargs, _argv, cluster, tmp_path, monkeypatch, capsys
+    fn, kwargs, _argv, dask_cluster, tmp_path, monkeypatch, capsys
 ):
+    cluster = dask_cluster  # the session's scheduler and two workers (tests/conftest.py)
     monkeypatch.chdir(tmp_path)
     here = getattr(api, fn)(**kwargs, jobs=1)
     there = getattr(api, fn)(**kwargs, scheduler=cluster.address)
