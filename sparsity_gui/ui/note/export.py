@@ -280,9 +280,11 @@ class NoteExports(PanelExports):
             if snap is not None and resolved_format("auto", snap.m) == "npz":  # CSV: minutes
                 filters.reverse()
                 name = name.replace(".csv", ".npz")
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+        path, chosen = QtWidgets.QFileDialog.getSaveFileName(
             self.win, "Export data", name, ";;".join([*filters, "All files (*)"]), filters[0]
         )
+        if path and not Path(path).suffix and chosen == NPZ_FILTER:
+            path += ".npz"  # a bare name typed under the NumPy filter means arrays
         if path:
             self.export_data(kind, path)
 

@@ -88,6 +88,7 @@ def test_above_the_csv_limit_export_all_and_the_dialog_take_npz(qtbot, paused_wi
         assert np.array_equal(_bits(z["u"]), _bits(np.abs(run.sim.init.w0)[z["k"]]))
 
     seen: dict = {}
+    typed = {"name": "w.npz"}
 
     def drive() -> None:
         dialog = QtWidgets.QApplication.activeModalWidget()
@@ -100,7 +101,7 @@ def test_above_the_csv_limit_export_all_and_the_dialog_take_npz(qtbot, paused_wi
         dialog.setDirectory(str(tmp_path))
         line.setFocus()
         line.selectAll()
-        qtbot.keyClicks(line, "w.npz")
+        qtbot.keyClicks(line, typed["name"])
         qtbot.keyClick(line, QtCore.Qt.Key.Key_Return)
 
     QtCore.QTimer.singleShot(0, drive)
@@ -108,3 +109,10 @@ def test_above_the_csv_limit_export_all_and_the_dialog_take_npz(qtbot, paused_wi
     assert seen == {"filter": "NumPy arrays (*.npz)", "name": "weights.npz"}
     with np.load(tmp_path / "w.npz") as z:
         assert z["w0"].size == M
+    # a bare name typed under the NumPy filter is written as arrays, with their extension
+    typed["name"] = "bare"
+    QtCore.QTimer.singleShot(0, drive)
+    win.exports.export_data_dialog("deaths")
+    with np.load(tmp_path / "bare.npz") as z:
+        assert sorted(z.files) == ["k", "t_death", "u"]
+    assert not (tmp_path / "bare").exists()
