@@ -223,10 +223,16 @@ class SimulationResult(_Result):
     command = "run"
 
     def command_line(self, out: str | Path, save_options: Mapping[str, Any] | None = None) -> str:
-        if not self.schedule:
+        array = self.options.get("w0")
+        if not self.schedule and not isinstance(array, np.ndarray):
             return super().command_line(out, save_options)
-        # no CLI option takes live changes: the calls that make these files
-        args = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        # no CLI option takes live changes or an array: the calls that make these files
+        args = ", ".join(
+            f"w0=<{v.dtype} array {' x '.join(map(str, v.shape))}: W(0) is the w0 of the weights file>"
+            if isinstance(v, np.ndarray)
+            else f"{k}={v!r}"
+            for k, v in self.options.items()
+        )
         saving = "".join(f", {k}={v!r}" for k, v in (save_options or {}).items())
         return f"sparsity_gui.api.simulate({args}).save({str(out)!r}{saving})"
 
@@ -268,7 +274,7 @@ def simulate(
     lam: float = 1e-3,
     sigma: float = 0.9,
     seed: int = 0,
-    w0: str | None = None,
+    w0: str | os.PathLike[str] | np.ndarray | None = None,
     w0_row: int | None = None,
     w0_tensor: str | None = None,
     method: str = "exact",
@@ -280,7 +286,10 @@ def simulate(
     """Run the note's model, W' = (1 - |W|^2) W - lam sign(W), from W(0) ~ normal(0,
     sigma/sqrt(m)) drawn with ``seed`` (or the weights in the file ``w0``: .npy, .npz,
     .safetensors, a PyTorch state_dict if torch is installed, or text; its tensor or array
-    ``w0_tensor`` and row ``w0_row`` of a matrix), as ``sparsity-gui run`` does.
+    ``w0_tensor`` and row ``w0_row`` of a matrix), as ``sparsity-gui run`` does. ``w0``
+    may also be a numpy array (a vector, or a matrix with ``w0_row``), checked as a file's
+    array is; m is its length, and save() records this call (W(0) is the weights file's
+    w0 column).
 
     ``lam``: the L1 strength, 0 to 1 (the interference model's l1 = 4 lam). ``method``:
     "exact" (the flow, solved exactly) or "gd" (gradient descent with step ``eta`` in the
@@ -302,7 +311,7 @@ def simulate(
         lam=_number(lam),
         sigma=_number(sigma),
         seed=_whole(seed),
-        w0=None if w0 is None else str(w0),
+        w0=w0 if w0 is None or isinstance(w0, np.ndarray) else _path(w0),
         w0_row=None if w0_row is None else _whole(w0_row),
         w0_tensor=w0_tensor,
         method=method,

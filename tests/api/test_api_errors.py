@@ -139,6 +139,26 @@ def test_same_message_as_the_cli(tmp_path, capsys, fn, kwargs, cli_args):
             "seed: --seed draws W(0) at random; it does not go with --w0",
         ),
         ("train", dict(w0=[[0.5, 0.1]]), "w0: must be a file's path or a numpy array, got list"),
+        # simulate's W(0) as an array: checked as a file's array is
+        (
+            "simulate",
+            dict(w0=np.ones((3, 4))),
+            "w0: the array: a 3x4 matrix is not a single row or column (choose a row: --w0-row R, "
+            "or the row dialog in the app)",
+        ),
+        ("simulate", dict(w0=np.ones((3, 4)), w0_row=5), "w0: the array: row 5 is out of range (0 to 2)"),
+        (
+            "simulate",
+            dict(w0=np.array([0.1, np.nan])),
+            "w0: the array: weight 1 is nan (all weights must be finite)",
+        ),
+        ("simulate", dict(w0=np.array([])), "w0: the array: holds no weights"),
+        (
+            "simulate",
+            dict(w0=np.ones(3), w0_tensor="W"),
+            "w0-tensor: names a tensor of a --w0 file; w0 is an array",
+        ),
+        ("simulate", dict(w0=[0.1, 0.2]), "w0: must be a file's path or a numpy array, got list"),
         (
             "sweep",
             dict(m="abc"),

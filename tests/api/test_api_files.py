@@ -48,6 +48,48 @@ def test_simulate_with_w0_file_and_gd(tmp_path, capsys):
     assert_same_files(api_dir, cli_dir, clock_fields=("solver_wall_seconds",))
 
 
+def test_simulate_from_an_array_is_the_run_of_the_same_weights_in_a_file(tmp_path, capsys):
+    """W(0) as a numpy array (a matrix's row): the same run, bit for bit, as `run --w0 FILE
+    --w0-row R` of those weights; save() writes the same numbers and records the call, as no
+    CLI option takes an array."""
+    matrix = np.random.default_rng(5).standard_normal((3, 400)) * 0.9 / 20
+    np.save(tmp_path / "w.npy", matrix)
+    from_array = api.simulate(w0=matrix, w0_row=2, lam=4e-3, samples=51)
+    from_file = api.simulate(w0=tmp_path / "w.npy", w0_row=2, lam=4e-3, samples=51)
+    assert from_array.params.m == 400 and from_array.params.w0_path is None
+    assert np.array_equal(from_array.w0, matrix[2])
+    assert np.array_equal(from_array.timeseries, from_file.timeseries)
+    assert np.array_equal(from_array.w_final, from_file.w_final)
+    assert all(np.array_equal(from_array.deaths[k], from_file.deaths[k]) for k in ("k", "u", "t_death"))
+    line = from_array.command_line("out")
+    assert line == (
+        "sparsity_gui.api.simulate(lam=0.004, w0=<float64 array 3 x 400: W(0) is the w0 of the "
+        "weights file>, w0_row=2, samples=51).save('out')"
+    )
+    api_dir = from_array.save(tmp_path / "api")
+    main(
+        [
+            "run",
+            "--w0",
+            str(tmp_path / "w.npy"),
+            "--w0-row",
+            "2",
+            "--lam",
+            "4e-3",
+            "--samples",
+            "51",
+            "--out",
+            str(tmp_path / "cli"),
+        ]
+    )
+    capsys.readouterr()
+    for name in ("timeseries.csv", "weights.csv", "deaths.csv"):
+        assert (api_dir / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    meta = json.loads((api_dir / "run.json").read_text())
+    assert meta["command_line"] == line.replace("'out'", repr(str(tmp_path / "api")))
+    assert meta["parameters"]["w0_path"] is None and meta["parameters"]["m"] == 400
+
+
 def test_train_saves_the_files_of_interference(tmp_path, capsys):
     result = api.train(n=12, m=24, steps=300, seed=2, optimizer="adam", l1=2e-3, lr=3e-3, samples=31)
     assert result.history.shape == (31, len(result.columns))

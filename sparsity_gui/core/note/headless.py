@@ -32,7 +32,7 @@ def run_settings(
     lam: float,
     sigma: float,
     seed: int,
-    w0: str | None,
+    w0: str | np.ndarray | None,
     w0_row: int | None,
     method: str,
     eta: float,
@@ -41,14 +41,21 @@ def run_settings(
     w0_tensor: str | None = None,
 ) -> tuple[SimParams, np.ndarray | None]:
     """The checked parameters of a `run` (the CLI's options, by name) and, with ``w0`` (a
-    file), the loaded weights. Raises InputError naming the option."""
-    from sparsity_gui.core.note.initial import load_w0
+    file, or for the Python API an array), the loaded weights. Raises InputError naming the
+    option."""
+    from sparsity_gui.core.note.initial import load_w0, vector_from
 
     loaded = None
     for flag, value in (("w0-row", w0_row), ("w0-tensor", w0_tensor)):
         if value is not None and w0 is None:
             raise InputError(flag, "needs --w0 FILE")
-    if w0 is not None:
+    if isinstance(w0, np.ndarray):
+        if w0_tensor is not None:
+            raise InputError("w0-tensor", "names a tensor of a --w0 file; w0 is an array")
+        # checked as a file's array is: a vector, a single row or column, or row w0_row
+        loaded = vector_from(w0, "the array", w0_row)
+        m, w0 = int(loaded.shape[0]), None
+    elif w0 is not None:
         loaded = load_w0(w0, w0_row, w0_tensor)
         m = int(loaded.shape[0])
     params = SimParams(m=m, lam=lam, sigma=sigma, seed=seed, w0_path=w0, method=method, eta=eta, t_end=t_end)

@@ -43,7 +43,7 @@ def _as_vector(arr: np.ndarray, source: str, row: int | None = None) -> np.ndarr
     if arr.ndim != 1:
         raise InputError("w0", f"{source}: expected a 1-D array, got {arr.ndim} dimensions")
     if arr.size == 0:
-        raise InputError("w0", f"{source}: no weights in the file")
+        raise InputError("w0", f"{source}: holds no weights")
     if arr.size > MAX_FILE_WEIGHTS:
         raise InputError("w0", f"{source}: {arr.size} weights, at most {MAX_FILE_WEIGHTS} are supported")
     return finite_float64(arr, source)
