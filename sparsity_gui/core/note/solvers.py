@@ -54,11 +54,14 @@ class InitialState:
             return
 
         def derive() -> None:
-            if self._order is None:
-                self._order = np.argsort(-np.abs(self.w0))
-            if self._ideal is None:
-                u = ideal_abs_weights(self.m)
-                self._ideal = (u, *K.kahan_prefix_sums(u))
+            try:
+                if self._order is None:
+                    self._order = np.argsort(-np.abs(self.w0))
+                if self._ideal is None:
+                    u = ideal_abs_weights(self.m)
+                    self._ideal = (u, *K.kahan_prefix_sums(u))
+            except MemoryError:  # no traceback from here: the caller meets it again
+                pass
 
         self._deriving = threading.Thread(target=derive, name="initial-state", daemon=True)
         self._deriving.start()
