@@ -177,6 +177,52 @@ def typed_m_in_a_fresh_process(m: int, seconds: float) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def export_case(app, m: int, t_pause: float = 5.0) -> dict:
+    """A window running at m (lambda = 1e-3, default speed), paused once t > ``t_pause``;
+    then File > Export data of the weights and of the deaths as .npz (the first includes
+    re-simulating the run to the instant on screen, which exports replay) and Export all
+    into a new folder. Returns the seconds of each and the process's peak resident memory
+    before and after them."""
+    win = NoteWindow(SimParams(m=m, lam=1e-3), speed=None)
+    win.show()
+    while win.snapshot is None or win.snapshot.t <= t_pause:
+        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
+    win.set_playing(False)
+    while win.snapshot.state not in ("paused", "finished"):
+        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
+    out: dict = {
+        "m": m,
+        "t": win.snapshot.t,
+        "nonzero": win.snapshot.nonzero,
+        "peak_before_mib": rss_mib()[1],
+    }
+    with tempfile.TemporaryDirectory(prefix="bench-export-") as tmp:
+        for key, call in (
+            ("weights_npz_s", lambda: win.exports.export_data("weights", f"{tmp}/weights.npz")),
+            ("deaths_npz_s", lambda: win.exports.export_data("deaths", f"{tmp}/deaths.npz")),
+            ("export_all_s", lambda: win.exports.export_all(f"{tmp}/all")),
+        ):
+            start = time.perf_counter()
+            if not call():
+                raise RuntimeError(f"{key}: {win.last_error}")
+            out[key] = time.perf_counter() - start
+    out["peak_after_mib"] = rss_mib()[1]
+    win.close()
+    win.deleteLater()
+    app.processEvents()
+    return out
+
+
+def export_in_a_fresh_process(m: int) -> dict:
+    """export_case in its own process, so that its peak memory is that case's alone."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--export-child", str(m)], capture_output=True, text=True, timeout=900
+    )
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def fitted_c_agreement(m: int) -> dict:
     """The worker run flat out to one weight left, its chunks' work budget too large to run
     out (the case of one chunk spanning most of the run): the c on screen (the snapshot's)
@@ -266,7 +312,37 @@ def main() -> int:
         default="",
         help="only compare the fitted c on screen with the exported one at these m (e.g. 1e3,1e5,1e7)",
     )
+    ap.add_argument(
+        "--export",
+        type=int,
+        default=0,
+        metavar="M",
+        help="only time Export data (weights and deaths as .npz) and Export all of a paused run "
+        "at m = M, beside m = 1000, each in a fresh process",
+    )
+    ap.add_argument("--export-child", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.export:
+        print(
+            "exports of a paused run (lam = 1e-3, paused after t = 5): seconds of Export data as .npz "
+            "(weights: with the replay of the run) and of Export all, and the process's peak RSS"
+        )
+        print(
+            f"{'m':>9} | {'t':>7} {'m_now':>8} | {'weights.npz s':>13} {'deaths.npz s':>12} "
+            f"{'Export all s':>12} | {'peak MiB before':>15} {'after':>6}"
+        )
+        for m in (1000, args.export):
+            r = export_in_a_fresh_process(m)
+            print(
+                f"{m:9d} | {r['t']:7.3g} {r['nonzero']:8d} | {r['weights_npz_s']:13.2f} "
+                f"{r['deaths_npz_s']:12.2f} {r['export_all_s']:12.2f} | "
+                f"{r['peak_before_mib']:15.0f} {r['peak_after_mib']:6.0f}"
+            )
+        ok = r["weights_npz_s"] < 10 and r["peak_after_mib"] * 2**20 < 1.5e9
+        print(
+            f"m={args.export}: Export data under 10 s and peak RSS under 1.5 GB: {'PASS' if ok else 'MISS'}"
+        )
+        return 0
     if args.fitted_c:
         print("fitted c: on screen (the worker's history) against exported (501 evenly spaced rows)")
         print(
@@ -285,6 +361,9 @@ def main() -> int:
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     if args.typed_m_child:
         print(json.dumps(typed_m(app, args.typed_m_child, args.seconds)))
+        return 0
+    if args.export_child:
+        print(json.dumps(export_case(app, args.export_child)))
         return 0
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     # the first window of a process pays one-off costs (fonts, caches, first paints):

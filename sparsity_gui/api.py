@@ -328,7 +328,7 @@ def simulate(
     if schedule:
         options["schedule"] = [(c.t, {c.name: c.value}) for c in run.sim.changes]
     sim = run.sim
-    k, u, t_death = death_columns(sim)
+    k, u, t_death = (col.copy() for col in death_columns(sim))  # the result's own arrays
     return SimulationResult(
         params=params,
         schedule=tuple((c.t, c.name, c.value) for c in sim.changes),

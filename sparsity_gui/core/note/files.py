@@ -40,12 +40,16 @@ def death_columns(sim) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     (ties by input index). The smallest weights die first, so this is usually the rank
     order reversed, read straight off the sorted |W(0)| and the solver's death times by
     rank (no gather over m: 1 s less at m = 10^7); checked (death times finite and strictly
-    increasing, so no tie to break), and sorted otherwise."""
+    increasing, so no tie to break), and sorted otherwise. The columns may be read-only
+    views of the run's arrays: copy them to keep or change them."""
     t_ranked = sim.solver.death_t
     dead_n = int(np.count_nonzero(np.isfinite(t_ranked)))
     t = t_ranked[::-1][:dead_n]
     if np.all(np.isfinite(t)) and np.all(t[1:] > t[:-1]):
-        return sim.init.order[::-1][:dead_n].copy(), sim.init.u[::-1][:dead_n].copy(), t.copy()
+        cols = (sim.init.order[::-1][:dead_n], sim.init.u[::-1][:dead_n], t)
+        for col in cols:
+            col.flags.writeable = False  # a view: never written through
+        return cols
     death_t = sim.solver.death_times()  # input order
     dead = np.flatnonzero(np.isfinite(death_t))
     order = dead[np.argsort(death_t[dead], kind="stable")]
@@ -60,15 +64,31 @@ def iter_deaths_csv(sim) -> Iterator[str]:
 DEATH_NAMES = ("k", "u", "t_death")
 
 
-def npz_writer(arrays: dict[str, np.ndarray]) -> Callable[[BinaryIO], None]:
-    """Writes an uncompressed .npz (np.savez) into an open file: the arrays, named like the
-    CSV columns, exact by construction; zipfile streams each array to the file."""
-    return lambda f: np.savez(f, **arrays)
+def npz_writer(arrays: dict[str, np.ndarray | Callable[[], np.ndarray]]) -> Callable[[BinaryIO], None]:
+    """Writes an uncompressed .npz (what np.savez writes) into an open file: the arrays,
+    named like the CSV columns, exact by construction. An array given as a function is made
+    only when its turn comes and dropped after it is written, so a file of several arrays
+    of 10^7 never holds them all at once (np.savez needs them all first)."""
+
+    def write(f: BinaryIO) -> None:
+        import zipfile
+
+        with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for name, make in arrays.items():
+                array = np.asanyarray(make() if callable(make) else make)
+                with zf.open(name + ".npy", "w", force_zip64=True) as out:
+                    np.lib.format.write_array(out, array, allow_pickle=False)
+                del array
+
+    return write
 
 
-def weights_npz(w0: np.ndarray, w_now: np.ndarray, now_name: str = "w_final") -> Callable[[BinaryIO], None]:
-    """weights.npz: k (int64), w0 and <now_name>, the columns of weights.csv."""
-    return npz_writer({"k": np.arange(w0.shape[0], dtype=np.int64), "w0": w0, now_name: w_now})
+def weights_npz(
+    w0: np.ndarray, w_now: Callable[[], np.ndarray], now_name: str = "w_final"
+) -> Callable[[BinaryIO], None]:
+    """weights.npz: k (int64), w0 and <now_name> (W now, made when written), the columns
+    of weights.csv."""
+    return npz_writer({"k": lambda: np.arange(w0.shape[0], dtype=np.int64), "w0": w0, now_name: w_now})
 
 
 def deaths_npz(sim) -> Callable[[BinaryIO], None]:
@@ -120,12 +140,10 @@ def write_results(
     out.write_text("timeseries.csv", timeseries_csv(run.rows))
     w0 = sim.init.w0
     if include_weights:
-        w_final = sim.solver.weights()
         if fmt == "npz":
-            out.write_with("weights.npz", weights_npz(w0, w_final))
+            out.write_with("weights.npz", weights_npz(w0, sim.solver.weights))
         else:
-            out.write_chunks("weights.csv", iter_weights_csv(w0, w_final))
-        del w_final
+            out.write_chunks("weights.csv", iter_weights_csv(w0, sim.solver.weights()))
     if fmt == "npz":
         out.write_with("deaths.npz", deaths_npz(sim))
     else:

@@ -162,8 +162,8 @@ class NoteExports(PanelExports):
         shown = self.tracked_shown()
         if resolved_format(fmt, sim.m) == "npz":
             table_files: dict[str, object] = {
-                "weights.npz": _Binary(lambda f: weights_npz(sim.init.w0, sim.solver.weights(), "w_now")(f)),
-                "deaths.npz": _Binary(lambda f: deaths_npz(sim)(f)),
+                "weights.npz": _Binary(weights_npz(sim.init.w0, sim.solver.weights, "w_now")),
+                "deaths.npz": _Binary(lambda f: deaths_npz(sim)(f)),  # its columns made when written
             }
         else:
             table_files = {
