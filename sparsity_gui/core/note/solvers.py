@@ -83,8 +83,9 @@ class InitialState:
     def finish_deriving(self) -> None:
         """Wait for derive_in_background's thread, if any (a failure there, such as
         MemoryError, is met again when the value is computed here instead)."""
-        if self._deriving is not None:
-            self._deriving.join()
+        thread = self._deriving
+        if thread is not None:
+            thread.join()
             self._deriving = None
 
     @property
