@@ -148,8 +148,9 @@ def build_run_parser() -> CleanParser:
         "--format",
         metavar=_choices(FORMATS),
         default="auto",
-        help="weights and deaths as CSV text or as binary NumPy .npz, exact and about 50x "
-        "faster to write and read (weights.npz: k, w0, w_final; deaths.npz: k, u, t_death); "
+        help="weights and deaths as CSV text or as binary NumPy .npz, exact and far faster "
+        "to write and read (10^7 weights: under 2 s against 40 s; weights.npz: k, w0, w_final; "
+        "deaths.npz: k, u, t_death); "
         f"auto (default): CSV up to m = {CSV_MAX_WEIGHTS:,}, .npz above; timeseries.csv and "
         "run.json are written either way",
     )

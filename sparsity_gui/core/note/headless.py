@@ -19,9 +19,9 @@ from sparsity_gui.core.note.scaling import ScalingGrid
 SAMPLES = 501  # rows of timeseries.csv by default
 SAMPLES_MAX = 10**6
 FORMATS = ("auto", "csv", "npz")  # how weights and deaths are written
-# "auto": CSV up to this many weights, .npz above. Shortest-repr CSV text costs about 2 s
-# per 10^6 weights here (both files), .npz a fiftieth of that: at 10^7 CSV alone would
-# take most of a minute.
+# "auto": CSV up to this many weights, .npz above. Shortest-repr CSV text of both files
+# costs about 4 s per 10^6 weights here, .npz about a twentieth of that: at 10^7 CSV
+# alone takes 40 s.
 CSV_MAX_WEIGHTS = 1_000_000
 SCALING_JOBS_MAX = 64
 
