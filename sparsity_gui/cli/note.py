@@ -31,7 +31,8 @@ from sparsity_gui.core.note.headless import (
 from sparsity_gui.core.note.params import METHODS, SimParams
 
 RUN_DESCRIPTION = """\
-Simulate headless and write timeseries.csv, weights.csv, deaths.csv and run.json into DIR.
+Simulate headless and write timeseries.csv, weights.csv, deaths.csv (above m = 10^6: weights.npz,
+deaths.npz) and run.json into DIR.
 The exact method solves the flow through a two-variable reduction (cost independent of m
 after one sort); gd runs discrete gradient descent W <- W + eta*[(1-||W||^2)W - lam sign(W)].
 """
