@@ -149,6 +149,25 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
+def _api_call(
+    fn: str,
+    options: Mapping[str, Any],
+    out: str | Path,
+    save_options: Mapping[str, Any] | None,
+    array_note: str,
+) -> str:
+    """The Python call that makes a result's files when no CLI command can (a W(0) array,
+    live changes): the options as Python, an array by its dtype and shape and ``array_note``."""
+    args = ", ".join(
+        f"{k}=<{v.dtype} array {' x '.join(map(str, v.shape))}{array_note}>"
+        if isinstance(v, np.ndarray)
+        else f"{k}={v!r}"
+        for k, v in options.items()
+    )
+    saving = "".join(f", {k}={v!r}" for k, v in (save_options or {}).items())
+    return f"sparsity_gui.api.{fn}({args}).save({str(out)!r}{saving})"
+
+
 def _argv(options: dict[str, Any]) -> list[str]:
     """The CLI options of ``options``: every value as the text that reads back as it."""
     argv: list[str] = []
@@ -223,18 +242,10 @@ class SimulationResult(_Result):
     command = "run"
 
     def command_line(self, out: str | Path, save_options: Mapping[str, Any] | None = None) -> str:
-        array = self.options.get("w0")
-        if not self.schedule and not isinstance(array, np.ndarray):
+        if not self.schedule and not isinstance(self.options.get("w0"), np.ndarray):
             return super().command_line(out, save_options)
-        # no CLI option takes live changes or an array: the calls that make these files
-        args = ", ".join(
-            f"w0=<{v.dtype} array {' x '.join(map(str, v.shape))}: W(0) is the w0 of the weights file>"
-            if isinstance(v, np.ndarray)
-            else f"{k}={v!r}"
-            for k, v in self.options.items()
-        )
-        saving = "".join(f", {k}={v!r}" for k, v in (save_options or {}).items())
-        return f"sparsity_gui.api.simulate({args}).save({str(out)!r}{saving})"
+        # no CLI option takes live changes or an array
+        return _api_call("simulate", self.options, out, save_options, ": W(0) is the w0 of the weights file")
 
     def save(
         self, out: str | Path, *, force: bool = False, format: str = "auto", no_weights: bool = False
@@ -494,16 +505,11 @@ class TrainingResult(_Result):
     command = "interference"
 
     def command_line(self, out: str | Path, save_options: Mapping[str, Any] | None = None) -> str:
-        array = self.options.get("w0")
-        if not isinstance(array, np.ndarray):
+        if not isinstance(self.options.get("w0"), np.ndarray):
             return super().command_line(out, save_options)
-        # no CLI option takes an array: the call that makes these files (W(0) is w0.npy)
-        shape = " x ".join(str(k) for k in array.shape)
-        args = ", ".join(
-            f"w0=<{array.dtype} array {shape}, saved as w0.npy>" if k == "w0" else f"{k}={v!r}"
-            for k, v in self.options.items()
-        )
-        return f"sparsity_gui.api.train({args}).save({str(out)!r})"
+        return _api_call(
+            "train", self.options, out, save_options, ", saved as w0.npy"
+        )  # no CLI option takes an array
 
     def save(self, out: str | Path, *, force: bool = False) -> Path:
         """history.csv, w0.npy, w_final.npy, neuron_counts.csv and run.json into ``out``,

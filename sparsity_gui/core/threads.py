@@ -13,9 +13,13 @@ thread has set its flag, when nothing is left for it to do but leave threading's
 
 from __future__ import annotations
 
+import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sparsity_gui.core.errors import RunsCancelled
 
 POLL_SECONDS = 0.02  # short sleeps keep Ctrl+C responsive and add little to a grid's end
 
@@ -58,3 +62,117 @@ def _join_all(threads: list[threading.Thread], done: list[bool]) -> None:
             time.sleep(POLL_SECONDS)
         if done[k]:
             thread.join()
+
+
+class GridBook:
+    """What a grid of runs (the sweep, the scaling grid) keeps while its runs go, under one
+    lock: the finished rows by key, the cost done, the next run to hand out, the stop flag
+    (also set once ``should_stop()`` says so), the failures and a cluster's last status;
+    and the progress it reports, the time left estimated from the cost done in this call.
+
+    ``runs`` are all the grid's runs in order, ``key(run)`` names a run in ``done`` (its
+    rows so far, filled in here), ``cost(run)`` is its share of ``total_cost``, and
+    ``progress`` is the model's progress record, made with (runs done, runs, fraction of
+    the cost, elapsed, seconds left, the run started, the row finished, workers=,
+    running=)."""
+
+    def __init__(
+        self,
+        runs: Sequence[Any],
+        key: Callable[[Any], Any],
+        done: dict,
+        cost: Callable[[Any], float],
+        total_cost: float,
+        progress: Callable[..., Any],
+        on_progress: Callable[[Any], None] | None,
+        should_stop: Callable[[], bool] | None,
+    ) -> None:
+        self.runs, self.key, self.done, self.cost = list(runs), key, done, cost
+        self.todo = [run for run in self.runs if key(run) not in done]
+        self.total = total_cost
+        self.progress, self.on_progress, self.should_stop = progress, on_progress, should_stop
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.failures: list[BaseException] = []
+        self.done_cost = sum(cost(run) for run in self.runs if key(run) in done)
+        self._cost_at_start = self.done_cost
+        self._next = 0
+        self._started = time.perf_counter()
+        self._status: Any = None  # the cluster's last ClusterStatus
+
+    def report(self, current: Any, row: Any = None) -> None:
+        """on_progress, with the lock held."""
+        if self.on_progress is None:
+            return
+        elapsed = time.perf_counter() - self._started
+        worked = self.done_cost - self._cost_at_start
+        eta = (self.total - self.done_cost) * elapsed / worked if worked > 0 and elapsed > 0 else math.nan
+        status = self._status
+        self.on_progress(
+            self.progress(
+                len(self.done),
+                len(self.runs),
+                self.done_cost / self.total if self.total else 1.0,
+                elapsed,
+                eta,
+                current,
+                row,
+                workers=status.workers if status is not None else None,
+                running=status.running if status is not None else None,
+            )
+        )
+
+    def stopping(self) -> bool:
+        if not self.stop.is_set() and self.should_stop is not None and self.should_stop():
+            self.stop.set()
+        return self.stop.is_set()
+
+    def claim(self) -> Any:
+        """The next run for a worker thread to do (reported as started), or None."""
+        with self.lock:
+            if self._next >= len(self.todo):
+                return None
+            run = self.todo[self._next]
+            self._next += 1
+            self.report(run)
+            return run
+
+    def add_cost(self, amount: float, current: Any) -> None:
+        """Part of a run's cost done (a sweep's run reports its steps as it goes)."""
+        with self.lock:
+            self.done_cost += amount
+            self.report(current)
+
+    def finished(self, run: Any, row: Any, counted: bool = False) -> None:
+        """A run's row; its cost is added unless ``counted`` already, as it went."""
+        with self.lock:
+            self.done[self.key(run)] = row
+            if not counted:
+                self.done_cost += self.cost(run)
+            self.report(None, row)
+
+    def failed(self, exc: BaseException) -> None:
+        """A run raised: kept for the calling thread to re-raise, and every run stops."""
+        with self.lock:
+            self.failures.append(exc)
+        self.stop.set()
+
+    def on_result(self, index: int, row: Any) -> None:
+        """A cluster's task (core/cluster.run_tasks) for todo[index] came back, in this thread."""
+        self.finished(self.todo[index], row)
+
+    def on_status(self, status: Any) -> None:
+        """What the cluster's scheduler said last (its workers, the tasks running)."""
+        with self.lock:
+            self._status = status
+            self.report(None)
+
+    def rows(self) -> list:
+        """The rows of every run, in the grid's order; raises the first failure, or
+        RunsCancelled (with the finished rows) if some run did not finish."""
+        finished = [self.done[self.key(run)] for run in self.runs if self.key(run) in self.done]
+        if self.failures:
+            raise self.failures[0]
+        if len(finished) < len(self.runs):
+            raise RunsCancelled(finished)
+        return finished

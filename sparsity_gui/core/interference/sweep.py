@@ -8,7 +8,6 @@ asked, so both the CLI's progress bar and the GUI's cancel button use it.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
@@ -17,12 +16,12 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.blas import limit_blas_threads
-from sparsity_gui.core.cluster import ClusterStatus, Scheduler, TasksStopped, run_tasks
-from sparsity_gui.core.errors import InputError, RunsCancelled
+from sparsity_gui.core.cluster import Scheduler, TasksStopped, run_tasks
+from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.params import InterferenceParams, check_memory, predicted_polysemantic
 from sparsity_gui.core.interference.run import InterferenceRun, Measurement, chunk_steps, step_work
-from sparsity_gui.core.threads import run_in_threads
+from sparsity_gui.core.threads import GridBook, run_in_threads
 
 # work between progress reports and cancel checks (~10-20 ms): cancel answers quickly at
 # any size (one step per chunk at n = 256, m = 4096)
@@ -237,119 +236,56 @@ def run_sweep(
                 f"{side_by_side} runs of n = {spec.base.n}, m = {max(spec.m_values)} side by side "
                 f"do not fit in the memory available; use fewer workers",
             )
-    runs = spec.runs()
-    done = {(r.m, r.seed): r for r in done_rows}
-    todo = [p for p in runs if (p.m, p.seed) not in done]
-    total = spec.total_cost()
-    lock = threading.Lock()
-    stop = threading.Event()
-    failures: list[BaseException] = []
-    state = {"done_cost": sum(spec.cost(p) for p in runs if (p.m, p.seed) in done), "next": 0}
-    cost_at_start = state["done_cost"]
-    started = time.perf_counter()
-    cluster: dict[str, Any] = {}  # the scheduler's last ClusterStatus
-
-    def report(current, row=None):  # with the lock held
-        if on_progress is None:
-            return
-        elapsed = time.perf_counter() - started
-        worked = state["done_cost"] - cost_at_start
-        eta = (total - state["done_cost"]) * elapsed / worked if worked > 0 and elapsed > 0 else math.nan
-        status = cluster.get("status")
-        on_progress(
-            SweepProgress(
-                len(done),
-                len(runs),
-                state["done_cost"] / total if total else 1.0,
-                elapsed,
-                eta,
-                current,
-                row,
-                workers=status.workers if status is not None else None,
-                running=status.running if status is not None else None,
-            )
-        )
-
-    def stopping() -> bool:
-        if not stop.is_set() and should_stop is not None and should_stop():
-            stop.set()
-        return stop.is_set()
-
+    book = GridBook(
+        spec.runs(),
+        lambda p: (p.m, p.seed),
+        {(r.m, r.seed): r for r in done_rows},
+        spec.cost,
+        spec.total_cost(),
+        SweepProgress,
+        on_progress,
+        should_stop,
+    )
     if scheduler is not None:
-        return _run_on_cluster(spec, scheduler, todo, done, runs, state, lock, report, stopping, cluster)
+        return _run_on_cluster(scheduler, book)
 
     def train(p: InterferenceParams) -> None:
         per_step = spec.cost(p) / p.steps
-
-        def on_steps(taken: int) -> None:
-            with lock:
-                state["done_cost"] += taken * per_step
-                report(p)
-
-        row = train_run(p, stopping, on_steps)
-        if row is None:
-            return
-        with lock:
-            done[(p.m, p.seed)] = row
-            report(None, row)
+        row = train_run(p, book.stopping, lambda taken: book.add_cost(taken * per_step, p))
+        if row is not None:
+            book.finished(p, row, counted=True)  # its cost came in step by step
 
     def worker() -> None:
-        while not stopping():
-            with lock:
-                if state["next"] >= len(todo):
-                    return
-                p = todo[state["next"]]
-                state["next"] += 1
-                report(p)
+        while not book.stopping():
+            p = book.claim()
+            if p is None:
+                return
             try:
                 train(p)
             except BaseException as exc:  # re-raised in the calling thread
-                with lock:
-                    failures.append(exc)
-                stop.set()
+                book.failed(exc)
                 return
 
-    run_in_threads(worker, min(workers, len(todo)), "sweep", stop)
-    finished = [done[(p.m, p.seed)] for p in runs if (p.m, p.seed) in done]
-    if failures:
-        raise failures[0]
-    if len(finished) < len(runs):
-        raise RunsCancelled(finished)
-    return finished
+    run_in_threads(worker, min(workers, len(book.todo)), "sweep", book.stop)
+    return book.rows()
 
 
-def _run_on_cluster(spec, scheduler, todo, done, runs, state, lock, report, stopping, cluster):
+def _run_on_cluster(scheduler: Scheduler, book: GridBook) -> list[SweepRow]:
     """run_sweep's runs as tasks on a cluster; progress counts the runs it has finished."""
-
-    def on_result(index: int, row: SweepRow) -> None:
-        p = todo[index]
-        with lock:
-            state["done_cost"] += spec.cost(p)
-            done[(p.m, p.seed)] = row
-            report(None, row)
-
-    def on_status(status: ClusterStatus) -> None:
-        with lock:
-            cluster["status"] = status
-            report(None)
-
     try:
-        if todo:  # a resumed sweep with nothing left needs no cluster
+        if book.todo:  # a resumed sweep with nothing left needs no cluster
             run_tasks(
                 scheduler,
                 sweep_task,
-                todo,
-                on_result=on_result,
-                should_stop=stopping,
-                on_status=on_status,
+                book.todo,
+                on_result=book.on_result,
+                should_stop=book.stopping,
+                on_status=book.on_status,
                 label="sweep-run",
             )
     except TasksStopped:
         pass
-    finished = [done[(p.m, p.seed)] for p in runs if (p.m, p.seed) in done]
-    if len(finished) < len(runs):
-        raise RunsCancelled(finished)
-    return finished
+    return book.rows()
 
 
 def rows_csv(rows: Sequence[SweepRow]) -> str:

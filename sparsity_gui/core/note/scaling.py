@@ -17,7 +17,6 @@ with a stop flag and a callback per finished row. Qt-free.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
@@ -26,10 +25,10 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.checks import available_memory
-from sparsity_gui.core.cluster import ClusterStatus, Scheduler, TasksStopped, run_tasks
-from sparsity_gui.core.errors import InputError, RunsCancelled
+from sparsity_gui.core.cluster import Scheduler, TasksStopped, run_tasks
+from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory
-from sparsity_gui.core.threads import run_in_threads
+from sparsity_gui.core.threads import GridBook, run_in_threads
 
 SAMPLES = 501  # the `run` command's default: fitted c is a fit over these rows
 MAX_RUNS = 10_000
@@ -280,103 +279,52 @@ def run_scaling(
                 f"memory available; use fewer workers",
             )
     # on a running cluster, the workers' memory is theirs to judge
-    runs = grid.runs()
-    done = {(r.m, r.lam, r.seed): r for r in done_rows}
-    todo = [key for key in runs if key not in done]
-    total = grid.total_cost()
-    lock = threading.Lock()
-    stop = threading.Event()
-    failures: list[BaseException] = []
-    state = {"done_cost": sum(grid.cost(m) for m, lam, s in runs if (m, lam, s) in done), "next": 0}
-    cost_at_start = state["done_cost"]
-    started = time.perf_counter()
-    cluster: dict[str, ClusterStatus] = {}  # the scheduler's last status
-
-    def report(current, row=None) -> None:  # with the lock held
-        if on_progress is None:
-            return
-        elapsed = time.perf_counter() - started
-        worked = state["done_cost"] - cost_at_start
-        eta = (total - state["done_cost"]) * elapsed / worked if worked > 0 and elapsed > 0 else math.nan
-        status = cluster.get("status")
-        on_progress(
-            ScalingProgress(
-                len(done),
-                len(runs),
-                state["done_cost"] / total if total else 1.0,
-                elapsed,
-                eta,
-                current,
-                row,
-                workers=status.workers if status is not None else None,
-                running=status.running if status is not None else None,
-            )
-        )
-
-    def stopping() -> bool:
-        if not stop.is_set() and should_stop is not None and should_stop():
-            stop.set()
-        return stop.is_set()
+    book = GridBook(
+        grid.runs(),
+        lambda key: key,
+        {(r.m, r.lam, r.seed): r for r in done_rows},
+        lambda key: grid.cost(key[0]),
+        grid.total_cost(),
+        ScalingProgress,
+        on_progress,
+        should_stop,
+    )
 
     def worker() -> None:
-        while not stopping():
-            with lock:
-                if state["next"] >= len(todo):
-                    return
-                key = todo[state["next"]]
-                state["next"] += 1
-                report(key)
+        while not book.stopping():
+            key = book.claim()
+            if key is None:
+                return
             m, lam, seed = key
             try:
-                row = run_one(m, lam, seed, grid.sigma, should_stop=stopping)
+                row = run_one(m, lam, seed, grid.sigma, should_stop=book.stopping)
             except ReplayStopped:
                 return
             except BaseException as exc:  # re-raised in the calling thread, naming the run if it is ours
                 if isinstance(exc, InputError):
                     exc = InputError(exc.field, f"run m={m} lam={lam:g} seed={seed}: {exc.message}")
-                with lock:
-                    failures.append(exc)
-                stop.set()
+                book.failed(exc)
                 return
-            with lock:
-                done[key] = row
-                state["done_cost"] += grid.cost(m)
-                report(None, row)
-
-    def on_result(index: int, row: ScalingRow) -> None:  # a cluster's task, in this thread
-        with lock:
-            done[todo[index]] = row
-            state["done_cost"] += grid.cost(todo[index][0])
-            report(None, row)
-
-    def on_status(status: ClusterStatus) -> None:
-        with lock:
-            cluster["status"] = status
-            report(None)
+            book.finished(key, row)
 
     if scheduler is not None:
         try:
-            if todo:  # nothing left to run needs no cluster
-                tasks = [(m, lam, seed, grid.sigma) for m, lam, seed in todo]
+            if book.todo:  # nothing left to run needs no cluster
+                tasks = [(m, lam, seed, grid.sigma) for m, lam, seed in book.todo]
                 run_tasks(
                     scheduler,
                     scaling_task,
                     tasks,
-                    on_result=on_result,
-                    should_stop=stopping,
-                    on_status=on_status,
+                    on_result=book.on_result,
+                    should_stop=book.stopping,
+                    on_status=book.on_status,
                     label="scaling-run",
                 )
         except TasksStopped:
             pass
     else:
-        run_in_threads(worker, min(workers, len(todo)), "scaling", stop)
-    finished = [done[key] for key in runs if key in done]
-    if failures:
-        raise failures[0]
-    if len(finished) < len(runs):
-        raise RunsCancelled(finished)
-    return finished
+        run_in_threads(worker, min(workers, len(book.todo)), "scaling", book.stop)
+    return book.rows()
 
 
 # --- files and summaries ---------------------------------------------------------------------
