@@ -108,3 +108,37 @@ def figure_files(
     out = save.figure_files(name, panel, data, params, size, dpi, formats, title)
     out[f"{name}.py"] = script_text(name, panel, params, size, dpi, title, functions).encode("utf-8")
     return out
+
+
+def plot_panel(panel, data: dict, ax=None, style=None, size: tuple[float, float] | None = None):
+    """The Python API's figure: `panel` drawn from `data` (through its JSON, as the files
+    are) into a new `matplotlib.figure.Figure` of `size` inches, or in place of `ax` (its
+    sub-plots share the space `ax` had). Returns the Figure."""
+    import json
+
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    params = style_params(style)
+    data = save.arrays_of(json.loads(save.data_json(data)))
+    with matplotlib.rc_context(params):
+        if ax is None:
+            fig = Figure(figsize=size or panel_size(style), layout="constrained")
+            panel(fig, data)
+            return fig
+        spec = ax.get_subplotspec()
+        if spec is None:
+            raise ValueError("ax must be a sub-plot (made by add_subplot or subplots)")
+        fig = ax.figure
+        ax.remove()
+        panel(fig, data, spec)
+        return fig
+
+
+def panel_named(panels: dict, name: str):
+    """panels[name], or an InputError listing the names."""
+    from sparsity_gui.core.errors import InputError
+
+    if name not in panels:
+        raise InputError("panel", f"unknown panel {name!r}; use one of {', '.join(panels)}")
+    return panels[name]

@@ -57,15 +57,15 @@ def sweep(fig, data, spec=None):
     runs = f"runs ({zero} of {counts.size} at zero: not shown)" if zero else f"runs ({counts.size})"
     ax.plot(m[shown], counts[shown], "o", color="C0", alpha=0.35, markeredgewidth=0, label=runs, zorder=3)
 
+    positive = np.concatenate([counts[counts > 0], n * n / (4.0 * swept)])
+    floor = 0.5 * float(positive.min()) if positive.size else 0.5  # where a cut bar ends
     if m.size:
         ms, mean, std = per_m(m, counts)
+        slope = loglog_slope(ms, mean)
+        slope_text = "too few m to fit a slope" if not np.isfinite(slope) else f"slope ${slope:.2f}$"
         keep = mean > 0 if log else np.isfinite(mean)
         ms, mean, std = ms[keep], mean[keep], std[keep]
-        slope = loglog_slope(*per_m(m, counts)[:2])
-        slope_text = "too few m to fit a slope" if not np.isfinite(slope) else f"slope ${slope:.2f}$"
-        low = mean - std
-        real = low > 0 if log else np.ones(ms.size, bool)
-        floor = 0.5 * float(np.min(np.concatenate([counts[counts > 0], mean]))) if log else 0.0
+        real = mean - std > 0 if log else np.ones(ms.size, bool)
         bars = dict(color=mean_colour, linewidth=0.8, capsize=2.0, linestyle="none", zorder=4)
         ax.errorbar(ms, mean, yerr=[np.where(real, std, 0.0), std], **bars)
         if log and (~real).any():  # lower bound <= 0: cut at the axis, an open triangle
@@ -98,11 +98,8 @@ def sweep(fig, data, spec=None):
         if swept.size:
             lo, hi = swept[0] / 1.12, swept[-1] * 1.12
             ax.set_xlim(lo, hi)
-            ys = np.concatenate([counts[counts > 0], n * n / (4.0 * swept)])
-            ax.set_ylim(
-                float(ys.min()) / 1.6 if not m.size else min(floor, float(ys.min())) / 1.3,
-                float(ys.max()) * 1.3,
-            )
+            if positive.size:
+                ax.set_ylim(min(floor, float(positive.min())) / 1.3, float(positive.max()) * 1.3)
             if swept.size <= 8:  # the swept m themselves
                 from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator, ScalarFormatter
 
