@@ -1,16 +1,14 @@
 """Figures drawn headless, from data rather than from a window: the note model's six
-panels of a sampled run (`FigureSet`, `write_figures` for `run --figures` and *Export all*)
-and the interference sweep's figure (`sweep_figure_files`). Qt runs offscreen; no widget
-outlives a call."""
+panels of a sampled run (`FigureSet`, `write_figures` for `run --figures` and *Export all*).
+Qt runs offscreen; no widget outlives a call."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
-from sparsity_gui.core.interference.sweep import SweepRow, SweepSpec
 from sparsity_gui.core.note.files import tracked_csv
 from sparsity_gui.core.note.runner import Snapshot, snapshot_of
 from sparsity_gui.plots.render import (
@@ -23,50 +21,6 @@ from sparsity_gui.plots.render import (
     render_widget,
     slug,
 )
-
-
-def sweep_figure_files(
-    spec: SweepSpec | None,
-    rows: Sequence[SweepRow],
-    size: tuple[int, int] | None = None,
-    scale: float | None = None,
-    cancelled: bool = False,
-) -> dict[str, bytes]:
-    """{sweep.png, sweep.svg: bytes}: the SweepPanel drawn offscreen (creates a QApplication
-    on the offscreen platform if there is none; leaves no widget alive). Rows fewer than
-    the spec's runs are marked on the figure as incomplete (``cancelled``: as cancelled)."""
-    try:
-        from PySide6 import QtCore
-
-        from sparsity_gui.plots.sweep import SweepPanel
-    except ImportError as exc:
-        raise InputError("figures", f"drawing the figure needs PySide6 and pyqtgraph ({exc})") from None
-    app, _created = ensure_app()
-    with antialiased():
-        panel = SweepPanel()
-    try:
-        panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-        panel.resize(*(size or PANEL_SIZE))
-        panel.show()
-        app.processEvents()
-        if spec is not None:
-            panel.show_rows(
-                rows,
-                n=spec.base.n,
-                m_values=spec.m_values,
-                planned_runs=len(spec.runs()),
-                cancelled=cancelled,
-            )
-        else:
-            panel.show_rows(rows)
-        app.processEvents()
-        scale = DEFAULT_SCALE if scale is None else scale
-        return {f"sweep.{fmt}": render_panel(panel, fmt, scale) for fmt in ("png", "svg")}
-    except RuntimeError as exc:
-        raise InputError("figures", str(exc)) from None
-    finally:
-        delete_widgets(app, panel)
-
 
 LAYOUT_SIZE = (1800, 1040)  # px of the headless six-panel layout
 
@@ -232,7 +186,6 @@ def write_figures(
     """`run --figures`: each panel as PNG and SVG and the whole layout as PNG in `folder`,
     plus tracked.csv (the threshold panel's tracked weights, the one figure input that is
     not in timeseries.csv). Works without a display; leaves no widget alive."""
-    from sparsity_gui.core.errors import InputError
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

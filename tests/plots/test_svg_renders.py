@@ -2,7 +2,7 @@
 
 Qt's QSvgGenerator writes `vector-effect="non-scaling-stroke"` (SVG Tiny 1.2) on curves in
 data coordinates; librsvg ignores it and draws each curve as a band that covers the plot.
-Every headless figure (the six note panels, the layout through render_widget, the sweep)
+Every headless figure (the six note panels, the layout through render_widget)
 is rendered with `rsvg-convert` at the PNG's size and compared with the PNG: the mean
 darkness and the darkness of 8 x 8 px blocks must agree."""
 
@@ -15,7 +15,7 @@ from svg_render import SVG, check_plain, check_renders_alike, needs_rsvg
 
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.sampled import simulate_samples
-from sparsity_gui.plots.figures import FigureSet, sampled_snapshot, sweep_figure_files
+from sparsity_gui.plots.figures import FigureSet, sampled_snapshot
 from sparsity_gui.plots.render import slug
 from sparsity_gui.plots.svgplain import map_path, plain_svg
 
@@ -42,14 +42,6 @@ def test_layout_renders_alike_in_rsvg(figure_set, tmp_path):
     check_renders_alike(
         figure_set.render_layout("svg"), figure_set.render_layout("png", scale=1.0), tmp_path, "layout"
     )
-
-
-@needs_rsvg
-def test_sweep_figure_renders_alike_in_rsvg(tmp_path):
-    from test_sweep_figure import ROWS  # the sweep test's hand-built table (same folder)
-
-    files = sweep_figure_files(None, ROWS, scale=1.0)
-    check_renders_alike(files["sweep.svg"], files["sweep.png"], tmp_path, "sweep")
 
 
 def test_scaled_shapes_are_mapped_to_output_units():
