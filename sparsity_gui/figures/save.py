@@ -29,7 +29,10 @@ PanelFunction = Callable[..., None]  # (fig, data, spec=None) -> draws into fig
 
 
 def arrays_of(obj):
-    """The JSON's lists of numbers (null: NaN) as float arrays; everything else as is."""
+    """The JSON's lists of numbers (null: NaN) as float arrays, a lone null as NaN;
+    everything else as is."""
+    if obj is None:
+        return float("nan")
     if isinstance(obj, dict):
         return {key: arrays_of(value) for key, value in obj.items()}
     if isinstance(obj, list):
@@ -101,9 +104,13 @@ def _helpers_used(source: str, seen: set[str] | None = None) -> list[str]:
     return [name for name in names if name in seen]
 
 
-def script_text(name: str, panel: PanelFunction, style: dict, size, dpi: float, title: str = "") -> str:
-    """`<name>.py`: standalone, reads `<name>.json` beside it and writes `<name>.png`."""
-    source = inspect.getsource(panel)
+def script_text(
+    name: str, panel: PanelFunction, style: dict, size, dpi: float, title: str = "", calls: Iterable = ()
+) -> str:
+    """`<name>.py`: standalone, reads `<name>.json` beside it and writes `<name>.png`.
+    `calls`: the other drawing functions `panel` calls (a layout's panels)."""
+    sources = [inspect.getsource(f) for f in calls] + [inspect.getsource(panel)]
+    source = "\n\n".join(sources)
     helpers = [inspect.getsource(getattr(draw_helpers, h)) for h in _helpers_used(source)]
     style_lines = "\n".join(f"    {key!r}: {value!r}," for key, value in style.items())
     loader = inspect.getsource(arrays_of)
@@ -140,7 +147,7 @@ if __name__ == "__main__":
         for fmt in FORMATS:
             fig.savefig(here / f"{name}.{{fmt}}", dpi=DPI)
 '''
-    body = "\n\n".join(textwrap.dedent(s).rstrip() + "\n" for s in [loader, *helpers, source])
+    body = "\n\n".join(textwrap.dedent(s).rstrip() + "\n" for s in [loader, *helpers, *sources])
     return head + "\n\n" + body + "\n" + main
 
 
@@ -153,6 +160,7 @@ def figure_files(
     dpi: float = DEFAULT_DPI,
     formats: Iterable[str] = FORMATS,
     title: str = "",
+    calls: Iterable = (),
 ) -> dict[str, bytes]:
     """{file name: bytes}: `<name>.<fmt>` per format, `<name>.json` and `<name>.py`. The
     figure is drawn from the decoded JSON, as the script will draw it."""
@@ -160,7 +168,7 @@ def figure_files(
     fig = figure_of(panel, arrays_of(json.loads(text)), style, size)
     out = {f"{name}.{fmt}": figure_bytes(fig, fmt, style, dpi) for fmt in formats}
     out[f"{name}.json"] = text.encode("utf-8")
-    out[f"{name}.py"] = script_text(name, panel, style, size, dpi, title).encode("utf-8")
+    out[f"{name}.py"] = script_text(name, panel, style, size, dpi, title, calls).encode("utf-8")
     return out
 
 
