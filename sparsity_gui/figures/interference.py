@@ -121,7 +121,7 @@ def active(fig, data, spec=None):
     below.set_xlabel("active features on the neuron")
     below.set_ylabel("neurons")
     handles, labels = top.get_legend_handles_labels()
-    panel_legend(fig, top, handles, labels, spec, 2)
+    panel_legend(fig, top, handles, labels, spec, int(data.get("legend_columns", 2)))
 
 
 def polysemantic(fig, data, spec=None):
@@ -137,7 +137,7 @@ def polysemantic(fig, data, spec=None):
     ax.set_ylabel("neurons")
     handles, labels = ax.get_legend_handles_labels()
     pins, names = pin_entries(data["pins"], ["C3"])
-    panel_legend(fig, ax, handles + pins, labels + names, spec, 2)
+    panel_legend(fig, ax, handles + pins, labels + names, spec, int(data.get("legend_columns", 2)))
 
 
 def kept(fig, data, spec=None):
@@ -155,7 +155,7 @@ def kept(fig, data, spec=None):
     if len(data["pins"]):  # one curve alone is named by the axis
         handles, labels = ax.get_legend_handles_labels()
         pins, names = pin_entries(data["pins"], ["C4"])
-        panel_legend(fig, ax, handles + pins, labels + names, spec, 2)
+        panel_legend(fig, ax, handles + pins, labels + names, spec, int(data.get("legend_columns", 2)))
 
 
 def _opposite_share(pin):
@@ -173,16 +173,16 @@ def signs(fig, data, spec=None):
     pin_curves(below, data, [_opposite_share], ["C2"])
     top.plot(*finite_xy(data["step"], data["opposite_pairs"]), color="C2", label="opposite signs")
     top.plot(*finite_xy(data["step"], data["same_pairs"]), color="C1", linestyle="--", label="same sign")
-    below.plot(*finite_xy(data["step"], _opposite_share(data)), color="C2")
+    below.plot(*finite_xy(data["step"], _opposite_share(data)), color="C2", label="opposite share")
     below.axhline(0.5, color="0.5", linestyle=":", linewidth=0.6)
     step_panel_end(top, data)
     below.set_ylim(0.0, 1.05)
     top.set_ylabel("colliding pairs")
-    below.set_ylabel("opposite share")
+    below.set_ylabel("opposite\nshare")
     below.set_xlabel("step")
     handles, labels = top.get_legend_handles_labels()
     pins, names = pin_entries(data["pins"], ["C2", "C1"])
-    panel_legend(fig, top, handles + pins, labels + names, spec, 2)
+    panel_legend(fig, top, handles + pins, labels + names, spec, int(data.get("legend_columns", 2)))
 
 
 def sparsity(fig, data, spec=None):
@@ -211,7 +211,14 @@ def sparsity(fig, data, spec=None):
     handles, labels = top.get_legend_handles_labels()
     more, more_labels = below.get_legend_handles_labels()
     pins, names = pin_entries(data["pins"], ["C0", "C3", "C4", "C1"])
-    panel_legend(fig, top, handles + more + pins, labels + more_labels + names, spec, 3)
+    panel_legend(
+        fig,
+        top,
+        handles + more + pins,
+        labels + more_labels + names,
+        spec,
+        int(data.get("legend_columns", 3)),
+    )
 
 
 PANELS = {
@@ -240,6 +247,8 @@ def layout(fig, data, spec=None):
     ]
     cells = fig.subfigures(2, 3, wspace=0.02, hspace=0.02).ravel()
     for cell, panel, title, part in zip(cells, panels, titles, data["panels"], strict=True):
+        # a third of the width: pinned runs' legends in one column, the others in two
+        part = {**part, "legend_columns": 1 if len(part.get("pins", ())) else 2}
         panel(cell, part)
         # on the top axes, under the legend; above the change labels when there are any
         pad = 14.0 if len(part.get("changes", ())) else 4.0
@@ -380,7 +389,8 @@ SCRIPT_FUNCTIONS = (
 
 
 def layout_size(style) -> tuple[float, float]:
-    return (DOUBLE_COLUMN, 4.8) if style_name(style) == "paper" else (13.0, 8.0)
+    """The layout's size: a page's text width, two thirds of its height (talk: a slide)."""
+    return (DOUBLE_COLUMN, 6.4) if style_name(style) == "paper" else (13.0, 8.0)
 
 
 def run_figure_files(

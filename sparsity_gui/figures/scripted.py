@@ -40,7 +40,13 @@ def label_log_axis(axis, lo, hi):
         head = round(v / 10.0**k, 3)
         return f"${head:g}\\times10^{{{k}}}$" if head != 1 else f"$10^{{{k}}}$"
 
-    subs = (1.0, 2.0, 5.0) if math.log10(hi / lo) > 0.7 else (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+    decades = math.log10(hi / lo)
+    if decades >= 1.0:
+        subs = (1.0, 3.0)
+    elif decades >= 0.5:
+        subs = (1.0, 2.0, 5.0)
+    else:
+        subs = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
     axis.set_major_locator(LogLocator(base=10.0, subs=subs))
     axis.set_major_formatter(FuncFormatter(text))
     axis.set_minor_formatter(NullFormatter())

@@ -112,11 +112,14 @@ def sweep(fig, data, spec=None):
             label_log_axis(ax.yaxis, *ax.get_ylim())
     ax.set_xlabel("$m$ (neurons)")
     ax.set_ylabel("polysemantic neurons")
-    title = f"$n = {int(n)}$, {data['optimizer']}, {data['steps']} steps, {int(data['seeds'])} seeds per $m$"
+    title = (
+        f"$n = {int(n)}$ · {data['optimizer']} · {data['steps']} steps · {int(data['seeds'])} seeds per $m$"
+    )
     if m.size < int(data["planned_runs"]):
         why = "cancelled" if data["cancelled"] else "incomplete"
-        title = f"{why}: {m.size} of {int(data['planned_runs'])} runs · " + title
-        ax.set_title(title, color="C3", fontsize="small")
+        ax.set_title(
+            f"{why}: {m.size} of {int(data['planned_runs'])} runs\n{title}", fontsize="small", color="C3"
+        )
     else:
         ax.set_title(title, fontsize="small")
     ax.legend(loc="upper right", fontsize="x-small", handlelength=1.6)

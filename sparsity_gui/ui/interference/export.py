@@ -31,12 +31,17 @@ PIN_LABEL_CHARS = 28  # a legend's pin name at most; the whole name is in pins.j
 
 
 def short_label(text: str, chars: int = PIN_LABEL_CHARS) -> str:
-    """A pin's name cut to `chars` at a word where it can be, with an ellipsis."""
+    """A pin's name cut to at most `chars`, after its last whole 'name = value' that fits,
+    with an ellipsis (the whole name is in pins.json)."""
     if len(text) <= chars:
         return text
-    cut = text[: chars - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > chars // 2 else cut).rstrip(" ,:") + "…"
+    parts = text.split(", ")
+    kept = parts[0] if len(parts[0]) < chars else parts[0][: chars - 1].rstrip()
+    for part in parts[1:]:
+        if len(kept) + 2 + len(part) + 2 > chars:
+            break
+        kept += ", " + part
+    return kept + ", …" if len(kept) + 3 <= chars else kept + "…"
 
 
 def change_text(text: str) -> str:
