@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,lint,cluster]'
+	$(PY) -m pip install --quiet -e '.[test,lint,cluster,movie]'
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -273,6 +273,37 @@ class SimulationResult(_Result):
     def _table(self) -> tuple[Sequence[str], np.ndarray]:
         return self.columns, self.timeseries
 
+    def movie(
+        self,
+        path: str | Path,
+        *,
+        panel: str = "layout",
+        seconds: float = 10.0,
+        fps: int = 30,
+        spacing: str = "linear",
+        t_range: tuple[float, float] | None = None,
+        style: Any = None,
+        width: str = "single",
+        dpi: float = 150,
+        format: str | None = None,
+    ) -> Path:
+        """A movie of the run, as `run --movie PANEL` writes it: frame k is the figure of
+        ``panel`` (a panel name of plot(), or "layout") at simulated time t_k, the run
+        replayed to stop exactly there (gradient descent: the step at or before t_k), a
+        time stamp below. ``seconds`` x ``fps`` frames at times evenly (``spacing=
+        "linear"``) or log-spaced from t = 0 (or t_range[0]) to the end; MP4 (H.264,
+        yuv420p) or GIF by the path's suffix or ``format``; as wide as the style's figure
+        at ``dpi``. Written atomically. Needs the [movie] extra (PyAV): without it,
+        MovieExtraMissing, an ImportError naming it. Returns the path."""
+        from sparsity_gui.figures.movie import movie_format, movie_settings, require_encoder
+        from sparsity_gui.figures.note_movie import write_note_movie
+
+        require_encoder()
+        settings = movie_settings(seconds, fps, spacing, movie_format(path, format), dpi)
+        script = self.run.sim.script(self.t_end, len(self.timeseries))
+        write_note_movie(path, script, panel, settings, t_range, style, width)
+        return Path(path)
+
     def _summary(self) -> str:
         p = self.params
         return (
@@ -537,6 +568,37 @@ class TrainingResult(_Result):
 
     def _table(self) -> tuple[Sequence[str], np.ndarray]:
         return self.columns, self.history
+
+    def movie(
+        self,
+        path: str | Path,
+        *,
+        panel: str = "layout",
+        seconds: float = 10.0,
+        fps: int = 30,
+        spacing: str = "linear",
+        style: Any = None,
+        width: float | None = None,
+        dpi: float = 150,
+        format: str | None = None,
+    ) -> Path:
+        """A movie of the run, as `interference --movie PANEL` writes it: frame k is the
+        figure of ``panel`` (a panel name of plot(), or "layout") at the last step at or
+        before its time, the run trained again from W(0) to stop there, a stamp below.
+        ``seconds`` x ``fps`` frames, evenly or log-spaced (``spacing``) over the steps;
+        MP4 (H.264, yuv420p) or GIF by the path's suffix or ``format``. Written atomically.
+        Needs the [movie] extra (PyAV): without it, MovieExtraMissing, an ImportError naming
+        it. Returns the path."""
+        from sparsity_gui.figures.interference_movie import write_interference_movie
+        from sparsity_gui.figures.movie import movie_format, movie_settings, require_encoder
+
+        require_encoder()
+        settings = movie_settings(seconds, fps, spacing, movie_format(path, format), dpi)
+        samples = int(self.options.get("samples", 501))
+        write_interference_movie(
+            path, self.params, self.w0, panel, settings, samples, style=style, width=width
+        )
+        return Path(path)
 
     def plot(self, panel: str = "layout", ax: Axes | None = None, style: Any = None) -> Figure:
         """One of the interference window's panels, drawn by matplotlib as `interference

@@ -24,6 +24,7 @@ from sparsity_gui.cli.common import (
     whole_arg,
     write_headless,
 )
+from sparsity_gui.cli.movie_options import add_movie_options, movie_from_args, write_movies
 from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.headless import (
@@ -418,6 +419,7 @@ def build_interference_parser() -> CleanParser:
         "each with its data (.json) and the script that redraws it (.py)",
     )
     add_figure_options(o)
+    add_movie_options(p, "weights, active, polysemantic, kept, signs, sparsity")
     add_output_options(o)
     return p
 
@@ -459,6 +461,12 @@ def write_run_figures(folder, run, style, dpi: int) -> list[Path]:
     return write_files(folder, run_figure_files(data, style, dpi))
 
 
+def interference_movie_panels():
+    from sparsity_gui.figures.interference_movie import MOVIE_PANELS
+
+    return MOVIE_PANELS
+
+
 def interference_command(argv: Sequence[str]) -> int:
     args = build_interference_parser().parse_args(argv)
     try:
@@ -468,6 +476,7 @@ def interference_command(argv: Sequence[str]) -> int:
         style, dpi = figure_style_from_args(args)
     except InputError as exc:
         fail(str(exc))
+    movies, movie = movie_from_args(args, interference_movie_panels)
 
     def body(result_dir):
         import threading
@@ -493,6 +502,17 @@ def interference_command(argv: Sequence[str]) -> int:
         write_interference_run(result_dir, run, shlex.join(["sparsity-gui", "interference", *argv]), wall)
         if args.figures:
             write_run_figures(result_dir.path("figures"), run, style, dpi)
+        if movies:
+            from sparsity_gui.figures.interference_movie import write_interference_movie
+
+            write_movies(
+                result_dir,
+                movies,
+                movie,
+                lambda panel, name, **hooks: write_interference_movie(
+                    name, params, run.w0, panel, movie, args.samples, run.step, style, **hooks
+                ),
+            )
         return run
 
     run = write_headless(args.out, args.force, body)

@@ -1,0 +1,113 @@
+"""A movie of an interference run: frame k is the panel's figure (figures/interference.py)
+at the step reached at or before the frame's time.
+
+Training is a sequence of whole steps: the run is trained again from W(0) (the same
+steps, deterministic), stopping at each recorded step of its history and at each frame's
+step, so the state a frame shows is the one the optimizer had at that step, and the history
+it draws holds the run's rows up to there."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
+from sparsity_gui.core.interference.sampled import sample_steps
+from sparsity_gui.figures import save
+from sparsity_gui.figures.interference import PANEL_ORDER, PANELS, layout, layout_size, run_data
+from sparsity_gui.figures.movie import Frame, MovieSettings, frame_times, write_movie
+from sparsity_gui.figures.scripted import panel_size
+from sparsity_gui.figures.style import style_params
+
+MOVIE_PANELS = (*PANEL_ORDER, "layout")
+CHUNK = 250  # steps per advance between stops (as train_sampled takes them)
+
+
+def frame_steps(steps: int, count: int, spacing: str, first: int = 0, last: int | None = None) -> np.ndarray:
+    """The step each frame shows: the last whole step at or before its time."""
+    last = steps if last is None else last
+    return np.floor(frame_times(float(first), float(last), count, spacing) + 1e-9).astype(np.int64)
+
+
+def interference_frames(
+    params: InterferenceParams,
+    w0: np.ndarray,
+    panel: str,
+    steps: np.ndarray,
+    samples: int,
+    style=None,
+    width: float | None = None,
+    changes: Sequence[tuple[float, str]] = (),
+    pins: Sequence = (),
+    pin_labels: dict | None = None,
+) -> Iterator[Frame]:
+    """The frames at `steps` (ascending), training the run again from `w0`."""
+    if panel not in MOVIE_PANELS:
+        raise InputError("panel", f"unknown panel {panel!r}; use one of {', '.join(MOVIE_PANELS)}")
+    params_style = style_params(style)
+    records = sample_steps(params.steps, samples)
+    stops = np.union1d(records[records <= steps[-1]], steps)
+    run = InterferenceRun(params, w0, history_capacity=max(16, stops.size + 1))
+    frame_at = set(steps.tolist())
+    next_frame = 0
+    for stop in stops:
+        while run.step < stop and run.failure is None:
+            run.advance(min(CHUNK, int(stop) - run.step))
+        if run.failure is not None:
+            raise InputError("lr", run.failure)
+        run.record()  # also refreshes run.counts
+        if int(stop) not in frame_at:
+            continue
+        shown = [c for c in changes if c[0] <= run.step]
+        data = run_data(
+            run.history_array(), HISTORY_COLUMNS, run.W, run.counts, params.n, pins, pin_labels, shown
+        )
+        if panel == "layout":
+            fig = save.figure_of(
+                layout, {"panels": [data[n] for n in PANEL_ORDER]}, params_style, layout_size(style)
+            )
+        else:
+            fig = save.figure_of(PANELS[panel][0], data[panel], params_style, panel_size(style, width))
+        stamp = f"step {run.step:,} of {params.steps:,}"
+        note = f"{params.optimizer}, lr = {params.lr:g}"
+        while next_frame < steps.size and steps[next_frame] == stop:  # repeated steps: the same frame
+            yield Frame(fig, params_style, stamp, note)
+            next_frame += 1
+
+
+def write_interference_movie(
+    path: str | Path,
+    params: InterferenceParams,
+    w0: np.ndarray,
+    panel: str,
+    settings: MovieSettings,
+    samples: int = 501,
+    last_step: int | None = None,
+    style=None,
+    width: float | None = None,
+    changes: Sequence[tuple[float, str]] = (),
+    pins: Sequence = (),
+    pin_labels: dict | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+    progress=None,
+    write_with=None,
+) -> tuple[int, int]:
+    """The movie of the run from step 0 to `last_step` (default: its last) into `path`."""
+    if panel not in MOVIE_PANELS:
+        raise InputError("panel", f"unknown panel {panel!r}; use one of {', '.join(MOVIE_PANELS)}")
+    steps = frame_steps(params.steps, settings.frames, settings.spacing, 0, last_step)
+    return write_movie(
+        path,
+        lambda: interference_frames(
+            params, w0, panel, steps, samples, style, width, changes, pins, pin_labels
+        ),
+        int(steps.size),
+        settings,
+        cancelled,
+        progress,
+        write_with,
+    )
