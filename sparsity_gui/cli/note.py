@@ -19,6 +19,7 @@ from sparsity_gui.cli.common import (
     whole_arg,
     write_headless,
 )
+from sparsity_gui.cli.movie_options import add_movie_options, movie_from_args, write_movies
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.headless import (
     CSV_MAX_WEIGHTS,
@@ -170,7 +171,18 @@ def build_run_parser() -> CleanParser:
         "(e.g. font.size: 10); 'paper' (default) or 'talk' for the built-in styles",
     )
     add_output_options(o)
+    add_movie_options(
+        p,
+        "weights_sorted, threshold_crossing, norm_balance, l1_decay, "
+        "relative_variance, sparsity_force, phase_plane",
+    )
     return p
+
+
+def note_movie_panels():
+    from sparsity_gui.figures.note_movie import MOVIE_PANELS
+
+    return MOVIE_PANELS
 
 
 def run_command(argv: Sequence[str]) -> int:
@@ -186,6 +198,7 @@ def run_command(argv: Sequence[str]) -> int:
             style_params(args.style)  # a bad style file is refused before the run
     except InputError as exc:
         fail(str(exc))
+    movies, movie = movie_from_args(args, note_movie_panels)
 
     def body(result_dir):
         # numba and scipy load only once the arguments are known to be good
@@ -205,6 +218,18 @@ def run_command(argv: Sequence[str]) -> int:
             fmt=args.format,
             command_line=shlex.join(["sparsity-gui", "run", *argv]),
         )
+        if movies:
+            from sparsity_gui.figures.note_movie import write_note_movie
+
+            script = run.sim.script(run.t_end, args.samples)
+            write_movies(
+                result_dir,
+                movies,
+                movie,
+                lambda panel, name, **hooks: write_note_movie(
+                    name, script, panel, movie, style=args.style, **hooks
+                ),
+            )
         return run
 
     run = write_headless(args.out, args.force, body)

@@ -129,8 +129,8 @@ def figure_rgb(fig, style: dict, dpi: float) -> np.ndarray:
     buf = io.BytesIO()
     with matplotlib.rc_context(style):
         fig.savefig(buf, format="raw", dpi=dpi)
-        width, height = (round(v * dpi) for v in fig.get_size_inches())
-    rgba = np.frombuffer(buf.getbuffer(), np.uint8).reshape(height, width, 4)
+    width = int(fig.get_figwidth() * dpi)  # Agg's canvas: the size in pixels truncated
+    rgba = np.frombuffer(buf.getbuffer(), np.uint8).reshape(-1, width, 4)
     return flatten_rgba(rgba)
 
 

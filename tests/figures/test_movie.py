@@ -1,0 +1,309 @@
+"""Movies of a run (figures/movie.py, note_movie.py, interference_movie.py, the API's
+movie()): decoded with PyAV, each frame is compared with the figure function's PNG of the
+state at its time, that state computed here without the movie's replay (the solver
+advanced straight to t_k, the original run's own final state)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+av = pytest.importorskip("av", reason="the [movie] extra (PyAV) is not installed")
+
+from sparsity_gui import api  # noqa: E402
+from sparsity_gui.core.errors import InputError  # noqa: E402
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun  # noqa: E402
+from sparsity_gui.core.note.runner import snapshot_of  # noqa: E402
+from sparsity_gui.core.note.simulation import Simulation  # noqa: E402
+from sparsity_gui.figures import save  # noqa: E402
+from sparsity_gui.figures.interference import PANELS as INTERFERENCE_PANELS  # noqa: E402
+from sparsity_gui.figures.interference import run_data  # noqa: E402
+from sparsity_gui.figures.movie import (  # noqa: E402
+    MovieCancelled,
+    frame_image,
+    frame_times,
+    movie_settings,
+)
+from sparsity_gui.figures.note import note_figure, panel_data  # noqa: E402
+from sparsity_gui.figures.note_movie import note_frames, solver_targets, write_note_movie  # noqa: E402
+from sparsity_gui.figures.scripted import panel_size  # noqa: E402
+from sparsity_gui.figures.style import style_params  # noqa: E402
+
+DPI = 60  # small frames: the tests compare pixels, not looks
+CODEC_MEAN = 3.0  # mean |difference| per channel (of 255) that H.264 at crf 18 may add
+
+
+@pytest.fixture(scope="module")
+def note_run():
+    return api.simulate(m=200, lam=1e-2, sigma=0.9, seed=3, samples=41)
+
+
+@pytest.fixture(scope="module")
+def training():
+    return api.train(n=12, m=24, steps=300, samples=31, seed=1)
+
+
+def decoded(path):
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        info = (stream.codec_context.name, stream.codec_context.pix_fmt, stream.average_rate)
+        frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+    return frames, info
+
+
+def png_rgb(fig, dpi=DPI) -> np.ndarray:
+    """The figure function's PNG (figures/save.py's bytes), as uint8 RGB."""
+    from matplotlib.image import imread
+
+    rgba = imread(io.BytesIO(save.figure_bytes(fig, "png", style_params(None), dpi)), format="png")
+    return np.round(rgba[..., :3] * 255).astype(np.uint8)
+
+
+def note_png_at(run, t: float, panel: str = "weights_sorted") -> np.ndarray:
+    """The panel at time t of a fresh solve of the same W(0), advanced straight to t."""
+    sim = Simulation(run.params, run.w0)
+    sim.advance(t)
+    return png_rgb(
+        note_figure(panel, panel_data(snapshot_of(sim, sim.params, run_id=1, seq=1, state="paused")))
+    )
+
+
+def mean_diff(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.mean(np.abs(a.astype(np.int16) - b.astype(np.int16))))
+
+
+def test_frame_times_end_exactly_and_log_times_are_geometric():
+    lin = frame_times(0.0, 7.3, 11, "linear")
+    np.testing.assert_allclose(np.diff(lin), 0.73)
+    log = frame_times(0.0, 7.3, 11, "log")
+    assert lin[0] == log[0] == 0.0 and lin[-1] == log[-1] == 7.3
+    ratios = log[2:] / log[1:-1]
+    np.testing.assert_allclose(ratios, (1e3) ** (1 / 9))
+    assert log[1] == pytest.approx(7.3e-3)
+
+
+def test_settings_are_checked_with_the_field_named():
+    for kwargs, field in (
+        ({"fps": 0}, "fps"),
+        ({"fps": 2.5}, "fps"),
+        ({"seconds": -1}, "seconds"),
+        ({"spacing": "cubic"}, "spacing"),
+        ({"fmt": "avi"}, "format"),
+        ({"seconds": 3600.0, "fps": 30}, "seconds"),
+    ):
+        with pytest.raises(InputError) as info:
+            movie_settings(**kwargs)
+        assert info.value.field == field
+
+
+def test_note_frames_are_the_figure_functions_png_pixel_for_pixel(note_run):
+    """Before the codec: a frame's top is exactly the figure's PNG of the solver's state at
+    its time (the same stops: the rows of 41 samples and the frames); and within rounding
+    of a solve straight to t (no stop on the way: a few anti-aliased pixels move)."""
+    script = note_run.run.sim.script(note_run.t_end, 41)
+    times = frame_times(0.0, note_run.t_end, 4, "linear")
+    frames = list(note_frames(script, "weights_sorted", times))
+    assert len(frames) == 4
+    stops = np.union1d(np.linspace(0.0, note_run.t_end, 41), times)
+    for frame, t in zip(frames, times, strict=True):
+        image = frame_image(frame, DPI)
+        sim = Simulation(note_run.params, note_run.w0)
+        for stop in stops[stops <= t]:
+            sim.advance(float(stop))
+        snap = snapshot_of(sim, sim.params, run_id=1, seq=1, state="paused")
+        ref = png_rgb(note_figure("weights_sorted", panel_data(snap)))
+        top = image[: ref.shape[0], : ref.shape[1]]
+        assert np.array_equal(top, ref), f"t = {t}: {np.count_nonzero(top != ref)} pixel values differ"
+        straight = note_png_at(note_run, float(t))
+        assert np.count_nonzero(top != straight) < 0.01 * top.size
+        assert np.any(image[ref.shape[0] :] < 128), "no time stamp under the figure"
+
+
+def test_mp4_decodes_to_the_frames_asked_each_the_figure_at_its_time(note_run, tmp_path):
+    path = note_run.movie(tmp_path / "w.mp4", panel="weights_sorted", seconds=1.5, fps=4, dpi=DPI)
+    frames, (codec, pix_fmt, rate) = decoded(path)
+    assert (codec, pix_fmt, rate) == ("h264", "yuv420p", 4)
+    assert len(frames) == 6
+    fig_h, fig_w = round(2.9 * DPI), round(3.5 * DPI)  # the paper style's single column
+    height = fig_h + round(0.22 * DPI)
+    assert frames[0].shape == (height + height % 2, fig_w + fig_w % 2, 3)
+    times = np.linspace(0.0, note_run.t_end, 6)
+    refs = [note_png_at(note_run, float(t)) for t in times]
+    owns = []
+    for k, frame in enumerate(frames):
+        top = frame[: refs[k].shape[0], : refs[k].shape[1]]
+        own = mean_diff(top, refs[k])
+        owns.append(own)
+        assert own < CODEC_MEAN, f"frame {k}: mean difference {own:.2f} from its figure"
+        others = [mean_diff(top, r) for j, r in enumerate(refs) if abs(j - k) > 1]
+        assert min(others) > own, f"frame {k} is as near another time's figure as its own"
+    # frames differ over time (far more than the codec changes a frame), and so do their stamps
+    assert mean_diff(frames[0], frames[-1]) > 3 * max(owns)
+    assert all(mean_diff(a, b) > 0.1 for a, b in zip(frames[:-1], frames[1:], strict=True))
+    stamp = slice(refs[0].shape[0], None)
+    assert mean_diff(frames[0][stamp], frames[-1][stamp]) > 1.0
+
+
+def test_first_and_last_frames_are_t0_and_the_runs_end(note_run, tmp_path):
+    """Log-spaced: the last frame is the original run's own final state (not replayed)."""
+    path = note_run.movie(
+        tmp_path / "w.mp4", panel="weights_sorted", seconds=1, fps=5, spacing="log", dpi=DPI
+    )
+    frames, _ = decoded(path)
+    sim = note_run.run.sim
+    assert sim.t == note_run.t_end
+    end = png_rgb(
+        note_figure("weights_sorted", panel_data(snapshot_of(sim, sim.params, run_id=1, seq=1, state="x")))
+    )
+    start = note_png_at(note_run, 0.0)
+    h, w = end.shape[:2]
+    own_end = mean_diff(frames[-1][:h, :w], end)
+    own_start = mean_diff(frames[0][:h, :w], start)
+    assert own_end < CODEC_MEAN and own_start < CODEC_MEAN
+    assert mean_diff(frames[0][:h, :w], end) > 3 * max(own_end, own_start)
+
+
+def test_gradient_descent_frames_show_the_step_at_or_before_t(tmp_path):
+    eta = 0.7
+    run = api.simulate(m=150, lam=2e-2, method="gd", eta=eta, samples=21, seed=2)
+    script = run.run.sim.script(run.t_end, 21)
+    times = frame_times(0.0, run.t_end, 9, "linear")
+    sim = Simulation(script.params, script.w0)
+    for t, target in zip(times, solver_targets(script, times), strict=True):
+        sim.advance(float(target))
+        assert t - eta - 1e-9 < sim.t <= t + 1e-9, (t, sim.t)
+        assert abs(round(sim.t / eta) * eta - sim.t) < 1e-9  # a whole step
+    frames = list(note_frames(script, "l1_decay", times[-2:]))
+    assert all("GD: its step at t" in f.note for f in frames)
+
+
+def test_a_cancelled_export_leaves_nothing(note_run, tmp_path):
+    script = note_run.run.sim.script(note_run.t_end, 41)
+    asked = []
+
+    def cancelled():
+        asked.append(1)
+        return len(asked) > 3
+
+    with pytest.raises(MovieCancelled):
+        write_note_movie(
+            tmp_path / "m.mp4", script, "weights_sorted", movie_settings(2, 5, dpi=DPI), cancelled=cancelled
+        )
+    assert len(asked) == 4 and os.listdir(tmp_path) == []
+
+
+def test_interference_gif_frames_are_the_weights_at_their_steps(training, tmp_path):
+    path = training.movie(tmp_path / "w.gif", panel="weights", seconds=1, fps=5, dpi=DPI)
+    frames, (codec, _pix, _rate) = decoded(path)
+    assert codec == "gif" and len(frames) == 5
+    steps = np.floor(np.linspace(0, 300, 5) + 1e-9).astype(int)
+    style = style_params(None)
+    function = INTERFERENCE_PANELS["weights"][0]
+    for k, step in enumerate(steps):
+        run = InterferenceRun(training.params, training.w0)  # trained straight to the step
+        run.advance(int(step))
+        run.measure(with_loss=False)
+        if step == 300:
+            assert np.array_equal(run.W, training.w_final)
+        data = run_data(run.history_array(), HISTORY_COLUMNS, run.W, run.counts, training.params.n)
+        ref = png_rgb(save.figure_of(function, data["weights"], style, panel_size(None)))
+        top = frames[k][: ref.shape[0], : ref.shape[1]]
+        own = mean_diff(top, ref)
+        assert own < 2.0, f"frame {k} (step {step})"  # a palette of 256 colours
+        if k == 0:
+            assert mean_diff(frames[-1][: ref.shape[0], : ref.shape[1]], ref) > 3 * own
+
+
+def test_unknown_panel_and_suffix_are_refused(note_run, training, tmp_path):
+    with pytest.raises(InputError, match="unknown panel"):
+        note_run.movie(tmp_path / "a.mp4", panel="nope")
+    with pytest.raises(InputError, match="mp4 or .gif"):
+        training.movie(tmp_path / "a.avi")
+    assert os.listdir(tmp_path) == []
+
+
+FSIZE_SCRIPT = """
+import os, resource, signal, sys
+from sparsity_gui import api
+run = api.simulate(m=200, lam=1e-2, seed=3, samples=41)
+out = sys.argv[1]
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (6000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+try:
+    run.movie(os.path.join(out, "m.mp4"), panel="threshold_crossing", seconds=2, fps=10, dpi=80)
+except OSError as exc:
+    print("OSError:", exc)
+print("left:", sorted(os.listdir(out)))
+"""
+
+
+def test_a_failing_encoder_disk_full_leaves_nothing(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-c", FSIZE_SCRIPT, str(out)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "OSError:" in proc.stdout and "m.mp4" in proc.stdout, proc.stdout
+    assert "left: []" in proc.stdout
+    assert os.listdir(out) == []
+
+
+NO_AV = textwrap.dedent('''
+    import sys
+
+    class _NoAv:
+        """PyAV not installed, as without the [movie] extra."""
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] == "av":
+                raise ImportError("No module named 'av'")
+            return None
+
+    sys.meta_path.insert(0, _NoAv())
+''')
+
+
+def without_av(tmp_path, args):
+    site = tmp_path / "noav"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(NO_AV)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run(
+        [sys.executable, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
+    )
+
+
+def test_without_the_extra_the_api_raises_an_import_error_naming_it(tmp_path):
+    code = (
+        "from sparsity_gui import api\n"
+        "r = api.simulate(m=50, samples=5)\n"
+        "try:\n"
+        "    r.movie('m.mp4')\n"
+        "except ImportError as exc:\n"
+        "    print(type(exc).__name__, '|', exc)\n"
+        "import av\n"
+    )
+    proc = without_av(tmp_path, ["-c", code])
+    assert "No module named 'av'" in proc.stderr  # the blocker works
+    assert proc.stdout.strip() == (
+        "MovieExtraMissing | movies need the PyAV encoder, which is not installed: "
+        "pip install 'sparsity-gui[movie]'"
+    )
+    assert not (tmp_path / "m.mp4").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "interference"])
+def test_without_the_extra_the_commands_say_one_error_line(tmp_path, command):
+    args = ["--m", "20", "--steps", "5"] if command == "interference" else ["--m", "20"]
+    proc = without_av(tmp_path, ["-m", "sparsity_gui", command, *args, "--movie", "layout", "--out", "res"])
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "error: movies need the PyAV encoder, which is not installed: pip install 'sparsity-gui[movie]'"
+    ]
+    assert os.listdir(tmp_path) == ["noav"]
