@@ -35,7 +35,7 @@ def frame_steps(steps: int, count: int, spacing: str, first: int = 0, last: int 
 
 def interference_frames(
     params: InterferenceParams,
-    w0: np.ndarray,
+    w0: np.ndarray | None,
     panel: str,
     steps: np.ndarray,
     samples: int,
@@ -44,8 +44,11 @@ def interference_frames(
     changes: Sequence[tuple[float, str]] = (),
     pins: Sequence = (),
     pin_labels: dict | None = None,
+    expect_final: np.ndarray | None = None,
 ) -> Iterator[Frame]:
-    """The frames at `steps` (ascending), training the run again from `w0`."""
+    """The frames at `steps` (ascending), training the run again from `w0` (None: the
+    normal draw of the parameters' seed). With `expect_final` (the W the window shows at
+    the last step), a replay that does not reproduce it is refused before its last frame."""
     if panel not in MOVIE_PANELS:
         raise InputError("panel", f"unknown panel {panel!r}; use one of {', '.join(MOVIE_PANELS)}")
     params_style = style_params(style)
@@ -62,6 +65,8 @@ def interference_frames(
         run.record()  # also refreshes run.counts
         if int(stop) not in frame_at:
             continue
+        if expect_final is not None and stop == steps[-1] and not np.array_equal(run.W, expect_final):
+            raise InputError("", "training the run again from W(0) does not reproduce the run on screen")
         shown = [c for c in changes if c[0] <= run.step]
         data = run_data(
             run.history_array(), HISTORY_COLUMNS, run.W, run.counts, params.n, pins, pin_labels, shown
@@ -82,7 +87,7 @@ def interference_frames(
 def write_interference_movie(
     path: str | Path,
     params: InterferenceParams,
-    w0: np.ndarray,
+    w0: np.ndarray | None,
     panel: str,
     settings: MovieSettings,
     samples: int = 501,
@@ -92,14 +97,17 @@ def write_interference_movie(
     changes: Sequence[tuple[float, str]] = (),
     pins: Sequence = (),
     pin_labels: dict | None = None,
+    expect_final: np.ndarray | None = None,
+    first_step: int = 0,
     cancelled: Callable[[], bool] = lambda: False,
     progress=None,
     write_with=None,
 ) -> tuple[int, int]:
-    """The movie of the run from step 0 to `last_step` (default: its last) into `path`."""
+    """The movie of the run from `first_step` to `last_step` (default: its last) into
+    `path`. Returns its (width, height) in pixels."""
     if panel not in MOVIE_PANELS:
         raise InputError("panel", f"unknown panel {panel!r}; use one of {', '.join(MOVIE_PANELS)}")
-    steps = frame_steps(params.steps, settings.frames, settings.spacing, 0, last_step)
+    steps = frame_steps(params.steps, settings.frames, settings.spacing, first_step, last_step)
     return write_movie(
         path,
         lambda: interference_frames(

@@ -33,7 +33,9 @@ from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.interference import INTERFERENCE_PANEL_TYPES
 from sparsity_gui.ui.interference.controls import InterferenceControls
 from sparsity_gui.ui.interference.export import InterferenceExports
+from sparsity_gui.ui.interference.movie_dialog import interference_movie_source
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
+from sparsity_gui.ui.movie_dialog import add_movie_action
 from sparsity_gui.ui.pins import PinControl
 from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
 from sparsity_gui.ui.window import LiveWindow
@@ -214,6 +216,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         m_file.addSeparator()
         self.exports = InterferenceExports(self)
         self.exports.build_menus(m_file)
+        add_movie_action(self, m_file, None, lambda: interference_movie_source(self))
         m_file.addSeparator()
         self.act_close = m_file.addAction("&Close")
         self.act_close.setShortcut(QtGui.QKeySequence.StandardKey.Close)

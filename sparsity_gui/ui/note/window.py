@@ -19,10 +19,12 @@ from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.core.weights_files import FILE_FILTER
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.note import GRID_PANELS, PANEL_TYPES, TABBED_WITH
+from sparsity_gui.ui.movie_dialog import add_movie_action
 from sparsity_gui.ui.note.argument import NoteView
 from sparsity_gui.ui.note.controls import ControlPanel
 from sparsity_gui.ui.note.export import NoteExports
 from sparsity_gui.ui.note.file_menu import FileMenu
+from sparsity_gui.ui.note.movie_dialog import note_movie_source
 from sparsity_gui.ui.note.scaling_tab import ScalingWidget
 from sparsity_gui.ui.pins import PinControl
 from sparsity_gui.ui.window import LiveWindow
@@ -197,6 +199,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         self.files = FileMenu(self, m_file)
         self.exports = NoteExports(self)
         self.exports.build_menus(m_file, self.act_quit)
+        add_movie_action(self, m_file, self.act_quit, lambda: note_movie_source(self))
         m_sim = menu.addMenu("&Simulation")
         for act in (self.act_play, self.act_step, self.act_reset):
             m_sim.addAction(act)

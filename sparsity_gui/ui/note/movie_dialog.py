@@ -1,0 +1,37 @@
+"""The note window's *Export movie…*: a movie of the run on screen up to the instant
+shown, its pinned runs and live changes of λ drawn as in its figures (figures/note_movie.py
+replays the script; the window's engine goes on untouched)."""
+
+from __future__ import annotations
+
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.figures.note_movie import MOVIE_PANELS, write_note_movie
+from sparsity_gui.ui.movie_dialog import MovieSource
+
+
+def note_movie_source(win) -> MovieSource:
+    """Read on the GUI thread: the script of the run on screen, the pins and their names,
+    each panel's view (log axes, tracked weights) when the exports know them."""
+    script, _source = win.current_script()
+    if script.t <= 0.0:
+        raise InputError("", "the run is at t = 0: play it first, a movie needs a stretch of time")
+    pins = list(win.pin_control.pins)
+    labels = dict(win.pin_control.labels)
+    views_of = getattr(win.exports, "views", None)  # the figures' export of the window's toggles
+    views = views_of() if callable(views_of) else None
+
+    def write(path, panel, settings, t_range, cancelled, progress):
+        return write_note_movie(
+            path,
+            script,
+            panel,
+            settings,
+            t_range,
+            views=views,
+            pins=pins,
+            pin_labels=labels,
+            cancelled=cancelled,
+            progress=progress,
+        )
+
+    return MovieSource(MOVIE_PANELS, float(script.t), "t", write)
