@@ -185,20 +185,28 @@ def frame_image(frame: Frame, dpi: float) -> np.ndarray:
 
 # --- encoding ---------------------------------------------------------------------------
 class GifPalette:
-    """One palette for every frame of a GIF (a palette per frame would flicker): the 256
-    colours most used in the first frame, every pixel mapped to its nearest through a
-    lookup table over 5 bits per channel."""
+    """One palette for every frame of a GIF (a palette per frame would flicker): the
+    colours most used in the first frame, then the style's line colours and the colour maps
+    the panels use, each also faded toward white as anti-aliased edges are (curves that are
+    not drawn yet at t = 0 keep their colour). Every pixel is mapped to its nearest colour
+    through a lookup table over 5 bits per channel."""
 
-    def __init__(self, rgb: np.ndarray):
+    FIRST_FRAME = 128  # colours taken from the first frame at most
+    FADES = (1.0, 0.7, 0.45, 0.2)
+
+    def __init__(self, rgb: np.ndarray, style: dict | None = None):
         q = (rgb >> 3).astype(np.int32)
         keys = (q[..., 0] << 10 | q[..., 1] << 5 | q[..., 2]).ravel()
         counts = np.bincount(keys, minlength=1 << 15)
         used = np.flatnonzero(counts)
-        top = used[np.argsort(counts[used])[::-1][:GIF_COLOURS]]
+        top = used[np.argsort(counts[used])[::-1][: self.FIRST_FRAME]]
         # each bin's colour as the first frame has it (a pure curve colour, not the bin's
         # centre): the first pixel that falls in the bin
         bins, first = np.unique(keys, return_index=True)
-        colours = rgb.reshape(-1, 3).astype(np.int64)[first[np.searchsorted(bins, top)]]
+        seen = rgb.reshape(-1, 3).astype(np.int64)[first[np.searchsorted(bins, top)]]
+        colours = np.unique(np.concatenate([seen, self.style_colours(style)]), axis=0)
+        order = np.argsort([0 if any((c == seen).all(axis=1)) else 1 for c in colours], kind="stable")
+        colours = colours[order][:GIF_COLOURS]
         self.colours = colours
         grid = np.arange(1 << 15)
         centres = np.stack([(grid >> 10) & 31, (grid >> 5) & 31, grid & 31], axis=1) * 8 + 4
@@ -206,11 +214,27 @@ class GifPalette:
         for start in range(0, 1 << 15, 4096):  # nearest colour, a block of the cube at a time
             d = ((centres[start : start + 4096, None, :] - colours[None, :, :]) ** 2).sum(axis=2)
             best[start : start + 4096] = np.argmin(d, axis=1)
+        # a bin that holds a palette colour maps to it (the first frame's first), not to
+        # whatever is nearest the bin's centre: white stays white
+        own = (colours[:, 0] >> 3) << 10 | (colours[:, 1] >> 3) << 5 | (colours[:, 2] >> 3)
+        best[own[::-1]] = np.arange(len(colours))[::-1]
         self.lut = best
         argb = np.zeros((256, 4), np.uint8)
         argb[:, 0] = 255
         argb[: len(colours), 1:] = colours
         self.argb = argb
+
+    @classmethod
+    def style_colours(cls, style: dict | None) -> np.ndarray:
+        import matplotlib
+        from matplotlib.colors import to_rgb
+
+        with matplotlib.rc_context(style or {}):
+            cycle = [to_rgb(c["color"]) for c in matplotlib.rcParams["axes.prop_cycle"]]
+        maps = [matplotlib.colormaps[name](np.linspace(0, 1, 9))[:, :3] for name in ("viridis", "RdBu_r")]
+        base = np.concatenate([np.array(cycle).reshape(-1, 3), *maps, [[0, 0, 0], [0.35] * 3, [0.6] * 3]])
+        faded = [base * a + (1 - a) for a in cls.FADES]
+        return np.round(np.concatenate(faded) * 255).astype(np.int64)
 
     def indices(self, rgb: np.ndarray) -> np.ndarray:
         q = (rgb >> 3).astype(np.int32)
@@ -220,9 +244,9 @@ class GifPalette:
 class Encoder:
     """Frames in, a movie out into an open binary file (PyAV muxes into it)."""
 
-    def __init__(self, file, fmt: str, fps: int):
+    def __init__(self, file, fmt: str, fps: int, style: dict | None = None):
         self.av = require_encoder()
-        self.file, self.fmt, self.fps = file, fmt, fps
+        self.file, self.fmt, self.fps, self.style = file, fmt, fps, style
         self.container = None
         self.stream = None
         self.palette: GifPalette | None = None
@@ -243,7 +267,7 @@ class Encoder:
         if self.container is None:
             self._open(width, height)
             if self.fmt == "gif":
-                self.palette = GifPalette(rgb)
+                self.palette = GifPalette(rgb, self.style)
         if (width, height) != self.size:
             # a figure keeps its size in inches and its DPI: a different size is a bug
             raise RuntimeError(f"frame {self.frames} is {width}x{height}, the movie {self.size}")
@@ -294,6 +318,7 @@ def encode_frames(
         for k, frame in enumerate(frames):
             if cancelled():
                 raise MovieCancelled
+            encoder.style = frame.style  # the GIF's palette takes the style's colours
             encoder.add(frame_image(frame, settings.dpi))
             if progress is not None:
                 progress(k + 1, count)

@@ -25,6 +25,7 @@ from sparsity_gui.figures import save  # noqa: E402
 from sparsity_gui.figures.interference import PANELS as INTERFERENCE_PANELS  # noqa: E402
 from sparsity_gui.figures.interference import run_data  # noqa: E402
 from sparsity_gui.figures.movie import (  # noqa: E402
+    GifPalette,
     MovieCancelled,
     frame_image,
     frame_times,
@@ -86,6 +87,24 @@ def test_frame_times_end_exactly_and_log_times_are_geometric():
     ratios = log[2:] / log[1:-1]
     np.testing.assert_allclose(ratios, (1e3) ** (1 / 9))
     assert log[1] == pytest.approx(7.3e-3)
+
+
+def test_a_gif_palette_keeps_the_colours_of_curves_drawn_later():
+    """The palette is made from the first frame (blank axes at t = 0) and the style: a
+    curve drawn later in a style colour, or a viridis shade, keeps its exact colour."""
+    import matplotlib
+    from matplotlib.colors import to_rgb
+
+    first = np.full((40, 60, 3), 255, np.uint8)
+    first[5:7] = 0
+    palette = GifPalette(first, style_params(None))
+    with matplotlib.rc_context(style_params(None)):
+        later = [to_rgb(c["color"]) for c in matplotlib.rcParams["axes.prop_cycle"]]
+    later.append(tuple(matplotlib.colormaps["viridis"](0.0)[:3]))
+    for colour in later:
+        rgb = np.round(np.array(colour) * 255).astype(np.uint8).reshape(1, 1, 3)
+        assert np.array_equal(palette.colours[palette.indices(rgb)[0, 0]], rgb[0, 0]), colour
+    assert np.array_equal(palette.colours[palette.indices(first)], first)
 
 
 def test_settings_are_checked_with_the_field_named():
