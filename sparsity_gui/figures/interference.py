@@ -59,15 +59,13 @@ def weights(fig, data, spec=None):
     rows, cols = (int(v) for v in data["shape"])
     image = np.asarray(data["image"], float).reshape(rows, cols)
     n, m = int(data["n"]), int(data["m"])
-    shown = ax.imshow(
-        image,
-        cmap="RdBu_r",
-        vmin=-data["level"],
-        vmax=data["level"],
-        extent=(0, m, n, 0),
-        aspect="auto",
-        interpolation="nearest",
-    )
+    colours = dict(cmap="RdBu_r", vmin=-data["level"], vmax=data["level"])
+    if image.size <= 20_000:  # cells as rectangles: every renderer draws them sharp
+        shown = ax.pcolormesh(np.linspace(0, m, cols + 1), np.linspace(0, n, rows + 1), image, **colours)
+        ax.set_xlim(0, m)
+        ax.set_ylim(n, 0)  # feature 0 at the top, as a matrix is printed
+    else:  # pooled to about the figure's pixels: an image
+        shown = ax.imshow(image, extent=(0, m, n, 0), aspect="auto", interpolation="nearest", **colours)
     bar = fig.colorbar(shown, ax=ax, fraction=0.05, pad=0.02)
     bar.set_label("$w$")
     bar.outline.set_linewidth(0.4)

@@ -45,6 +45,8 @@ FIGURES = {
 
 def lam_text(lam):
     """λ as people write it: 10⁻³ or 2×10⁻³ in mathtext, else the shortest %g."""
+    import math
+
     k = math.floor(math.log10(lam) + 1e-12)
     head = lam / 10.0**k
     if abs(head - round(head)) < 1e-9 and abs(k) >= 2:
