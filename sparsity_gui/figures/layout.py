@@ -23,12 +23,8 @@ def _renderer(fig):
 
 
 def legends(fig) -> list[Legend]:
-    out = list(fig.legends)
-    for ax in fig.axes:
-        legend = ax.get_legend()
-        if legend is not None:
-            out.append(legend)
-    return out
+    """Every legend: the figure's, its sub-figures' and its axes'."""
+    return list(fig.findobj(Legend))
 
 
 def legend_too_tall(fig, share: float = 0.25) -> list[str]:
@@ -228,9 +224,12 @@ def log_axes_unlabelled(fig, least: int = 3) -> list[str]:
     return faults
 
 
-def layout_faults(fig) -> list[str]:
+def layout_faults(fig, dpi: float | None = None) -> list[str]:
     """Every rule that needs no knowledge of the data: legend height, texts, λ-change
-    labels, pinned curves' legend entries, log axes' labels."""
+    labels, pinned curves' legend entries, log axes' labels; at `dpi` (the exported
+    PNG's) when given."""
+    if dpi is not None:
+        fig.set_dpi(dpi)
     return [
         *legend_too_tall(fig),
         *text_overlaps(fig),

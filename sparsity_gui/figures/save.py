@@ -10,9 +10,11 @@ helpers it calls, the style as a dict and a loader: numpy and matplotlib only.""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import io
 import json
+import logging
 import math
 import textwrap
 from collections.abc import Callable, Iterable
@@ -29,7 +31,10 @@ PanelFunction = Callable[..., None]  # (fig, data, spec=None) -> draws into fig
 
 
 def arrays_of(obj):
-    """The JSON's lists of numbers (null: NaN) as float arrays; everything else as is."""
+    """The JSON's lists of numbers (null: NaN) as float arrays, a lone null as NaN;
+    everything else as is."""
+    if obj is None:
+        return float("nan")
     if isinstance(obj, dict):
         return {key: arrays_of(value) for key, value in obj.items()}
     if isinstance(obj, list):
@@ -78,7 +83,12 @@ def figure_bytes(fig, fmt: str, style: dict, dpi: float = DEFAULT_DPI) -> bytes:
     if fmt not in FORMATS:
         raise ValueError(f"unknown figure format {fmt!r} (use png, svg or pdf)")
     buf = io.BytesIO()
-    with matplotlib.rc_context(style):
+    # fontTools warns on stderr about DejaVu's font dates while embedding them in a PDF
+    fonttools = logging.getLogger("fontTools")
+    level = fonttools.level
+    fonttools.setLevel(logging.ERROR)
+    with contextlib.ExitStack() as undo, matplotlib.rc_context(style):
+        undo.callback(fonttools.setLevel, level)
         # no dates in SVG/PDF metadata: the same figure gives the same bytes
         metadata = {"Date": None} if fmt == "svg" else ({"CreationDate": None} if fmt == "pdf" else None)
         fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
@@ -101,9 +111,13 @@ def _helpers_used(source: str, seen: set[str] | None = None) -> list[str]:
     return [name for name in names if name in seen]
 
 
-def script_text(name: str, panel: PanelFunction, style: dict, size, dpi: float, title: str = "") -> str:
-    """`<name>.py`: standalone, reads `<name>.json` beside it and writes `<name>.png`."""
-    source = inspect.getsource(panel)
+def script_text(
+    name: str, panel: PanelFunction, style: dict, size, dpi: float, title: str = "", calls: Iterable = ()
+) -> str:
+    """`<name>.py`: standalone, reads `<name>.json` beside it and writes `<name>.png`.
+    `calls`: the other drawing functions `panel` calls (a layout's panels)."""
+    sources = [inspect.getsource(f) for f in calls] + [inspect.getsource(panel)]
+    source = "\n\n".join(sources)
     helpers = [inspect.getsource(getattr(draw_helpers, h)) for h in _helpers_used(source)]
     style_lines = "\n".join(f"    {key!r}: {value!r}," for key, value in style.items())
     loader = inspect.getsource(arrays_of)
@@ -140,7 +154,7 @@ if __name__ == "__main__":
         for fmt in FORMATS:
             fig.savefig(here / f"{name}.{{fmt}}", dpi=DPI)
 '''
-    body = "\n\n".join(textwrap.dedent(s).rstrip() + "\n" for s in [loader, *helpers, source])
+    body = "\n\n".join(textwrap.dedent(s).rstrip() + "\n" for s in [loader, *helpers, *sources])
     return head + "\n\n" + body + "\n" + main
 
 
@@ -153,6 +167,7 @@ def figure_files(
     dpi: float = DEFAULT_DPI,
     formats: Iterable[str] = FORMATS,
     title: str = "",
+    calls: Iterable = (),
 ) -> dict[str, bytes]:
     """{file name: bytes}: `<name>.<fmt>` per format, `<name>.json` and `<name>.py`. The
     figure is drawn from the decoded JSON, as the script will draw it."""
@@ -160,7 +175,7 @@ def figure_files(
     fig = figure_of(panel, arrays_of(json.loads(text)), style, size)
     out = {f"{name}.{fmt}": figure_bytes(fig, fmt, style, dpi) for fmt in formats}
     out[f"{name}.json"] = text.encode("utf-8")
-    out[f"{name}.py"] = script_text(name, panel, style, size, dpi, title).encode("utf-8")
+    out[f"{name}.py"] = script_text(name, panel, style, size, dpi, title, calls).encode("utf-8")
     return out
 
 

@@ -107,7 +107,8 @@ def test_every_file_and_folder_gets_the_umask_mode(mode_runs, command, mask):
         assert (
             "res/figures" in folders
             and "res/figures/layout.png" in files
-            and "res/figures/tracked.csv" in files
+            and "res/figures/threshold_crossing.py" in files
+            and "res/figures/threshold_crossing.pdf" in files
         )
     if command == "sweep":
         assert "res/figures/sweep.png" in files and "res/figures/sweep.py" in files

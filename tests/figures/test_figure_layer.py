@@ -24,9 +24,10 @@ from tests.figures.figure_files import (
 )
 
 
-def decay_panel(fig, d, spec=None):
+def decay_panel(fig, d, ax=None):
     """A small panel in the shape of the real ones, for the layer's own tests."""
-    (ax,) = panel_axes(fig, spec)
+    own_ax = ax is not None
+    (ax,) = panel_axes(fig, ax)
     ax.plot(*finite_xy(d["t"], d["y"]), color="#0072B2", label=r"$\|W\|_1$")
     for pin in d["pins"]:
         pin_line(ax, pin["t"], pin["y"], "#0072B2", pin["number"])
@@ -36,7 +37,7 @@ def decay_panel(fig, d, spec=None):
     ax.set_xlim(d["t"][0], d["t"][-1])
     handles, labels = ax.get_legend_handles_labels()
     pin_h, pin_l = pin_entries(d["pins"], ["#0072B2"])
-    panel_legend(fig, ax, handles + pin_h, labels + pin_l, spec, 2)
+    panel_legend(fig, ax, handles + pin_h, labels + pin_l, own_ax)
 
 
 def known_data():
