@@ -17,13 +17,14 @@ from sparsity_gui.figures import save
 from sparsity_gui.figures.draw import (
     end_at_data,
     finite_xy,
+    log_ticks,
     mark_changes,
     panel_axes,
     panel_legend,
     pin_entries,
     pin_line,
 )
-from sparsity_gui.figures.scripted import figure_files, label_log_axis, panel_size
+from sparsity_gui.figures.scripted import figure_files, panel_size
 from sparsity_gui.figures.style import DEFAULT_DPI, DOUBLE_COLUMN, style_name
 
 W_LEVEL = 1.2  # the heatmap's fixed, symmetric colour range, as in the window
@@ -51,23 +52,21 @@ def pin_curves(ax, data, columns, colours, positive=False):
 
 
 # --- the panels ---------------------------------------------------------------------------
-def weights(fig, data, spec=None):
+def weights(fig, data, ax=None):
     """W as an image: a row per feature, a column per neuron, blue negative, red
     positive (fixed range ±1.2); pooled to the figure's pixels by the entry of largest
     |w| in each block, so that no weight near ±1 disappears."""
-    (ax,) = panel_axes(fig, spec)
+    (ax,) = panel_axes(fig, ax)
     rows, cols = (int(v) for v in data["shape"])
     image = np.asarray(data["image"], float).reshape(rows, cols)
     n, m = int(data["n"]), int(data["m"])
-    shown = ax.imshow(
-        image,
-        cmap="RdBu_r",
-        vmin=-data["level"],
-        vmax=data["level"],
-        extent=(0, m, n, 0),
-        aspect="auto",
-        interpolation="nearest",
-    )
+    colours = dict(cmap="RdBu_r", vmin=-data["level"], vmax=data["level"])
+    if image.size <= 20_000:  # cells as rectangles: every renderer draws them sharp
+        shown = ax.pcolormesh(np.linspace(0, m, cols + 1), np.linspace(0, n, rows + 1), image, **colours)
+        ax.set_xlim(0, m)
+        ax.set_ylim(n, 0)  # feature 0 at the top, as a matrix is printed
+    else:  # pooled to about the figure's pixels: an image
+        shown = ax.imshow(image, extent=(0, m, n, 0), aspect="auto", interpolation="nearest", **colours)
     bar = fig.colorbar(shown, ax=ax, fraction=0.05, pad=0.02)
     bar.set_label("$w$")
     bar.outline.set_linewidth(0.4)
@@ -77,13 +76,16 @@ def weights(fig, data, spec=None):
         ax.spines[side].set_visible(True)
 
 
-def active(fig, data, spec=None):
+def active(fig, data, ax=None):
     """Active features (0.8 ≤ |w| ≤ 1.2) per neuron, polysemantic ones (> 1) in red, and
     below how many neurons have 0, 1, 2, ... of them."""
+    own = ax is not None  # drawn into a given ax: its legend on it
     # two x axes of their own (neurons; a count of features): not panel_axes' shared one
-    if spec is None:
+    if ax is None:
         grid = fig.add_gridspec(2, 1, height_ratios=(3, 2))
     else:
+        fig, spec = ax.figure, ax.get_subplotspec()
+        ax.remove()
         grid = spec.subgridspec(2, 1, height_ratios=(3, 2))
     top, below = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
     counts = np.asarray(data["counts"], float)
@@ -115,19 +117,20 @@ def active(fig, data, spec=None):
     if data["log_histogram"]:
         below.set_yscale("log")
         below.set_ylim(0.8, max(10.0, float(hist.max()) * 1.5))
-        label_log_axis(below.yaxis, *below.get_ylim())
+        log_ticks(below)
     else:
         below.set_ylim(0.0, max(1.0, float(hist.max())) * 1.05)
     below.set_xlabel("active features on the neuron")
     below.set_ylabel("neurons")
     handles, labels = top.get_legend_handles_labels()
-    panel_legend(fig, top, handles, labels, spec, int(data.get("legend_columns", 2)))
+    panel_legend(fig, top, handles, labels, own_ax=own)
 
 
-def polysemantic(fig, data, spec=None):
+def polysemantic(fig, data, ax=None):
     """Neurons with more than one active feature against the paper's n²/(4m) (Lecomte
     et al. 2023), per optimizer step; pinned runs behind, live changes of l1 and lr marked."""
-    (ax,) = panel_axes(fig, spec)
+    own = ax is not None  # drawn into a given ax: its legend on it
+    (ax,) = panel_axes(fig, ax)
     mark_changes(ax, data["changes"])
     pin_curves(ax, data, ["polysemantic"], ["C3"])
     ax.plot(*finite_xy(data["step"], data["polysemantic"]), color="C3", label="polysemantic neurons")
@@ -137,13 +140,14 @@ def polysemantic(fig, data, spec=None):
     ax.set_ylabel("neurons")
     handles, labels = ax.get_legend_handles_labels()
     pins, names = pin_entries(data["pins"], ["C3"])
-    panel_legend(fig, ax, handles + pins, labels + names, spec, int(data.get("legend_columns", 2)))
+    panel_legend(fig, ax, handles + pins, labels + names, own_ax=own)
 
 
-def kept(fig, data, spec=None):
+def kept(fig, data, ax=None):
     """The share of features whose largest weight sits on the neuron where their initial
     weight was largest, per optimizer step."""
-    (ax,) = panel_axes(fig, spec)
+    own = ax is not None  # drawn into a given ax: its legend on it
+    (ax,) = panel_axes(fig, ax)
     mark_changes(ax, data["changes"])
     pin_curves(ax, data, ["kept_share"], ["C4"])
     ax.plot(*finite_xy(data["step"], data["kept_share"]), color="C4", label="this run")
@@ -155,7 +159,7 @@ def kept(fig, data, spec=None):
     if len(data["pins"]):  # one curve alone is named by the axis
         handles, labels = ax.get_legend_handles_labels()
         pins, names = pin_entries(data["pins"], ["C4"])
-        panel_legend(fig, ax, handles + pins, labels + names, spec, int(data.get("legend_columns", 2)))
+        panel_legend(fig, ax, handles + pins, labels + names, own_ax=own)
 
 
 def _opposite_share(pin):
@@ -163,10 +167,11 @@ def _opposite_share(pin):
         return pin["opposite_pairs"] / (pin["opposite_pairs"] + pin["same_pairs"])
 
 
-def signs(fig, data, spec=None):
+def signs(fig, data, ax=None):
     """Pairs of features active on the same neuron by the signs of their weights, and
     the share of opposite signs (the paper: colliding features take opposite signs)."""
-    top, below = panel_axes(fig, spec, ratios=(3, 2))
+    own = ax is not None  # drawn into a given ax: its legend on it
+    top, below = panel_axes(fig, ax, ratios=(3, 2))
     mark_changes(top, data["changes"])
     mark_changes(below, data["changes"], label=False)
     pin_curves(top, data, ["opposite_pairs", "same_pairs"], ["C2", "C1"])
@@ -182,13 +187,14 @@ def signs(fig, data, spec=None):
     below.set_xlabel("step")
     handles, labels = top.get_legend_handles_labels()
     pins, names = pin_entries(data["pins"], ["C2", "C1"])
-    panel_legend(fig, top, handles + pins, labels + names, spec, int(data.get("legend_columns", 2)))
+    panel_legend(fig, top, handles + pins, labels + names, own_ax=own)
 
 
-def sparsity(fig, data, spec=None):
+def sparsity(fig, data, ax=None):
     """Nonzero and active weights (about one per feature once settled: the dotted n),
     and the loss and ‖W‖₁, on log axes, per optimizer step."""
-    top, below = panel_axes(fig, spec, ratios=(1, 1))
+    own = ax is not None  # drawn into a given ax: its legend on it
+    top, below = panel_axes(fig, ax, ratios=(1, 1))
     mark_changes(top, data["changes"])
     mark_changes(below, data["changes"], label=False)
     pin_curves(top, data, ["nonzero", "active"], ["C0", "C3"], positive=True)
@@ -200,25 +206,18 @@ def sparsity(fig, data, spec=None):
         top.plot([step[0], step[-1]], [data["n"]] * 2, color="0.4", linestyle=":", linewidth=0.8, label="$n$")
     below.plot(*finite_xy(step, data["loss"], True), color="C4", label="loss")
     below.plot(*finite_xy(step, data["norm1"], True), color="C1", linestyle="--", label="$\\|W\\|_1$")
-    for ax in (top, below):
-        ax.set_yscale("log")
+    for axes in (top, below):
+        axes.set_yscale("log")
     step_panel_end(top, data, y_from_zero=False)
     top.set_ylabel("weights")
     below.set_ylabel("loss, $\\|W\\|_1$")
     below.set_xlabel("step")
-    for ax in (top, below):
-        label_log_axis(ax.yaxis, *ax.get_ylim())
+    log_ticks(top)
+    log_ticks(below)
     handles, labels = top.get_legend_handles_labels()
     more, more_labels = below.get_legend_handles_labels()
     pins, names = pin_entries(data["pins"], ["C0", "C3", "C4", "C1"])
-    panel_legend(
-        fig,
-        top,
-        handles + more + pins,
-        labels + more_labels + names,
-        spec,
-        int(data.get("legend_columns", 3)),
-    )
+    panel_legend(fig, top, handles + more + pins, labels + more_labels + names, own_ax=own)
 
 
 PANELS = {
@@ -233,7 +232,7 @@ PANELS = {
 PANEL_ORDER = tuple(PANELS)  # the window's order (plots.interference.INTERFERENCE_PANEL_TYPES)
 
 
-def layout(fig, data, spec=None):
+def layout(fig, data, ax=None):
     """The six panels as the window shows them, two rows of three: each drawn as its own
     figure would be (legend above it), in a sub-figure under its title."""
     panels = [weights, active, polysemantic, kept, signs, sparsity]
@@ -247,8 +246,6 @@ def layout(fig, data, spec=None):
     ]
     cells = fig.subfigures(2, 3, wspace=0.02, hspace=0.02).ravel()
     for cell, panel, title, part in zip(cells, panels, titles, data["panels"], strict=True):
-        # a third of the width: pinned runs' legends in one column, the others in two
-        part = {**part, "legend_columns": 1 if len(part.get("pins", ())) else 2}
         panel(cell, part)
         # on the top axes, under the legend; above the change labels when there are any
         pad = 14.0 if len(part.get("changes", ())) else 4.0
@@ -380,7 +377,6 @@ def run_data(
 # --- files ---------------------------------------------------------------------------------
 # what a script may need besides its panel (save.script_text puts in those it uses)
 SCRIPT_FUNCTIONS = (
-    label_log_axis,
     step_panel_end,
     pin_curves,
     _opposite_share,

@@ -10,9 +10,11 @@ helpers it calls, the style as a dict and a loader: numpy and matplotlib only.""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import io
 import json
+import logging
 import math
 import textwrap
 from collections.abc import Callable, Iterable
@@ -81,7 +83,12 @@ def figure_bytes(fig, fmt: str, style: dict, dpi: float = DEFAULT_DPI) -> bytes:
     if fmt not in FORMATS:
         raise ValueError(f"unknown figure format {fmt!r} (use png, svg or pdf)")
     buf = io.BytesIO()
-    with matplotlib.rc_context(style):
+    # fontTools warns on stderr about DejaVu's font dates while embedding them in a PDF
+    fonttools = logging.getLogger("fontTools")
+    level = fonttools.level
+    fonttools.setLevel(logging.ERROR)
+    with contextlib.ExitStack() as undo, matplotlib.rc_context(style):
+        undo.callback(fonttools.setLevel, level)
         # no dates in SVG/PDF metadata: the same figure gives the same bytes
         metadata = {"Date": None} if fmt == "svg" else ({"CreationDate": None} if fmt == "pdf" else None)
         fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)

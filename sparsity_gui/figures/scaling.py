@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from sparsity_gui.figures import save
-from sparsity_gui.figures.draw import panel_axes
-from sparsity_gui.figures.scripted import figure_files, label_log_axis, panel_size
+from sparsity_gui.figures.draw import log_ticks, panel_axes
+from sparsity_gui.figures.scripted import figure_files, panel_size
 from sparsity_gui.figures.style import DEFAULT_DPI
 
 # The note's regime: the balance (1 - ||W||^2)||W||^2 = lam ||W||_1 needs lam ||W||_1 <= 1/4
@@ -45,6 +45,8 @@ FIGURES = {
 
 def lam_text(lam):
     """λ as people write it: 10⁻³ or 2×10⁻³ in mathtext, else the shortest %g."""
+    import math
+
     k = math.floor(math.log10(lam) + 1e-12)
     head = lam / 10.0**k
     if abs(head - round(head)) < 1e-9 and abs(k) >= 2:
@@ -52,13 +54,12 @@ def lam_text(lam):
     return f"{lam:g}"
 
 
-def scaling_panel(fig, data, spec=None):
+def scaling_panel(fig, data, ax=None):
     """One scaling.csv column against m, a curve per λ: runs, mean ± 1 SD per (m, λ)."""
     from matplotlib import colormaps
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 
-    (ax,) = panel_axes(fig, spec)
+    (ax,) = panel_axes(fig, ax)
     log_y = bool(data["log_y"])
     m, lam, y = (np.asarray(data[k], float) for k in ("m", "lam", "value"))
     start = np.asarray(data["lam_norm1_0"], float)
@@ -123,18 +124,11 @@ def scaling_panel(fig, data, spec=None):
     if swept.size:
         pad = 10.0 ** (0.5 if swept[0] == swept[-1] else 0.08)
         ax.set_xlim(swept[0] / pad, swept[-1] * pad)
-        ax.xaxis.set_major_locator(FixedLocator(swept) if swept.size <= 8 else ax.xaxis.get_major_locator())
-        if swept.size <= 8:
-            ax.xaxis.set_major_formatter(lambda v, _pos: lam_text(v) if v >= 1e3 else f"{v:g}")
-            ax.xaxis.set_minor_locator(NullLocator())
-            ax.xaxis.set_minor_formatter(NullFormatter())
-        else:
-            label_log_axis(ax.xaxis, *ax.get_xlim())
     if log_y:
         ax.set_yscale("log")
         if drawn.size:
             ax.set_ylim(min(floor, float(drawn.min())) / 1.3, float(drawn.max()) * 1.4)
-        label_log_axis(ax.yaxis, *ax.get_ylim())
+    log_ticks(ax)
     ax.set_xlabel("$m$ (weights)")
     ax.set_ylabel(data["y_label"])
     if labels:

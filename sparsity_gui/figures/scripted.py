@@ -1,55 +1,15 @@
-"""What the grid figures (interference, sweep, scaling) share on top of save.py: a log
-axis labelled at least three times, and the script beside a figure when the panel calls
-functions of its own module (save.script_text carries only draw.py's helpers).
-
-Functions here that a panel calls are drawn from numpy and matplotlib only: their source
-goes into the script."""
+"""What the grid figures (interference, sweep, scaling) share on top of save.py: the
+files of a panel that calls functions of its own module (found here and handed to the
+script as save.py's `calls`), its size, and the Python API's plot of one."""
 
 from __future__ import annotations
 
 import inspect
 import re
-import textwrap
 from collections.abc import Iterable, Sequence
-
-import numpy as np
 
 from sparsity_gui.figures import save
 from sparsity_gui.figures.style import DEFAULT_DPI, SIZES, style_name, style_params
-
-
-def label_log_axis(axis, lo, hi):
-    """A log axis spanning [lo, hi] with at least three labelled ticks: the decades when
-    it spans three, else 1-2-5 steps written as plain numbers where they are short."""
-    import math
-
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    if not (lo > 0 and hi > lo):
-        return
-    if math.log10(hi / lo) >= 2.0:  # every decade labelled (matplotlib skips some)
-        axis.set_major_locator(LogLocator(base=10.0, subs=(1.0,), numticks=30))
-        axis.set_minor_locator(LogLocator(base=10.0, subs=np.arange(2.0, 10.0), numticks=30))
-        axis.set_minor_formatter(NullFormatter())
-        return
-
-    def text(v, _pos=None):
-        if 1e-3 <= v < 1e4:
-            return f"{v:g}"
-        k = math.floor(math.log10(v) + 1e-9)
-        head = round(v / 10.0**k, 3)
-        return f"${head:g}\\times10^{{{k}}}$" if head != 1 else f"$10^{{{k}}}$"
-
-    decades = math.log10(hi / lo)
-    if decades >= 1.0:
-        subs = (1.0, 3.0)
-    elif decades >= 0.5:
-        subs = (1.0, 2.0, 5.0)
-    else:
-        subs = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
-    axis.set_major_locator(LogLocator(base=10.0, subs=subs))
-    axis.set_major_formatter(FuncFormatter(text))
-    axis.set_minor_formatter(NullFormatter())
 
 
 def _extras(panel, functions: Sequence) -> list:
@@ -65,25 +25,6 @@ def _extras(panel, functions: Sequence) -> list:
 
     visit(inspect.getsource(panel))
     return [f for f in candidates if f in used]
-
-
-def script_text(
-    name: str, panel, style: dict, size, dpi: float, title: str = "", functions: Sequence = ()
-) -> str:
-    """save.script_text, with those of `functions` that `panel` uses (its module's helpers;
-    for a layout, the panels) and the draw.py helpers they call put in before it: the
-    script stays standalone."""
-    text = save.script_text(name, panel, style, size, dpi, title)
-    extras = _extras(panel, (label_log_axis, *functions))
-    if not extras:
-        return text
-    combined = "".join(inspect.getsource(f) for f in extras)
-    helpers = [h for h in save._helpers_used(combined) if f"\ndef {h}(" not in text]
-    pieces = [inspect.getsource(getattr(save.draw_helpers, h)) for h in helpers]
-    pieces += [inspect.getsource(f) for f in extras]
-    insert = "".join(textwrap.dedent(piece).rstrip() + "\n\n\n" for piece in pieces)
-    at = text.index(f"\ndef {panel.__name__}(") + 1
-    return text[:at] + insert + text[at:]
 
 
 def panel_size(style, width: float | None = None) -> tuple[float, float]:
@@ -111,9 +52,8 @@ def figure_files(
     params = style_params(style)
     size = size or panel_size(style)
     formats = tuple(formats)
-    out = save.figure_files(name, panel, data, params, size, dpi, formats, title)
-    out[f"{name}.py"] = script_text(name, panel, params, size, dpi, title, functions).encode("utf-8")
-    return out
+    calls = _extras(panel, functions)
+    return save.figure_files(name, panel, data, params, size, dpi, formats, title, calls)
 
 
 def plot_panel(panel, data: dict, ax=None, style=None, size: tuple[float, float] | None = None):
@@ -132,12 +72,10 @@ def plot_panel(panel, data: dict, ax=None, style=None, size: tuple[float, float]
             fig = Figure(figsize=size or panel_size(style), layout="constrained")
             panel(fig, data)
             return fig
-        spec = ax.get_subplotspec()
-        if spec is None:
+        if ax.get_subplotspec() is None:
             raise ValueError("ax must be a sub-plot (made by add_subplot or subplots)")
         fig = ax.figure
-        ax.remove()
-        panel(fig, data, spec)
+        panel(fig, data, ax=ax)
         return fig
 
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from sparsity_gui.figures import save
-from sparsity_gui.figures.draw import panel_axes
-from sparsity_gui.figures.scripted import figure_files, label_log_axis, panel_size
+from sparsity_gui.figures.draw import log_ticks, panel_axes
+from sparsity_gui.figures.scripted import figure_files, panel_size
 from sparsity_gui.figures.style import DEFAULT_DPI
 
 NAME = "sweep"
@@ -39,9 +39,9 @@ def loglog_slope(ms, mean):
     return float(np.polyfit(np.log10(ms[keep]), np.log10(mean[keep]), 1)[0])
 
 
-def sweep(fig, data, spec=None):
+def sweep(fig, data, ax=None):
     """Polysemantic neurons against m: runs, mean ± 1 SD per m, and n²/(4m)."""
-    (ax,) = panel_axes(fig, spec)
+    (ax,) = panel_axes(fig, ax)
     log = bool(data["log_axes"])
     n = float(data["n"])
     m, counts = np.asarray(data["m"], float), np.asarray(data["polysemantic"], float)
@@ -100,16 +100,7 @@ def sweep(fig, data, spec=None):
             ax.set_xlim(lo, hi)
             if positive.size:
                 ax.set_ylim(min(floor, float(positive.min())) / 1.3, float(positive.max()) * 1.3)
-            if swept.size <= 8:  # the swept m themselves
-                from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator, ScalarFormatter
-
-                ax.xaxis.set_major_locator(FixedLocator(swept))
-                ax.xaxis.set_major_formatter(ScalarFormatter())
-                ax.xaxis.set_minor_locator(NullLocator())
-                ax.xaxis.set_minor_formatter(NullFormatter())
-            else:
-                label_log_axis(ax.xaxis, *ax.get_xlim())
-            label_log_axis(ax.yaxis, *ax.get_ylim())
+        log_ticks(ax)
     ax.set_xlabel("$m$ (neurons)")
     ax.set_ylabel("polysemantic neurons")
     title = (
