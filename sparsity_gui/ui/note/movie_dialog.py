@@ -11,14 +11,13 @@ from sparsity_gui.ui.movie_dialog import MovieSource
 
 def note_movie_source(win) -> MovieSource:
     """Read on the GUI thread: the script of the run on screen, the pins and their names,
-    each panel's view (log axes, tracked weights) when the exports know them."""
+    each panel's view (log axes, tracked weights)."""
     script, _source = win.current_script()
     if script.t <= 0.0:
         raise InputError("", "the run is at t = 0: play it first, a movie needs a stretch of time")
     pins = list(win.pin_control.pins)
     labels = dict(win.pin_control.labels)
-    views_of = getattr(win.exports, "views", None)  # the figures' export of the window's toggles
-    views = views_of() if callable(views_of) else None
+    views = win.exports.views()  # each panel's toggles on screen, as its figures take them
 
     def write(path, panel, settings, t_range, cancelled, progress):
         return write_note_movie(
