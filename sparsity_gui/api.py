@@ -388,9 +388,11 @@ class ScalingResult(_Result):
 
     ``rows``: a column per field of scaling.csv, a row per run in its order (m, then lam,
     then seed), as numpy arrays: ``t_one`` (when one weight is left, in the note's time),
-    ``lam_t_one`` = lam t_one, ``fitted_c``, ``rel_var_mean``/``_min``/``_max``,
-    ``balance_ratio``, ``w_last``, ``w_last_root`` (the stable root of (1 - w^2) w = lam),
-    ``lam_norm1_0``, ``sigma``, ``t_end`` and ``seconds`` (wall time of the run).
+    ``lam_t_one`` = lam t_one, ``fitted_c`` (m' >= 2), ``fitted_c_bulk`` (m' >= 10),
+    ``fit_max_rel_dev``, ``rel_var_mean``/``_min``/``_max``, ``balance_ratio``, ``w_last``,
+    ``w_last_root`` (the stable root of (1 - w^2) w = lam), ``lam_norm1_0``, ``norm2_w0``,
+    ``balance_possible`` (lam |W(0)|_1 <= 1/4), ``theta_rises`` (|W(0)|^2 < 1), ``sigma``,
+    ``t_end`` and ``seconds`` (wall time of the run).
     ``m``, ``lam``, ``runs``: one entry per (m, lam), ordered by m, then lam; ``mean`` and
     ``std``: {column: array over those (m, lam)} of the mean and sample standard deviation
     over the seeds of each column of scaling.json's summary (NaN values left out).

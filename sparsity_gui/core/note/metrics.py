@@ -131,8 +131,8 @@ def regime_failures(regime: dict) -> list[str]:
     why = []
     if not regime["balance_possible"]:
         why.append(
-            f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} > 1/4: (1−‖W‖²)‖W‖² ≤ 1/4 cannot match λ‖W‖₁, "
-            "so there is no balance at the start"
+            f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} > 1/4, so no balance is possible at the start "
+            "((1−‖W‖²)‖W‖² ≤ 1/4 cannot match λ‖W‖₁)"
         )
     if regime["norm2_w0"] >= 1.0:
         why.append(
