@@ -119,3 +119,35 @@ def test_dock_counts_weights_at_ten_million(qapp):
     assert view.values["growing"] == plural(above, "weight")
     assert view.values["shrinking"] == f"{alive - above:,}"
     assert "(of the drawn)" not in view.toPlainText()
+
+
+def test_the_scaling_tab_reports_both_constants_with_their_spread_and_the_regime(qtbot, make_window):
+    """A grid run in the tab: per (m, lam) the table gives fitted_c and fitted_c_bulk as mean ±
+    sample SD over the seeds (numpy, here, on the tab's rows) and whether lam ||W(0)||_1 <= 1/4."""
+    from test_scaling_tab import type_into
+
+    win = make_window(SimParams(m=200, lam=1e-2), playing=False)
+    tab = win.scaling
+    win.tabs.setCurrentWidget(tab)
+    type_into(tab.m, "1e2,1e3")
+    type_into(tab.lam, "3e-2")
+    type_into(tab.seeds, "3")
+    assert tab.start()
+    qtbot.waitUntil(lambda: tab.outcome == "done", timeout=TIMEOUT)
+    headers = [tab.table.horizontalHeaderItem(j).text() for j in range(tab.table.columnCount())]
+    c_col, bulk_col, regime_col = (
+        headers.index("c (m′ ≥ 2)"),
+        headers.index("c bulk (m′ ≥ 10)"),
+        len(headers) - 1,
+    )
+    for i, m in enumerate((100, 1000)):
+        mine = [r for r in tab.rows if r.m == m]
+        for col, name in ((c_col, "fitted_c"), (bulk_col, "fitted_c_bulk")):
+            vals = np.array([getattr(r, name) for r in mine])
+            assert tab.table.item(i, col).text() == f"{vals.mean():.4g} ± {vals.std(ddof=1):.2g}"
+        # W(0) of seed s drawn here as the core draws it: normal(0, 0.9/sqrt(m))
+        w0s = [np.random.default_rng(r.seed).standard_normal(m) * (0.9 / np.sqrt(m)) for r in mine]
+        lam_l1 = np.mean([3e-2 * np.abs(w0).sum() for w0 in w0s])
+        assert lam_l1 == pytest.approx(np.mean([r.lam_norm1_0 for r in mine]), rel=1e-12)
+        assert tab.table.item(i, regime_col).text() == ("yes" if lam_l1 <= 0.25 else "no: λ‖W(0)‖₁ > 1/4")
+    assert [tab.table.item(i, regime_col).text() for i in range(2)] == ["yes", "no: λ‖W(0)‖₁ > 1/4"]
