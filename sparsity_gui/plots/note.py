@@ -275,7 +275,8 @@ class BalancePanel(NotePanel):
     claim = (
         "Feature benefit (1-‖W‖²)‖W‖² and regularization λ‖W‖₁ push ‖W‖² up and down; "
         "where a balance is possible (λ‖W‖₁ ≤ 1/4, as (1-‖W‖²)‖W‖² ≤ 1/4) they balance after "
-        "a short transient (ratio → 1, within about λ: the balance lags as ‖W‖₁ decays)."
+        "a short transient (ratio → 1 from above, R − 1 ≈ s·RV/(2‖W‖²): the balance lags the "
+        "decay of ‖W‖₁)."
     )
 
     def __init__(self, parent=None):
@@ -326,8 +327,8 @@ class DecayPanel(NotePanel):
     title = "L1 decay"
     claim = (
         "In the note's regime (λ‖W(0)‖₁ ≤ 1/4, ‖W(0)‖² < 1), ‖W‖₁ ≈ 1/(w(0) + c·λt): the typical "
-        "nonzero weight w = 1/‖W‖₁ grows about linearly in λt, its slope λ·RV/‖W‖² at balance "
-        "(about 0.6λ early to λ late), so c = Θ(1) is an average; the legend gives c over m′ ≥ 2, "
+        "nonzero weight w = 1/‖W‖₁ grows about linearly in λt, but its slope λ·RV/‖W‖² at balance "
+        "drifts (about 0.2λ to 2λ while m′ ≥ 10), so c = Θ(1) is an average; the legend gives c over m′ ≥ 2, "
         "the bulk c over m′ ≥ 10 and the law's largest relative deviation."
     )
 
@@ -340,7 +341,7 @@ class DecayPanel(NotePanel):
         self.show_w = self.add_toggle(
             "show w = 1/‖W‖₁",
             "Plot w = 1/‖W‖₁ instead: about straight in the note's regime (at balance its slope "
-            "λ·RV/‖W‖² drifts from about 0.6λ to λ), not a straight line",
+            "λ·RV/‖W‖² drifts, about 0.2λ to 2λ while m′ ≥ 10), not a straight line",
         )
         self.log_x = self.add_toggle("log t", "Logarithmic time axis")
         self.log_y = self.add_toggle("log y", "Logarithmic value axis", checked=True)
