@@ -11,7 +11,7 @@ import numpy as np
 from sparsity_gui.core.checks import default_workers, list_text, parse_m_values
 from sparsity_gui.core.cluster import Scheduler, check_cluster_run
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.params import InterferenceParams, check_memory
+from sparsity_gui.core.interference.params import InterferenceParams, check_memory, check_training_work
 from sparsity_gui.core.interference.sweep import SweepSpec
 
 SWEEP_DEFAULTS = dict(
@@ -74,6 +74,7 @@ def training_settings(*, samples: int, **model) -> InterferenceParams:
     if isinstance(samples, bool) or not isinstance(samples, int) or not 2 <= samples <= SAMPLES_MAX:
         raise InputError("samples", f"must be from 2 to 1e5, got {samples}")
     check_memory(params.n, params.m, params.dtype)
+    check_training_work(params)
     return params
 
 
@@ -138,6 +139,7 @@ def sweep_settings(
     check_cluster_run(scheduler, jobs, "a sweep", "train")
     m_values = parse_m_values(list_text(m))
     spec = SweepSpec(base=model_params(m=m_values[0], **model), m_values=m_values, seeds=seeds)
+    check_training_work(spec.base.with_changes(m=max(spec.m_values)))  # the longest run
     if scheduler is not None:
         if scheduler.local_workers:
             spec.check_memory(1)  # the largest run on its own, here; the rest run_sweep checks

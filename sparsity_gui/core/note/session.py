@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui import __version__
-from sparsity_gui.core.checks import whole_or_none
+from sparsity_gui.core.checks import check_work, whole_or_none
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.note.initial import draw_normal
 from sparsity_gui.core.note.metrics import DEFAULT_SAMPLES
-from sparsity_gui.core.note.params import LIVE_FIELDS, M_MAX, METHODS, SETTING_FIELDS, SimParams
+from sparsity_gui.core.note.params import LIVE_FIELDS, M_MAX, METHODS, SETTING_FIELDS, SimParams, run_steps
 from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_SYMBOLS
 from sparsity_gui.core.note.simulation import LiveChange, RunScript
 from sparsity_gui.core.pins import MAX_PINS, PinnedRun, pin_dict, pin_from_dict
@@ -36,8 +36,6 @@ VERSION = 1
 MAX_SAMPLES = 10**6
 # weights are written as a JSON list (readable) up to this many, as base64 above it
 LIST_WEIGHTS_MAX = 100_000
-# refuse schedules whose gradient descent would take longer than anyone would wait
-MAX_GD_STEPS = 10**9
 
 
 @dataclass(frozen=True)
@@ -287,21 +285,21 @@ def _changes(items: Any, t_now: float) -> tuple[LiveChange, ...]:
 
 
 def _check_work(script: RunScript) -> None:
-    """Refuse a schedule whose gradient descent would run for days."""
-    steps = 0.0
+    """Refuse a replay whose steps would pass the limit of bounded work (core/checks.py),
+    counted by its segments between live changes (params.run_steps)."""
+    segments = []
     params = script.params
     t_prev = 0.0
     for c in (*script.changes, LiveChange(script.t, "end", 0.0)):
-        if params.method == "gd":
-            steps += (c.t - t_prev) / params.eta
+        segments.append((params.method, params.eta, c.t - t_prev))
         if c.name != "end":
             params = params.with_changes(**{c.name: c.value})
         t_prev = c.t
-    if steps > MAX_GD_STEPS:
-        raise _Problem(
-            f"replaying to t = {script.t:g} would take {steps:.3g} gradient-descent steps "
-            f"(at most {short_number(MAX_GD_STEPS)} are allowed)"
-        )
+    try:
+        steps = run_steps(script.params.m, segments)
+        check_work("t", f"replaying to t = {short_number(script.t)}", steps, "steps")
+    except InputError as exc:
+        raise _Problem(exc.message) from None
 
 
 def parse_session(text: str) -> Session:
