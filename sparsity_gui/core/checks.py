@@ -319,14 +319,15 @@ def json_depth(value: Any) -> int:
 
 
 def parse_json_text(text: str, where: str, field: str, what: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """JSON text parsed, or an InputError naming ``where``: not JSON (where it breaks), or
+    """JSON text parsed, or an InputError naming ``where`` (if any): not JSON (where it breaks), or
     lists and objects nested deeper than ``max_depth`` (Python's parser would end in a
     RecursionError on deep enough nesting)."""
+    at = f"{where}: " if where else ""
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
-            field, f"{where}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+            field, f"{at}not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
         ) from None
     except RecursionError:
         obj = None
@@ -334,9 +335,7 @@ def parse_json_text(text: str, where: str, field: str, what: str, max_depth: int
     else:
         depth = json_depth(obj)
     if depth > max_depth:
-        raise InputError(
-            field, f"{where}: not a {what} (lists and objects nested more than {max_depth} deep)"
-        )
+        raise InputError(field, f"{at}not a {what} (lists and objects nested more than {max_depth} deep)")
     return obj
 
 

@@ -10,8 +10,9 @@ Anything else, and damaged files, raise InputError with the file and the reason.
 
 from __future__ import annotations
 
-import json
 import math
+import os
+import stat
 import struct
 import zipfile
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sparsity_gui.core.checks import parse_json_text, regular_file
 from sparsity_gui.core.errors import InputError
 
 FORMAT_NAMES = {
@@ -100,13 +102,14 @@ class ArrayInfo:
 
 # --- which format ---------------------------------------------------------------------------
 def _open_checked(path: Path, field: str) -> bytes:
-    """The first 64 KiB of the file; a missing file, a folder or no permission named."""
-    if not path.exists():
-        raise InputError(field, f"{path}: no such file")
-    if path.is_dir():
-        raise InputError(field, f"{path}: is a folder, not a file")
+    """The first 64 KiB of the file; a missing file, a folder, a FIFO, a socket or a device
+    (checks.regular_file: opening those would block) or no permission named."""
+    regular_file(path, field)
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # swapped since the check
+                raise InputError(field, f"{path}: is not a regular file")
             return f.read(65536)
     except PermissionError:
         raise InputError(field, f"{path}: permission denied") from None
@@ -308,8 +311,15 @@ def _safetensors_header(path: Path, field: str) -> tuple[list[ArrayInfo], dict[s
     except OSError as exc:
         raise InputError(field, f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise bad("the header is not JSON text: damaged") from None
+    try:
+        # a tensor entry nests 3 deep (metadata 2): deeper is a crafted header
+        header = parse_json_text(text, "", field, "", max_depth=8)
+    except InputError as exc:
+        if "nested" in exc.message:
+            raise bad("its header nests lists or objects more than 8 deep: crafted or damaged") from None
         raise bad("the header is not JSON text: damaged") from None
     if not isinstance(header, dict):
         raise bad("the header is not a JSON object")

@@ -136,6 +136,8 @@ def check_run_work(params: SimParams, w0: np.ndarray | None = None) -> None:
         probe: list[tuple[str, float, float]] = []
     else:
         duration = one_left_time_estimate(params.lam, w0)
+        if math.isinf(duration):
+            return  # lam = 0 has no default end: sampled.simulate_samples says so
         what = f"lam = {short_number(params.lam)} to one weight left (at t of about {round_number(duration)})"
         probe = [("exact", 0.0, duration)] if params.method == "gd" else []
         if params.method == "gd":
