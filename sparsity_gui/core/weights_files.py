@@ -517,6 +517,17 @@ def finite_float64(arr: np.ndarray, where: str, field: str = "w0") -> np.ndarray
     return out
 
 
+def check_row(shape: tuple[int, ...], row: int | None, where: str, field: str = "w0") -> None:
+    """Refuse a ``row`` (None: no row asked) of anything but a 2-D array, or out of its
+    range: the one rule for a file's array (--w0-row) and the Python API's (w0_row)."""
+    if row is None:
+        return
+    if len(shape) != 2:
+        raise InputError(field, f"{where}: a row is chosen only in a 2-D array, not shape {tuple(shape)}")
+    if not 0 <= row < shape[0]:
+        raise InputError(field, f"{where}: row {row} is out of range (0 to {shape[0] - 1})")
+
+
 def read_array(
     path: str | Path,
     name: str | None = None,
@@ -539,11 +550,7 @@ def read_array(
         kind, infos = list_arrays(path, field)
     info = _pick(path, kind, infos, name, field)
     where = str(path) + (f" [{info.name}]" if info.name is not None and kind != "npy" else "")
-    if row is not None:
-        if len(info.shape) != 2:
-            raise InputError(field, f"{where}: a row is chosen only in a 2-D array, not shape {info.shape}")
-        if not 0 <= row < info.shape[0]:
-            raise InputError(field, f"{where}: row {row} is out of range (0 to {info.shape[0] - 1})")
+    check_row(info.shape, row, where, field)
     count = info.size if row is None else math.prod(info.shape[1:])
     if count == 0:
         raise InputError(field, f"{where}: no weights in the file")

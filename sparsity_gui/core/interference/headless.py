@@ -139,7 +139,7 @@ def sweep_settings(
     check_cluster_run(scheduler, jobs, "a sweep", "train")
     m_values = parse_m_values(list_text(m))
     spec = SweepSpec(base=model_params(m=m_values[0], **model), m_values=m_values, seeds=seeds)
-    check_training_work(spec.base.with_changes(m=max(spec.m_values)))  # the longest run
+    spec.check_work()
     if scheduler is not None:
         if scheduler.local_workers:
             spec.check_memory(1)  # the largest run on its own, here; the rest run_sweep checks

@@ -98,8 +98,7 @@ def scaling_settings(
     if jobs is not None and not (whole and 1 <= jobs <= SCALING_JOBS_MAX):
         raise InputError("jobs", f"must be from 1 to {SCALING_JOBS_MAX}, got {jobs}")
     grid.check_memory(1)  # the largest run on its own
-    # the longest run: the largest m at the smallest lam, to one weight left
-    check_run_work(SimParams(m=max(grid.m_values), lam=min(grid.lam_values), sigma=grid.sigma))
+    grid.check_work()
     if scheduler is not None:
         return grid, None
     if jobs is None:

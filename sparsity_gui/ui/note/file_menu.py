@@ -18,7 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.note.initial import MAX_FILE_WEIGHTS, load_w0, needs_row, w0_arrays
-from sparsity_gui.core.note.params import SimParams, check_memory
+from sparsity_gui.core.note.params import SimParams, check_memory, check_run_work
 from sparsity_gui.core.note.presets import (
     BUILTIN,
     delete_user_preset,
@@ -207,6 +207,7 @@ class FileMenu(QtCore.QObject):
         try:
             params = find_preset(name).params()
             check_memory(params.m)
+            check_run_work(params)
         except InputError as exc:
             return win.fail("Cannot use the preset", exc.message)
         speed = default_speed(params.lam)
