@@ -220,7 +220,7 @@ def resumed_rows(folder: str | Path, spec: SweepSpec) -> list[SweepRow]:
         command = meta.get("command_line")
         raise InputError(
             "resume",
-            f"the sweep in {folder} was run with other settings; give the same options as its "
+            f"the sweep in {folder} ({SWEEP_JSON}) was run with other settings; give the same options as its "
             f"command: {command if isinstance(command, str) else '?'}",
         )
     try:

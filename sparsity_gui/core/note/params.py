@@ -135,9 +135,9 @@ def check_run_work(params: SimParams, w0: np.ndarray | None = None) -> None:
         duration, what = params.t_end, f"t_end = {short_number(params.t_end)}"
         probe: list[tuple[str, float, float]] = []
     else:
-        duration = one_left_time_estimate(params.lam, w0)
-        if math.isinf(duration):
-            return  # lam = 0 has no default end: sampled.simulate_samples says so
+        if params.lam == 0.0:
+            return  # no default end: sampled.simulate_samples says so
+        duration = one_left_time_estimate(params.lam, w0)  # inf past the float range
         what = f"lam = {short_number(params.lam)} to one weight left (at t of about {round_number(duration)})"
         probe = [("exact", 0.0, duration)] if params.method == "gd" else []
         if params.method == "gd":
