@@ -84,12 +84,14 @@ def check_memory(m: int) -> None:
 
 
 # --- bounded work (core/checks.py: check_work) -------------------------------------------
-# The exact solver's steps stay near 2.5 units of simulated time once the flow is at
-# balance (the stability of an explicit integrator against the relaxation at rate 2), plus
-# about one step per death: measured 0.36 steps per unit of time at lam = 1e-7 to 1e-5,
-# m = 1e3 to 1e5. A run's steps grow as its simulated time, and the time to one weight left
-# as 1/lam (docs/theory.md §4): lam * t = 1.6 to 2.4 measured for the normal draw.
+# The exact solver's steps, fitted to measurements at m = 1e3 and 1e5, lam = 1e-2 to 1e-7
+# (within 0.6 to 1.6 times): about one per death, plus 0.4 per unit of simulated time once
+# the flow is at balance (the explicit integrator's stability against the relaxation at
+# rate 2 holds a step near 2.5), plus 200 sqrt(t) on the way there. A run's time to one
+# weight left grows as 1/lam (docs/theory.md §4): lam * t = 1.6 to 2.4 measured for the
+# normal draw.
 EXACT_STEPS_PER_TIME = 0.4
+EXACT_STEPS_PER_ROOT_TIME = 200.0
 ONE_LEFT_LAM_T = 2.0  # lam * t to one weight left, before the last phase
 NORMAL_LAST_PHASE = 0.5  # the last phase's ln((u1 - u3)/(u1 - u2)) for a typical normal draw
 
@@ -114,15 +116,15 @@ def one_left_time_estimate(lam: float, w0: np.ndarray | None = None) -> float:
 
 def run_steps(m: int, segments: list[tuple[str, float, float]]) -> float:
     """Solver steps of a run of m weights made of ``segments`` (method, eta, duration):
-    gradient descent takes duration/eta steps, the exact solver about
-    EXACT_STEPS_PER_TIME per unit of time plus one per death."""
+    gradient descent takes duration/eta steps, the exact solver about one per death plus
+    EXACT_STEPS_PER_TIME * duration + EXACT_STEPS_PER_ROOT_TIME * sqrt(duration)."""
     steps = 0.0
     exact = False
     for method, eta, duration in segments:
         if method == "gd":
             steps += duration / eta
         else:
-            steps += EXACT_STEPS_PER_TIME * duration
+            steps += EXACT_STEPS_PER_TIME * duration + EXACT_STEPS_PER_ROOT_TIME * math.sqrt(duration)
             exact = True
     return steps + (m if exact else 0.0)
 

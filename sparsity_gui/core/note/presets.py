@@ -101,7 +101,7 @@ def load_user_presets(directory: str | Path | None = None) -> list[Preset]:
     obj = read_json_file(path, "presets", "presets file", MAX_BYTES)
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
         raise _problem(path, f'not a presets file (no "format": "{FORMAT}" field)')
-    if obj.get("version") != VERSION:
+    if type(obj.get("version")) is not int or obj["version"] != VERSION:  # true == 1 in Python
         raise _problem(
             path,
             f"presets format version {obj.get('version')!r} is not supported; this "
