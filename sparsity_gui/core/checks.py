@@ -173,12 +173,12 @@ def default_workers() -> int:
 # --- bounded work -----------------------------------------------------------------------------
 # The most work one run may take, by its unit: the note model counts solver steps (the exact
 # solver's DOP853 steps, or gradient-descent steps; about 10^9 is minutes to an hour here),
-# the interference model multiply-adds (about 10^9 a second here: 10^14 is about a day). A
+# the interference model multiply-adds (about 10^10 a second here: 10^15 is about a day). A
 # run estimated above its limit is refused before it starts, by every front end; the
 # environment variable raises (or lowers) the limit for a run that is meant to be long.
 WORK_LIMITS: dict[str, tuple[int, str]] = {
     "steps": (10**9, "SPARSITY_GUI_MAX_STEPS"),
-    "multiply-adds": (10**14, "SPARSITY_GUI_MAX_MULTIPLY_ADDS"),
+    "multiply-adds": (10**15, "SPARSITY_GUI_MAX_MULTIPLY_ADDS"),
 }
 
 

@@ -3,7 +3,7 @@ line, exit status 2, no traceback, and nothing made or changed where the command
 pointed (no DIR, no temporary folder, earlier files intact).
 
 - Bounded work: runs whose work can never end in reasonable time (a tiny lam, a t_end near
-  the float limit, gradient descent with 10^13 steps, n x n x m x steps past 10^14
+  the float limit, gradient descent with 10^13 steps, n x n x m x steps past 10^15
   multiply-adds, a grid whose longest run is too long) are refused before they start, with
   what they would need and the environment variable that raises the limit; the variable
   moves the limit both ways.
@@ -91,7 +91,7 @@ WORK = [
     (["scaling", "--m", "100,1000", "--lam", "1e-3,1e-12", "--seeds", "1"], ["lam = 1e-12 to one weight"]),
     (
         ["interference", "--n", "2048", "--m", "2048", "--steps", "1e8"],
-        ["100000000 steps at n = 2048, m = 2048", "about 8.6e17 multiply-adds", "limit is 1e14"],
+        ["100000000 steps at n = 2048, m = 2048", "about 8.6e17 multiply-adds", "limit is 1e15"],
     ),
     (
         ["sweep", "--n", "1024", "--m", "1024,8192", "--steps", "1e7"],

@@ -139,16 +139,17 @@ def sweep_settings(
     check_cluster_run(scheduler, jobs, "a sweep", "train")
     m_values = parse_m_values(list_text(m))
     spec = SweepSpec(base=model_params(m=m_values[0], **model), m_values=m_values, seeds=seeds)
-    spec.check_work()
     if scheduler is not None:
         if scheduler.local_workers:
             spec.check_memory(1)  # the largest run on its own, here; the rest run_sweep checks
+        spec.check_work()
         # on a running cluster, the workers' memory is theirs to judge
         return spec, None
     whole = isinstance(jobs, int) and not isinstance(jobs, bool)
     if jobs is not None and not (whole and 1 <= jobs <= JOBS_MAX):
         raise InputError("jobs", f"must be from 1 to {JOBS_MAX}, got {jobs}")
     spec.check_memory(1)  # the largest run on its own
+    spec.check_work()
     if jobs is None:
         return spec, spec.workers_that_fit(default_workers())  # the default: as many as fit
     jobs = min(jobs, len(spec.runs()))

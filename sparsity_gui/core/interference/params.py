@@ -226,7 +226,7 @@ def step_multiply_adds(n: int, m: int) -> float:
 
 def check_training_work(p: InterferenceParams) -> None:
     """Refuse (InputError naming steps) a run whose multiply-adds would pass the limit of
-    bounded work (core/checks.py): about 10^9 a second here."""
+    bounded work (core/checks.py): about 10^10 a second here."""
     check_work(
         "steps",
         f"{p.steps} steps at n = {p.n}, m = {p.m}",
