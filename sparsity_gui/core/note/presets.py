@@ -137,7 +137,11 @@ def all_presets(directory: str | Path | None = None) -> list[Preset]:
 
 
 def find_preset(name: str, directory: str | Path | None = None) -> Preset:
-    for preset in all_presets(directory):
+    """The preset ``name``: a built-in one needs no user file (which may be damaged)."""
+    for preset in BUILTIN:
+        if preset.name == name:
+            return preset
+    for preset in load_user_presets(directory):
         if preset.name == name:
             return preset
     raise InputError("preset", f"no preset named {name!r}")

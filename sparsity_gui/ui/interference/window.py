@@ -377,7 +377,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         except InputError as exc:
             field = self.controls.fields.get(exc.field) or self.controls.fields.get(next(iter(changes)))
             if field is not None:
-                field.show_error(exc.message)
+                field.refuse(exc.message)
             else:
                 self.fail("Invalid parameter", str(exc))
                 self.controls.show_params(self.params)

@@ -301,7 +301,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         except InputError as exc:
             field = getattr(self.controls, exc.field, None)
             if isinstance(field, Field) and exc.field in changes:  # at the field just typed in
-                field.show_error(exc.message)
+                field.refuse(exc.message)
                 return
             QtWidgets.QMessageBox.warning(self, "Invalid parameter", str(exc))
             self.controls.show_params(self.params)
