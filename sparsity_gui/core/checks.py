@@ -332,6 +332,8 @@ def parse_json_text(text: str, where: str, field: str, what: str, max_depth: int
     except RecursionError:
         obj = None
         depth = math.inf
+    except ValueError as exc:  # an integer of more than 4300 digits (sys.get_int_max_str_digits)
+        raise InputError(field, f"{at}not valid JSON ({str(exc).split(';')[0]})") from None
     else:
         depth = json_depth(obj)
     if depth > max_depth:

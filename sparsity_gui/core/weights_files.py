@@ -80,6 +80,8 @@ _FOREIGN = (
     (b"\x7fELF", "a program, not data"),
 )
 SUPPORTED = "a .npy, .npz, .safetensors, PyTorch or text/CSV file"
+# 10^8 weights (the most either model takes) of 40 characters each; .npy holds more
+MAX_TEXT_BYTES = 4 * 10**9
 
 
 @dataclass(frozen=True)
@@ -257,6 +259,9 @@ def _npz_read(path: Path, name: str, field: str) -> np.ndarray:
 def read_text(path: Path, field: str = "w0") -> np.ndarray:
     """Numbers in text: one per line, or rows separated by commas, semicolons, tabs or
     spaces; '#' starts a comment; one header line is allowed."""
+    size = regular_file(path, field).st_size
+    if size > MAX_TEXT_BYTES:
+        raise InputError(field, f"{path}: {size} bytes is too large for weights as text (at most 4e9)")
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not a header
     except UnicodeDecodeError:

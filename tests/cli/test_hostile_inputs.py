@@ -216,6 +216,7 @@ BAD_SWEEP_JSON = {
     "a number": ("3", "expected a JSON object"),
     "spec of the wrong type": ('{"spec": [1], "command_line": 7}', "other settings; give the same options"),
     "not JSON": ("{", "not valid JSON"),
+    "an integer of 10^4 digits": ('{"spec": ' + "7" * 10_000 + "}", "not valid JSON (Exceeds the limit"),
     "empty": ("", "the file is empty"),
     "binary": ("\x00\x01\x02", "binary data"),
 }

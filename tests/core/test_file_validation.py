@@ -123,6 +123,21 @@ def test_deep_json_is_a_named_error_not_a_recursion_error(text):
         checks.parse_json_text(text, "f.json", "x", "file of ours")
 
 
+@pytest.mark.parametrize("text", ["1" * 5000, '{"t": ' + "9" * 10_000 + "}"])
+def test_an_integer_python_will_not_read_is_a_named_error(text, tmp_path):
+    """Python reads JSON integers of at most 4300 digits and raises a plain ValueError (not
+    a JSONDecodeError) past that: a session, presets file or sweep.json with one ended in
+    that error, past the readers' checks."""
+    with pytest.raises(InputError, match=r"f.json: not valid JSON \(Exceeds the limit \(4300 digits\)"):
+        checks.parse_json_text(text, "f.json", "x", "file")
+    (tmp_path / "s.json").write_text(text)
+    with pytest.raises(InputError, match="s.json: not valid JSON"):
+        load_session(tmp_path / "s.json")
+    (tmp_path / P.FILE_NAME).write_text(text)
+    with pytest.raises(InputError, match="presets.json: not valid JSON"):
+        P.load_user_presets(tmp_path)
+
+
 def test_json_as_deep_as_the_limit_is_read():
     text = "[" * 32 + "]" * 32
     assert checks.json_depth(checks.parse_json_text(text, "f.json", "x", "file")) == 32
