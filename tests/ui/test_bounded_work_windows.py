@@ -5,6 +5,11 @@ the interference window (steps), the scaling tab and the sweep tab (before a gri
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
+import pytest
 from PySide6 import QtCore
 from PySide6.QtTest import QTest
 
@@ -67,6 +72,30 @@ def test_training_steps_past_the_limit_are_refused_at_their_field(qtbot, make_iw
     type_into(steps, "1e8")  # 256^2 * 1024 * 1e8 = 6.7e15 multiply-adds
     assert "100000000 steps at n = 256, m = 1024 would need about 6.7e15 multiply-adds" in _error(steps)
     assert win.params.steps == 200
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--lam", "1e-12"], "lam = 1e-12 to one weight left"),
+        (["--t-end", "1e300"], "t_end = 1e300 would need about"),
+        (["--model", "interference", "--n", "2048", "--m", "2048", "--steps", "1e8"], "8.6e17 multiply-adds"),
+    ],
+)
+def test_the_app_refuses_unbounded_work_on_its_command_line(tmp_path, args, needle):
+    """`sparsity-gui ARGS` (the window's options): one error line, status 2, no window."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARSITY_GUI_MAX_")}
+    env.update(QT_QPA_PLATFORM="offscreen", SPARSITY_GUI_SETTINGS=str(tmp_path / "s.ini"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "sparsity_gui", *args, "--quit-after", "1000"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], proc.stderr
 
 
 def test_the_scaling_tab_refuses_a_grid_whose_longest_run_is_too_long(show_tab, monkeypatch):
