@@ -1,7 +1,8 @@
 """Checks of user input shared by both models and every front end: numbers and whole
 numbers (typed values, or text from a field or the command line), lists of them (the m
-values of a sweep, the lam values of a scaling grid), and the memory a run may still
-allocate."""
+values of a sweep, the lam values of a scaling grid), the memory a run may still
+allocate, the work a run may take (check_work), and input files (regular files only,
+bounded in size and JSON depth: regular_file, read_input_bytes, read_json_file)."""
 
 from __future__ import annotations
 
