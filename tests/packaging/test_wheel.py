@@ -126,8 +126,11 @@ def venv(built):
 def test_wheel_carries_the_runtime_assets(built):
     wheel, _ = built
     names = set(zipfile.ZipFile(wheel).namelist())
-    for name in ICON_FILES:
-        assert f"sparsity_gui/assets/{name}" in names
+    for name in ICON_FILES:  # copied in from resources/icons/ by the build (setup.py)
+        assert (
+            zipfile.ZipFile(wheel).read(f"sparsity_gui/assets/{name}")
+            == (ROOT / "resources" / "icons" / name).read_bytes()
+        )
     assert "sparsity_gui/assets/__init__.py" in names
     assert "sparsity_gui/py.typed" in names  # type checkers read the Python API's annotations
     # Help's documentation, byte for byte the checkout's (setup.py, packaging/shipped-docs.txt)
