@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference bench-pins bench-cluster screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure bundle icons clean
+.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference bench-pins bench-cluster screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure bundle dist icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -88,6 +88,12 @@ scaling-figure: $(STAMP)
 
 bundle: $(STAMP)
 	bash packaging/build_bundle.sh
+
+# the sdist and the wheel in dist/, checked as PyPI would render and accept them
+dist: $(STAMP)
+	rm -f dist/sparsity_gui-*.tar.gz dist/sparsity_gui-*.whl
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/sparsity_gui-*.tar.gz dist/sparsity_gui-*.whl
 
 icons: $(STAMP)
 	$(PY) packaging/make_icons.py
