@@ -133,6 +133,7 @@ def test_wheel_carries_the_runtime_assets(built):
         )
     assert "sparsity_gui/assets/__init__.py" in names
     assert "sparsity_gui/py.typed" in names  # type checkers read the Python API's annotations
+    assert "sparsity_gui/core/note/dop853_tableau.json" in names  # the note's kernels read it
     # Help's documentation, byte for byte the checkout's (setup.py, packaging/shipped-docs.txt)
     assert {"README.md", "docs/theory.md", "docs/architecture.md", "docs/screenshot.png"} <= set(SHIPPED_DOCS)
     for rel in SHIPPED_DOCS:

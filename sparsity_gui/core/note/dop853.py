@@ -2,115 +2,47 @@
 orders 5 and 3 by Dormand and Prince, as published in E. Hairer's dop853.f (Hairer, Norsett
 and Wanner, *Solving Ordinary Differential Equations I*, 2nd ed., Springer 1993).
 
-The decimal constants are those of the published code, the same text SciPy carries. They are
-kept here rather than loaded from SciPy: its copy is a private module that a release may move,
-and importing it through scipy.integrate costs 1.0-1.4 s of every start for a table of
-numbers. tests/core/note/test_dop853_tableau.py checks them against the public class
-attributes of scipy.integrate.DOP853 and against the order conditions.
+The decimal constants, as the published code writes them (the same text SciPy carries), are
+data beside this module, dop853_tableau.json. They are kept in the project rather than loaded
+from SciPy: its copy is a private module that a release may move, and importing it through
+scipy.integrate costs 1.0-1.4 s of every start for a table of numbers.
+tests/core/note/test_dop853_tableau.py checks them against the public class attributes of
+scipy.integrate.DOP853 and against the order conditions.
 """
 
 from __future__ import annotations
 
+import json
+from importlib import resources
+
 import numpy as np
 
-N_STAGES = 12
 
-# nodes c_i of the 12 stages
-C = np.array(
-    [
-        0.0,
-        0.526001519587677318785587544488e-01,
-        0.789002279381515978178381316732e-01,
-        0.118350341907227396726757197510,
-        0.281649658092772603273242802490,
-        0.333333333333333333333333333333,
-        0.25,
-        0.307692307692307692307692307692,
-        0.651282051282051282051282051282,
-        0.6,
-        0.857142857142857142857142857142,
-        1.0,
-    ]
-)
+def _tableau() -> dict:
+    text = resources.files(__package__).joinpath("dop853_tableau.json").read_text(encoding="utf-8")
+    return json.loads(text)
 
-# the stages' coefficients a_ij (j < i < 12); the others are zero
+
+_T = _tableau()
+N_STAGES: int = _T["n_stages"]
+
+#: nodes c_i of the 12 stages
+C = np.array([float(v) for v in _T["c"]])
+#: the stages' coefficients a_ij (j < i); the others are zero
 A = np.zeros((N_STAGES, N_STAGES))
-A[1, 0] = 5.26001519587677318785587544488e-2
-A[2, 0] = 1.97250569845378994544595329183e-2
-A[2, 1] = 5.91751709536136983633785987549e-2
-A[3, 0] = 2.95875854768068491816892993775e-2
-A[3, 2] = 8.87627564304205475450678981324e-2
-A[4, 0] = 2.41365134159266685502369798665e-1
-A[4, 2] = -8.84549479328286085344864962717e-1
-A[4, 3] = 9.24834003261792003115737966543e-1
-A[5, 0] = 3.7037037037037037037037037037e-2
-A[5, 3] = 1.70828608729473871279604482173e-1
-A[5, 4] = 1.25467687566822425016691814123e-1
-A[6, 0] = 3.7109375e-2
-A[6, 3] = 1.70252211019544039314978060272e-1
-A[6, 4] = 6.02165389804559606850219397283e-2
-A[6, 5] = -1.7578125e-2
-A[7, 0] = 3.70920001185047927108779319836e-2
-A[7, 3] = 1.70383925712239993810214054705e-1
-A[7, 4] = 1.07262030446373284651809199168e-1
-A[7, 5] = -1.53194377486244017527936158236e-2
-A[7, 6] = 8.27378916381402288758473766002e-3
-A[8, 0] = 6.24110958716075717114429577812e-1
-A[8, 3] = -3.36089262944694129406857109825
-A[8, 4] = -8.68219346841726006818189891453e-1
-A[8, 5] = 2.75920996994467083049415600797e1
-A[8, 6] = 2.01540675504778934086186788979e1
-A[8, 7] = -4.34898841810699588477366255144e1
-A[9, 0] = 4.77662536438264365890433908527e-1
-A[9, 3] = -2.48811461997166764192642586468
-A[9, 4] = -5.90290826836842996371446475743e-1
-A[9, 5] = 2.12300514481811942347288949897e1
-A[9, 6] = 1.52792336328824235832596922938e1
-A[9, 7] = -3.32882109689848629194453265587e1
-A[9, 8] = -2.03312017085086261358222928593e-2
-A[10, 0] = -9.3714243008598732571704021658e-1
-A[10, 3] = 5.18637242884406370830023853209
-A[10, 4] = 1.09143734899672957818500254654
-A[10, 5] = -8.14978701074692612513997267357
-A[10, 6] = -1.85200656599969598641566180701e1
-A[10, 7] = 2.27394870993505042818970056734e1
-A[10, 8] = 2.49360555267965238987089396762
-A[10, 9] = -3.0467644718982195003823669022
-A[11, 0] = 2.27331014751653820792359768449
-A[11, 3] = -1.05344954667372501984066689879e1
-A[11, 4] = -2.00087205822486249909675718444
-A[11, 5] = -1.79589318631187989172765950534e1
-A[11, 6] = 2.79488845294199600508499808837e1
-A[11, 7] = -2.85899827713502369474065508674
-A[11, 8] = -8.87285693353062954433549289258
-A[11, 9] = 1.23605671757943030647266201528e1
-A[11, 10] = 6.43392746015763530355970484046e-1
-
-# the weights b_j of the 8th-order solution: row 12 of the extended tableau
+#: the weights b_j of the 8th-order solution
 B = np.zeros(N_STAGES)
-B[0] = 5.42937341165687622380535766363e-2
-B[5] = 4.45031289275240888144113950566
-B[6] = 1.89151789931450038304281599044
-B[7] = -5.8012039600105847814672114227
-B[8] = 3.1116436695781989440891606237e-1
-B[9] = -1.52160949662516078556178806805e-1
-B[10] = 2.01365400804030348374776537501e-1
-B[11] = 4.47106157277725905176885569043e-2
-
-# the error estimators over the 12 stages and the 13th (the derivative at the new point,
-# first same as last): E3 = B - b_hat of the 3rd-order pair, E5 of the 5th-order one
+#: the error estimators over the 12 stages and the 13th (the derivative at the new point,
+#: first same as last): E3 = B - b_hat of the 3rd-order pair, E5 that of the 5th-order one
 E3 = np.zeros(N_STAGES + 1)
-E3[:N_STAGES] = B
-E3[0] -= 0.244094488188976377952755905512
-E3[8] -= 0.733846688281611857341361741547
-E3[11] -= 0.220588235294117647058823529412e-1
-
 E5 = np.zeros(N_STAGES + 1)
-E5[0] = 0.1312004499419488073250102996e-1
-E5[5] = -0.1225156446376204440720569753e1
-E5[6] = -0.4957589496572501915214079952
-E5[7] = 0.1664377182454986536961530415e1
-E5[8] = -0.3503288487499736816886487290
-E5[9] = 0.3341791187130174790297318841
-E5[10] = 0.8192320648511571246570742613e-1
-E5[11] = -0.2235530786388629525884427845e-1
+for i, j, v in _T["a"]:
+    A[i, j] = float(v)
+for j, v in _T["b"]:
+    B[j] = float(v)
+E3[:N_STAGES] = B
+for k, v in _T["e3_b_minus"]:
+    E3[k] -= float(v)
+for k, v in _T["e5"]:
+    E5[k] = float(v)
+del _T
