@@ -27,7 +27,10 @@ def icon_files() -> list[Path]:
 class BuildPyWithResources(build_py):
     def run(self) -> None:
         super().run()
+        if getattr(self, "editable_mode", False):
+            return  # an editable install reads resources/ and docs/ from the checkout itself
         package = Path(self.build_lib) / "sparsity_gui"
+        (package / "assets").mkdir(parents=True, exist_ok=True)
         for icon in icon_files():
             shutil.copyfile(icon, package / "assets" / icon.name)
         for rel in shipped_docs():
