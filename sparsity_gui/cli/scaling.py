@@ -15,6 +15,7 @@ from sparsity_gui.cli.common import (
     interrupts_deferred,
     number_arg,
     run_grid,
+    say,
     whole_arg,
     write_headless,
 )
@@ -121,13 +122,13 @@ def grid_from_args(args: argparse.Namespace):
 def _print_table(rows) -> None:
     from sparsity_gui.core.note.scaling import summarize
 
-    print(
+    say(
         f"{'m':>10} {'lam':>8} {'runs':>4}  {'lam*T mean ± sd':>17}  {'fitted c mean ± sd':>18}  "
         f"{'RV mean ± sd':>15}  {'balance':>8}"
     )
     for c in summarize(rows):
         mu, sd = c.mean, c.std
-        print(
+        say(
             f"{c.m:>10} {c.lam:>8.2g} {c.runs:>4}  {mu['lam_t_one']:>8.4g} ± {sd['lam_t_one']:<6.2g}  "
             f"{mu['fitted_c']:>9.4g} ± {sd['fitted_c']:<6.2g}  {mu['rel_var_mean']:>7.4g} ± "
             f"{sd['rel_var_mean']:<5.2g}  {mu['balance_ratio']:>8.5g}"
@@ -188,7 +189,7 @@ def scaling_command(argv: Sequence[str]) -> int:
         outcome.say_interrupted(len(runs), args.out, "scaling.json")
         _leave_if_worker_running(130)  # a run still drawing W(0) would hold up the exit
         return 130
-    print(
+    say(
         f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "
         f"{len(grid.lam_values)} of lam x {grid.seeds} seed(s)) in "
         f"{format_duration(outcome.seconds)} {outcome.ran_on(jobs, args.scheduler)}"

@@ -13,6 +13,7 @@ Linux, macOS and Windows alike, and knows OpenBLAS, MKL and BLIS.
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from pathlib import Path
 
@@ -40,5 +41,10 @@ def limit_blas_threads(threads: int = 1) -> list[str]:
     openblas = next((type(lib) for lib in libraries if lib.internal_api == "openblas"), None)
     if openblas is not None:
         openblas.clear_controlling_thread()
-    capped = [lib for lib in libraries if lib.get_num_threads() == threads]
-    return [f"{Path(lib.filepath).name}:{lib.internal_api}" for lib in capped]
+    capped = [
+        f"{Path(lib.filepath).name}:{lib.internal_api}"
+        for lib in libraries
+        if lib.get_num_threads() == threads
+    ]
+    logging.getLogger(__name__).debug(f"BLAS at {threads} thread(s): {', '.join(capped) or 'none loaded'}")
+    return capped
