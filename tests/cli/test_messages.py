@@ -4,13 +4,11 @@ nothing but errors with --quiet. Each command as a subprocess, its output read a
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 
 import pytest
+from cluster_cli import cli as run_cli
 
-ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
 COMMANDS = ("run", "scaling", "interference", "sweep")
 # a sweep of gd-zero runs: with 12 steps they stop before they settle and the command warns,
 # with 600 they settle (as in tests/cli/test_cli_interference.py)
@@ -26,14 +24,8 @@ BOTH = "error: argument -q/--quiet: not allowed with argument -v/--verbose"
 
 
 def cli(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=ENV,
-    )
+    """`python -m sparsity_gui ARGS` (cluster_cli.cli: the command is the first argument)."""
+    return run_cli(args[0], list(args[1:]), cwd)
 
 
 @pytest.mark.parametrize("command", COMMANDS)
