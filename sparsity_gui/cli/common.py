@@ -1,7 +1,7 @@
-"""What the headless commands share: a parser whose errors are one `error:` line, the
-number parsers, the progress bar, Ctrl+C and SIGTERM handling, the worker thread a
-command runs in, a grid of runs with its progress bar (scaling, sweep), and the guard that
-turns failures into exit statuses.
+"""What the headless commands share: a parser whose errors are one `error:` line and whose
+--verbose/--quiet set the messages and the logs, the number parsers, the progress bar,
+Ctrl+C and SIGTERM handling, the worker thread a command runs in, a grid of runs with its
+progress bar (scaling, sweep), and the guard that turns failures into exit statuses.
 
 Nothing in cli/ imports Qt at module level: figures are drawn (through plots/) only when
 asked for, and the GUI is imported by __main__ only when it is asked for.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import math
 import os
 import sys
@@ -27,11 +28,85 @@ from sparsity_gui.core.text import format_duration
 T = TypeVar("T")
 
 
+log = logging.getLogger("sparsity_gui")
+_say = logging.getLogger("sparsity_gui.say")  # what a command tells its user, on stdout
+
+
 class CleanParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one `error:` line and exit status 2."""
+    """argparse, but a usage error is one `error:` line and exit status 2; every command
+    (and the app) takes --verbose and --quiet, and parsing sets the messages by them."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        talk = self.add_argument_group("messages").add_mutually_exclusive_group()
+        talk.add_argument(
+            "-v", "--verbose", action="store_true", help="also log what is done, for a developer (and Dask's)"
+        )
+        talk.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        parsed = super().parse_args(args, namespace)
+        configure_logging(verbose=parsed.verbose, quiet=parsed.quiet)
+        return parsed
 
     def error(self, message: str) -> NoReturn:
         fail(message)
+
+
+class _Lines(logging.Formatter):
+    """Lines as the commands have always written them: `warning: …` and `error: …`; with
+    --verbose the developer's lines name their module (`debug sparsity_gui.core.blas: …`)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = record.getMessage()
+        if record.levelno >= logging.WARNING:
+            return f"{record.levelname.lower()}: {text}"
+        return f"{record.levelname.lower()} {record.name}: {text}"
+
+
+class _CurrentStream(logging.StreamHandler):
+    """Writes to sys.stdout or sys.stderr as they are when a line is written (a test's
+    capture, a redirect), not as they were when the logs were configured."""
+
+    def __init__(self, which: str):
+        self._which = which  # "stdout" or "stderr"
+        super().__init__()
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return getattr(sys, self._which)
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
+def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
+    """The user's messages (say) go to stdout, the logs to stderr: warnings and errors by
+    default, also the developer's info and debug lines with ``verbose``, only errors with
+    ``quiet``. Dask's own log (it configures its loggers when first imported) follows:
+    its info with ``verbose``, nothing below critical with ``quiet``."""
+    level = logging.DEBUG if verbose else logging.ERROR if quiet else logging.WARNING
+    for name, stream, fmt in ((log.name, "stderr", _Lines()), (_say.name, "stdout", None)):
+        logger = logging.getLogger(name)
+        for old in [h for h in logger.handlers if isinstance(h, _CurrentStream)]:
+            logger.removeHandler(old)
+        handler = _CurrentStream(stream)
+        if fmt is not None:
+            handler.setFormatter(fmt)
+        logger.addHandler(handler)
+        logger.propagate = False
+    log.setLevel(level)
+    _say.setLevel(logging.ERROR if quiet else logging.INFO)
+    if verbose or quiet:
+        os.environ["DASK_LOGGING__DISTRIBUTED"] = "info" if verbose else "critical"
+        if "distributed" in sys.modules:  # already imported: its loggers are set up
+            logging.getLogger("distributed").setLevel(logging.INFO if verbose else logging.CRITICAL)
+
+
+def say(text: str) -> None:
+    """Tell the user (stdout): a command's summary. Nothing with --quiet."""
+    _say.info(text)
 
 
 def fail(message: str) -> NoReturn:
@@ -348,10 +423,13 @@ def write_headless(out: str, replace: bool, body: Callable[[ResultDir], T]) -> T
         result_dir = ResultDir(out, replace)
     except InputError as exc:
         fail(str(exc))
+    started = time.perf_counter()
+    log.debug(f"command: {' '.join(sys.argv)}; writing {out} through a temporary folder")
     with interrupt_handlers():
         try:
             value = body(result_dir)
             result_dir.commit()
+            log.info(f"{out} written in {time.perf_counter() - started:.3f} s")
         except KeyboardInterrupt:
             result_dir.abort()
             sys.stderr.write("\nerror: interrupted; nothing was written\n")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 import time
 from collections.abc import Sequence
 
@@ -15,9 +14,11 @@ from sparsity_gui.cli.common import (
     add_output_options,
     fail,
     interrupts_deferred,
+    log,
     number_arg,
     run_grid,
     run_in_worker,
+    say,
     whole_arg,
     write_headless,
 )
@@ -343,23 +344,23 @@ def sweep_command(argv: Sequence[str]) -> int:
     from sparsity_gui.core.interference.sweep import summarize
 
     s = summarize(outcome.rows)
-    print(
+    say(
         f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {len(spec.m_values)} value(s) of m "
         f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.dtype}, {spec.base.steps} steps) in "
         f"{format_duration(outcome.seconds)} {outcome.ran_on(args.jobs, args.scheduler)}"
     )
-    print(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
+    say(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
     for i, m in enumerate(s.m):
-        print(f"{int(m):>7} {s.mean[i]:>9.3f} {s.std[i]:>8.3f} {s.predicted[i]:>10.3f}")
-    print(f"colliding pairs: {s.opposite_pairs} of opposite sign, {s.same_pairs} of equal sign")
+        say(f"{int(m):>7} {s.mean[i]:>9.3f} {s.std[i]:>8.3f} {s.predicted[i]:>10.3f}")
+    say(f"colliding pairs: {s.opposite_pairs} of opposite sign, {s.same_pairs} of equal sign")
     unsettled = [r for r in outcome.rows if not r.settled]
     if unsettled:
         where = ", ".join(f"m={r.m} seed={r.seed}" for r in unsettled[:4]) + (
             ", ..." if len(unsettled) > 4 else ""
         )
-        sys.stderr.write(
-            f"warning: {len(unsettled)} of {len(outcome.rows)} runs had not settled ({where}): "
-            f"settled means {SETTLED_DEFINITION}; give more --steps\n"
+        log.warning(
+            f"{len(unsettled)} of {len(outcome.rows)} runs had not settled ({where}): "
+            f"settled means {SETTLED_DEFINITION}; give more --steps"
         )
     return 0
 
@@ -447,7 +448,7 @@ def interference_command(argv: Sequence[str]) -> int:
 
     run = write_headless(args.out, args.force, body)
     meas = run.measure(with_loss=False)
-    print(
+    say(
         f"wrote {args.out}: n = {params.n}, m = {params.m}, {run.step} steps ({params.optimizer}"
         f"{', float32' if params.dtype == 'float32' else ''}), "
         f"{len(run.history)} rows: {meas.polysemantic} polysemantic neuron(s) (predicted "

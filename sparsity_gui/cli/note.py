@@ -16,6 +16,7 @@ from sparsity_gui.cli.common import (
     fail,
     interrupts_deferred,
     number_arg,
+    say,
     whole_arg,
     write_headless,
 )
@@ -205,7 +206,7 @@ def run_command(argv: Sequence[str]) -> int:
         if args.format != "auto" or fmt == "csv"
         else f" (m > {CSV_MAX_WEIGHTS:,}: weights and deaths as .npz)"
     )
-    print(
+    say(
         f"wrote {args.out}{files}: {args.samples} rows, {run.nonzero_final} nonzero weight(s) at "
         f"t = {run.t_end:.6g}, fitted c = {run.fitted_c:.4g} (m' >= 2), "
         f"bulk c = {run.fit.c_bulk:.4g} (m' >= 10), max deviation of the law {run.fit.max_rel_dev:.2g}"

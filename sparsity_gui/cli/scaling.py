@@ -15,6 +15,7 @@ from sparsity_gui.cli.common import (
     interrupts_deferred,
     number_arg,
     run_grid,
+    say,
     whole_arg,
     write_headless,
 )
@@ -123,14 +124,14 @@ def grid_from_args(args: argparse.Namespace):
 def _print_table(rows) -> None:
     from sparsity_gui.core.note.scaling import in_regime, summarize
 
-    print(
+    say(
         f"{'m':>10} {'lam':>8} {'runs':>4}  {'lam*T mean ± sd':>17}  {'c (m>=2) mean ± sd':>18}  "
         f"{'c_bulk (m>=10) ± sd':>19}  {'max dev':>7}  {'RV mean ± sd':>15}  {'balance':>8}  regime"
     )
     for c in summarize(rows):
         mu, sd = c.mean, c.std
         regime = "yes" if in_regime(c) else f"no: lam*||W(0)||_1 = {mu['lam_norm1_0']:.3g} > 1/4"
-        print(
+        say(
             f"{c.m:>10} {c.lam:>8.2g} {c.runs:>4}  {mu['lam_t_one']:>8.4g} ± {sd['lam_t_one']:<6.2g}  "
             f"{mu['fitted_c']:>9.4g} ± {sd['fitted_c']:<6.2g}  "
             f"{mu['fitted_c_bulk']:>10.4g} ± {sd['fitted_c_bulk']:<6.2g}  {mu['fit_max_rel_dev']:>7.2g}  "
@@ -192,7 +193,7 @@ def scaling_command(argv: Sequence[str]) -> int:
         outcome.say_interrupted(len(runs), args.out, "scaling.json")
         _leave_if_worker_running(130)  # a run still drawing W(0) would hold up the exit
         return 130
-    print(
+    say(
         f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "
         f"{len(grid.lam_values)} of lam x {grid.seeds} seed(s)) in "
         f"{format_duration(outcome.seconds)} {outcome.ran_on(jobs, args.scheduler)}"

@@ -194,7 +194,10 @@ class _Session:
                 # no dashboard; its HTTP server on a free port of this machine only, not :8787
                 dashboard_address=None,
                 scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-                silence_logs=logging.CRITICAL,  # what matters comes back as an exception
+                # what matters comes back as an exception; Dask's log only for --verbose
+                silence_logs=logging.INFO
+                if logging.getLogger("sparsity_gui").isEnabledFor(logging.DEBUG)
+                else logging.CRITICAL,
                 preload=[__name__],  # dask_setup below, in each worker process
                 asynchronous=True,
             )

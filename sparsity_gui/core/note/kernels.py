@@ -14,39 +14,17 @@ import math
 import numpy as np
 from numba import njit
 
+from sparsity_gui.core.note import dop853
+
 # ----------------------------------------------------------------------------------
-# DOP853 tableau (Hairer's 8(5,3) pair), taken from scipy so we do not retype it.
+# DOP853 tableau (Hairer's 8(5,3) pair), the published constants kept in core/note/dop853.py.
 
-
-def _dop853_tableau():
-    """scipy's DOP853 tableau (scipy/integrate/_ivp/dop853_coefficients.py, which imports
-    only numpy), loaded as that one file: importing it through scipy.integrate loads the
-    whole package, 1.0-1.4 s of every start of the app or a command, for a table of
-    constants. Where the file is not on disk (a frozen bundle), the package import."""
-    import importlib.util
-    from pathlib import Path
-
-    scipy_spec = importlib.util.find_spec("scipy")
-    locations = list(scipy_spec.submodule_search_locations or []) if scipy_spec else []
-    for root in locations:
-        path = Path(root) / "integrate" / "_ivp" / "dop853_coefficients.py"
-        spec = importlib.util.spec_from_file_location("sparsity_gui_dop853_tableau", path)
-        if path.is_file() and spec is not None and spec.loader is not None:
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module
-    from scipy.integrate._ivp import dop853_coefficients
-
-    return dop853_coefficients
-
-
-_dop = _dop853_tableau()
-N_STAGES = _dop.N_STAGES
-RK_A = np.ascontiguousarray(_dop.A[:N_STAGES, :N_STAGES], dtype=np.float64)
-RK_B = np.ascontiguousarray(_dop.B, dtype=np.float64)
-RK_C = np.ascontiguousarray(_dop.C[:N_STAGES], dtype=np.float64)
-RK_E3 = np.ascontiguousarray(_dop.E3, dtype=np.float64)
-RK_E5 = np.ascontiguousarray(_dop.E5, dtype=np.float64)
+N_STAGES = dop853.N_STAGES
+RK_A = np.ascontiguousarray(dop853.A, dtype=np.float64)
+RK_B = np.ascontiguousarray(dop853.B, dtype=np.float64)
+RK_C = np.ascontiguousarray(dop853.C, dtype=np.float64)
+RK_E3 = np.ascontiguousarray(dop853.E3, dtype=np.float64)
+RK_E5 = np.ascontiguousarray(dop853.E5, dtype=np.float64)
 
 # Layout of the exact solver's float state vector.
 F_T, F_B, F_DELTA, F_CREF, F_SUMD, F_SUMD2, F_H, F_LAM, F_LOGSHIFT = range(9)

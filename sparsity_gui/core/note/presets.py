@@ -7,10 +7,11 @@ The folder is $SPARSITY_GUI_CONFIG_DIR if set, else the platform's user config f
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import platformdirs
 
 from sparsity_gui.core.checks import read_json_file
 from sparsity_gui.core.errors import InputError
@@ -68,16 +69,13 @@ BUILTIN: tuple[Preset, ...] = (
 
 
 def config_dir() -> Path:
+    """$SPARSITY_GUI_CONFIG_DIR, else the platform's user config folder (platformdirs:
+    $XDG_CONFIG_HOME or ~/.config on Linux, ~/Library/Application Support on macOS, the
+    roaming %APPDATA% on Windows), with a sparsity-gui folder in it."""
     env = os.environ.get("SPARSITY_GUI_CONFIG_DIR")
     if env:
         return Path(env)
-    if sys.platform.startswith("win"):
-        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
-    else:
-        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    return base / "sparsity-gui"
+    return platformdirs.user_config_path("sparsity-gui", appauthor=False, roaming=True)
 
 
 def presets_path(directory: str | Path | None = None) -> Path:
