@@ -238,26 +238,41 @@ def tick_text_size(plot: pg.PlotItem) -> str:
     return f"{font.pixelSize()}px"
 
 
+TEXT_MARGIN = 1.0  # px around a title's, axis title's or legend label's text
+
+
+AXIS_TITLE_MARGIN = 2.5  # ... an axis title's: its descenders clear of the legend below
+
+
+def tight_text(item: QtWidgets.QGraphicsTextItem, margin: float = TEXT_MARGIN) -> None:
+    """A text item padded by ``margin`` px, not Qt's 4 px."""
+    item.document().setDocumentMargin(margin)
+
+
 class LegendRow(pg.LegendItem):
-    """A legend under its plot's x axis, never over the data: its entries flow into as
-    many columns as the data area's width holds (recomputed when the plot is resized or a
-    label changes), its text the size of the tick labels.
+    """A legend under its plot's x axis, never over the data: its entries flow into rows
+    as text does, each row holding as many entries as the data area's width has room for
+    (recomputed when the plot is resized or a label changes), so that a long entry takes a
+    row of its own and the short ones share rows; its text the size of the tick labels.
 
     pyqtgraph's LegendItem ignores the view's transformations, so an export at scale 2
     drew it at half the size of everything else; this one is drawn in scene coordinates
     and scales with the rest."""
 
-    GAP = 12.0  # px between columns
+    GAP = 12.0  # px between two entries of a row
 
     def __init__(self, text_size: str):
         super().__init__(offset=None, labelTextSize=text_size, horSpacing=4, verSpacing=0)
         self.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations, False)
         # never wider than its entries, and never forcing the plot wider than the panel: the
-        # width it gets decides its columns (fit_width)
+        # width it gets decides its rows (fit_width)
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Maximum, QtWidgets.QSizePolicy.Policy.Fixed)
         self.setMinimumWidth(0)
+        self.layout.setContentsMargins(2, 1, 2, 1)
         self.available = 400.0  # px of width for the entries (the data area's width)
-        self.columns = 1
+        self.rows: list[list[int]] = []  # indices into self.items, row by row
+        self.columns = 1  # the most entries in a row
+        self._lines: list[QtWidgets.QGraphicsLinearLayout] = []
 
     def fit_width(self, width: float) -> None:
         """Lay the entries out again for a data area ``width`` px wide."""
@@ -265,56 +280,83 @@ class LegendRow(pg.LegendItem):
         self.relayout()
 
     def set_label(self, item, text: str) -> None:
-        """Change an entry's text (and re-flow the columns: its width changed)."""
+        """Change an entry's text (and re-flow the rows if its new width needs it)."""
         label = self.getLabel(item)
         if label is not None and label.text != text:
             label.setText(text)  # its cell grows or shrinks with it (Qt's layout request)
-            self.relayout()  # a new arrangement only when the columns change (a number
-            # in a label changes every frame: the decay panel's c)
+            self.relayout()  # a new arrangement only when the rows change
 
-    def width_for(self, columns: int) -> float:
-        """The width the entries need in ``columns`` columns: per column its widest sample
-        and widest label, the spacings between, and the layout's margins."""
+    def entry_width(self, sample, label) -> float:
+        return max(sample.minimumWidth(), sample.preferredWidth()) + self.layout.horizontalSpacing() + label.minimumWidth()
+
+    def rows_that_fit(self) -> list[list[int]]:
+        """The entries, in order, packed into rows no wider than the space available."""
         left, _top, right, _bottom = self.layout.getContentsMargins()
-        spacing = self.layout.horizontalSpacing()
-        total = left + right + (columns - 1) * self.GAP
-        for col in range(columns):
-            entries = self.items[col::columns]
-            if entries:
-                sample = max(max(s.minimumWidth(), s.preferredWidth()) for s, _lab in entries)
-                label = max(lab.minimumWidth() for _s, lab in entries)
-                total += sample + spacing + label
-        return total
+        room = self.available - left - right
+        rows: list[list[int]] = []
+        width = 0.0
+        for i, (sample, label) in enumerate(self.items):
+            w = self.entry_width(sample, label)
+            if rows and width + self.GAP + w <= room:
+                rows[-1].append(i)
+                width += self.GAP + w
+            else:
+                rows.append([i])
+                width = w
+        return rows
 
-    def columns_that_fit(self) -> int:
-        """The most columns (up to one per entry) whose width fits the space available."""
-        for columns in range(len(self.items), 1, -1):
-            if self.width_for(columns) <= self.available:
-                return columns
-        return 1
-
-    def relayout(self, force: bool = False) -> None:
-        columns = self.columns_that_fit()
-        if columns == self.columns and not force:
-            return
-        self.columns = self.columnCount = columns
+    def _clear_layout(self) -> None:
         layout = self.layout
         for i in range(layout.count() - 1, -1, -1):
             layout.removeAt(i)
-        for i, (sample, label) in enumerate(self.items):
-            row, col = divmod(i, columns)
-            layout.addItem(sample, row, 2 * col, alignment=QtCore.Qt.AlignmentFlag.AlignVCenter)
-            layout.addItem(label, row, 2 * col + 1)
-        for col in range(columns - 1):
-            layout.setColumnSpacing(2 * col + 1, self.GAP)
-        self.rowCount = max(1, math.ceil(len(self.items) / columns))
-        layout.invalidate()
+        for line in self._lines:
+            for j in range(line.count() - 1, -1, -1):
+                line.removeAt(j)
+        self._lines = []
+
+    def relayout(self, force: bool = False) -> None:
+        rows = self.rows_that_fit()
+        if rows == self.rows and not force:
+            return
+        self.rows = rows
+        self.columns = max((len(r) for r in rows), default=1)
+        self.columnCount = self.columns
+        self._clear_layout()
+        for r, row in enumerate(rows):
+            line = QtWidgets.QGraphicsLinearLayout(QtCore.Qt.Orientation.Horizontal)
+            line.setContentsMargins(0, 0, 0, 0)
+            line.setSpacing(self.layout.horizontalSpacing())
+            for k, i in enumerate(row):
+                sample, label = self.items[i]
+                line.addItem(sample)
+                line.setAlignment(sample, QtCore.Qt.AlignmentFlag.AlignVCenter)
+                line.addItem(label)
+                if k < len(row) - 1:
+                    line.setItemSpacing(2 * k + 1, self.GAP)
+            line.addStretch(1)
+            self.layout.addItem(line, r, 0)
+            self._lines.append(line)
+        self.rowCount = max(1, len(rows))
+        self.layout.invalidate()
         self.updateGeometry()
         refit_to_views(self)
 
     # pyqtgraph's own placement: one column, then a fixed count; ours flows with the width
     def _addItemToLayout(self, sample, label) -> None:
+        tight_text(label.item)
+        label.updateMin()
+        # pyqtgraph's samples are 20 px squares: a row as tall as the text is enough
+        sample.setMaximumHeight(label.minimumHeight())
         self.relayout(force=True)
+
+    def _removeItemFromLayout(self, *items) -> None:
+        self._clear_layout()  # the entries are in the rows' layouts, not in self.layout
+        self.rows = []
+        for item in items:
+            item.close()
+            scene = item.scene()
+            if scene:
+                scene.removeItem(item)
 
     def removeItem(self, item) -> None:
         super().removeItem(item)
@@ -357,9 +399,13 @@ def add_legend_row(plot: pg.PlotItem) -> LegendRow:
     plot.layout.addItem(legend, 4, 0, 1, 3)  # under the y axis too: the plot's whole width
     plot.layout.setAlignment(legend, QtCore.Qt.AlignmentFlag.AlignHCenter)
     plot.layout.setRowStretchFactor(4, 0)
+    _fit_legend_to(plot, legend)
+    return legend
+
+
+def _fit_legend_to(plot: pg.PlotItem, legend: LegendRow) -> None:
     plot.legend = legend
     plot.geometryChanged.connect(lambda p=plot, lg=legend: lg.fit_width(p.width() - 4))
-    return legend
 
 
 def _integer_tick_values(axis, tick_values):
@@ -415,6 +461,7 @@ class Panel(QtWidgets.QFrame):
         # on the right, room for half the last tick label of the x axis (pyqtgraph lets it
         # pass the plot's edge by up to 15 px; with less it was cut off at 1366x768)
         self.graphics.ci.setContentsMargins(4, 4, 16, 4)
+        self.graphics.ci.setSpacing(2)  # Qt's default 6 px between stacked plots and legends
         layout.addWidget(self.graphics, 1)
         layout.addLayout(self.toggles)
         self.setToolTip(self.claim)
@@ -433,6 +480,12 @@ class Panel(QtWidgets.QFrame):
         legend: bool = True,
     ) -> pg.PlotItem:
         plot = self.graphics.addPlot(row=row, col=0, title=title)
+        # Qt's text items pad their text by 4 px on every side: 8 px of each title, axis
+        # title and legend row that a 1366x768 screen needs for the data
+        tight_text(plot.titleLabel.item)
+        plot.titleLabel.updateMin()
+        for name in ("left", "bottom"):
+            tight_text(plot.getAxis(name).label, AXIS_TITLE_MARGIN)
         plot.setLabel("bottom", x_label)
         plot.setLabel("left", y_label)
         plot.showGrid(x=True, y=True, alpha=0.25)
@@ -450,6 +503,26 @@ class Panel(QtWidgets.QFrame):
         if time_axis:
             self.time_plots.append(plot)
         return plot
+
+    def stack(self, upper: pg.PlotItem, lower: pg.PlotItem) -> None:
+        """``upper`` above ``lower`` on one time axis (linked): the upper plot's x axis keeps
+        its grid but not its tick labels and title (the lower one's say it), and the upper
+        plot's legend moves under the lower plot, so that the two data areas get the
+        panel's height (at 1366x768 the legends between them had left 24-41 px each)."""
+        lower.setXLink(upper)
+        axis = upper.getAxis("bottom")
+        axis.setStyle(showValues=False)
+        axis.showLabel(False)
+        axis.setHeight(4)
+        legend = upper.legend
+        if legend is not None:
+            upper.layout.removeItem(legend)
+            upper.layout.setRowFixedHeight(4, 0)
+            row = self.graphics.ci.layout.rowCount()
+            self.graphics.ci.addItem(legend, row=row, col=0)
+            self.graphics.ci.layout.setAlignment(legend, QtCore.Qt.AlignmentFlag.AlignHCenter)
+            self.graphics.ci.layout.setRowStretchFactor(row, 0)
+            lower.geometryChanged.connect(lambda p=lower, lg=legend: lg.fit_width(p.width() - 4))
 
     TITLE_POINTS = (11, 10, 9, 8)  # pyqtgraph's title size, then smaller in a narrow panel
 
@@ -473,6 +546,10 @@ class Panel(QtWidgets.QFrame):
             size = f"{points}pt"
             if label.opts.get("size") != size:
                 label.setText(label.text, size=size)
+                changed = True
+            height = math.ceil(label.minimumHeight())
+            if plot.layout.rowMinimumHeight(0) != height:  # pyqtgraph fixes it at 30 px
+                plot.layout.setRowFixedHeight(0, height)
                 changed = True
         if changed:  # lay out again now (a layout wider than the view stays clipped)
             for plot in self.plots:
@@ -514,6 +591,11 @@ class Panel(QtWidgets.QFrame):
     def reset_ranges(self) -> None:
         self._user_zoomed.clear()
         self._force_range = True
+
+    @property
+    def range_due(self) -> bool:
+        """The next frame must set the ranges (a new run, a toggle, the 'A' button)."""
+        return self._force_range
 
     def _auto_requested(self, plot: pg.PlotItem) -> None:
         """The 'A' button (or the context menu) asked for auto-range: take it back."""

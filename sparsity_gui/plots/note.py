@@ -5,6 +5,7 @@ frame, only calls setData on them with arrays taken from a core.note.runner.Snap
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pyqtgraph as pg
@@ -33,6 +34,7 @@ from sparsity_gui.plots.base import (
 from sparsity_gui.plots.pins import PinCurve, PinnablePanel
 
 N_COLS = len(COLUMNS)
+LABEL_HZ = 4  # how often a legend number that changes every frame (the fitted c) is redrawn
 
 
 _VIRIDIS = pg.colormap.get("viridis")
@@ -42,6 +44,13 @@ def rank_colour(position: float) -> str:
     """A tracked weight's colour: viridis from dark (the largest initial weight, 0) to green
     (the smallest tracked, 1), stopping short of its pale yellow end."""
     return _VIRIDIS.map(0.8 * position, mode="qcolor").name()
+
+
+def sci_count(n: int) -> str:
+    """A count in a legend: 300 or 1,000 as it is, a round 10^5 or 10^7 as 10⁵, 10⁷."""
+    if n >= 10**4 and n == 10 ** round(math.log10(n)):
+        return "10" + str(round(math.log10(n))).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{n:,}"
 
 
 def merged_changes(changes, span: float, share: float = 0.01) -> list:
@@ -165,7 +174,7 @@ class ThresholdPanel(NotePanel):
             time_axis=True,
         )
         # θ in black, dashed: no tracked weight shares its look (they are coloured by rank)
-        self.theta_curve = p.plot(pen=pen("k", DASH), name="θ(t) = λ/(1−‖W‖²)")
+        self.theta_curve = p.plot(pen=pen("k", DASH), name="θ(t)")
         self.curves: list[pg.PlotDataItem] = []
         self.below_marks = pg.ScatterPlotItem(symbol="t", size=9, pen=pen("k"), brush=None)
         self.death_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pen("k"), brush="k")
@@ -181,7 +190,7 @@ class ThresholdPanel(NotePanel):
         self.plot = p
         q = self.add_plot(1, None, "t", "m' (nonzero)", time_axis=True, legend=False)
         q.setLogMode(y=True)
-        q.setXLink(p)
+        self.stack(p, q)
         self.nonzero_curve = q.plot(pen=pen(GREEN), stepMode=None)
         self.graphics.ci.layout.setRowStretchFactor(0, 3)
         self.graphics.ci.layout.setRowStretchFactor(1, 1)
@@ -226,7 +235,7 @@ class ThresholdPanel(NotePanel):
                 curve.setPen(pen(rank_colour(i / max(len(shown) - 1, 1))))
         ranks = snap.tracked_ranks[shown] + 1 if len(shown) else []
         key = (
-            f"|W_k|, initial rank {int(ranks[0])} (dark) … {int(ranks[-1])} (light)"
+            f"|W_k| by initial rank, {int(ranks[0])} (dark) … {sci_count(int(ranks[-1]))}"
             if len(ranks)
             else "|W_k|"
         )
@@ -278,12 +287,13 @@ class BalancePanel(NotePanel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "Pushes on ‖W‖²", "t", "push", time_axis=True)
-        self.feature = p.plot(pen=pen(BLUE), name="feature benefit (1-‖W‖²)‖W‖²")
+        self.feature = p.plot(pen=pen(BLUE), name="benefit (1−‖W‖²)‖W‖²")
         self.reg = p.plot(pen=pen(ORANGE, DASH), name="regularization λ‖W‖₁")
         self.plot = p
-        q = self.add_plot(1, None, "t", "ratio", time_axis=True, legend=True)
-        q.setXLink(p)
-        self.ratio = q.plot(pen=pen(PURPLE), name="feature / regularization")
+        q = self.add_plot(1, None, "t", "ratio", time_axis=True, legend=False)
+        self.stack(p, q)
+        self.ratio = q.plot(pen=pen(PURPLE))
+        p.legend.addItem(self.ratio, "ratio benefit / regularization")
         one = pg.InfiniteLine(pos=1.0, angle=0, pen=pen(GREY, DOT))
         q.addItem(one, ignoreBounds=True)
         self.ratio_plot = q
@@ -335,6 +345,7 @@ class DecayPanel(NotePanel):
         self.log_x = self.add_toggle("log t", "Logarithmic time axis")
         self.log_y = self.add_toggle("log y", "Logarithmic value axis", checked=True)
         self._names: tuple[str, str] = ("", "")
+        self._names_due = 0.0
         self.apply_toggles()
 
     def pin_curves(self) -> list[PinCurve]:
@@ -373,7 +384,12 @@ class DecayPanel(NotePanel):
         name_m = "w = 1/‖W‖₁" if show_w else "‖W‖₁"
         shown_c = f"{c:.3f}" if math.isfinite(c) else "—"  # nothing to fit yet
         name_l = f"w(0) + c·λt, c = {shown_c}" if show_w else f"1/(w(0) + c·λt), c = {shown_c}"
-        if (name_m, name_l) != self._names:  # text layout is slow: only on change
+        # text layout is slow, and re-flows the legend row: only on change, and the fitted
+        # c (new every frame early in a run) at most LABEL_HZ times a second while running
+        now = time.perf_counter()
+        due = now >= self._names_due or snap.state != "running" or name_m != self._names[0]
+        if (name_m, name_l) != self._names and due:
+            self._names_due = now + 1.0 / LABEL_HZ
             self._names = (name_m, name_l)
             self.plot.legend.set_label(self.measured, name_m)
             self.plot.legend.set_label(self.law, name_l)
