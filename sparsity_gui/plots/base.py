@@ -229,6 +229,39 @@ def _bounds_with(bounds, extras):
     return out
 
 
+def settled_y_bounds(plot: pg.PlotItem, t0: float, items: list | None = None) -> tuple[float, float] | None:
+    """The y extent (view coordinates) of what the plot's data items (or those of
+    ``items``) draw at x >= t0, or None when nothing is drawn there yet."""
+    lo, hi = math.inf, -math.inf
+    for item in plot.listDataItems():
+        if not item.isVisible() or (items is not None and item not in items):
+            continue
+        x, y = item.getData()
+        if x is None or y is None or len(x) == 0:
+            continue
+        keep = (x >= t0) & np.isfinite(y)
+        if keep.any():
+            lo, hi = min(lo, float(y[keep].min())), max(hi, float(y[keep].max()))
+    return (lo, hi) if lo <= hi else None
+
+
+def transient_band(plot: pg.PlotItem, t_end: float, label: str = "") -> None:
+    """A light band over 0 <= t < t_end, named by ``label`` at its right edge."""
+    band = pg.LinearRegionItem((0.0, t_end), movable=False, brush=pg.mkBrush(0, 0, 0, 16), pen=pg.mkPen(None))
+    band.setZValue(-10)
+    plot.addItem(band, ignoreBounds=True)
+    if label:
+        edge = pg.InfiniteLine(
+            pos=t_end,
+            angle=90,
+            pen=pg.mkPen(None),
+            label=label,
+            labelOpts={"position": 0.9, "color": GREY, "anchors": [(0, 0.5), (0, 0.5)]},
+        )
+        edge.setZValue(-9)
+        plot.addItem(edge, ignoreBounds=True)
+
+
 def tick_text_size(plot: pg.PlotItem) -> str:
     """The size of the plot's tick labels as CSS ('9pt'): the legend's text matches it."""
     axis = plot.getAxis("bottom")
@@ -287,7 +320,8 @@ class LegendRow(pg.LegendItem):
             self.relayout()  # a new arrangement only when the rows change
 
     def entry_width(self, sample, label) -> float:
-        return max(sample.minimumWidth(), sample.preferredWidth()) + self.layout.horizontalSpacing() + label.minimumWidth()
+        sample_width = max(sample.minimumWidth(), sample.preferredWidth())
+        return sample_width + self.layout.horizontalSpacing() + label.minimumWidth()
 
     def rows_that_fit(self) -> list[list[int]]:
         """The entries, in order, packed into rows no wider than the space available."""
@@ -469,6 +503,8 @@ class Panel(QtWidgets.QFrame):
         self.time_plots: list[pg.PlotItem] = []
         self._user_zoomed: set[pg.PlotItem] = set()
         self._force_range = True  # the next ranges are set whatever the data
+        # plot -> t: its y range is set by the data at t >= this (after a transient)
+        self.settled_after: dict[pg.PlotItem, float] = {}
 
     def add_plot(
         self,
@@ -612,7 +648,12 @@ class Panel(QtWidgets.QFrame):
             if plot in self._user_zoomed:
                 continue
             vb = plot.vb
-            bounds = _bounds_with(vb.childrenBounds(), self.range_extras(plot))
+            items = self.range_items(plot)
+            bounds = vb.childrenBounds(items=items)
+            if plot in self.settled_after:
+                settled = settled_y_bounds(plot, self.settled_after[plot], items)
+                bounds = [bounds[0], settled or bounds[1]]
+            bounds = _bounds_with(bounds, self.range_extras(plot))
             current = vb.viewRange()
             target = {}
             for axis, key in ((0, "xRange"), (1, "yRange")):
@@ -625,6 +666,10 @@ class Panel(QtWidgets.QFrame):
                 vb.setRange(padding=0, **target)
                 changed = True
         return changed
+
+    def range_items(self, plot: pg.PlotItem) -> list | None:
+        """The items whose data set the plot's ranges (None: all that have bounds)."""
+        return None
 
     def range_extras(self, plot: pg.PlotItem) -> tuple[list[float], list[float]]:
         """Values (in view coordinates: log10 on a log axis) that the x and y ranges must

@@ -29,11 +29,13 @@ from sparsity_gui.plots.base import (
     pen,
     set_broken_curve,
     set_curve,
+    transient_band,
     whole_number_axis,
 )
 from sparsity_gui.plots.pins import PinCurve, PinnablePanel
 
 N_COLS = len(COLUMNS)
+TRANSIENT_T = 1.0  # the balance panel's ranges are set by the rows after this t
 LABEL_HZ = 4  # how often a legend number that changes every frame (the fitted c) is redrawn
 
 
@@ -300,6 +302,12 @@ class BalancePanel(NotePanel):
         self.graphics.ci.layout.setRowStretchFactor(0, 3)
         self.graphics.ci.layout.setRowStretchFactor(1, 2)
         self.log_y = self.add_toggle("log y", "Logarithmic push axis")
+        # the t ≈ 0 spike (a ratio up to 200) would set the y ranges and flatten the
+        # balance (ratio → 1) and its dips after a λ change: the ranges come from t >= 1,
+        # the transient is marked
+        for plot in (p, q):
+            self.settled_after[plot] = TRANSIENT_T
+            transient_band(plot, TRANSIENT_T, "transient" if plot is p else "")
 
     def pin_curves(self) -> list[PinCurve]:
         log_y = self.log_y.isChecked

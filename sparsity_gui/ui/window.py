@@ -270,6 +270,7 @@ class LiveWindow:
         self.act_play = self.action(
             "act_play", "Pause", self.toggle_play, QtCore.Qt.Key.Key_Space, play_tip, sp.SP_MediaPause
         )
+        self.act_play.setProperty("shortcut_text", "Play / pause")
         self.act_step = self.action(
             "act_step", "Step", self.single_step, QtCore.Qt.Key.Key_Right, step_tip, sp.SP_MediaSeekForward
         )
@@ -340,7 +341,10 @@ class LiveWindow:
         for act in self.findChildren(QtGui.QAction):
             key = act.shortcut().toString(QtGui.QKeySequence.SequenceFormat.NativeText)
             if key and act.isVisible():
-                rows[act.text().replace("&", "").rstrip("…")] = key
+                # an action whose text says its current effect (Play or Pause) is listed by
+                # what its key does in every state
+                text = act.property("shortcut_text") or act.text()
+                rows[text.replace("&", "").rstrip("…")] = key
         by_key = sorted(rows.items(), key=lambda row: row[1])
         cells = "".join(f"<tr><td><b>{key}</b></td><td>{text}</td></tr>" for text, key in by_key)
         return (
@@ -392,17 +396,31 @@ class LiveWindow:
             "behind every panel are derived in Help › Theory (docs/theory.md).</p>",
         )
 
-    def status_labels_for(self, specs, width: int) -> None:
-        """Permanent status-bar labels, self.status_labels[key], from (key, tooltip) pairs."""
+    def status_labels_for(self, specs, width: int, widest: dict[str, str] | None = None) -> None:
+        """Permanent status-bar labels, self.status_labels[key], from (key, tooltip) pairs,
+        each at least ``width`` px wide or as wide as its text in ``widest``: fields that
+        keep their place as their numbers change (set_status widens, never narrows)."""
         bar = self.statusBar()
         self.status_labels: dict[str, QtWidgets.QLabel] = {}
         for key, tip in specs:
             label = QtWidgets.QLabel()
             label.setObjectName(f"status_{key}")
             label.setToolTip(tip)
-            label.setMinimumWidth(width)
+            sample = (widest or {}).get(key, "")
+            label.setMinimumWidth(max(width, label.fontMetrics().horizontalAdvance(sample) + 8))
             bar.addPermanentWidget(label)
             self.status_labels[key] = label
+
+    def set_status(self, key: str, text: str) -> None:
+        """A status field's text; the field only ever widens (a narrower number would
+        move every field to its right)."""
+        label = self.status_labels[key]
+        if label.text() == text:
+            return
+        label.setText(text)
+        need = label.sizeHint().width()
+        if need > label.minimumWidth():
+            label.setMinimumWidth(need)
 
     # --- size on screen ---------------------------------------------------------------
     def available_geometry(self) -> QtCore.QRect:
