@@ -256,7 +256,7 @@ def transient_band(plot: pg.PlotItem, t_end: float, label: str = "") -> None:
             angle=90,
             pen=pg.mkPen(None),
             label=label,
-            labelOpts={"position": 0.9, "color": GREY, "anchors": [(0, 0.5), (0, 0.5)]},
+            labelOpts={"position": 0.92, "color": GREY, "anchors": [(1, 0), (1, 0)]},
         )
         edge.setZValue(-9)
         plot.addItem(edge, ignoreBounds=True)
@@ -271,6 +271,7 @@ def tick_text_size(plot: pg.PlotItem) -> str:
     return f"{font.pixelSize()}px"
 
 
+STACKED_AXIS_WIDTH = 60  # px of both left axes of a stacked pair: tick labels of 5 characters
 TEXT_MARGIN = 1.0  # px around a title's, axis title's or legend label's text
 
 
@@ -280,6 +281,19 @@ AXIS_TITLE_MARGIN = 2.5  # ... an axis title's: its descenders clear of the lege
 def tight_text(item: QtWidgets.QGraphicsTextItem, margin: float = TEXT_MARGIN) -> None:
     """A text item padded by ``margin`` px, not Qt's 4 px."""
     item.document().setDocumentMargin(margin)
+
+
+class RowSample(pg.ItemSample):
+    """pyqtgraph's legend sample, as tall as its row (pyqtgraph's is a 20 px square, which
+    left a row of text 4 px shorter overlapping the next row), its line or symbol drawn at
+    the row's middle."""
+
+    def boundingRect(self) -> QtCore.QRectF:
+        return QtCore.QRectF(0, 0, 20, self.height() or 20)
+
+    def paint(self, p, *args) -> None:
+        p.translate(0, ((self.height() or 20) - 20) / 2)
+        super().paint(p, *args)
 
 
 class LegendRow(pg.LegendItem):
@@ -295,7 +309,9 @@ class LegendRow(pg.LegendItem):
     GAP = 12.0  # px between two entries of a row
 
     def __init__(self, text_size: str):
-        super().__init__(offset=None, labelTextSize=text_size, horSpacing=4, verSpacing=0)
+        super().__init__(
+            offset=None, labelTextSize=text_size, horSpacing=4, verSpacing=0, sampleType=RowSample
+        )
         self.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations, False)
         # never wider than its entries, and never forcing the plot wider than the panel: the
         # width it gets decides its rows (fit_width)
@@ -546,6 +562,8 @@ class Panel(QtWidgets.QFrame):
         plot's legend moves under the lower plot, so that the two data areas get the
         panel's height (at 1366x768 the legends between them had left 24-41 px each)."""
         lower.setXLink(upper)
+        for plot in (upper, lower):  # one width: the data areas line up, no label over ticks
+            plot.getAxis("left").setWidth(STACKED_AXIS_WIDTH)
         axis = upper.getAxis("bottom")
         axis.setStyle(showValues=False)
         axis.showLabel(False)
@@ -630,8 +648,14 @@ class Panel(QtWidgets.QFrame):
 
     @property
     def range_due(self) -> bool:
-        """The next frame must set the ranges (a new run, a toggle, the 'A' button)."""
-        return self._force_range
+        """The next frame must check the ranges, whoever's turn it is: a new run, a toggle,
+        the 'A' button, or data that have left the view (data_left_view)."""
+        return self._force_range or self.data_left_view()
+
+    def data_left_view(self) -> bool:
+        """Whether what was drawn last lies outside a view (cheap: a panel knows its
+        extremes); panels whose data grow fast (the largest weights) say so."""
+        return False
 
     def _auto_requested(self, plot: pg.PlotItem) -> None:
         """The 'A' button (or the context menu) asked for auto-range: take it back."""

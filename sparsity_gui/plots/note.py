@@ -119,6 +119,7 @@ class SortedWeightsPanel(NotePanel):
         p.legend.addItem(pg.PlotDataItem(pen=pen(PURPLE, DASH)), "balance prediction 1/‖W‖₁")
         self.log_y = self.add_toggle("log y", "Logarithmic |W_k| axis (dead weights are not drawn)")
         self.log_x = self.add_toggle("log rank", "Logarithmic rank axis")
+        self._top_drawn = -math.inf  # the largest weight drawn (view coordinates)
         whole_number_axis(p.getAxis("bottom"))
         self.plot = p
 
@@ -127,6 +128,15 @@ class SortedWeightsPanel(NotePanel):
         (at t = 0, θ can lie above every weight)."""
         lines = (self.theta_line, self.balance_line)
         return [], [line.value() for line in lines if line.isVisible()]
+
+    def data_left_view(self) -> bool:
+        """The largest weight grows fastest early in a run: above the view's top, the
+        ranges are checked this frame (it ran out of the top at launch)."""
+        return self._top_drawn > self.plot.vb.viewRange()[1][1]
+
+    def _range_top(self, plot: pg.PlotItem, axis: int, hi: float, span: float, pad: float) -> float:
+        # room above for the growing weights: fewer re-layouts of the axis
+        return hi + (0.15 * span if axis == 1 else pad)
 
     def apply_toggles(self) -> None:
         self.plot.setLogMode(x=self.log_x.isChecked(), y=self.log_y.isChecked())
@@ -148,6 +158,8 @@ class SortedWeightsPanel(NotePanel):
         for curve, count in ((self.growing, int(above.sum())), (self.shrinking, int(below.sum()))):
             _dot_when_alone(curve, count)
         log_y = self.log_y.isChecked()
+        top = float(a[alive].max()) if alive.any() else -math.inf
+        self._top_drawn = math.log10(top) if log_y and top > 0 else (top if not log_y else -math.inf)
         self._set_hline(self.theta_line, theta, log_y)
         self._set_hline(self.balance_line, 1.0 / snap.norm1 if snap.norm1 > 0 else math.nan, log_y)
 
@@ -475,6 +487,15 @@ class ForcePanel(NotePanel):
         p.addItem(self.theta_line, ignoreBounds=True)
         p.legend.addItem(pg.PlotDataItem(pen=pen(RED, DASH)), "θ (zero crossing)")
         self.plot = p
+        self._extent = (-math.inf, -math.inf)  # the largest |W_k| and force drawn
+
+    def range_extras(self, plot: pg.PlotItem) -> tuple[list[float], list[float]]:
+        """θ is a line, not data: the x range holds it (the legend lists it)."""
+        return ([self.theta_line.value()] if self.theta_line.isVisible() else []), []
+
+    def data_left_view(self) -> bool:
+        (_x0, x1), (_y0, y1) = self.plot.vb.viewRange()
+        return self._extent[0] > x1 or self._extent[1] > y1
 
     def draw(self, snap: Snapshot) -> None:
         a = snap.sorted_abs
@@ -485,6 +506,7 @@ class ForcePanel(NotePanel):
         xs = np.array([0.0, a_max * 1.05])
         self.line.setData(xs, snap.s * xs - snap.lam, skipFiniteCheck=True)
         grow = force > 0
+        self._extent = (a_max * 1.05, float(force.max()) if force.size else -math.inf)
         self.up.setData(a[grow], force[grow])
         self.down.setData(a[~grow], force[~grow])
         ok = math.isfinite(snap.theta)

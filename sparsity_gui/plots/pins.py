@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from sparsity_gui.core.pins import PinnedRun
-from sparsity_gui.plots.base import LIVE_WIDTH, set_curve
+from sparsity_gui.plots.base import LIVE_WIDTH, RowSample, set_curve
 
 PIN_ALPHA = 110  # of 255: faded behind the live curves
 PIN_Z = -2  # behind the live curves, in front of the change markers
@@ -54,7 +54,7 @@ def shown_label(label: str) -> str:
     return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1].rstrip(" ,") + "…"
 
 
-class PinSample(pg.ItemSample):
+class PinSample(RowSample):
     """A pinned run's legend sample: one short line in each of its curves' pens (the
     panel's sub-plots too), so that the sample looks like what it names."""
 
@@ -65,7 +65,7 @@ class PinSample(pg.ItemSample):
         self.pens = list(pens)
 
     def paint(self, p, *args) -> None:
-        height = min(self.height(), 20.0) or 20.0
+        height = self.height() or 20.0
         for k, pen in enumerate(self.pens):
             y = height * (k + 1) / (len(self.pens) + 1)
             p.setPen(pen)
