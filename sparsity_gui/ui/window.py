@@ -47,6 +47,33 @@ def settings() -> QtCore.QSettings:
     )
 
 
+LAST_FOLDER_KEY = "dialogs/last_folder"
+
+
+def last_folder() -> str:
+    """The folder of the last file or folder chosen in any of the app's dialogs (kept in
+    the settings across launches), or "" (Qt's default) when there is none or it is gone."""
+    folder = settings().value(LAST_FOLDER_KEY)
+    return str(folder) if folder and Path(str(folder)).is_dir() else ""
+
+
+def remember_folder(path: str) -> None:
+    """Remember the folder of ``path`` (a file, or a folder) for the next dialog."""
+    if not path:
+        return
+    p = Path(path)
+    folder = p if p.is_dir() else p.parent
+    s = settings()
+    s.setValue(LAST_FOLDER_KEY, str(folder.absolute()))
+    s.sync()
+
+
+def in_last_folder(name: str) -> str:
+    """A file name offered by a save dialog, in the last folder used."""
+    folder = last_folder()
+    return str(Path(folder) / name) if folder else name
+
+
 def show_warning(
     parent: QtWidgets.QWidget, previous: QtWidgets.QMessageBox | None, title: str, message: str
 ) -> QtWidgets.QMessageBox:
@@ -92,12 +119,18 @@ class FolderDialog(QtWidgets.QFileDialog):
 
 
 def choose_folder(parent: QtWidgets.QWidget, title: str) -> str:
-    """The folder the user picks or names (maybe new), or "" when cancelled."""
+    """The folder the user picks or names (maybe new), or "" when cancelled; the dialog
+    opens in the last folder used."""
     dialog = FolderDialog(parent, title)
+    if last_folder():
+        dialog.setDirectory(last_folder())
     try:
-        return dialog.chosen if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted else ""
+        chosen = dialog.chosen if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted else ""
     finally:
         dialog.deleteLater()
+    if chosen:
+        remember_folder(str(Path(chosen).parent) if not Path(chosen).exists() else chosen)
+    return chosen
 
 
 FORMAT_FILTERS = {
@@ -182,10 +215,11 @@ class PanelExports(QtCore.QObject):
         name = self.WINDOW_FIGURE if panel is None else slug(panel.title)
         filters = ";;".join(FORMAT_FILTERS[f] for f in self.FORMATS)
         path, chosen = QtWidgets.QFileDialog.getSaveFileName(
-            self.win, "Export figure", f"{name}.png", filters
+            self.win, "Export figure", in_last_folder(f"{name}.png"), filters
         )
         if not path:
             return
+        remember_folder(path)
         if not Path(path).suffix:
             path += {"S": ".svg", "P": ".pdf"}.get(chosen[:1], ".png")
         scale = 2.0

@@ -25,7 +25,7 @@ from sparsity_gui.ui.note.export import NoteExports
 from sparsity_gui.ui.note.file_menu import FileMenu
 from sparsity_gui.ui.note.scaling_tab import ScalingWidget
 from sparsity_gui.ui.pins import PinControl
-from sparsity_gui.ui.window import LiveWindow
+from sparsity_gui.ui.window import LiveWindow, last_folder, remember_folder
 
 # the widest text each status field shows in a run up to m = 10^7 (the fields' widths)
 STATUS_WIDEST = {
@@ -368,7 +368,8 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
 
     @QtCore.Slot()
     def open_w0_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load W(0)", "", FILE_FILTER)
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load W(0)", last_folder(), FILE_FILTER)
+        remember_folder(path)
         if path:
             self.files.load_w0(path)
         else:

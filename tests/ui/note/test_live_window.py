@@ -206,3 +206,94 @@ def test_shortcuts_list_space_as_play_pause_in_either_state(qtbot, make_window):
         win.shortcuts_box.close()
         assert "<b>Space</b></td><td>Play / pause</td>" in text
         QTest.keyClick(win, QtCore.Qt.Key.Key_Space)
+
+
+def test_a_lam_change_then_an_immediate_pause_reaches_every_panel(qtbot, make_window):
+    """λ typed and Enter pressed, then Space at once: the last frame's θ curve ends at
+    the paused instant, at the θ the status bar shows (it ended before the change)."""
+    win = make_window(SimParams(m=2000, lam=1e-2))
+    running_past(qtbot, win, 2.0)
+    edit = win.findChild(QtWidgets.QLineEdit, "field_lam")
+    edit.setFocus()
+    edit.selectAll()
+    QTest.keyClicks(edit, "0.02")
+    QTest.keyClick(edit, QtCore.Qt.Key.Key_Return)
+    QTest.keyClick(win, QtCore.Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: win.snapshot.state == "paused" and win.snapshot.lam == 0.02, timeout=TIMEOUT)
+    qtbot.wait(80)
+    snap = win.snapshot
+    x, y = panel(win, "ThresholdPanel").theta_curve.getData()
+    x, y = x[np.isfinite(y)], y[np.isfinite(y)]
+    assert x[-1] == pytest.approx(snap.t, rel=1e-12)
+    assert win.status_labels["theta"].text() == f"θ = {y[-1]:.4g}"
+    # the new θ, λ/(1 - ‖W‖²) with the new λ, computed here from the paused state
+    assert y[-1] == pytest.approx(0.02 / (1.0 - snap.norm2_sq), rel=1e-9)
+
+
+def test_the_tensor_picker_preselects_the_weight_matrix_and_says_why(qtbot, make_window, tmp_path):
+    """A checkpoint whose first tensor by name is a 300×4 decoder: the picker opens on the
+    encoder's weight matrix (its name, a matrix), and says why."""
+    from safetensors.numpy import save_file
+
+    from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
+
+    rng = np.random.default_rng(3)
+    path = tmp_path / "model.safetensors"
+    save_file(
+        {
+            "a_decoder": rng.standard_normal((300, 4)).astype(np.float32),
+            "encoder.bias": np.zeros(4, np.float32),
+            "encoder.weight": (rng.standard_normal((4, 300)) / 20).astype(np.float32),
+            "ln.scale": np.ones(300, np.float32),
+        },
+        str(path),
+    )
+    win = make_window(SimParams(m=200, lam=1e-2), playing=False)
+    seen = {}
+
+    def poke():
+        dialog = QtWidgets.QApplication.activeModalWidget()
+        if not isinstance(dialog, ArrayChoiceDialog):
+            QtCore.QTimer.singleShot(20, poke)
+            return
+        seen["name"] = dialog.current_info().name
+        seen["reason"] = dialog.findChild(QtWidgets.QLabel, "preselected_reason").text()
+        dialog.reject()
+
+    QtCore.QTimer.singleShot(0, poke)
+    win.files.load_w0(str(path))
+    assert seen["name"] == "encoder.weight"
+    assert seen["reason"].startswith("Preselected encoder.weight (4 × 300)")
+    assert "name says weights" in seen["reason"] and "matrix" in seen["reason"]
+
+
+def test_file_dialogs_open_in_the_last_folder_used(qtbot, make_window, tmp_path):
+    """Load W(0) from a file in one folder: the next Load W(0) and Export figure dialogs
+    open there, not in the process's working folder."""
+    folder = tmp_path / "weights here"
+    folder.mkdir()
+    w0 = folder / "w0.npy"
+    np.save(w0, np.linspace(0.05, 0.3, 200))
+    win = make_window(SimParams(m=200, lam=1e-2), playing=False)
+    opened = []
+
+    def answer(path=None):
+        dialog = QtWidgets.QApplication.activeModalWidget()
+        if not isinstance(dialog, QtWidgets.QFileDialog):
+            QtCore.QTimer.singleShot(20, lambda: answer(path))
+            return
+        opened.append(dialog.directory().absolutePath())
+        if path is None:
+            dialog.reject()
+            return
+        dialog.selectFile(str(path))
+        dialog.accept()
+
+    QtCore.QTimer.singleShot(0, lambda: answer(w0))
+    win.open_w0_dialog()
+    qtbot.waitUntil(lambda: win.w0_source.kind == "file", timeout=TIMEOUT)
+    QtCore.QTimer.singleShot(0, answer)
+    win.open_w0_dialog()
+    QtCore.QTimer.singleShot(0, answer)
+    win.exports.export_figure_dialog(0)
+    assert opened[1:] == [str(folder), str(folder)]
