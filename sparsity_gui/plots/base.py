@@ -102,11 +102,13 @@ def _log_tick_strings(axis, tick_strings):
     return strings
 
 
-def log_axis_levels(lo: float, hi: float, size: float, extent: float, minor: bool) -> list:
+def log_axis_levels(
+    lo: float, hi: float, size: float, extent: float, minor: bool, inset: float = 0.5
+) -> list:
     """Tick levels [(spacing, values)] of a log axis showing 10^lo .. 10^hi on `size` px, for
     labels `extent` px long along the axis. The first level is what gets a label: values at
     least LABEL_PITCH extents apart (TIGHT_PITCH where that leaves fewer than three) and half
-    an extent inside the ends (pyqtgraph drops a label that sticks out). The second, if
+    an extent inside the ends (``inset``: pyqtgraph drops a label that sticks out). The second, if
     `minor`, is unlabelled grid lines at 2..9 x 10^k.
 
     Three decades or more inside: the decades, or every 2nd, 5th, 10th... where they would
@@ -116,7 +118,7 @@ def log_axis_levels(lo: float, hi: float, size: float, extent: float, minor: boo
     evenly spaced values of 1, 2 or 5 times a power of ten."""
     best: list = []
     for pitch in (LABEL_PITCH * extent, TIGHT_PITCH * extent):
-        levels = _log_levels(lo, hi, size, extent, pitch, minor)
+        levels = _log_levels(lo, hi, size, extent, pitch, minor, inset)
         if not best or len(levels[0][1]) > len(best[0][1]):
             best = levels
         if len(best[0][1]) >= 3:
@@ -124,11 +126,13 @@ def log_axis_levels(lo: float, hi: float, size: float, extent: float, minor: boo
     return best
 
 
-def _log_levels(lo: float, hi: float, size: float, extent: float, pitch_px: float, minor: bool) -> list:
+def _log_levels(
+    lo: float, hi: float, size: float, extent: float, pitch_px: float, minor: bool, inset: float = 0.5
+) -> list:
     """log_axis_levels for labels at least `pitch_px` apart."""
     px_per_decade = size / (hi - lo)
     pitch = pitch_px / px_per_decade  # in decades
-    a, b = lo + 0.5 * extent / px_per_decade, hi - 0.5 * extent / px_per_decade  # a label fits
+    a, b = lo + inset * extent / px_per_decade, hi - inset * extent / px_per_decade  # a label fits
 
     def inside(mantissas, lo=a, hi=b) -> list[float]:
         out = (k + math.log10(m) for k in range(math.floor(lo) - 1, math.ceil(hi) + 1) for m in mantissas)
@@ -717,8 +721,22 @@ class Panel(QtWidgets.QFrame):
             span = hi - lo
         if not (force or lo < clo or hi > chi or span < 0.5 * (chi - clo)):
             return None
-        pad = 0.06 * span
+        pad = max(0.06 * span, self._label_room(plot, axis, span))
         return lo - pad, self._range_top(plot, axis, hi, span, pad)
+
+    @staticmethod
+    def _label_room(plot: pg.PlotItem, axis: int, span: float) -> float:
+        """On a vertical log axis, the margin (view units) past the data that holds half a
+        tick label: pyqtgraph drops a label that sticks out of a gridded axis, and the
+        decade at the data's top or bottom went unlabelled (m' from 7 to 1000: one label)."""
+        item = plot.getAxis("left")
+        if axis != 1 or not item.logMode:
+            return 0.0
+        label = pg.QtGui.QFontMetricsF(item.style["tickFont"] or pg.QtGui.QFont()).height()
+        px = plot.vb.height()
+        if px <= 2 * label:
+            return 0.0
+        return 0.6 * label * span / (px - 1.2 * label)
 
     def _range_top(self, plot: pg.PlotItem, axis: int, hi: float, span: float, pad: float) -> float:
         # a growing time axis gets room ahead, so it (and with it every linked panel's

@@ -206,7 +206,7 @@ class ThresholdPanel(NotePanel):
         q.setLogMode(y=True)
         self.stack(p, q)
         self.nonzero_curve = q.plot(pen=pen(GREEN), stepMode=None)
-        self.graphics.ci.layout.setRowStretchFactor(0, 3)
+        self.graphics.ci.layout.setRowStretchFactor(0, 2)
         self.graphics.ci.layout.setRowStretchFactor(1, 1)
         self.nonzero_plot = q
         self.count = QtWidgets.QSpinBox()

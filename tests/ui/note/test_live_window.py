@@ -297,3 +297,33 @@ def test_file_dialogs_open_in_the_last_folder_used(qtbot, make_window, tmp_path)
     QtCore.QTimer.singleShot(0, answer)
     win.exports.export_figure_dialog(0)
     assert opened[1:] == [str(folder), str(folder)]
+
+
+def left_axis_labels(axis) -> list[tuple[str, QtCore.QRectF]]:
+    """The tick labels a left axis draws now (pyqtgraph's draw specs) and their boxes."""
+    image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(image)
+    try:
+        _line, _ticks, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [(text, rect) for rect, _flags, text in texts]
+
+
+def test_the_m_prime_axis_from_7_to_1000_has_three_labels_apart_at_1366x768(qtbot, make_window):
+    win = make_window(SimParams(m=1000, lam=1e-2), speed=100.0)
+    on_laptop(win)
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.nonzero <= 8, timeout=60_000)
+    win.set_playing(False)
+    qtbot.waitUntil(lambda: win.snapshot.state in ("paused", "finished"), timeout=TIMEOUT)
+    qtbot.wait(80)
+    snap = win.snapshot
+    assert snap.nonzero <= 8 and snap.history[0, COL["nonzero"]] == 1000
+    threshold = panel(win, "ThresholdPanel")
+    QtWidgets.QApplication.processEvents()
+    axis = threshold.nonzero_plot.getAxis("left")
+    labels = left_axis_labels(axis)
+    assert len(labels) >= 3, [t for t, _r in labels]
+    boxes = sorted((r for _t, r in labels), key=lambda r: r.top())
+    for upper, lower in zip(boxes, boxes[1:], strict=False):
+        assert upper.bottom() <= lower.top(), "labels touch"
