@@ -337,7 +337,10 @@ class LegendRow(pg.LegendItem):
         label = self.getLabel(item)
         if label is not None and label.text != text:
             label.setText(text)  # its cell grows or shrinks with it (Qt's layout request)
-            self.relayout()  # a new arrangement only when the rows change
+            if not self.relayout():  # a new arrangement only when the rows change
+                for line in self._lines:  # else the row's width, now
+                    line.invalidate()
+                self.updateGeometry()
 
     def entry_width(self, sample, label) -> float:
         sample_width = max(sample.minimumWidth(), sample.preferredWidth())
@@ -368,10 +371,12 @@ class LegendRow(pg.LegendItem):
                 line.removeAt(j)
         self._lines = []
 
-    def relayout(self, force: bool = False) -> None:
+    def relayout(self, force: bool = False) -> bool:
+        """Flow the entries into rows again if their arrangement changes (or ``force``);
+        returns whether it did."""
         rows = self.rows_that_fit()
         if rows == self.rows and not force:
-            return
+            return False
         self.rows = rows
         self.columns = max((len(r) for r in rows), default=1)
         self.columnCount = self.columns
@@ -394,6 +399,7 @@ class LegendRow(pg.LegendItem):
         self.layout.invalidate()
         self.updateGeometry()
         refit_to_views(self)
+        return True
 
     # pyqtgraph's own placement: one column, then a fixed count; ours flows with the width
     def _addItemToLayout(self, sample, label) -> None:
