@@ -80,12 +80,55 @@ TIGHT_PITCH = 1.1  # ... on an axis too short for three labels at LABEL_PITCH
 MINOR_PITCH = 2.0  # least px between two unlabelled grid lines (2..9 x 10^k)
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_ten(k: int) -> str:
+    return "10" + str(k).translate(SUPERSCRIPT)
+
+
 def _log_text(x: float, pyqtgraph_text) -> str:
-    """Plain numbers where they are short (20, 0.05, 1.4), else pyqtgraph's 2·10⁻⁵."""
+    """Plain numbers where they are short (20, 0.05, 1.4, 3000), else pyqtgraph's 2·10⁻⁵
+    (never 3e+03: one number format on every axis)."""
     mantissa = x / 10.0 ** math.floor(math.log10(x))
+    if 1 <= x < 1e4 and abs(x - round(x)) < 1e-9 * x:
+        return f"{round(x)}"
     if 1e-3 <= x < 1e4 or abs(mantissa - round(mantissa)) > 1e-6:
         return f"{x:.3g}"
     return pyqtgraph_text(x)
+
+
+def _whole_number_strings(tick_strings):
+    """The labels of a linear axis of counts (ranks): 50,000 and 2·10⁶, never 2e+06."""
+
+    def strings(values, scale, spacing):
+        out = []
+        for v in values:
+            n = round(v * scale)
+            if abs(n) < 10**6:
+                out.append(f"{n:,}")
+            else:
+                k = math.floor(math.log10(abs(n)))
+                m = n / 10**k
+                out.append(f"{m:g}·{power_of_ten(k)}" if abs(m - round(m, 1)) < 1e-9 else f"{n:.2e}")
+        return out
+
+    return strings
+
+
+def _scale_label(axis):
+    """An axis title's scale as ×10⁻³ (pyqtgraph's (x0.001) beside (x1e-06) elsewhere)."""
+    plain = axis.labelString
+
+    def label() -> str:
+        scale = axis.autoSIPrefixScale
+        if axis.labelUnits or not axis.autoSIPrefix or scale == 1.0:
+            return plain()
+        k = round(-math.log10(scale))
+        style = ";".join(f"{key}: {value}" for key, value in axis.labelStyle.items())
+        return f"<span style='{style}'>{axis.labelText} (×{power_of_ten(k)})</span>"
+
+    return label
 
 
 def _log_tick_strings(axis, tick_strings):
@@ -761,6 +804,13 @@ class Panel(QtWidgets.QFrame):
                     axis.tickValues = _log_tick_values(axis, axis.tickValues)
                     if getattr(axis, "whole_numbers", False):
                         axis.tickValues = _integer_tick_values(axis, axis.tickValues)
+                        linear = axis.tickStrings
+                        whole = _whole_number_strings(linear)
+                        axis.tickStrings = lambda v, sc, sp, a=axis, lin=linear, wh=whole: (
+                            lin(v, sc, sp) if a.logMode else wh(v, sc, sp)
+                        )
+                    axis.labelString = _scale_label(axis)
+                    axis._updateLabel()
                 # 10⁻⁸ labelled "(x1e+09)" reads worse than 10¹ on a log axis
                 axis.enableAutoSIPrefix(axis._linear_si_prefix and not axis.logMode)
 
