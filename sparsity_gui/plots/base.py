@@ -293,7 +293,8 @@ def settled_y_bounds(plot: pg.PlotItem, t0: float, items: list | None = None) ->
 
 
 def transient_band(plot: pg.PlotItem, t_end: float, label: str = "") -> None:
-    """A light band over 0 <= t < t_end, named by ``label`` at its right edge."""
+    """A light band over 0 <= t < t_end, named by ``label`` just right of it (inside the
+    view however narrow the band is)."""
     band = pg.LinearRegionItem((0.0, t_end), movable=False, brush=pg.mkBrush(0, 0, 0, 16), pen=pg.mkPen(None))
     band.setZValue(-10)
     plot.addItem(band, ignoreBounds=True)
@@ -303,7 +304,7 @@ def transient_band(plot: pg.PlotItem, t_end: float, label: str = "") -> None:
             angle=90,
             pen=pg.mkPen(None),
             label=label,
-            labelOpts={"position": 0.92, "color": GREY, "anchors": [(1, 0), (1, 0)]},
+            labelOpts={"position": 0.92, "color": GREY, "anchors": [(0, 0), (0, 0)]},
         )
         edge.setZValue(-9)
         plot.addItem(edge, ignoreBounds=True)

@@ -319,7 +319,7 @@ class BalancePanel(NotePanel):
         # the transient is marked
         for plot in (p, q):
             self.settled_after[plot] = TRANSIENT_T
-            transient_band(plot, TRANSIENT_T, "transient" if plot is p else "")
+            transient_band(plot, TRANSIENT_T, "◂ transient, t < 1" if plot is p else "")
 
     def pin_curves(self) -> list[PinCurve]:
         log_y = self.log_y.isChecked

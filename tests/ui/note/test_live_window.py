@@ -182,7 +182,7 @@ def test_norm_balance_ranges_show_the_balance_after_the_transient(qtbot, make_wi
         bands = [i for i in plot.vb.allChildren() if isinstance(i, pg.LinearRegionItem)]
         assert [tuple(b.getRegion()) for b in bands] == [(0.0, 1.0)]
     texts = [i.label.toPlainText() for i in balance.plot.items if isinstance(i, pg.InfiniteLine) and i.label]
-    assert "transient" in texts
+    assert "◂ transient, t < 1" in texts
 
 
 @pytest.mark.qt_log_ignore("does not support raise")  # (the offscreen platform)
