@@ -884,6 +884,19 @@ class LivePanel(Panel):
     def draw(self, snap) -> None:
         raise NotImplementedError
 
+    def data_left_view(self) -> bool:
+        """The live run's time is past the end of the (shared) time axis: the ranges are
+        checked this frame (between turns the run ran off the right of the time panels)."""
+        if not self.time_plots or self.last is None or self.time_plots[0] in self._user_zoomed:
+            return False
+        t = getattr(self.last, "t", None)
+        if t is None:
+            return False
+        x1 = self.time_plots[0].vb.viewRange()[0][1]
+        if self.time_plots[0].getAxis("bottom").logMode:
+            return t > 0 and math.log10(t) > x1
+        return t > x1
+
     # --- vertical markers where a parameter changed during the run ------------------------
     def change_markers(self, snap) -> list[tuple[float, str]]:
         """Every live change of this run so far, as (x, label), oldest first."""

@@ -327,3 +327,31 @@ def test_the_m_prime_axis_from_7_to_1000_has_three_labels_apart_at_1366x768(qtbo
     boxes = sorted((r for _t, r in labels), key=lambda r: r.top())
     for upper, lower in zip(boxes, boxes[1:], strict=False):
         assert upper.bottom() <= lower.top(), "labels touch"
+
+
+def test_at_launch_every_weight_and_theta_line_is_inside_its_view(qtbot, make_window):
+    """Paused at t = 0 (as launched with --paused) and then running: the Sparsity force
+    shows every weight and its θ line inside its x range; the largest weight of Sorted
+    weights stays under the top of its plot while the run goes on."""
+    win = make_window(SimParams(m=1000, lam=1e-3), playing=False)
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "paused", timeout=TIMEOUT)
+    qtbot.wait(80)
+    snap = win.snapshot
+    assert snap.t == 0.0
+    force = panel(win, "ForcePanel")
+    (x0, x1), (y0, y1) = force.plot.vb.viewRange()
+    xs = np.concatenate([force.up.data["x"], force.down.data["x"]])
+    ys = np.concatenate([force.up.data["y"], force.down.data["y"]])
+    assert xs.size == np.count_nonzero(snap.sorted_abs)  # every nonzero weight drawn
+    assert x0 <= xs.min() and xs.max() <= x1 and y0 <= ys.min() and ys.max() <= y1
+    assert force.theta_line.isVisible() and x0 <= force.theta_line.value() <= x1
+    QTest.keyClick(win, QtCore.Qt.Key.Key_Space)
+    weights = panel(win, "SortedWeightsPanel")
+    for t in (0.5, 2.0, 5.0):
+        running_past(qtbot, win, t)
+        qtbot.wait(150)  # a few frames: the panel checks its ranges when the top leaves
+        top = float(win.snapshot.sorted_abs.max())
+        y_top = weights.plot.vb.viewRange()[1][1]
+        drawn_top = float(np.nanmax(weights.growing.getData()[1]))
+        # above the top for at most one frame: then the next frame checks the ranges
+        assert drawn_top <= y_top or weights.range_due, (t, drawn_top, y_top, top)
