@@ -355,3 +355,19 @@ def test_at_launch_every_weight_and_theta_line_is_inside_its_view(qtbot, make_wi
         drawn_top = float(np.nanmax(weights.growing.getData()[1]))
         # above the top for at most one frame: then the next frame checks the ranges
         assert drawn_top <= y_top or weights.range_due, (t, drawn_top, y_top, top)
+
+
+def test_the_time_axes_keep_up_with_the_live_run(qtbot, make_window):
+    """A fast run (the panels take turns at checking their ranges): whenever looked at,
+    the live run's t is inside the shared time axis, or the next frame re-fits it."""
+    win = make_window(SimParams(m=1000, lam=1e-3), speed=300.0)
+    threshold = panel(win, "ThresholdPanel")
+    for t in (1.0, 20.0, 100.0, 300.0):
+        running_past(qtbot, win, t)
+        x1 = threshold.plot.vb.viewRange()[0][1]
+        assert win.snapshot.t <= x1 or threshold.range_due, (win.snapshot.t, x1)
+    snap = paused(qtbot, win)
+    for p in win.panels:
+        if p.time_plots:
+            x0, x1 = p.time_plots[0].vb.viewRange()[0]
+            assert x0 <= 0.0 and snap.t <= x1, type(p).__name__
