@@ -390,21 +390,45 @@ class LegendRow(pg.LegendItem):
         sample_width = max(sample.minimumWidth(), sample.preferredWidth())
         return sample_width + self.layout.horizontalSpacing() + label.minimumWidth()
 
-    def rows_that_fit(self) -> list[list[int]]:
-        """The entries, in order, packed into rows no wider than the space available."""
+    def _wrap(self, label, width: float) -> bool:
+        """Wrap a label's text at ``width`` px (-1: unwrapped); returns whether it changed."""
+        if label.item.textWidth() == width:
+            return False
+        label.item.setTextWidth(width)
+        label.updateMin()
+        return True
+
+    def rows_that_fit(self) -> tuple[list[list[int]], bool]:
+        """The entries, in order, packed into rows no wider than the space available, and
+        whether a label's wrapping changed. An entry wider than a whole row (the L1 law's
+        constants and deviation, a long pin name) wraps its text onto more lines, in the
+        rest of the current row if that is wide enough, instead of running off the panel."""
         left, _top, right, _bottom = self.layout.getContentsMargins()
         room = self.available - left - right
         rows: list[list[int]] = []
         width = 0.0
+        changed = False
         for i, (sample, label) in enumerate(self.items):
+            if label.item.textWidth() >= 0:
+                changed |= self._wrap(label, -1)  # its whole width, to see if it fits now
             w = self.entry_width(sample, label)
             if rows and width + self.GAP + w <= room:
                 rows[-1].append(i)
                 width += self.GAP + w
-            else:
-                rows.append([i])
-                width = w
-        return rows
+                continue
+            if w > room:  # too wide for any row: wrapped
+                sample_width = w - label.minimumWidth()
+                rest = room - width - self.GAP if rows else 0.0
+                if rest >= 0.45 * room:
+                    changed |= self._wrap(label, max(rest - sample_width, 40.0))
+                    rows[-1].append(i)
+                    width = room
+                    continue
+                changed |= self._wrap(label, max(room - sample_width, 40.0))
+                w = self.entry_width(sample, label)
+            rows.append([i])
+            width = w
+        return rows, changed
 
     def _clear_layout(self) -> None:
         layout = self.layout
@@ -418,8 +442,8 @@ class LegendRow(pg.LegendItem):
     def relayout(self, force: bool = False) -> bool:
         """Flow the entries into rows again if their arrangement changes (or ``force``);
         returns whether it did."""
-        rows = self.rows_that_fit()
-        if rows == self.rows and not force:
+        rows, wrapped = self.rows_that_fit()
+        if rows == self.rows and not force and not wrapped:
             return False
         self.rows = rows
         self.columns = max((len(r) for r in rows), default=1)
@@ -564,7 +588,7 @@ class Panel(QtWidgets.QFrame):
         self.graphics = pg.GraphicsLayoutWidget()
         # on the right, room for half the last tick label of the x axis (pyqtgraph lets it
         # pass the plot's edge by up to 15 px; with less it was cut off at 1366x768)
-        self.graphics.ci.setContentsMargins(4, 4, 16, 4)
+        self.graphics.ci.setContentsMargins(4, 2, 16, 2)
         self.graphics.ci.setSpacing(2)  # Qt's default 6 px between stacked plots and legends
         layout.addWidget(self.graphics, 1)
         layout.addLayout(self.toggles)
