@@ -903,7 +903,9 @@ class LivePanel(Panel):
             self.sync_tick_text()
         self.draw(snap)
         self._mark_changes(snap)
-        return self._manage_ranges() if ranges else False
+        # data that left the view on this frame are fitted on this frame (a frame late was
+        # a quarter of a second at 4 fps)
+        return self._manage_ranges() if ranges or self.data_left_view() else False
 
     def draw(self, snap) -> None:
         raise NotImplementedError
