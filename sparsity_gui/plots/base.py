@@ -911,17 +911,24 @@ class LivePanel(Panel):
         raise NotImplementedError
 
     def data_left_view(self) -> bool:
-        """The live run's time is past the end of the (shared) time axis: the ranges are
-        checked this frame (between turns the run ran off the right of the time panels)."""
-        if not self.time_plots or self.last is None or self.time_plots[0] in self._user_zoomed:
-            return False
-        t = getattr(self.last, "t", None)
-        if t is None:
-            return False
-        x1 = self.time_plots[0].vb.viewRange()[0][1]
-        if self.time_plots[0].getAxis("bottom").logMode:
-            return t > 0 and math.log10(t) > x1
-        return t > x1
+        """The newest point of a time plot's curve lies outside its view: the ranges are
+        checked this frame (between turns, at a few frames a second under load, the run
+        ran off the right of the time panels and the L1 decay off their bottom). Cheap: a
+        time series grows at its end, so only each curve's last point is looked at."""
+        for plot in self.time_plots:
+            if plot in self._user_zoomed:
+                continue
+            (x0, x1), (y0, y1) = plot.vb.viewRange()
+            items = self.range_items(plot)  # not the pinned runs, while following the live one
+            for item in plot.listDataItems() if items is None else items:
+                if not isinstance(item, pg.PlotDataItem):
+                    continue
+                x, y = item.curve.xData, item.curve.yData
+                if not item.isVisible() or x is None or y is None or len(x) == 0:
+                    continue
+                if not (x0 <= x[-1] <= x1) or (math.isfinite(y[-1]) and not y0 <= y[-1] <= y1):
+                    return True
+        return False
 
     # --- vertical markers where a parameter changed during the run ------------------------
     def change_markers(self, snap) -> list[tuple[float, str]]:
