@@ -350,7 +350,7 @@ def simulate(
         t_end=None if t_end is None else _number(t_end),
         samples=_whole(samples),
     )
-    params, weights = run_settings(**values)
+    params, weights = run_settings(**values, scheduled=bool(schedule))
     if schedule:
         run = scheduled_run(params, weights, schedule, values["samples"])
     else:

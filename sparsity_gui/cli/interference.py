@@ -8,7 +8,6 @@ import shlex
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 from sparsity_gui.cli.common import (
     CleanParser,
@@ -286,39 +285,16 @@ def sweep_spec_from_args(args: argparse.Namespace):
     return spec
 
 
-def resumed_rows(out: str, spec) -> list:
-    """The finished runs of an earlier, interrupted sweep of the same settings in DIR."""
-    import json
-
-    from sparsity_gui.core.interference.files import rows_from_csv
-
-    folder = Path(out)
-    try:
-        meta = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
-        rows = rows_from_csv((folder / "sweep.csv").read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputError(
-            "resume", f"{folder} holds no sweep to resume ({Path(exc.filename).name} is missing)"
-        ) from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError("resume", f"cannot read the sweep in {folder}: {exc}") from None
-    if not isinstance(meta, dict) or meta.get("spec") != json.loads(json.dumps(spec.as_dict())):
-        raise InputError(
-            "resume",
-            f"the sweep in {folder} was run with other settings; give the "
-            f"same options as its command: {meta.get('command_line', '?')}",
-        )
-    planned = {(p.m, p.seed) for p in spec.runs()}
-    if any((r.m, r.seed) not in planned for r in rows):
-        raise InputError("resume", f"{folder}/sweep.csv has runs this sweep does not plan")
-    return rows
-
-
 def sweep_command(argv: Sequence[str]) -> int:
     args = build_sweep_parser().parse_args(argv)
     try:
         spec = sweep_spec_from_args(args)
-        done_rows = resumed_rows(args.out, spec) if args.resume else []
+        if args.resume:
+            from sparsity_gui.core.interference.files import resumed_rows
+
+            done_rows = resumed_rows(args.out, spec)
+        else:
+            done_rows = []
     except InputError as exc:
         fail(str(exc))
     runs = spec.runs()

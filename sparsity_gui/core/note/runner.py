@@ -344,7 +344,8 @@ class Runner(MailboxEngine):
             dt = sim.params.eta
         else:
             dt = (self.speed if self.speed > 0 else default_speed(sim.lam)) / 30.0
-        sim.advance(sim.t + dt * 1.0000001, self._stop_nonzero(), 2**62)
+        # never past t_end: at a tiny lam one frame's time is astronomically long
+        sim.advance(min(sim.t + dt * 1.0000001, self._end_time()), self._stop_nonzero(), 2**62)
         sim.record()
         self._after_progress()
         self._publish(force=True)

@@ -28,7 +28,7 @@ from sparsity_gui.core.checks import available_memory
 from sparsity_gui.core.cluster import Scheduler, TasksStopped, run_tasks
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.metrics import BALANCE_LIMIT
-from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory
+from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory, check_run_work
 from sparsity_gui.core.threads import GridBook, run_in_threads
 
 SAMPLES = 501  # the `run` command's default: fitted c is a fit over these rows
@@ -229,6 +229,11 @@ class ScalingGrid:
                 f"{workers} runs of m = {largest} side by side need about {need / 2**30:.1f} GiB, "
                 f"only {avail / 2**30:.1f} GiB is available; use fewer jobs",
             )
+
+    def check_work(self) -> None:
+        """Refuse a grid whose longest run (the largest m at the smallest lam, to one weight
+        left) would pass the limit of bounded work (params.check_run_work)."""
+        check_run_work(SimParams(m=max(self.m_values), lam=min(self.lam_values), sigma=self.sigma))
 
     def workers_that_fit(self, wanted: int) -> int:
         """The most runs, up to ``wanted``, that fit side by side (at least one)."""

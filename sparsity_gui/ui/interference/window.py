@@ -24,6 +24,7 @@ from sparsity_gui.core.interference.params import (
     PRESETS,
     InterferenceParams,
     check_memory,
+    check_training_work,
     needs_restart,
 )
 from sparsity_gui.core.interference.pins import PIN_COLUMNS, interference_pin_label, pin_params
@@ -373,10 +374,11 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             params = self.params.with_changes(**changes)
             if "n" in changes or "m" in changes:
                 check_memory(params.n, params.m)
+            check_training_work(params)
         except InputError as exc:
             field = self.controls.fields.get(exc.field) or self.controls.fields.get(next(iter(changes)))
             if field is not None:
-                field.show_error(exc.message)
+                field.refuse(exc.message)
             else:
                 self.fail("Invalid parameter", str(exc))
                 self.controls.show_params(self.params)

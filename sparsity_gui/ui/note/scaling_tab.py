@@ -194,6 +194,7 @@ class ScalingWidget(GridTab):
                 sigma=p.sigma,
             )
             grid.check_memory(self.workers.value() if scheduler is None else 1)
+            grid.check_work()
         except InputError as exc:
             self.show_input_error(exc)
             return None

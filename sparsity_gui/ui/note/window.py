@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.files import timeseries_csv
-from sparsity_gui.core.note.params import SimParams, check_memory, needs_restart
+from sparsity_gui.core.note.params import SimParams, check_memory, check_run_work, needs_restart
 from sparsity_gui.core.note.pins import PIN_COLUMNS, note_pin_label, pin_params
 from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
 from sparsity_gui.core.note.session import DEFAULT_SAMPLES, W0Source
@@ -19,6 +19,7 @@ from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.core.weights_files import FILE_FILTER
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.note import GRID_PANELS, PANEL_TYPES, TABBED_WITH
+from sparsity_gui.ui.fields import Field
 from sparsity_gui.ui.note.argument import NoteView
 from sparsity_gui.ui.note.controls import ControlPanel
 from sparsity_gui.ui.note.export import NoteExports
@@ -345,7 +346,12 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             params = self.params.with_changes(**changes)
             if params.w0_path is None and "m" in changes:
                 check_memory(params.m)
+            check_run_work(params)
         except InputError as exc:
+            field = getattr(self.controls, exc.field, None)
+            if isinstance(field, Field) and exc.field in changes:  # at the field just typed in
+                field.refuse(exc.message)
+                return
             QtWidgets.QMessageBox.warning(self, "Invalid parameter", str(exc))
             self.controls.show_params(self.params)
             return
