@@ -37,7 +37,7 @@ from sparsity_gui.ui.interference.export import InterferenceExports
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
 from sparsity_gui.ui.pins import PinControl
 from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
-from sparsity_gui.ui.window import LiveWindow
+from sparsity_gui.ui.window import LiveWindow, last_folder, remember_folder
 
 STATUS_SECONDS = 0.1  # the status line is read, not watched: 10 Hz
 
@@ -351,7 +351,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
 
     @QtCore.Slot()
     def open_w0_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load W(0)", "", FILE_FILTER)
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load W(0)", last_folder(), FILE_FILTER)
+        remember_folder(path)
         if path:
             self.load_w0(path)
 
