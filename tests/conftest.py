@@ -1,7 +1,9 @@
 """Settings for every test: Qt never opens a real display, and no test may leave a thread
-running; the real dask cluster that the cluster tests share."""
+running; Ctrl+C and SIGTERM reach the tests however pytest was started; the real dask
+cluster that the cluster tests share."""
 
 import os
+import signal
 import threading
 
 import pytest
@@ -12,6 +14,24 @@ import pytest
 OFFSCREEN_1600 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "offscreen-1600x1000.json")
 if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
     os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={OFFSCREEN_1600}"
+
+
+def _terminated(signum, _frame):
+    # SIGTERM's default action ends the process at once, skipping every finaliser (the
+    # shared dask cluster, a test's subprocesses): as an interrupt, pytest stops the run
+    # and tears its fixtures down first.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config):
+    # Started in the background (`make test &`, some CI runners), pytest inherits SIGINT
+    # ignored: then `_thread.interrupt_main()` does nothing, the tests of Ctrl+C wait
+    # forever, and the CLI processes the tests interrupt ignore SIGINT too. Python's own
+    # handler restores what a terminal gives (children then start with the default).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,12 @@
 """A real dask.distributed scheduler and real workers, each a subprocess on 127.0.0.1, for
 the cluster tests: started with the `dask` command line a user types, stopped (and waited
 for) when the test is done, so that no process is left behind. tests/conftest.py's
-`dask_cluster` fixture gives one to the tests of a module."""
+`dask_cluster` fixture gives one to the tests of a session.
+
+However pytest ends, its processes end with it: a finaliser stops them (SIGTERM reaches it
+as an interrupt, tests/conftest.py), and each is started with the kernel's parent-death
+signal, so that even a pytest killed with SIGKILL leaves none behind (Linux; elsewhere
+only the finaliser)."""
 
 from __future__ import annotations
 
@@ -14,6 +19,19 @@ import time
 from pathlib import Path
 
 START_SECONDS = 90  # a loaded 2-core machine imports numpy, numba and distributed slowly
+
+# Runs `python -m dask ...` after asking the kernel to SIGKILL this process when its parent
+# (pytest) dies (prctl PR_SET_PDEATHSIG = 1). A launcher instead of preexec_fn, which is
+# unsafe in a process with threads; it exits at once if pytest died before the prctl.
+_ORPHAN_PROOF = (
+    "import ctypes, os, signal, sys\n"
+    "parent = int(sys.argv[1])\n"
+    "if sys.platform.startswith('linux'):\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)\n"
+    "if os.getppid() != parent:\n"
+    "    sys.exit(1)\n"
+    "os.execv(sys.executable, [sys.executable, '-m', 'dask', *sys.argv[2:]])\n"
+)
 
 
 class DaskProcesses:
@@ -31,7 +49,7 @@ class DaskProcesses:
     def _start(self, args: list[str], log: Path) -> subprocess.Popen:
         with open(log, "wb") as out:
             return subprocess.Popen(
-                [sys.executable, "-m", "dask", *args],
+                [sys.executable, "-c", _ORPHAN_PROOF, str(os.getpid()), *args],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=self.folder,

@@ -1,0 +1,124 @@
+"""The suite ends, and leaves nothing behind, however it is started and however it ends.
+
+Each test runs a real pytest in a subprocess: one started with SIGINT ignored (as a
+background job is), whose Ctrl+C tests must still pass instead of waiting forever; and one
+holding the shared dask cluster (tests/dask_processes.py) when it is sent SIGTERM or SIGKILL,
+after which none of the cluster's processes may still run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+LIMIT = 240  # seconds for a child pytest on a loaded 2-core machine
+
+
+def _ignoring_sigint(argv: list[str]) -> list[str]:
+    """argv run with SIGINT ignored on entry, which exec keeps (what `cmd &` gives)."""
+    launcher = (
+        "import os, signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "os.execv(sys.argv[1], sys.argv[1:])\n"
+    )
+    return [sys.executable, "-c", launcher, *argv]
+
+
+def test_the_ctrl_c_tests_pass_when_pytest_starts_with_sigint_ignored(tmp_path):
+    """`_thread.interrupt_main()` does nothing while SIGINT is ignored: without the suite's
+    handler (tests/conftest.py) this test of Ctrl+C hung until CI's limit."""
+    target = "tests/core/test_threads.py::test_ctrl_c_stops_and_joins_every_thread_before_it_propagates"
+    proc = subprocess.run(
+        _ignoring_sigint([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", target]),
+        cwd=TESTS.parent,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
+
+
+def _state(pid: int) -> str | None:
+    """The process's state letter (Z: ended, not yet reaped), or None once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def _running(pids: list[int]) -> list[int]:
+    return [pid for pid in pids if _state(pid) not in (None, "Z", "X")]
+
+
+HOLDER = """
+import json, os, time
+
+
+def test_holds_the_cluster(dask_cluster):
+    pids = [dask_cluster.scheduler.pid, *(w.pid for w in dask_cluster.workers)]
+    path = os.environ["CLUSTER_PIDS"]
+    with open(path + ".tmp", "w") as out:
+        json.dump(pids, out)
+    os.replace(path + ".tmp", path)
+    time.sleep(600)
+"""
+
+
+LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; uses prctl")
+
+
+@LINUX_ONLY
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_the_shared_cluster_ends_with_pytest(tmp_path, how):
+    """A pytest holding the shared cluster is ended from outside. SIGTERM: it stops as on
+    Ctrl+C and its finaliser stops the cluster. SIGKILL: no finaliser runs, and the kernel
+    ends every process of the cluster with it (their parent-death signal)."""
+    (tmp_path / "test_holder.py").write_text(HOLDER)
+    pids_file = tmp_path / "pids.json"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+        "CLUSTER_PIDS": str(pids_file),
+    }
+    # the suite's conftest as a plugin: its signal handling and its dask_cluster fixture
+    argv = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "conftest", "-p", "no:cacheprovider"]
+    proc = subprocess.Popen(
+        [*argv, "test_holder.py"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    pids: list[int] = []
+    try:
+        deadline = time.monotonic() + LIMIT
+        while not pids_file.exists():
+            assert proc.poll() is None, proc.communicate()[0]
+            assert time.monotonic() < deadline, "the cluster did not start"
+            time.sleep(0.1)
+        pids = json.loads(pids_file.read_text())
+        assert len(pids) == 3 and _running(pids) == pids
+        proc.send_signal(how)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode != 0
+        if how == signal.SIGTERM:
+            assert "KeyboardInterrupt" in out  # stopped as an interrupt, fixtures torn down
+        deadline = time.monotonic() + 30
+        while _running(pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _running(pids) == [], f"left running after {how.name}: {_running(pids)}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in _running(pids):
+            os.kill(pid, signal.SIGKILL)
