@@ -224,7 +224,7 @@ def test_long_runs_are_thinned_but_keep_their_ends_and_changes():
 @needs_rsvg
 def test_every_file_and_script(case, tmp_path):
     _run_, _board, _labels, data = case
-    files = note_figure_files(data, dpi=150)
+    files = note_figure_files(data)  # at the export DPI (300), as the app writes them
     folder = tmp_path / "figures"
     folder.mkdir()
     for name, payload in files.items():

@@ -160,9 +160,7 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     out = tmp_path / "export"
     assert win.exports.export_all(out), win.last_error
     names = {p.name for p in out.iterdir()}
-    expected = {
-        f"{n}.{ext}" for n in (*PANEL_FILES, "layout") for ext in ("png", "svg", "pdf", "json", "py")
-    } | {
+    expected = {f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg", "json", "py")} | {
         "window.png",
         "timeseries.csv",
         "weights.csv",
