@@ -156,7 +156,7 @@ def panel_legend(fig, ax, handles, labels, own_ax=False):
     def shown(label):  # mathtext as the characters it shows: \\lambda is one
         return re.sub(r"[$^_{}]", "", re.sub(r"\\[A-Za-z]+", "x", label))
 
-    chars = max((len(shown(label)) for label in labels), default=1)
+    chars = max((len(line) for label in labels for line in shown(label).split("\n")), default=1)
     entry = (0.56 * chars + rcParams["legend.handlelength"] + 2.0) * size
     width = fig.bbox.width * 72.0 / fig.dpi
     options = {
