@@ -169,7 +169,8 @@ def panel_legend(fig, ax, handles, labels, own_ax=False):
     if own_ax:
         return ax.legend(handles, labels, loc="best", **options)
     if fig is fig.figure:  # a figure of its own: as tall as a legend of a quarter needs
-        rows = -(-len(labels) // options["ncols"])
+        lines = sum(label.count("\n") + 1 for label in labels)  # a label may run over lines
+        rows = -(-lines // options["ncols"])
         need = (rows * (1.0 + rcParams["legend.labelspacing"]) * size + 2 * size) / 72.0
         w, h = fig.get_size_inches()
         if need > 0.24 * h:
