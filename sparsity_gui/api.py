@@ -44,6 +44,8 @@ from sparsity_gui.core.files import ResultDir
 
 if TYPE_CHECKING:
     import pandas
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
     from sparsity_gui.core.cluster import Scheduler
     from sparsity_gui.core.interference.params import InterferenceParams
@@ -290,6 +292,33 @@ class SimulationResult(_Result):
 
     def _table(self) -> tuple[Sequence[str], np.ndarray]:
         return self.columns, self.timeseries
+
+    def plot(self, panel: str, ax: Axes | None = None, style: str | os.PathLike | None = None) -> Figure:
+        """One of the window's panels, drawn by matplotlib as `run --figures` draws it:
+        ``panel`` is weights_sorted, threshold_crossing, norm_balance, l1_decay,
+        relative_variance, sparsity_force, phase_plane or layout (all six of the grid).
+        Without ``ax``: a new Figure at a journal's column width in ``style`` ("paper",
+        the default, "talk" or a .mplstyle file). With ``ax``: drawn into it (a panel of
+        two sub-plots splits its place), in the current rcParams; its Figure is returned."""
+        from sparsity_gui.core.errors import InputError
+        from sparsity_gui.figures.note import (
+            PANELS,
+            fit_constants,
+            note_figure,
+            panel_data,
+            run_snapshot,
+        )
+
+        names = [*PANELS, "layout"]
+        if panel not in names:
+            raise InputError("panel", f"must be one of {', '.join(names)}, got {panel!r}")
+        data = panel_data(run_snapshot(self.run), fit=fit_constants(self.run))
+        if ax is None:
+            return note_figure(panel, data, style=style)
+        if panel == "layout":
+            raise InputError("panel", "the layout is a figure of its own: call plot('layout') without ax")
+        PANELS[panel](ax.figure, data[panel], ax=ax)
+        return ax.figure
 
     def _summary(self) -> str:
         p = self.params

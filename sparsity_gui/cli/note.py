@@ -1,5 +1,6 @@
 """`sparsity-gui run`: the note's model headless, into timeseries.csv, weights.csv,
-deaths.csv and run.json (and, with --figures, the panels as PNG and SVG)."""
+deaths.csv and run.json (and, with --figures, every panel as PNG, SVG and PDF with the
+script that redraws it, drawn by matplotlib without Qt)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from sparsity_gui.cli.common import (
     Progress,
     add_output_options,
     fail,
-    interrupts_deferred,
     number_arg,
     say,
     whole_arg,
@@ -159,8 +159,16 @@ def build_run_parser() -> CleanParser:
     o.add_argument(
         "--figures",
         action="store_true",
-        help="also write each panel as PNG and SVG and the whole layout as PNG into "
-        "DIR/figures/ (offscreen, no display needed)",
+        help="also write each panel and the whole layout as PNG (300 dpi), SVG and PDF into "
+        "DIR/figures/, each with <panel>.json (the arrays drawn) and <panel>.py, a script "
+        "that redraws it (matplotlib; no Qt or display needed)",
+    )
+    o.add_argument(
+        "--style",
+        metavar="FILE",
+        default=None,
+        help="with --figures: a matplotlib .mplstyle file applied on top of the paper style "
+        "(e.g. font.size: 10); 'paper' (default) or 'talk' for the built-in styles",
     )
     add_output_options(o)
     return p
@@ -171,6 +179,12 @@ def run_command(argv: Sequence[str]) -> int:
     try:
         params, w0 = params_from_args(args)
         check_format(args.format)
+        if args.style is not None:
+            if not args.figures:
+                raise InputError("style", "applies to figures: add --figures")
+            from sparsity_gui.figures.style import style_params
+
+            style_params(args.style)  # a bad style file is refused before the run
     except InputError as exc:
         fail(str(exc))
 
@@ -181,10 +195,9 @@ def run_command(argv: Sequence[str]) -> int:
 
         run = simulate_samples(params, w0, args.samples, Progress)
         if args.figures:
-            from sparsity_gui.plots.figures import write_figures  # needs Qt (offscreen)
+            from sparsity_gui.figures.note import write_note_figures  # matplotlib, no Qt
 
-            with interrupts_deferred():  # a signal inside Qt's drawing would crash it
-                write_figures(run, result_dir.path("figures"))
+            write_note_figures(run, result_dir.path("figures"), style=args.style)
         from sparsity_gui.core.note.session import W0Source
 
         source = W0Source("file", args.w0, args.w0_tensor, args.w0_row) if args.w0 is not None else None

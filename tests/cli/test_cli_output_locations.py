@@ -106,7 +106,8 @@ def test_every_file_and_folder_gets_the_umask_mode(mode_runs, command, mask):
         assert (
             "res/figures" in folders
             and "res/figures/layout.png" in files
-            and "res/figures/tracked.csv" in files
+            and "res/figures/threshold_crossing.py" in files
+            and "res/figures/threshold_crossing.pdf" in files
         )
     if command == "sweep":
         assert "res/sweep.png" in files and "res/sweep.svg" in files

@@ -5,18 +5,15 @@ export at scale 2 drew it at half size). Real panels drawn from a real sampled r
 
 from __future__ import annotations
 
-import numpy as np
 import pyqtgraph as pg
 import pytest
 from legend_checks import check_legends_clear_of_data
 from PySide6 import QtCore, QtWidgets
-from svg_render import gray
 
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.sampled import simulate_samples
-from sparsity_gui.plots.figures import sampled_snapshot
+from sparsity_gui.figures.note import run_snapshot as sampled_snapshot
 from sparsity_gui.plots.note import PANEL_TYPES
-from sparsity_gui.plots.render import render_panel
 
 # a panel's size in the note window's 3 x 2 grid at 1600 x 1000 and at 1366 x 768, and
 # the size of a headless panel figure
@@ -76,32 +73,6 @@ def test_entries_flow_into_columns_that_fit_the_width(qtbot, snap):
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
             assert not a.intersects(b)
-
-
-def ink_box(image: np.ndarray, rect: QtCore.QRectF, scale: float) -> tuple[float, np.ndarray]:
-    """Ink (summed darkness) inside rect (scene units) of an export at `scale`, and the
-    extent (rows, cols) of the ink there."""
-    r0, r1 = int(rect.top() * scale), int(np.ceil(rect.bottom() * scale))
-    c0, c1 = int(rect.left() * scale), int(np.ceil(rect.right() * scale))
-    part = image[r0:r1, c0:c1]
-    rows, cols = np.flatnonzero(part.max(axis=1) > 0.3), np.flatnonzero(part.max(axis=0) > 0.3)
-    return float(part.sum()), np.array([np.ptp(rows), np.ptp(cols)], float)
-
-
-@pytest.mark.parametrize("cls", [PANEL_TYPES[0], PANEL_TYPES[4]], ids=lambda c: c.__name__)
-def test_exported_legend_scales_with_the_figure(qtbot, snap, cls):
-    """At scale 2 and 3 the legend's ink spreads over 2 and 3 times the extent and about
-    4 and 9 times the ink, like the rest of the figure."""
-    panel = make_panel(qtbot, cls, SIZES[2])
-    panel.update_from(snap)
-    QtWidgets.QApplication.processEvents()
-    rect = panel.plot.legend.sceneBoundingRect()
-    base_ink, base_extent = ink_box(gray(render_panel(panel, "png", 1.0)), rect, 1.0)
-    assert base_ink > 50 and np.all(base_extent > 5)
-    for scale in (2.0, 3.0):
-        ink, extent = ink_box(gray(render_panel(panel, "png", scale)), rect, scale)
-        np.testing.assert_allclose(extent / base_extent, scale, rtol=0.15)
-        assert 0.7 * scale**2 <= ink / base_ink <= 1.3 * scale**2, (scale, ink / base_ink)
 
 
 def test_sweep_panel_legend_is_clear_of_data(qtbot):

@@ -2,9 +2,9 @@
 
 Qt's QSvgGenerator writes `vector-effect="non-scaling-stroke"` (SVG Tiny 1.2) on curves in
 data coordinates; librsvg ignores it and draws each curve as a band that covers the plot.
-Every headless figure (the six note panels, the layout through render_widget, the sweep)
-is rendered with `rsvg-convert` at the PNG's size and compared with the PNG: the mean
-darkness and the darkness of 8 x 8 px blocks must agree."""
+The sweep's figure (Qt) is rendered with `rsvg-convert` at the PNG's size and compared with the PNG: the mean
+darkness and the darkness of 8 x 8 px blocks must agree. (The note model's figures are
+matplotlib's: tests/figures/test_note_figures.py checks them the same way.)"""
 
 from __future__ import annotations
 
@@ -13,35 +13,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from svg_render import SVG, check_plain, check_renders_alike, needs_rsvg
 
-from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.core.note.sampled import simulate_samples
-from sparsity_gui.plots.figures import FigureSet, sampled_snapshot, sweep_figure_files
-from sparsity_gui.plots.render import slug
+from sparsity_gui.plots.figures import sweep_figure_files
 from sparsity_gui.plots.svgplain import map_path, plain_svg
-
-
-@pytest.fixture(scope="module")
-def figure_set():
-    run = simulate_samples(SimParams(m=500, lam=1e-2, seed=3), None, 101)
-    with FigureSet(sampled_snapshot(run)) as figs:
-        yield figs
-
-
-@needs_rsvg
-def test_note_panels_render_alike_in_rsvg(figure_set, tmp_path):
-    for panel in figure_set.panels:
-        name = slug(panel.title)
-        svg = figure_set.render_panel(panel, "svg")
-        png = figure_set.render_panel(panel, "png", scale=1.0)
-        check_renders_alike(svg, png, tmp_path, name)
-
-
-@needs_rsvg
-def test_layout_renders_alike_in_rsvg(figure_set, tmp_path):
-    """The whole-widget path (render_widget), as *Export figure → window* uses it."""
-    check_renders_alike(
-        figure_set.render_layout("svg"), figure_set.render_layout("png", scale=1.0), tmp_path, "layout"
-    )
 
 
 @needs_rsvg

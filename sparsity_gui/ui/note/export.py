@@ -1,6 +1,8 @@
-"""The note window's exports: every panel or the whole window as PNG (at a chosen scale),
-SVG or PDF; the run's data (timeseries, weights, deaths, tracked weights, run.json); and
-*Export all* into one folder.
+"""The note window's exports: every panel as PNG (at a chosen DPI), SVG or PDF drawn by
+matplotlib (figures/note.py, the same figures as `run --figures`, each with the JSON it was
+drawn from and the script that redraws it), the whole window as a PNG screenshot; the
+run's data (timeseries, weights, deaths, tracked weights, run.json); and *Export all* into
+one folder, in a worker thread behind a progress bar with Cancel.
 
 Exported data come from re-simulating the run's script (parameters at t = 0, W(0), the
 schedule of live changes, evenly spaced sample times), taken from the snapshot on screen,
@@ -11,6 +13,8 @@ the exported files. The replay and the writing run in a thread while the window 
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +22,13 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.files import atomic_write_bytes, atomic_write_chunks, atomic_write_with, json_text
+from sparsity_gui.core.files import (
+    atomic_write_bytes,
+    atomic_write_chunks,
+    atomic_write_with,
+    json_text,
+    make_temp_dir,
+)
 from sparsity_gui.core.note.files import (
     deaths_npz,
     iter_deaths_csv,
@@ -33,7 +43,20 @@ from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
 from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.core.note.simulation import RunScript
-from sparsity_gui.ui.window import UNCHANGED, PanelExports, choose_folder
+from sparsity_gui.ui.window import FORMAT_FILTERS, UNCHANGED, PanelExports, choose_folder, settings
+
+EXPORT_ALL_FORMATS = ("png", "svg")  # of each panel in Export all
+STYLE_KEY = "figures/style"  # "paper", "talk" or a .mplstyle file's path
+# each live panel's toggles as the figure's view (figures/note.py DEFAULT_VIEWS)
+VIEW_TOGGLES = {
+    "weights_sorted": ("log_x", "log_y"),
+    "threshold_crossing": ("log_y",),
+    "norm_balance": ("log_y",),
+    "l1_decay": ("show_w", "log_x", "log_y"),
+    "relative_variance": ("log_x",),
+    "sparsity_force": (),
+    "phase_plane": ("log_y", "gap_x"),
+}
 
 NPZ_FILTER = "NumPy arrays (*.npz)"
 DATA_KINDS = {
@@ -59,6 +82,20 @@ class _Binary:
         self.write = write
 
 
+class _Cancelled(Exception):
+    """Export all was cancelled: nothing is moved into the folder."""
+
+
+def _write_one(path: Path, payload: object) -> None:
+    """Bytes, a _Binary's writer or a producer of text pieces, atomically at `path`."""
+    if isinstance(payload, bytes):
+        atomic_write_bytes(path, payload)
+    elif isinstance(payload, _Binary):
+        atomic_write_with(path, payload.write)
+    else:
+        atomic_write_chunks(path, payload())
+
+
 class _WriteFailed(Exception):
     def __init__(self, path: Path, error: OSError, written: list[Path]):
         super().__init__(str(path))
@@ -72,6 +109,7 @@ class NoteExports(PanelExports):
     def __init__(self, window) -> None:
         super().__init__(window)
         self._cache: tuple | None = None
+        self.progress: tuple[QtWidgets.QProgressBar, QtWidgets.QPushButton] | None = None
 
     # --- menus --------------------------------------------------------------------------
     def build_menus(self, file_menu: QtWidgets.QMenu, before: QtGui.QAction | None) -> None:
@@ -82,8 +120,9 @@ class NoteExports(PanelExports):
             "Export all…",
             lambda _c=False: self.export_all_dialog(),
             "Ctrl+E",
-            "Write every panel (PNG, SVG), the window (PNG), the data (CSV; weights and deaths "
-            "as .npz above 10^6 weights), run.json and the session into one folder",
+            "Write every panel (PNG, SVG, each with the script that redraws it), the "
+            "window (PNG), the data (CSV; weights and deaths as .npz above "
+            "10^6 weights), run.json and the session into one folder",
         )
         self.act_export_all.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
         figures = self.figure_menu()
@@ -118,11 +157,25 @@ class NoteExports(PanelExports):
     def replayed(self, script: RunScript) -> SampledRun:
         """The run re-simulated from the script (cached: exporting several files replays once).
         The work runs in a thread; the window keeps painting meanwhile."""
+        cached = self._cached(script)
+        if cached is not None:
+            return cached
+        return self._in_thread(lambda: self.replay_now(script), "Re-simulating the run for export…")
+
+    def _cached(self, script: RunScript) -> SampledRun | None:
         key = (script.params, script.t, script.changes, script.samples)
-        if self._cache is not None and self._cache[0] == key and self._cache[1] is script.w0:
-            return self._cache[2]
-        run = self._in_thread(lambda: replay_script(script), "Re-simulating the run for export…")
-        self._cache = (key, script.w0, run)
+        cache = self._cache
+        if cache is not None and cache[0] == key and cache[1] is script.w0:
+            return cache[2]
+        return None
+
+    def replay_now(self, script: RunScript) -> SampledRun:
+        """The replay in the calling thread (a worker's), through the same cache."""
+        cached = self._cached(script)
+        if cached is not None:
+            return cached
+        run = replay_script(script)
+        self._cache = ((script.params, script.t, script.changes, script.samples), script.w0, run)
         return run
 
     def _in_thread(self, fn: Callable, message: str):
@@ -153,13 +206,16 @@ class NoteExports(PanelExports):
         return result["value"]
 
     # --- data -------------------------------------------------------------------------------
-    def data_files(self, script: RunScript, source: W0Source, fmt: str = "auto") -> dict[str, object]:
+    def data_files(
+        self, script: RunScript, source: W0Source, fmt: str = "auto", run: SampledRun | None = None
+    ) -> dict[str, object]:
         """Every data file of the run: name -> a function giving its text in pieces (large
         CSVs are streamed, never held whole), or a _Binary for weights and deaths as .npz
-        (``fmt``: "csv", "npz" or "auto", by m as in `run --format`). Safe to call from a
-        worker thread."""
-        run = self.replayed(script)
+        (``fmt``: "csv", "npz" or "auto", by m as in `run --format`). Made on the GUI
+        thread (it reads the window); the files are produced in any thread."""
+        run = self.replayed(script) if run is None else run
         sim = run.sim
+        pins = list(self.win.pin_control.pins)
         shown = self.tracked_shown()
         if resolved_format(fmt, sim.m) == "npz":
             table_files: dict[str, object] = {
@@ -176,9 +232,7 @@ class NoteExports(PanelExports):
             **table_files,
             "tracked.csv": lambda: [tracked_csv(run, shown)],
             "run.json": lambda: [json_text(run_metadata(run, script.params, COMMAND_LINE, source))],
-            "session.json": lambda: [
-                session_text(script, source, self.win.pin_control.pins, results_entry(run.regime, run.fit))
-            ],
+            "session.json": lambda: [session_text(script, source, pins, results_entry(run.regime, run.fit))],
         }
 
     def tracked_shown(self) -> int | None:
@@ -194,12 +248,7 @@ class NoteExports(PanelExports):
             written: list[Path] = []
             for path, payload in items:
                 try:
-                    if isinstance(payload, bytes):
-                        atomic_write_bytes(path, payload)
-                    elif isinstance(payload, _Binary):
-                        atomic_write_with(path, payload.write)
-                    else:
-                        atomic_write_chunks(path, payload())
+                    _write_one(path, payload)
                 except OSError as exc:
                     raise _WriteFailed(path, exc, written) from None
                 written.append(path)
@@ -229,51 +278,363 @@ class NoteExports(PanelExports):
             return win.fail("Cannot export data", f"{path}: {_os_reason(exc.error)}. {UNCHANGED}")
         return win.done(f"Wrote {path}")
 
-    def export_all(self, folder: str | Path, scale: float = 2.0) -> bool:
-        """One folder: every panel as PNG and SVG (drawn from the exported data, with the
-        live panels' toggles), the window as PNG, timeseries.csv, weights.csv, deaths.csv
-        (weights.npz and deaths.npz above 10^6 weights, as `run` writes them),
-        tracked.csv, run.json and session.json. Each file is written atomically; on an error
-        the files already there stay intact and the message names the file."""
-        from sparsity_gui.plots.figures import FigureSet, panel_view_state, sampled_snapshot
+    # --- figures ----------------------------------------------------------------------
+    def style(self):
+        """The figure style the user chose (Export figure → Figure style): "paper",
+        "talk" or a .mplstyle file."""
+        value = settings().value(STYLE_KEY)
+        return value if isinstance(value, str) and value else "paper"
 
+    def set_style(self, style: str | Path) -> bool:
+        """Use `style` ("paper", "talk" or a .mplstyle file) for every exported figure;
+        a style file that cannot be used is refused with its reason, the choice unchanged."""
+        from sparsity_gui.figures.style import style_params
+
+        style = str(style)
+        try:
+            style_params(style)
+        except InputError as exc:
+            return self.win.fail("Cannot use the figure style", exc.message)
+        settings().setValue(STYLE_KEY, style)
+        self._mark_style()
+        return self.win.done(f"Figures in the {Path(style).name} style")
+
+    def views(self) -> dict[str, dict]:
+        """Each panel's toggles on screen, as its figure's view."""
+        from sparsity_gui.figures.note import TITLES
+
+        by_title = {title: name for name, title in TITLES.items()}
+        out: dict[str, dict] = {}
+        for panel in self.win.panels:
+            name = by_title.get(panel.title)
+            if name is None:
+                continue
+            out[name] = {toggle: getattr(panel, toggle).isChecked() for toggle in VIEW_TOGGLES[name]}
+            if hasattr(panel, "shown_tracked"):
+                out[name]["tracked"] = panel.count.value()
+        return out
+
+    def _figure_job(self):
+        """What the figures are drawn from, read on the GUI thread: (views, pins, labels)."""
+        pins = self.win.pin_control
+        return self.views(), list(pins.pins), dict(pins.labels)
+
+    @staticmethod
+    def _figure_data(run: SampledRun, job) -> dict:
+        from sparsity_gui.figures.note import fit_constants, panel_data, run_snapshot
+
+        views, pins, labels = job
+        return panel_data(run_snapshot(run), views, pins, labels, fit_constants(run))
+
+    def panel_name(self, target) -> str | None:
+        """The figure name of a target (a panel, its index, "layout"), or None: "window"."""
+        from sparsity_gui.figures.note import TITLES
+
+        if target in ("layout", "window"):
+            return None if target == "window" else "layout"
+        panel = self.panel(target)
+        by_title = {title: name for name, title in TITLES.items()}
+        return by_title.get(panel.title) if panel is not None else None
+
+    def window_png(self, scale: float = 1.0) -> bytes:
+        """The whole window as a PNG screenshot (a record of the session on screen)."""
+        win = self.win
+        if not (0 < scale <= 8):
+            raise ValueError(f"PNG scale must be > 0 and at most 8, got {scale}")
+        image = QtGui.QImage(
+            max(int(round(win.width() * scale)), 1),
+            max(int(round(win.height() * scale)), 1),
+            QtGui.QImage.Format.Format_ARGB32,
+        )
+        image.fill(QtGui.QColor("white"))
+        painter = QtGui.QPainter(image)
+        try:
+            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
+            painter.scale(scale, scale)
+            win.render(painter, QtCore.QPoint(0, 0))
+        finally:
+            painter.end()
+        buf = QtCore.QBuffer()
+        buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+        if not image.save(buf, "PNG"):
+            raise RuntimeError("Qt could not encode the PNG image")
+        return bytes(buf.data())
+
+    def figure_bytes(self, target, fmt: str, scale: float = 2.0) -> bytes:
+        """A panel's (or the layout's) figure in `fmt` at 150·scale dpi, drawn by
+        matplotlib from the exported data; the window as a PNG screenshot."""
+        return self.figure_files(target, fmt, dpi=150.0 * scale)[f"figure.{fmt}"]
+
+    def figure_files(self, target, fmt: str, dpi: float, name: str = "figure") -> dict[str, bytes]:
+        """{<name>.<fmt>, <name>.json, <name>.py} of a panel or the layout;
+        {<name>.png} of the window (a screenshot: PNG only)."""
+        from sparsity_gui.figures.note import note_figure_files
+
+        figure = self.panel_name(target)
+        if figure is None:
+            if fmt != "png":
+                raise ValueError(
+                    "the whole window is exported as PNG; for SVG or PDF export a panel or the layout"
+                )
+            return {f"{name}.png": self.window_png(dpi / 150.0)}
+        script, _source = self.win.current_script()
+        job = self._figure_job()
+        style = self.style()
+
+        def work() -> dict[str, bytes]:
+            data = self._figure_data(self.replay_now(script), job)
+            names = [] if figure == "layout" else [figure]
+            files = note_figure_files(
+                data, style, dpi=dpi, formats=(fmt,), names=names, layout=figure == "layout"
+            )
+            return {f"{name}{Path(k).suffix}": v for k, v in files.items()}
+
+        return self._in_thread(work, "Drawing the figure…")
+
+    def export_figure(self, target, path, scale: float = 2.0, dpi: float | None = None) -> bool:
+        """A panel or the layout to ``path`` (its suffix picks PNG, SVG or PDF; a PNG at
+        ``dpi``, by default 150·scale), with <stem>.json and <stem>.py beside it (the
+        script redraws it); the window as a PNG screenshot. Each file is written
+        atomically; an error leaves earlier files."""
+        win = self.win
+        path = Path(path)
+        fmt = path.suffix.lower().lstrip(".")
+        if fmt not in self.FORMATS:
+            return win.fail(
+                "Cannot export the figure",
+                f"{path.name}: unknown format {path.suffix or '(no extension)'}; use .png, .svg or .pdf",
+            )
+        try:
+            files = self.figure_files(target, fmt, dpi if dpi is not None else 150.0 * scale, path.stem)
+        except InputError as exc:
+            return win.fail("Cannot export the figure", exc.message)
+        except (ValueError, RuntimeError) as exc:
+            return win.fail("Cannot export the figure", str(exc))
+        try:
+            self._write([(path.with_name(name), data) for name, data in files.items()])
+        except _WriteFailed as exc:
+            return win.fail("Cannot export the figure", f"{exc.path}: {_os_reason(exc.error)}. {UNCHANGED}")
+        return win.done(
+            f"Wrote {path}" + (f" and its data and script ({path.stem}.json, .py)" if len(files) > 1 else "")
+        )
+
+    def export_all(self, folder: str | Path, scale: float = 2.0) -> bool:
+        """One folder: every panel as PNG (300 dpi) and SVG, each with its JSON and script
+        (figures/note.py, drawn from the exported data with the live panels' toggles, pins
+        and style), the window as PNG, timeseries.csv, weights.csv, deaths.csv (weights.npz
+        and deaths.npz above 10^6 weights, as `run` writes them), tracked.csv, run.json,
+        session.json and the pinned runs. Made in a worker thread behind a progress bar
+        with Cancel (in the status bar), into a temporary folder inside `folder`, then moved
+        in file by file: a cancelled or failed export leaves the folder as it was."""
         win = self.win
         folder = Path(folder)
         try:
             if folder.exists() and not folder.is_dir():
                 raise InputError("", f"{folder} is a file, not a folder")
             script, source = win.current_script()
-            files = self.data_files(script, source)
-            run = self.replayed(script)
-            blobs: dict[str, bytes] = {}
-            pins = win.pin_control
-            views = [panel_view_state(p) for p in win.panels]
-            with FigureSet(sampled_snapshot(run), views, pins=pins.pins, pin_labels=pins.labels) as figs:
-                blobs.update(figs.files(("png", "svg"), scale, layout_name=None))
-            blobs["window.png"] = self.figure_bytes("window", "png", 1.0)
+            run = self._cached(script)
+            job = self._figure_job()
+            style = self.style()
+            window_png = self.window_png(1.0)
+            pin_files = win.pin_control.files()
+            if run is None:
+                run = self.replayed(script)
+            files = self.data_files(script, source, run=run)
         except InputError as exc:
             return win.fail("Cannot export", exc.message)
         except (ValueError, RuntimeError) as exc:
             return win.fail("Cannot export", str(exc))
-        items: list[tuple[Path, object]] = [(folder / name, data) for name, data in blobs.items()]
-        items += [(folder / name, produce) for name, produce in files.items()]
-        items += [(folder / name, lambda t=text: [t]) for name, text in win.pin_control.files().items()]
+        created = not folder.exists()
         try:
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise _WriteFailed(folder, exc, []) from None
-            written = self._write(items)
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = make_temp_dir(folder, "export")
+        except OSError as exc:
+            return win.fail("Cannot export", f"{folder}: {_os_reason(exc)}. {UNCHANGED}")
+        state = {"done": 0, "total": 8 + len(files) + len(pin_files), "what": "Drawing the figures…"}
+        cancel = threading.Event()
+
+        def step(what: str) -> None:
+            state["done"] += 1
+            state["what"] = what
+            if cancel.is_set():
+                raise _Cancelled
+
+        def work() -> list[str]:
+            from sparsity_gui.figures.note import note_figure_files
+
+            data = self._figure_data(run, job)
+            names: list[str] = []
+
+            def drew(done: int, total: int) -> None:
+                step(f"Drawing the figures ({done} of {total})…")
+
+            # PNG and SVG, as before: PDF and the layout (Export figure, run --figures) would
+            # double the time at 10^7 (benchmarks/bench_figures.py)
+            figures = note_figure_files(
+                data, style, formats=EXPORT_ALL_FORMATS, layout=False, cancelled=cancel.is_set, progress=drew
+            )
+            if cancel.is_set():
+                raise _Cancelled
+            items: list[tuple[str, object]] = [*figures.items(), ("window.png", window_png)]
+            items += list(files.items())
+            items += [(name, lambda t=text: [t]) for name, text in pin_files.items()]
+            for name, payload in items:
+                try:
+                    _write_one(tmp / name, payload)
+                except OSError as exc:
+                    raise _WriteFailed(folder / name, exc, []) from None
+                names.append(name)
+                if not name.endswith((".png", ".svg", ".pdf", ".py")) or name == "window.png":
+                    step(f"Writing {name}…")
+            return names
+
+        try:
+            names = self._with_progress(work, state, cancel)
+            for name in names:  # each one atomically into place
+                os.replace(tmp / name, folder / name)
+        except _Cancelled:
+            win.done(f"Export cancelled; {folder} is as it was")
+            win.last_error = "Export cancelled"  # not written: the caller is told so
+            return False
         except _WriteFailed as exc:
             return win.fail(
                 "Cannot export",
-                f"{exc.path}: {_os_reason(exc.error)}. "
-                f"{len(exc.written)} of {len(items)} files were written; every file is "
-                "either whole or untouched (earlier files of the same names are intact).",
+                f"{exc.path}: {_os_reason(exc.error)}. No file was written; "
+                "earlier files of the same names are intact.",
             )
-        return win.done(f"Exported {len(written)} files to {folder}")
+        except OSError as exc:
+            return win.fail("Cannot export", f"{folder}: {_os_reason(exc)}")
+        except InputError as exc:
+            return win.fail("Cannot export", exc.message)
+        except (ValueError, RuntimeError) as exc:
+            return win.fail("Cannot export", str(exc))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if created and not any(folder.iterdir()):
+                folder.rmdir()
+        return win.done(f"Exported {len(names)} files to {folder}")
+
+    def _with_progress(self, work: Callable, state: dict, cancel: threading.Event):
+        """`work()` in a worker thread behind a progress bar with Cancel in the status bar
+        (the window keeps painting; Cancel sets `cancel`, which the work checks between
+        files)."""
+        result: dict = {}
+
+        def target() -> None:
+            try:
+                result["value"] = work()
+            except BaseException as exc:  # re-raised on the GUI thread
+                result["error"] = exc
+
+        # in the status bar, not a modal dialog: the window stays live and usable
+        status = self.win.statusBar()
+        bar = QtWidgets.QProgressBar()
+        bar.setObjectName("export_progress")
+        bar.setRange(0, state["total"])
+        bar.setMaximumWidth(220)
+        button = QtWidgets.QPushButton("Cancel")
+        button.setObjectName("export_cancel")
+        button.setToolTip("Stop the export: the folder is left as it was")
+        button.clicked.connect(cancel.set)
+        status.addPermanentWidget(bar)
+        status.addPermanentWidget(button)
+        self.progress = (bar, button)  # tests press its Cancel
+        worker = threading.Thread(target=target, name="export", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.02)
+                bar.setValue(min(state["done"], state["total"]))
+                status.showMessage(state["what"])
+                QtWidgets.QApplication.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 20)
+                if getattr(self.win, "closed", False):
+                    cancel.set()  # the window closes: stop between files
+        finally:
+            for widget in (bar, button):
+                status.removeWidget(widget)
+                widget.deleteLater()
+            status.clearMessage()
+            self.progress = None
+        if "error" in result:
+            raise result["error"]
+        return result["value"]
 
     # --- dialogs ----------------------------------------------------------------------------
+    def figure_menu(self) -> QtWidgets.QMenu:
+        """Export figure: each panel, the layout of six, the window (PNG), and the style
+        of every exported figure (paper, talk or a .mplstyle file; remembered)."""
+        menu = super().figure_menu()
+        first_after_panels = menu.actions()[len(self.win.all_panels())]
+        act = QtGui.QAction("Layout (the six panels)…", menu)
+        act.setToolTip("The grid of six panels as one figure (7 in wide), PNG, SVG or PDF")
+        act.triggered.connect(lambda _c=False: self.export_figure_dialog("layout"))
+        menu.insertAction(first_after_panels, act)
+        style_menu = menu.addMenu("Figure style")
+        style_menu.setObjectName("menu_figure_style")
+        self._style_actions: dict[str, QtGui.QAction] = {}
+        group = QtGui.QActionGroup(style_menu)
+        for key, text, tip in (
+            ("paper", "Paper", "A journal's column: 3.5 in wide, 8 pt text, thin lines"),
+            ("talk", "Talk", "Slides: larger text and lines"),
+            ("file", "Style file…", "A matplotlib .mplstyle file on top of the paper style"),
+        ):
+            a = style_menu.addAction(text)
+            a.setCheckable(True)
+            a.setToolTip(tip)
+            group.addAction(a)
+            self._style_actions[key] = a
+            if key == "file":
+                a.triggered.connect(lambda _c=False: self.style_file_dialog())
+            else:
+                a.triggered.connect(lambda _c=False, k=key: self.set_style(k))
+        style_menu.setToolTipsVisible(True)
+        self._mark_style()
+        return menu
+
+    def _mark_style(self) -> None:
+        actions = getattr(self, "_style_actions", None)
+        if not actions:
+            return
+        style = self.style()
+        key = style if style in ("paper", "talk") else "file"
+        actions[key].setChecked(True)
+        actions["file"].setText(f"Style file: {Path(style).name}…" if key == "file" else "Style file…")
+
+    def style_file_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self.win, "Figure style", "", "matplotlib style (*.mplstyle);;All files (*)"
+        )
+        if path:
+            self.set_style(path)
+        else:
+            self._mark_style()
+
+    def export_figure_dialog(self, target) -> None:
+        """Save as PNG (asking its DPI), SVG or PDF; the script and data go beside it."""
+        name = self.panel_name(target) or self.WINDOW_FIGURE
+        filters = ";;".join(FORMAT_FILTERS[f] for f in (("png",) if name == "window" else self.FORMATS))
+        path, chosen = QtWidgets.QFileDialog.getSaveFileName(
+            self.win, "Export figure", f"{name}.png", filters
+        )
+        if not path:
+            return
+        if not Path(path).suffix:
+            path += {"S": ".svg", "P": ".pdf"}.get(chosen[:1], ".png")
+        dpi = 300.0
+        if path.lower().endswith(".png"):
+            dpi, ok = QtWidgets.QInputDialog.getDouble(
+                self.win,
+                "PNG resolution",
+                "Dots per inch (300 for print, 600 for line art):",
+                300.0,
+                50.0,
+                1200.0,
+                0,
+            )
+            if not ok:
+                return
+        self.export_figure(target, path, dpi=dpi)
+
     def export_data_dialog(self, kind: str) -> None:
         name, _text, flt = DATA_KINDS[kind]
         filters = [flt]

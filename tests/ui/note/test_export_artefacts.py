@@ -1,9 +1,8 @@
 """Export artefacts of the note window, with real windows, real runs and real files:
 legends clear of the data in the live window at 1600 x 1000 and 1366 x 768; θ (which jumps
 with λ) is not joined across a λ change, and the exported tracked curves are tracked.csv's
-columns; tracked.csv holds the panel's tracked weights only; layout.png shows the panels
-without their controls; the rank axis has whole-number ticks; θ lies in the sorted panel's
-y range at t = 0."""
+columns; tracked.csv holds the panel's tracked weights only; the rank axis has
+whole-number ticks; θ lies in the sorted panel's y range at t = 0."""
 
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ from sparsity_gui.core.note.runner import snapshot_of
 from sparsity_gui.core.note.sampled import replay_script
 from sparsity_gui.core.note.session import load_session
 from sparsity_gui.core.note.simulation import Simulation
-from sparsity_gui.plots.figures import FigureSet, panel_view_state, sampled_snapshot
+from sparsity_gui.figures.note import note_figure, panel_data, run_snapshot
 
 TIMEOUT = 20_000
 
@@ -65,23 +64,24 @@ def test_theta_is_broken_at_a_lam_change_and_tracked_curves_are_the_csv(qtbot, m
     header, tracked = read_csv(tmp_path / "tracked.csv")
     lam = run.rows[:, COL["lam"]]
     cut = int(np.flatnonzero(lam[1:] != lam[:-1])[0]) + 1  # the first row after the change
-    with FigureSet(sampled_snapshot(run), [panel_view_state(p) for p in win.panels]) as figs:
-        panel = figs.panels[1]
-        x, y = panel.theta_curve.getData()
-        t = run.rows[:, COL["t"]]
-        gaps = np.flatnonzero(~np.isfinite(y))
-        assert len(gaps) == 1 and x[gaps[0] - 1] == t[cut - 1] and x[gaps[0] + 1] == t[cut]
-        np.testing.assert_array_equal(np.delete(y, gaps), run.rows[:, COL["theta"]])
-        assert panel.theta_curve.opts["connect"] == "finite"
-        # the tracked curves drawn are tracked.csv's columns (which have no jump)
-        shown = panel.shown_tracked(figs.panels[1].last)
-        assert len(header) == 1 + len(shown) == 1 + win.panels[1].count.value()
-        for curve, column in zip(panel.curves, tracked[:, 1:].T, strict=False):
-            cx, cy = curve.getData()
-            np.testing.assert_array_equal(cx, tracked[:, 0])
-            np.testing.assert_array_equal(cy, column)
-        steps = np.abs(np.diff(tracked[:, 1:], axis=0))
-        assert steps[cut - 1].max() <= 2 * np.median(steps.max(axis=1)) + 1e-12, "no jump at the change"
+    data = panel_data(run_snapshot(run), win.exports.views())
+    fig = note_figure("threshold_crossing", data)
+    top = fig.axes[0]
+    theta = top.get_lines()[0]
+    x, y = theta.get_xdata(), theta.get_ydata()
+    t = run.rows[:, COL["t"]]
+    gaps = np.flatnonzero(~np.isfinite(y))
+    assert len(gaps) == 1 and x[gaps[0] - 1] == t[cut - 1] and x[gaps[0] + 1] == t[cut]
+    np.testing.assert_array_equal(np.delete(y, gaps), run.rows[:, COL["theta"]])
+    # the tracked curves drawn are tracked.csv's columns (which have no jump)
+    shown = data["threshold_crossing"]["tracked"]
+    assert len(header) == 1 + len(shown) == 1 + win.panels[1].count.value()
+    curves = top.get_lines()[1 : 1 + len(shown)]
+    for curve, column in zip(curves, tracked[:, 1:].T, strict=True):
+        np.testing.assert_array_equal(curve.get_xdata(), tracked[:, 0])
+        np.testing.assert_array_equal(curve.get_ydata(), column)
+    steps = np.abs(np.diff(tracked[:, 1:], axis=0))
+    assert steps[cut - 1].max() <= 2 * np.median(steps.max(axis=1)) + 1e-12, "no jump at the change"
     # the balance panel's regularization push and ratio jump with λ too: broken there
     balance = win.panels[2]
     for curve in (balance.reg, balance.ratio):
@@ -112,20 +112,6 @@ def test_tracked_csv_holds_the_panels_tracked_weights(qtbot, make_window, tmp_pa
         # and the panel draws the same weights: the columns' initial values are its curves' first values
         first = [curve.getData()[1][0] for curve in panel.curves[:count]]
         np.testing.assert_allclose(first, table[0, 1:], rtol=1e-12)
-
-
-def test_layout_png_shows_the_panels_only(qapp):
-    run = replay_script(_script(SimParams(m=300, lam=1e-2, seed=1), t=4.0))
-    with FigureSet(sampled_snapshot(run)) as figs:
-        controls = figs.host.findChildren(QtWidgets.QAbstractButton) + figs.host.findChildren(
-            QtWidgets.QAbstractSpinBox
-        )
-        assert controls, "the panels have toggles and a spin box"
-        assert not [w for w in controls if w.isVisible()], "none of them is drawn"
-        for panel in figs.panels:
-            assert panel.graphics.height() >= panel.height() - 6, "the plots fill the panel"
-        png = figs.render_layout("png", scale=1.0)
-        assert png.startswith(b"\x89PNG")
 
 
 def _script(params, t):
@@ -162,7 +148,7 @@ def test_rank_axis_has_whole_number_ticks_and_theta_is_in_range_at_t0(qtbot):
     assert lo < snap.sorted_abs.max()
     # one weight left (a run to its end): a rank axis around 1 ticks at 1 only
     run = replay_script(_script(SimParams(m=300, lam=2e-2, seed=1), t=400.0))
-    end = sampled_snapshot(run)
+    end = run_snapshot(run)
     assert end.nonzero == 1
     for log_rank in (False, True):
         panel.log_x.setChecked(log_rank)

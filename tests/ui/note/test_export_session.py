@@ -160,7 +160,7 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     out = tmp_path / "export"
     assert win.exports.export_all(out), win.last_error
     names = {p.name for p in out.iterdir()}
-    expected = {f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg")} | {
+    expected = {f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg", "json", "py")} | {
         "window.png",
         "timeseries.csv",
         "weights.csv",
@@ -191,43 +191,43 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     assert meta["t_end"] == win.snapshot.t and meta["samples"] == len(ts)
     assert meta["live_changes"] == [[win.runner.sim.changes[0].t, "lam", 0.02]]
 
-    # the figures: valid, not blank, vector curves and text labels
+    # the figures (matplotlib): valid, not blank, text kept as text, drawn from the data
     for name in PANEL_FILES:
         check_png(out / f"{name}.png")
     check_png(out / "window.png", (1000, 600))
-    _, curves = check_svg(out / "l1_decay.svg", ["note's law", "t", "‖W‖₁"])
-    # the measured ‖W‖₁ curve has one segment per exported sample
-    assert any(p.get("d").count("L") == len(ts) - 1 for p in curves)
-    check_svg(out / "relative_variance.svg", ["Relative variance", "relative variance", "run"])
-    check_svg(out / "threshold_crossing.svg", ["Tracked weights", "m' (nonzero)"])
+    for name, words in (
+        ("l1_decay", ["‖", "λ"]),
+        ("relative_variance", ["run"]),
+        ("threshold_crossing", ["dies"]),
+    ):
+        root = ET.parse(out / f"{name}.svg").getroot()
+        assert root.tag == SVG + "svg" and root.get("version") == "1.1"
+        texts = " ".join("".join(el.itertext()) for el in root.iter(SVG + "text"))
+        assert all(w in texts for w in words), (name, texts[:300])
+    drawn = json.loads((out / "l1_decay.json").read_text())
+    np.testing.assert_array_equal(np.array(drawn["norm1"], float), ts[:, COL["norm1"]])
 
-    # one panel / the window in each format; PNG at the chosen scale
-    viewport = win.panels[2].graphics.viewport().size()
-    for scale in (1.0, 2.5):
-        assert win.exports.export_figure(2, tmp_path / f"balance{scale}.png", scale), win.last_error
-        image = check_png(tmp_path / f"balance{scale}.png")
-        assert (image.width(), image.height()) == (
-            round(viewport.width() * scale),
-            round(viewport.height() * scale),
-        )
+    # one panel in each format, its data and script beside it; PNG at the chosen DPI
+    for dpi in (100.0, 250.0):
+        assert win.exports.export_figure(2, tmp_path / f"balance{dpi:g}.png", dpi=dpi), win.last_error
+        image = check_png(tmp_path / f"balance{dpi:g}.png")
+        assert image.width() == round(3.5 * dpi)  # a journal's column
+        assert (tmp_path / f"balance{dpi:g}.py").is_file() and (tmp_path / f"balance{dpi:g}.json").is_file()
     assert win.exports.export_figure(win.panels[4], tmp_path / "rv.svg")
-    _, curves = check_svg(tmp_path / "rv.svg", ["Relative variance"], min_segments=3)
-    # the live panel's own (wall-clock sampled) history, one path per curve
-    assert any(p.get("d").count("L") == len(win.snapshot.history) - 1 for p in curves)
+    assert b"<svg" in (tmp_path / "rv.svg").read_bytes()
     assert win.exports.export_figure(0, tmp_path / "sorted.pdf")
     check_pdf(tmp_path / "sorted.pdf")
-    assert win.exports.export_figure("window", tmp_path / "window.pdf")
-    check_pdf(tmp_path / "window.pdf")
-    assert win.exports.export_figure("window", tmp_path / "window.svg")
-    check_svg(tmp_path / "window.svg", ["Sorted weights", "Parameters"], min_segments=3)
+    assert win.exports.export_figure("layout", tmp_path / "grid.pdf")
+    check_pdf(tmp_path / "grid.pdf")
+    assert win.exports.export_figure("window", tmp_path / "window.png")
+    check_png(tmp_path / "window.png", (1000, 600))
+    assert not win.exports.export_figure("window", tmp_path / "window.svg")
+    assert "exported as PNG" in win.last_error and not (tmp_path / "window.svg").exists()
     assert not win.exports.export_figure(1, tmp_path / "x.gif")
     assert "use .png, .svg or .pdf" in win.last_error
-    # the live panels are back to their fast width-1 pens, cached axes and theme
+    # the live panels are untouched: their fast width-1 pens
     measured = win.panels[3].measured
     assert measured.opts["pen"] == live_pen and measured.opts["pen"].widthF() == 1
-    assert measured.curve.opts["segmentedLineMode"] == "auto"
-    axis = win.panels[3].plot.getAxis("left")
-    assert axis.cacheMode() == axis.CacheMode.DeviceCoordinateCache
 
 
 @contextlib.contextmanager
@@ -427,20 +427,20 @@ def test_run_figures_headless(tmp_path):
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=900,  # a loaded machine: the figures alone took 2 min of wall time there
         env=env,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == "", proc.stderr
     figures = out / "figures"
     names = {p.name for p in figures.iterdir()}
-    assert names == (
-        {f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg")} | {"layout.png", "tracked.csv"}
-    )
+    assert names == {
+        f"{n}.{ext}" for n in (*PANEL_FILES, "layout") for ext in ("png", "svg", "pdf", "json", "py")
+    }
     for name in PANEL_FILES:
         check_png(figures / f"{name}.png")
     check_png(figures / "layout.png", (1200, 700))
-    _, curves = check_svg(figures / "norm_balance.svg", ["Pushes on", "push", "t"])
-    assert any(p.get("d").count("L") == 100 for p in curves), "one segment per row of timeseries.csv"
+    drawn = json.loads((figures / "norm_balance.json").read_text())
+    assert len(drawn["t"]) == 101, "one point per row of timeseries.csv"
     header, _ = read_csv(out / "timeseries.csv")
     assert header == list(COLUMNS)

@@ -1,7 +1,6 @@
-"""The live window's SVG exports (a panel, the whole window) render in librsvg like their
-PNG exports: the same check as tests/plots/test_svg_renders.py, on a running window.
-(Qt's SVG of the whole window has no menu bar titles and leaves a few labels unclipped; Qt's
-own SVG renderer shows the same, so that is no librsvg difference.)"""
+"""The live window's SVG exports (panels and the layout, drawn by matplotlib) render in
+librsvg like their PNG exports: the same check as tests/plots/test_svg_renders.py, on a
+running window."""
 
 from __future__ import annotations
 
@@ -17,8 +16,8 @@ def test_live_panel_and_window_svg_render_alike_in_rsvg(qtbot, make_window, tmp_
     win.set_playing(False)
     qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=10000)
     qtbot.wait(50)
-    for target, name in ((0, "sorted"), (4, "relative_variance"), ("window", "window")):
+    for target, name in ((0, "sorted"), (4, "relative_variance"), ("layout", "layout")):
         svg = win.exports.figure_bytes(target, "svg")
-        png = win.exports.figure_bytes(target, "png", scale=1.0)
+        png = win.exports.figure_bytes(target, "png", scale=72 / 150)  # 72 dpi: the SVG's size
         (tmp_path / f"{name}.png").write_bytes(png)  # beside the SVG and rsvg's PNG, to look at
         check_renders_alike(svg, png, tmp_path, name)

@@ -377,8 +377,9 @@ class Fuzzer:
         ok = self.win.exports.export_all(folder)
         self._ok_or_starting(ok, "export_all")
         if ok:
-            # seven panels (six and the phase plane) as PNG and SVG, the window, 4 CSVs, 2 JSONs
-            assert len(list(folder.iterdir())) == 21
+            # seven panels (six and the phase plane) as PNG, SVG, JSON and script, the window,
+            # 4 CSVs, 2 JSONs
+            assert len(list(folder.iterdir())) == 35
         return str(ok)
 
     def w0_from_file(self) -> str:
@@ -774,6 +775,10 @@ def assert_only_complete_files(folder: Path) -> list[str]:
             ET.parse(path)  # whole XML
         elif suffix == ".json":
             json.loads(path.read_text())
+        elif suffix == ".pdf":
+            assert path.read_bytes().startswith(b"%PDF"), path
+        elif suffix == ".py":
+            compile(path.read_text(), str(path), "exec")  # a whole script
         elif suffix == ".csv":
             lines = path.read_text().splitlines()
             widths = {line.count(",") for line in lines}
@@ -805,7 +810,7 @@ def test_closing_during_export_all_while_running_flat_out(qtbot, make_window, tm
     ok = win.exports.export_all(out)
     events["export_end"] = time.perf_counter()
     qtbot.waitUntil(lambda: "closed" in events, timeout=TIMEOUT)
-    names = assert_only_complete_files(out)
+    names = assert_only_complete_files(out) if out.exists() else []  # a cancelled export: none
     print(
         f"\ndelay {delay_ms} ms: export {'ok' if ok else 'refused: ' + win.last_error}, "
         f"{len(names)} files, export {events['export_end'] - events['export_start']:.2f} s, "
@@ -816,7 +821,7 @@ def test_closing_during_export_all_while_running_flat_out(qtbot, make_window, tm
     assert not win.isVisible() and not win.paint_timer.isActive()
     assert events["closed"] - events["close_start"] < 5.0
     if ok:
-        assert len(names) == 21  # seven panels as PNG and SVG, the window, 4 CSVs, 2 JSONs
+        assert len(names) == 35  # 7 panels x PNG, SVG, JSON, .py; the window, 4 CSVs, 2 JSONs
     else:
         assert win.last_error
     # the export's helper threads are gone too (and the fixture checks no thread is left)

@@ -1,0 +1,230 @@
+"""Drawing helpers every panel shares. Each depends only on numpy, matplotlib and its
+arguments: the script beside a figure carries the source of those it uses (save.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def finite_xy(x, y, positive=False):
+    """Rows where x and y are finite (and y > 0 for a log axis)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    if positive:
+        keep &= y > 0
+    return x[keep], y[keep]
+
+
+def broken_xy(x, y, steps, positive=False):
+    """A curve broken (a NaN put in) where `steps` (λ) changes from one row to the next,
+    so a value that jumps there is not joined by a steep segment."""
+    x, y, steps = (np.asarray(a, float) for a in (x, y, steps))
+    keep = np.isfinite(x) & np.isfinite(y)
+    if positive:
+        keep &= y > 0
+    x, y, steps = x[keep], y[keep], steps[keep]
+    cuts = np.flatnonzero(steps[1:] != steps[:-1]) + 1
+    return np.insert(x, cuts, np.nan), np.insert(y, cuts, np.nan)
+
+
+def colours():
+    """The panels' colours: Okabe & Ito's colour-blind-safe set (style.OKABE_ITO)."""
+    return {
+        "blue": "#0072B2",
+        "orange": "#E69F00",
+        "green": "#009E73",
+        "red": "#D55E00",
+        "purple": "#CC79A7",
+        "sky": "#56B4E9",
+        "grey": "#7f7f7f",
+        "black": "#000000",
+    }
+
+
+def panel_axes(fig, ax=None, ratios=(1,)):
+    """The panel's sub-plots, stacked, sharing their x axis (only the lowest labels it):
+    filling `fig` (a Figure or SubFigure), or in the place of `ax` when one is given."""
+    rows = len(ratios)
+    if ax is not None and rows == 1:
+        return [ax]
+    if ax is not None:
+        fig, spec = ax.figure, ax.get_subplotspec()
+        ax.remove()
+        grid = spec.subgridspec(rows, 1, height_ratios=ratios)
+    else:
+        grid = fig.add_gridspec(rows, 1, height_ratios=ratios)
+    axes = [fig.add_subplot(grid[0])]
+    for i in range(1, rows):
+        axes.append(fig.add_subplot(grid[i], sharex=axes[0]))
+    for a in axes[:-1]:
+        a.tick_params(labelbottom=False)
+    return axes
+
+
+def end_at_data(ax, x):
+    """The x axis from the first to the last finite x (a time axis ends at the data)."""
+    x = np.asarray(x, float)
+    x = x[np.isfinite(x) & ((x > 0) if ax.get_xscale() == "log" else True)]
+    if x.size and x.max() > x.min():
+        ax.set_xlim(x.min(), x.max())
+
+
+def mark_changes(ax, changes, label=True):
+    """A thin dashed line at each [t, text] of a live change of λ and, with `label`, its
+    text above the plot just right of the line (clear of the line and the curves); labels
+    that would overlap are put on a second row."""
+    texts = []
+    for t, text in changes:
+        ax.axvline(t, color="0.55", linestyle=(0, (2.5, 2.0)), linewidth=0.6, zorder=0.8)
+        if label:
+            texts.append(
+                ax.annotate(
+                    text,
+                    xy=(t, 1.0),
+                    xycoords=ax.get_xaxis_transform(),
+                    xytext=(2.0, 1.5),
+                    textcoords="offset points",
+                    ha="left",
+                    va="bottom",
+                    fontsize="x-small",
+                    color="0.3",
+                    gid="lam-change-label",
+                )
+            )
+    return texts
+
+
+def pin_dashes(number):
+    """A pinned run's dash pattern (in line widths), one per pin number."""
+    dashes = (
+        (6, 3),
+        (1.5, 2.5),
+        (8, 3, 1.5, 3),
+        (3, 3),
+        (12, 4),
+        (8, 3, 1.5, 3, 1.5, 3),
+        (1.5, 5),
+        (14, 3, 4, 3),
+    )
+    return (0, dashes[(number - 1) % len(dashes)])
+
+
+def pin_line(ax, x, y, colour, number, positive=False):
+    """A pinned run's curve: the live curve's colour, faded, thinner, the pin's dashes."""
+    x, y = finite_xy(x, y, positive)
+    (line,) = ax.plot(
+        x,
+        y,
+        color=colour,
+        alpha=0.6,
+        linewidth=0.8,
+        linestyle=pin_dashes(number),
+        zorder=1,
+        gid=f"pin{number}",
+    )
+    return line
+
+
+def pin_entries(pins, colours):
+    """Legend handles and labels of the pinned runs: per pin, a sample of each of its
+    curves' colours in its dashes (one entry, however many sub-plots it is drawn in)."""
+    from matplotlib.lines import Line2D
+
+    handles, labels = [], []
+    for pin in pins:
+        samples = tuple(
+            Line2D([], [], color=c, alpha=0.6, linewidth=0.8, linestyle=pin_dashes(pin["number"]))
+            for c in colours
+        )
+        handles.append(samples if len(samples) > 1 else samples[0])
+        labels.append(pin["short_label"])
+    return handles, labels
+
+
+def panel_legend(fig, ax, handles, labels, own_ax=False):
+    """The panel's one legend, in as many columns as its width holds (about 1.7 in
+    each): above the plots on the figure, or on `ax` when drawing into a given one."""
+    import re
+
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.legend_handler import HandlerTuple
+
+    # columns as wide as the longest entry (handle and text, estimated), as many as fit
+    size = FontProperties(size=rcParams["legend.fontsize"]).get_size_in_points()
+
+    def shown(label):  # mathtext as the characters it shows: \\lambda is one
+        return re.sub(r"[$^_{}]", "", re.sub(r"\\[A-Za-z]+", "x", label))
+
+    chars = max((len(line) for label in labels for line in shown(label).split("\n")), default=1)
+    entry = (0.56 * chars + rcParams["legend.handlelength"] + 2.0) * size
+    width = fig.bbox.width * 72.0 / fig.dpi
+    options = {
+        "ncols": max(1, min(int(0.95 * width // entry), len(labels))),
+        "handler_map": {tuple: HandlerTuple(ndivide=None, pad=0.3)},
+        "columnspacing": 1.0,
+        "handletextpad": 0.5,
+        "borderaxespad": 0.2,
+    }
+    if own_ax:
+        return ax.legend(handles, labels, loc="best", **options)
+    if fig is fig.figure:  # a figure of its own: as tall as a legend of a quarter needs
+        lines = sum(label.count("\n") + 1 for label in labels)  # a label may run over lines
+        rows = -(-lines // options["ncols"])
+        need = (rows * (1.0 + rcParams["legend.labelspacing"]) * size + 2 * size) / 72.0
+        w, h = fig.get_size_inches()
+        if need > 0.24 * h:
+            fig.set_size_inches(w, need / 0.24)
+    return fig.legend(handles, labels, loc="outside upper center", **options)
+
+
+def log_ticks(ax):
+    """Labelled ticks on each log axis of `ax`, chosen when drawn, for the axis's final
+    length: decades where it spans several, else 1-2-5 or more multiples, as many as fit
+    (at least three); plain numbers where short (0.02, 500), 10^k beyond; no minor labels."""
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.ticker import FuncFormatter, Locator, NullFormatter
+
+    font = FontProperties(size=rcParams["ytick.labelsize"]).get_size_in_points()
+
+    def text(v, _pos=None):
+        if 1e-3 <= abs(v) < 1e4:
+            return f"{v:g}"
+        mantissa, exponent = f"{v:.0e}".split("e")
+        power = f"10^{{{int(exponent)}}}"
+        return f"${power}$" if mantissa == "1" else rf"${mantissa}\times{power}$"
+
+    class FittingLogLocator(Locator):
+        def __init__(self, vertical):
+            self.vertical = vertical
+
+        def __call__(self):
+            return self.tick_values(*self.axis.get_view_interval())
+
+        def tick_values(self, vmin, vmax):
+            lo, hi = sorted((vmin, vmax))
+            if not 0 < lo < hi:
+                return []
+            box = self.axis.axes.bbox
+            length = (box.height if self.vertical else box.width) * 72.0 / self.axis.axes.figure.dpi
+            most = max(3, int(length // ((2.0 if self.vertical else 4.5) * font)))
+            k = np.arange(np.floor(np.log10(lo)), np.ceil(np.log10(hi)) + 1)
+            # the coarsest multiples that give three ticks, thinned to what fits
+            for subs in ((1,), (1, 3), (1, 2, 5), (1, 2, 3, 5), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+                ticks = [s * 10.0**e for e in k for s in subs if lo <= s * 10.0**e <= hi]
+                if len(ticks) >= 3:
+                    break
+            step = 1
+            while len(ticks[::step]) > most and len(ticks[:: step + 1]) >= 3:
+                step += 1
+            ticks = ticks[::step]
+            if len(ticks) < 3:  # less than a factor 3 or so: three round values inside
+                ticks = [float(f"{v:.2g}") for v in np.geomspace(lo, hi, 5)[1:-1]]
+            return ticks
+
+    for axis, scale, vertical in ((ax.xaxis, ax.get_xscale(), False), (ax.yaxis, ax.get_yscale(), True)):
+        if scale == "log":
+            axis.set_major_locator(FittingLogLocator(vertical))
+            axis.set_major_formatter(FuncFormatter(text))
+            axis.set_minor_formatter(NullFormatter())

@@ -1,0 +1,190 @@
+"""A figure drawn, saved and scripted. `figure_of` draws a panel function into a new
+`Figure` in a style; `figure_files` gives its PNG (at a chosen DPI), SVG (text kept as
+text) and PDF (every font embedded) bytes, the JSON of the arrays it was drawn from and
+`<name>.py`, the standalone script that redraws the PNG pixel for pixel from that JSON.
+
+The app draws from the JSON's decoded arrays, exactly what the script reads back (floats
+round-trip exactly through JSON; a non-finite value is null and reads back as NaN), so
+the two drawings cannot differ. The script is the panel function's own source, the
+helpers it calls, the style as a dict and a loader: numpy and matplotlib only."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import json
+import logging
+import math
+import textwrap
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import numpy as np
+
+from sparsity_gui.core.files import atomic_write_bytes
+from sparsity_gui.figures import draw as draw_helpers
+from sparsity_gui.figures.style import DEFAULT_DPI
+
+FORMATS = ("png", "svg", "pdf")
+PanelFunction = Callable[..., None]  # (fig, data, spec=None) -> draws into fig
+
+
+def arrays_of(obj):
+    """The JSON's lists of numbers (null: NaN) as float arrays, a lone null as NaN;
+    everything else as is."""
+    if obj is None:
+        return float("nan")
+    if isinstance(obj, dict):
+        return {key: arrays_of(value) for key, value in obj.items()}
+    if isinstance(obj, list):
+        if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in obj):
+            return np.array([np.nan if v is None else v for v in obj], dtype=float)
+        return [arrays_of(v) for v in obj]
+    return obj
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(key): _jsonable(value) for key, value in obj.items()}
+    if isinstance(obj, np.ndarray):
+        return [v if math.isfinite(v) else None for v in obj.astype(float).ravel().tolist()]
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (np.floating, float)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
+
+
+def data_json(data: dict) -> str:
+    """The figure's data as JSON text: arrays as lists, exact (repr floats)."""
+    return json.dumps(_jsonable(data), allow_nan=False, ensure_ascii=False, indent=None) + "\n"
+
+
+def figure_of(panel: PanelFunction, data: dict, style: dict, size: tuple[float, float]):
+    """A new Figure of `size` inches with `panel` drawn from `data` in the rcParams
+    `style` (constrained layout: the legend and labels get their room)."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context(style):
+        fig = Figure(figsize=size, layout="constrained")
+        panel(fig, data)
+    return fig
+
+
+def figure_bytes(fig, fmt: str, style: dict, dpi: float = DEFAULT_DPI) -> bytes:
+    """The figure as PNG (at `dpi`), SVG or PDF bytes, saved in its style (the font
+    embedding and SVG text settings are read at save time)."""
+    import matplotlib
+
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown figure format {fmt!r} (use png, svg or pdf)")
+    buf = io.BytesIO()
+    # fontTools warns on stderr about DejaVu's font dates while embedding them in a PDF
+    fonttools = logging.getLogger("fontTools")
+    level = fonttools.level
+    fonttools.setLevel(logging.ERROR)
+    with contextlib.ExitStack() as undo, matplotlib.rc_context(style):
+        undo.callback(fonttools.setLevel, level)
+        # no dates in SVG/PDF metadata: the same figure gives the same bytes
+        metadata = {"Date": None} if fmt == "svg" else ({"CreationDate": None} if fmt == "pdf" else None)
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
+    return buf.getvalue()
+
+
+# --- the script beside a figure ---------------------------------------------------------
+def _helpers_used(source: str, seen: set[str] | None = None) -> list[str]:
+    """Names of draw.py's helpers the source calls, and those they call, in file order."""
+    seen = set() if seen is None else seen
+    names = [
+        name
+        for name, obj in vars(draw_helpers).items()
+        if inspect.isfunction(obj) and obj.__module__ == draw_helpers.__name__
+    ]
+    for name in names:
+        if name not in seen and f"{name}(" in source:
+            seen.add(name)
+            _helpers_used(inspect.getsource(getattr(draw_helpers, name)), seen)
+    return [name for name in names if name in seen]
+
+
+def script_text(
+    name: str, panel: PanelFunction, style: dict, size, dpi: float, title: str = "", calls: Iterable = ()
+) -> str:
+    """`<name>.py`: standalone, reads `<name>.json` beside it and writes `<name>.png`.
+    `calls`: the other drawing functions `panel` calls (a layout's panels)."""
+    sources = [inspect.getsource(f) for f in calls] + [inspect.getsource(panel)]
+    source = "\n\n".join(sources)
+    helpers = [inspect.getsource(getattr(draw_helpers, h)) for h in _helpers_used(source)]
+    style_lines = "\n".join(f"    {key!r}: {value!r}," for key, value in style.items())
+    loader = inspect.getsource(arrays_of)
+    head = f'''\
+"""{title or name}: redraws {name}.png from {name}.json (the arrays it was drawn from).
+
+Run `python {name}.py` in this folder (numpy and matplotlib only). Restyle it here:
+STYLE holds matplotlib's rcParams, SIZE the size in inches, FORMATS what is written;
+{panel.__name__}() below draws the figure.
+"""
+
+import json
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+
+STYLE = {{
+{style_lines}
+}}
+SIZE = {tuple(float(v) for v in size)!r}  # inches
+DPI = {dpi!r}
+FORMATS = ("png",)  # add "svg", "pdf" for the vector versions
+'''
+    main = f'''
+if __name__ == "__main__":
+    here = Path(__file__).resolve().parent
+    with open(here / "{name}.json", encoding="utf-8") as f:
+        data = arrays_of(json.load(f))
+    with matplotlib.rc_context(STYLE):
+        fig = Figure(figsize=SIZE, layout="constrained")
+        {panel.__name__}(fig, data)
+        for fmt in FORMATS:
+            fig.savefig(here / f"{name}.{{fmt}}", dpi=DPI)
+'''
+    body = "\n\n".join(textwrap.dedent(s).rstrip() + "\n" for s in [loader, *helpers, *sources])
+    return head + "\n\n" + body + "\n" + main
+
+
+def figure_files(
+    name: str,
+    panel: PanelFunction,
+    data: dict,
+    style: dict,
+    size: tuple[float, float],
+    dpi: float = DEFAULT_DPI,
+    formats: Iterable[str] = FORMATS,
+    title: str = "",
+    calls: Iterable = (),
+) -> dict[str, bytes]:
+    """{file name: bytes}: `<name>.<fmt>` per format, `<name>.json` and `<name>.py`. The
+    figure is drawn from the decoded JSON, as the script will draw it."""
+    text = data_json(data)
+    fig = figure_of(panel, arrays_of(json.loads(text)), style, size)
+    out = {f"{name}.{fmt}": figure_bytes(fig, fmt, style, dpi) for fmt in formats}
+    out[f"{name}.json"] = text.encode("utf-8")
+    out[f"{name}.py"] = script_text(name, panel, style, size, dpi, title, calls).encode("utf-8")
+    return out
+
+
+def write_files(folder: str | Path, files: dict[str, bytes]) -> list[Path]:
+    """Each file written atomically (whole or not at all, with the user's umask)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for file_name, payload in files.items():
+        atomic_write_bytes(folder / file_name, payload)
+        written.append(folder / file_name)
+    return written
