@@ -39,6 +39,7 @@ def step_panel_end(ax, data, y_from_zero=True):
     steps = [np.asarray(data["step"], float)]
     steps += [np.asarray(pin["step"], float) for pin in data["pins"]]
     end_at_data(ax, np.concatenate(steps))
+    ax.locator_params(axis="x", nbins=4)  # step labels of 4-5 digits stay apart in a narrow panel
     if y_from_zero:
         ax.set_ylim(bottom=0.0)
 
@@ -120,6 +121,7 @@ def active(fig, data, ax=None):
         log_ticks(below)
     else:
         below.set_ylim(0.0, max(1.0, float(hist.max())) * 1.05)
+        below.yaxis.get_major_locator().set_params(integer=True)
     below.set_xlabel("active features on the neuron")
     below.set_ylabel("neurons")
     handles, labels = top.get_legend_handles_labels()
@@ -136,6 +138,7 @@ def polysemantic(fig, data, ax=None):
     ax.plot(*finite_xy(data["step"], data["polysemantic"]), color="C3", label="polysemantic neurons")
     ax.plot(*finite_xy(data["step"], data["predicted"]), color="0.35", linestyle="--", label="$n^2/(4m)$")
     step_panel_end(ax, data)
+    ax.yaxis.get_major_locator().set_params(integer=True)  # a count
     ax.set_xlabel("step")
     ax.set_ylabel("neurons")
     handles, labels = ax.get_legend_handles_labels()
@@ -181,6 +184,7 @@ def signs(fig, data, ax=None):
     below.plot(*finite_xy(data["step"], _opposite_share(data)), color="C2", label="opposite share")
     below.axhline(0.5, color="0.5", linestyle=":", linewidth=0.6)
     step_panel_end(top, data)
+    top.yaxis.get_major_locator().set_params(integer=True)  # a count
     below.set_ylim(0.0, 1.05)
     top.set_ylabel("colliding pairs")
     below.set_ylabel("opposite\nshare")

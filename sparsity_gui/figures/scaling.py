@@ -115,8 +115,9 @@ def scaling_panel(fig, data, ax=None):
             Line2D([], [], color="0.3", marker="o", markerfacecolor="white", linestyle="none", markersize=3.5)
         )
         labels.append("$\\lambda\\|W(0)\\|_1 > 1/4$")
-    if data["reference"] is not None:
-        ax.axhline(data["reference"], color="0.45", linestyle="--", linewidth=0.7, zorder=1)
+    reference = data["reference"]
+    if reference is not None and np.isfinite(reference):
+        ax.axhline(reference, color="0.45", linestyle="--", linewidth=0.7, zorder=1)
         handles.append(Line2D([], [], color="0.45", linestyle="--", linewidth=0.7))
         labels.append(data["reference_label"])
     ax.set_xscale("log")
