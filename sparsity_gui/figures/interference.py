@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from sparsity_gui.core.interference.image import max_abs_pool, neuron_order
 from sparsity_gui.figures import save
 from sparsity_gui.figures.draw import (
     end_at_data,
@@ -257,45 +258,6 @@ def layout(fig, data, ax=None):
 
 
 # --- the data each panel draws ---------------------------------------------------------
-def neuron_order(W: np.ndarray) -> np.ndarray:
-    """Columns grouped by feature: feature i's largest-|w| neuron comes at position i
-    (a neuron shared by several features comes once, at its first feature), then every
-    neuron no feature has as its largest, in index order."""
-    n, m = W.shape
-    if n == 0 or m == 0:
-        return np.arange(m)
-    best = np.argmax(np.abs(W), axis=1)
-    key = np.full(m, n, dtype=np.int64) + np.arange(m)  # unowned neurons after all features
-    key[best[::-1]] = np.arange(n)[::-1]  # the smallest feature index per neuron wins
-    return np.argsort(key, kind="stable")
-
-
-def _pool_columns(A: np.ndarray, f: int) -> np.ndarray:
-    n, m = A.shape
-    nx = -(-m // f)
-    if nx * f != m:
-        B = np.zeros((n, nx * f))
-        B[:, :m] = A
-        A = B
-    hi = A[:, 0::f].copy()
-    lo = hi.copy()
-    for k in range(1, f):  # f strided passes: numpy reduces a short last axis slowly
-        col = A[:, k::f]
-        np.maximum(hi, col, out=hi)
-        np.minimum(lo, col, out=lo)
-    return np.where(hi >= -lo, hi, lo)
-
-
-def max_abs_pool(A: np.ndarray, fy: int, fx: int) -> np.ndarray:
-    """Each block of fy x fx entries replaced by its entry of largest |value| (sign kept;
-    the last blocks padded with zeros): pooled, every single weight near ±1 still shows."""
-    if fx > 1:
-        A = _pool_columns(A, fx)
-    if fy > 1:
-        A = _pool_columns(A.T, fy).T
-    return np.ascontiguousarray(A)
-
-
 def weights_data(W: np.ndarray, ordered: bool = False, pixels: int = IMAGE_PIXELS) -> dict:
     W = np.asarray(W, float)
     shown = W[:, neuron_order(W)] if ordered else W
