@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference bench-pins bench-cluster screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure bundle icons clean
+.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-cluster screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure bundle icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,9 @@ bench: $(STAMP)
 
 bench-run: $(STAMP)
 	$(PY) benchmarks/bench_run.py $(ARGS)
+
+bench-figures: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) benchmarks/bench_figures.py $(ARGS)
 
 bench-gui: $(STAMP)
 	$(PY) benchmarks/bench_gui.py

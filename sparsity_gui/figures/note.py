@@ -224,6 +224,8 @@ def note_layout(fig, d):
 
 
 def panel_size(style, width: str = "single") -> tuple[float, float]:
+    """A panel figure's size in inches: a journal's column (or text width), or half a
+    16:9 slide in the talk style."""
     if style_name(style) == "talk":
         return (6.4, 4.2)
     return (WIDTHS[width], HEIGHTS[width])

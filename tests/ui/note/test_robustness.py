@@ -377,9 +377,9 @@ class Fuzzer:
         ok = self.win.exports.export_all(folder)
         self._ok_or_starting(ok, "export_all")
         if ok:
-            # seven panels (six and the phase plane) and the layout as PNG, SVG, PDF, JSON and
-            # script, the window, 4 CSVs, 2 JSONs
-            assert len(list(folder.iterdir())) == 47
+            # seven panels (six and the phase plane) as PNG, SVG, JSON and script, the window,
+            # 4 CSVs, 2 JSONs
+            assert len(list(folder.iterdir())) == 35
         return str(ok)
 
     def w0_from_file(self) -> str:
@@ -821,7 +821,7 @@ def test_closing_during_export_all_while_running_flat_out(qtbot, make_window, tm
     assert not win.isVisible() and not win.paint_timer.isActive()
     assert events["closed"] - events["close_start"] < 5.0
     if ok:
-        assert len(names) == 47  # 8 figures x PNG, SVG, PDF, JSON, .py; the window, 4 CSVs, 2 JSONs
+        assert len(names) == 35  # 7 panels x PNG, SVG, JSON, .py; the window, 4 CSVs, 2 JSONs
     else:
         assert win.last_error
     # the export's helper threads are gone too (and the fixture checks no thread is left)
