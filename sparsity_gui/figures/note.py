@@ -120,7 +120,7 @@ def fit_constants(run) -> dict:
 def run_snapshot(run) -> Snapshot:
     """What the panels draw of a sampled run: its rows and its final state."""
     return snapshot_of(
-        run.sim, run.sim.params, run_id=1, seq=1, state="finished", history=run.rows, fitted_c=run.fitted_c
+        run.sim, run.sim.params, run_id=1, seq=1, state="finished", history=run.rows, fit=run.fit
     )
 
 
