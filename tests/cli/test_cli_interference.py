@@ -350,8 +350,8 @@ def test_sweep_writes_exactly_its_files(runs):
     assert sorted(p.name for p in (d / "res" / "figures").iterdir()) == SWEEP_FIGURES
     assert [p.name for p in d.iterdir()] == ["res"]  # no temporary folder left beside it
     assert (d / "res" / "figures" / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    svg = (d / "res" / "sweep.svg").read_text(encoding="utf-8")
-    assert "<svg" in svg and "polysemantic neurons" in svg and "m (neurons)" in svg
+    svg = (d / "res" / "figures" / "sweep.svg").read_text(encoding="utf-8")
+    assert "<svg" in svg and "polysemantic neurons" in svg and "(neurons)" in svg
 
 
 def test_sweep_csv_a_row_per_run_with_the_prediction(runs):
