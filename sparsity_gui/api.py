@@ -412,8 +412,8 @@ def simulate(
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class ScalingResult(_Result):
-    """The note's constants across m and lam (``sparsity-gui scaling --no-figure``: the API
-    draws no figures; plots.scaling draws them from ``grid`` and ``scaling_rows``).
+    """The note's constants across m and lam (``sparsity-gui scaling --no-figure``;
+    ``plot()`` draws its figures).
 
     ``rows``: a column per field of scaling.csv, a row per run in its order (m, then lam,
     then seed), as numpy arrays: ``t_one`` (when one weight is left, in the note's time),
@@ -443,7 +443,7 @@ class ScalingResult(_Result):
 
     def save(self, out: str | Path, *, force: bool = False) -> Path:
         """scaling.csv and scaling.json into ``out``, as `scaling --no-figure --out DIR`
-        with the same options (no figures: they need Qt). See _Result.save."""
+        with the same options (no figures: ``plot()`` draws them). See _Result.save."""
         return self._save(out, force)
 
     def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
@@ -459,6 +459,18 @@ class ScalingResult(_Result):
 
     def _table(self) -> tuple[Sequence[str], dict[str, np.ndarray]]:
         return tuple(self.rows), self.rows
+
+    def plot(self, panel: str = "lam_t_one", ax: Axes | None = None, style: Any = None) -> Figure:
+        """One scaling figure against m, as `scaling` draws it into DIR/figures/:
+        ``lam_t_one`` (λ·T), ``fitted_c`` or ``rel_var``. A new
+        ``matplotlib.figure.Figure``, or drawn in place of ``ax``. ``style``: "paper" (the
+        default), "talk", a dict of rcParams or a .mplstyle path."""
+        from sparsity_gui.figures.scaling import FIGURES, scaling_data, scaling_panel
+        from sparsity_gui.figures.scripted import panel_named, plot_panel
+
+        panel_named(FIGURES, panel)
+        data = scaling_data(self.scaling_rows, panel, self.grid.m_values, self.grid.lam_values)
+        return plot_panel(scaling_panel, data, ax, style)
 
     def _summary(self) -> str:
         g = self.grid
@@ -579,6 +591,25 @@ class TrainingResult(_Result):
     def _table(self) -> tuple[Sequence[str], np.ndarray]:
         return self.columns, self.history
 
+    def plot(self, panel: str = "layout", ax: Axes | None = None, style: Any = None) -> Figure:
+        """One of the interference window's panels, drawn by matplotlib as `interference
+        --figures` draws it: ``weights``, ``active``, ``polysemantic``, ``kept``, ``signs``,
+        ``sparsity`` or ``layout`` (all six; not into an ``ax``). Returns a new
+        ``matplotlib.figure.Figure``, or draws in place of ``ax`` and returns its figure.
+        ``style``: "paper" (the default), "talk", a dict of rcParams or a .mplstyle path."""
+        from sparsity_gui.figures.interference import PANELS, layout, layout_size, run_data
+        from sparsity_gui.figures.scripted import panel_named, plot_panel
+
+        data = run_data(self.history, self.columns, self.w_final, self.neuron_counts, self.params.n)
+        if panel == "layout":
+            if ax is not None:
+                raise ValueError("the layout draws six panels: it takes no ax")
+            return plot_panel(
+                layout, {"panels": [data[name] for name in PANELS]}, None, style, layout_size(style)
+            )
+        function, _title = panel_named({**PANELS, "layout": (layout, "")}, panel)
+        return plot_panel(function, data[panel], ax, style)
+
     def _summary(self) -> str:
         p = self.params
         return (
@@ -677,7 +708,7 @@ def train(
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class SweepResult(_Result):
-    """A sweep over m (``sparsity-gui sweep --no-figure``: the API draws no figures).
+    """A sweep over m (``sparsity-gui sweep --no-figure``; ``plot()`` draws its figure).
 
     ``rows``: a column per field of sweep.csv (``m``, ``seed``, ``polysemantic``,
     ``predicted`` = n^2/(4m), ..., ``seconds`` of wall time), a row per run, as numpy
@@ -710,6 +741,18 @@ class SweepResult(_Result):
 
     def _table(self) -> tuple[Sequence[str], dict[str, np.ndarray]]:
         return tuple(self.rows), self.rows
+
+    def plot(self, panel: str = "sweep", ax: Axes | None = None, style: Any = None) -> Figure:
+        """Polysemantic neurons against m (the ``sweep`` panel, as `sweep` draws it into
+        DIR/figures/): a new ``matplotlib.figure.Figure``, or drawn in place of ``ax``.
+        ``style``: "paper" (the default), "talk", a dict of rcParams or a .mplstyle path."""
+        from sparsity_gui.figures.scripted import panel_named, plot_panel
+        from sparsity_gui.figures.sweep import sweep, sweep_data
+
+        function = panel_named({"sweep": sweep}, panel)
+        spec = self.spec
+        data = sweep_data(self.sweep_rows, spec.base.n, spec.m_values, len(spec.runs()))
+        return plot_panel(function, data, ax, style)
 
     def _summary(self) -> str:
         means = ", ".join(f"{int(m)}: {mean:.3g}" for m, mean in zip(self.m, self.mean, strict=True))

@@ -120,6 +120,38 @@ def add_output_options(group) -> None:
     group.add_argument("--force", action="store_true", help="replace a non-empty DIR")
 
 
+def add_figure_options(group) -> None:
+    """--style and --dpi of the figures a command writes (sparsity_gui/figures)."""
+    group.add_argument(
+        "--style",
+        default=None,
+        metavar="FILE",
+        help="the figures' style: paper (the default: 3.5 in wide, 8 pt text, thin lines, "
+        "colour-blind-safe colours), talk (larger text and lines, for slides) or a matplotlib "
+        ".mplstyle FILE, applied on top of the paper style",
+    )
+    group.add_argument(
+        "--dpi",
+        type=whole_arg,
+        default=None,
+        metavar="N",
+        help="the PNG figures' resolution (50 to 1200; default 300)",
+    )
+
+
+def figure_style_from_args(args) -> tuple[str | None, int]:
+    """(style, dpi) of --style and --dpi, checked before anything runs: a style file that
+    cannot be read is an InputError naming it."""
+    from sparsity_gui.figures.style import DEFAULT_DPI, STYLES, style_params
+
+    if args.style is not None and args.style not in STYLES:
+        style_params(args.style)
+    dpi = DEFAULT_DPI if args.dpi is None else args.dpi
+    if not 50 <= dpi <= 1200:
+        raise InputError("dpi", f"must be from 50 to 1200, got {dpi}")
+    return args.style, int(dpi)
+
+
 def whole_arg(text: str) -> int:
     """argparse type: a whole number ('250', '1e6'); its range is checked later, with the
     other parameters."""

@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from sparsity_gui.cli.common import (
     CleanParser,
     Progress,
+    add_figure_options,
     add_output_options,
     fail,
+    figure_style_from_args,
     interrupts_deferred,
     log,
     number_arg,
@@ -55,7 +57,9 @@ SWEEP_DESCRIPTION = (
 Sweep m for a fixed n: train every m with several seeds and count the polysemantic
 neurons of each run, against the paper's n^2/(4m) (its count-against-m figure).
 Writes into DIR: sweep.csv (a row per run), sweep.json (the settings, the command line,
-mean and std per m) and the figure as sweep.png and sweep.svg.
+mean and std per m) and, in DIR/figures/, the figure drawn by matplotlib: sweep.png,
+sweep.svg and sweep.pdf, sweep.json (the arrays drawn) and sweep.py (the script that
+redraws sweep.png from them, with numpy and matplotlib only: restyle it there).
 
 """
     + INTERFERENCE_MODEL
@@ -67,7 +71,9 @@ INTERFERENCE_DESCRIPTION = (
 Train the interference model once, headless, and write into DIR: history.csv (the counts
 at K steps spread evenly over the run), w0.npy and w_final.npy (W, n x m), neuron_counts.csv
 (active features per neuron at the end) and run.json (parameters, the note's units, the
-final counts and the prediction n^2/(4m)).
+final counts and the prediction n^2/(4m)); with --figures, DIR/figures/ as well: each of
+the window's six panels and their layout as PNG, SVG and PDF (matplotlib), each with the
+arrays it is drawn from (.json) and the script that redraws it (.py).
 
 """
     + INTERFERENCE_MODEL
@@ -261,11 +267,8 @@ def build_sweep_parser() -> CleanParser:
     )
     o = p.add_argument_group("output")
     add_output_options(o)
-    o.add_argument(
-        "--no-figure",
-        action="store_true",
-        help="skip sweep.png and sweep.svg (drawing them needs PySide6 and pyqtgraph)",
-    )
+    o.add_argument("--no-figure", action="store_true", help="skip DIR/figures/ (the figure and its script)")
+    add_figure_options(o)
     o.add_argument(
         "--resume",
         action="store_true",
@@ -290,6 +293,7 @@ def sweep_command(argv: Sequence[str]) -> int:
     args = build_sweep_parser().parse_args(argv)
     try:
         spec = sweep_spec_from_args(args)
+        style, dpi = figure_style_from_args(args)
         if args.resume:
             from sparsity_gui.core.interference.files import resumed_rows
 
@@ -326,13 +330,14 @@ def sweep_command(argv: Sequence[str]) -> int:
         )
         state["outcome"] = outcome
         rows = outcome.rows
-        with interrupts_deferred():  # Qt draws the figure
-            figures = {}
+        with interrupts_deferred():  # the runs that finished are written whole
+            write_sweep(result_dir, spec, rows, command_line=command_line)
             if not args.no_figure:
-                from sparsity_gui.plots.figures import sweep_figure_files  # needs Qt
+                from sparsity_gui.figures.save import write_files
+                from sparsity_gui.figures.sweep import sweep_figure_files
 
-                figures = sweep_figure_files(spec, rows)
-            write_sweep(result_dir, spec, rows, figures=figures, command_line=command_line)
+                files = sweep_figure_files(spec, rows, style, dpi, cancelled=outcome.interrupted)
+                write_files(result_dir.path("figures"), files)
 
     write_headless(args.out, args.force or args.resume, body)
     outcome = state["outcome"]
@@ -383,6 +388,13 @@ def build_interference_parser() -> CleanParser:
         help="rows in history.csv, at steps round(i*steps/(K-1)) (2 to 1e5; fewer when "
         "steps < K-1; default 501)",
     )
+    o.add_argument(
+        "--figures",
+        action="store_true",
+        help="also write DIR/figures/: the six panels and their layout as PNG, SVG and PDF, "
+        "each with its data (.json) and the script that redraws it (.py)",
+    )
+    add_figure_options(o)
     add_output_options(o)
     return p
 
@@ -413,12 +425,24 @@ def w0_from_args(args: argparse.Namespace):
     return w0, source
 
 
+def write_run_figures(folder, run, style, dpi: int) -> list[Path]:
+    """The six panels of a finished run and their layout, with data and scripts."""
+    from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+    from sparsity_gui.figures.interference import run_data, run_figure_files
+    from sparsity_gui.figures.save import write_files
+
+    run.measure(with_loss=False)  # refreshes run.counts
+    data = run_data(run.history_array(), HISTORY_COLUMNS, run.W, run.counts, run.params.n)
+    return write_files(folder, run_figure_files(data, style, dpi))
+
+
 def interference_command(argv: Sequence[str]) -> int:
     args = build_interference_parser().parse_args(argv)
     try:
         w0, w0_source = w0_from_args(args)
         _resolve(args, INTERFERENCE_DEFAULTS)
         params = training_settings(samples=args.samples, m=args.m, **_model_options(args))
+        style, dpi = figure_style_from_args(args)
     except InputError as exc:
         fail(str(exc))
 
@@ -444,6 +468,8 @@ def interference_command(argv: Sequence[str]) -> int:
             progress.close()
         wall = time.perf_counter() - started
         write_interference_run(result_dir, run, shlex.join(["sparsity-gui", "interference", *argv]), wall)
+        if args.figures:
+            write_run_figures(result_dir.path("figures"), run, style, dpi)
         return run
 
     run = write_headless(args.out, args.force, body)

@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from sparsity_gui.cli.common import (
     CleanParser,
     _leave_if_worker_running,
+    add_figure_options,
     add_output_options,
     fail,
+    figure_style_from_args,
     interrupts_deferred,
     number_arg,
     run_grid,
@@ -31,8 +33,10 @@ Writes scaling.csv (a row per run: m, lam, seed, t_one, lam_t_one, fitted_c (m' 
 fitted_c_bulk (m' >= 10, the bulk decay), fit_max_rel_dev, rel_var_mean, rel_var_min,
 rel_var_max, balance_ratio, w_last, w_last_root, lam_norm1_0, norm2_w0, balance_possible,
 theta_rises, ...), scaling.json (the settings, the command line, mean and standard
-deviation per (m, lam)) and the figures lam_t_one, fitted_c and rel_var against m as PNG
-and SVG. The law holds where lam ||W(0)||_1 <= 1/4 (the figures draw other means hollow).
+deviation per (m, lam)) and, in DIR/figures/, the figures lam_t_one, fitted_c and rel_var
+against m (matplotlib) as PNG, SVG and PDF, each with the arrays it is drawn from (.json)
+and the script that redraws it (.py, numpy and matplotlib only). The law holds where
+lam ||W(0)||_1 <= 1/4: the figures draw those means filled, the others hollow.
 
 example: sparsity-gui scaling --m 1e3,1e4,1e5,1e6 --lam 1e-4,1e-3,1e-2 --seeds 3 --out DIR
 """
@@ -96,10 +100,9 @@ def build_scaling_parser() -> CleanParser:
     o = p.add_argument_group("output")
     add_output_options(o)
     o.add_argument(
-        "--no-figure",
-        action="store_true",
-        help="skip the figures (drawing them needs PySide6 and pyqtgraph)",
+        "--no-figure", action="store_true", help="skip DIR/figures/ (the figures and their scripts)"
     )
+    add_figure_options(o)
     return p
 
 
@@ -148,6 +151,7 @@ def scaling_command(argv: Sequence[str]) -> int:
     args = build_scaling_parser().parse_args(argv)
     try:
         grid, jobs = grid_from_args(args)
+        style, dpi = figure_style_from_args(args)
     except InputError as exc:
         fail(str(exc))
     runs = grid.runs()
@@ -177,15 +181,13 @@ def scaling_command(argv: Sequence[str]) -> int:
         )
         state["outcome"] = outcome
         rows = outcome.rows
-        with interrupts_deferred():  # Qt draws the figures
-            figures = {}
+        with interrupts_deferred():  # the runs that finished are written whole
+            write_scaling(result_dir, grid, rows, command_line=command_line, scheduler=args.scheduler)
             if not args.no_figure:
-                from sparsity_gui.plots.scaling import scaling_figure_files  # needs Qt
+                from sparsity_gui.figures.save import write_files
+                from sparsity_gui.figures.scaling import scaling_figure_files
 
-                figures = scaling_figure_files(grid, rows)
-            write_scaling(
-                result_dir, grid, rows, command_line=command_line, figures=figures, scheduler=args.scheduler
-            )
+                write_files(result_dir.path("figures"), scaling_figure_files(grid, rows, style, dpi))
 
     write_headless(args.out, args.force, body)
     outcome = state["outcome"]

@@ -4,8 +4,8 @@ lam. Each run is a faint point; the mean over seeds a dot on the curve with +-1 
 standard deviation error bars. The curves of different lam are set apart by a few hundredths
 of a decade so that their bars do not hide each other.
 
-Used live by the note window's scaling tab (rows arrive one run at a time) and headless by
-`sparsity-gui scaling` (`scaling_figure_files`). Plain Panels: they draw rows, not snapshots.
+Used live by the note window's scaling tab (rows arrive one run at a time); the exported
+figures are matplotlib's (figures/scaling.py). Plain Panels: they draw rows, not snapshots.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 
-from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.scaling import ScalingGrid, ScalingRow, in_regime, summarize
+from sparsity_gui.core.note.scaling import ScalingRow, in_regime, summarize
 from sparsity_gui.core.text import plural
 from sparsity_gui.plots.base import DASH, GREY, Panel, log_ticks, pen, set_curve
 
@@ -291,51 +290,3 @@ class RelVarPanel(ScalingPanel):
 
 
 SCALING_PANEL_TYPES = (LamTPanel, DecayConstantPanel, RelVarPanel)
-# file names of the headless figures, per panel
-FIGURE_NAMES = {LamTPanel: "lam_t_one", DecayConstantPanel: "fitted_c", RelVarPanel: "rel_var"}
-
-
-def scaling_figure_files(
-    grid: ScalingGrid | None,
-    rows: Sequence[ScalingRow],
-    size: tuple[int, int] | None = None,
-    scale: float | None = None,
-) -> dict[str, bytes]:
-    """{lam_t_one, fitted_c, rel_var}.{png, svg}: bytes, the three panels drawn offscreen
-    (a QApplication on the offscreen platform if there is none; no widget left alive)."""
-    from PySide6 import QtCore
-
-    from sparsity_gui.plots.render import (
-        DEFAULT_SCALE,
-        PANEL_SIZE,
-        antialiased,
-        delete_widgets,
-        ensure_app,
-        render_panel,
-    )
-
-    app, _created = ensure_app()
-    with antialiased():
-        panels = [cls() for cls in SCALING_PANEL_TYPES]
-    try:
-        out: dict[str, bytes] = {}
-        for panel in panels:
-            panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-            panel.resize(*(size or PANEL_SIZE))
-            panel.show()
-            app.processEvents()
-            if grid is not None:
-                panel.show_rows(rows, m_values=grid.m_values, lam_values=grid.lam_values)
-            else:
-                panel.show_rows(rows)
-            app.processEvents()
-            panel.settle_tick_text()
-            for fmt in ("png", "svg"):
-                out[f"{FIGURE_NAMES[type(panel)]}.{fmt}"] = render_panel(
-                    panel, fmt, DEFAULT_SCALE if scale is None else scale
-                )
-        return out
-    except RuntimeError as exc:
-        raise InputError("figures", str(exc)) from None
-    finally:
-        delete_widgets(app, *panels)

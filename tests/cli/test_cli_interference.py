@@ -60,7 +60,8 @@ HISTORY_COLUMNS = [
     "mean_norm2",
     "loss",
 ]
-SWEEP_FILES = ["sweep.csv", "sweep.json", "sweep.png", "sweep.svg"]
+SWEEP_FILES = ["figures", "sweep.csv", "sweep.json"]
+SWEEP_FIGURES = [f"sweep.{ext}" for ext in ("json", "pdf", "png", "py", "svg")]
 RUN_FILES = ["history.csv", "neuron_counts.csv", "run.json", "w0.npy", "w_final.npy"]
 
 # a sweep small enough for a second, with polysemantic counts from 0 to about 8
@@ -346,10 +347,11 @@ def test_sweep_writes_exactly_its_files(runs):
         assert proc.stderr == ""
     assert proc.stdout.startswith("wrote res: 12 runs")
     assert sorted(p.name for p in (d / "res").iterdir()) == SWEEP_FILES
+    assert sorted(p.name for p in (d / "res" / "figures").iterdir()) == SWEEP_FIGURES
     assert [p.name for p in d.iterdir()] == ["res"]  # no temporary folder left beside it
-    assert (d / "res" / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    svg = (d / "res" / "sweep.svg").read_text(encoding="utf-8")
-    assert "<svg" in svg and "polysemantic neurons" in svg and "m (neurons)" in svg
+    assert (d / "res" / "figures" / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = (d / "res" / "figures" / "sweep.svg").read_text(encoding="utf-8")
+    assert "<svg" in svg and "polysemantic neurons" in svg and "(neurons)" in svg
 
 
 def test_sweep_csv_a_row_per_run_with_the_prediction(runs):

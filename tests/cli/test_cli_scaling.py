@@ -32,7 +32,11 @@ REQUIRED = [
     "w_last",
     "w_last_root",
 ]
-FIGURES = [f"{name}.{fmt}" for name in ("fitted_c", "lam_t_one", "rel_var") for fmt in ("png", "svg")]
+FIGURES = [
+    f"{name}.{fmt}"
+    for name in ("fitted_c", "lam_t_one", "rel_var")
+    for fmt in ("json", "pdf", "png", "py", "svg")
+]
 
 
 def cli(args, cwd, **kw):
@@ -66,7 +70,8 @@ def grid_out(tmp_path_factory):
 
 def test_files_rows_and_summary(grid_out):
     out, proc, args = grid_out
-    assert sorted(p.name for p in out.iterdir()) == sorted(["scaling.csv", "scaling.json", *FIGURES])
+    assert sorted(p.name for p in out.iterdir()) == ["figures", "scaling.csv", "scaling.json"]
+    assert sorted(p.name for p in (out / "figures").iterdir()) == sorted(FIGURES)
     header, rows = read_rows(out / "scaling.csv")
     assert header[: len(REQUIRED)] == REQUIRED
     # a row per (m, lam, seed), by m, then lam, then seed
@@ -90,8 +95,13 @@ def test_files_rows_and_summary(grid_out):
     # the printed table: a line per (m, lam)
     assert "wrote" in proc.stdout and len(proc.stdout.strip().splitlines()) == 2 + 4
     for name in FIGURES:
-        data = (out / name).read_bytes()
-        assert data.startswith(b"\x89PNG") if name.endswith(".png") else b"<svg" in data[:400]
+        data = (out / "figures" / name).read_bytes()
+        if name.endswith(".png"):
+            assert data.startswith(b"\x89PNG")
+        elif name.endswith(".svg"):
+            assert b"<svg" in data[:400]
+        elif name.endswith(".pdf"):
+            assert data.startswith(b"%PDF")
 
 
 @pytest.mark.parametrize("index", [1, 6])

@@ -9,18 +9,14 @@ import math
 import numpy as np
 import pytest
 from PySide6 import QtWidgets
-from svg_render import check_renders_alike, needs_rsvg
 
-from sparsity_gui.core.note.scaling import ScalingGrid, ScalingRow
-from sparsity_gui.plots.render import delete_widgets, render_panel
+from sparsity_gui.core.note.scaling import ScalingRow
+from sparsity_gui.plots.render import delete_widgets
 from sparsity_gui.plots.scaling import (
     DODGE_DECADES,
     SCALING_PANEL_TYPES,
-    DecayConstantPanel,
-    LamTPanel,
     RelVarPanel,
     power_text,
-    scaling_figure_files,
 )
 
 M_VALUES = (1000, 10_000, 100_000)
@@ -142,42 +138,3 @@ def test_power_text():
     assert power_text(0.5) == "0.5"
     assert power_text(3000) == "3·10³"
     assert power_text(1234) == "1234"
-
-
-@needs_rsvg
-def test_exported_files_render_alike(app, tmp_path):
-    grid = ScalingGrid(m_values=M_VALUES, lam_values=LAMS, seeds=3)
-    files = scaling_figure_files(grid, fake_rows())
-    names = {f"{n}.{fmt}" for n in ("lam_t_one", "fitted_c", "rel_var") for fmt in ("png", "svg")}
-    assert set(files) == names
-    for n in ("lam_t_one", "fitted_c", "rel_var"):
-        check_renders_alike(files[f"{n}.svg"], files[f"{n}.png"], tmp_path, n)
-    assert not [
-        w for w in QtWidgets.QApplication.topLevelWidgets() if isinstance(w, (LamTPanel, DecayConstantPanel))
-    ]
-
-
-def test_png_legend_scales_with_the_figure(app):
-    """A PNG at scale 2 has its legend at twice the size, like every other text: the ink
-    inside the legend's scene rectangle grows about 4 times."""
-    panel = LamTPanel()
-    try:
-        panel.resize(720, 520)
-        panel.show_rows(fake_rows(), m_values=M_VALUES, lam_values=LAMS)
-        app.processEvents()
-        from PySide6 import QtGui
-
-        rect = panel.plot.legend.sceneBoundingRect()
-        inks = []
-        for scale in (1.0, 2.0):
-            img = QtGui.QImage.fromData(render_panel(panel, "png", scale))
-            h = img.height()
-            g = img.convertToFormat(QtGui.QImage.Format.Format_Grayscale8)
-            bits = np.frombuffer(g.constBits(), np.uint8, g.bytesPerLine() * h).reshape(h, g.bytesPerLine())
-            r0, r1 = int(rect.top() * scale), int(np.ceil(rect.bottom() * scale))
-            c0, c1 = int(rect.left() * scale), int(np.ceil(rect.right() * scale))
-            inks.append(float((255 - bits[r0:r1, c0:c1].astype(float)).sum()))
-        assert inks[0] > 1000  # the legend's text and samples are there
-        assert 2.8 <= inks[1] / inks[0] <= 5.2, inks  # about 4x the ink at twice the size
-    finally:
-        delete_widgets(app, panel)

@@ -104,29 +104,6 @@ def colours(image: QtGui.QImage) -> set[int]:
     return {image.pixel(x, y) for x in range(0, image.width(), 5) for y in range(0, image.height(), 5)}
 
 
-def test_renders_png_and_svg_with_zero_runs(panel):
-    panel.show_rows(ROWS, n=N)
-    png = render_panel(panel, "png", scale=2.0)
-    image = image_of(png)
-    view = panel.graphics.viewport().size()
-    assert (image.width(), image.height()) == (2 * view.width(), 2 * view.height())
-    assert len(colours(image)) > 20, "something is drawn"
-    # the prediction's red is in the picture
-    reds = [c for c in colours(image) if QtGui.QColor(c).red() > 180 and QtGui.QColor(c).green() < 90]
-    assert reds
-    svg = render_panel(panel, "svg").decode("utf-8")
-    assert svg.startswith("<?xml") and "<svg" in svg
-    for text in ("m (neurons)", "polysemantic neurons", "n = 16", "opposite sign"):
-        assert text in svg, text
-    # runs with no polysemantic neuron cannot sit on the log axis: the legend counts them
-    zeros = sum(r.polysemantic == 0 for r in ROWS)
-    assert zeros == 3 and panel.zero_runs == 3
-    label = panel.plot.legend.getLabel(panel.runs).text
-    assert f"{zeros} of {len(ROWS)}" in label and "not shown" in label
-    x, y = data(panel.runs)
-    assert len(x) == len(ROWS) - zeros and np.all(np.asarray(y) > 0)
-
-
 def test_prediction_line_is_n_squared_over_4m(panel):
     panel.show_rows(ROWS, n=N)
     x, y = data(panel.prediction)
@@ -316,24 +293,16 @@ def test_the_sweep_panel_draws_rows_not_snapshots(panel):
     assert not isinstance(panel, LivePanel)
 
 
-def test_write_sweep_into_a_folder(qapp, tmp_path):
-    """The GUI's "save sweep": sweep.csv, sweep.json, sweep.png and sweep.svg into a folder
-    (a partial sweep is marked incomplete); the CSV reads back as the same rows; no widget
-    is left alive."""
+def test_write_sweep_into_a_folder(tmp_path):
+    """The GUI's "save sweep" data: sweep.csv and sweep.json into a folder (a partial sweep
+    is marked incomplete); the CSV reads back as the same rows. (Its figure, in figures/,
+    is tested in tests/figures/test_grid_figures.py.)"""
     from sparsity_gui.core.interference.files import rows_from_csv, write_sweep
-    from sparsity_gui.plots.figures import sweep_figure_files
 
     spec = SweepSpec(InterferenceParams(n=N, m=8, steps=100), m_values=(8, 16, 32, 64, 128), seeds=3)
-    before = len(QtWidgets.QApplication.topLevelWidgets())
-    written = write_sweep(
-        tmp_path / "saved", spec, ROWS, command_line=None, figures=sweep_figure_files(spec, ROWS)
-    )
-    assert sorted(p.name for p in written) == ["sweep.csv", "sweep.json", "sweep.png", "sweep.svg"]
+    written = write_sweep(tmp_path / "saved", spec, ROWS, command_line=None)
+    assert sorted(p.name for p in written) == ["sweep.csv", "sweep.json"]
     assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == sorted(p.name for p in written)
-    from sparsity_gui.plots.sweep import SweepPanel
-
-    after = QtWidgets.QApplication.topLevelWidgets()
-    assert len(after) <= before and not any(isinstance(w, SweepPanel) for w in after)
     text = (tmp_path / "saved" / "sweep.csv").read_text()
     assert text.splitlines()[0] == ",".join(ROW_COLUMNS)
     assert rows_from_csv(text) == ROWS
@@ -344,24 +313,20 @@ def test_write_sweep_into_a_folder(qapp, tmp_path):
     assert [s["m"] for s in meta["summary"]] == ms.tolist()
     np.testing.assert_allclose([s["mean"] for s in meta["summary"]], mean, rtol=1e-15)
     np.testing.assert_allclose([s["std"] for s in meta["summary"]], std, rtol=1e-15)
-    image = image_of((tmp_path / "saved" / "sweep.png").read_bytes())
-    assert image.width() > 1000 and len(colours(image)) > 20
     # saving again replaces the files in place
     write_sweep(tmp_path / "saved", spec, ROWS[:3])
     assert rows_from_csv((tmp_path / "saved" / "sweep.csv").read_text()) == ROWS[:3]
 
 
-def test_an_incomplete_sweep_says_so_in_the_figure_and_sweep_json(qapp, tmp_path):
-    """A sweep cut short (Cancel, Ctrl+C): the figure and sweep.json count only the m that
-    have runs, name the m without any, and say the sweep is incomplete; the fitted slope
-    in sweep.json is numpy's polyfit over the means > 0."""
+def test_an_incomplete_sweep_says_so_in_sweep_json(tmp_path):
+    """A sweep cut short (Cancel, Ctrl+C): sweep.json counts only the m that have runs,
+    names the m without any, and says the sweep is incomplete; the fitted slope is numpy's
+    polyfit over the means > 0. (The figure's title: tests/figures/test_grid_figures.py.)"""
     from sparsity_gui.core.interference.files import write_sweep
-    from sparsity_gui.plots.figures import sweep_figure_files
 
     planned = (8, 16, 32, 64, 128, 256, 512)
     spec = SweepSpec(InterferenceParams(n=N, m=8, steps=100), m_values=planned, seeds=3)
-    files = sweep_figure_files(spec, ROWS, scale=1.0, cancelled=True)
-    write_sweep(tmp_path, spec, ROWS, figures=files)
+    write_sweep(tmp_path, spec, ROWS)
     meta = json.loads((tmp_path / "sweep.json").read_text())
     with_runs = sorted({r.m for r in ROWS})
     assert meta["complete"] is False and meta["runs_planned"] == 21 and meta["runs_done"] == len(ROWS)
@@ -374,17 +339,9 @@ def test_an_incomplete_sweep_says_so_in_the_figure_and_sweep_json(qapp, tmp_path
         np.polyfit(np.log10(ms[keep]), np.log10(mean[keep]), 1)[0], rel=1e-12
     )
     assert meta["predicted_loglog_slope"] == -1.0 and "SD" in meta["bars"]
-    root = ET.parse(tmp_path / "sweep.svg").getroot()
-    text = " ".join((t.text or "") for t in root.iter(SVG + "text"))
-    assert f"CANCELLED: {len(ROWS)} of 21 planned runs" in text
-    assert "m with runs: 8, 16, 32, 64, 128" in text and "none yet at m = 256, 512" in text
-    assert "5 values of m" in text, "the m without runs are not counted"
     # a complete sweep says nothing of the kind
     full = SweepSpec(InterferenceParams(n=N, m=8, steps=100), m_values=(8, 16, 32), seeds=3)
     rows = [r for r in ROWS if r.m <= 32]
-    write_sweep(tmp_path / "full", full, rows, figures=sweep_figure_files(full, rows, scale=1.0))
+    write_sweep(tmp_path / "full", full, rows)
     meta = json.loads((tmp_path / "full" / "sweep.json").read_text())
     assert meta["complete"] is True and meta["m_without_runs"] == []
-    root = ET.parse(tmp_path / "full" / "sweep.svg").getroot()
-    text = " ".join((t.text or "") for t in root.iter(SVG + "text"))
-    assert "INCOMPLETE" not in text and "CANCELLED" not in text and "3 values of m" in text

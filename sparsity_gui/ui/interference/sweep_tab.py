@@ -11,6 +11,7 @@ stay shown and can be saved.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6 import QtCore
 
@@ -47,7 +48,7 @@ TEXTS = GridTabTexts(
     cancel_tip="Stop after the current chunk of steps; finished runs stay shown",
     cancelling="cancelling after the current chunk of steps…",
     save_text="Save sweep…",
-    save_tip="Write sweep.csv, sweep.json, sweep.png and sweep.svg into a folder",
+    save_tip="Write sweep.csv, sweep.json and figures/ (the figure, its data and script) into a folder",
     progress_tip="Share of the sweep's cost done (a run costs about n²·m·steps)",
     failed_title="Sweep stopped",
 )
@@ -190,22 +191,22 @@ class SweepWidget(GridTab):
 
     # --- saving ----------------------------------------------------------------------------
     def save(self, folder) -> bool:
-        """sweep.csv, sweep.json, sweep.png and sweep.svg of the rows shown into `folder`."""
+        """sweep.csv and sweep.json of the rows shown into `folder`, and the figure (PNG,
+        SVG, PDF, its data and its script) into `folder`/figures/, as `sweep` writes them."""
         from sparsity_gui.core.interference.files import write_sweep
-        from sparsity_gui.plots.figures import sweep_figure_files
+        from sparsity_gui.figures.save import write_files
+        from sparsity_gui.figures.sweep import sweep_figure_files
 
         if self.spec is None or not self.rows:
             self._show_info("nothing to save yet: run a sweep first", error=True)
             return False
         try:
             rows = list(self.rows)
+            figures = sweep_figure_files(self.spec, rows, cancelled=self.outcome == "cancelled")
             written = write_sweep(
-                folder,
-                self.spec,
-                rows,
-                figures=sweep_figure_files(self.spec, rows, cancelled=self.outcome == "cancelled"),
-                command_line="sparsity-gui --model interference (desktop app)",
+                folder, self.spec, rows, command_line="sparsity-gui --model interference (desktop app)"
             )
+            written += write_files(Path(folder) / "figures", figures)
         except InputError as exc:
             self._message("Cannot save the sweep", exc.message)
             return False

@@ -64,7 +64,7 @@ TEXTS = GridTabTexts(
     cancel_tip="Stop now; finished runs stay shown and can be saved",
     cancelling="cancelling…",
     save_text="Save…",
-    save_tip="Write scaling.csv, scaling.json and the figures (lam_t_one, fitted_c, rel_var; PNG and SVG)",
+    save_tip="Write scaling.csv, scaling.json and figures/ (lam_t_one, fitted_c, rel_var, data, scripts)",
     progress_tip="Share of the grid's work done (a run costs about m·log m)",
     failed_title="Scaling stopped",
 )
@@ -250,23 +250,28 @@ class ScalingWidget(GridTab):
 
     # --- saving ----------------------------------------------------------------------------
     def save(self, folder) -> bool:
-        """scaling.csv, scaling.json and the figures of the rows shown into ``folder``."""
+        """scaling.csv and scaling.json of the rows shown into ``folder``, and the figures
+        (PNG, SVG, PDF, their data and scripts) into ``folder``/figures/, as `scaling` does."""
+        from pathlib import Path
+
         from sparsity_gui.core.note.scaling import write_scaling
-        from sparsity_gui.plots.scaling import scaling_figure_files
+        from sparsity_gui.figures.save import write_files
+        from sparsity_gui.figures.scaling import scaling_figure_files
 
         if self.grid is None or not self.rows:
             self._show_info("nothing to save yet: run a grid first", error=True)
             return False
         try:
             rows = list(self.rows)
+            figures = scaling_figure_files(self.grid, rows)
             written = write_scaling(
                 folder,
                 self.grid,
                 rows,
                 command_line="sparsity-gui (desktop app, scaling tab)",
-                figures=scaling_figure_files(self.grid, rows),
                 scheduler=self.ran_on,
             )
+            written += write_files(Path(folder) / "figures", figures)
         except InputError as exc:
             self._message("Cannot save the scaling runs", exc.message)
             return False

@@ -253,7 +253,7 @@ def test_exports_write_real_files(qtbot, make_iwindow, tmp_path):
     wait_finished(qtbot, win)
     qtbot.wait(100)
     snap = win.snapshot
-    for i, panel in enumerate(win.all_panels()):
+    for i, panel in enumerate(win.panels):  # the sweep's has no runs yet
         png, svg = tmp_path / f"p{i}.png", tmp_path / f"p{i}.svg"
         assert win.exports.export_figure(i, png), win.last_error
         assert win.exports.export_figure(panel, svg), win.last_error
@@ -261,6 +261,10 @@ def test_exports_write_real_files(qtbot, make_iwindow, tmp_path):
         root = ET.parse(svg).getroot()
         assert root.tag.endswith("svg")
         assert len(list(root.iter())) > 20, "the SVG holds drawing elements"
+        assert (tmp_path / f"p{i}.json").is_file() and (tmp_path / f"p{i}.py").is_file()
+    assert not win.exports.export_figure(win.sweep.panel, tmp_path / "sweep.png")
+    assert "run a sweep first" in win.last_error and not (tmp_path / "sweep.png").exists()
+    win.error_box.close()
     assert win.exports.export_figure("window", tmp_path / "window.png")
     assert win.exports.export_figure("window", tmp_path / "window.svg")
     assert (tmp_path / "window.png").read_bytes().startswith(PNG_MAGIC)

@@ -110,12 +110,14 @@ def test_cancel_stops_promptly_and_keeps_the_finished_runs(qtbot, sweep_widget, 
     # the partial sweep can be saved: csv, json (saying it is incomplete) and the figure
     assert w.save(tmp_path), w.info.text()
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["sweep.csv", "sweep.json", "sweep.png", "sweep.svg"]
+    assert names == ["figures", "sweep.csv", "sweep.json"]
+    figures = sorted(p.name for p in (tmp_path / "figures").iterdir())
+    assert figures == [f"sweep.{ext}" for ext in ("json", "pdf", "png", "py", "svg")]
     lines = (tmp_path / "sweep.csv").read_text().splitlines()
     assert lines[0].split(",") == list(ROW_COLUMNS) and len(lines) == kept + 1
     meta = json.loads((tmp_path / "sweep.json").read_text())
     assert meta["runs_done"] == kept and meta["complete"] is False
-    assert (tmp_path / "sweep.png").read_bytes().startswith(PNG_MAGIC)
+    assert (tmp_path / "figures" / "sweep.png").read_bytes().startswith(PNG_MAGIC)
     # and the widget is usable again: a new small sweep runs to the end
     fill(w, "8", "8", "1", "100")
     assert w.start()

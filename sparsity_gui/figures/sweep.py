@@ -1,0 +1,174 @@
+"""The sweep's figure: polysemantic neurons against m, as in Lecomte et al. (2023).
+
+Each run a faint point; the mean over seeds per m a square, joined by a line, with ±1
+sample standard deviation bars (on log axes a lower bound at or below zero cannot be
+drawn: its bar is cut at the axis and ends in an open triangle); the paper's n²/(4m) a
+dashed line over the swept m, with the fitted log-log slope of the means beside its −1 in
+the legend. A sweep cut short says so in the title. Drawn from sweep.csv's columns (the
+JSON beside the figure holds them) by `sweep`; `sweep_figure_files` writes its files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from sparsity_gui.figures import save
+from sparsity_gui.figures.draw import log_ticks, panel_axes
+from sparsity_gui.figures.scripted import figure_files, panel_size
+from sparsity_gui.figures.style import DEFAULT_DPI
+
+NAME = "sweep"
+
+
+def per_m(m, y):
+    """The swept m, and the mean and sample standard deviation (0 for one run) of y at each."""
+    m, y = np.asarray(m, float), np.asarray(y, float)
+    ms = np.unique(m)
+    mean = np.array([y[m == v].mean() for v in ms])
+    std = np.array([y[m == v].std(ddof=1) if np.count_nonzero(m == v) > 1 else 0.0 for v in ms])
+    return ms, mean, std
+
+
+def loglog_slope(ms, mean):
+    """Least squares slope of log10(mean) on log10(m) over the m with mean > 0 (NaN with
+    fewer than two)."""
+    keep = mean > 0
+    if np.count_nonzero(keep) < 2:
+        return float("nan")
+    return float(np.polyfit(np.log10(ms[keep]), np.log10(mean[keep]), 1)[0])
+
+
+def sweep(fig, data, ax=None):
+    """Polysemantic neurons against m: runs, mean ± 1 SD per m, and n²/(4m)."""
+    (ax,) = panel_axes(fig, ax)
+    log = bool(data["log_axes"])
+    n = float(data["n"])
+    m, counts = np.asarray(data["m"], float), np.asarray(data["polysemantic"], float)
+    swept = np.union1d(np.asarray(data["m_values"], float), m)
+    mean_colour = "#0b3d6b"  # the means: darker than the runs' points
+
+    if swept.size:
+        lo, hi = (swept[0], swept[-1]) if swept[0] < swept[-1] else (swept[0] / 1.5, swept[0] * 1.5)
+        x = np.geomspace(lo, hi, 64)
+        ax.plot(x, n * n / (4.0 * x), color="C3", linestyle="--", label="$n^2/(4m)$, slope $-1$", zorder=2)
+    shown = counts > 0 if log else np.isfinite(counts)
+    zero = int(np.count_nonzero(~shown))
+    runs = f"runs ({zero} of {counts.size} at zero: not shown)" if zero else f"runs ({counts.size})"
+    ax.plot(m[shown], counts[shown], "o", color="C0", alpha=0.35, markeredgewidth=0, label=runs, zorder=3)
+
+    positive = np.concatenate([counts[counts > 0], n * n / (4.0 * swept)])
+    floor = 0.5 * float(positive.min()) if positive.size else 0.5  # where a cut bar ends
+    if m.size:
+        ms, mean, std = per_m(m, counts)
+        slope = loglog_slope(ms, mean)
+        slope_text = "too few m to fit a slope" if not np.isfinite(slope) else f"slope ${slope:.2f}$"
+        keep = mean > 0 if log else np.isfinite(mean)
+        ms, mean, std = ms[keep], mean[keep], std[keep]
+        real = mean - std > 0 if log else np.ones(ms.size, bool)
+        if log and real.any():  # the axis reaches the lowest real bar
+            positive = np.concatenate([positive, (mean - std)[real]])
+        bars = dict(color=mean_colour, linewidth=0.8, capsize=2.0, linestyle="none", zorder=4)
+        ax.errorbar(ms, mean, yerr=[np.where(real, std, 0.0), std], **bars)
+        if log and (~real).any():  # lower bound <= 0: cut at the axis, an open triangle
+            cut = ~real
+            ax.vlines(ms[cut], floor, mean[cut], color=mean_colour, linewidth=0.8, linestyle=":", zorder=4)
+            ax.plot(
+                ms[cut],
+                np.full(cut.sum(), floor),
+                "v",
+                color=mean_colour,
+                markerfacecolor="white",
+                markersize=4,
+                zorder=5,
+                label="mean − SD ≤ 0: bar cut at the axis",
+            )
+        ax.plot(
+            ms,
+            mean,
+            "s-",
+            color=mean_colour,
+            markeredgecolor="white",
+            markeredgewidth=0.5,
+            markersize=4,
+            zorder=6,
+            label=f"mean over seeds ± 1 SD ({slope_text})",
+        )
+    if log:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        if swept.size:
+            lo, hi = swept[0] / 1.12, swept[-1] * 1.12
+            ax.set_xlim(lo, hi)
+            if positive.size:
+                ax.set_ylim(min(floor, float(positive.min())) / 1.3, float(positive.max()) * 1.3)
+        log_ticks(ax)
+    ax.set_xlabel("$m$ (neurons)")
+    ax.set_ylabel("polysemantic neurons")
+    title = (
+        f"$n = {int(n)}$ · {data['optimizer']} · {data['steps']} steps · {int(data['seeds'])} seeds per $m$"
+    )
+    if m.size < int(data["planned_runs"]):
+        why = "cancelled" if data["cancelled"] else "incomplete"
+        ax.set_title(
+            f"{why}: {m.size} of {int(data['planned_runs'])} runs\n{title}", fontsize="small", color="C3"
+        )
+    else:
+        ax.set_title(title, fontsize="small")
+    ax.legend(loc="upper right", fontsize="x-small", handlelength=1.6)
+
+
+SCRIPT_FUNCTIONS = (per_m, loglog_slope)
+
+
+def sweep_data(
+    rows: Sequence,
+    n: int | None = None,
+    m_values: Sequence[int] = (),
+    planned_runs: int | None = None,
+    cancelled: bool = False,
+    log_axes: bool = True,
+) -> dict:
+    """The figure's data from SweepRows: sweep.csv's columns that it draws, and the plan."""
+    rows = list(rows)
+    if n is None:
+        n = rows[0].n if rows else 0
+
+    def values(name: str) -> str:
+        return "/".join(str(v) for v in sorted({getattr(r, name) for r in rows})) or "?"
+
+    return {
+        "n": int(n),
+        "m": np.array([r.m for r in rows], float),
+        "seed": np.array([r.seed for r in rows], float),
+        "polysemantic": np.array([r.polysemantic for r in rows], float),
+        "m_values": np.array(sorted({int(v) for v in m_values} | {r.m for r in rows}), float),
+        "planned_runs": int(planned_runs if planned_runs is not None else len(rows)),
+        "cancelled": bool(cancelled),
+        "log_axes": bool(log_axes),
+        "optimizer": values("optimizer"),
+        "steps": values("steps"),
+        "seeds": len({r.seed for r in rows}),
+    }
+
+
+def sweep_figure_files(
+    spec,
+    rows: Sequence,
+    style=None,
+    dpi: float = DEFAULT_DPI,
+    formats: Iterable[str] = save.FORMATS,
+    cancelled: bool = False,
+    width: float | None = None,
+) -> dict[str, bytes]:
+    """{sweep.png, .svg, .pdf, .json, .py: bytes} of a sweep (``spec``: its SweepSpec, or
+    None for the rows alone). Rows fewer than the spec's runs are marked as incomplete
+    (``cancelled``: as cancelled)."""
+    if spec is not None:
+        data = sweep_data(rows, spec.base.n, spec.m_values, len(spec.runs()), cancelled)
+    else:
+        data = sweep_data(rows)
+    title = "Polysemantic neurons against m"
+    return figure_files(
+        NAME, sweep, data, style, panel_size(style, width), dpi, formats, title, SCRIPT_FUNCTIONS
+    )

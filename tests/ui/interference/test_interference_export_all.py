@@ -1,0 +1,93 @@
+"""The interference window's *Export all*: a worker thread draws every figure (matplotlib)
+while the window keeps painting, with a progress dialog and Cancel; a cancelled export
+writes nothing, a finished one writes the figures (with their data and scripts), the
+shown run's data and the pinned runs. Real window, real training thread, real files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from PySide6 import QtWidgets
+
+from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+from sparsity_gui.figures.save import arrays_of
+
+TIMEOUT = 60_000
+SMALL = InterferenceParams(n=16, m=32, optimizer="gd-zero", l1=0.04, lr=0.05, steps=3000, seed=1)
+PANELS = ("active", "kept", "layout", "polysemantic", "signs", "sparsity", "weights")
+
+
+def finished_window(qtbot, make_iwindow, pin: bool = False):
+    win = make_iwindow(SMALL)
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "finished", timeout=TIMEOUT)
+    if pin:
+        assert win.pin_control.pin(), win.last_error
+    return win
+
+
+def test_export_all_writes_every_figure_and_the_data(qtbot, make_iwindow, tmp_path):
+    win = finished_window(qtbot, make_iwindow, pin=True)
+    snap = win.snapshot
+    job = win.exports.export_all(tmp_path / "all")
+    assert job is not None and job.thread.is_alive()
+    with qtbot.waitSignal(job.finished, timeout=TIMEOUT) as signal:
+        pass
+    ok, message = signal.args
+    assert ok, message
+    assert win.snapshot is snap or win.snapshot.run_id == snap.run_id  # the run on screen untouched
+    folder = tmp_path / "all"
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["figures", "history.csv", "neuron_counts.csv", "pin_1.csv", "pins.json", "w_final.npy"]
+    figures = sorted(p.name for p in (folder / "figures").iterdir())
+    assert figures == sorted(f"{p}.{ext}" for p in PANELS for ext in ("json", "pdf", "png", "py", "svg"))
+    # the figure is drawn from the data exported beside it
+    table = np.loadtxt(folder / "history.csv", delimiter=",", skiprows=1, ndmin=2)
+    data = arrays_of(json.loads((folder / "figures" / "signs.json").read_text()))
+    np.testing.assert_array_equal(data["opposite_pairs"], table[:, HISTORY_COLUMNS.index("opposite_pairs")])
+    assert [p["label"] for p in data["pins"]] == [json.loads((folder / "pins.json").read_text())[0]["label"]]
+    assert f"Exported {len(names) - 1 + len(figures)} files" in win.statusBar().currentMessage()
+    assert win.exports.job is None and win.exports.progress is None
+
+
+def test_a_cancelled_export_leaves_nothing_behind(qtbot, make_iwindow, tmp_path):
+    win = finished_window(qtbot, make_iwindow)
+    target = tmp_path / "new"
+    job = win.exports.export_all(target)
+    assert job is not None
+    dialog = win.findChild(QtWidgets.QProgressDialog, "export_progress")
+    assert dialog is not None and dialog.maximum() == job.count
+    painted = win.snapshot.seq
+    (cancel,) = dialog.findChildren(QtWidgets.QPushButton)
+    cancel.click()  # the user's Cancel
+    with qtbot.waitSignal(job.finished, timeout=TIMEOUT) as signal:
+        pass
+    assert signal.args[0] is False and "nothing was written" in signal.args[1]
+    assert not target.exists()
+    assert win.last_error == ""  # asked for: no warning box
+    assert win.snapshot.seq >= painted
+    # an existing folder keeps exactly what it had
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "notes.txt").write_text("mine")
+    job = win.exports.export_all(kept)
+    job.cancel()
+    with qtbot.waitSignal(job.finished, timeout=TIMEOUT):
+        pass
+    assert sorted(p.name for p in kept.iterdir()) == ["notes.txt"]
+
+
+def test_export_all_refuses_a_file_and_a_second_export(qtbot, make_iwindow, tmp_path):
+    win = finished_window(qtbot, make_iwindow)
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    assert win.exports.export_all(afile) is None
+    assert "is a file, not a folder" in win.last_error
+    win.error_box.close()
+    job = win.exports.export_all(tmp_path / "one")
+    assert win.exports.export_all(tmp_path / "two") is None and "an export is running" in win.last_error
+    win.error_box.close()
+    with qtbot.waitSignal(job.finished, timeout=TIMEOUT):
+        pass
+    assert not (tmp_path / "two").exists() and (tmp_path / "one" / "figures" / "layout.png").is_file()
