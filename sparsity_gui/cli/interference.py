@@ -7,6 +7,7 @@ import argparse
 import shlex
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from sparsity_gui.cli.common import (
     CleanParser,
