@@ -9,28 +9,36 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "run":
-        from sparsity_gui.cli.note import run_command
+    if argv and argv[0] in HEADLESS:
+        from sparsity_gui.cli.common import headless_command
 
-        return run_command(argv[1:])
-    if argv and argv[0] == "sweep":
-        from sparsity_gui.cli.interference import sweep_command
-
-        return sweep_command(argv[1:])
-    if argv and argv[0] == "interference":
-        from sparsity_gui.cli.interference import interference_command
-
-        return interference_command(argv[1:])
-    if argv and argv[0] == "scaling":
-        from sparsity_gui.cli.scaling import scaling_command
-
-        return scaling_command(argv[1:])
+        return headless_command(lambda: _headless_command(argv[0]), argv[1:])
     from sparsity_gui.cli.gui_options import build_gui_parser
 
     args = build_gui_parser().parse_args(argv)  # --help and --version need no Qt
     from sparsity_gui.app import gui_main  # imports Qt
 
     return gui_main(args)
+
+
+HEADLESS = ("run", "sweep", "interference", "scaling")
+
+
+def _headless_command(name: str):
+    """The function of the headless command `name` (imported once signals are handled)."""
+    if name == "run":
+        from sparsity_gui.cli.note import run_command
+
+        return run_command
+    if name in ("sweep", "interference"):
+        from sparsity_gui.cli import interference
+
+        return interference.sweep_command if name == "sweep" else interference.interference_command
+    if name == "scaling":
+        from sparsity_gui.cli.scaling import scaling_command
+
+        return scaling_command
+    raise ValueError(name)
 
 
 if __name__ == "__main__":

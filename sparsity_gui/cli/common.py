@@ -15,7 +15,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
@@ -145,29 +145,71 @@ def _progress_bar(total: float, label: str, after: float):
     return bar
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT (Ctrl+C), SIGTERM or SIGHUP (the terminal closed) while a command runs: a
+    KeyboardInterrupt, so that every ``except KeyboardInterrupt`` acts on all three, that
+    knows the exit status a shell expects of it (128 + the signal's number)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def status(self) -> int:
+        return 128 + self.signum
+
+
+def exit_status(interrupt: BaseException) -> int:
+    """The exit status of an interrupt: 130 for Ctrl+C, 143 for SIGTERM, 129 for SIGHUP."""
+    return interrupt.status if isinstance(interrupt, Interrupted) else 130
+
+
+REPEAT_IGNORED_SECONDS = 2.0  # a second signal this soon after the first does not cut the cleanup
+
+
 class _Interrupts:
-    """Ctrl+C and SIGTERM for `sweep` and `interference`: both raise KeyboardInterrupt,
-    except inside ``interrupts_deferred()`` (drawing the figure: an exception raised in a
-    Qt paint callback is printed by Qt, not propagated), which raises it on leaving."""
+    """The commands' signal handler: the first signal raises Interrupted, except inside
+    ``interrupts_deferred()`` (drawing the figure: an exception raised in a Qt paint callback
+    is printed by Qt, not propagated), which raises it on leaving. Another signal within
+    REPEAT_IGNORED_SECONDS of the first (a second Ctrl+C, a SIGTERM from the shell that
+    closes) is ignored, so that it cannot interrupt the removal of the temporary folder."""
 
     deferred = False
-    pending = False
+    pending: int | None = None
+    first_at = -math.inf
 
     @classmethod
-    def handler(cls, _signum, _frame) -> None:
-        if cls.deferred:
-            cls.pending = True
+    def handler(cls, signum, _frame) -> None:
+        now = time.monotonic()
+        if now - cls.first_at < REPEAT_IGNORED_SECONDS:
             return
-        raise KeyboardInterrupt
+        cls.first_at = now
+        if cls.deferred:
+            cls.pending = signum
+            return
+        raise Interrupted(signum)
+
+
+def _handled_signals() -> list:
+    """SIGINT and SIGTERM always, even when ignored on entry (a command started in the
+    background with `&` ignores SIGINT, yet `kill -INT` should still end it cleanly), and
+    SIGHUP unless ignored on entry (nohup asks for that: a closed terminal must not end it)."""
+    import signal
+
+    wanted = [signal.SIGINT, signal.SIGTERM]
+    hup = getattr(signal, "SIGHUP", None)
+    if hup is not None and signal.getsignal(hup) is not signal.SIG_IGN:
+        wanted.append(hup)
+    return wanted
 
 
 @contextlib.contextmanager
 def interrupt_handlers() -> Iterator[None]:
-    """Ctrl+C and SIGTERM raise KeyboardInterrupt (unless deferred) while inside."""
+    """SIGINT, SIGTERM and SIGHUP raise Interrupted (unless deferred) while inside."""
     import signal
 
     saved = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in _handled_signals():
         try:
             saved.append((sig, signal.signal(sig, _Interrupts.handler)))
         except ValueError:  # not the main thread (called from a test harness)
@@ -187,9 +229,61 @@ def interrupts_deferred() -> Iterator[None]:
         yield
     finally:
         _Interrupts.deferred = outer
-        if not outer and _Interrupts.pending:
-            _Interrupts.pending = False
-            raise KeyboardInterrupt
+        if not outer and _Interrupts.pending is not None:
+            signum, _Interrupts.pending = _Interrupts.pending, None
+            raise Interrupted(signum)
+
+
+def say(text: str) -> None:
+    """A line on stderr that may have nowhere to go (the terminal closed: SIGHUP, or a
+    closed pipe): then it is dropped rather than raised over the cleanup."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def headless_command(load: Callable[[], Callable[[Sequence[str]], int]], argv: Sequence[str]) -> int:
+    """A headless command (``load()`` imports it) from its first line to its last: SIGINT,
+    SIGTERM and SIGHUP handled from the start (while modules load and the arguments and
+    input files are read, too), and a closed stdout (``| head``) or stderr ending it quietly
+    once its files are written."""
+    try:
+        with interrupt_handlers():
+            try:
+                status = load()(argv)
+                sys.stdout.flush()  # here, not at exit, where a closed pipe is reported
+                return status
+            except Interrupted as exc:  # before DIR was begun, or while the summary prints
+                done = f"{_COMMITTED[-1]} was written" if _COMMITTED else "nothing was written"
+                say(f"\nerror: interrupted; {done}\n")
+                return exc.status
+    except BrokenPipeError:
+        return closed_pipe_status()
+
+
+_COMMITTED: list[str] = []  # the DIR a command has committed (its summary may still print)
+
+
+# a process killed by SIGPIPE reports this status to its shell (a plain `yes | head -0`)
+SIGPIPE_STATUS = 141
+
+
+def closed_pipe_status() -> int:
+    """The reader of stdout (or stderr) went away. What the command wrote is written and
+    committed already (it prints only after its files are in place); the rest of its text
+    is dropped, as a Unix tool killed by SIGPIPE drops it, with the status such a tool gets
+    (141 = 128 + SIGPIPE). stdout and stderr are pointed at /dev/null so that Python's flush
+    at exit has nothing to complain about."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
+    os.close(devnull)
+    return SIGPIPE_STATUS
 
 
 # one Event per worker thread, set when its function has returned. Not Thread.is_alive():
@@ -256,6 +350,7 @@ class GridRun:
     seconds: float
     interrupted: bool = False
     cluster_workers: int | None = None
+    status: int = 0  # the exit status of the interrupt, when interrupted
 
     def ran_on(self, jobs: int | None, scheduler) -> str:
         """How the summary line says where the runs ran."""
@@ -265,7 +360,7 @@ class GridRun:
         return f"on {workers}{scheduler}"
 
     def say_interrupted(self, total_runs: int, out: str, json_name: str, hint: str = "") -> None:
-        sys.stderr.write(
+        say(
             f"\nerror: interrupted; wrote the {len(self.rows)} of {total_runs} runs that finished "
             f"to {out} ({json_name} says complete: false){hint}\n"
         )
@@ -323,40 +418,43 @@ def run_grid(
             ended.set()
 
     started = time.perf_counter()
-    interrupted = False
+    status = 0
     try:
         rows = run_in_worker(work, stop)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         ended.wait(wait_seconds)
         rows = cancelled.get("rows") or (in_order(list(finished)) if in_order is not None else [])
         if len(rows) <= kept:
             raise  # nothing new: leave DIR as it was
-        interrupted = True
+        status = exit_status(exc)
     finally:
         progress.close()
-    return GridRun(rows, time.perf_counter() - started, interrupted, max(workers) if workers else None)
+    return GridRun(
+        rows, time.perf_counter() - started, status != 0, max(workers) if workers else None, status
+    )
 
 
 def write_headless(out: str, replace: bool, body: Callable[[ResultDir], T]) -> T:
     """The frame of every headless command: DIR made new (or, with ``replace``, emptied),
-    ``body(result_dir)`` writing into its temporary folder with Ctrl+C and SIGTERM handled,
-    and DIR committed at once. Bad input, an output location that cannot be used (checked
-    before ``body`` runs) or a write error (naming the file and the reason): the temporary
-    folder removed, DIR as it was, one `error:` line, status 2. An interrupt: nothing
-    written, status 130 (SystemExit)."""
-    try:
-        result_dir = ResultDir(out, replace)
-    except InputError as exc:
-        fail(str(exc))
-    with interrupt_handlers():
+    ``body(result_dir)`` writing into its temporary folder with SIGINT, SIGTERM and SIGHUP
+    handled, and DIR committed at once. Bad input, an output location that cannot be used
+    (checked before ``body`` runs) or a write error (naming the file and the reason): the
+    temporary folder removed, DIR as it was, one `error:` line, status 2. An interrupt:
+    nothing written, status 130, 143 or 129 (SystemExit)."""
+    with interrupt_handlers():  # from before the temporary folder exists
+        try:
+            result_dir = ResultDir(out, replace)
+        except InputError as exc:
+            fail(str(exc))
         try:
             value = body(result_dir)
             result_dir.commit()
-        except KeyboardInterrupt:
+            _COMMITTED.append(out)
+        except KeyboardInterrupt as exc:
             result_dir.abort()
-            sys.stderr.write("\nerror: interrupted; nothing was written\n")
-            _leave_if_worker_running(130)
-            raise SystemExit(130) from None
+            say("\nerror: interrupted; nothing was written\n")
+            _leave_if_worker_running(exit_status(exc))
+            raise SystemExit(exit_status(exc)) from None
         except InputError as exc:
             result_dir.abort()
             fail(str(exc))

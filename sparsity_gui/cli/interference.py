@@ -363,7 +363,7 @@ def sweep_command(argv: Sequence[str]) -> int:
         outcome.say_interrupted(
             len(runs), args.out, "sweep.json", "; the same command with --resume continues it"
         )
-        return 130
+        return outcome.status
     from sparsity_gui.core.interference.sweep import summarize
 
     s = summarize(outcome.rows)

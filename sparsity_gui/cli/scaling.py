@@ -186,8 +186,8 @@ def scaling_command(argv: Sequence[str]) -> int:
     outcome = state["outcome"]
     if outcome.interrupted:
         outcome.say_interrupted(len(runs), args.out, "scaling.json")
-        _leave_if_worker_running(130)  # a run still drawing W(0) would hold up the exit
-        return 130
+        _leave_if_worker_running(outcome.status)  # a run still drawing W(0) would hold up the exit
+        return outcome.status
     print(
         f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "
         f"{len(grid.lam_values)} of lam x {grid.seeds} seed(s)) in "
