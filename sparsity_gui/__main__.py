@@ -13,9 +13,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from sparsity_gui.cli.common import headless_command
 
         return headless_command(lambda: _headless_command(argv[0]), argv[1:])
+    from sparsity_gui.cli.common import parse_args_quietly
     from sparsity_gui.cli.gui_options import build_gui_parser
 
-    args = build_gui_parser().parse_args(argv)  # --help and --version need no Qt
+    args = parse_args_quietly(build_gui_parser(), argv)  # --help and --version need no Qt
     from sparsity_gui.app import gui_main  # imports Qt
 
     return gui_main(args)

@@ -33,6 +33,12 @@ class CleanParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         fail(message)
 
+    def _print_message(self, message: str, file=None) -> None:
+        # argparse drops an OSError here; a closed stdout under --help must end as every
+        # command's does (headless_command: status 141)
+        if message:
+            (file or sys.stderr).write(message)
+
 
 def fail(message: str) -> NoReturn:
     sys.stderr.write(f"error: {message}\n")
@@ -250,20 +256,33 @@ def headless_command(load: Callable[[], Callable[[Sequence[str]], int]], argv: S
     input files are read, too), and a closed stdout (``| head``) or stderr ending it quietly
     once its files are written."""
     try:
-        with interrupt_handlers():
-            try:
-                status = load()(argv)
-                sys.stdout.flush()  # here, not at exit, where a closed pipe is reported
-                return status
-            except Interrupted as exc:  # before DIR was begun, or while the summary prints
-                done = f"{_COMMITTED[-1]} was written" if _COMMITTED else "nothing was written"
-                say(f"\nerror: interrupted; {done}\n")
-                return exc.status
+        try:
+            with interrupt_handlers():
+                try:
+                    return load()(argv)
+                except Interrupted as exc:  # before DIR was begun, or while the summary prints
+                    done = f"{_COMMITTED[-1]} was written" if _COMMITTED else "nothing was written"
+                    say(f"\nerror: interrupted; {done}\n")
+                    return exc.status
+        finally:
+            sys.stdout.flush()  # here (--help's text too), not at exit, where it cannot be handled
     except BrokenPipeError:
         return closed_pipe_status()
 
 
 _COMMITTED: list[str] = []  # the DIR a command has committed (its summary may still print)
+
+
+def parse_args_quietly(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """parser.parse_args(argv), its --help and --version text into a closed stdout ending
+    the process quietly with status 141, as a headless command's (closed_pipe_status)."""
+    try:
+        try:
+            return parser.parse_args(argv)
+        finally:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        raise SystemExit(closed_pipe_status()) from None
 
 
 # a process killed by SIGPIPE reports this status to its shell (a plain `yes | head -0`)
