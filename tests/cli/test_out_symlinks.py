@@ -53,7 +53,7 @@ def test_a_link_to_a_full_folder_is_refused_up_front_without_force(tmp_path):
     (tmp_path / "out").symlink_to("real")
     proc = cli([*RUN, "--out", "out"], tmp_path)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.splitlines() == [f"error: out: {Path('real')} is not empty (use --force to replace it)"]
+    assert proc.stderr.splitlines() == ["error: out: real is not empty (use --force to replace it)"]
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert entries(tmp_path) == ["out -> real", "real"]
     assert (tmp_path / "real" / "keep.txt").read_text() == "keep"
