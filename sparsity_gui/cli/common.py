@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 from sparsity_gui.core.checks import parse_whole
-from sparsity_gui.core.errors import InputError, RunsCancelled
+from sparsity_gui.core.errors import InputError, RunsCancelled, RunsFailed
 from sparsity_gui.core.files import ResultDir
 from sparsity_gui.core.text import format_duration
 
@@ -43,6 +43,16 @@ class CleanParser(argparse.ArgumentParser):
 def fail(message: str) -> NoReturn:
     sys.stderr.write(f"error: {message}\n")
     raise SystemExit(2)
+
+
+def add_verbose_option(group) -> None:
+    """--verbose of the commands that run on a cluster (see run_grid)."""
+    group.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show dask.distributed's own log (its warnings and tracebacks) on stderr; "
+        "without it a cluster that fails the run is one error: line",
+    )
 
 
 def add_output_options(group) -> None:
@@ -370,6 +380,7 @@ class GridRun:
     interrupted: bool = False
     cluster_workers: int | None = None
     status: int = 0  # the exit status of the interrupt, when interrupted
+    failure: str = ""  # why the cluster failed the grid (the rows are the runs that finished)
 
     def ran_on(self, jobs: int | None, scheduler) -> str:
         """How the summary line says where the runs ran."""
@@ -384,6 +395,20 @@ class GridRun:
             f"to {out} ({json_name} says complete: false){hint}\n"
         )
 
+    def ended_early(self, total_runs: int, out: str, json_name: str, hint: str = "") -> int | None:
+        """The exit status of a grid that did not finish, once it has said why in one
+        `error:` line (interrupted: 130, 143 or 129; its cluster failed it: 2), or None."""
+        if self.interrupted:
+            self.say_interrupted(total_runs, out, json_name, hint)
+            return self.status
+        if self.failure:
+            say(
+                f"\nerror: {self.failure}; wrote the {len(self.rows)} of {total_runs} runs that "
+                f"finished to {out} ({json_name} says complete: false){hint}\n"
+            )
+            return 2
+        return None
+
 
 def run_grid(
     run: Callable[[Callable[[Any], None], Callable[[], bool]], list],
@@ -394,6 +419,7 @@ def run_grid(
     wait_seconds: float,
     kept: int = 0,
     in_order: Callable[[list], list] | None = None,
+    verbose: bool = False,
 ) -> GridRun:
     """A grid of runs for `scaling` and `sweep`: ``run(on_progress, should_stop)`` (run_scaling
     or run_sweep with the command's grid) in a worker thread (run_in_worker) with the
@@ -404,7 +430,11 @@ def run_grid(
     finished rows), or after ``wait_seconds``, the finished rows are kept (interrupted) if
     there are more than the ``kept`` ones it resumed from; otherwise the interrupt propagates
     and nothing is written. ``in_order`` puts the rows reported finished in the grid's order,
-    for a grid that has not come back within the wait (None: none are kept then)."""
+    for a grid that has not come back within the wait (None: none are kept then).
+
+    A cluster that fails the grid (RunsFailed: its scheduler went away) keeps the finished
+    rows in the same way, with the reason in ``failure``. distributed's own log is silenced
+    meanwhile (core/cluster.quiet_logs) unless ``verbose``."""
     import threading
 
     progress = Progress(1.0, label)  # the share of the grid's cost done
@@ -436,21 +466,28 @@ def run_grid(
         finally:
             ended.set()
 
+    from sparsity_gui.core.cluster import quiet_logs
+
     started = time.perf_counter()
     status = 0
+    failure = ""
     try:
-        rows = run_in_worker(work, stop)
+        with contextlib.nullcontext() if verbose else quiet_logs():
+            rows = run_in_worker(work, stop)
     except KeyboardInterrupt as exc:
         ended.wait(wait_seconds)
         rows = cancelled.get("rows") or (in_order(list(finished)) if in_order is not None else [])
         if len(rows) <= kept:
             raise  # nothing new: leave DIR as it was
         status = exit_status(exc)
+    except RunsFailed as exc:
+        if len(exc.rows) <= kept:
+            raise  # nothing new: one error line, DIR as it was
+        rows, failure = exc.rows, str(exc)
     finally:
         progress.close()
-    return GridRun(
-        rows, time.perf_counter() - started, status != 0, max(workers) if workers else None, status
-    )
+    cluster_workers = max(workers) if workers else None
+    return GridRun(rows, time.perf_counter() - started, status != 0, cluster_workers, status, failure)
 
 
 def write_headless(out: str, replace: bool, body: Callable[[ResultDir], T]) -> T:

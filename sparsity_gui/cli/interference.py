@@ -14,6 +14,7 @@ from sparsity_gui.cli.common import (
     CleanParser,
     Progress,
     add_output_options,
+    add_verbose_option,
     fail,
     interrupts_deferred,
     number_arg,
@@ -259,6 +260,7 @@ def build_sweep_parser() -> CleanParser:
         "local:N to start N worker processes on this machine. Needs the extra: "
         f"{EXTRA_HINT}. The results are the same as without it",
     )
+    add_verbose_option(r)
     o = p.add_argument_group("output")
     add_output_options(o)
     o.add_argument(
@@ -346,6 +348,7 @@ def sweep_command(argv: Sequence[str]) -> int:
             # a loaded machine.
             wait_seconds=10.0 if args.scheduler is None else 60.0,
             kept=len(done_rows),
+            verbose=args.verbose,
         )
         state["outcome"] = outcome
         rows = outcome.rows
@@ -359,11 +362,11 @@ def sweep_command(argv: Sequence[str]) -> int:
 
     write_headless(args.out, args.force or args.resume, body)
     outcome = state["outcome"]
-    if outcome.interrupted:
-        outcome.say_interrupted(
-            len(runs), args.out, "sweep.json", "; the same command with --resume continues it"
-        )
-        return outcome.status
+    status = outcome.ended_early(
+        len(runs), args.out, "sweep.json", "; the same command with --resume continues it"
+    )
+    if status is not None:
+        return status
     from sparsity_gui.core.interference.sweep import summarize
 
     s = summarize(outcome.rows)

@@ -11,6 +11,7 @@ from sparsity_gui.cli.common import (
     CleanParser,
     _leave_if_worker_running,
     add_output_options,
+    add_verbose_option,
     fail,
     interrupts_deferred,
     number_arg,
@@ -90,6 +91,7 @@ def build_scaling_parser() -> CleanParser:
         "local:N to start N worker processes on this machine. Needs the extra: "
         f"{EXTRA_HINT}. The results are the same as without it",
     )
+    add_verbose_option(r)
     o = p.add_argument_group("output")
     add_output_options(o)
     o.add_argument(
@@ -169,6 +171,7 @@ def scaling_command(argv: Sequence[str]) -> int:
             # take seconds to close.
             wait_seconds=2.0 if args.scheduler is None else 60.0,
             in_order=lambda rows: _in_grid_order(grid, rows),
+            verbose=args.verbose,
         )
         state["outcome"] = outcome
         rows = outcome.rows
@@ -184,10 +187,10 @@ def scaling_command(argv: Sequence[str]) -> int:
 
     write_headless(args.out, args.force, body)
     outcome = state["outcome"]
-    if outcome.interrupted:
-        outcome.say_interrupted(len(runs), args.out, "scaling.json")
-        _leave_if_worker_running(outcome.status)  # a run still drawing W(0) would hold up the exit
-        return outcome.status
+    status = outcome.ended_early(len(runs), args.out, "scaling.json")
+    if status is not None:
+        _leave_if_worker_running(status)  # a run still drawing W(0) would hold up the exit
+        return status
     print(
         f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "
         f"{len(grid.lam_values)} of lam x {grid.seeds} seed(s)) in "
