@@ -1,5 +1,5 @@
 """Everything else is in pyproject.toml. This only adds the documentation to the package:
-Help opens README.md, docs/theory.md and docs/architecture.md from sparsity_gui/docs/ in
+Help opens README.md and the docs/ pages it links to from sparsity_gui/docs/ in
 an installed wheel, so build_py copies the files packaging/shipped-docs.txt lists there."""
 
 import shutil

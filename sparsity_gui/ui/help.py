@@ -1,4 +1,4 @@
-"""Help's documentation: README.md, docs/theory.md and docs/architecture.md, shown in a
+"""Help's documentation: README.md and the pages of docs/ it links to, shown in a
 window of the app (Markdown rendered by Qt, links between the pages followed in place).
 
 An installed wheel or bundle carries them as sparsity_gui/docs/ (setup.py,
@@ -17,6 +17,9 @@ import sparsity_gui
 DOCS = (
     ("readme", "README.md", "Read me: using sparsity-gui"),
     ("theory", "docs/theory.md", "Theory: the formulas behind the panels"),
+    ("results", "docs/results.md", "Results: what the grids measured"),
+    ("files", "docs/files.md", "Output files: every file and column"),
+    ("benchmarks", "docs/benchmarks.md", "Benchmarks: measured speed and memory"),
     ("architecture", "docs/architecture.md", "Architecture: how the code is laid out"),
 )
 

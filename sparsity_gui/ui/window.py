@@ -314,7 +314,7 @@ class LiveWindow:
             self.close()
 
     def help_menu(self, menu_bar: QtWidgets.QMenuBar) -> None:
-        """Help: the documentation (read me, theory, architecture; act_doc_<key>), the
+        """Help: the documentation (ui/help.DOCS; act_doc_<key>), the
         keyboard shortcuts of this window, About."""
         from sparsity_gui.ui.help import DOCS
 

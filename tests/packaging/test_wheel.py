@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[2]
 ICON_FILES = ["icon.svg"] + [f"icon-{n}.png" for n in (16, 24, 32, 48, 64, 128, 256, 512)]
+# Help's pages, as the checkout lists them (read here, not from setup.py, so the test does not
+# take its expectation from the code under test)
+SHIPPED_DOCS = [
+    line.strip()
+    for line in (ROOT / "packaging" / "shipped-docs.txt").read_text(encoding="utf-8").splitlines()
+    if line.strip() and not line.startswith("#")
+]
 _SKIP_DIRS = {".git", ".venv", "venv", "build", "dist", "__pycache__", ".pytest_cache", "out"}
 
 
@@ -123,8 +131,17 @@ def test_wheel_carries_the_runtime_assets(built):
     assert "sparsity_gui/assets/__init__.py" in names
     assert "sparsity_gui/py.typed" in names  # type checkers read the Python API's annotations
     # Help's documentation, byte for byte the checkout's (setup.py, packaging/shipped-docs.txt)
-    for rel in ("README.md", "docs/theory.md", "docs/architecture.md", "docs/screenshot.png"):
+    assert {"README.md", "docs/theory.md", "docs/architecture.md", "docs/screenshot.png"} <= set(SHIPPED_DOCS)
+    for rel in SHIPPED_DOCS:
         assert zipfile.ZipFile(wheel).read(f"sparsity_gui/docs/{rel}") == (ROOT / rel).read_bytes(), rel
+    # every page and image the shipped pages link to is shipped too: no link in Help leads nowhere
+    for rel in (r for r in SHIPPED_DOCS if r.endswith(".md")):
+        text = (ROOT / rel).read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if "://" in target:
+                continue
+            linked = os.path.normpath(Path(rel).parent / target)
+            assert f"sparsity_gui/docs/{linked}" in names, (rel, target)
     stray = [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".nbi", ".nbc"))]
     assert not stray, stray
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -148,7 +165,7 @@ def test_installed_package_is_the_wheel_and_finds_its_icon(venv, tmp_path):
 
 
 def test_installed_help_opens_the_shipped_docs(venv, tmp_path):
-    """Help in the installed app: the docs come from the wheel's copy and render."""
+    """Help in the installed app: every page of its menu comes from the wheel's copy and renders."""
     code = (
         "from PySide6 import QtWidgets\n"
         "app = QtWidgets.QApplication([])\n"
@@ -158,12 +175,14 @@ def test_installed_help_opens_the_shipped_docs(venv, tmp_path):
         "viewer = DocsViewer(root)\n"
         "for _key, rel, _text in DOCS:\n"
         "    viewer.open_page(rel)\n"
-        "    print(viewer.browser.toPlainText().splitlines()[0])\n"
+        "    print(rel + '\\t' + viewer.browser.toPlainText().splitlines()[0])\n"
     )
     out = _run([venv / "bin" / "python", "-c", code], cwd=tmp_path, QT_QPA_PLATFORM="offscreen")
     lines = out.stdout.splitlines()
     assert Path(lines[0]).is_relative_to(venv) and Path(lines[0]).name == "docs", lines[0]
-    for line, rel in zip(lines[1:], ("README.md", "docs/theory.md", "docs/architecture.md"), strict=True):
+    shown = dict(line.split("\t", 1) for line in lines[1:])
+    assert {"README.md", "docs/theory.md", "docs/architecture.md"} <= set(shown) <= set(SHIPPED_DOCS), shown
+    for rel, line in shown.items():
         heading = next(x for x in (ROOT / rel).read_text().splitlines() if x.startswith("# "))
         assert line == heading.removeprefix("# ").strip(), (rel, line)
 

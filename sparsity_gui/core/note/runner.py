@@ -304,8 +304,7 @@ class Runner(MailboxEngine):
         if self.sim is None or needs_restart(self.params, params):
             self._start(StartRun(params, self.run_id))
             return
-        self.sim.apply(params)
-        self.sim.history.keep_last()  # the row of the change's instant stays
+        self.sim.apply_live(params)
         if self.state == "error":
             self.state = "paused"
         if self.state == "finished" and not self._finished():

@@ -154,6 +154,7 @@ class Simulation:
         self.init = InitialState.from_weights(w0)
         self.ideal_pending = defer_ideal and self.init.m >= DEFER_IDEAL_M
         self.changes: list[LiveChange] = []  # every live change of lam, eta and method, in order
+        self._change_rows_at: float | None = None  # apply_live's rows of this instant are open
         self.solver: Solver = self._new_solver(params.method, 0.0, None)
         self.tracked = tracked_ranks(self.init.nonzero0)
         self.history = History(len(COLUMNS) + N_TRACKED_MAX, history_capacity)
@@ -280,11 +281,36 @@ class Simulation:
         self.params = params
         return True
 
+    def apply_live(self, params: SimParams) -> bool:
+        """`apply` while the run is on screen. The history keeps a row of this instant
+        under the old parameters and one under the new, so that a quantity that jumps here
+        (θ = λ/(1-‖W‖²), λ‖W‖₁) is broken at the change in every panel, whenever the next
+        frame is painted and even if the run is paused at once. Further changes at the same
+        instant (a λ drag while paused) replace the second row."""
+        before = self.metrics_row()
+        changes = list(self.changes)
+        if not self.apply(params):
+            return False
+        if self.changes == changes:
+            return True  # nothing a row shows has changed
+        if self._change_rows_at != self.t:
+            self.history.keep_last()
+            last = self.history.last()
+            if last is None or last[COL["t"]] < self.t:
+                self.history.append(before)
+        self.history.append(self.metrics_row(), provisional=True)
+        self._change_rows_at = self.t
+        return True
+
     # --- stepping -------------------------------------------------------------------
     def advance(self, t_target: float, stop_nonzero: int = -1, max_work: int = 2**62) -> int:
         if self.solver.diverged:
             return K.REACHED_TARGET
-        return self.solver.advance_to(t_target, stop_nonzero, max_work)
+        status = self.solver.advance_to(t_target, stop_nonzero, max_work)
+        if self._change_rows_at is not None and self.t > self._change_rows_at:
+            self.history.keep_last()  # the run has left the change's instant: its row stays
+            self._change_rows_at = None
+        return status
 
     def advance_recording(
         self, t_target: float, stop_nonzero: int = -1, max_work: int = 2**62, max_rows: int = ROWS_PER_DECADE

@@ -145,22 +145,83 @@ def test_a_paced_run_keeps_grid_rows_and_one_row_of_now():
     assert largest_log_gap(t) <= GRID_STEP * (1 + 1e-9)
 
 
-def test_a_live_change_keeps_the_row_of_its_instant():
-    """lam changed between two chunks: the row of that instant stays in the history (the
-    lam column steps there), though it was the chunk's provisional row."""
-    params = SimParams(m=500, lam=1e-2, seed=2)
+def _run_to_a_change(params: SimParams) -> tuple[Runner, float]:
     runner = Runner(params, speed=5.0, warm_up=False, playing=True)
     runner.step_once(now=0.0)
     for k in range(1, 50):
         runner.step_once(now=k * 0.0133)
-    t_change = runner.sim.t
+    return runner, runner.sim.t
+
+
+def _rows_at(rows: np.ndarray, t: float) -> np.ndarray:
+    return rows[rows[:, COL["t"]] == t]
+
+
+def test_a_live_change_keeps_a_row_of_its_instant_under_each_lam():
+    """lam changed between two chunks: the history keeps the instant's row under the old lam
+    (though it was the chunk's provisional row) and a row of the same state under the new
+    one, so θ and λ‖W‖₁, which jump there, are broken at the change in every panel."""
+    params = SimParams(m=500, lam=1e-2, seed=2)
+    runner, t_change = _run_to_a_change(params)
     runner.set_params(params.with_changes(lam=2e-2))
     for k in range(50, 100):
         runner.step_once(now=k * 0.0133)
     rows = runner.sim.history.array()
-    at = np.flatnonzero(rows[:, COL["t"]] == t_change)
-    assert at.size == 1
-    assert rows[at[0], COL["lam"]] == 1e-2 and rows[at[0] + 1, COL["lam"]] == 2e-2
+    before, after = _rows_at(rows, t_change)  # exactly two
+    assert before[COL["lam"]] == 1e-2 and after[COL["lam"]] == 2e-2
+    for name in ("norm2_sq", "norm1", "nonzero"):  # one state, two λ
+        assert before[COL[name]] == after[COL[name]]
+    # θ = λ/(1-‖W‖²) and the push λ‖W‖₁ double with λ
+    norm2_sq, norm1 = before[COL["norm2_sq"]], before[COL["norm1"]]
+    assert after[COL["theta"]] == pytest.approx(2e-2 / (1 - norm2_sq), rel=1e-12)
+    assert before[COL["theta"]] == pytest.approx(1e-2 / (1 - norm2_sq), rel=1e-12)
+    assert after[COL["reg_push"]] == pytest.approx(2e-2 * norm1, rel=1e-12)
+    assert rows[:, COL["t"]][-1] > t_change
+
+
+def test_a_change_then_an_immediate_pause_shows_the_new_lam_at_once():
+    """Paused in the same mail as the change, before any more simulating: the snapshot the
+    window paints already ends in the new λ's row, so no panel shows the old θ beside the
+    status bar's new one (what made the λ-change break depend on frame timing)."""
+    params = SimParams(m=300, lam=1e-2, seed=4)
+    runner, t_change = _run_to_a_change(params)
+    runner.set_params(params.with_changes(lam=2e-2))
+    runner.play(False)
+    runner.step_once(now=50 * 0.0133)
+    runner.step_once(now=51 * 0.0133)
+    snap = runner.make_snapshot()
+    h = snap.history
+    assert snap.state == "paused" and snap.t == t_change
+    assert h[-1, COL["t"]] == h[-2, COL["t"]] == t_change
+    assert (h[-2, COL["lam"]], h[-1, COL["lam"]]) == (1e-2, 2e-2)
+    assert h[-1, COL["theta"]] == pytest.approx(snap.theta, rel=1e-12)
+
+
+def test_changes_at_one_instant_keep_two_rows_there_the_last_lam_wins():
+    """A λ drag while paused sends many changes at one instant: the history keeps the old
+    λ's row and one row of the last λ, not a row per change; a change back to the same λ
+    adds nothing."""
+    params = SimParams(m=300, lam=1e-2, seed=4)
+    runner, t_change = _run_to_a_change(params)
+    runner.play(False)
+    runner.step_once(now=50 * 0.0133)
+    n0 = len(runner.sim.history)
+    for k, lam in enumerate((1.2e-2, 1.5e-2, 1.9e-2, 2.4e-2)):
+        runner.set_params(params.with_changes(lam=lam))
+        runner.step_once(now=(51 + k) * 0.0133)
+    runner.set_params(params.with_changes(lam=2.4e-2))  # the same λ again
+    runner.step_once(now=60 * 0.0133)
+    rows = runner.sim.history.array()
+    at = _rows_at(rows, t_change)
+    assert [r[COL["lam"]] for r in at] == [1e-2, 2.4e-2]
+    assert len(rows) <= n0 + 2
+    runner.play(True)
+    for k in range(61, 90):
+        runner.step_once(now=k * 0.0133)
+    rows = runner.sim.history.array()
+    assert [r[COL["lam"]] for r in _rows_at(rows, t_change)] == [1e-2, 2.4e-2]
+    later = rows[rows[:, COL["t"]] > t_change]
+    assert later.shape[0] > 0 and (later[:, COL["lam"]] == 2.4e-2).all()
 
 
 def test_a_shown_run_of_a_million_weights_fills_in_its_idealized_bounds_after_the_first_frame():

@@ -5,7 +5,6 @@ taken from the panels' own code."""
 import os
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -338,10 +337,8 @@ def test_closing_with_a_sweep_running_joins_every_thread(qtbot, make_iwindow):
     qtbot.waitUntil(lambda: sweep._progress is not None, timeout=TIMEOUT)
     thread = sweep.thread
     assert thread.is_alive() and win.playing
-    t0 = time.perf_counter()
     win.close()
-    assert time.perf_counter() - t0 < 5
-    assert not thread.is_alive() and not win.thread.is_alive()
+    assert not thread.is_alive() and not win.thread.is_alive()  # joined, not abandoned
 
 
 def test_model_menu_of_the_note_window_opens_one_interference_window(qtbot, make_window):

@@ -835,9 +835,10 @@ def test_closing_while_flat_out_and_a_large_run_is_being_built(qtbot, make_windo
     start = time.perf_counter()
     win.close()
     took = time.perf_counter() - start
+    # joined, not abandoned at the close's deadline (a time bound here would only measure
+    # how busy the machine is: benchmarks/ measure speed)
     assert not win.thread.is_alive()
     print(f"\nclose took {took:.2f} s")
-    assert took < 8.0
 
 
 def test_closing_while_a_long_session_replays_is_prompt(qtbot, make_window, tmp_path):
@@ -858,7 +859,10 @@ def test_closing_while_a_long_session_replays_is_prompt(qtbot, make_window, tmp_
     took = time.perf_counter() - start
     win.thread.join(60)  # (whatever happens, leave no thread behind)
     print(f"\nclose during the replay took {took:.2f} s")
-    assert took < 0.5, f"closing blocked the GUI for {took:.1f} s until the replay ended"
+    # the close abandoned the replay instead of waiting for its end: the worker never got
+    # the replayed run (a bound on `took` would fail on a busy machine, not on a defect)
+    assert not win.thread.is_alive()
+    assert win.runner.sim is not None and win.runner.sim.t < 1.0, "the close waited for the replay"
 
 
 # --- 4. large m through the real entry point -------------------------------------------------
