@@ -105,11 +105,18 @@ class Progress:
         if total is not None:
             bar.total = max(total, 1e-300)
         bar.detail, bar.eta = detail, eta
-        bar.update(min(max(done, 0), bar.total) - bar.n)
+        try:
+            bar.update(min(max(done, 0), bar.total) - bar.n)
+        except OSError:  # the terminal is gone (closed: SIGHUP follows): draw no more
+            bar.disable = True
 
     def close(self) -> None:
-        """End the line (if the bar was shown at all)."""
-        self._bar.close()
+        """End the line (if the bar was shown at all; not on a terminal that is gone, where
+        it would raise over the cleanup of an interrupt)."""
+        try:
+            self._bar.close()
+        except OSError:
+            pass
 
 
 def _progress_bar(total: float, label: str, after: float):

@@ -14,11 +14,14 @@ signals once their run has visibly started (their progress bar is on a terminal)
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
 import signal
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -188,4 +191,38 @@ def test_nohup_keeps_a_command_going_when_the_terminal_closes(tmp_path):
         _stop(proc)
         os.close(fd)
     assert proc.returncode == 128 + signal.SIGTERM, shown
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_closing_the_terminal_ends_the_command_as_sighup(tmp_path):
+    """The command's controlling terminal closes (its pseudo-terminal's master end): the
+    kernel sends SIGHUP; the command, its stderr now a dead terminal, still removes its
+    temporary folder and ends with 129."""
+
+    def own_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # stdin, the pseudo-terminal: the controlling one
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sparsity_gui", *LONG["run"], "--out", "out"],
+        cwd=tmp_path,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env={**ENV, "SPARSITY_GUI_PROGRESS_AFTER": "0"},
+        preexec_fn=own_terminal,
+    )
+    os.close(slave)
+    try:
+        read_until(master, lambda line: STARTED["run"] in line, proc, timeout=WAIT)
+        os.close(master)  # the terminal window is closed
+        master = -1
+        out, _ = proc.communicate(timeout=WAIT)
+    finally:
+        _stop(proc)
+        if master >= 0:
+            os.close(master)
+    assert proc.returncode == 128 + signal.SIGHUP
+    assert out == b""
     assert list(tmp_path.iterdir()) == []
