@@ -271,20 +271,23 @@ def headless_command(load: Callable[[], Callable[[Sequence[str]], int]], argv: S
     """A headless command (``load()`` imports it) from its first line to its last: SIGINT,
     SIGTERM and SIGHUP handled from the start (while modules load and the arguments and
     input files are read, too), and a closed stdout (``| head``) or stderr ending it quietly
-    once its files are written."""
+    once its files are written. A worker an interrupt left behind (a grid's run that could
+    not stop) does not hold up the end (_leave_if_worker_running)."""
     try:
         try:
             with interrupt_handlers():
                 try:
-                    return load()(argv)
+                    status = load()(argv)
                 except Interrupted as exc:  # before DIR was begun, or while the summary prints
                     done = f"{_COMMITTED[-1]} was written" if _COMMITTED else "nothing was written"
                     say(f"\nerror: interrupted; {done}\n")
-                    return exc.status
+                    status = exc.status
         finally:
             sys.stdout.flush()  # here (--help's text too), not at exit, where it cannot be handled
     except BrokenPipeError:
-        return closed_pipe_status()
+        status = closed_pipe_status()
+    _leave_if_worker_running(status)
+    return status
 
 
 _COMMITTED: list[str] = []  # the DIR a command has committed (its summary may still print)
@@ -415,6 +418,18 @@ class GridRun:
             )
             return 2
         return None
+
+
+def grid_wait_seconds(scheduler) -> float:
+    """How long an interrupted grid is given to come back with its finished rows before they
+    are taken as reported: 1 s on this machine (its runs stop between chunks of milliseconds;
+    one still loading its compiled kernels or drawing a large W(0) cannot stop, and is left
+    to end with the process), 10 s on a running cluster (the pending tasks cancelled, the
+    client closed), 60 s with local:N (its worker processes close, on a loaded machine
+    slowly)."""
+    if scheduler is None:
+        return 1.0
+    return 60.0 if scheduler.local_workers else 10.0
 
 
 def run_grid(

@@ -16,6 +16,7 @@ from sparsity_gui.cli.common import (
     add_output_options,
     add_verbose_option,
     fail,
+    grid_wait_seconds,
     interrupts_deferred,
     number_arg,
     run_grid,
@@ -316,6 +317,11 @@ def resumed_rows(out: str, spec) -> list:
     return rows
 
 
+def _in_sweep_order(runs, rows: list) -> list:
+    order = {(p.m, p.seed): i for i, p in enumerate(runs)}
+    return sorted(rows, key=lambda r: order[(r.m, r.seed)])
+
+
 def sweep_command(argv: Sequence[str]) -> int:
     args = build_sweep_parser().parse_args(argv)
     try:
@@ -343,11 +349,9 @@ def sweep_command(argv: Sequence[str]) -> int:
             label="sweep",
             describe=lambda p: f"  m={p.m} seed={p.seed}",
             doing="training",
-            # the workers stop between chunks (about 10 ms). A cluster's pending tasks are
-            # cancelled at once too, but local:N's worker processes take seconds to close on
-            # a loaded machine.
-            wait_seconds=10.0 if args.scheduler is None else 60.0,
+            wait_seconds=grid_wait_seconds(args.scheduler),
             kept=len(done_rows),
+            in_order=lambda rows: _in_sweep_order(runs, [*done_rows, *rows]),
             verbose=args.verbose,
         )
         state["outcome"] = outcome

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 
 from sparsity_gui.cli.common import (
     CleanParser,
-    _leave_if_worker_running,
     add_output_options,
     add_verbose_option,
     fail,
+    grid_wait_seconds,
     interrupts_deferred,
     number_arg,
     run_grid,
@@ -165,11 +165,7 @@ def scaling_command(argv: Sequence[str]) -> int:
             label="scaling",
             describe=lambda current: "  m={} lam={:g} seed={}".format(*current),
             doing="running",
-            # a run stops at its next piece of solve, but drawing and sorting W(0) at large m
-            # cannot be interrupted: wait a little, then keep the runs that finished. A
-            # cluster's pending tasks are cancelled at once, but local:N's worker processes
-            # take seconds to close.
-            wait_seconds=2.0 if args.scheduler is None else 60.0,
+            wait_seconds=grid_wait_seconds(args.scheduler),
             in_order=lambda rows: _in_grid_order(grid, rows),
             verbose=args.verbose,
         )
@@ -189,7 +185,6 @@ def scaling_command(argv: Sequence[str]) -> int:
     outcome = state["outcome"]
     status = outcome.ended_early(len(runs), args.out, "scaling.json")
     if status is not None:
-        _leave_if_worker_running(status)  # a run still drawing W(0) would hold up the exit
         return status
     print(
         f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "

@@ -3,9 +3,9 @@ signals once their run has visibly started (their progress bar is on a terminal)
 
 - the status is 128 + the signal (130, 143, 129), stderr is one `error:` line and no
   traceback, and nothing is left behind: no DIR, no temporary folder;
-- the runs chosen would take hours (a gradient descent of 10^7 steps of 10^6 weights with
-  no sample between, a training of 10^8 steps), so a command that did not stop between
-  bounded chunks of its work would run into the test's bound instead;
+- the runs chosen would take hours (a gradient descent of 10^7 steps of 10^6 weights that
+  lam = 1e-5 keeps alive, with no sample between; a training of 10^8 steps), so a command
+  that did not stop between bounded chunks of its work would run into the test's bound;
 - each command is started with SIGINT ignored, as a command started in the background
   (`cmd &`) is: `kill -INT` must end it all the same;
 - a temporary folder left by a process killed outright (SIGKILL) is removed by the next run
@@ -28,7 +28,21 @@ import pytest
 from cluster_cli import ENV, in_terminal, read_rest, read_until
 
 LONG = {
-    "run": ["run", "--method", "gd", "--m", "1000000", "--eta", "1e-3", "--t-end", "1e4", "--samples", "2"],
+    "run": [
+        "run",
+        "--method",
+        "gd",
+        "--m",
+        "1e6",
+        "--lam",
+        "1e-5",
+        "--eta",
+        "1e-3",
+        "--t-end",
+        "1e4",
+        "--samples",
+        "2",
+    ],  # fmt: skip
     "interference": ["interference", "--n", "64", "--m", "64", "--steps", "100000000"],
     "sweep": [
         "sweep",
