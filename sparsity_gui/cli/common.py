@@ -200,6 +200,7 @@ class _Interrupts:
     deferred = False
     pending: int | None = None
     first_at = -math.inf
+    depth = 0  # interrupt_handlers() entered and not left
 
     @classmethod
     def handler(cls, signum, _frame) -> None:
@@ -231,6 +232,9 @@ def interrupt_handlers() -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP raise Interrupted (unless deferred) while inside."""
     import signal
 
+    if _Interrupts.depth == 0:  # a new command (tests run several in one process)
+        _Interrupts.first_at, _Interrupts.pending = -math.inf, None
+    _Interrupts.depth += 1
     saved = []
     for sig in _handled_signals():
         try:
@@ -240,6 +244,7 @@ def interrupt_handlers() -> Iterator[None]:
     try:
         yield
     finally:
+        _Interrupts.depth -= 1
         for sig, old in saved:
             signal.signal(sig, old)
 
@@ -273,6 +278,7 @@ def headless_command(load: Callable[[], Callable[[Sequence[str]], int]], argv: S
     input files are read, too), and a closed stdout (``| head``) or stderr ending it quietly
     once its files are written. A worker an interrupt left behind (a grid's run that could
     not stop) does not hold up the end (_leave_if_worker_running)."""
+    _COMMITTED.clear()
     try:
         try:
             with interrupt_handlers():
@@ -441,7 +447,7 @@ def run_grid(
     wait_seconds: float,
     kept: int = 0,
     in_order: Callable[[list], list] | None = None,
-    verbose: bool = False,
+    quiet_cluster_log: bool = False,
 ) -> GridRun:
     """A grid of runs for `scaling` and `sweep`: ``run(on_progress, should_stop)`` (run_scaling
     or run_sweep with the command's grid) in a worker thread (run_in_worker) with the
@@ -455,8 +461,8 @@ def run_grid(
     for a grid that has not come back within the wait (None: none are kept then).
 
     A cluster that fails the grid (RunsFailed: its scheduler went away) keeps the finished
-    rows in the same way, with the reason in ``failure``. distributed's own log is silenced
-    meanwhile (core/cluster.quiet_logs) unless ``verbose``."""
+    rows in the same way, with the reason in ``failure``. With ``quiet_cluster_log``
+    distributed's own log is silenced meanwhile (core/cluster.quiet_logs)."""
     import threading
 
     progress = Progress(1.0, label)  # the share of the grid's cost done
@@ -494,7 +500,7 @@ def run_grid(
     status = 0
     failure = ""
     try:
-        with contextlib.nullcontext() if verbose else quiet_logs():
+        with quiet_logs() if quiet_cluster_log else contextlib.nullcontext():
             rows = run_in_worker(work, stop)
     except KeyboardInterrupt as exc:
         ended.wait(wait_seconds)

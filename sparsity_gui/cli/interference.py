@@ -352,7 +352,7 @@ def sweep_command(argv: Sequence[str]) -> int:
             wait_seconds=grid_wait_seconds(args.scheduler),
             kept=len(done_rows),
             in_order=lambda rows: _in_sweep_order(runs, [*done_rows, *rows]),
-            verbose=args.verbose,
+            quiet_cluster_log=args.scheduler is not None and not args.verbose,
         )
         state["outcome"] = outcome
         rows = outcome.rows

@@ -167,7 +167,7 @@ def scaling_command(argv: Sequence[str]) -> int:
             doing="running",
             wait_seconds=grid_wait_seconds(args.scheduler),
             in_order=lambda rows: _in_grid_order(grid, rows),
-            verbose=args.verbose,
+            quiet_cluster_log=args.scheduler is not None and not args.verbose,
         )
         state["outcome"] = outcome
         rows = outcome.rows
