@@ -8,11 +8,14 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The program; ``argv`` None means the process's own arguments (the command is then
+    the whole process, which an interrupt may end at once once it has cleaned up)."""
+    whole_process = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in HEADLESS:
         from sparsity_gui.cli.common import headless_command
 
-        return headless_command(lambda: _headless_command(argv[0]), argv[1:])
+        return headless_command(lambda: _headless_command(argv[0]), argv[1:], whole_process)
     from sparsity_gui.cli.common import parse_args_quietly
     from sparsity_gui.cli.gui_options import build_gui_parser
 

@@ -95,6 +95,10 @@ class Progress:
         except ValueError:
             after = 1.0
         self._bar = _progress_bar(total, label, after if math.isfinite(after) else 1.0)
+        if after <= 0 and not self._bar.disable:
+            # shown from the start, as asked; tqdm would wait for an update 0.1 s later,
+            # which a run of few samples makes only at its end
+            self._bar.refresh()
 
     def update(
         self, done: float, total: float | None = None, *, detail: str = "", eta: float | None = None
@@ -272,12 +276,17 @@ def say(text: str) -> None:
         pass
 
 
-def headless_command(load: Callable[[], Callable[[Sequence[str]], int]], argv: Sequence[str]) -> int:
+def headless_command(
+    load: Callable[[], Callable[[Sequence[str]], int]], argv: Sequence[str], whole_process: bool = False
+) -> int:
     """A headless command (``load()`` imports it) from its first line to its last: SIGINT,
     SIGTERM and SIGHUP handled from the start (while modules load and the arguments and
     input files are read, too), and a closed stdout (``| head``) or stderr ending it quietly
     once its files are written. A worker an interrupt left behind (a grid's run that could
-    not stop) does not hold up the end (_leave_if_worker_running)."""
+    not stop) does not hold up the end (_leave_if_worker_running). With ``whole_process``
+    (the command is the process: not a call from Python) an interrupted command, once it has
+    cleaned up, ends the process at once: the interpreter's own shutdown (numba's and
+    llvmlite's modules, the collection of every object) took seconds on a loaded machine."""
     _COMMITTED.clear()
     try:
         try:
@@ -292,8 +301,23 @@ def headless_command(load: Callable[[], Callable[[Sequence[str]], int]], argv: S
             sys.stdout.flush()  # here (--help's text too), not at exit, where it cannot be handled
     except BrokenPipeError:
         status = closed_pipe_status()
+    except SystemExit as exc:  # write_headless's interrupt or error, argparse's --help
+        if not (whole_process and isinstance(exc.code, int) and exc.code > 128):
+            raise
+        status = exc.code
     _leave_if_worker_running(status)
+    if whole_process and status > 128 and status != SIGPIPE_STATUS:
+        _end_process(status)
     return status
+
+
+def _end_process(status: int) -> None:
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(status)
 
 
 _COMMITTED: list[str] = []  # the DIR a command has committed (its summary may still print)
