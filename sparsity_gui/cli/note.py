@@ -191,6 +191,9 @@ def run_command(argv: Sequence[str]) -> int:
 
             with interrupts_deferred():  # a signal inside Qt's drawing would crash it
                 write_figures(run, result_dir.path("figures"))
+        from sparsity_gui.core.note.session import W0Source
+
+        source = W0Source("file", args.w0, args.w0_tensor, args.w0_row) if args.w0 is not None else None
         write_results(
             result_dir,
             run,
@@ -198,6 +201,7 @@ def run_command(argv: Sequence[str]) -> int:
             include_weights=not args.no_weights,
             fmt=args.format,
             command_line=shlex.join(["sparsity-gui", "run", *argv]),
+            source=source,
         )
         return run
 
@@ -210,6 +214,8 @@ def run_command(argv: Sequence[str]) -> int:
     )
     print(
         f"wrote {args.out}{files}: {args.samples} rows, {run.nonzero_final} nonzero weight(s) at "
-        f"t = {run.t_end:.6g}, fitted c = {run.fitted_c:.4g}"
+        f"t = {run.t_end:.6g}, fitted c = {run.fitted_c:.4g} (m' >= 2), "
+        f"bulk c = {run.fit.c_bulk:.4g} (m' >= 10), max deviation of the law {run.fit.max_rel_dev:.2g}"
+        + (f" [{run.fit.flag_text()}]" if run.fit.flags else "")
     )
     return 0

@@ -76,7 +76,7 @@ def sampled_snapshot(run) -> Snapshot:
     """A Snapshot (what the panels draw) of a sampled run: its rows as the history and its
     final state for the weight panels."""
     return snapshot_of(
-        run.sim, run.sim.params, run_id=1, seq=1, state="finished", history=run.rows, fitted_c=run.fitted_c
+        run.sim, run.sim.params, run_id=1, seq=1, state="finished", history=run.rows, fit=run.fit
     )
 
 

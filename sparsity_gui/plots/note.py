@@ -87,8 +87,9 @@ def _dot_when_alone(curve: pg.PlotDataItem, points: int) -> None:
 class SortedWeightsPanel(NotePanel):
     title = "Weights, sorted"
     claim = (
-        "Weights above the threshold θ grow and the rest shrink and die; θ ≈ 1/‖W‖₁ once "
-        "the two pushes balance (the note's balance condition)."
+        "Weights above the threshold θ grow and those below it shrink (exact, at every "
+        "instant); θ ≈ 1/‖W‖₁ once the two pushes balance and ‖W‖² ≈ 1, which needs "
+        "λ‖W‖₁ ≤ 1/4 (the note's balance condition)."
     )
 
     def __init__(self, parent=None):
@@ -151,8 +152,9 @@ class SortedWeightsPanel(NotePanel):
 class ThresholdPanel(NotePanel):
     title = "Threshold crossing"
     claim = (
-        "A weight shrinks from the moment it falls below θ(t) and dies soon after; θ rises "
-        "as W gets sparser until one weight is left."
+        "While θ(t) rises (‖W(0)‖² < 1 and λ never lowered), a weight that falls below it "
+        "keeps shrinking and dies; θ rises as W gets sparser until one weight is left. When θ "
+        "falls (‖W(0)‖² ≥ 1, or after λ is lowered) weights below it can grow again."
     )
 
     def __init__(self, parent=None, tracked: int = 8):
@@ -272,7 +274,9 @@ class BalancePanel(NotePanel):
     title = "Norm balance"
     claim = (
         "Feature benefit (1-‖W‖²)‖W‖² and regularization λ‖W‖₁ push ‖W‖² up and down; "
-        "after a short transient they balance (ratio → 1)."
+        "where a balance is possible (λ‖W‖₁ ≤ 1/4, as (1-‖W‖²)‖W‖² ≤ 1/4) they balance after "
+        "a short transient (ratio → 1 from above, R − 1 ≈ s·RV/(2‖W‖²): the balance lags the "
+        "decay of ‖W‖₁)."
     )
 
     def __init__(self, parent=None):
@@ -322,7 +326,10 @@ class BalancePanel(NotePanel):
 class DecayPanel(NotePanel):
     title = "L1 decay"
     claim = (
-        "‖W‖₁ ≈ 1/(w(0) + c·λt): the typical nonzero weight w = 1/‖W‖₁ grows linearly in λt with c = Θ(1)."
+        "In the note's regime (λ‖W(0)‖₁ ≤ 1/4, ‖W(0)‖² < 1), ‖W‖₁ ≈ 1/(w(0) + c·λt): the typical "
+        "nonzero weight w = 1/‖W‖₁ grows about linearly in λt, but its slope λ·RV/‖W‖² at balance "
+        "drifts (about 0.2λ to 2λ while m′ ≥ 10), so c = Θ(1) is an average; the legend gives c over m′ ≥ 2, "
+        "the bulk c over m′ ≥ 10 and the law's largest relative deviation."
     )
 
     def __init__(self, parent=None):
@@ -331,7 +338,11 @@ class DecayPanel(NotePanel):
         self.measured = p.plot(pen=pen(BLUE), name="‖W‖₁")
         self.law = p.plot(pen=pen(RED, DASH), name="1/(w(0) + c·λt)")
         self.plot = p
-        self.show_w = self.add_toggle("show w = 1/‖W‖₁", "Plot w = 1/‖W‖₁ instead: a straight line in theory")
+        self.show_w = self.add_toggle(
+            "show w = 1/‖W‖₁",
+            "Plot w = 1/‖W‖₁ instead: about straight in the note's regime (at balance its slope "
+            "λ·RV/‖W‖² drifts, about 0.2λ to 2λ while m′ ≥ 10), not a straight line",
+        )
         self.log_x = self.add_toggle("log t", "Logarithmic time axis")
         self.log_y = self.add_toggle("log y", "Logarithmic value axis", checked=True)
         self._names: tuple[str, str] = ("", "")
@@ -371,19 +382,51 @@ class DecayPanel(NotePanel):
                 set_curve(self.measured, t, l1, positive=positive)
                 set_curve(self.law, t, 1.0 / fit_w, positive=positive)
         name_m = "w = 1/‖W‖₁" if show_w else "‖W‖₁"
-        shown_c = f"{c:.3f}" if math.isfinite(c) else "—"  # nothing to fit yet
-        name_l = f"w(0) + c·λt, c = {shown_c}" if show_w else f"1/(w(0) + c·λt), c = {shown_c}"
+        name_l = decay_law_label(snap.fit, snap.regime, show_w)
         if (name_m, name_l) != self._names:  # text layout is slow: only on change
             self._names = (name_m, name_l)
             self.plot.legend.set_label(self.measured, name_m)
             self.plot.legend.set_label(self.law, name_l)
 
 
+def decay_law_label(fit, regime, show_w: bool) -> str:
+    """The L1 panel's legend for the law: both constants, the largest deviation, and what is
+    wrong with them (no c, a negative c, outside the note's regime)."""
+    from sparsity_gui.core.note.metrics import NO_C_DIVERGED, NO_C_ZERO_LAM, regime_holds
+
+    law = "w(0) + c·λt" if show_w else "1/(w(0) + c·λt)"
+    if NO_C_DIVERGED in fit.flags:
+        return f"{law}: no c (gradient descent diverged)"
+    if NO_C_ZERO_LAM in fit.flags:
+        return f"{law}: no c (λ = 0, nothing decays)"
+    if not math.isfinite(fit.c):
+        return f"{law}, c = —"  # nothing to fit yet
+
+    def num(x: float) -> str:
+        return f"{x:.3f}" if math.isfinite(x) else "—"
+
+    text = f"{law}, c = {num(fit.c)} (m′ ≥ 2), bulk c = {num(fit.c_bulk)} (m′ ≥ 10)"
+    if math.isfinite(fit.max_rel_dev):
+        text += f"; law off ‖W‖₁ by up to {100 * fit.max_rel_dev:.3g} %"
+    if fit.c < 0 or fit.c_bulk < 0:
+        text += "<br>c &lt; 0: w fell, the law does not describe this run"
+    if regime is not None and not regime_holds(regime):
+        if not regime["balance_possible"]:
+            why = f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} &gt; 1/4, no balance"
+        elif regime["norm2_w0"] >= 1.0:
+            why = f"‖W(0)‖² = {regime['norm2_w0']:.3g} ≥ 1"
+        else:
+            why = "λ was lowered or the balance lost after a change of λ"
+        text += f"<br>outside the note's regime ({why}): a fit, not the note's Θ(1)"
+    return text
+
+
 class RelVarPanel(NotePanel):
     title = "Relative variance"
     claim = (
-        "The relative variance of the nonzero weights stays Θ(1), between the bounds "
-        "computed from W(0) (red), close to the idealized bounds (pink) until m' is small."
+        "The relative variance of the nonzero weights lies between the bounds computed from "
+        "W(0) (red, exact); for W(0) of i.i.d. normals these are Θ(1) w.h.p. in m', close to "
+        "the idealized bounds (pink) until m' is small."
     )
 
     def __init__(self, parent=None):
@@ -482,9 +525,10 @@ class PhasePlanePanel(NotePanel):
     title = "Phase plane"
     claim = (
         "The run as a path in (‖W‖², ‖W‖₁) with the balance curve (1-‖W‖²)‖W‖² = λ‖W‖₁ of the "
-        "current λ: the path falls onto the curve within a short transient and then slides "
-        "along it as ‖W‖₁ decays (the note's dynamic balance, as geometry). A live change of λ "
-        "moves the curve, and the path settles onto the new one."
+        "current λ: where the curve exists (λ‖W‖₁ ≤ 1/4) the path falls onto it within a short "
+        "transient and then slides along it as ‖W‖₁ decays (the note's dynamic balance, as "
+        "geometry); above 1/4 ‖W‖² first collapses. A live change of λ moves the curve, and the "
+        "path settles onto the new one where it can."
     )
 
     def __init__(self, parent=None):

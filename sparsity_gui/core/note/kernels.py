@@ -60,6 +60,12 @@ REACHED_TARGET, REACHED_NONZERO, REACHED_MAX_STEPS = 0, 1, 2
 
 RTOL = 1e-12
 ATOL_T = 1e-13  # absolute tolerance on t when integrating in delta
+# A death the integration places within DEATH_SNAP * t after the instant asked for happens
+# at that instant: death times are only known to about RTOL, and two step sequences to the
+# same instant (a live run stopping at a death, the replay of it for an export sampling on
+# the way) place the same death a few ulps apart. Without this the replay landed just
+# before the last death and exported a second survivor of 1e-14 (issue 22, item 4).
+DEATH_SNAP = RTOL
 SMALL_PREFIX = 512  # below this many survivors, sums are taken directly (no cancellation)
 # At m' = 1 the survivor is B |delta| and every segment sum is 0, so (B, delta) can be
 # rescaled to (1, B delta) before B overflows; F_LOGSHIFT keeps the true log B.
@@ -278,7 +284,9 @@ def _kill_at_cref(fs, ist, u, p1, p2, death_t):
 @njit(cache=True, nogil=True)
 def _integrate_to_death(fs, ist, t_limit, K):
     """Integrate in delta from delta < 0 up to 0 exactly, y = (B, t). Returns False
-    (state untouched) if the death comes after t_limit."""
+    (state untouched) if the death comes after t_limit by more than DEATH_SNAP*t_limit;
+    one within that comes at t_limit."""
+    t_late = t_limit + DEATH_SNAP * abs(t_limit)
     lam = fs[F_LAM]
     mp = ist[I_MP]
     sd = fs[F_SUMD]
@@ -298,7 +306,7 @@ def _integrate_to_death(fs, ist, t_limit, K):
         nb, nt, err = _dop853_step(1, x, b, t, hx, lam, mp, sd, sd2, K, ATOL_T)
         steps += 1
         if err <= 1.0:
-            if nt > t_limit:
+            if nt > t_late:
                 ist[I_STEPS] += steps
                 return False
             x = 0.0 if last else x + hx
@@ -311,7 +319,7 @@ def _integrate_to_death(fs, ist, t_limit, K):
                 hx = -x
     ist[I_STEPS] += steps
     fs[F_B] = b
-    fs[F_T] = t
+    fs[F_T] = min(t, t_limit)
     fs[F_DELTA] = 0.0
     return True
 
@@ -344,7 +352,8 @@ def exact_advance(fs, ist, u, p1, p2, death_t, t_target, stop_nonzero, max_steps
         h = min(fs[F_H], t_target - t)
         delta = fs[F_DELTA]
         b = fs[F_B]
-        if lam > 0.0 and delta + 1.05 * h * lam / b >= 0.0:
+        reach = h + DEATH_SNAP * abs(t_target) if h == t_target - t else h
+        if lam > 0.0 and delta + 1.05 * reach * lam / b >= 0.0:
             # the next death is (probably) within this step: land on it exactly
             steps += 1
             if _integrate_to_death(fs, ist, t_target, K):

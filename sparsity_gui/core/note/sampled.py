@@ -16,7 +16,7 @@ import numpy as np
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note import kernels as K
-from sparsity_gui.core.note.metrics import fit_decay_constant
+from sparsity_gui.core.note.metrics import DecayFit
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.simulation import ReplayStopped, RunScript, Simulation
 from sparsity_gui.core.note.solvers import ExactSolver
@@ -29,9 +29,18 @@ class SampledRun:
     t_end: float
     t_one: float
     wall_seconds: float
-    fitted_c: float
+    fit: DecayFit  # fitted_c, fitted_c_bulk, fit_max_rel_dev of the rows
     nonzero_final: int
     extra: dict = field(default_factory=dict)
+
+    @property
+    def fitted_c(self) -> float:
+        return self.fit.c
+
+    @property
+    def regime(self) -> dict:
+        """Whether the note's premise holds (metrics.regime_of), at t = 0 and each change of lam."""
+        return self.sim.regime()
 
 
 def sample_times_of(
@@ -85,7 +94,7 @@ def simulate_samples(
             t_end=float(t_end),
             t_one=float(t_one),
             wall_seconds=wall,
-            fitted_c=fit_decay_constant(rows),
+            fit=sim.decay_fit(rows, exported=True),
             nonzero_final=sim.moments().nonzero,
         )
     sim.complete_ideal_bounds()
@@ -116,7 +125,7 @@ def simulate_samples(
         t_end=float(t_end),
         t_one=float(t_one),
         wall_seconds=wall,
-        fitted_c=fit_decay_constant(rows),
+        fit=sim.decay_fit(rows, exported=True),
         nonzero_final=sim.moments().nonzero,
     )
 
@@ -239,7 +248,7 @@ def replay_script(script: RunScript, progress=None) -> SampledRun:
         t_end=float(script.t),
         t_one=one_left_time(sim),
         wall_seconds=wall,
-        fitted_c=fit_decay_constant(rows),
+        fit=sim.decay_fit(rows, exported=True),
         nonzero_final=sim.moments().nonzero,
         extra=extra,
     )

@@ -84,7 +84,10 @@ def _encode_weights(w0: np.ndarray) -> dict[str, Any]:
     return {"encoding": "base64-float64-le", "weights": base64.b64encode(w0.tobytes()).decode("ascii")}
 
 
-def session_dict(script: RunScript, source: W0Source, pins=()) -> dict[str, Any]:
+def session_dict(script: RunScript, source: W0Source, pins=(), results: dict | None = None) -> dict[str, Any]:
+    """The session's JSON. ``results`` (metrics.results_entry: the regime and the fitted
+    constants of the run at script.t) is written for the reader under "results"; opening a
+    session re-simulates and never reads it."""
     p = script.params
     w0_entry: dict[str, Any] = {"source": source.kind}
     if source.kind == "file":
@@ -108,19 +111,23 @@ def session_dict(script: RunScript, source: W0Source, pins=()) -> dict[str, Any]
         "t": float(script.t),
         "samples": int(script.samples),
     }
+    if results is not None:
+        out["results"] = results
     pins = list(pins)
     if pins:  # optional: a session without pins reads as before
         out["pins"] = [pin_dict(p) for p in pins]
     return out
 
 
-def session_text(script: RunScript, source: W0Source, pins=()) -> str:
-    return json_text(session_dict(script, source, pins))
+def session_text(script: RunScript, source: W0Source, pins=(), results: dict | None = None) -> str:
+    return json_text(session_dict(script, source, pins, results))
 
 
-def save_session(path: str | Path, script: RunScript, source: W0Source, pins=()) -> None:
+def save_session(
+    path: str | Path, script: RunScript, source: W0Source, pins=(), results: dict | None = None
+) -> None:
     """Write atomically: the old file stays whole if anything fails."""
-    atomic_write_text(path, session_text(script, source, pins))
+    atomic_write_text(path, session_text(script, source, pins, results))
 
 
 # --- reading ---------------------------------------------------------------------------

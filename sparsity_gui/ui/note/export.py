@@ -29,6 +29,7 @@ from sparsity_gui.core.note.files import (
     weights_npz,
 )
 from sparsity_gui.core.note.headless import resolved_format
+from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
 from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.core.note.simulation import RunScript
@@ -174,8 +175,10 @@ class NoteExports(PanelExports):
             "timeseries.csv": lambda: [timeseries_csv(run.rows)],
             **table_files,
             "tracked.csv": lambda: [tracked_csv(run, shown)],
-            "run.json": lambda: [json_text(run_metadata(run, script.params, COMMAND_LINE))],
-            "session.json": lambda: [session_text(script, source, self.win.pin_control.pins)],
+            "run.json": lambda: [json_text(run_metadata(run, script.params, COMMAND_LINE, source))],
+            "session.json": lambda: [
+                session_text(script, source, self.win.pin_control.pins, results_entry(run.regime, run.fit))
+            ],
         }
 
     def tracked_shown(self) -> int | None:

@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.note.initial import MAX_FILE_WEIGHTS, load_w0, needs_row, w0_arrays
+from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.params import SimParams, check_memory
 from sparsity_gui.core.note.presets import (
     BUILTIN,
@@ -136,7 +137,11 @@ class FileMenu(QtCore.QObject):
         try:
             script, source = win.current_script()
             pins = win.pin_control.pins
-            atomic_write_bytes(path, session_text(script, source, pins).encode("utf-8"))
+            # the regime and the constants of the replayed run, as Export all writes them: a
+            # function of the session alone (the screen's fit is of the wall-clock history)
+            run = win.exports.replayed(script)
+            results = results_entry(run.regime, run.fit)
+            atomic_write_bytes(path, session_text(script, source, pins, results).encode("utf-8"))
         except InputError as exc:
             return win.fail("Cannot save the session", exc.message)
         except OSError as exc:
