@@ -94,11 +94,10 @@ class Progress:
             after = float(os.environ.get("SPARSITY_GUI_PROGRESS_AFTER", "1"))
         except ValueError:
             after = 1.0
-        self._bar = _progress_bar(total, label, after if math.isfinite(after) else 1.0)
-        if after <= 0 and not self._bar.disable:
-            # shown from the start, as asked; tqdm would wait for an update 0.1 s later,
-            # which a run of few samples makes only at its end
-            self._bar.refresh()
+        self._after = after if math.isfinite(after) else 1.0
+        self._bar = _progress_bar(total, label, self._after)
+        self._started = time.monotonic()
+        self._shown = False
 
     def update(
         self, done: float, total: float | None = None, *, detail: str = "", eta: float | None = None
@@ -111,6 +110,11 @@ class Progress:
         bar.detail, bar.eta = detail, eta
         try:
             bar.update(min(max(done, 0), bar.total) - bar.n)
+            if not self._shown and time.monotonic() - self._started >= self._after:
+                # the first update past the delay is drawn: tqdm skips one within 0.1 s of
+                # the start, and a run of few samples makes its next only at its end
+                bar.refresh()
+                self._shown = True
         except OSError:  # the terminal is gone (closed: SIGHUP follows): draw no more
             bar.disable = True
 
