@@ -345,6 +345,8 @@ async def _settled(future, scheduler: Scheduler):
         if "scheduler-connection-lost" in str(exc):
             raise ClusterFailed(f"lost the connection to the scheduler at {scheduler}") from None
         raise ClusterFailed(f"the cluster cancelled a task ({_reason(exc)})") from None
+    except OSError:  # distributed's CommClosedError: the scheduler went away while gathering
+        raise ClusterFailed(f"lost the connection to the scheduler at {scheduler}") from None
     except KilledWorker as exc:  # its worker died each time it ran: a crash, not chance
         raise ClusterFailed(f"a task's workers died every time it ran ({_reason(exc)})") from None
 
