@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-cluster screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure bundle dist icons clean
+.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-cluster bench-signals screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure bundle dist icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,9 @@ bench-pins: $(STAMP)
 
 bench-cluster: $(STAMP)
 	$(PY) benchmarks/bench_cluster.py $(ARGS)
+
+bench-signals: $(STAMP)
+	$(PY) benchmarks/bench_signals.py $(ARGS)
 
 # Each screenshot is a first launch (no saved settings) on a screen of that size: 1600x1000,
 # and a 1366x768 laptop's, where the window sizes itself to the screen.

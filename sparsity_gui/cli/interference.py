@@ -14,8 +14,10 @@ from sparsity_gui.cli.common import (
     Progress,
     add_figure_options,
     add_output_options,
+    add_verbose_option,
     fail,
     figure_style_from_args,
+    grid_wait_seconds,
     interrupts_deferred,
     log,
     number_arg,
@@ -266,6 +268,7 @@ def build_sweep_parser() -> CleanParser:
         "local:N to start N worker processes on this machine. Needs the extra: "
         f"{EXTRA_HINT}. The results are the same as without it",
     )
+    add_verbose_option(r)
     o = p.add_argument_group("output")
     add_output_options(o)
     o.add_argument("--no-figure", action="store_true", help="skip DIR/figures/ (the figure and its script)")
@@ -288,6 +291,11 @@ def sweep_spec_from_args(args: argparse.Namespace):
         m=str(args.m), seeds=args.seeds, jobs=args.jobs, scheduler=args.scheduler, **_model_options(args)
     )
     return spec
+
+
+def _in_sweep_order(runs, rows: list) -> list:
+    order = {(p.m, p.seed): i for i, p in enumerate(runs)}
+    return sorted(rows, key=lambda r: order[(r.m, r.seed)])
 
 
 def sweep_command(argv: Sequence[str]) -> int:
@@ -323,11 +331,10 @@ def sweep_command(argv: Sequence[str]) -> int:
             label="sweep",
             describe=lambda p: f"  m={p.m} seed={p.seed}",
             doing="training",
-            # the workers stop between chunks (about 10 ms). A cluster's pending tasks are
-            # cancelled at once too, but local:N's worker processes take seconds to close on
-            # a loaded machine.
-            wait_seconds=10.0 if args.scheduler is None else 60.0,
+            wait_seconds=grid_wait_seconds(args.scheduler),
             kept=len(done_rows),
+            in_order=lambda rows: _in_sweep_order(runs, [*done_rows, *rows]),
+            quiet_cluster_log=args.scheduler is not None and not args.verbose,
         )
         state["outcome"] = outcome
         rows = outcome.rows
@@ -342,11 +349,11 @@ def sweep_command(argv: Sequence[str]) -> int:
 
     write_headless(args.out, args.force or args.resume, body)
     outcome = state["outcome"]
-    if outcome.interrupted:
-        outcome.say_interrupted(
-            len(runs), args.out, "sweep.json", "; the same command with --resume continues it"
-        )
-        return 130
+    status = outcome.ended_early(
+        len(runs), args.out, "sweep.json", "; the same command with --resume continues it"
+    )
+    if status is not None:
+        return status
     from sparsity_gui.core.interference.sweep import summarize
 
     s = summarize(outcome.rows)

@@ -16,6 +16,7 @@ from sparsity_gui.cli.common import (
     add_output_options,
     fail,
     number_arg,
+    run_in_worker,
     say,
     whole_arg,
     write_headless,
@@ -189,11 +190,17 @@ def run_command(argv: Sequence[str]) -> int:
         fail(str(exc))
 
     def body(result_dir):
+        import threading
+
         # numba and scipy load only once the arguments are known to be good
         from sparsity_gui.core.note.files import write_results
         from sparsity_gui.core.note.sampled import simulate_samples
 
-        run = simulate_samples(params, w0, args.samples, Progress)
+        # in a worker, so that a signal acts at once; the solve stops at its next chunk
+        stop = threading.Event()
+        run = run_in_worker(
+            lambda: simulate_samples(params, w0, args.samples, Progress, should_stop=stop.is_set), stop
+        )
         if args.figures:
             from sparsity_gui.figures.note import write_note_figures  # matplotlib, no Qt
 

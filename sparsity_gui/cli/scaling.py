@@ -9,11 +9,12 @@ from collections.abc import Sequence
 
 from sparsity_gui.cli.common import (
     CleanParser,
-    _leave_if_worker_running,
     add_figure_options,
     add_output_options,
+    add_verbose_option,
     fail,
     figure_style_from_args,
+    grid_wait_seconds,
     interrupts_deferred,
     number_arg,
     run_grid,
@@ -97,6 +98,7 @@ def build_scaling_parser() -> CleanParser:
         "local:N to start N worker processes on this machine. Needs the extra: "
         f"{EXTRA_HINT}. The results are the same as without it",
     )
+    add_verbose_option(r)
     o = p.add_argument_group("output")
     add_output_options(o)
     o.add_argument(
@@ -172,12 +174,9 @@ def scaling_command(argv: Sequence[str]) -> int:
             label="scaling",
             describe=lambda current: "  m={} lam={:g} seed={}".format(*current),
             doing="running",
-            # a run stops at its next piece of solve, but drawing and sorting W(0) at large m
-            # cannot be interrupted: wait a little, then keep the runs that finished. A
-            # cluster's pending tasks are cancelled at once, but local:N's worker processes
-            # take seconds to close.
-            wait_seconds=2.0 if args.scheduler is None else 60.0,
+            wait_seconds=grid_wait_seconds(args.scheduler),
             in_order=lambda rows: _in_grid_order(grid, rows),
+            quiet_cluster_log=args.scheduler is not None and not args.verbose,
         )
         state["outcome"] = outcome
         rows = outcome.rows
@@ -191,10 +190,9 @@ def scaling_command(argv: Sequence[str]) -> int:
 
     write_headless(args.out, args.force, body)
     outcome = state["outcome"]
-    if outcome.interrupted:
-        outcome.say_interrupted(len(runs), args.out, "scaling.json")
-        _leave_if_worker_running(130)  # a run still drawing W(0) would hold up the exit
-        return 130
+    status = outcome.ended_early(len(runs), args.out, "scaling.json")
+    if status is not None:
+        return status
     say(
         f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "
         f"{len(grid.lam_values)} of lam x {grid.seeds} seed(s)) in "

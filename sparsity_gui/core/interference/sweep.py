@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.blas import limit_blas_threads
-from sparsity_gui.core.cluster import Scheduler, TasksStopped, run_tasks
+from sparsity_gui.core.cluster import ClusterFailed, Scheduler, TasksStopped, run_tasks
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.params import (
@@ -295,6 +295,8 @@ def _run_on_cluster(scheduler: Scheduler, book: GridBook) -> list[SweepRow]:
             )
     except TasksStopped:
         pass
+    except ClusterFailed as exc:  # the finished runs are kept: RunsFailed carries them
+        raise book.cluster_failed(exc) from None
     return book.rows()
 
 

@@ -44,10 +44,11 @@ class SampledRun:
 
 
 def sample_times_of(
-    sim: Simulation, times: np.ndarray, changes=(), progress=None
+    sim: Simulation, times: np.ndarray, changes=(), progress=None, should_stop=None
 ) -> tuple[np.ndarray, float]:
     """Replay `changes` on `sim` and take a row at each of `times` (Simulation.replay),
-    with an optional progress bar. Returns (rows, solver wall seconds)."""
+    with an optional progress bar; ``should_stop()`` is asked between chunks of the solve
+    (ReplayStopped). Returns (rows, solver wall seconds)."""
 
     def on_sample(i: int) -> None:
         if progress is not None and i % 4 == 0:
@@ -59,12 +60,12 @@ def sample_times_of(
         # one exact solve to the end, each row from the last snapshot before it: the same
         # rows as the `run` command's single solve (which first solves to one weight left)
         snap_t, snaps = _solve_with_snapshots(
-            sim.solver, float(times[-1]), -1, _snapshot_gap(sim, times.shape[0])
+            sim.solver, float(times[-1]), -1, _snapshot_gap(sim, times.shape[0]), should_stop
         )
-        rows = _rows_from_snapshots(sim, snap_t, snaps, times, progress)
+        rows = _rows_from_snapshots(sim, snap_t, snaps, times, progress, should_stop)
         return rows, time.perf_counter() - start
     try:
-        rows = sim.replay(changes, times, on_sample=on_sample)
+        rows = sim.replay(changes, times, on_sample=on_sample, should_stop=should_stop)
     finally:
         if progress is not None:
             progress.close()
@@ -75,8 +76,9 @@ def simulate_samples(
     params: SimParams, w0: np.ndarray | None, samples: int, progress_cls=None, should_stop=None
 ) -> SampledRun:
     """The `run` command: K rows evenly spaced from 0 to t_end, no live changes.
-    ``should_stop()`` (the scaling grid's Cancel) is asked between pieces of the exact solve
-    and raises ReplayStopped when true; it never changes the result."""
+    ``should_stop()`` (the scaling grid's Cancel, a signal to `run`) is asked between pieces
+    of the solve, exact or gradient descent, and raises ReplayStopped when true; it never
+    changes the result."""
     # the idealized W(0) (1.3 s at m = 10^7) is derived while the exact solve runs
     sim = Simulation(params, w0, defer_ideal=True)
     if params.t_end is None and _solves_once(sim):
@@ -98,7 +100,7 @@ def simulate_samples(
     sim.complete_ideal_bounds()
     # otherwise the default end needs a separate exact solve to one weight; with --t-end the
     # run's own time of reaching one weight is reported instead (NaN if it does not by t_end)
-    t_one = math.nan if params.t_end is not None else sim.time_to_nonzero(1)
+    t_one = math.nan if params.t_end is not None else sim.time_to_nonzero(1, should_stop)
     if params.t_end is not None:
         t_end = params.t_end
     elif math.isinf(t_one):
@@ -112,7 +114,7 @@ def simulate_samples(
         t_end = 1.1 * t_one if t_one > 0 else 10.0
     times = np.linspace(0.0, t_end, samples)
     progress = progress_cls(samples, params.method) if progress_cls else None
-    rows, wall = sample_times_of(sim, times, (), progress)
+    rows, wall = sample_times_of(sim, times, (), progress, should_stop)
     if sim.solver.diverged:
         raise InputError("eta", sim.solver.diverged)
     if params.t_end is not None:

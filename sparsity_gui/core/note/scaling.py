@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.checks import available_memory
-from sparsity_gui.core.cluster import Scheduler, TasksStopped, run_tasks
+from sparsity_gui.core.cluster import ClusterFailed, Scheduler, TasksStopped, run_tasks
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.metrics import BALANCE_LIMIT
 from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory, check_run_work
@@ -348,6 +348,8 @@ def run_scaling(
                 )
         except TasksStopped:
             pass
+        except ClusterFailed as exc:  # the finished runs are kept: RunsFailed carries them
+            raise book.cluster_failed(exc) from None
     else:
         run_in_threads(worker, min(workers, len(book.todo)), "scaling", book.stop)
     return book.rows()

@@ -39,6 +39,11 @@ HISTORY_CAPACITY = 4096  # 40 decades of grid rows before the oldest are thinned
 # m = 10^7, otherwise spent before the first frame), then fills them in: they depend on m'
 # alone.
 DEFER_IDEAL_M = 1_000_000
+# The solver's work between two looks at a should_stop() (max_work: weight-steps of gradient
+# descent, steps of the exact flow): a few milliseconds of kernel, so that a stop request
+# (a signal, a window closing) acts at once. Chunking changes no result: a kernel's next
+# step depends only on the state it hands back.
+STOP_CHECK_WORK = {"gd": 1 << 24, "exact": 1 << 16}
 
 
 def tracked_ranks(nonzero: int, count: int = N_TRACKED_MAX) -> np.ndarray:
@@ -105,6 +110,20 @@ class RunScript:
 
 class ReplayStopped(Exception):
     """A replay was abandoned because its caller is shutting down."""
+
+
+def _advance_stoppable(solver: Solver, t_target: float, should_stop, stop_nonzero: int = -1) -> None:
+    if solver.diverged:
+        return
+    if should_stop is None:
+        solver.advance_to(t_target, stop_nonzero)
+        return
+    work = STOP_CHECK_WORK[solver.method]
+    while solver.advance_to(t_target, stop_nonzero, work) == K.REACHED_MAX_STEPS:
+        if solver.diverged:
+            return
+        if should_stop():
+            raise ReplayStopped
 
 
 def lam_schedule(lam0: float, changes: Sequence[LiveChange]) -> tuple[LamChange, ...]:
@@ -385,10 +404,10 @@ class Simulation:
             if should_stop is not None and should_stop():
                 raise ReplayStopped  # the window is closing: do not finish a long replay
             while ci < len(changes) and changes[ci].t <= t:
-                self.advance(changes[ci].t)
+                self.advance_stoppable(changes[ci].t, should_stop)
                 self.apply_change(changes[ci])
                 ci += 1
-            self.advance(t)
+            self.advance_stoppable(t, should_stop)
             rows[i] = self.metrics_row()
             if record:
                 self.history.append(rows[i])
@@ -396,9 +415,17 @@ class Simulation:
                 on_sample(i)
         return rows
 
-    def time_to_nonzero(self, nonzero: int = 1) -> float:
+    def advance_stoppable(
+        self, t_target: float, should_stop: Callable[[], bool] | None, stop_nonzero: int = -1
+    ) -> None:
+        """advance(t_target, stop_nonzero) in chunks of STOP_CHECK_WORK, raising ReplayStopped
+        between two when should_stop() says so (in one go without should_stop)."""
+        _advance_stoppable(self.solver, t_target, should_stop, stop_nonzero)
+
+    def time_to_nonzero(self, nonzero: int = 1, should_stop: Callable[[], bool] | None = None) -> float:
         """The time at which m' first reaches `nonzero`, from a separate exact run of the
-        same W(0) and current lam (inf when lam = 0 and it never happens)."""
+        same W(0) and current lam (inf when lam = 0 and it never happens); should_stop as
+        in advance_stoppable."""
         if self.init.nonzero0 <= nonzero:
             return 0.0
         if self.lam <= 0.0:
@@ -409,11 +436,11 @@ class Simulation:
         u = self.init.u
         ties = int(np.count_nonzero(u == u[0]))
         if ties > nonzero:
-            probe.advance_to(math.inf, stop_nonzero=ties)
+            _advance_stoppable(probe, math.inf, should_stop, ties)
             mo = probe.moments()
             if mo.nonzero == ties and not _tied_group_dies(ties, mo.norm1 / ties, self.lam):
                 return math.inf
-        probe.advance_to(math.inf, stop_nonzero=nonzero)
+        _advance_stoppable(probe, math.inf, should_stop, nonzero)
         return probe.t
 
     # --- what is shown and saved ----------------------------------------------------
