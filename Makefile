@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-gui bench-interference bench-gui-interference bench-pins bench-cluster bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure bundle icons clean
+.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure bundle dist icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ bench: $(STAMP)
 bench-run: $(STAMP)
 	$(PY) benchmarks/bench_run.py $(ARGS)
 
+bench-figures: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) benchmarks/bench_figures.py $(ARGS)
+
 bench-movie: $(STAMP)
 	$(PY) benchmarks/bench_movie.py $(ARGS)
 
@@ -52,6 +55,9 @@ bench-pins: $(STAMP)
 bench-cluster: $(STAMP)
 	$(PY) benchmarks/bench_cluster.py $(ARGS)
 
+bench-signals: $(STAMP)
+	$(PY) benchmarks/bench_signals.py $(ARGS)
+
 # Each screenshot is a first launch (no saved settings) on a screen of that size: 1600x1000,
 # and a 1366x768 laptop's, where the window sizes itself to the screen.
 SHOT_SETTINGS := /tmp/sparsity-gui-screenshot.ini
@@ -68,18 +74,18 @@ screenshot-interference: $(STAMP)
 	rm -f $(SHOT_SETTINGS)
 	xvfb-run -a -s "-screen 0 1600x1000x24" env SPARSITY_GUI_SETTINGS=$(SHOT_SETTINGS) \
 	  $(VENV)/bin/sparsity-gui --model interference --n 64 --m 256 --lr 3e-3 --steps 4000 \
-	  --quit-after 9000 --screenshot docs/interference.png
+	  --quit-after 9000 --screenshot resources/screenshots/interference.png
 	rm -f $(SHOT_SETTINGS)
 	xvfb-run -a -s "-screen 0 1366x768x24" env SPARSITY_GUI_SETTINGS=$(SHOT_SETTINGS) \
 	  $(VENV)/bin/sparsity-gui --model interference --n 64 --m 256 --lr 3e-3 --steps 4000 \
-	  --quit-after 9000 --screenshot docs/interference-1366.png
+	  --quit-after 9000 --screenshot resources/screenshots/interference-1366.png
 
-# docs/pinned.png and docs/phase-plane.png: the note's window driven by docs/screenshots.py
+# resources/screenshots/{pinned,phase-plane}.png: the note's window driven by docs/screenshots.py
 screenshot-pins: $(STAMP)
 	xvfb-run -a -s "-screen 0 1600x1000x24" env SPARSITY_GUI_SETTINGS=/tmp/sparsity-gui-screenshot.ini \
-	  $(PY) docs/screenshots.py pinned docs/pinned.png
+	  $(PY) docs/screenshots.py pinned resources/screenshots/pinned.png
 	xvfb-run -a -s "-screen 0 1600x1000x24" env SPARSITY_GUI_SETTINGS=/tmp/sparsity-gui-screenshot.ini \
-	  $(PY) docs/screenshots.py phase-plane docs/phase-plane.png
+	  $(PY) docs/screenshots.py phase-plane resources/screenshots/phase-plane.png
 
 sweep-figure: $(STAMP)
 	$(VENV)/bin/sparsity-gui sweep --out docs/sweep-n128 --n 128 --m 128,256,512,1024,2048 \
@@ -91,6 +97,12 @@ scaling-figure: $(STAMP)
 
 bundle: $(STAMP)
 	bash packaging/build_bundle.sh
+
+# the sdist and the wheel in dist/, checked as PyPI would render and accept them
+dist: $(STAMP)
+	rm -f dist/sparsity_gui-*.tar.gz dist/sparsity_gui-*.whl
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/sparsity_gui-*.tar.gz dist/sparsity_gui-*.whl
 
 icons: $(STAMP)
 	$(PY) packaging/make_icons.py

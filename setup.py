@@ -1,6 +1,7 @@
-"""Everything else is in pyproject.toml. This only adds the documentation to the package:
-Help opens README.md and the docs/ pages it links to from sparsity_gui/docs/ in
-an installed wheel, so build_py copies the files packaging/shipped-docs.txt lists there."""
+"""Everything else is in pyproject.toml. This only adds files kept outside the package to it:
+- the app icon, from resources/icons/ into sparsity_gui/assets/ (sparsity_gui.assets reads it);
+- Help's documentation: README.md and the docs/ pages it links to, listed in
+  packaging/shipped-docs.txt, into sparsity_gui/docs/ (ui/help.py opens them there)."""
 
 import shutil
 from pathlib import Path
@@ -16,14 +17,26 @@ def shipped_docs() -> list[str]:
     return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
-class BuildPyWithDocs(build_py):
+def icon_files() -> list[Path]:
+    icons = sorted((ROOT / "resources" / "icons").glob("icon*.*"))
+    if not any(p.name == "icon.svg" for p in icons):
+        raise SystemExit("error: resources/icons/icon.svg is missing")
+    return icons
+
+
+class BuildPyWithResources(build_py):
     def run(self) -> None:
         super().run()
-        target = Path(self.build_lib) / "sparsity_gui" / "docs"
+        if getattr(self, "editable_mode", False):
+            return  # an editable install reads resources/ and docs/ from the checkout itself
+        package = Path(self.build_lib) / "sparsity_gui"
+        (package / "assets").mkdir(parents=True, exist_ok=True)
+        for icon in icon_files():
+            shutil.copyfile(icon, package / "assets" / icon.name)
         for rel in shipped_docs():
-            dest = target / rel
+            dest = package / "docs" / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(ROOT / rel, dest)  # a listed file missing fails the build
 
 
-setup(cmdclass={"build_py": BuildPyWithDocs})
+setup(cmdclass={"build_py": BuildPyWithResources})

@@ -1,8 +1,8 @@
 """The README's screenshots of pinned runs and of the phase plane, made by driving the
 note's window as a user would (`make screenshot-pins`, under xvfb-run):
 
-    python docs/screenshots.py pinned docs/pinned.png
-    python docs/screenshots.py phase-plane docs/phase-plane.png
+    python docs/screenshots.py pinned resources/screenshots/pinned.png
+    python docs/screenshots.py phase-plane resources/screenshots/phase-plane.png
 
 pinned: runs with λ = 1e-3 and 2e-3 (m = 10^4) to t = 400, each pinned, then λ = 4e-3
 live. phase-plane: λ = 1e-3 to t = 250, then λ = 3e-3 live to t = 500: the path leaves the

@@ -36,10 +36,10 @@ build_s=$SECONDS
 
 # Desktop integration files, laid out as under /usr (or an AppDir's usr/).
 share=$DIST/share
-install -Dm644 "packaging/$APP_ID.desktop" "$share/applications/$APP_ID.desktop"
-install -Dm644 "packaging/$APP_ID.metainfo.xml" "$share/metainfo/$APP_ID.metainfo.xml"
-install -Dm644 sparsity_gui/assets/icon.svg "$share/icons/hicolor/scalable/apps/$APP_ID.svg"
-for png in sparsity_gui/assets/icon-*.png; do
+install -Dm644 "resources/$APP_ID.desktop" "$share/applications/$APP_ID.desktop"
+install -Dm644 "resources/$APP_ID.metainfo.xml" "$share/metainfo/$APP_ID.metainfo.xml"
+install -Dm644 resources/icons/icon.svg "$share/icons/hicolor/scalable/apps/$APP_ID.svg"
+for png in resources/icons/icon-*.png; do
   n=${png##*/icon-}; n=${n%.png}
   install -Dm644 "$png" "$share/icons/hicolor/${n}x${n}/apps/$APP_ID.png"
 done

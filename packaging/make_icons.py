@@ -1,28 +1,27 @@
 """Render the app icon's PNG sizes from its SVG source.
 
-    .venv/bin/python packaging/make_icons.py          # write the PNGs and the SVG copy
+    .venv/bin/python packaging/make_icons.py          # write the PNGs
     .venv/bin/python packaging/make_icons.py --check  # exit 1 if they are out of date
 
-Source: packaging/sparsity-gui.svg. Output, committed so the wheel carries it:
-sparsity_gui/assets/icon.svg (a byte copy) and sparsity_gui/assets/icon-<N>.png for
-every N in SIZES. Rendered with Qt's own QSvgRenderer on the offscreen platform, so no
-display, Inkscape or cairo is needed. `--check` compares pixels, not bytes, and
-tolerates the small anti-aliasing differences between Qt releases (see _same_picture).
+Source: resources/icons/icon.svg. Output, committed beside it (the build copies both into
+the package): resources/icons/icon-<N>.png for every N in SIZES. Rendered with Qt's own
+QSvgRenderer on the offscreen platform, so no display, Inkscape or cairo is needed.
+`--check` compares pixels, not bytes, and tolerates the small anti-aliasing differences
+between Qt releases (see _same_picture).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from pathlib import Path
 
 SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "packaging" / "sparsity-gui.svg"
-OUT = ROOT / "sparsity_gui" / "assets"
+OUT = ROOT / "resources" / "icons"
+SOURCE = OUT / "icon.svg"
 
 
 def render(svg: Path, size: int):
@@ -68,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="do not write; exit 1 if a PNG or the SVG copy is missing or stale",
+        help="do not write; exit 1 if a PNG is missing or stale",
     )
     args = parser.parse_args(argv)
 
@@ -78,13 +77,6 @@ def main(argv: list[str] | None = None) -> int:
     _app = QGuiApplication.instance() or QGuiApplication([])  # kept alive while drawing
 
     stale: list[str] = []
-    svg_copy = OUT / "icon.svg"
-    if args.check:
-        if not svg_copy.is_file() or svg_copy.read_bytes() != SOURCE.read_bytes():
-            stale.append(str(svg_copy.relative_to(ROOT)))
-    else:
-        OUT.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(SOURCE, svg_copy)
     for size in SIZES:
         image = render(SOURCE, size)
         path = OUT / f"icon-{size}.png"
@@ -97,9 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         if stale:
             print("out of date (run packaging/make_icons.py):", *stale, sep="\n  ")
             return 1
-        print(f"icons up to date ({len(SIZES)} PNGs + SVG)")
+        print(f"icons up to date ({len(SIZES)} PNGs)")
     else:
-        print(f"wrote {svg_copy.relative_to(ROOT)} and icon-{{{','.join(map(str, SIZES))}}}.png")
+        print(f"wrote {OUT.relative_to(ROOT)}/icon-{{{','.join(map(str, SIZES))}}}.png")
     return 0
 
 

@@ -6,31 +6,77 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+#: The libraries whose versions --version prints (and a bug report needs), by import name.
+LIBRARIES = ("numpy", "numba", "PySide6", "pyqtgraph", "matplotlib")
+COMMANDS = ("run", "sweep", "interference", "scaling")
+
+
+def library_version(module: str) -> str:
+    """The installed version of ``module``: from its distribution's metadata, which needs
+    no import (PySide6's would load Qt), else from the module itself (a frozen bundle
+    carries no metadata); "not installed" when it cannot be imported."""
+    import importlib
+    import importlib.metadata
+    import importlib.util
+
+    for dist in importlib.metadata.packages_distributions().get(module, []):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    try:
+        if importlib.util.find_spec(module) is None:
+            return "not installed"
+        return str(getattr(importlib.import_module(module), "__version__", "unknown"))
+    except ImportError:
+        return "not installed"
+
+
+def version_text() -> str:
+    """`sparsity-gui --version`: the program's version, then Python's and each library's."""
+    from sparsity_gui import __version__
+
+    lines = [f"sparsity-gui {__version__}", f"Python {sys.version.split()[0]}"]
+    lines += [f"{name} {library_version(name)}" for name in LIBRARIES]
+    return "\n".join(lines)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The program; ``argv`` None means the process's own arguments (the command is then
+    the whole process, which an interrupt may end at once once it has cleaned up)."""
+    whole_process = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "run":
-        from sparsity_gui.cli.note import run_command
+    if "--version" in argv and argv[0] not in COMMANDS:
+        print(version_text())
+        return 0
+    if argv and argv[0] in COMMANDS:
+        from sparsity_gui.cli.common import headless_command
 
-        return run_command(argv[1:])
-    if argv and argv[0] == "sweep":
-        from sparsity_gui.cli.interference import sweep_command
-
-        return sweep_command(argv[1:])
-    if argv and argv[0] == "interference":
-        from sparsity_gui.cli.interference import interference_command
-
-        return interference_command(argv[1:])
-    if argv and argv[0] == "scaling":
-        from sparsity_gui.cli.scaling import scaling_command
-
-        return scaling_command(argv[1:])
+        return headless_command(lambda: _headless_command(argv[0]), argv[1:], whole_process)
+    from sparsity_gui.cli.common import parse_args_quietly
     from sparsity_gui.cli.gui_options import build_gui_parser
 
-    args = build_gui_parser().parse_args(argv)  # --help and --version need no Qt
+    args = parse_args_quietly(build_gui_parser(), argv)  # --help and --version need no Qt
     from sparsity_gui.app import gui_main  # imports Qt
 
     return gui_main(args)
+
+
+def _headless_command(name: str):
+    """The function of the headless command `name` (imported once signals are handled)."""
+    if name == "run":
+        from sparsity_gui.cli.note import run_command
+
+        return run_command
+    if name in ("sweep", "interference"):
+        from sparsity_gui.cli import interference
+
+        return interference.sweep_command if name == "sweep" else interference.interference_command
+    if name == "scaling":
+        from sparsity_gui.cli.scaling import scaling_command
+
+        return scaling_command
+    raise ValueError(name)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 import operator
 import os
 import shlex
@@ -226,7 +227,12 @@ class SimulationResult(_Result):
     ``norm2_sq`` = |W|^2, ``norm1`` = |W|_1, ``nonzero`` = m', ...; timeseries.csv's).
     ``w0`` and ``w_final``: W(0) and W(t_end), signed, in input order. ``deaths``: the
     input index ``k``, ``u`` = |W_k(0)| and ``t_death`` of each weight that died, in order
-    of death. ``t_one``: when one weight was left (NaN if not by t_end)."""
+    of death. ``t_one``: when one weight was left (NaN if not by t_end). ``fitted_c``
+    (rows with m' >= 2), ``fitted_c_bulk`` (rows with m' >= 10: the bulk decay, the
+    constant to quote) and ``fit_max_rel_dev`` (max |1/(w(0) + c lam t) - |W|_1| / |W|_1
+    over fitted_c's rows), NaN with a reason in ``fit_flags`` where there is no c;
+    ``regime``: run.json's (lam |W(0)|_1, whether the balance is possible, |W(0)|^2,
+    whether theta rises, and the values at each live change of lam)."""
 
     params: SimParams
     schedule: tuple[tuple[float, str, float | str], ...]  # (t, name, value) of each live change
@@ -241,6 +247,12 @@ class SimulationResult(_Result):
     nonzero_final: int
     run: SampledRun = dataclasses.field(repr=False)
     options: dict[str, Any] = dataclasses.field(repr=False)
+    # the bulk constant (rows with m' >= 10), the law's largest relative deviation on fitted_c's
+    # rows, what is wrong with either (NaN and a flag where there is no c), and the regime
+    fitted_c_bulk: float = math.nan
+    fit_max_rel_dev: float = math.nan
+    fit_flags: tuple[str, ...] = ()
+    regime: dict[str, Any] = dataclasses.field(default_factory=dict)
     command = "run"
 
     def command_line(self, out: str | Path, save_options: Mapping[str, Any] | None = None) -> str:
@@ -267,8 +279,16 @@ class SimulationResult(_Result):
 
     def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
         from sparsity_gui.core.note.files import write_results
+        from sparsity_gui.core.note.session import W0Source
 
-        write_results(result_dir, self.run, self.params, command_line=command_line, **write_options)
+        w0 = self.options.get("w0")
+        source = None
+        if w0 is not None:  # a file (as `run --w0` records it) or an array given to simulate()
+            kind, path = ("array", None) if isinstance(w0, np.ndarray) else ("file", str(w0))
+            source = W0Source(kind, path, self.options.get("w0_tensor"), self.options.get("w0_row"))
+        write_results(
+            result_dir, self.run, self.params, command_line=command_line, source=source, **write_options
+        )
 
     def _table(self) -> tuple[Sequence[str], np.ndarray]:
         return self.columns, self.timeseries
@@ -335,7 +355,7 @@ class SimulationResult(_Result):
         p = self.params
         return (
             f"m={p.m} lam={p.lam:g} {p.method}: {self.nonzero_final} nonzero weight(s) at "
-            f"t={self.t_end:.6g}, fitted c={self.fitted_c:.4g}"
+            f"t={self.t_end:.6g}, fitted c={self.fitted_c:.4g}, bulk c={self.fitted_c_bulk:.4g}"
         )
 
 
@@ -390,7 +410,7 @@ def simulate(
         t_end=None if t_end is None else _number(t_end),
         samples=_whole(samples),
     )
-    params, weights = run_settings(**values)
+    params, weights = run_settings(**values, scheduled=bool(schedule))
     if schedule:
         run = scheduled_run(params, weights, schedule, values["samples"])
     else:
@@ -414,6 +434,10 @@ def simulate(
         nonzero_final=run.nonzero_final,
         run=run,
         options=options,
+        fitted_c_bulk=run.fit.c_bulk,
+        fit_max_rel_dev=run.fit.max_rel_dev,
+        fit_flags=run.fit.flags,
+        regime=run.regime,
     )
 
 
@@ -424,9 +448,11 @@ class ScalingResult(_Result):
 
     ``rows``: a column per field of scaling.csv, a row per run in its order (m, then lam,
     then seed), as numpy arrays: ``t_one`` (when one weight is left, in the note's time),
-    ``lam_t_one`` = lam t_one, ``fitted_c``, ``rel_var_mean``/``_min``/``_max``,
-    ``balance_ratio``, ``w_last``, ``w_last_root`` (the stable root of (1 - w^2) w = lam),
-    ``lam_norm1_0``, ``sigma``, ``t_end`` and ``seconds`` (wall time of the run).
+    ``lam_t_one`` = lam t_one, ``fitted_c`` (m' >= 2), ``fitted_c_bulk`` (m' >= 10),
+    ``fit_max_rel_dev``, ``rel_var_mean``/``_min``/``_max``, ``balance_ratio``, ``w_last``,
+    ``w_last_root`` (the stable root of (1 - w^2) w = lam), ``lam_norm1_0``, ``norm2_w0``,
+    ``balance_possible`` (lam |W(0)|_1 <= 1/4), ``theta_rises`` (|W(0)|^2 < 1), ``sigma``,
+    ``t_end`` and ``seconds`` (wall time of the run).
     ``m``, ``lam``, ``runs``: one entry per (m, lam), ordered by m, then lam; ``mean`` and
     ``std``: {column: array over those (m, lam)} of the mean and sample standard deviation
     over the seeds of each column of scaling.json's summary (NaN values left out).

@@ -2,9 +2,11 @@
 running; Ctrl+C and SIGTERM reach the tests however pytest was started; the real dask
 cluster that the cluster tests share."""
 
+import faulthandler
 import os
 import signal
 import threading
+import time
 
 import pytest
 
@@ -14,6 +16,10 @@ import pytest
 OFFSCREEN_1600 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "offscreen-1600x1000.json")
 if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
     os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={OFFSCREEN_1600}"
+
+# seconds: the suite takes 10-15 minutes here, about 60 at a load of 20 (a test of the backstop
+# itself sets a few seconds)
+SESSION_LIMIT = float(os.environ.get("SPARSITY_TEST_SESSION_SECONDS", 60 * 60))
 
 
 def _terminated(signum, _frame):
@@ -32,6 +38,28 @@ def pytest_configure(config):
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _terminated)
+    config.stash[_SESSION_END] = time.monotonic() + SESSION_LIMIT
+    # the terminal's stderr now, before the tests' capturing points descriptor 2 elsewhere
+    config.stash[_STDERR] = os.dup(2)
+
+
+_SESSION_END = pytest.StashKey[float]()
+_STDERR = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    # The backstop for a hang that the per-test timeout cannot interrupt (SIGALRM waits for
+    # the interpreter; a deadlock in C code never returns to it): faulthandler's own C thread
+    # prints every thread's stack and ends the run, well inside CI's 90 minutes. Armed again
+    # before each test: pytest's faulthandler plugin cancels it when a test fails.
+    left = item.config.stash[_SESSION_END] - time.monotonic()
+    faulthandler.dump_traceback_later(max(left, 1.0), exit=True, file=item.config.stash[_STDERR])
+
+
+def pytest_unconfigure(config):
+    faulthandler.cancel_dump_traceback_later()
+    os.close(config.stash[_STDERR])
 
 
 @pytest.fixture(autouse=True)

@@ -1,9 +1,11 @@
 """The suite ends, and leaves nothing behind, however it is started and however it ends.
 
-Each test runs a real pytest in a subprocess: one started with SIGINT ignored (as a
-background job is), whose Ctrl+C tests must still pass instead of waiting forever; and one
-holding the shared dask cluster (tests/dask_processes.py) when it is sent SIGTERM or SIGKILL,
-after which none of the cluster's processes may still run."""
+Each test runs a real pytest in a subprocess, with the suite's settings (pyproject.toml) and
+its conftest: one whose test hangs, which must fail that test and go on; one whose hang the
+per-test timeout cannot interrupt, which the session's backstop must end; one started with
+SIGINT ignored (as a background job is), whose Ctrl+C tests must still pass instead of
+waiting forever; and one holding the shared dask cluster (tests/dask_processes.py) when it is
+sent SIGTERM or SIGKILL, after which none of the cluster's processes may still run."""
 
 from __future__ import annotations
 
@@ -19,6 +21,71 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 LIMIT = 240  # seconds for a child pytest on a loaded 2-core machine
+
+
+def _suite_pytest(folder: Path, *args: str) -> list[str]:
+    """A pytest with the suite's settings and conftest, run on the test files in ``folder``."""
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-c",
+        str(TESTS.parent / "pyproject.toml"),
+        "--rootdir",
+        str(folder),
+        "-p",
+        "conftest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        *args,
+    ]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    path = os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, **extra}
+
+
+HANGS = """
+import signal, time
+
+
+def test_hangs():
+    time.sleep(120)
+
+
+def test_after_the_hang():
+    pass
+
+
+def test_hangs_where_no_alarm_reaches():
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+    time.sleep(120)
+"""
+
+
+def test_a_hung_test_fails_alone_and_the_run_goes_on(tmp_path):
+    (tmp_path / "test_hangs.py").write_text(HANGS)
+    tests = ("test_hangs.py::test_hangs", "test_hangs.py::test_after_the_hang")
+    argv = _suite_pytest(tmp_path, "--timeout=2", *tests)
+    proc = subprocess.run(argv, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=LIMIT)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "1 failed, 1 passed" in out and "Timeout" in out
+
+
+def test_a_hang_the_timeout_cannot_interrupt_ends_at_the_session_limit(tmp_path):
+    """SIGALRM blocked, as in a thread stuck in C code: the per-test timeout never fires;
+    faulthandler's backstop prints the stacks and ends the run at the session limit."""
+    (tmp_path / "test_hangs.py").write_text(HANGS)
+    argv = _suite_pytest(tmp_path, "--timeout=2", "test_hangs.py::test_hangs_where_no_alarm_reaches")
+    env = _env(SPARSITY_TEST_SESSION_SECONDS="6")
+    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=LIMIT)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "Timeout (0:00:0" in out and "most recent call first" in out
+    assert "test_hangs_where_no_alarm_reaches" in out  # the stack shows where it hung
 
 
 def _ignoring_sigint(argv: list[str]) -> list[str]:
@@ -83,17 +150,11 @@ def test_the_shared_cluster_ends_with_pytest(tmp_path, how):
     ends every process of the cluster with it (their parent-death signal)."""
     (tmp_path / "test_holder.py").write_text(HOLDER)
     pids_file = tmp_path / "pids.json"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-        "CLUSTER_PIDS": str(pids_file),
-    }
-    # the suite's conftest as a plugin: its signal handling and its dask_cluster fixture
-    argv = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "conftest", "-p", "no:cacheprovider"]
+    # the suite's conftest: its signal handling and its dask_cluster fixture
     proc = subprocess.Popen(
-        [*argv, "test_holder.py"],
+        _suite_pytest(tmp_path, "-s", "test_holder.py"),
         cwd=tmp_path,
-        env=env,
+        env=_env(CLUSTER_PIDS=str(pids_file)),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

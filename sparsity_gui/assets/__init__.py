@@ -1,7 +1,9 @@
 """Runtime assets (the app icon), read through importlib.resources.
 
-The files sit beside this module, as package data. The same calls work from a source
-checkout, an installed wheel and a PyInstaller bundle.
+The files live in the repository's resources/icons/; the build copies them beside this
+module (setup.py into the wheel, packaging/sparsity-gui.spec into the bundle), and a source
+checkout (an editable install) reads resources/icons/ itself. The same calls work in all
+three.
 
     from sparsity_gui import assets
     assets.icon_path()          # Path of the scalable icon (icon.svg)
@@ -21,11 +23,12 @@ from importlib import resources as _ir
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-#: Sizes (pixels) of the committed PNG icons, icon-<N>.png; made by packaging/make_icons.py.
+#: Sizes (pixels) of the committed PNG icons, resources/icons/icon-<N>.png; made by
+#: packaging/make_icons.py.
 ICON_SIZES: tuple[int, ...] = (16, 24, 32, 48, 64, 128, 256, 512)
 
 #: Reverse-DNS application id: the name of the .desktop file, the AppStream component id and
-#: the icon name in packaging/. Pass it to QGuiApplication.setDesktopFileName() so Wayland
+#: the icon name in resources/. Pass it to QGuiApplication.setDesktopFileName() so Wayland
 #: compositors and docks match the running window to the installed .desktop entry.
 APP_ID = "io.github.sparsitygui.SparsityGui"
 
@@ -33,9 +36,15 @@ _extracted = contextlib.ExitStack()  # keeps files extracted from a zip alive un
 atexit.register(_extracted.close)
 
 
+@cache
 def files() -> Traversable:
-    """This package's folder as an importlib.resources Traversable."""
-    return _ir.files(__name__)
+    """The folder holding the icon files, as an importlib.resources Traversable: this
+    package's own copy in a wheel or a bundle, else the checkout's resources/icons/."""
+    package = _ir.files(__name__)
+    if package.joinpath("icon.svg").is_file():
+        return package
+    checkout = Path(__file__).resolve().parents[2] / "resources" / "icons"
+    return checkout if (checkout / "icon.svg").is_file() else package
 
 
 def _entry(name: str) -> Traversable:
@@ -48,12 +57,12 @@ def _entry(name: str) -> Traversable:
 
 
 def read_asset(name: str) -> bytes:
-    """The bytes of ``sparsity_gui/assets/<name>``; FileNotFoundError if it is missing."""
+    """The bytes of the asset ``<name>``; FileNotFoundError if it is missing."""
     return _entry(name).read_bytes()
 
 
 def asset_path(name: str) -> Path:
-    """A real file-system path of ``sparsity_gui/assets/<name>``, valid until the process
+    """A real file-system path of the asset ``<name>``, valid until the process
     exits (extracted to a temporary file if the package was imported from a zip)."""
     return _as_path(name)
 

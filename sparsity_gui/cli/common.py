@@ -1,7 +1,7 @@
-"""What the headless commands share: a parser whose errors are one `error:` line, the
-number parsers, the progress bar, Ctrl+C and SIGTERM handling, the worker thread a
-command runs in, a grid of runs with its progress bar (scaling, sweep), and the guard that
-turns failures into exit statuses.
+"""What the headless commands share: a parser whose errors are one `error:` line and whose
+--verbose/--quiet set the messages and the logs, the number parsers, the progress bar,
+Ctrl+C and SIGTERM handling, the worker thread a command runs in, a grid of runs with its
+progress bar (scaling, sweep), and the guard that turns failures into exit statuses.
 
 Nothing in cli/ imports Qt at module level: figures are drawn (through plots/) only when
 asked for, and the GUI is imported by __main__ only when it is asked for.
@@ -11,32 +11,123 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 from sparsity_gui.core.checks import parse_whole
-from sparsity_gui.core.errors import InputError, RunsCancelled
+from sparsity_gui.core.errors import InputError, RunsCancelled, RunsFailed
 from sparsity_gui.core.files import ResultDir
 from sparsity_gui.core.text import format_duration
 
 T = TypeVar("T")
 
 
+log = logging.getLogger("sparsity_gui")
+_say = logging.getLogger("sparsity_gui.say")  # what a command tells its user, on stdout
+
+
 class CleanParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one `error:` line and exit status 2."""
+    """argparse, but a usage error is one `error:` line and exit status 2; every command
+    (and the app) takes --verbose and --quiet, and parsing sets the messages by them."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        talk = self.add_argument_group("messages").add_mutually_exclusive_group()
+        talk.add_argument(
+            "-v", "--verbose", action="store_true", help="also log what is done, for a developer (and Dask's)"
+        )
+        talk.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        parsed = super().parse_args(args, namespace)
+        configure_logging(verbose=parsed.verbose, quiet=parsed.quiet)
+        return parsed
 
     def error(self, message: str) -> NoReturn:
         fail(message)
+
+    def _print_message(self, message: str, file=None) -> None:
+        # argparse drops an OSError here; a closed stdout under --help must end as every
+        # command's does (headless_command: status 141)
+        if message:
+            (file or sys.stderr).write(message)
+
+
+class _Lines(logging.Formatter):
+    """Lines as the commands have always written them: `warning: …` and `error: …`; with
+    --verbose the developer's lines name their module (`debug sparsity_gui.core.blas: …`)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = record.getMessage()
+        if record.levelno >= logging.WARNING:
+            return f"{record.levelname.lower()}: {text}"
+        return f"{record.levelname.lower()} {record.name}: {text}"
+
+
+class _CurrentStream(logging.StreamHandler):
+    """Writes to sys.stdout or sys.stderr as they are when a line is written (a test's
+    capture, a redirect), not as they were when the logs were configured."""
+
+    def __init__(self, which: str):
+        self._which = which  # "stdout" or "stderr"
+        super().__init__()
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return getattr(sys, self._which)
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
+def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
+    """The user's messages (say) go to stdout, the logs to stderr: warnings and errors by
+    default, also the developer's info and debug lines with ``verbose``, only errors with
+    ``quiet``. Dask's own log (it configures its loggers when first imported) follows:
+    its info with ``verbose``, nothing below critical with ``quiet``."""
+    level = logging.DEBUG if verbose else logging.ERROR if quiet else logging.WARNING
+    for name, stream, fmt in ((log.name, "stderr", _Lines()), (_say.name, "stdout", None)):
+        logger = logging.getLogger(name)
+        for old in [h for h in logger.handlers if isinstance(h, _CurrentStream)]:
+            logger.removeHandler(old)
+        handler = _CurrentStream(stream)
+        if fmt is not None:
+            handler.setFormatter(fmt)
+        logger.addHandler(handler)
+        logger.propagate = False
+    log.setLevel(level)
+    _say.setLevel(logging.ERROR if quiet else logging.INFO)
+    if verbose or quiet:
+        os.environ["DASK_LOGGING__DISTRIBUTED"] = "info" if verbose else "critical"
+        if "distributed" in sys.modules:  # already imported: its loggers are set up
+            logging.getLogger("distributed").setLevel(logging.INFO if verbose else logging.CRITICAL)
+
+
+def say(text: str) -> None:
+    """Tell the user (stdout): a command's summary. Nothing with --quiet."""
+    _say.info(text)
 
 
 def fail(message: str) -> NoReturn:
     sys.stderr.write(f"error: {message}\n")
     raise SystemExit(2)
+
+
+def add_verbose_option(group) -> None:
+    """--verbose of the commands that run on a cluster (see run_grid)."""
+    group.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show dask.distributed's own log (its warnings and tracebacks) on stderr; "
+        "without it a cluster that fails the run is one error: line",
+    )
 
 
 def add_output_options(group) -> None:
@@ -110,7 +201,10 @@ class Progress:
             after = float(os.environ.get("SPARSITY_GUI_PROGRESS_AFTER", "1"))
         except ValueError:
             after = 1.0
-        self._bar = _progress_bar(total, label, after if math.isfinite(after) else 1.0)
+        self._after = after if math.isfinite(after) else 1.0
+        self._bar = _progress_bar(total, label, self._after)
+        self._started = time.monotonic()
+        self._shown = False
 
     def update(
         self, done: float, total: float | None = None, *, detail: str = "", eta: float | None = None
@@ -121,11 +215,23 @@ class Progress:
         if total is not None:
             bar.total = max(total, 1e-300)
         bar.detail, bar.eta = detail, eta
-        bar.update(min(max(done, 0), bar.total) - bar.n)
+        try:
+            bar.update(min(max(done, 0), bar.total) - bar.n)
+            if not self._shown and time.monotonic() - self._started >= self._after:
+                # the first update past the delay is drawn: tqdm skips one within 0.1 s of
+                # the start, and a run of few samples makes its next only at its end
+                bar.refresh()
+                self._shown = True
+        except OSError:  # the terminal is gone (closed: SIGHUP follows): draw no more
+            bar.disable = True
 
     def close(self) -> None:
-        """End the line (if the bar was shown at all)."""
-        self._bar.close()
+        """End the line (if the bar was shown at all; not on a terminal that is gone, where
+        it would raise over the cleanup of an interrupt)."""
+        try:
+            self._bar.close()
+        except OSError:
+            pass
 
 
 def _progress_bar(total: float, label: str, after: float):
@@ -177,29 +283,75 @@ def _progress_bar(total: float, label: str, after: float):
     return bar
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT (Ctrl+C), SIGTERM or SIGHUP (the terminal closed) while a command runs: a
+    KeyboardInterrupt, so that every ``except KeyboardInterrupt`` acts on all three, that
+    knows the exit status a shell expects of it (128 + the signal's number)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def status(self) -> int:
+        return 128 + self.signum
+
+
+def exit_status(interrupt: BaseException) -> int:
+    """The exit status of an interrupt: 130 for Ctrl+C, 143 for SIGTERM, 129 for SIGHUP."""
+    return interrupt.status if isinstance(interrupt, Interrupted) else 130
+
+
+REPEAT_IGNORED_SECONDS = 2.0  # a second signal this soon after the first does not cut the cleanup
+
+
 class _Interrupts:
-    """Ctrl+C and SIGTERM for `sweep` and `interference`: both raise KeyboardInterrupt,
-    except inside ``interrupts_deferred()`` (drawing the figure: an exception raised in a
-    Qt paint callback is printed by Qt, not propagated), which raises it on leaving."""
+    """The commands' signal handler: the first signal raises Interrupted, except inside
+    ``interrupts_deferred()`` (drawing the figure: an exception raised in a Qt paint callback
+    is printed by Qt, not propagated), which raises it on leaving. Another signal within
+    REPEAT_IGNORED_SECONDS of the first (a second Ctrl+C, a SIGTERM from the shell that
+    closes) is ignored, so that it cannot interrupt the removal of the temporary folder."""
 
     deferred = False
-    pending = False
+    pending: int | None = None
+    first_at = -math.inf
+    depth = 0  # interrupt_handlers() entered and not left
 
     @classmethod
-    def handler(cls, _signum, _frame) -> None:
-        if cls.deferred:
-            cls.pending = True
+    def handler(cls, signum, _frame) -> None:
+        now = time.monotonic()
+        if now - cls.first_at < REPEAT_IGNORED_SECONDS:
             return
-        raise KeyboardInterrupt
+        cls.first_at = now
+        if cls.deferred:
+            cls.pending = signum
+            return
+        raise Interrupted(signum)
+
+
+def _handled_signals() -> list:
+    """SIGINT and SIGTERM always, even when ignored on entry (a command started in the
+    background with `&` ignores SIGINT, yet `kill -INT` should still end it cleanly), and
+    SIGHUP unless ignored on entry (nohup asks for that: a closed terminal must not end it)."""
+    import signal
+
+    wanted = [signal.SIGINT, signal.SIGTERM]
+    hup = getattr(signal, "SIGHUP", None)
+    if hup is not None and signal.getsignal(hup) is not signal.SIG_IGN:
+        wanted.append(hup)
+    return wanted
 
 
 @contextlib.contextmanager
 def interrupt_handlers() -> Iterator[None]:
-    """Ctrl+C and SIGTERM raise KeyboardInterrupt (unless deferred) while inside."""
+    """SIGINT, SIGTERM and SIGHUP raise Interrupted (unless deferred) while inside."""
     import signal
 
+    if _Interrupts.depth == 0:  # a new command (tests run several in one process)
+        _Interrupts.first_at, _Interrupts.pending = -math.inf, None
+    _Interrupts.depth += 1
     saved = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in _handled_signals():
         try:
             saved.append((sig, signal.signal(sig, _Interrupts.handler)))
         except ValueError:  # not the main thread (called from a test harness)
@@ -207,6 +359,7 @@ def interrupt_handlers() -> Iterator[None]:
     try:
         yield
     finally:
+        _Interrupts.depth -= 1
         for sig, old in saved:
             signal.signal(sig, old)
 
@@ -219,9 +372,98 @@ def interrupts_deferred() -> Iterator[None]:
         yield
     finally:
         _Interrupts.deferred = outer
-        if not outer and _Interrupts.pending:
-            _Interrupts.pending = False
-            raise KeyboardInterrupt
+        if not outer and _Interrupts.pending is not None:
+            signum, _Interrupts.pending = _Interrupts.pending, None
+            raise Interrupted(signum)
+
+
+def say_error(text: str) -> None:
+    """A line on stderr that may have nowhere to go (the terminal closed: SIGHUP, or a
+    closed pipe): then it is dropped rather than raised over the cleanup."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def headless_command(
+    load: Callable[[], Callable[[Sequence[str]], int]], argv: Sequence[str], whole_process: bool = False
+) -> int:
+    """A headless command (``load()`` imports it) from its first line to its last: SIGINT,
+    SIGTERM and SIGHUP handled from the start (while modules load and the arguments and
+    input files are read, too), and a closed stdout (``| head``) or stderr ending it quietly
+    once its files are written. A worker an interrupt left behind (a grid's run that could
+    not stop) does not hold up the end (_leave_if_worker_running). With ``whole_process``
+    (the command is the process: not a call from Python) an interrupted command, once it has
+    cleaned up, ends the process at once: the interpreter's own shutdown (numba's and
+    llvmlite's modules, the collection of every object) took seconds on a loaded machine."""
+    _COMMITTED.clear()
+    try:
+        try:
+            with interrupt_handlers():
+                try:
+                    status = load()(argv)
+                except Interrupted as exc:  # before DIR was begun, or while the summary prints
+                    done = f"{_COMMITTED[-1]} was written" if _COMMITTED else "nothing was written"
+                    say_error(f"\nerror: interrupted; {done}\n")
+                    status = exc.status
+        finally:
+            sys.stdout.flush()  # here (--help's text too), not at exit, where it cannot be handled
+    except BrokenPipeError:
+        status = closed_pipe_status()
+    except SystemExit as exc:  # write_headless's interrupt or error, argparse's --help
+        if not (whole_process and isinstance(exc.code, int) and exc.code > 128):
+            raise
+        status = exc.code
+    _leave_if_worker_running(status)
+    if whole_process and status > 128 and status != SIGPIPE_STATUS:
+        _end_process(status)
+    return status
+
+
+def _end_process(status: int) -> None:
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(status)
+
+
+_COMMITTED: list[str] = []  # the DIR a command has committed (its summary may still print)
+
+
+def parse_args_quietly(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """parser.parse_args(argv), its --help and --version text into a closed stdout ending
+    the process quietly with status 141, as a headless command's (closed_pipe_status)."""
+    try:
+        try:
+            return parser.parse_args(argv)
+        finally:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        raise SystemExit(closed_pipe_status()) from None
+
+
+# a process killed by SIGPIPE reports this status to its shell (a plain `yes | head -0`)
+SIGPIPE_STATUS = 141
+
+
+def closed_pipe_status() -> int:
+    """The reader of stdout (or stderr) went away. What the command wrote is written and
+    committed already (it prints only after its files are in place); the rest of its text
+    is dropped, as a Unix tool killed by SIGPIPE drops it, with the status such a tool gets
+    (141 = 128 + SIGPIPE). stdout and stderr are pointed at /dev/null so that Python's flush
+    at exit has nothing to complain about."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
+    os.close(devnull)
+    return SIGPIPE_STATUS
 
 
 # one Event per worker thread, set when its function has returned. Not Thread.is_alive():
@@ -288,6 +530,8 @@ class GridRun:
     seconds: float
     interrupted: bool = False
     cluster_workers: int | None = None
+    status: int = 0  # the exit status of the interrupt, when interrupted
+    failure: str = ""  # why the cluster failed the grid (the rows are the runs that finished)
 
     def ran_on(self, jobs: int | None, scheduler) -> str:
         """How the summary line says where the runs ran."""
@@ -297,10 +541,36 @@ class GridRun:
         return f"on {workers}{scheduler}"
 
     def say_interrupted(self, total_runs: int, out: str, json_name: str, hint: str = "") -> None:
-        sys.stderr.write(
+        say_error(
             f"\nerror: interrupted; wrote the {len(self.rows)} of {total_runs} runs that finished "
             f"to {out} ({json_name} says complete: false){hint}\n"
         )
+
+    def ended_early(self, total_runs: int, out: str, json_name: str, hint: str = "") -> int | None:
+        """The exit status of a grid that did not finish, once it has said why in one
+        `error:` line (interrupted: 130, 143 or 129; its cluster failed it: 2), or None."""
+        if self.interrupted:
+            self.say_interrupted(total_runs, out, json_name, hint)
+            return self.status
+        if self.failure:
+            say_error(
+                f"\nerror: {self.failure}; wrote the {len(self.rows)} of {total_runs} runs that "
+                f"finished to {out} ({json_name} says complete: false){hint}\n"
+            )
+            return 2
+        return None
+
+
+def grid_wait_seconds(scheduler) -> float:
+    """How long an interrupted grid is given to come back with its finished rows before they
+    are taken as reported: 1 s on this machine (its runs stop between chunks of milliseconds;
+    one still loading its compiled kernels or drawing a large W(0) cannot stop, and is left
+    to end with the process), 10 s on a running cluster (the pending tasks cancelled, the
+    client closed), 60 s with local:N (its worker processes close, on a loaded machine
+    slowly)."""
+    if scheduler is None:
+        return 1.0
+    return 60.0 if scheduler.local_workers else 10.0
 
 
 def run_grid(
@@ -312,6 +582,7 @@ def run_grid(
     wait_seconds: float,
     kept: int = 0,
     in_order: Callable[[list], list] | None = None,
+    quiet_cluster_log: bool = False,
 ) -> GridRun:
     """A grid of runs for `scaling` and `sweep`: ``run(on_progress, should_stop)`` (run_scaling
     or run_sweep with the command's grid) in a worker thread (run_in_worker) with the
@@ -322,7 +593,11 @@ def run_grid(
     finished rows), or after ``wait_seconds``, the finished rows are kept (interrupted) if
     there are more than the ``kept`` ones it resumed from; otherwise the interrupt propagates
     and nothing is written. ``in_order`` puts the rows reported finished in the grid's order,
-    for a grid that has not come back within the wait (None: none are kept then)."""
+    for a grid that has not come back within the wait (None: none are kept then).
+
+    A cluster that fails the grid (RunsFailed: its scheduler went away) keeps the finished
+    rows in the same way, with the reason in ``failure``. With ``quiet_cluster_log``
+    distributed's own log is silenced meanwhile (core/cluster.quiet_logs)."""
     import threading
 
     progress = Progress(1.0, label)  # the share of the grid's cost done
@@ -354,41 +629,54 @@ def run_grid(
         finally:
             ended.set()
 
+    from sparsity_gui.core.cluster import quiet_logs
+
     started = time.perf_counter()
-    interrupted = False
+    status = 0
+    failure = ""
     try:
-        rows = run_in_worker(work, stop)
-    except KeyboardInterrupt:
+        with quiet_logs() if quiet_cluster_log else contextlib.nullcontext():
+            rows = run_in_worker(work, stop)
+    except KeyboardInterrupt as exc:
         ended.wait(wait_seconds)
         rows = cancelled.get("rows") or (in_order(list(finished)) if in_order is not None else [])
         if len(rows) <= kept:
             raise  # nothing new: leave DIR as it was
-        interrupted = True
+        status = exit_status(exc)
+    except RunsFailed as exc:
+        if len(exc.rows) <= kept:
+            raise  # nothing new: one error line, DIR as it was
+        rows, failure = exc.rows, str(exc)
     finally:
         progress.close()
-    return GridRun(rows, time.perf_counter() - started, interrupted, max(workers) if workers else None)
+    cluster_workers = max(workers) if workers else None
+    return GridRun(rows, time.perf_counter() - started, status != 0, cluster_workers, status, failure)
 
 
 def write_headless(out: str, replace: bool, body: Callable[[ResultDir], T]) -> T:
     """The frame of every headless command: DIR made new (or, with ``replace``, emptied),
-    ``body(result_dir)`` writing into its temporary folder with Ctrl+C and SIGTERM handled,
-    and DIR committed at once. Bad input, an output location that cannot be used (checked
-    before ``body`` runs) or a write error (naming the file and the reason): the temporary
-    folder removed, DIR as it was, one `error:` line, status 2. An interrupt: nothing
-    written, status 130 (SystemExit)."""
-    try:
-        result_dir = ResultDir(out, replace)
-    except InputError as exc:
-        fail(str(exc))
-    with interrupt_handlers():
+    ``body(result_dir)`` writing into its temporary folder with SIGINT, SIGTERM and SIGHUP
+    handled, and DIR committed at once. Bad input, an output location that cannot be used
+    (checked before ``body`` runs) or a write error (naming the file and the reason): the
+    temporary folder removed, DIR as it was, one `error:` line, status 2. An interrupt:
+    nothing written, status 130, 143 or 129 (SystemExit)."""
+    with interrupt_handlers():  # from before the temporary folder exists
+        try:
+            result_dir = ResultDir(out, replace)
+        except InputError as exc:
+            fail(str(exc))
+        started = time.perf_counter()
+        log.debug(f"command: {' '.join(sys.argv)}; writing {out} through a temporary folder")
         try:
             value = body(result_dir)
             result_dir.commit()
-        except KeyboardInterrupt:
+            _COMMITTED.append(out)
+            log.info(f"{out} written in {time.perf_counter() - started:.3f} s")
+        except KeyboardInterrupt as exc:
             result_dir.abort()
-            sys.stderr.write("\nerror: interrupted; nothing was written\n")
-            _leave_if_worker_running(130)
-            raise SystemExit(130) from None
+            say_error("\nerror: interrupted; nothing was written\n")
+            _leave_if_worker_running(exit_status(exc))
+            raise SystemExit(exit_status(exc)) from None
         except InputError as exc:
             result_dir.abort()
             fail(str(exc))

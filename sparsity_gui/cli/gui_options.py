@@ -71,8 +71,10 @@ def gui_params(args: argparse.Namespace):
         _resolve(args, INTERFERENCE_DEFAULTS)
         params = _base_params(args, args.m)
         from sparsity_gui.core.interference.params import check_memory as check_interference_memory
+        from sparsity_gui.core.interference.params import check_training_work
 
         check_interference_memory(params.n, params.m, params.dtype)
+        check_training_work(params)
         if matrix is None:
             return "interference", params, None
         return "interference", params, (matrix, w0_label(source["path"], source["tensor"]))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,12 +14,16 @@ from sparsity_gui.cli.common import (
     Progress,
     add_figure_options,
     add_output_options,
+    add_verbose_option,
     fail,
     figure_style_from_args,
+    grid_wait_seconds,
     interrupts_deferred,
+    log,
     number_arg,
     run_grid,
     run_in_worker,
+    say,
     whole_arg,
     write_headless,
 )
@@ -266,6 +269,7 @@ def build_sweep_parser() -> CleanParser:
         "local:N to start N worker processes on this machine. Needs the extra: "
         f"{EXTRA_HINT}. The results are the same as without it",
     )
+    add_verbose_option(r)
     o = p.add_argument_group("output")
     add_output_options(o)
     o.add_argument("--no-figure", action="store_true", help="skip DIR/figures/ (the figure and its script)")
@@ -290,32 +294,9 @@ def sweep_spec_from_args(args: argparse.Namespace):
     return spec
 
 
-def resumed_rows(out: str, spec) -> list:
-    """The finished runs of an earlier, interrupted sweep of the same settings in DIR."""
-    import json
-
-    from sparsity_gui.core.interference.files import rows_from_csv
-
-    folder = Path(out)
-    try:
-        meta = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
-        rows = rows_from_csv((folder / "sweep.csv").read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputError(
-            "resume", f"{folder} holds no sweep to resume ({Path(exc.filename).name} is missing)"
-        ) from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError("resume", f"cannot read the sweep in {folder}: {exc}") from None
-    if not isinstance(meta, dict) or meta.get("spec") != json.loads(json.dumps(spec.as_dict())):
-        raise InputError(
-            "resume",
-            f"the sweep in {folder} was run with other settings; give the "
-            f"same options as its command: {meta.get('command_line', '?')}",
-        )
-    planned = {(p.m, p.seed) for p in spec.runs()}
-    if any((r.m, r.seed) not in planned for r in rows):
-        raise InputError("resume", f"{folder}/sweep.csv has runs this sweep does not plan")
-    return rows
+def _in_sweep_order(runs, rows: list) -> list:
+    order = {(p.m, p.seed): i for i, p in enumerate(runs)}
+    return sorted(rows, key=lambda r: order[(r.m, r.seed)])
 
 
 def sweep_command(argv: Sequence[str]) -> int:
@@ -323,7 +304,12 @@ def sweep_command(argv: Sequence[str]) -> int:
     try:
         spec = sweep_spec_from_args(args)
         style, dpi = figure_style_from_args(args)
-        done_rows = resumed_rows(args.out, spec) if args.resume else []
+        if args.resume:
+            from sparsity_gui.core.interference.files import resumed_rows
+
+            done_rows = resumed_rows(args.out, spec)
+        else:
+            done_rows = []
     except InputError as exc:
         fail(str(exc))
     runs = spec.runs()
@@ -346,11 +332,10 @@ def sweep_command(argv: Sequence[str]) -> int:
             label="sweep",
             describe=lambda p: f"  m={p.m} seed={p.seed}",
             doing="training",
-            # the workers stop between chunks (about 10 ms). A cluster's pending tasks are
-            # cancelled at once too, but local:N's worker processes take seconds to close on
-            # a loaded machine.
-            wait_seconds=10.0 if args.scheduler is None else 60.0,
+            wait_seconds=grid_wait_seconds(args.scheduler),
             kept=len(done_rows),
+            in_order=lambda rows: _in_sweep_order(runs, [*done_rows, *rows]),
+            quiet_cluster_log=args.scheduler is not None and not args.verbose,
         )
         state["outcome"] = outcome
         rows = outcome.rows
@@ -365,31 +350,31 @@ def sweep_command(argv: Sequence[str]) -> int:
 
     write_headless(args.out, args.force or args.resume, body)
     outcome = state["outcome"]
-    if outcome.interrupted:
-        outcome.say_interrupted(
-            len(runs), args.out, "sweep.json", "; the same command with --resume continues it"
-        )
-        return 130
+    status = outcome.ended_early(
+        len(runs), args.out, "sweep.json", "; the same command with --resume continues it"
+    )
+    if status is not None:
+        return status
     from sparsity_gui.core.interference.sweep import summarize
 
     s = summarize(outcome.rows)
-    print(
+    say(
         f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {len(spec.m_values)} value(s) of m "
         f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.dtype}, {spec.base.steps} steps) in "
         f"{format_duration(outcome.seconds)} {outcome.ran_on(args.jobs, args.scheduler)}"
     )
-    print(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
+    say(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
     for i, m in enumerate(s.m):
-        print(f"{int(m):>7} {s.mean[i]:>9.3f} {s.std[i]:>8.3f} {s.predicted[i]:>10.3f}")
-    print(f"colliding pairs: {s.opposite_pairs} of opposite sign, {s.same_pairs} of equal sign")
+        say(f"{int(m):>7} {s.mean[i]:>9.3f} {s.std[i]:>8.3f} {s.predicted[i]:>10.3f}")
+    say(f"colliding pairs: {s.opposite_pairs} of opposite sign, {s.same_pairs} of equal sign")
     unsettled = [r for r in outcome.rows if not r.settled]
     if unsettled:
         where = ", ".join(f"m={r.m} seed={r.seed}" for r in unsettled[:4]) + (
             ", ..." if len(unsettled) > 4 else ""
         )
-        sys.stderr.write(
-            f"warning: {len(unsettled)} of {len(outcome.rows)} runs had not settled ({where}): "
-            f"settled means {SETTLED_DEFINITION}; give more --steps\n"
+        log.warning(
+            f"{len(unsettled)} of {len(outcome.rows)} runs had not settled ({where}): "
+            f"settled means {SETTLED_DEFINITION}; give more --steps"
         )
     return 0
 
@@ -517,7 +502,7 @@ def interference_command(argv: Sequence[str]) -> int:
 
     run = write_headless(args.out, args.force, body)
     meas = run.measure(with_loss=False)
-    print(
+    say(
         f"wrote {args.out}: n = {params.n}, m = {params.m}, {run.step} steps ({params.optimizer}"
         f"{', float32' if params.dtype == 'float32' else ''}), "
         f"{len(run.history)} rows: {meas.polysemantic} polysemantic neuron(s) (predicted "

@@ -16,6 +16,8 @@ from sparsity_gui.cli.common import (
     add_output_options,
     fail,
     number_arg,
+    run_in_worker,
+    say,
     whole_arg,
     write_headless,
 )
@@ -201,15 +203,24 @@ def run_command(argv: Sequence[str]) -> int:
     movies, movie = movie_from_args(args, note_movie_panels)
 
     def body(result_dir):
+        import threading
+
         # numba and scipy load only once the arguments are known to be good
         from sparsity_gui.core.note.files import write_results
         from sparsity_gui.core.note.sampled import simulate_samples
 
-        run = simulate_samples(params, w0, args.samples, Progress)
+        # in a worker, so that a signal acts at once; the solve stops at its next chunk
+        stop = threading.Event()
+        run = run_in_worker(
+            lambda: simulate_samples(params, w0, args.samples, Progress, should_stop=stop.is_set), stop
+        )
         if args.figures:
             from sparsity_gui.figures.note import write_note_figures  # matplotlib, no Qt
 
             write_note_figures(run, result_dir.path("figures"), style=args.style)
+        from sparsity_gui.core.note.session import W0Source
+
+        source = W0Source("file", args.w0, args.w0_tensor, args.w0_row) if args.w0 is not None else None
         write_results(
             result_dir,
             run,
@@ -217,6 +228,7 @@ def run_command(argv: Sequence[str]) -> int:
             include_weights=not args.no_weights,
             fmt=args.format,
             command_line=shlex.join(["sparsity-gui", "run", *argv]),
+            source=source,
         )
         if movies:
             from sparsity_gui.figures.note_movie import write_note_movie
@@ -239,8 +251,10 @@ def run_command(argv: Sequence[str]) -> int:
         if args.format != "auto" or fmt == "csv"
         else f" (m > {CSV_MAX_WEIGHTS:,}: weights and deaths as .npz)"
     )
-    print(
+    say(
         f"wrote {args.out}{files}: {args.samples} rows, {run.nonzero_final} nonzero weight(s) at "
-        f"t = {run.t_end:.6g}, fitted c = {run.fitted_c:.4g}"
+        f"t = {run.t_end:.6g}, fitted c = {run.fitted_c:.4g} (m' >= 2), "
+        f"bulk c = {run.fit.c_bulk:.4g} (m' >= 10), max deviation of the law {run.fit.max_rel_dev:.2g}"
+        + (f" [{run.fit.flag_text()}]" if run.fit.flags else "")
     )
     return 0

@@ -9,14 +9,16 @@ from collections.abc import Sequence
 
 from sparsity_gui.cli.common import (
     CleanParser,
-    _leave_if_worker_running,
     add_figure_options,
     add_output_options,
+    add_verbose_option,
     fail,
     figure_style_from_args,
+    grid_wait_seconds,
     interrupts_deferred,
     number_arg,
     run_grid,
+    say,
     whole_arg,
     write_headless,
 )
@@ -28,13 +30,14 @@ SCALING_DESCRIPTION = """\
 The note's claims across m and lam: ||W||_1 = 1/Theta(1/sqrt(m) + lam t), and full sparsity
 takes Theta(1/lam). For every m, lam and seed the exact solver runs to one weight left (the
 `run` command of the same settings: its t_one_weight_left and fitted_c to the last digit).
-Writes scaling.csv (a row per run: m, lam, seed, t_one, lam_t_one, fitted_c, rel_var_mean,
-rel_var_min, rel_var_max, balance_ratio, w_last, w_last_root, ...), scaling.json (the
-settings, the command line, mean and standard deviation per (m, lam)) and, in
-DIR/figures/, the figures lam_t_one, fitted_c and rel_var against m (matplotlib) as PNG,
-SVG and PDF, each with the arrays it is drawn from (.json) and the script that redraws it
-(.py, numpy and matplotlib only). Means are filled where lam ||W(0)||_1 <= 1/4 (the
-note's regime: a balance exists), hollow where not.
+Writes scaling.csv (a row per run: m, lam, seed, t_one, lam_t_one, fitted_c (m' >= 2),
+fitted_c_bulk (m' >= 10, the bulk decay), fit_max_rel_dev, rel_var_mean, rel_var_min,
+rel_var_max, balance_ratio, w_last, w_last_root, lam_norm1_0, norm2_w0, balance_possible,
+theta_rises, ...), scaling.json (the settings, the command line, mean and standard
+deviation per (m, lam)) and, in DIR/figures/, the figures lam_t_one, fitted_c and rel_var
+against m (matplotlib) as PNG, SVG and PDF, each with the arrays it is drawn from (.json)
+and the script that redraws it (.py, numpy and matplotlib only). The law holds where
+lam ||W(0)||_1 <= 1/4: the figures draw those means filled, the others hollow.
 
 example: sparsity-gui scaling --m 1e3,1e4,1e5,1e6 --lam 1e-4,1e-3,1e-2 --seeds 3 --out DIR
 """
@@ -95,6 +98,7 @@ def build_scaling_parser() -> CleanParser:
         "local:N to start N worker processes on this machine. Needs the extra: "
         f"{EXTRA_HINT}. The results are the same as without it",
     )
+    add_verbose_option(r)
     o = p.add_argument_group("output")
     add_output_options(o)
     o.add_argument(
@@ -123,18 +127,20 @@ def grid_from_args(args: argparse.Namespace):
 
 
 def _print_table(rows) -> None:
-    from sparsity_gui.core.note.scaling import summarize
+    from sparsity_gui.core.note.scaling import in_regime, summarize
 
-    print(
-        f"{'m':>10} {'lam':>8} {'runs':>4}  {'lam*T mean ± sd':>17}  {'fitted c mean ± sd':>18}  "
-        f"{'RV mean ± sd':>15}  {'balance':>8}"
+    say(
+        f"{'m':>10} {'lam':>8} {'runs':>4}  {'lam*T mean ± sd':>17}  {'c (m>=2) mean ± sd':>18}  "
+        f"{'c_bulk (m>=10) ± sd':>19}  {'max dev':>7}  {'RV mean ± sd':>15}  {'balance':>8}  regime"
     )
     for c in summarize(rows):
         mu, sd = c.mean, c.std
-        print(
+        regime = "yes" if in_regime(c) else f"no: lam*||W(0)||_1 = {mu['lam_norm1_0']:.3g} > 1/4"
+        say(
             f"{c.m:>10} {c.lam:>8.2g} {c.runs:>4}  {mu['lam_t_one']:>8.4g} ± {sd['lam_t_one']:<6.2g}  "
-            f"{mu['fitted_c']:>9.4g} ± {sd['fitted_c']:<6.2g}  {mu['rel_var_mean']:>7.4g} ± "
-            f"{sd['rel_var_mean']:<5.2g}  {mu['balance_ratio']:>8.5g}"
+            f"{mu['fitted_c']:>9.4g} ± {sd['fitted_c']:<6.2g}  "
+            f"{mu['fitted_c_bulk']:>10.4g} ± {sd['fitted_c_bulk']:<6.2g}  {mu['fit_max_rel_dev']:>7.2g}  "
+            f"{mu['rel_var_mean']:>7.4g} ± {sd['rel_var_mean']:<5.2g}  {mu['balance_ratio']:>8.5g}  {regime}"
         )
 
 
@@ -168,12 +174,9 @@ def scaling_command(argv: Sequence[str]) -> int:
             label="scaling",
             describe=lambda current: "  m={} lam={:g} seed={}".format(*current),
             doing="running",
-            # a run stops at its next piece of solve, but drawing and sorting W(0) at large m
-            # cannot be interrupted: wait a little, then keep the runs that finished. A
-            # cluster's pending tasks are cancelled at once, but local:N's worker processes
-            # take seconds to close.
-            wait_seconds=2.0 if args.scheduler is None else 60.0,
+            wait_seconds=grid_wait_seconds(args.scheduler),
             in_order=lambda rows: _in_grid_order(grid, rows),
+            quiet_cluster_log=args.scheduler is not None and not args.verbose,
         )
         state["outcome"] = outcome
         rows = outcome.rows
@@ -187,11 +190,10 @@ def scaling_command(argv: Sequence[str]) -> int:
 
     write_headless(args.out, args.force, body)
     outcome = state["outcome"]
-    if outcome.interrupted:
-        outcome.say_interrupted(len(runs), args.out, "scaling.json")
-        _leave_if_worker_running(130)  # a run still drawing W(0) would hold up the exit
-        return 130
-    print(
+    status = outcome.ended_early(len(runs), args.out, "scaling.json")
+    if status is not None:
+        return status
+    say(
         f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "
         f"{len(grid.lam_values)} of lam x {grid.seeds} seed(s)) in "
         f"{format_duration(outcome.seconds)} {outcome.ran_on(jobs, args.scheduler)}"

@@ -1,20 +1,24 @@
 """Checks of user input shared by both models and every front end: numbers and whole
 numbers (typed values, or text from a field or the command line), lists of them (the m
-values of a sweep, the lam values of a scaling grid), and the memory a run may still
-allocate."""
+values of a sweep, the lam values of a scaling grid), the memory a run may still
+allocate, the work a run may take (check_work), and input files (regular files only,
+bounded in size and JSON depth: regular_file, read_input_bytes, read_json_file)."""
 
 from __future__ import annotations
 
+import json
 import math
 import operator
 import os
 import re
+import stat
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.text import round_number
 
 
 def finite_number(name: str, value: Any) -> float:
@@ -165,3 +169,183 @@ def default_workers() -> int:
     """Runs side by side on this machine by default: one per core, at most 8 (both models'
     sweeps and the scaling grid)."""
     return max(1, min(os.cpu_count() or 1, 8))
+
+
+# --- bounded work -----------------------------------------------------------------------------
+# The most work one run may take, by its unit: the note model counts solver steps (the exact
+# solver's DOP853 steps, or gradient-descent steps; about 10^9 is minutes to an hour here),
+# the interference model multiply-adds (about 10^10 a second here: 10^15 is about a day). A
+# run estimated above its limit is refused before it starts, by every front end; the
+# environment variable raises (or lowers) the limit for a run that is meant to be long.
+WORK_LIMITS: dict[str, tuple[int, str]] = {
+    "steps": (10**9, "SPARSITY_GUI_MAX_STEPS"),
+    "multiply-adds": (10**15, "SPARSITY_GUI_MAX_MULTIPLY_ADDS"),
+}
+
+
+def work_limit(unit: str) -> int:
+    """The limit of ``unit`` ("steps" or "multiply-adds"): its environment variable's value
+    (a whole number such as 1e12) if set, else the default of WORK_LIMITS."""
+    default, variable = WORK_LIMITS[unit]
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return default
+    try:
+        limit = parse_whole(text)
+    except (ValueError, OverflowError):
+        limit = 0
+    if limit < 1:
+        raise InputError(variable, f"must be a whole number of at least 1, like 1e12, got {text!r}")
+    return limit
+
+
+def _amount(x: float) -> str:
+    if not math.isfinite(x):
+        return "infinitely many"
+    return f"{x:.0f}" if x < 1e6 else round_number(x)
+
+
+def check_work(field: str, what: str, need: float, unit: str) -> None:
+    """Refuse (InputError naming ``field``) a run whose estimated work ``need`` (in ``unit``)
+    is over the limit: "``what`` would need about N steps; the limit is L, raise it with
+    VARIABLE=N". The one rule of bounded work, for both models and every front end."""
+    limit = work_limit(unit)
+    if need <= limit:  # False for NaN and inf too
+        return
+    variable = WORK_LIMITS[unit][1]
+    if math.isfinite(need) and need < 1e300:
+        suggested = f"1e{math.ceil(math.log10(need))}"
+        how = f"raise it with the environment variable {variable}, e.g. {variable}={suggested}"
+    else:
+        how = "no run that long can end"
+    raise InputError(
+        field,
+        f"{what} would need {'more than' if _amount(need) == _amount(limit) else 'about'} "
+        f"{_amount(need)} {unit}; the limit is {_amount(limit)} per run ({how})",
+    )
+
+
+# --- input files ------------------------------------------------------------------------------
+MAX_JSON_DEPTH = 32  # no file of ours nests deeper than about 5
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _not_regular(mode: int) -> str:
+    for test, what in _KINDS:
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def regular_file(path: str | os.PathLike, field: str) -> os.stat_result:
+    """The status of ``path`` (symlinks followed) if it is a regular file; otherwise an
+    InputError naming ``field``: missing, a folder, a FIFO, a socket or a device (which
+    would block or never end if opened). Every reader of an input file asks this first."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(field, f"{path}: no such file") from None
+    except PermissionError:
+        raise InputError(field, f"{path}: permission denied") from None
+    except OSError as exc:
+        raise InputError(field, f"{path}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(field, f"{path}: is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(field, f"{path}: is {_not_regular(st.st_mode)}, not a regular file")
+    return st
+
+
+def read_input_bytes(path: str | os.PathLike, field: str, max_bytes: int, what: str = "file") -> bytes:
+    """The bytes of a regular file of at most ``max_bytes`` (``what`` names it in the
+    message). Opened without blocking, and checked again once open, so a FIFO put in its
+    place meanwhile cannot hang the read."""
+    st = regular_file(path, field)
+    if st.st_size > max_bytes:
+        raise InputError(field, f"{path}: {st.st_size} bytes is too large for a {what} (at most {max_bytes})")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except PermissionError:
+        raise InputError(field, f"{path}: permission denied") from None
+    except OSError as exc:
+        raise InputError(field, f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(field, f"{path}: is {_not_regular(st.st_mode)}, not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(max_bytes + 1)
+    except OSError as exc:
+        raise InputError(field, f"{path}: cannot read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise InputError(field, f"{path}: too large for a {what} (more than {max_bytes} bytes)")
+    return data
+
+
+def input_text(data: bytes, path: str | os.PathLike, field: str, what: str) -> str:
+    """File bytes as UTF-8 text (a byte-order mark dropped), or an InputError saying the
+    file is empty or binary, not a ``what``."""
+    if not data.strip():
+        raise InputError(field, f"{path}: the file is empty")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(field, f"{path}: not a {what} (binary data, not UTF-8 text)") from None
+    if "\x00" in text:
+        raise InputError(field, f"{path}: not a {what} (binary data, not text)")
+    return text
+
+
+def json_depth(value: Any) -> int:
+    """How deeply lists and objects nest in a parsed JSON value (0 for a number), found
+    without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((x, depth + 1) for x in item if isinstance(x, (list, dict)))
+    return deepest
+
+
+def parse_json_text(text: str, where: str, field: str, what: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """JSON text parsed, or an InputError naming ``where`` (if any): not JSON (where it breaks), or
+    lists and objects nested deeper than ``max_depth`` (Python's parser would end in a
+    RecursionError on deep enough nesting)."""
+    at = f"{where}: " if where else ""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            field, f"{at}not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except RecursionError:
+        obj = None
+        depth = math.inf
+    except ValueError as exc:  # an integer of more than 4300 digits (sys.get_int_max_str_digits)
+        raise InputError(field, f"{at}not valid JSON ({str(exc).split(';')[0]})") from None
+    else:
+        depth = json_depth(obj)
+    if depth > max_depth:
+        raise InputError(field, f"{at}not a {what} (lists and objects nested more than {max_depth} deep)")
+    return obj
+
+
+def read_json_file(
+    path: str | os.PathLike, field: str, what: str, max_bytes: int, max_depth: int = MAX_JSON_DEPTH
+) -> Any:
+    """A JSON file of at most ``max_bytes`` parsed, every failure an InputError naming the
+    file: not a regular file, too large, empty, not UTF-8, not JSON, nested too deep."""
+    text = input_text(read_input_bytes(path, field, max_bytes, what), path, field, what)
+    return parse_json_text(text, str(path), field, what, max_depth)

@@ -16,13 +16,14 @@ one process-wide offload thread, which it keeps for reuse until the process exit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import re
 import signal
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,8 @@ CONNECT_TIMEOUT = 3.0  # seconds: an unreachable scheduler is refused quickly
 MAX_LOCAL_WORKERS = 64
 STATUS_SECONDS = 0.5  # between two questions to the scheduler (workers, tasks running)
 POLL_SECONDS = 0.1  # between two looks at the stop flag
+CANCEL_SECONDS = 2.0  # for the scheduler to take the cancellation of the pending tasks
+CLOSE_SECONDS = 5.0  # for a client to close (a scheduler that went away cannot answer)
 
 _TCP = re.compile(r"^(?:tcp://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d+)$")
 
@@ -121,6 +124,19 @@ class ClusterStatus:
     total: int
 
 
+class ClusterFailed(InputError):
+    """The cluster failed the session, not a task: the scheduler went away, cancelled a task,
+    or a task's workers kept dying. ``results`` maps the index of every task that had
+    finished to its result, for the caller to keep."""
+
+    def __init__(self, message: str, results: dict[int, Any] | None = None):
+        super().__init__("scheduler", message)
+        self.results = dict(results or {})
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.results))
+
+
 class TasksStopped(Exception):
     """``run_tasks`` was asked to stop: the pending tasks were cancelled; ``results``
     maps the index of every task that had finished to its result."""
@@ -149,8 +165,11 @@ def run_tasks(
     A worker that dies has its task run again elsewhere (dask's own rule, up to
     distributed.scheduler.allowed-failures times). When should_stop() says so, the tasks not
     yet finished are cancelled and TasksStopped carries the finished results. A task's
-    exception is raised here (the rest cancelled); a scheduler that cannot be reached within
-    ``connect_timeout`` seconds, or a LocalCluster that cannot start, raises InputError."""
+    exception is raised here (the rest cancelled); a scheduler that cannot be reached and
+    greet within ``connect_timeout`` seconds, or a LocalCluster that cannot start, raises
+    InputError; a cluster that fails the session once it has begun (its scheduler killed,
+    say) raises ClusterFailed with the finished results. distributed's own log is passed on
+    as its configuration says; quiet_logs() silences it."""
     require_distributed()
     if connect_timeout <= 0 or not math.isfinite(connect_timeout):
         raise InputError("scheduler", f"the connect timeout must be > 0 s, got {connect_timeout}")
@@ -177,7 +196,7 @@ class _Session:
             try:
                 return await self._map(client)
             finally:
-                await client.close()
+                await _close_quietly(client, CLOSE_SECONDS)
         finally:
             if cluster is not None:
                 await cluster.close()
@@ -194,7 +213,10 @@ class _Session:
                 # no dashboard; its HTTP server on a free port of this machine only, not :8787
                 dashboard_address=None,
                 scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-                silence_logs=logging.CRITICAL,  # what matters comes back as an exception
+                # what matters comes back as an exception; Dask's log only for --verbose
+                silence_logs=logging.INFO
+                if logging.getLogger("sparsity_gui").isEnabledFor(logging.DEBUG)
+                else logging.CRITICAL,
                 preload=[__name__],  # dask_setup below, in each worker process
                 asynchronous=True,
             )
@@ -204,17 +226,41 @@ class _Session:
             ) from None
 
     async def _client(self, cluster):
+        """A client connected to the scheduler. Connecting and the handshake together are
+        bounded by connect_timeout (distributed bounds each step by it, but a listener that
+        accepts and never answers held it for minutes), and the stop flag is looked at
+        meanwhile: a signal does not wait for the scheduler."""
         from distributed import Client
 
         target = cluster if cluster is not None else self.scheduler.address
-        try:
-            return await Client(target, asynchronous=True, timeout=self.connect_timeout, set_as_default=False)
-        except OSError as exc:  # TimeoutError too
-            reason = "" if "Timed out" in _reason(exc) else f" ({_reason(exc)})"
-            raise InputError(
-                "scheduler",
-                f"no scheduler answered at {self.scheduler} within {self.connect_timeout:g} s{reason}",
-            ) from None
+        client = Client(target, asynchronous=True, timeout=self.connect_timeout, set_as_default=False)
+        connecting = asyncio.ensure_future(_connected(client))
+        deadline = time.monotonic() + self.connect_timeout
+        stopped = False
+        while not connecting.done():
+            left = deadline - time.monotonic()
+            stopped = self.should_stop is not None and self.should_stop()
+            if left <= 0 or stopped:
+                break
+            await asyncio.wait({connecting}, timeout=min(POLL_SECONDS, left))
+        if connecting.done() and not stopped:
+            try:
+                return connecting.result()
+            except OSError as exc:  # TimeoutError too
+                await _close_quietly(client)
+                reason = "" if "Timed out" in _reason(exc) else f" ({_reason(exc)})"
+                raise InputError("scheduler", self._unanswered(reason)) from None
+            except BaseException:
+                await _close_quietly(client)
+                raise
+        connecting.cancel()
+        await _close_quietly(client)
+        if stopped:
+            raise TasksStopped({})
+        raise InputError("scheduler", self._unanswered(""))
+
+    def _unanswered(self, reason: str) -> str:
+        return f"no scheduler answered at {self.scheduler} within {self.connect_timeout:g} s{reason}"
 
     async def _map(self, client) -> dict[int, Any]:
         total = len(self.tasks)
@@ -223,7 +269,7 @@ class _Session:
             client.submit(self.fn, task, key=f"{self.label}-{token}-{i}", pure=False, priority=total - i)
             for i, task in enumerate(self.tasks)
         ]
-        waiting = {asyncio.ensure_future(_settled(f)): i for i, f in enumerate(futures)}
+        waiting = {asyncio.ensure_future(_settled(f, self.scheduler)): i for i, f in enumerate(futures)}
         last_status = -math.inf
         try:
             while waiting:
@@ -240,18 +286,26 @@ class _Session:
                 if self.on_status is not None and time.monotonic() - last_status >= STATUS_SECONDS:
                     last_status = time.monotonic()
                     self.on_status(await self._status(client, futures))
-        except BaseException:
+            if self.on_status is not None:
+                self.on_status(await self._status(client, futures))
+        except BaseException as exc:
             for waiter in waiting:
                 waiter.cancel()
-            await client.cancel([futures[i] for i in waiting.values()])
+            try:  # a scheduler that went away cannot be told: do not wait on it
+                await asyncio.wait_for(client.cancel([futures[i] for i in waiting.values()]), CANCEL_SECONDS)
+            except Exception:
+                pass
+            if isinstance(exc, ClusterFailed):
+                exc.results = dict(self.results)
             raise
-        if self.on_status is not None:
-            self.on_status(await self._status(client, futures))
         return self.results
 
     async def _status(self, client, futures) -> ClusterStatus:
-        nthreads = await client.nthreads()
-        processing = await client.processing()
+        try:
+            nthreads = await client.nthreads()
+            processing = await client.processing()
+        except OSError:  # distributed's CommClosedError too: the scheduler went away
+            raise ClusterFailed(f"lost the connection to the scheduler at {self.scheduler}") from None
         keys = {f.key for f in futures}
         # a worker holds a few more tasks than it has threads (dask's worker-saturation):
         # the rest wait there, not train
@@ -269,7 +323,21 @@ class _Session:
         )
 
 
-async def _settled(future):
+async def _connected(client):
+    await client
+    return client
+
+
+async def _close_quietly(client, seconds: float = 1.0) -> None:
+    """Close a client that may be half connected or have lost its scheduler, giving up
+    after ``seconds``."""
+    try:
+        await asyncio.wait_for(client.close(), seconds)
+    except Exception:  # whatever a half-made client raises on close: it is gone either way
+        pass
+
+
+async def _settled(future, scheduler: Scheduler):
     """The task's result (its exception raised), a cancellation by the scheduler named."""
     from distributed import KilledWorker
     from distributed.client import FutureCancelledError
@@ -277,9 +345,37 @@ async def _settled(future):
     try:
         return await future
     except FutureCancelledError as exc:
-        raise InputError("scheduler", f"the cluster cancelled a task ({_reason(exc)})") from None
+        if "scheduler-connection-lost" in str(exc):
+            raise ClusterFailed(f"lost the connection to the scheduler at {scheduler}") from None
+        raise ClusterFailed(f"the cluster cancelled a task ({_reason(exc)})") from None
+    except OSError:  # distributed's CommClosedError: the scheduler went away while gathering
+        raise ClusterFailed(f"lost the connection to the scheduler at {scheduler}") from None
     except KilledWorker as exc:  # its worker died each time it ran: a crash, not chance
-        raise InputError("scheduler", f"a task's workers died every time it ran ({_reason(exc)})") from None
+        raise ClusterFailed(f"a task's workers died every time it ran ({_reason(exc)})") from None
+
+
+@contextlib.contextmanager
+def quiet_logs() -> Iterator[None]:
+    """While inside, the records of distributed's loggers (and of the asyncio and tornado
+    loops it runs on) go nowhere: what matters comes back as an exception (ClusterFailed),
+    not as its tracebacks on stderr. The loggers are put back as they were on leaving."""
+    with contextlib.suppress(ImportError):
+        import distributed  # noqa: F401  (its import adds its handlers: first, so they are replaced)
+    roots = ("distributed", "tornado", "bokeh", "asyncio")
+    names = [n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in roots]
+    saved = []
+    for name in sorted({*roots, *names}):  # distributed gives some children handlers of their own
+        logger = logging.getLogger(name)
+        saved.append((logger, logger.handlers[:], logger.propagate))
+        # a NullHandler, not none: a record that finds no handler at all is printed anyway
+        logger.handlers[:] = [logging.NullHandler()]
+        logger.propagate = False
+    try:
+        yield
+    finally:
+        for logger, handlers, propagate in saved:
+            logger.handlers[:] = handlers
+            logger.propagate = propagate
 
 
 def dask_setup(worker) -> None:

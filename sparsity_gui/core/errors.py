@@ -1,5 +1,5 @@
-"""The error types the models share: bad input (InputError) and a grid of runs stopped
-before its end (RunsCancelled)."""
+"""The error types the models share: bad input (InputError), a grid of runs stopped
+before its end (RunsCancelled) and one whose cluster failed it (RunsFailed)."""
 
 
 class InputError(ValueError):
@@ -21,3 +21,16 @@ class RunsCancelled(Exception):
     def __init__(self, rows: list):
         super().__init__(rows)
         self.rows = rows
+
+
+class RunsFailed(InputError):
+    """Raised by a grid of runs on a cluster when the cluster fails it (its scheduler went
+    away): the reason, as an InputError, and in ``rows`` the runs that finished, which a
+    caller can keep so that a resumed grid does only the rest."""
+
+    def __init__(self, field: str, message: str, rows: list):
+        super().__init__(field, message)
+        self.rows = rows
+
+    def __reduce__(self):
+        return (type(self), (self.field, self.message, self.rows))

@@ -7,6 +7,7 @@ import errno
 import json
 import math
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -17,6 +18,11 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from sparsity_gui.core.errors import InputError
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: a stale folder is then known by its dead PID alone
+    fcntl = None  # type: ignore[assignment]
 
 # Temporary files and folders are made with os.open(..., 0o666) and os.mkdir(..., 0o777), as
 # a plain open() or mkdir() would: the kernel applies the umask (or a default ACL), so every
@@ -44,16 +50,97 @@ def _create_temp_file(path: Path) -> tuple[int, Path]:
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
 
 
-def make_temp_dir(parent: Path, name: str) -> Path:
-    """A new, empty folder `.<name>.<random>` in `parent`, with the mode mkdir gives."""
-    for _ in range(100):
-        tmp = _temp_name(parent, name, "")
-        try:
-            os.mkdir(tmp, _DIR_MODE)
-            return tmp
-        except FileExistsError:
+# The folders a ResultDir leaves beside DIR while it works: `.DIR.tmp-PID-RANDOM` (the run's
+# files, locked with flock for as long as the process lives) and, during a --force commit,
+# `.DIR.old-PID` (the earlier DIR). A process that is killed outright (SIGKILL, power loss)
+# cannot remove them; the next ResultDir for the same DIR does, once their process is gone.
+def _leftover_pattern(name: str) -> re.Pattern:
+    return re.compile(rf"^\.{re.escape(name[:_NAME_KEEP])}\.(?:tmp-(\d+)-[0-9a-f]{{12}}|old-(\d+))$")
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process (EPERM): alive
+        return True
+    return True
+
+
+def _lock_dir(path: Path) -> int | None:
+    """An open descriptor of folder `path` holding an exclusive flock on it, or None when it
+    cannot be locked (taken by a live process, no flock here, or gone)."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_leftovers(parent: Path, name: str) -> list[Path]:
+    """Remove the temporary folders that an earlier ResultDir for `parent/name` left when its
+    process died before cleaning up: its PID is gone and (where flock exists) nothing holds
+    its lock. Folders of live processes are left alone. Returns the paths removed."""
+    pattern = _leftover_pattern(name)
+    removed = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        found = pattern.match(entry.name)
+        if found is None or _process_alive(int(found.group(1) or found.group(2))):
             continue
-    raise FileExistsError(errno.EEXIST, "no free temporary name", str(parent))
+        path = Path(entry.path)
+        if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
+            _unlink_quietly(path)
+            removed.append(path)
+            continue
+        lock = _lock_dir(path) if found.group(1) and fcntl is not None else None
+        if found.group(1) and fcntl is not None and lock is None:
+            continue  # locked: a live process (in another PID namespace, say) still owns it
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+        finally:
+            if lock is not None:
+                os.close(lock)
+        if not path.exists():
+            removed.append(path)
+    return removed
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+MAX_LINKS = 40  # symbolic links followed from DIR, as the kernel's own limit (ELOOP)
+
+
+def follow_links(out: Path) -> Path:
+    """`out` with its last part followed while it is a symbolic link (a dangling one too):
+    the folder a symlinked DIR stands for. Its parents are left as given (the kernel follows
+    links in them anyway)."""
+    path = out
+    for _ in range(MAX_LINKS):
+        try:
+            target = os.readlink(path)
+        except OSError:  # not a link (or missing): this is the place
+            return path
+        path = path.parent / target
+    raise InputError("out", f"{out}: too many levels of symbolic links")
 
 
 def _naming(exc: OSError, path: Path, tmp: Path | None = None, always: bool = False) -> OSError:
@@ -205,22 +292,48 @@ class ResultDir:
     place: a crash or Ctrl+C never leaves half a result.
 
     DIR must be new or empty (or ``force``); its parent must exist (it is not created) and
-    be writable. Every problem with the location is an InputError("out", ...) naming the
-    path and the reason, raised before anything is computed; nothing is left behind. The
-    folders and files get the modes a plain mkdir() and open() give (the umask applies)."""
+    be writable. A DIR that is a symbolic link stands for the folder it points to (made if
+    the link dangles): that folder is written and replaced, the link is kept. Temporary
+    folders a killed process left for the same DIR are removed first. Every problem with
+    the location is an InputError("out", ...) naming the path and the reason, raised before
+    anything is computed; nothing is left behind. The folders and files get the modes a
+    plain mkdir() and open() give (the umask applies)."""
 
     def __init__(self, out: str | Path, force: bool):
-        self.out = Path(out)
+        self.given = Path(out)
+        self.out = follow_links(self.given)
         self.force = force
+        linked = "" if self.out == self.given else f" (the link {self.given} points there)"
         if self.out.name in ("", ".", ".."):
             # the rename at the end would replace the folder the path names from inside
-            raise InputError("out", f"{str(out)!r} is not a folder name: give a new folder, like results")
+            raise InputError(
+                "out", f"{str(self.out)!r} is not a folder name{linked}: give a new folder, like results"
+            )
         parent = self.out.parent
+        self._lock: int | None = None
         try:
             self._check(parent, force)
-            self.tmp = make_temp_dir(parent, self.out.name)
+            remove_leftovers(parent, self.out.name)
+            self.tmp = self._make_locked_temp_dir(parent)
         except OSError as exc:
             raise InputError("out", f"cannot create {self.out}: {os_reason(exc)}") from None
+
+    def _make_locked_temp_dir(self, parent: Path) -> Path:
+        """`.DIR.tmp-PID-RANDOM`, locked for as long as this process lives (remove_leftovers)."""
+        for _ in range(100):
+            tmp = parent / f".{self.out.name[:_NAME_KEEP]}.tmp-{os.getpid()}-{secrets.token_hex(6)}"
+            try:
+                os.mkdir(tmp, _DIR_MODE)
+            except FileExistsError:
+                continue
+            self._lock = _lock_dir(tmp)
+            return tmp
+        raise FileExistsError(errno.EEXIST, "no free temporary name", str(parent))
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
 
     def _check(self, parent: Path, force: bool) -> None:
         if self.out.exists() and not self.out.is_dir():
@@ -311,8 +424,10 @@ class ResultDir:
                 raise
         except OSError as exc:
             raise _naming(exc, self.out, always=True) from None
+        self._unlock()
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
 
     def abort(self) -> None:
         shutil.rmtree(self.tmp, ignore_errors=True)
+        self._unlock()

@@ -1,7 +1,8 @@
 """Point numba's on-disk cache at a writable folder before numba is imported.
 
 numba writes its cache beside the source by default; that folder is read-only in a
-system install or a frozen bundle, so fall back to a per-user cache directory.
+system install or a frozen bundle, so fall back to a per-user cache directory. An explicit
+$NUMBA_CACHE_DIR always wins.
 """
 
 from __future__ import annotations
@@ -10,15 +11,13 @@ import os
 import sys
 from pathlib import Path
 
+import platformdirs
 
-def _user_cache_dir() -> Path:
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "sparsity-gui" / "numba"
+
+def user_cache_dir() -> Path:
+    """numba's folder in the platform's user cache folder (platformdirs: $XDG_CACHE_HOME or
+    ~/.cache on Linux, ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows)."""
+    return platformdirs.user_cache_path("sparsity-gui", appauthor=False) / "numba"
 
 
 def configure_numba_cache() -> None:
@@ -27,7 +26,7 @@ def configure_numba_cache() -> None:
     source_dir = Path(__file__).resolve().parent
     frozen = getattr(sys, "frozen", False)
     if frozen or not os.access(source_dir, os.W_OK):
-        cache = _user_cache_dir()
+        cache = user_cache_dir()
         try:
             cache.mkdir(parents=True, exist_ok=True)
             os.environ["NUMBA_CACHE_DIR"] = str(cache)

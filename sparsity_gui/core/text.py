@@ -29,6 +29,11 @@ def short_number(x: float) -> str:
     return f"{mantissa}e{int(exponent)}" if exponent else mantissa
 
 
+def round_number(x: float) -> str:
+    """An estimate to two significant digits, as short_number writes it: 2.5e12, 4e307."""
+    return short_number(float(f"{x:.2g}")) if math.isfinite(x) else str(x)
+
+
 def sci(x: float, digits: int = 2) -> str:
     """A value in scientific notation with ``digits`` significant digits: 2.0e-3, 1.5e2."""
     mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")

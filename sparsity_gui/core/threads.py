@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sparsity_gui.core.errors import RunsCancelled
+from sparsity_gui.core.errors import InputError, RunsCancelled, RunsFailed
 
 POLL_SECONDS = 0.02  # short sleeps keep Ctrl+C responsive and add little to a grid's end
 
@@ -167,12 +167,21 @@ class GridBook:
             self._status = status
             self.report(None)
 
+    def finished_rows(self) -> list:
+        """The rows of the runs that finished, in the grid's order."""
+        return [self.done[self.key(run)] for run in self.runs if self.key(run) in self.done]
+
     def rows(self) -> list:
         """The rows of every run, in the grid's order; raises the first failure, or
         RunsCancelled (with the finished rows) if some run did not finish."""
-        finished = [self.done[self.key(run)] for run in self.runs if self.key(run) in self.done]
+        finished = self.finished_rows()
         if self.failures:
             raise self.failures[0]
         if len(finished) < len(self.runs):
             raise RunsCancelled(finished)
         return finished
+
+    def cluster_failed(self, exc: InputError) -> RunsFailed:
+        """The grid's cluster failed it (core/cluster.ClusterFailed): its reason, with the
+        rows of every run that finished (their results came back through on_result)."""
+        return RunsFailed(exc.field, exc.message, self.finished_rows())

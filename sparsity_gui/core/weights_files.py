@@ -10,8 +10,9 @@ Anything else, and damaged files, raise InputError with the file and the reason.
 
 from __future__ import annotations
 
-import json
 import math
+import os
+import stat
 import struct
 import zipfile
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sparsity_gui.core.checks import parse_json_text, regular_file
 from sparsity_gui.core.errors import InputError
 
 FORMAT_NAMES = {
@@ -78,6 +80,8 @@ _FOREIGN = (
     (b"\x7fELF", "a program, not data"),
 )
 SUPPORTED = "a .npy, .npz, .safetensors, PyTorch or text/CSV file"
+# 10^8 weights (the most either model takes) of 40 characters each; .npy holds more
+MAX_TEXT_BYTES = 4 * 10**9
 
 
 @dataclass(frozen=True)
@@ -100,13 +104,14 @@ class ArrayInfo:
 
 # --- which format ---------------------------------------------------------------------------
 def _open_checked(path: Path, field: str) -> bytes:
-    """The first 64 KiB of the file; a missing file, a folder or no permission named."""
-    if not path.exists():
-        raise InputError(field, f"{path}: no such file")
-    if path.is_dir():
-        raise InputError(field, f"{path}: is a folder, not a file")
+    """The first 64 KiB of the file; a missing file, a folder, a FIFO, a socket or a device
+    (checks.regular_file: opening those would block) or no permission named."""
+    regular_file(path, field)
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # swapped since the check
+                raise InputError(field, f"{path}: is not a regular file")
             return f.read(65536)
     except PermissionError:
         raise InputError(field, f"{path}: permission denied") from None
@@ -254,6 +259,9 @@ def _npz_read(path: Path, name: str, field: str) -> np.ndarray:
 def read_text(path: Path, field: str = "w0") -> np.ndarray:
     """Numbers in text: one per line, or rows separated by commas, semicolons, tabs or
     spaces; '#' starts a comment; one header line is allowed."""
+    size = regular_file(path, field).st_size
+    if size > MAX_TEXT_BYTES:
+        raise InputError(field, f"{path}: {size} bytes is too large for weights as text (at most 4e9)")
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not a header
     except UnicodeDecodeError:
@@ -308,8 +316,15 @@ def _safetensors_header(path: Path, field: str) -> tuple[list[ArrayInfo], dict[s
     except OSError as exc:
         raise InputError(field, f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise bad("the header is not JSON text: damaged") from None
+    try:
+        # a tensor entry nests 3 deep (metadata 2): deeper is a crafted header
+        header = parse_json_text(text, "", field, "", max_depth=8)
+    except InputError as exc:
+        if "nested" in exc.message:
+            raise bad("its header nests lists or objects more than 8 deep: crafted or damaged") from None
         raise bad("the header is not JSON text: damaged") from None
     if not isinstance(header, dict):
         raise bad("the header is not a JSON object")
@@ -507,6 +522,17 @@ def finite_float64(arr: np.ndarray, where: str, field: str = "w0") -> np.ndarray
     return out
 
 
+def check_row(shape: tuple[int, ...], row: int | None, where: str, field: str = "w0") -> None:
+    """Refuse a ``row`` (None: no row asked) of anything but a 2-D array, or out of its
+    range: the one rule for a file's array (--w0-row) and the Python API's (w0_row)."""
+    if row is None:
+        return
+    if len(shape) != 2:
+        raise InputError(field, f"{where}: a row is chosen only in a 2-D array, not shape {tuple(shape)}")
+    if not 0 <= row < shape[0]:
+        raise InputError(field, f"{where}: row {row} is out of range (0 to {shape[0] - 1})")
+
+
 def read_array(
     path: str | Path,
     name: str | None = None,
@@ -529,11 +555,7 @@ def read_array(
         kind, infos = list_arrays(path, field)
     info = _pick(path, kind, infos, name, field)
     where = str(path) + (f" [{info.name}]" if info.name is not None and kind != "npy" else "")
-    if row is not None:
-        if len(info.shape) != 2:
-            raise InputError(field, f"{where}: a row is chosen only in a 2-D array, not shape {info.shape}")
-        if not 0 <= row < info.shape[0]:
-            raise InputError(field, f"{where}: row {row} is out of range (0 to {info.shape[0] - 1})")
+    check_row(info.shape, row, where, field)
     count = info.size if row is None else math.prod(info.shape[1:])
     if count == 0:
         raise InputError(field, f"{where}: no weights in the file")

@@ -156,7 +156,7 @@ def panel_legend(fig, ax, handles, labels, own_ax=False):
     def shown(label):  # mathtext as the characters it shows: \\lambda is one
         return re.sub(r"[$^_{}]", "", re.sub(r"\\[A-Za-z]+", "x", label))
 
-    chars = max((len(shown(label)) for label in labels), default=1)
+    chars = max((len(line) for label in labels for line in shown(label).split("\n")), default=1)
     entry = (0.56 * chars + rcParams["legend.handlelength"] + 2.0) * size
     width = fig.bbox.width * 72.0 / fig.dpi
     options = {
@@ -169,7 +169,8 @@ def panel_legend(fig, ax, handles, labels, own_ax=False):
     if own_ax:
         return ax.legend(handles, labels, loc="best", **options)
     if fig is fig.figure:  # a figure of its own: as tall as a legend of a quarter needs
-        rows = -(-len(labels) // options["ncols"])
+        lines = sum(label.count("\n") + 1 for label in labels)  # a label may run over lines
+        rows = -(-lines // options["ncols"])
         need = (rows * (1.0 + rcParams["legend.labelspacing"]) * size + 2 * size) / 72.0
         w, h = fig.get_size_inches()
         if need > 0.24 * h:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from sparsity_gui.core.interference.image import max_abs_pool, neuron_order
 from sparsity_gui.figures import save
 from sparsity_gui.figures.draw import (
     end_at_data,
@@ -39,6 +40,7 @@ def step_panel_end(ax, data, y_from_zero=True):
     steps = [np.asarray(data["step"], float)]
     steps += [np.asarray(pin["step"], float) for pin in data["pins"]]
     end_at_data(ax, np.concatenate(steps))
+    ax.locator_params(axis="x", nbins=4)  # step labels of 4-5 digits stay apart in a narrow panel
     if y_from_zero:
         ax.set_ylim(bottom=0.0)
 
@@ -120,6 +122,7 @@ def active(fig, data, ax=None):
         log_ticks(below)
     else:
         below.set_ylim(0.0, max(1.0, float(hist.max())) * 1.05)
+        below.yaxis.get_major_locator().set_params(integer=True)
     below.set_xlabel("active features on the neuron")
     below.set_ylabel("neurons")
     handles, labels = top.get_legend_handles_labels()
@@ -136,6 +139,7 @@ def polysemantic(fig, data, ax=None):
     ax.plot(*finite_xy(data["step"], data["polysemantic"]), color="C3", label="polysemantic neurons")
     ax.plot(*finite_xy(data["step"], data["predicted"]), color="0.35", linestyle="--", label="$n^2/(4m)$")
     step_panel_end(ax, data)
+    ax.yaxis.get_major_locator().set_params(integer=True)  # a count
     ax.set_xlabel("step")
     ax.set_ylabel("neurons")
     handles, labels = ax.get_legend_handles_labels()
@@ -181,6 +185,7 @@ def signs(fig, data, ax=None):
     below.plot(*finite_xy(data["step"], _opposite_share(data)), color="C2", label="opposite share")
     below.axhline(0.5, color="0.5", linestyle=":", linewidth=0.6)
     step_panel_end(top, data)
+    top.yaxis.get_major_locator().set_params(integer=True)  # a count
     below.set_ylim(0.0, 1.05)
     top.set_ylabel("colliding pairs")
     below.set_ylabel("opposite\nshare")
@@ -253,45 +258,6 @@ def layout(fig, data, ax=None):
 
 
 # --- the data each panel draws ---------------------------------------------------------
-def neuron_order(W: np.ndarray) -> np.ndarray:
-    """Columns grouped by feature: feature i's largest-|w| neuron comes at position i
-    (a neuron shared by several features comes once, at its first feature), then every
-    neuron no feature has as its largest, in index order."""
-    n, m = W.shape
-    if n == 0 or m == 0:
-        return np.arange(m)
-    best = np.argmax(np.abs(W), axis=1)
-    key = np.full(m, n, dtype=np.int64) + np.arange(m)  # unowned neurons after all features
-    key[best[::-1]] = np.arange(n)[::-1]  # the smallest feature index per neuron wins
-    return np.argsort(key, kind="stable")
-
-
-def _pool_columns(A: np.ndarray, f: int) -> np.ndarray:
-    n, m = A.shape
-    nx = -(-m // f)
-    if nx * f != m:
-        B = np.zeros((n, nx * f))
-        B[:, :m] = A
-        A = B
-    hi = A[:, 0::f].copy()
-    lo = hi.copy()
-    for k in range(1, f):  # f strided passes: numpy reduces a short last axis slowly
-        col = A[:, k::f]
-        np.maximum(hi, col, out=hi)
-        np.minimum(lo, col, out=lo)
-    return np.where(hi >= -lo, hi, lo)
-
-
-def max_abs_pool(A: np.ndarray, fy: int, fx: int) -> np.ndarray:
-    """Each block of fy x fx entries replaced by its entry of largest |value| (sign kept;
-    the last blocks padded with zeros): pooled, every single weight near ±1 still shows."""
-    if fx > 1:
-        A = _pool_columns(A, fx)
-    if fy > 1:
-        A = _pool_columns(A.T, fy).T
-    return np.ascontiguousarray(A)
-
-
 def weights_data(W: np.ndarray, ordered: bool = False, pixels: int = IMAGE_PIXELS) -> dict:
     W = np.asarray(W, float)
     shown = W[:, neuron_order(W)] if ordered else W

@@ -103,24 +103,23 @@ def short_label(label: str, most: int = PIN_LABEL_CHARS) -> str:
 
 
 def fit_constants(run) -> dict:
-    """The decay law's constants the run carries: c, and (when the run records them) the
-    bulk fit's c and the fit's largest relative deviation."""
-    fit = {"c": float(run.fitted_c)}
-    extra = {
-        **getattr(run, "extra", {}),
-        **{k: getattr(run, k) for k in ("fitted_c_bulk", "fit_max_rel_dev") if hasattr(run, k)},
-    }
-    for key, name in (("fitted_c_bulk", "c_bulk"), ("fit_max_rel_dev", "max_rel_dev")):
-        value = extra.get(key)
-        if isinstance(value, (int, float)) and math.isfinite(value):
-            fit[name] = float(value)
-    return fit
+    """The decay law's constants the run carries (run.json's fitted_c, fitted_c_bulk and
+    fit_max_rel_dev): c, and the bulk fit's c and the fit's largest relative deviation
+    where they exist."""
+    fit = getattr(run, "fit", None)
+    if fit is None:  # a run without the fit's record: c only
+        return {"c": float(run.fitted_c)}
+    out = {"c": float(fit.c)}
+    for name, value in (("c_bulk", fit.c_bulk), ("max_rel_dev", fit.max_rel_dev)):
+        if math.isfinite(value):
+            out[name] = float(value)
+    return out
 
 
 def run_snapshot(run) -> Snapshot:
     """What the panels draw of a sampled run: its rows and its final state."""
     return snapshot_of(
-        run.sim, run.sim.params, run_id=1, seq=1, state="finished", history=run.rows, fitted_c=run.fitted_c
+        run.sim, run.sim.params, run_id=1, seq=1, state="finished", history=run.rows, fit=run.fit
     )
 
 
@@ -224,6 +223,8 @@ def note_layout(fig, d):
 
 
 def panel_size(style, width: str = "single") -> tuple[float, float]:
+    """A panel figure's size in inches: a journal's column (or text width), or half a
+    16:9 slide in the talk style."""
     if style_name(style) == "talk":
         return (6.4, 4.2)
     return (WIDTHS[width], HEIGHTS[width])

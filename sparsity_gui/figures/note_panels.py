@@ -188,7 +188,7 @@ def l1_decay(fig, d, ax=None):
         *finite_xy(t[keep], law[keep], positive),
         color=c["red"],
         linestyle="--",
-        label=law_name + ", " + ", ".join(constants),
+        label=law_name + ", " + "\n".join(constants),
     )
     for pin in d["pins"]:
         with np.errstate(divide="ignore"):

@@ -14,14 +14,12 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from sparsity_gui.core.note.metrics import BALANCE_LIMIT  # the note's regime: lam ||W(0)||_1 <= 1/4
 from sparsity_gui.figures import save
 from sparsity_gui.figures.draw import log_ticks, panel_axes
 from sparsity_gui.figures.scripted import figure_files, panel_size
 from sparsity_gui.figures.style import DEFAULT_DPI
 
-# The note's regime: the balance (1 - ||W||^2)||W||^2 = lam ||W||_1 needs lam ||W||_1 <= 1/4
-# (the maximum of (1 - x) x). Kept here as one named constant until core names it.
-BALANCE_LIMIT = 0.25
 DODGE_DECADES = 0.025  # horizontal offset between the curves of neighbouring lam
 RV_HALF_NORMAL = math.pi / 2.0 - 1.0  # Var/E^2 of a half-normal: the RV of W(0) for large m
 
@@ -115,8 +113,9 @@ def scaling_panel(fig, data, ax=None):
             Line2D([], [], color="0.3", marker="o", markerfacecolor="white", linestyle="none", markersize=3.5)
         )
         labels.append("$\\lambda\\|W(0)\\|_1 > 1/4$")
-    if data["reference"] is not None:
-        ax.axhline(data["reference"], color="0.45", linestyle="--", linewidth=0.7, zorder=1)
+    reference = data["reference"]
+    if reference is not None and np.isfinite(reference):
+        ax.axhline(reference, color="0.45", linestyle="--", linewidth=0.7, zorder=1)
         handles.append(Line2D([], [], color="0.45", linestyle="--", linewidth=0.7))
         labels.append(data["reference_label"])
     ax.set_xscale("log")

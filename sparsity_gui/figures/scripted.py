@@ -9,7 +9,10 @@ import re
 from collections.abc import Iterable, Sequence
 
 from sparsity_gui.figures import save
-from sparsity_gui.figures.style import DEFAULT_DPI, SIZES, style_name, style_params
+from sparsity_gui.figures.style import DEFAULT_DPI, SINGLE_COLUMN, style_name, style_params
+
+# a panel's size in inches per style: a journal's column; the talk style half a 16:9 slide
+SIZES = {"paper": (SINGLE_COLUMN, 2.6), "talk": (6.4, 4.2)}
 
 
 def _extras(panel, functions: Sequence) -> list:

@@ -93,8 +93,6 @@ TALK = {
     "axes.linewidth": 1.0,
     "lines.markersize": 6.0,
 }
-# the figure's size per style, in inches (the talk style's is a 16:9 slide's half)
-SIZES = {"paper": (SINGLE_COLUMN, 2.6), "talk": (6.4, 4.2)}
 STYLES = {"paper": PAPER, "talk": TALK}
 
 

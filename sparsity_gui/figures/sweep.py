@@ -66,6 +66,8 @@ def sweep(fig, data, ax=None):
         keep = mean > 0 if log else np.isfinite(mean)
         ms, mean, std = ms[keep], mean[keep], std[keep]
         real = mean - std > 0 if log else np.ones(ms.size, bool)
+        if log and real.any():  # the axis reaches the lowest real bar
+            positive = np.concatenate([positive, (mean - std)[real]])
         bars = dict(color=mean_colour, linewidth=0.8, capsize=2.0, linestyle="none", zorder=4)
         ax.errorbar(ms, mean, yerr=[np.where(real, std, 0.0), std], **bars)
         if log and (~real).any():  # lower bound <= 0: cut at the axis, an open triangle

@@ -80,12 +80,55 @@ TIGHT_PITCH = 1.1  # ... on an axis too short for three labels at LABEL_PITCH
 MINOR_PITCH = 2.0  # least px between two unlabelled grid lines (2..9 x 10^k)
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_ten(k: int) -> str:
+    return "10" + str(k).translate(SUPERSCRIPT)
+
+
 def _log_text(x: float, pyqtgraph_text) -> str:
-    """Plain numbers where they are short (20, 0.05, 1.4), else pyqtgraph's 2·10⁻⁵."""
+    """Plain numbers where they are short (20, 0.05, 1.4, 3000), else pyqtgraph's 2·10⁻⁵
+    (never 3e+03: one number format on every axis)."""
     mantissa = x / 10.0 ** math.floor(math.log10(x))
+    if 1 <= x < 1e4 and abs(x - round(x)) < 1e-9 * x:
+        return f"{round(x)}"
     if 1e-3 <= x < 1e4 or abs(mantissa - round(mantissa)) > 1e-6:
         return f"{x:.3g}"
     return pyqtgraph_text(x)
+
+
+def _whole_number_strings(tick_strings):
+    """The labels of a linear axis of counts (ranks): 50,000 and 2·10⁶, never 2e+06."""
+
+    def strings(values, scale, spacing):
+        out = []
+        for v in values:
+            n = round(v * scale)
+            if abs(n) < 10**6:
+                out.append(f"{n:,}")
+            else:
+                k = math.floor(math.log10(abs(n)))
+                m = n / 10**k
+                out.append(f"{m:g}·{power_of_ten(k)}" if abs(m - round(m, 1)) < 1e-9 else f"{n:.2e}")
+        return out
+
+    return strings
+
+
+def _scale_label(axis):
+    """An axis title's scale as ×10⁻³ (pyqtgraph's (x0.001) beside (x1e-06) elsewhere)."""
+    plain = axis.labelString
+
+    def label() -> str:
+        scale = axis.autoSIPrefixScale
+        if axis.labelUnits or not axis.autoSIPrefix or scale == 1.0:
+            return plain()
+        k = round(-math.log10(scale))
+        style = ";".join(f"{key}: {value}" for key, value in axis.labelStyle.items())
+        return f"<span style='{style}'>{axis.labelText} (×{power_of_ten(k)})</span>"
+
+    return label
 
 
 def _log_tick_strings(axis, tick_strings):
@@ -102,11 +145,13 @@ def _log_tick_strings(axis, tick_strings):
     return strings
 
 
-def log_axis_levels(lo: float, hi: float, size: float, extent: float, minor: bool) -> list:
+def log_axis_levels(
+    lo: float, hi: float, size: float, extent: float, minor: bool, inset: float = 0.5
+) -> list:
     """Tick levels [(spacing, values)] of a log axis showing 10^lo .. 10^hi on `size` px, for
     labels `extent` px long along the axis. The first level is what gets a label: values at
     least LABEL_PITCH extents apart (TIGHT_PITCH where that leaves fewer than three) and half
-    an extent inside the ends (pyqtgraph drops a label that sticks out). The second, if
+    an extent inside the ends (``inset``: pyqtgraph drops a label that sticks out). The second, if
     `minor`, is unlabelled grid lines at 2..9 x 10^k.
 
     Three decades or more inside: the decades, or every 2nd, 5th, 10th... where they would
@@ -116,7 +161,7 @@ def log_axis_levels(lo: float, hi: float, size: float, extent: float, minor: boo
     evenly spaced values of 1, 2 or 5 times a power of ten."""
     best: list = []
     for pitch in (LABEL_PITCH * extent, TIGHT_PITCH * extent):
-        levels = _log_levels(lo, hi, size, extent, pitch, minor)
+        levels = _log_levels(lo, hi, size, extent, pitch, minor, inset)
         if not best or len(levels[0][1]) > len(best[0][1]):
             best = levels
         if len(best[0][1]) >= 3:
@@ -124,11 +169,13 @@ def log_axis_levels(lo: float, hi: float, size: float, extent: float, minor: boo
     return best
 
 
-def _log_levels(lo: float, hi: float, size: float, extent: float, pitch_px: float, minor: bool) -> list:
+def _log_levels(
+    lo: float, hi: float, size: float, extent: float, pitch_px: float, minor: bool, inset: float = 0.5
+) -> list:
     """log_axis_levels for labels at least `pitch_px` apart."""
     px_per_decade = size / (hi - lo)
     pitch = pitch_px / px_per_decade  # in decades
-    a, b = lo + 0.5 * extent / px_per_decade, hi - 0.5 * extent / px_per_decade  # a label fits
+    a, b = lo + inset * extent / px_per_decade, hi - inset * extent / px_per_decade  # a label fits
 
     def inside(mantissas, lo=a, hi=b) -> list[float]:
         out = (k + math.log10(m) for k in range(math.floor(lo) - 1, math.ceil(hi) + 1) for m in mantissas)
@@ -229,6 +276,40 @@ def _bounds_with(bounds, extras):
     return out
 
 
+def settled_y_bounds(plot: pg.PlotItem, t0: float, items: list | None = None) -> tuple[float, float] | None:
+    """The y extent (view coordinates) of what the plot's data items (or those of
+    ``items``) draw at x >= t0, or None when nothing is drawn there yet."""
+    lo, hi = math.inf, -math.inf
+    for item in plot.listDataItems():
+        if not item.isVisible() or (items is not None and item not in items):
+            continue
+        x, y = item.getData()
+        if x is None or y is None or len(x) == 0:
+            continue
+        keep = (x >= t0) & np.isfinite(y)
+        if keep.any():
+            lo, hi = min(lo, float(y[keep].min())), max(hi, float(y[keep].max()))
+    return (lo, hi) if lo <= hi else None
+
+
+def transient_band(plot: pg.PlotItem, t_end: float, label: str = "") -> None:
+    """A light band over 0 <= t < t_end, named by ``label`` just right of it (inside the
+    view however narrow the band is)."""
+    band = pg.LinearRegionItem((0.0, t_end), movable=False, brush=pg.mkBrush(0, 0, 0, 16), pen=pg.mkPen(None))
+    band.setZValue(-10)
+    plot.addItem(band, ignoreBounds=True)
+    if label:
+        edge = pg.InfiniteLine(
+            pos=t_end,
+            angle=90,
+            pen=pg.mkPen(None),
+            label=label,
+            labelOpts={"position": 0.92, "color": GREY, "anchors": [(0, 0), (0, 0)]},
+        )
+        edge.setZValue(-9)
+        plot.addItem(edge, ignoreBounds=True)
+
+
 def tick_text_size(plot: pg.PlotItem) -> str:
     """The size of the plot's tick labels as CSS ('9pt'): the legend's text matches it."""
     axis = plot.getAxis("bottom")
@@ -238,26 +319,57 @@ def tick_text_size(plot: pg.PlotItem) -> str:
     return f"{font.pixelSize()}px"
 
 
+STACKED_AXIS_WIDTH = 60  # px of both left axes of a stacked pair: tick labels of 5 characters
+TEXT_MARGIN = 1.0  # px around a title's, axis title's or legend label's text
+
+
+AXIS_TITLE_MARGIN = 2.5  # ... an axis title's: its descenders clear of the legend below
+
+
+def tight_text(item: QtWidgets.QGraphicsTextItem, margin: float = TEXT_MARGIN) -> None:
+    """A text item padded by ``margin`` px, not Qt's 4 px."""
+    item.document().setDocumentMargin(margin)
+
+
+class RowSample(pg.ItemSample):
+    """pyqtgraph's legend sample, as tall as its row (pyqtgraph's is a 20 px square, which
+    left a row of text 4 px shorter overlapping the next row), its line or symbol drawn at
+    the row's middle."""
+
+    def boundingRect(self) -> QtCore.QRectF:
+        return QtCore.QRectF(0, 0, 20, self.height() or 20)
+
+    def paint(self, p, *args) -> None:
+        p.translate(0, ((self.height() or 20) - 20) / 2)
+        super().paint(p, *args)
+
+
 class LegendRow(pg.LegendItem):
-    """A legend under its plot's x axis, never over the data: its entries flow into as
-    many columns as the data area's width holds (recomputed when the plot is resized or a
-    label changes), its text the size of the tick labels.
+    """A legend under its plot's x axis, never over the data: its entries flow into rows
+    as text does, each row holding as many entries as the data area's width has room for
+    (recomputed when the plot is resized or a label changes), so that a long entry takes a
+    row of its own and the short ones share rows; its text the size of the tick labels.
 
     pyqtgraph's LegendItem ignores the view's transformations, so an export at scale 2
     drew it at half the size of everything else; this one is drawn in scene coordinates
     and scales with the rest."""
 
-    GAP = 12.0  # px between columns
+    GAP = 12.0  # px between two entries of a row
 
     def __init__(self, text_size: str):
-        super().__init__(offset=None, labelTextSize=text_size, horSpacing=4, verSpacing=0)
+        super().__init__(
+            offset=None, labelTextSize=text_size, horSpacing=4, verSpacing=0, sampleType=RowSample
+        )
         self.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations, False)
         # never wider than its entries, and never forcing the plot wider than the panel: the
-        # width it gets decides its columns (fit_width)
+        # width it gets decides its rows (fit_width)
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Maximum, QtWidgets.QSizePolicy.Policy.Fixed)
         self.setMinimumWidth(0)
+        self.layout.setContentsMargins(2, 1, 2, 1)
         self.available = 400.0  # px of width for the entries (the data area's width)
-        self.columns = 1
+        self.rows: list[list[int]] = []  # indices into self.items, row by row
+        self.columns = 1  # the most entries in a row
+        self._lines: list[QtWidgets.QGraphicsLinearLayout] = []
 
     def fit_width(self, width: float) -> None:
         """Lay the entries out again for a data area ``width`` px wide."""
@@ -265,56 +377,114 @@ class LegendRow(pg.LegendItem):
         self.relayout()
 
     def set_label(self, item, text: str) -> None:
-        """Change an entry's text (and re-flow the columns: its width changed)."""
+        """Change an entry's text (and re-flow the rows if its new width needs it)."""
         label = self.getLabel(item)
         if label is not None and label.text != text:
             label.setText(text)  # its cell grows or shrinks with it (Qt's layout request)
-            self.relayout()  # a new arrangement only when the columns change (a number
-            # in a label changes every frame: the decay panel's c)
+            if not self.relayout():  # a new arrangement only when the rows change
+                for line in self._lines:  # else the row's width, now
+                    line.invalidate()
+                self.updateGeometry()
 
-    def width_for(self, columns: int) -> float:
-        """The width the entries need in ``columns`` columns: per column its widest sample
-        and widest label, the spacings between, and the layout's margins."""
+    def entry_width(self, sample, label) -> float:
+        sample_width = max(sample.minimumWidth(), sample.preferredWidth())
+        return sample_width + self.layout.horizontalSpacing() + label.minimumWidth()
+
+    def _wrap(self, label, width: float) -> bool:
+        """Wrap a label's text at ``width`` px (-1: unwrapped); returns whether it changed."""
+        if label.item.textWidth() == width:
+            return False
+        label.item.setTextWidth(width)
+        label.updateMin()
+        return True
+
+    def rows_that_fit(self) -> tuple[list[list[int]], bool]:
+        """The entries, in order, packed into rows no wider than the space available, and
+        whether a label's wrapping changed. An entry wider than a whole row (the L1 law's
+        constants and deviation, a long pin name) wraps its text onto more lines, in the
+        rest of the current row if that is wide enough, instead of running off the panel."""
         left, _top, right, _bottom = self.layout.getContentsMargins()
-        spacing = self.layout.horizontalSpacing()
-        total = left + right + (columns - 1) * self.GAP
-        for col in range(columns):
-            entries = self.items[col::columns]
-            if entries:
-                sample = max(max(s.minimumWidth(), s.preferredWidth()) for s, _lab in entries)
-                label = max(lab.minimumWidth() for _s, lab in entries)
-                total += sample + spacing + label
-        return total
+        room = self.available - left - right
+        rows: list[list[int]] = []
+        width = 0.0
+        changed = False
+        for i, (sample, label) in enumerate(self.items):
+            if label.item.textWidth() >= 0:
+                changed |= self._wrap(label, -1)  # its whole width, to see if it fits now
+            w = self.entry_width(sample, label)
+            if rows and width + self.GAP + w <= room:
+                rows[-1].append(i)
+                width += self.GAP + w
+                continue
+            if w > room:  # too wide for any row: wrapped
+                sample_width = w - label.minimumWidth()
+                rest = room - width - self.GAP if rows else 0.0
+                if rest >= 0.45 * room:
+                    changed |= self._wrap(label, max(rest - sample_width, 40.0))
+                    rows[-1].append(i)
+                    width = room
+                    continue
+                changed |= self._wrap(label, max(room - sample_width, 40.0))
+                w = self.entry_width(sample, label)
+            rows.append([i])
+            width = w
+        return rows, changed
 
-    def columns_that_fit(self) -> int:
-        """The most columns (up to one per entry) whose width fits the space available."""
-        for columns in range(len(self.items), 1, -1):
-            if self.width_for(columns) <= self.available:
-                return columns
-        return 1
-
-    def relayout(self, force: bool = False) -> None:
-        columns = self.columns_that_fit()
-        if columns == self.columns and not force:
-            return
-        self.columns = self.columnCount = columns
+    def _clear_layout(self) -> None:
         layout = self.layout
         for i in range(layout.count() - 1, -1, -1):
             layout.removeAt(i)
-        for i, (sample, label) in enumerate(self.items):
-            row, col = divmod(i, columns)
-            layout.addItem(sample, row, 2 * col, alignment=QtCore.Qt.AlignmentFlag.AlignVCenter)
-            layout.addItem(label, row, 2 * col + 1)
-        for col in range(columns - 1):
-            layout.setColumnSpacing(2 * col + 1, self.GAP)
-        self.rowCount = max(1, math.ceil(len(self.items) / columns))
-        layout.invalidate()
+        for line in self._lines:
+            for j in range(line.count() - 1, -1, -1):
+                line.removeAt(j)
+        self._lines = []
+
+    def relayout(self, force: bool = False) -> bool:
+        """Flow the entries into rows again if their arrangement changes (or ``force``);
+        returns whether it did."""
+        rows, wrapped = self.rows_that_fit()
+        if rows == self.rows and not force and not wrapped:
+            return False
+        self.rows = rows
+        self.columns = max((len(r) for r in rows), default=1)
+        self.columnCount = self.columns
+        self._clear_layout()
+        for r, row in enumerate(rows):
+            line = QtWidgets.QGraphicsLinearLayout(QtCore.Qt.Orientation.Horizontal)
+            line.setContentsMargins(0, 0, 0, 0)
+            line.setSpacing(self.layout.horizontalSpacing())
+            for k, i in enumerate(row):
+                sample, label = self.items[i]
+                line.addItem(sample)
+                line.setAlignment(sample, QtCore.Qt.AlignmentFlag.AlignVCenter)
+                line.addItem(label)
+                if k < len(row) - 1:
+                    line.setItemSpacing(2 * k + 1, self.GAP)
+            line.addStretch(1)
+            self.layout.addItem(line, r, 0)
+            self._lines.append(line)
+        self.rowCount = max(1, len(rows))
+        self.layout.invalidate()
         self.updateGeometry()
         refit_to_views(self)
+        return True
 
     # pyqtgraph's own placement: one column, then a fixed count; ours flows with the width
     def _addItemToLayout(self, sample, label) -> None:
+        tight_text(label.item)
+        label.updateMin()
+        # pyqtgraph's samples are 20 px squares: a row as tall as the text is enough
+        sample.setMaximumHeight(label.minimumHeight())
         self.relayout(force=True)
+
+    def _removeItemFromLayout(self, *items) -> None:
+        self._clear_layout()  # the entries are in the rows' layouts, not in self.layout
+        self.rows = []
+        for item in items:
+            item.close()
+            scene = item.scene()
+            if scene:
+                scene.removeItem(item)
 
     def removeItem(self, item) -> None:
         super().removeItem(item)
@@ -357,9 +527,13 @@ def add_legend_row(plot: pg.PlotItem) -> LegendRow:
     plot.layout.addItem(legend, 4, 0, 1, 3)  # under the y axis too: the plot's whole width
     plot.layout.setAlignment(legend, QtCore.Qt.AlignmentFlag.AlignHCenter)
     plot.layout.setRowStretchFactor(4, 0)
+    _fit_legend_to(plot, legend)
+    return legend
+
+
+def _fit_legend_to(plot: pg.PlotItem, legend: LegendRow) -> None:
     plot.legend = legend
     plot.geometryChanged.connect(lambda p=plot, lg=legend: lg.fit_width(p.width() - 4))
-    return legend
 
 
 def _integer_tick_values(axis, tick_values):
@@ -414,7 +588,8 @@ class Panel(QtWidgets.QFrame):
         self.graphics = pg.GraphicsLayoutWidget()
         # on the right, room for half the last tick label of the x axis (pyqtgraph lets it
         # pass the plot's edge by up to 15 px; with less it was cut off at 1366x768)
-        self.graphics.ci.setContentsMargins(4, 4, 16, 4)
+        self.graphics.ci.setContentsMargins(4, 2, 16, 2)
+        self.graphics.ci.setSpacing(2)  # Qt's default 6 px between stacked plots and legends
         layout.addWidget(self.graphics, 1)
         layout.addLayout(self.toggles)
         self.setToolTip(self.claim)
@@ -422,6 +597,8 @@ class Panel(QtWidgets.QFrame):
         self.time_plots: list[pg.PlotItem] = []
         self._user_zoomed: set[pg.PlotItem] = set()
         self._force_range = True  # the next ranges are set whatever the data
+        # plot -> t: its y range is set by the data at t >= this (after a transient)
+        self.settled_after: dict[pg.PlotItem, float] = {}
 
     def add_plot(
         self,
@@ -433,6 +610,12 @@ class Panel(QtWidgets.QFrame):
         legend: bool = True,
     ) -> pg.PlotItem:
         plot = self.graphics.addPlot(row=row, col=0, title=title)
+        # Qt's text items pad their text by 4 px on every side: 8 px of each title, axis
+        # title and legend row that a 1366x768 screen needs for the data
+        tight_text(plot.titleLabel.item)
+        plot.titleLabel.updateMin()
+        for name in ("left", "bottom"):
+            tight_text(plot.getAxis(name).label, AXIS_TITLE_MARGIN)
         plot.setLabel("bottom", x_label)
         plot.setLabel("left", y_label)
         plot.showGrid(x=True, y=True, alpha=0.25)
@@ -450,6 +633,28 @@ class Panel(QtWidgets.QFrame):
         if time_axis:
             self.time_plots.append(plot)
         return plot
+
+    def stack(self, upper: pg.PlotItem, lower: pg.PlotItem) -> None:
+        """``upper`` above ``lower`` on one time axis (linked): the upper plot's x axis keeps
+        its grid but not its tick labels and title (the lower one's say it), and the upper
+        plot's legend moves under the lower plot, so that the two data areas get the
+        panel's height (at 1366x768 the legends between them had left 24-41 px each)."""
+        lower.setXLink(upper)
+        for plot in (upper, lower):  # one width: the data areas line up, no label over ticks
+            plot.getAxis("left").setWidth(STACKED_AXIS_WIDTH)
+        axis = upper.getAxis("bottom")
+        axis.setStyle(showValues=False)
+        axis.showLabel(False)
+        axis.setHeight(4)
+        legend = upper.legend
+        if legend is not None:
+            upper.layout.removeItem(legend)
+            upper.layout.setRowFixedHeight(4, 0)
+            row = self.graphics.ci.layout.rowCount()
+            self.graphics.ci.addItem(legend, row=row, col=0)
+            self.graphics.ci.layout.setAlignment(legend, QtCore.Qt.AlignmentFlag.AlignHCenter)
+            self.graphics.ci.layout.setRowStretchFactor(row, 0)
+            lower.geometryChanged.connect(lambda p=lower, lg=legend: lg.fit_width(p.width() - 4))
 
     TITLE_POINTS = (11, 10, 9, 8)  # pyqtgraph's title size, then smaller in a narrow panel
 
@@ -473,6 +678,10 @@ class Panel(QtWidgets.QFrame):
             size = f"{points}pt"
             if label.opts.get("size") != size:
                 label.setText(label.text, size=size)
+                changed = True
+            height = math.ceil(label.minimumHeight())
+            if plot.layout.rowMinimumHeight(0) != height:  # pyqtgraph fixes it at 30 px
+                plot.layout.setRowFixedHeight(0, height)
                 changed = True
         if changed:  # lay out again now (a layout wider than the view stays clipped)
             for plot in self.plots:
@@ -515,6 +724,17 @@ class Panel(QtWidgets.QFrame):
         self._user_zoomed.clear()
         self._force_range = True
 
+    @property
+    def range_due(self) -> bool:
+        """The next frame must check the ranges, whoever's turn it is: a new run, a toggle,
+        the 'A' button, or data that have left the view (data_left_view)."""
+        return self._force_range or self.data_left_view()
+
+    def data_left_view(self) -> bool:
+        """Whether what was drawn last lies outside a view (cheap: a panel knows its
+        extremes); panels whose data grow fast (the largest weights) say so."""
+        return False
+
     def _auto_requested(self, plot: pg.PlotItem) -> None:
         """The 'A' button (or the context menu) asked for auto-range: take it back."""
         if any(plot.vb.state["autoRange"]):
@@ -530,7 +750,12 @@ class Panel(QtWidgets.QFrame):
             if plot in self._user_zoomed:
                 continue
             vb = plot.vb
-            bounds = _bounds_with(vb.childrenBounds(), self.range_extras(plot))
+            items = self.range_items(plot)
+            bounds = vb.childrenBounds(items=items)
+            if plot in self.settled_after:
+                settled = settled_y_bounds(plot, self.settled_after[plot], items)
+                bounds = [bounds[0], settled or bounds[1]]
+            bounds = _bounds_with(bounds, self.range_extras(plot))
             current = vb.viewRange()
             target = {}
             for axis, key in ((0, "xRange"), (1, "yRange")):
@@ -543,6 +768,10 @@ class Panel(QtWidgets.QFrame):
                 vb.setRange(padding=0, **target)
                 changed = True
         return changed
+
+    def range_items(self, plot: pg.PlotItem) -> list | None:
+        """The items whose data set the plot's ranges (None: all that have bounds)."""
+        return None
 
     def range_extras(self, plot: pg.PlotItem) -> tuple[list[float], list[float]]:
         """Values (in view coordinates: log10 on a log axis) that the x and y ranges must
@@ -566,8 +795,22 @@ class Panel(QtWidgets.QFrame):
             span = hi - lo
         if not (force or lo < clo or hi > chi or span < 0.5 * (chi - clo)):
             return None
-        pad = 0.06 * span
+        pad = max(0.06 * span, self._label_room(plot, axis, span))
         return lo - pad, self._range_top(plot, axis, hi, span, pad)
+
+    @staticmethod
+    def _label_room(plot: pg.PlotItem, axis: int, span: float) -> float:
+        """On a vertical log axis, the margin (view units) past the data that holds half a
+        tick label: pyqtgraph drops a label that sticks out of a gridded axis, and the
+        decade at the data's top or bottom went unlabelled (m' from 7 to 1000: one label)."""
+        item = plot.getAxis("left")
+        if axis != 1 or not item.logMode:
+            return 0.0
+        label = pg.QtGui.QFontMetricsF(item.style["tickFont"] or pg.QtGui.QFont()).height()
+        px = plot.vb.height()
+        if px <= 2 * label:
+            return 0.0
+        return 0.6 * label * span / (px - 1.2 * label)
 
     def _range_top(self, plot: pg.PlotItem, axis: int, hi: float, span: float, pad: float) -> float:
         # a growing time axis gets room ahead, so it (and with it every linked panel's
@@ -586,6 +829,13 @@ class Panel(QtWidgets.QFrame):
                     axis.tickValues = _log_tick_values(axis, axis.tickValues)
                     if getattr(axis, "whole_numbers", False):
                         axis.tickValues = _integer_tick_values(axis, axis.tickValues)
+                        linear = axis.tickStrings
+                        whole = _whole_number_strings(linear)
+                        axis.tickStrings = lambda v, sc, sp, a=axis, lin=linear, wh=whole: (
+                            lin(v, sc, sp) if a.logMode else wh(v, sc, sp)
+                        )
+                    axis.labelString = _scale_label(axis)
+                    axis._updateLabel()
                 # 10⁻⁸ labelled "(x1e+09)" reads worse than 10¹ on a log axis
                 axis.enableAutoSIPrefix(axis._linear_si_prefix and not axis.logMode)
 
@@ -653,10 +903,32 @@ class LivePanel(Panel):
             self.sync_tick_text()
         self.draw(snap)
         self._mark_changes(snap)
-        return self._manage_ranges() if ranges else False
+        # data that left the view on this frame are fitted on this frame (a frame late was
+        # a quarter of a second at 4 fps)
+        return self._manage_ranges() if ranges or self.data_left_view() else False
 
     def draw(self, snap) -> None:
         raise NotImplementedError
+
+    def data_left_view(self) -> bool:
+        """The newest point of a time plot's curve lies outside its view: the ranges are
+        checked this frame (between turns, at a few frames a second under load, the run
+        ran off the right of the time panels and the L1 decay off their bottom). Cheap: a
+        time series grows at its end, so only each curve's last point is looked at."""
+        for plot in self.time_plots:
+            if plot in self._user_zoomed:
+                continue
+            (x0, x1), (y0, y1) = plot.vb.viewRange()
+            items = self.range_items(plot)  # not the pinned runs, while following the live one
+            for item in plot.listDataItems() if items is None else items:
+                if not isinstance(item, pg.PlotDataItem):
+                    continue
+                x, y = item.curve.xData, item.curve.yData
+                if not item.isVisible() or x is None or y is None or len(x) == 0:
+                    continue
+                if not (x0 <= x[-1] <= x1) or (math.isfinite(y[-1]) and not y0 <= y[-1] <= y1):
+                    return True
+        return False
 
     # --- vertical markers where a parameter changed during the run ------------------------
     def change_markers(self, snap) -> list[tuple[float, str]]:

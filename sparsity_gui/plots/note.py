@@ -5,6 +5,7 @@ frame, only calls setData on them with arrays taken from a core.note.runner.Snap
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pyqtgraph as pg
@@ -28,11 +29,14 @@ from sparsity_gui.plots.base import (
     pen,
     set_broken_curve,
     set_curve,
+    transient_band,
     whole_number_axis,
 )
 from sparsity_gui.plots.pins import PinCurve, PinnablePanel
 
 N_COLS = len(COLUMNS)
+TRANSIENT_T = 1.0  # the balance panel's ranges are set by the rows after this t
+LABEL_HZ = 4  # how often a legend number that changes every frame (the fitted c) is redrawn
 
 
 _VIRIDIS = pg.colormap.get("viridis")
@@ -42,6 +46,13 @@ def rank_colour(position: float) -> str:
     """A tracked weight's colour: viridis from dark (the largest initial weight, 0) to green
     (the smallest tracked, 1), stopping short of its pale yellow end."""
     return _VIRIDIS.map(0.8 * position, mode="qcolor").name()
+
+
+def sci_count(n: int) -> str:
+    """A count in a legend: 300 or 1,000 as it is, a round 10^5 or 10^7 as 10⁵, 10⁷."""
+    if n >= 10**4 and n == 10 ** round(math.log10(n)):
+        return "10" + str(round(math.log10(n))).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{n:,}"
 
 
 def merged_changes(changes, span: float, share: float = 0.01) -> list:
@@ -87,8 +98,9 @@ def _dot_when_alone(curve: pg.PlotDataItem, points: int) -> None:
 class SortedWeightsPanel(NotePanel):
     title = "Weights, sorted"
     claim = (
-        "Weights above the threshold θ grow and the rest shrink and die; θ ≈ 1/‖W‖₁ once "
-        "the two pushes balance (the note's balance condition)."
+        "Weights above the threshold θ grow and those below it shrink (exact, at every "
+        "instant); θ ≈ 1/‖W‖₁ once the two pushes balance and ‖W‖² ≈ 1, which needs "
+        "λ‖W‖₁ ≤ 1/4 (the note's balance condition)."
     )
 
     def __init__(self, parent=None):
@@ -108,6 +120,7 @@ class SortedWeightsPanel(NotePanel):
         p.legend.addItem(pg.PlotDataItem(pen=pen(PURPLE, DASH)), "balance prediction 1/‖W‖₁")
         self.log_y = self.add_toggle("log y", "Logarithmic |W_k| axis (dead weights are not drawn)")
         self.log_x = self.add_toggle("log rank", "Logarithmic rank axis")
+        self._top_drawn = -math.inf  # the largest weight drawn (view coordinates)
         whole_number_axis(p.getAxis("bottom"))
         self.plot = p
 
@@ -116,6 +129,15 @@ class SortedWeightsPanel(NotePanel):
         (at t = 0, θ can lie above every weight)."""
         lines = (self.theta_line, self.balance_line)
         return [], [line.value() for line in lines if line.isVisible()]
+
+    def data_left_view(self) -> bool:
+        """The largest weight grows fastest early in a run: above the view's top, the
+        ranges are checked this frame (it ran out of the top at launch)."""
+        return self._top_drawn > self.plot.vb.viewRange()[1][1]
+
+    def _range_top(self, plot: pg.PlotItem, axis: int, hi: float, span: float, pad: float) -> float:
+        # room above for the growing weights: fewer re-layouts of the axis
+        return hi + (0.15 * span if axis == 1 else pad)
 
     def apply_toggles(self) -> None:
         self.plot.setLogMode(x=self.log_x.isChecked(), y=self.log_y.isChecked())
@@ -137,6 +159,8 @@ class SortedWeightsPanel(NotePanel):
         for curve, count in ((self.growing, int(above.sum())), (self.shrinking, int(below.sum()))):
             _dot_when_alone(curve, count)
         log_y = self.log_y.isChecked()
+        top = float(a[alive].max()) if alive.any() else -math.inf
+        self._top_drawn = math.log10(top) if log_y and top > 0 else (top if not log_y else -math.inf)
         self._set_hline(self.theta_line, theta, log_y)
         self._set_hline(self.balance_line, 1.0 / snap.norm1 if snap.norm1 > 0 else math.nan, log_y)
 
@@ -151,8 +175,9 @@ class SortedWeightsPanel(NotePanel):
 class ThresholdPanel(NotePanel):
     title = "Threshold crossing"
     claim = (
-        "A weight shrinks from the moment it falls below θ(t) and dies soon after; θ rises "
-        "as W gets sparser until one weight is left."
+        "While θ(t) rises (‖W(0)‖² < 1 and λ never lowered), a weight that falls below it "
+        "keeps shrinking and dies; θ rises as W gets sparser until one weight is left. When θ "
+        "falls (‖W(0)‖² ≥ 1, or after λ is lowered) weights below it can grow again."
     )
 
     def __init__(self, parent=None, tracked: int = 8):
@@ -165,7 +190,7 @@ class ThresholdPanel(NotePanel):
             time_axis=True,
         )
         # θ in black, dashed: no tracked weight shares its look (they are coloured by rank)
-        self.theta_curve = p.plot(pen=pen("k", DASH), name="θ(t) = λ/(1−‖W‖²)")
+        self.theta_curve = p.plot(pen=pen("k", DASH), name="θ(t)")
         self.curves: list[pg.PlotDataItem] = []
         self.below_marks = pg.ScatterPlotItem(symbol="t", size=9, pen=pen("k"), brush=None)
         self.death_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pen("k"), brush="k")
@@ -181,9 +206,9 @@ class ThresholdPanel(NotePanel):
         self.plot = p
         q = self.add_plot(1, None, "t", "m' (nonzero)", time_axis=True, legend=False)
         q.setLogMode(y=True)
-        q.setXLink(p)
+        self.stack(p, q)
         self.nonzero_curve = q.plot(pen=pen(GREEN), stepMode=None)
-        self.graphics.ci.layout.setRowStretchFactor(0, 3)
+        self.graphics.ci.layout.setRowStretchFactor(0, 2)
         self.graphics.ci.layout.setRowStretchFactor(1, 1)
         self.nonzero_plot = q
         self.count = QtWidgets.QSpinBox()
@@ -226,7 +251,7 @@ class ThresholdPanel(NotePanel):
                 curve.setPen(pen(rank_colour(i / max(len(shown) - 1, 1))))
         ranks = snap.tracked_ranks[shown] + 1 if len(shown) else []
         key = (
-            f"|W_k|, initial rank {int(ranks[0])} (dark) … {int(ranks[-1])} (light)"
+            f"|W_k| by initial rank, {int(ranks[0])} (dark) … {sci_count(int(ranks[-1]))}"
             if len(ranks)
             else "|W_k|"
         )
@@ -272,24 +297,33 @@ class BalancePanel(NotePanel):
     title = "Norm balance"
     claim = (
         "Feature benefit (1-‖W‖²)‖W‖² and regularization λ‖W‖₁ push ‖W‖² up and down; "
-        "after a short transient they balance (ratio → 1)."
+        "where a balance is possible (λ‖W‖₁ ≤ 1/4, as (1-‖W‖²)‖W‖² ≤ 1/4) they balance after "
+        "a short transient (ratio → 1 from above, R − 1 ≈ s·RV/(2‖W‖²): the balance lags the "
+        "decay of ‖W‖₁)."
     )
 
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "Pushes on ‖W‖²", "t", "push", time_axis=True)
-        self.feature = p.plot(pen=pen(BLUE), name="feature benefit (1-‖W‖²)‖W‖²")
+        self.feature = p.plot(pen=pen(BLUE), name="benefit (1−‖W‖²)‖W‖²")
         self.reg = p.plot(pen=pen(ORANGE, DASH), name="regularization λ‖W‖₁")
         self.plot = p
-        q = self.add_plot(1, None, "t", "ratio", time_axis=True, legend=True)
-        q.setXLink(p)
-        self.ratio = q.plot(pen=pen(PURPLE), name="feature / regularization")
+        q = self.add_plot(1, None, "t", "ratio", time_axis=True, legend=False)
+        self.stack(p, q)
+        self.ratio = q.plot(pen=pen(PURPLE))
+        p.legend.addItem(self.ratio, "ratio benefit / regularization")
         one = pg.InfiniteLine(pos=1.0, angle=0, pen=pen(GREY, DOT))
         q.addItem(one, ignoreBounds=True)
         self.ratio_plot = q
         self.graphics.ci.layout.setRowStretchFactor(0, 3)
         self.graphics.ci.layout.setRowStretchFactor(1, 2)
         self.log_y = self.add_toggle("log y", "Logarithmic push axis")
+        # the t ≈ 0 spike (a ratio up to 200) would set the y ranges and flatten the
+        # balance (ratio → 1) and its dips after a λ change: the ranges come from t >= 1,
+        # the transient is marked
+        for plot in (p, q):
+            self.settled_after[plot] = TRANSIENT_T
+            transient_band(plot, TRANSIENT_T, "◂ transient, t < 1" if plot is p else "")
 
     def pin_curves(self) -> list[PinCurve]:
         log_y = self.log_y.isChecked
@@ -322,7 +356,10 @@ class BalancePanel(NotePanel):
 class DecayPanel(NotePanel):
     title = "L1 decay"
     claim = (
-        "‖W‖₁ ≈ 1/(w(0) + c·λt): the typical nonzero weight w = 1/‖W‖₁ grows linearly in λt with c = Θ(1)."
+        "In the note's regime (λ‖W(0)‖₁ ≤ 1/4, ‖W(0)‖² < 1), ‖W‖₁ ≈ 1/(w(0) + c·λt): the typical "
+        "nonzero weight w = 1/‖W‖₁ grows about linearly in λt, but its slope λ·RV/‖W‖² at balance "
+        "drifts (about 0.2λ to 2λ while m′ ≥ 10), so c = Θ(1) is an average; the legend gives c over m′ ≥ 2, "
+        "the bulk c over m′ ≥ 10 and the law's largest relative deviation."
     )
 
     def __init__(self, parent=None):
@@ -331,10 +368,15 @@ class DecayPanel(NotePanel):
         self.measured = p.plot(pen=pen(BLUE), name="‖W‖₁")
         self.law = p.plot(pen=pen(RED, DASH), name="1/(w(0) + c·λt)")
         self.plot = p
-        self.show_w = self.add_toggle("show w = 1/‖W‖₁", "Plot w = 1/‖W‖₁ instead: a straight line in theory")
+        self.show_w = self.add_toggle(
+            "show w = 1/‖W‖₁",
+            "Plot w = 1/‖W‖₁ instead: about straight in the note's regime (at balance its slope "
+            "λ·RV/‖W‖² drifts, about 0.2λ to 2λ while m′ ≥ 10), not a straight line",
+        )
         self.log_x = self.add_toggle("log t", "Logarithmic time axis")
         self.log_y = self.add_toggle("log y", "Logarithmic value axis", checked=True)
         self._names: tuple[str, str] = ("", "")
+        self._names_due = 0.0
         self.apply_toggles()
 
     def pin_curves(self) -> list[PinCurve]:
@@ -371,19 +413,56 @@ class DecayPanel(NotePanel):
                 set_curve(self.measured, t, l1, positive=positive)
                 set_curve(self.law, t, 1.0 / fit_w, positive=positive)
         name_m = "w = 1/‖W‖₁" if show_w else "‖W‖₁"
-        shown_c = f"{c:.3f}" if math.isfinite(c) else "—"  # nothing to fit yet
-        name_l = f"w(0) + c·λt, c = {shown_c}" if show_w else f"1/(w(0) + c·λt), c = {shown_c}"
-        if (name_m, name_l) != self._names:  # text layout is slow: only on change
+        name_l = decay_law_label(snap.fit, snap.regime, show_w)
+        # text layout is slow, and re-flows the legend row: only on change, and the fitted
+        # c (new every frame early in a run) at most LABEL_HZ times a second while running
+        now = time.perf_counter()
+        due = now >= self._names_due or snap.state != "running" or name_m != self._names[0]
+        if (name_m, name_l) != self._names and due:
+            self._names_due = now + 1.0 / LABEL_HZ
             self._names = (name_m, name_l)
             self.plot.legend.set_label(self.measured, name_m)
             self.plot.legend.set_label(self.law, name_l)
 
 
+def decay_law_label(fit, regime, show_w: bool) -> str:
+    """The L1 panel's legend for the law: both constants, the largest deviation, and what is
+    wrong with them (no c, a negative c, outside the note's regime)."""
+    from sparsity_gui.core.note.metrics import NO_C_DIVERGED, NO_C_ZERO_LAM, regime_holds
+
+    law = "w(0) + c·λt" if show_w else "1/(w(0) + c·λt)"
+    if NO_C_DIVERGED in fit.flags:
+        return f"{law}: no c (gradient descent diverged)"
+    if NO_C_ZERO_LAM in fit.flags:
+        return f"{law}: no c (λ = 0, nothing decays)"
+    if not math.isfinite(fit.c):
+        return f"{law}, c = —"  # nothing to fit yet
+
+    def num(x: float) -> str:
+        return f"{x:.3f}" if math.isfinite(x) else "—"
+
+    text = f"{law}, c = {num(fit.c)} (m′ ≥ 2), bulk c = {num(fit.c_bulk)} (m′ ≥ 10)"
+    if math.isfinite(fit.max_rel_dev):
+        text += f"; law off ‖W‖₁ by up to {100 * fit.max_rel_dev:.3g} %"
+    if fit.c < 0 or fit.c_bulk < 0:
+        text += "<br>c &lt; 0: w fell, the law does not describe this run"
+    if regime is not None and not regime_holds(regime):
+        if not regime["balance_possible"]:
+            why = f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} &gt; 1/4, no balance"
+        elif regime["norm2_w0"] >= 1.0:
+            why = f"‖W(0)‖² = {regime['norm2_w0']:.3g} ≥ 1"
+        else:
+            why = "λ was lowered or the balance lost after a change of λ"
+        text += f"<br>outside the note's regime ({why}): a fit, not the note's Θ(1)"
+    return text
+
+
 class RelVarPanel(NotePanel):
     title = "Relative variance"
     claim = (
-        "The relative variance of the nonzero weights stays Θ(1), between the bounds "
-        "computed from W(0) (red), close to the idealized bounds (pink) until m' is small."
+        "The relative variance of the nonzero weights lies between the bounds computed from "
+        "W(0) (red, exact); for W(0) of i.i.d. normals these are Θ(1) w.h.p. in m', close to "
+        "the idealized bounds (pink) until m' is small."
     )
 
     def __init__(self, parent=None):
@@ -451,6 +530,15 @@ class ForcePanel(NotePanel):
         p.addItem(self.theta_line, ignoreBounds=True)
         p.legend.addItem(pg.PlotDataItem(pen=pen(RED, DASH)), "θ (zero crossing)")
         self.plot = p
+        self._extent = (-math.inf, -math.inf)  # the largest |W_k| and force drawn
+
+    def range_extras(self, plot: pg.PlotItem) -> tuple[list[float], list[float]]:
+        """θ is a line, not data: the x range holds it (the legend lists it)."""
+        return ([self.theta_line.value()] if self.theta_line.isVisible() else []), []
+
+    def data_left_view(self) -> bool:
+        (_x0, x1), (_y0, y1) = self.plot.vb.viewRange()
+        return self._extent[0] > x1 or self._extent[1] > y1
 
     def draw(self, snap: Snapshot) -> None:
         a = snap.sorted_abs
@@ -461,6 +549,7 @@ class ForcePanel(NotePanel):
         xs = np.array([0.0, a_max * 1.05])
         self.line.setData(xs, snap.s * xs - snap.lam, skipFiniteCheck=True)
         grow = force > 0
+        self._extent = (a_max * 1.05, float(force.max()) if force.size else -math.inf)
         self.up.setData(a[grow], force[grow])
         self.down.setData(a[~grow], force[~grow])
         ok = math.isfinite(snap.theta)
@@ -482,9 +571,10 @@ class PhasePlanePanel(NotePanel):
     title = "Phase plane"
     claim = (
         "The run as a path in (‖W‖², ‖W‖₁) with the balance curve (1-‖W‖²)‖W‖² = λ‖W‖₁ of the "
-        "current λ: the path falls onto the curve within a short transient and then slides "
-        "along it as ‖W‖₁ decays (the note's dynamic balance, as geometry). A live change of λ "
-        "moves the curve, and the path settles onto the new one."
+        "current λ: where the curve exists (λ‖W‖₁ ≤ 1/4) the path falls onto it within a short "
+        "transient and then slides along it as ‖W‖₁ decays (the note's dynamic balance, as "
+        "geometry); above 1/4 ‖W‖² first collapses. A live change of λ moves the curve, and the "
+        "path settles onto the new one where it can."
     )
 
     def __init__(self, parent=None):

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtGui
+from PySide6 import QtCore, QtGui
 
 from sparsity_gui.core.pins import PinnedRun
-from sparsity_gui.plots.base import GREY, LIVE_WIDTH, set_curve
+from sparsity_gui.plots.base import LIVE_WIDTH, RowSample, set_curve
 
 PIN_ALPHA = 110  # of 255: faded behind the live curves
 PIN_Z = -2  # behind the live curves, in front of the change markers
@@ -44,6 +44,32 @@ def pin_pen(colour: str, number: int, alpha: int = PIN_ALPHA) -> QtGui.QPen:
     p.setCosmetic(True)
     p.setDashPattern(list(DASHES[(number - 1) % len(DASHES)]))
     return p
+
+
+LABEL_CHARS = 44  # a pin's legend text longer than this is cut (at 1366x768 it ran off the panel)
+
+
+def shown_label(label: str) -> str:
+    """A pin's name as its legend entry shows it: cut with … past LABEL_CHARS."""
+    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1].rstrip(" ,") + "…"
+
+
+class PinSample(RowSample):
+    """A pinned run's legend sample: one short line in each of its curves' pens (the
+    panel's sub-plots too), so that the sample looks like what it names."""
+
+    def __init__(self, pens: list[QtGui.QPen]):
+        item = pg.PlotDataItem(pen=pens[0])
+        item.export_width_share = PIN_EXPORT_WIDTH_SHARE
+        super().__init__(item)
+        self.pens = list(pens)
+
+    def paint(self, p, *args) -> None:
+        height = self.height() or 20.0
+        for k, pen in enumerate(self.pens):
+            y = height * (k + 1) / (len(self.pens) + 1)
+            p.setPen(pen)
+            p.drawLine(QtCore.QPointF(0, y), QtCore.QPointF(20, y))
 
 
 @dataclass
@@ -85,7 +111,7 @@ class PinLayer:
             elif label != self.labels[number]:  # text layout is slow: only on change
                 self.labels[number] = label
                 if self.legend is not None:
-                    self.legend.getLabel(self.samples[number]).setText(label)
+                    self.legend.set_label(self.samples[number].item, shown_label(label))
 
     def _add(self, pin: PinnedRun, label: str) -> None:
         items = []
@@ -99,10 +125,9 @@ class PinLayer:
         self.items[pin.number] = items
         self.labels[pin.number] = label
         if self.legend is not None:
-            sample = pg.PlotDataItem(pen=pin_pen(GREY, pin.number, alpha=255))
-            sample.export_width_share = PIN_EXPORT_WIDTH_SHARE
+            sample = PinSample([item.opts["pen"] for item in items])
             self.samples[pin.number] = sample
-            self.legend.addItem(sample, label)
+            self.legend.addItem(sample, shown_label(label))
         self._draw(pin.number)
 
     def _drop(self, number: int) -> None:
@@ -110,7 +135,7 @@ class PinLayer:
             curve.plot.removeItem(item)
         sample = self.samples.pop(number, None)
         if sample is not None and self.legend is not None:
-            self.legend.removeItem(sample)
+            self.legend.removeItem(sample.item)
         del self.pins[number]
         del self.labels[number]
 
@@ -130,6 +155,19 @@ class PinnablePanel:
     """Mixed into a LivePanel (listed before it): pinned runs drawn from `pin_curves`."""
 
     _pin_layer: PinLayer | None = None
+    # the time axes follow the live run alone (pinned runs drawn where they fall), or
+    # hold every pinned run too (a pin to t = 620 would squeeze a live run at t = 8)
+    follow_live = True
+
+    def set_follow_live(self, follow: bool) -> None:
+        self.follow_live = follow
+        self._force_range = True
+
+    def range_items(self, plot: pg.PlotItem) -> list | None:
+        if not (self.follow_live and plot in self.time_plots and self._pin_layer and self._pin_layer.items):
+            return None
+        pinned = {id(item) for items in self._pin_layer.items.values() for item in items}
+        return [item for item in plot.vb.addedItems if id(item) not in pinned]
 
     def pin_curves(self) -> list[PinCurve]:
         """The curves a pinned run adds to this panel (none: the panel shows no pins)."""

@@ -8,7 +8,7 @@ librsvg draws it alike). Exports always get a white background, dark text and
 print-friendly line widths (about 2 px, against the live width of 1 chosen for speed),
 applied only while rendering and then restored.
 
-`ensure_app` gives headless callers (plots.figures) an offscreen QApplication.
+`ensure_app` gives headless callers an offscreen QApplication.
 """
 
 from __future__ import annotations

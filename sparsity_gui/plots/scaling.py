@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 
-from sparsity_gui.core.note.scaling import ScalingRow, summarize
+from sparsity_gui.core.note.scaling import ScalingRow, in_regime, summarize
 from sparsity_gui.core.text import plural
 from sparsity_gui.plots.base import DASH, GREY, Panel, log_ticks, pen, set_curve
 
@@ -185,7 +185,7 @@ class ScalingPanel(Panel):
             cm = np.array([c.m for c in mine_cells], dtype=float)
             cy = np.array([c.mean[self.column] for c in mine_cells], dtype=float)
             cs = np.array([c.std[self.column] for c in mine_cells], dtype=float)
-            out = np.array([c.mean["lam_norm1_0"] >= 1.0 for c in mine_cells], dtype=bool)
+            out = np.array([not in_regime(c) for c in mine_cells], dtype=bool)
             self.outside_cells += int(out.sum())
             set_curve(curve.line, cm * shift, cy, positive=log)
             set_curve(curve.means, cm[~out] * shift, cy[~out], positive=log)
@@ -200,7 +200,9 @@ class ScalingPanel(Panel):
                 f"{plural(len(seeds), 'seed')}); bars: ± 1 sample SD over seeds"
             )
             if self.outside_cells:
-                text += "<br>hollow: λ‖W(0)‖₁ ≥ 1, no balance at the start"
+                text += (
+                    "<br>hollow: λ‖W(0)‖₁ > 1/4, no balance possible at the start (outside the note's regime)"
+                )
         else:
             text = "no runs yet"
         if text != self.note.text:
@@ -258,8 +260,12 @@ class DecayConstantPanel(ScalingPanel):
     title = "Fitted decay constant c against m"
     column = "fitted_c"
     log_y = True
-    y_label = "c in 1/‖W‖₁ ≈ 1/‖W(0)‖₁ + c·λt"
-    claim = "‖W‖₁ = 1/Θ(1/√m + λt): the fitted c is the constant behind the Θ."
+    y_label = "c in 1/‖W‖₁ ≈ 1/‖W(0)‖₁ + c·λt (m′ ≥ 2)"
+    claim = (
+        "‖W‖₁ = 1/Θ(1/√m + λt) in the note's regime (λ‖W(0)‖₁ ≤ 1/4, filled): c fitted over "
+        "m′ ≥ 2, dominated by the few-survivor phase; fitted_c_bulk (m′ ≥ 10, scaling.csv) "
+        "is the bulk decay's constant."
+    )
 
 
 class RelVarPanel(ScalingPanel):

@@ -71,6 +71,7 @@ class Field(QtWidgets.QWidget):
         self.edit.returnPressed.connect(self._commit_on_enter)
         self.edit.editingFinished.connect(self.commit)
         self._good_text = ""
+        self._previous_text = ""
 
     def set_text(self, text: str) -> None:
         self.edit.setText(text)
@@ -113,9 +114,17 @@ class Field(QtWidgets.QWidget):
             return False
         self.clear_error()
         if text != self._good_text:
-            self._good_text = text
+            self._previous_text, self._good_text = self._good_text, text
             self.accepted.emit(value)
         return True
+
+    def refuse(self, message: str) -> None:
+        """The window refused the value this field just accepted (a rule over several
+        fields, such as the work of a run): show why, and take the value back, so that
+        committing the same text again is checked again (Enter commits twice: on
+        returnPressed and on editingFinished)."""
+        self._good_text = self._previous_text
+        self.show_error(message)
 
 
 def parse_float(text: str) -> float:

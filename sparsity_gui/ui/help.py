@@ -58,6 +58,13 @@ class DocsViewer(QtWidgets.QMainWindow):
         self.browser.forwardAvailable.connect(forward.setEnabled)
         back.setEnabled(False)
         forward.setEnabled(False)
+        # a viewer window closes as others do: Ctrl+W, and Esc as a dialog would
+        close = QtGui.QAction("Close", self)
+        close.setObjectName("docs_close")
+        close.setShortcuts([QtGui.QKeySequence("Ctrl+W"), QtGui.QKeySequence(QtCore.Qt.Key.Key_Escape)])
+        close.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
+        close.triggered.connect(self.close)
+        self.addAction(close)
         for key, rel, text in DOCS:
             act = bar.addAction(text.split(":")[0], lambda r=rel: self.open_page(r))
             act.setObjectName(f"docs_go_{key}")

@@ -18,7 +18,7 @@ from PySide6 import QtCore, QtWidgets
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.pins import PinBoard, PinnedRun
-from sparsity_gui.ui.window import UNCHANGED
+from sparsity_gui.ui.window import UNCHANGED, last_folder, remember_folder
 
 
 class PinControl(QtCore.QObject):
@@ -183,6 +183,9 @@ class PinControl(QtCore.QObject):
         return win.done(f"Exported {len(files)} files to {folder}")
 
     def export_dialog(self) -> None:
-        folder = QtWidgets.QFileDialog.getExistingDirectory(self.win, "Export pinned runs into folder")
+        folder = QtWidgets.QFileDialog.getExistingDirectory(
+            self.win, "Export pinned runs into folder", last_folder()
+        )
+        remember_folder(folder)
         if folder:
             self.export(folder)

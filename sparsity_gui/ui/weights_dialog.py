@@ -10,6 +10,48 @@ from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.weights_files import FORMAT_NAMES, ArrayInfo
 
+WEIGHT_WORDS = ("weight", "kernel", "encoder", "embed", "proj")  # a name that says "weights"
+NOT_WEIGHT_WORDS = ("bias", "norm", "scale", "running", "mask", "step", "decoder")
+
+
+def _says_weight(name: str | None) -> bool:
+    if name is None:
+        return True  # a file's only array
+    words = name.lower().replace(".", "_").replace("/", "_").split("_")
+    last = words[-1] if words else ""
+    return last in ("w", "w0", "weight", "weights") or any(w in name.lower() for w in WEIGHT_WORDS)
+
+
+def likeliest(infos: list[ArrayInfo], usable: Callable[[ArrayInfo], str | None]) -> tuple[int, str] | None:
+    """The index of the array most likely to be the weight matrix W(0) comes from, and why:
+    a usable array whose name says weights (W, weight, kernel, encoder; not a bias, norm or
+    decoder), then a matrix over a vector, then the most elements. None if none is usable."""
+
+    def rank(info: ArrayInfo) -> tuple:
+        name = (info.name or "").lower()
+        avoid = any(w in name for w in NOT_WEIGHT_WORDS)
+        return (_says_weight(info.name) and not avoid, not avoid, len(info.shape) == 2, info.size)
+
+    candidates = [i for i, info in enumerate(infos) if not usable(info)]
+    if not candidates:
+        return None
+    best = max(candidates, key=lambda i: (rank(infos[i]), -i))
+    info = infos[best]
+    says, clean, matrix, _size = rank(info)
+    reasons = []
+    if says:
+        reasons.append("its name says weights")
+    elif not clean:
+        reasons.append("no usable array is named as weights")
+    if matrix:
+        reasons.append("a matrix")
+    bigger = sum(1 for i in candidates if infos[i].size > info.size)
+    if bigger == 0 and len(candidates) > 1:
+        reasons.append("the largest usable array")
+    what = info.name if info.name is not None else "the array"
+    why = ", ".join(reasons or ["the only usable array"])
+    return best, f"Preselected {what} ({_shape_text(info)}): {why}."
+
 
 def _shape_text(info: ArrayInfo) -> str:
     return " × ".join(str(s) for s in info.shape) if info.shape else "scalar"
@@ -55,6 +97,8 @@ class ArrayChoiceDialog(QtWidgets.QDialog):
         self.table.setUniformRowHeights(True)
         self.table.setAlternatingRowColors(True)
         first_usable = None
+        guess = likeliest(infos, usable)
+        items = []
         for i, info in enumerate(infos):
             item = QtWidgets.QTreeWidgetItem(
                 [info.name if info.name is not None else "(the array)", _shape_text(info), info.dtype]
@@ -65,9 +109,14 @@ class ArrayChoiceDialog(QtWidgets.QDialog):
                 item.setFlags(item.flags() & ~QtCore.Qt.ItemFlag.ItemIsEnabled)
                 for col in range(3):
                     item.setToolTip(col, why)
-            elif first_usable is None or info.name == selected:
-                first_usable = item
+            elif info.name == selected:
+                first_usable = item  # the choice made last time
             self.table.addTopLevelItem(item)
+            items.append(item)
+        self.preselected_reason = ""
+        if first_usable is None and guess is not None:
+            first_usable = items[guess[0]]
+            self.preselected_reason = guess[1]
         header = self.table.header()
         header.setStretchLastSection(False)
         self.table.resizeColumnToContents(0)
@@ -87,6 +136,11 @@ class ArrayChoiceDialog(QtWidgets.QDialog):
         if needs_row is None:
             self.row_label.hide()
             self.row.hide()
+        self.reason = QtWidgets.QLabel(self.preselected_reason)
+        self.reason.setObjectName("preselected_reason")
+        self.reason.setWordWrap(True)
+        self.reason.setVisible(bool(self.preselected_reason))
+        lay.addWidget(self.reason)
         self.summary = QtWidgets.QLabel("")
         self.summary.setObjectName("summary")
         self.summary.setWordWrap(True)

@@ -47,6 +47,33 @@ def settings() -> QtCore.QSettings:
     )
 
 
+LAST_FOLDER_KEY = "dialogs/last_folder"
+
+
+def last_folder() -> str:
+    """The folder of the last file or folder chosen in any of the app's dialogs (kept in
+    the settings across launches), or "" (Qt's default) when there is none or it is gone."""
+    folder = settings().value(LAST_FOLDER_KEY)
+    return str(folder) if folder and Path(str(folder)).is_dir() else ""
+
+
+def remember_folder(path: str) -> None:
+    """Remember the folder of ``path`` (a file, or a folder) for the next dialog."""
+    if not path:
+        return
+    p = Path(path)
+    folder = p if p.is_dir() else p.parent
+    s = settings()
+    s.setValue(LAST_FOLDER_KEY, str(folder.absolute()))
+    s.sync()
+
+
+def in_last_folder(name: str) -> str:
+    """A file name offered by a save dialog, in the last folder used."""
+    folder = last_folder()
+    return str(Path(folder) / name) if folder else name
+
+
 def show_warning(
     parent: QtWidgets.QWidget, previous: QtWidgets.QMessageBox | None, title: str, message: str
 ) -> QtWidgets.QMessageBox:
@@ -92,12 +119,18 @@ class FolderDialog(QtWidgets.QFileDialog):
 
 
 def choose_folder(parent: QtWidgets.QWidget, title: str) -> str:
-    """The folder the user picks or names (maybe new), or "" when cancelled."""
+    """The folder the user picks or names (maybe new), or "" when cancelled; the dialog
+    opens in the last folder used."""
     dialog = FolderDialog(parent, title)
+    if last_folder():
+        dialog.setDirectory(last_folder())
     try:
-        return dialog.chosen if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted else ""
+        chosen = dialog.chosen if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted else ""
     finally:
         dialog.deleteLater()
+    if chosen:
+        remember_folder(str(Path(chosen).parent) if not Path(chosen).exists() else chosen)
+    return chosen
 
 
 FORMAT_FILTERS = {
@@ -182,10 +215,11 @@ class PanelExports(QtCore.QObject):
         name = self.WINDOW_FIGURE if panel is None else slug(panel.title)
         filters = ";;".join(FORMAT_FILTERS[f] for f in self.FORMATS)
         path, chosen = QtWidgets.QFileDialog.getSaveFileName(
-            self.win, "Export figure", f"{name}.png", filters
+            self.win, "Export figure", in_last_folder(f"{name}.png"), filters
         )
         if not path:
             return
+        remember_folder(path)
         if not Path(path).suffix:
             path += {"S": ".svg", "P": ".pdf"}.get(chosen[:1], ".png")
         scale = 2.0
@@ -270,6 +304,7 @@ class LiveWindow:
         self.act_play = self.action(
             "act_play", "Pause", self.toggle_play, QtCore.Qt.Key.Key_Space, play_tip, sp.SP_MediaPause
         )
+        self.act_play.setProperty("shortcut_text", "Play / pause")
         self.act_step = self.action(
             "act_step", "Step", self.single_step, QtCore.Qt.Key.Key_Right, step_tip, sp.SP_MediaSeekForward
         )
@@ -340,7 +375,10 @@ class LiveWindow:
         for act in self.findChildren(QtGui.QAction):
             key = act.shortcut().toString(QtGui.QKeySequence.SequenceFormat.NativeText)
             if key and act.isVisible():
-                rows[act.text().replace("&", "").rstrip("…")] = key
+                # an action whose text says its current effect (Play or Pause) is listed by
+                # what its key does in every state
+                text = act.property("shortcut_text") or act.text()
+                rows[text.replace("&", "").rstrip("…")] = key
         by_key = sorted(rows.items(), key=lambda row: row[1])
         cells = "".join(f"<tr><td><b>{key}</b></td><td>{text}</td></tr>" for text, key in by_key)
         return (
@@ -392,17 +430,31 @@ class LiveWindow:
             "behind every panel are derived in Help › Theory (docs/theory.md).</p>",
         )
 
-    def status_labels_for(self, specs, width: int) -> None:
-        """Permanent status-bar labels, self.status_labels[key], from (key, tooltip) pairs."""
+    def status_labels_for(self, specs, width: int, widest: dict[str, str] | None = None) -> None:
+        """Permanent status-bar labels, self.status_labels[key], from (key, tooltip) pairs,
+        each at least ``width`` px wide or as wide as its text in ``widest``: fields that
+        keep their place as their numbers change (set_status widens, never narrows)."""
         bar = self.statusBar()
         self.status_labels: dict[str, QtWidgets.QLabel] = {}
         for key, tip in specs:
             label = QtWidgets.QLabel()
             label.setObjectName(f"status_{key}")
             label.setToolTip(tip)
-            label.setMinimumWidth(width)
+            sample = (widest or {}).get(key, "")
+            label.setMinimumWidth(max(width, label.fontMetrics().horizontalAdvance(sample) + 8))
             bar.addPermanentWidget(label)
             self.status_labels[key] = label
+
+    def set_status(self, key: str, text: str) -> None:
+        """A status field's text; the field only ever widens (a narrower number would
+        move every field to its right)."""
+        label = self.status_labels[key]
+        if label.text() == text:
+            return
+        label.setText(text)
+        need = label.sizeHint().width()
+        if need > label.minimumWidth():
+            label.setMinimumWidth(need)
 
     # --- size on screen ---------------------------------------------------------------
     def available_geometry(self) -> QtCore.QRect:
@@ -517,22 +569,19 @@ class LiveWindow:
     _range_turn = 0
 
     def paint_panels(self, snap) -> None:
-        """Axis re-layout is the expensive part of a frame: while a run goes on, at most one
-        panel changes its ranges per frame (taking turns), so the panels never all re-lay
-        out at once. A paused or finished run sends no more frames: then every panel fits
-        its ranges now."""
+        """Axis re-layout is the expensive part of a frame, and even finding whether it is
+        due (the data's bounds, every item of a plot) cost 3 ms a frame over seven panels:
+        while a run goes on, one panel a frame (taking turns) checks and changes its
+        ranges, besides any that must fit a new run now. A paused or finished run sends no
+        more frames: then every panel fits its ranges now."""
         panels = self.painted_panels()
-        n = len(panels)
-        relaid = False
+        if not panels:
+            return
         idle = snap.state != "running"
-        start = self._range_turn  # fixed for this frame: every panel is drawn once
-        for k in range(n):
-            i = (start + k) % n
-            if panels[i].update_from(snap, ranges=idle or not relaid):
-                relaid = True
-                self._range_turn = i + 1
-        if not relaid:
-            self._range_turn += 1
+        turn = self._range_turn % len(panels)
+        for i, panel in enumerate(panels):
+            panel.update_from(snap, ranges=idle or i == turn or panel.range_due)
+        self._range_turn = turn + 1
 
     frames = 0
     fps = 0.0

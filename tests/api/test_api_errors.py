@@ -186,7 +186,7 @@ def test_a_schedule_follows_the_sessions_rules():
         api.simulate(t_end=10.0, schedule=[(20.0, {"lam": 5e-3})])
     with pytest.raises(ValueError, match=r"^schedule: item 0 must be \(t, \{name: value\}\), got 2\.0"):
         api.simulate(t_end=10.0, schedule=[2.0])
-    with pytest.raises(ValueError, match=r"^schedule: replaying to t = 1e\+06 would take"):
+    with pytest.raises(ValueError, match=r"^schedule: replaying to t = 1e6 would need about 1e10 steps"):
         api.simulate(t_end=1e6, method="gd", eta=1e-4, schedule=[(1.0, {"lam": 2e-3})])
     with pytest.raises(ValueError, match=r"^eta: "):  # gradient descent that diverges
         api.simulate(m=10, sigma=30.0, t_end=5.0, method="gd", eta=2.0, schedule=[(1.0, {"lam": 2e-3})])

@@ -14,13 +14,16 @@ from sparsity_gui import api
 from sparsity_gui.__main__ import main
 
 COLUMNS = (
-    "m,lam,seed,t_one,lam_t_one,fitted_c,rel_var_mean,rel_var_min,rel_var_max,balance_ratio,"
-    "w_last,w_last_root,lam_norm1_0,sigma,t_end,seconds"
+    "m,lam,seed,t_one,lam_t_one,fitted_c,fitted_c_bulk,fit_max_rel_dev,rel_var_mean,rel_var_min,"
+    "rel_var_max,balance_ratio,w_last,w_last_root,lam_norm1_0,norm2_w0,balance_possible,theta_rises,"
+    "sigma,t_end,seconds"
 ).split(",")
 SUMMARY = [
     "t_one",
     "lam_t_one",
     "fitted_c",
+    "fitted_c_bulk",
+    "fit_max_rel_dev",
     "rel_var_mean",
     "rel_var_min",
     "rel_var_max",
@@ -28,6 +31,7 @@ SUMMARY = [
     "w_last",
     "w_last_root",
     "lam_norm1_0",
+    "norm2_w0",
 ]
 
 

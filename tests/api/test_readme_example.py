@@ -38,4 +38,5 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
     assert lines[1].endswith(f"predicted n^2/(4m) = {32 * 32 / (4 * 64)}")
     assert list(swept.m) == [16, 32] and list(swept.predicted) == [4.0, 2.0]
     assert (tmp_path / "run-result" / "timeseries.csv").exists()
+    assert (tmp_path / "l1_decay.pdf").read_bytes().startswith(b"%PDF")  # run.plot's figure
     assert sorted(p.name for p in (tmp_path / "sweep-result").iterdir()) == ["sweep.csv", "sweep.json"]

@@ -10,6 +10,7 @@ import io
 import os
 import pty
 import re
+import select
 import socket
 import subprocess
 import sys
@@ -68,7 +69,10 @@ def read_until(fd, ready, proc, timeout=120) -> str:
         if any(ready(line) for line in seen.replace("\n", "\r").split("\r")):
             return seen
         assert proc.poll() is None, seen
-        assert time.monotonic() < deadline, seen
+        left = deadline - time.monotonic()
+        assert left > 0, seen
+        if not select.select([fd], [], [], min(left, 1.0))[0]:
+            continue  # nothing new: look at the process and the deadline again
         try:
             seen += os.read(fd, 4096).decode(errors="replace")
         except OSError:  # the terminal closed: the command ended first

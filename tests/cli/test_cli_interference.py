@@ -350,8 +350,8 @@ def test_sweep_writes_exactly_its_files(runs):
     assert sorted(p.name for p in (d / "res" / "figures").iterdir()) == SWEEP_FIGURES
     assert [p.name for p in d.iterdir()] == ["res"]  # no temporary folder left beside it
     assert (d / "res" / "figures" / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    svg = (d / "res" / "sweep.svg").read_text(encoding="utf-8")
-    assert "<svg" in svg and "polysemantic neurons" in svg and "m (neurons)" in svg
+    svg = (d / "res" / "figures" / "sweep.svg").read_text(encoding="utf-8")
+    assert "<svg" in svg and "polysemantic neurons" in svg and "(neurons)" in svg
 
 
 def test_sweep_csv_a_row_per_run_with_the_prediction(runs):
@@ -631,7 +631,7 @@ def test_jobs_that_do_not_fit_side_by_side(tmp_path):
 
 def _interrupt_mid_run(tmp_path, command, args, sig):
     """Start a long run, wait until its temporary result folder exists and it is training,
-    send `sig`; it must end within seconds with status 130 and leave nothing."""
+    send `sig`; it must end within seconds with status 128 + sig and leave nothing."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "sparsity_gui", command, *args, "--out", "out"],
         cwd=tmp_path,
@@ -656,7 +656,7 @@ def _interrupt_mid_run(tmp_path, command, args, sig):
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 130, err
+    assert proc.returncode == 128 + sig, err
     assert err.strip().splitlines() == ["error: interrupted; nothing was written"]
     assert out == ""
     assert took < 5, f"took {took:.1f} s to stop"
@@ -801,7 +801,7 @@ def _read_until(fd, needle: bytes, proc, timeout: float = 60) -> bytes:
 
 
 def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(tmp_path):
-    """SIGTERM while the third of three runs trains: exit 130, DIR holds the two finished
+    """SIGTERM while the third of three runs trains: exit 143, DIR holds the two finished
     runs (sweep.json: complete false) and the message says how to continue; --resume with
     other settings is refused; --resume with the same ones trains only the missing run and
     keeps the first two rows as they were."""
@@ -851,7 +851,7 @@ def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(tmp_path):
                 proc.communicate()
     finally:
         os.close(master)
-    assert proc.returncode == 130
+    assert proc.returncode == 128 + signal.SIGTERM
     assert b"wrote the 2 of 3 runs that finished" in b"".join(chunks)
     res = tmp_path / "res"
     assert sorted(p.name for p in res.iterdir()) == ["sweep.csv", "sweep.json"]

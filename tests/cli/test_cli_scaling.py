@@ -23,6 +23,8 @@ REQUIRED = [
     "t_one",
     "lam_t_one",
     "fitted_c",
+    "fitted_c_bulk",
+    "fit_max_rel_dev",
     "rel_var_mean",
     "rel_var_min",
     "rel_var_max",
@@ -86,7 +88,7 @@ def test_files_rows_and_summary(grid_out):
     for cell in meta["summary"]:
         mine = [r for r in rows if int(r["m"]) == cell["m"] and float(r["lam"]) == cell["lam"]]
         assert cell["runs"] == len(mine) == 2
-        for col in ("lam_t_one", "fitted_c", "rel_var_mean", "balance_ratio", "w_last"):
+        for col in ("lam_t_one", "fitted_c", "fitted_c_bulk", "rel_var_mean", "balance_ratio", "w_last"):
             vals = np.array([float(r[col]) for r in mine])
             assert cell["mean"][col] == pytest.approx(vals.mean(), rel=1e-14)
             assert cell["std"][col] == pytest.approx(vals.std(ddof=1), rel=1e-10, abs=1e-300)

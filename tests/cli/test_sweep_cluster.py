@@ -55,7 +55,7 @@ def test_sigterm_keeps_the_finished_runs_and_resume_finishes_on_the_cluster(
     tmp_path, dask_cluster, local_rows
 ):
     """SIGTERM after two runs finished: the pending tasks are cancelled, the finished rows
-    written (status 130); --resume with the same options on the cluster trains only the
+    written (status 143); --resume with the same options on the cluster trains only the
     rest, keeps the first rows as they were, and ends with the local sweep's rows."""
     args = [*SWEEP, "--scheduler", dask_cluster.address, "--out", "res"]
     proc, fd = in_terminal("sweep", args, tmp_path)
@@ -70,7 +70,7 @@ def test_sigterm_keeps_the_finished_runs_and_resume_finishes_on_the_cluster(
             proc.kill()
             proc.communicate()
         os.close(fd)
-    assert proc.returncode == 130, rest
+    assert proc.returncode == 128 + signal.SIGTERM, rest
     assert "error: interrupted; wrote the " in rest and " of 6 runs that finished" in rest
     res = tmp_path / "res"
     partial = rows_without_seconds(res)
@@ -108,7 +108,7 @@ def test_ctrl_c_on_local_workers_keeps_the_finished_runs_and_resume_finishes_her
             proc.kill()
             proc.communicate()
         os.close(master)
-    assert proc.returncode == 130, rest
+    assert proc.returncode == 128 + signal.SIGINT, rest
     assert "Traceback" not in rest and "KeyboardInterrupt" not in rest, rest
     assert "error: interrupted; wrote the " in rest
     assert len(workers) >= 2  # the worker processes (and multiprocessing's resource tracker)

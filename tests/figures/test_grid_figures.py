@@ -345,22 +345,27 @@ def scaling_rows() -> list[ScalingRow]:
                 start = lam * 0.7 * math.sqrt(m)  # > 1/4 at m >= 10^4 for lam = 10^-2, ...
                 rows.append(
                     ScalingRow(
-                        m,
-                        lam,
-                        s,
-                        v / lam,
-                        v,
-                        0.5 + 0.01 * s + 0.02 * j,
-                        0.4 + 0.03 * s,
-                        0.01,
-                        1.5,
-                        1.0,
-                        0.99,
-                        0.99,
-                        start,
-                        0.9,
-                        1.1 * v / lam,
-                        0.1,
+                        m=m,
+                        lam=lam,
+                        seed=s,
+                        t_one=v / lam,
+                        lam_t_one=v,
+                        fitted_c=0.5 + 0.01 * s + 0.02 * j,
+                        fitted_c_bulk=0.5,
+                        fit_max_rel_dev=0.01,
+                        rel_var_mean=0.4 + 0.03 * s,
+                        rel_var_min=0.01,
+                        rel_var_max=1.5,
+                        balance_ratio=1.0,
+                        w_last=0.99,
+                        w_last_root=0.99,
+                        lam_norm1_0=start,
+                        norm2_w0=0.8,
+                        balance_possible=start <= 0.25,
+                        theta_rises=True,
+                        sigma=0.9,
+                        t_end=1.1 * v / lam,
+                        seconds=0.1,
                     )
                 )
     return rows
@@ -461,12 +466,23 @@ def test_the_script_redraws_the_png_pixel_for_pixel(written, name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_svg_renders_in_librsvg_like_the_png(written, name, tmp_path):
-    from svg_render import check_renders_alike, needs_rsvg
+    import svg_render
 
-    if needs_rsvg.args[0]:
-        pytest.skip(needs_rsvg.kwargs["reason"])
+    if svg_render.RSVG is None:
+        pytest.skip("rsvg-convert is not installed (Debian: librsvg2-bin)")
     _folder, files = written
-    check_renders_alike(files[f"{name}.svg"], files[f"{name}.png"], tmp_path, name)
+    svg, png = files[f"{name}.svg"], files[f"{name}.png"]
+    if name not in ("weights", "layout"):
+        svg_render.check_renders_alike(svg, png, tmp_path, name)
+        return
+    # a heatmap: W's cells meet in many edges, each placed a pixel apart by the two
+    # renderers; compared over 16 px blocks (the line-art check's 8 px flags every edge)
+    svg_render.check_plain(svg, name)
+    agg = svg_render.gray(png)
+    rs = svg_render.gray(svg_render.rsvg_png(svg, agg.shape[1], agg.shape[0], tmp_path, name))
+    assert abs(rs.mean() - agg.mean()) <= 0.05 * agg.mean(), (rs.mean(), agg.mean())
+    diff = np.abs(svg_render.blocks(agg, 16) - svg_render.blocks(rs, 16))
+    assert diff.mean() < 0.02 and (diff > 0.1).mean() < 0.03, (diff.mean(), (diff > 0.1).mean())
 
 
 @needs_pdffonts

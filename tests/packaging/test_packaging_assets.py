@@ -1,4 +1,5 @@
-"""The icon, the assets API and the desktop integration files (fast; no build)."""
+"""The icon, the assets API and the desktop integration files in resources/ (fast; no build).
+The wheel's own copy of the icon is checked in tests/packaging/test_wheel.py."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from sparsity_gui import assets
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGING = ROOT / "packaging"
-ASSETS = ROOT / "sparsity_gui" / "assets"
+RESOURCES = ROOT / "resources"
+ICONS = RESOURCES / "icons"
 APP_ID = assets.APP_ID
-DESKTOP = PACKAGING / f"{APP_ID}.desktop"
-METAINFO = PACKAGING / f"{APP_ID}.metainfo.xml"
+DESKTOP = RESOURCES / f"{APP_ID}.desktop"
+METAINFO = RESOURCES / f"{APP_ID}.metainfo.xml"
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
@@ -30,14 +32,41 @@ def _png_size(data: bytes) -> tuple[int, int]:
 @pytest.mark.parametrize("size", assets.ICON_SIZES)
 def test_each_png_icon_has_its_size(size):
     path = assets.icon_path(size)
-    assert path == ASSETS / f"icon-{size}.png"
+    assert path == ICONS / f"icon-{size}.png"  # a checkout reads resources/icons/ itself
     assert _png_size(path.read_bytes()) == (size, size)
     assert assets.read_asset(f"icon-{size}.png") == path.read_bytes()
 
 
-def test_svg_icon_is_a_copy_of_the_source():
-    assert assets.icon_path() == ASSETS / "icon.svg"
-    assert assets.read_asset("icon.svg") == (PACKAGING / "sparsity-gui.svg").read_bytes()
+def test_svg_icon_is_the_source_in_resources():
+    assert assets.icon_path() == ICONS / "icon.svg"
+    assert assets.read_asset("icon.svg") == (ICONS / "icon.svg").read_bytes()
+    # the package folder holds the code only: the build copies the icon in (setup.py)
+    assert not list((ROOT / "sparsity_gui" / "assets").glob("icon*"))
+
+
+def test_resources_hold_the_top_level_resources():
+    names = {p.relative_to(RESOURCES).as_posix() for p in RESOURCES.rglob("*") if p.is_file()}
+    assert {f"{APP_ID}.desktop", f"{APP_ID}.metainfo.xml", "icons/icon.svg"} <= names
+    assert {f"icons/icon-{n}.png" for n in assets.ICON_SIZES} <= names
+    assert not list(PACKAGING.glob("*.desktop")) and not list(PACKAGING.glob("*.metainfo.xml"))
+
+
+def test_metainfo_screenshots_are_files_of_resources():
+    """Each screenshot the metainfo names is resources/screenshots/<name> on the main branch,
+    a PNG of the size the metainfo states; the default one comes first."""
+    root = ET.parse(METAINFO).getroot()
+    shots = root.findall("screenshots/screenshot")
+    assert len(shots) >= 2 and shots[0].get("type") == "default"
+    homepage = root.findtext("url[@type='homepage']")
+    assert homepage and homepage.startswith("https://github.com/")
+    raw = homepage.replace("https://github.com/", "https://raw.githubusercontent.com/") + "/main/"
+    for shot in shots:
+        assert shot.findtext("caption").strip()
+        image = shot.find("image")
+        assert image.text.startswith(raw), image.text
+        path = ROOT / image.text.removeprefix(raw)
+        assert path.parent == RESOURCES / "screenshots" and path.is_file(), path
+        assert _png_size(path.read_bytes()) == (int(image.get("width")), int(image.get("height"))), path
 
 
 def test_pngs_are_rendered_from_the_current_svg():

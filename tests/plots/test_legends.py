@@ -43,7 +43,7 @@ def test_note_panels_legends_do_not_cover_data(qtbot, snap, size):
         panel = make_panel(qtbot, cls, size)
         panel.update_from(snap)
         checked += check_legends_clear_of_data(panel)
-    assert checked == 8  # the balance panel has two (pushes and their ratio), and the phase plane
+    assert checked == 7  # one a panel (a stacked pair shares one, under both), and the phase plane
 
 
 def test_legends_follow_toggles_and_label_changes(qtbot, snap):
@@ -62,7 +62,7 @@ def test_entries_flow_into_columns_that_fit_the_width(qtbot, snap):
     panel = make_panel(qtbot, PANEL_TYPES[0], (900, 500))
     panel.update_from(snap)
     legend = panel.plot.legend
-    wide_columns = legend.columns
+    wide_columns = legend.columns  # the most entries in a row
     assert wide_columns >= 2
     panel.resize(330, 500)
     QtWidgets.QApplication.processEvents()

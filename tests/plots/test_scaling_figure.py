@@ -45,7 +45,13 @@ def fake_rows(seeds: int = 3) -> list[ScalingRow]:
                         balance_ratio=1.001,
                         w_last=0.99,
                         w_last_root=0.99,
-                        lam_norm1_0=lam * 0.7 * math.sqrt(m),  # >= 1 only at m = 10^5, lam = 10^-2
+                        fitted_c_bulk=0.8 + 0.01 * s,
+                        fit_max_rel_dev=0.3,
+                        # > 1/4 only at lam = 10^-2 with m = 10^4 and 10^5
+                        lam_norm1_0=lam * 0.7 * math.sqrt(m),
+                        norm2_w0=0.81,
+                        balance_possible=lam * 0.7 * math.sqrt(m) <= 0.25,
+                        theta_rises=True,
                         sigma=0.9,
                         t_end=1.1 * v / lam,
                         seconds=0.1,
@@ -98,14 +104,14 @@ def test_means_and_error_bars_against_numpy(app):
                     np.testing.assert_allclose(bars["bottom"], want_sd, rtol=1e-12)
                 rx, _ry = curve.runs.getOriginalDataset()
                 assert len(rx) == len(M_VALUES) * 3  # every seed's point
-                # filled means where lam ||W(0)||_1 < 1, hollow where not (m = 10^5, lam = 10^-2)
-                hollow = lam == 1e-2
+                # filled means where lam ||W(0)||_1 <= 1/4 (the note's regime), hollow where not
+                hollow = sum(lam * 0.7 * math.sqrt(m) > 0.25 for m in M_VALUES)
                 fx, _ = curve.means.getOriginalDataset()
                 ox, _ = curve.outside.getOriginalDataset()
-                assert len(fx) == (2 if hollow else 3) and (len(ox) if ox is not None else 0) == int(hollow)
+                assert len(fx) == 3 - hollow and (len(ox) if ox is not None else 0) == hollow
                 label = panel.plot.legend.getLabel(curve.means).text
                 assert label == f"λ = {power_text(lam)}"
-            assert panel.outside_cells == 1 and "hollow" in panel.note.text
+            assert panel.outside_cells == 2 and "hollow" in panel.note.text
             # the swept m are the labelled ticks, as powers of ten
             ticks = panel.plot.getAxis("bottom")._tickLevels[0]
             assert [t for _v, t in ticks] == ["10³", "10⁴", "10⁵"]

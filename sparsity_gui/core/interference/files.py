@@ -13,6 +13,8 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
+import os
 import platform
 import sys
 from collections.abc import Sequence
@@ -21,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from sparsity_gui import __version__
+from sparsity_gui.core.checks import input_text, parse_json_text, read_input_bytes
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir, atomic_write_bytes, csv_text, json_text
 from sparsity_gui.core.interference.params import InterferenceParams
@@ -153,17 +156,30 @@ def write_sweep(
     return _write_all(target, files)
 
 
+MAX_CELL = 200  # characters of one cell of sweep.csv: its longest, a float's repr, is 24
+MAX_SWEEP_BYTES = 16 * 2**20  # MAX_RUNS rows of about 150 bytes, with room to spare
+
+
 def rows_from_csv(text: str) -> list[SweepRow]:
-    """The rows of a sweep.csv (rows_csv's format) back as SweepRows."""
-    reader = csv.DictReader(io.StringIO(text))
-    if tuple(reader.fieldnames or ()) != ROW_COLUMNS:
-        raise InputError("sweep", f"not a sweep.csv: expected the columns {','.join(ROW_COLUMNS)}")
+    """The rows of a sweep.csv (rows_csv's format) back as SweepRows. Anything else (other
+    columns, a row with more or fewer cells, a cell too long or of the wrong type, a NUL)
+    raises InputError naming the line."""
+    reader = csv.reader(io.StringIO(text, newline=""))
     types = {f.name: f.type for f in dataclasses.fields(SweepRow)}
     rows = []
     try:
-        for rec in reader:
+        header = next(reader, None)
+        if tuple(header or ()) != ROW_COLUMNS:
+            raise InputError("sweep", f"not a sweep.csv: expected the columns {','.join(ROW_COLUMNS)}")
+        for cells in reader:
+            if not cells:
+                continue
+            if len(cells) != len(ROW_COLUMNS):
+                raise ValueError(f"{len(cells)} cells, the header has {len(ROW_COLUMNS)} columns")
             vals = {}
-            for name, value in rec.items():
+            for name, value in zip(ROW_COLUMNS, cells, strict=True):
+                if len(value) > MAX_CELL:
+                    raise ValueError(f"{name} has {len(value)} characters, at most {MAX_CELL}")
                 t = types[name]
                 if t in (bool, "bool"):
                     if value not in ("True", "False"):
@@ -176,8 +192,49 @@ def rows_from_csv(text: str) -> list[SweepRow]:
                 else:
                     vals[name] = value
             rows.append(SweepRow(**vals))
+    except csv.Error as exc:  # a NUL, a cell past csv's own size limit, an unclosed quote
+        raise InputError("sweep", f"line {reader.line_num} of sweep.csv: not CSV ({exc})") from None
     except (TypeError, ValueError) as exc:
         raise InputError("sweep", f"line {reader.line_num} of sweep.csv: {exc}") from None
+    return rows
+
+
+def resumed_rows(folder: str | Path, spec: SweepSpec) -> list[SweepRow]:
+    """The finished runs of an earlier, interrupted sweep of ``spec`` in ``folder`` (its
+    sweep.json and sweep.csv), every problem an InputError naming resume: a file missing,
+    not a regular file, too large, not UTF-8, not JSON or nested too deeply, sweep.json not
+    an object or of other settings, sweep.csv malformed or holding runs not planned or
+    twice."""
+    folder = Path(folder)
+    texts = {}
+    for name in (SWEEP_JSON, SWEEP_CSV):
+        path = folder / name
+        if not os.path.lexists(path):
+            raise InputError("resume", f"{folder} holds no sweep to resume ({name} is missing)")
+        data = read_input_bytes(path, "resume", MAX_SWEEP_BYTES, name)
+        texts[name] = input_text(data, path, "resume", name)
+    meta = parse_json_text(texts[SWEEP_JSON], str(folder / SWEEP_JSON), "resume", "sweep.json")
+    if not isinstance(meta, dict):
+        raise InputError("resume", f"{folder / SWEEP_JSON}: not a sweep.json (expected a JSON object)")
+    if meta.get("spec") != json.loads(json.dumps(spec.as_dict())):
+        command = meta.get("command_line")
+        raise InputError(
+            "resume",
+            f"the sweep in {folder} ({SWEEP_JSON}) was run with other settings; give the same options as its "
+            f"command: {command if isinstance(command, str) else '?'}",
+        )
+    try:
+        rows = rows_from_csv(texts[SWEEP_CSV])
+    except InputError as exc:
+        raise InputError("resume", f"{folder / SWEEP_CSV}: {exc.message}") from None
+    planned = {(p.m, p.seed) for p in spec.runs()}
+    seen: set[tuple[int, int]] = set()
+    for r in rows:
+        if (r.m, r.seed) not in planned:
+            raise InputError("resume", f"{folder / SWEEP_CSV} has runs this sweep does not plan")
+        if (r.m, r.seed) in seen:
+            raise InputError("resume", f"{folder / SWEEP_CSV} holds the run m = {r.m}, seed {r.seed} twice")
+        seen.add((r.m, r.seed))
     return rows
 
 

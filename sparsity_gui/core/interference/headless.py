@@ -11,7 +11,7 @@ import numpy as np
 from sparsity_gui.core.checks import default_workers, list_text, parse_m_values
 from sparsity_gui.core.cluster import Scheduler, check_cluster_run
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.params import InterferenceParams, check_memory
+from sparsity_gui.core.interference.params import InterferenceParams, check_memory, check_training_work
 from sparsity_gui.core.interference.sweep import SweepSpec
 
 SWEEP_DEFAULTS = dict(
@@ -74,6 +74,7 @@ def training_settings(*, samples: int, **model) -> InterferenceParams:
     if isinstance(samples, bool) or not isinstance(samples, int) or not 2 <= samples <= SAMPLES_MAX:
         raise InputError("samples", f"must be from 2 to 1e5, got {samples}")
     check_memory(params.n, params.m, params.dtype)
+    check_training_work(params)
     return params
 
 
@@ -141,12 +142,14 @@ def sweep_settings(
     if scheduler is not None:
         if scheduler.local_workers:
             spec.check_memory(1)  # the largest run on its own, here; the rest run_sweep checks
+        spec.check_work()
         # on a running cluster, the workers' memory is theirs to judge
         return spec, None
     whole = isinstance(jobs, int) and not isinstance(jobs, bool)
     if jobs is not None and not (whole and 1 <= jobs <= JOBS_MAX):
         raise InputError("jobs", f"must be from 1 to {JOBS_MAX}, got {jobs}")
     spec.check_memory(1)  # the largest run on its own
+    spec.check_work()
     if jobs is None:
         return spec, spec.workers_that_fit(default_workers())  # the default: as many as fit
     jobs = min(jobs, len(spec.runs()))

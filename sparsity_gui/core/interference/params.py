@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sparsity_gui.core.checks import available_memory, finite_number, whole_or_none
+from sparsity_gui.core.checks import available_memory, check_work, finite_number, whole_or_none
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.text import short_number
 
@@ -218,7 +218,23 @@ def check_memory(n: int, m: int, dtype: str = "float64") -> None:
         )
 
 
-# Fields whose change keeps W and continues the run; any other change starts a new run.
+def step_multiply_adds(n: int, m: int) -> float:
+    """Multiply-adds of one training step: the two n x n x m products of the interference
+    term, and the passes over W (the unit of every chunk and progress estimate)."""
+    return float(n) * n * m + float(n) * m
+
+
+def check_training_work(p: InterferenceParams) -> None:
+    """Refuse (InputError naming steps) a run whose multiply-adds would pass the limit of
+    bounded work (core/checks.py): about 10^10 a second here."""
+    check_work(
+        "steps",
+        f"{p.steps} steps at n = {p.n}, m = {p.m}",
+        step_multiply_adds(p.n, p.m) * p.steps,
+        "multiply-adds",
+    )
+
+
 # Fields that change during a run, keeping W and the optimizer's state (the next chunk
 # uses them); a change of any other field starts a new run.
 LIVE_FIELDS = ("l1", "lr", "steps", "interference", "weight_decay", "beta1", "beta2", "eps")

@@ -28,7 +28,12 @@ from sparsity_gui.core.interference.kernels import (
     row_norms2,
     train_steps,
 )
-from sparsity_gui.core.interference.params import GD_OPTIMIZERS, InterferenceParams, check_memory
+from sparsity_gui.core.interference.params import (
+    GD_OPTIMIZERS,
+    InterferenceParams,
+    check_memory,
+    step_multiply_adds,
+)
 
 # gd-zero with interference follows W's nonzeros (kernels.gd_zero_sparse_steps) once they
 # are fewer than SPARSE_BELOW of W, and goes back to the dense products above DENSE_ABOVE
@@ -47,9 +52,8 @@ def initial_weights(p: InterferenceParams) -> np.ndarray:
 
 
 def step_work(p: InterferenceParams) -> float:
-    """Multiply-adds of one training step, the unit of every chunk and progress estimate:
-    the two n x n x m products of the interference term, and the passes over W."""
-    return float(p.n) * p.n * p.m + float(p.n) * p.m
+    """Multiply-adds of one training step of ``p`` (params.step_multiply_adds)."""
+    return step_multiply_adds(p.n, p.m)
 
 
 def chunk_steps(p: InterferenceParams, work: float, most: int) -> int:

@@ -16,10 +16,15 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.blas import limit_blas_threads
-from sparsity_gui.core.cluster import Scheduler, TasksStopped, run_tasks
+from sparsity_gui.core.cluster import ClusterFailed, Scheduler, TasksStopped, run_tasks
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
-from sparsity_gui.core.interference.params import InterferenceParams, check_memory, predicted_polysemantic
+from sparsity_gui.core.interference.params import (
+    InterferenceParams,
+    check_memory,
+    check_training_work,
+    predicted_polysemantic,
+)
 from sparsity_gui.core.interference.run import InterferenceRun, Measurement, chunk_steps, step_work
 from sparsity_gui.core.threads import GridBook, run_in_threads
 
@@ -85,6 +90,11 @@ class SweepSpec:
                 f"{workers} runs of n = {self.base.n}, m = {m} side by side "
                 f"do not fit in the memory available; use fewer jobs",
             ) from None
+
+    def check_work(self) -> None:
+        """Refuse a sweep whose longest run (the largest m) would pass the limit of bounded
+        work (params.check_training_work)."""
+        check_training_work(self.base.with_changes(m=max(self.m_values)))
 
     def workers_that_fit(self, wanted: int) -> int:
         """The most runs, up to ``wanted``, that fit side by side (at least one: a run too
@@ -285,6 +295,8 @@ def _run_on_cluster(scheduler: Scheduler, book: GridBook) -> list[SweepRow]:
             )
     except TasksStopped:
         pass
+    except ClusterFailed as exc:  # the finished runs are kept: RunsFailed carries them
+        raise book.cluster_failed(exc) from None
     return book.rows()
 
 

@@ -96,19 +96,52 @@ def deaths_npz(sim) -> Callable[[BinaryIO], None]:
     return npz_writer(dict(zip(DEATH_NAMES, death_columns(sim), strict=True)))
 
 
-def run_metadata(run: SampledRun, params: SimParams, command_line: str) -> dict:
+def w0_entry(w0, source=None, params: SimParams | None = None) -> dict:
+    """Where W(0) came from, for run.json: a normal draw (sigma, seed) or a file (its path,
+    tensor or array, row, and the SHA-256 of the weights as float64 little-endian)."""
+    from sparsity_gui.core.note.session import W0Source, weights_sha256
+
+    if source is None:
+        path = params.w0_path if params is not None else None
+        source = W0Source("file", path) if path is not None else W0Source("normal")
+    if source.kind == "normal":
+        entry = {"source": "normal"}
+        if params is not None:
+            entry.update({"sigma": params.sigma, "seed": params.seed})
+        return entry
+    return {
+        "source": source.kind,  # "file", or "array" (a numpy array given to api.simulate)
+        "path": source.path,
+        "tensor": source.array,
+        "row": source.row,
+        "m": int(w0.shape[0]),
+        "sha256": weights_sha256(w0),
+    }
+
+
+def run_metadata(run: SampledRun, params: SimParams, command_line: str, source=None) -> dict:
+    """run.json. ``source`` (a session.W0Source) says where W(0) came from; without it, a
+    file when params.w0_path is set. A W(0) from a file has no sigma or seed (they made
+    nothing): its "w0" entry names the file, tensor, row and hash instead."""
     import numba
     import scipy
 
+    w0 = w0_entry(run.sim.init.w0, source, params)
+    parameters = {**params.as_dict(), "m": run.sim.m}
+    if w0["source"] != "normal":
+        for name in ("sigma", "seed"):
+            parameters.pop(name, None)
     return {
         "program": "sparsity-gui",
         "version": __version__,
         "command_line": command_line,
-        "parameters": {**params.as_dict(), "m": run.sim.m},
+        "parameters": parameters,
+        "w0": w0,
         "t_end": run.t_end,
         "t_one_weight_left": run.t_one,
         "samples": int(run.rows.shape[0]),
-        "fitted_c": run.fitted_c,
+        **run.fit.fields(),
+        "regime": run.regime,
         "nonzero_final": run.nonzero_final,
         "solver_wall_seconds": run.wall_seconds,
         "solver_steps": int(getattr(run.sim.solver, "steps", 0)),
@@ -132,6 +165,7 @@ def write_results(
     include_weights: bool,
     command_line: str,
     fmt: str = "auto",
+    source=None,
 ) -> None:
     """timeseries.csv, weights and deaths (.csv streamed in pieces, or .npz with `fmt`
     "npz"; "auto" picks by m, resolved_format), run.json into `out`."""
@@ -148,7 +182,7 @@ def write_results(
         out.write_with("deaths.npz", deaths_npz(sim))
     else:
         out.write_chunks("deaths.csv", iter_deaths_csv(sim))
-    meta = run_metadata(run, params, command_line)
+    meta = run_metadata(run, params, command_line, source)
     meta["format"] = fmt
     out.write_text("run.json", json_text(meta))
 

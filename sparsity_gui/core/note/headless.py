@@ -13,7 +13,7 @@ import numpy as np
 from sparsity_gui.core.checks import default_workers, list_text, parse_m_values, parse_number_list
 from sparsity_gui.core.cluster import Scheduler, check_cluster_run
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.params import SimParams, check_memory
+from sparsity_gui.core.note.params import SimParams, check_memory, check_run_work
 from sparsity_gui.core.note.scaling import ScalingGrid
 
 SAMPLES = 501  # rows of timeseries.csv by default
@@ -39,10 +39,12 @@ def run_settings(
     t_end: float | None,
     samples: int,
     w0_tensor: str | None = None,
+    scheduled: bool = False,
 ) -> tuple[SimParams, np.ndarray | None]:
     """The checked parameters of a `run` (the CLI's options, by name) and, with ``w0`` (a
     file, or for the Python API an array), the loaded weights. Raises InputError naming the
-    option."""
+    option, or the work the run would take past the limit (check_run_work; a ``scheduled``
+    run's work is scheduled_run's to check, by its segments)."""
     from sparsity_gui.core.note.initial import load_w0, vector_from
 
     loaded = None
@@ -63,6 +65,8 @@ def run_settings(
         check_memory(params.m)
     if isinstance(samples, bool) or not isinstance(samples, int) or not 2 <= samples <= SAMPLES_MAX:
         raise InputError("samples", f"must be from 2 to 1e6, got {samples}")
+    if not scheduled:
+        check_run_work(params, loaded)
     return params, loaded
 
 
@@ -94,6 +98,7 @@ def scaling_settings(
     if jobs is not None and not (whole and 1 <= jobs <= SCALING_JOBS_MAX):
         raise InputError("jobs", f"must be from 1 to {SCALING_JOBS_MAX}, got {jobs}")
     grid.check_memory(1)  # the largest run on its own
+    grid.check_work()
     if scheduler is not None:
         return grid, None
     if jobs is None:

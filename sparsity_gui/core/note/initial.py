@@ -10,7 +10,7 @@ import numpy as np
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import SimParams, check_memory
-from sparsity_gui.core.weights_files import ArrayInfo, finite_float64, list_arrays, read_array
+from sparsity_gui.core.weights_files import ArrayInfo, check_row, finite_float64, list_arrays, read_array
 
 MAX_FILE_WEIGHTS = 10**8
 
@@ -25,12 +25,11 @@ def draw_normal(m: int, sigma: float, seed: int) -> np.ndarray:
 
 
 def _as_vector(arr: np.ndarray, source: str, row: int | None = None) -> np.ndarray:
+    check_row(arr.shape, row, source)
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.ndim == 2:
         if row is not None:
-            if not 0 <= row < arr.shape[0]:
-                raise InputError("w0", f"{source}: row {row} is out of range (0 to {arr.shape[0] - 1})")
             arr = arr[row]
         elif 1 in arr.shape:
             arr = arr.reshape(-1)

@@ -14,39 +14,17 @@ import math
 import numpy as np
 from numba import njit
 
+from sparsity_gui.core.note import dop853
+
 # ----------------------------------------------------------------------------------
-# DOP853 tableau (Hairer's 8(5,3) pair), taken from scipy so we do not retype it.
+# DOP853 tableau (Hairer's 8(5,3) pair), the published constants kept in core/note/dop853.py.
 
-
-def _dop853_tableau():
-    """scipy's DOP853 tableau (scipy/integrate/_ivp/dop853_coefficients.py, which imports
-    only numpy), loaded as that one file: importing it through scipy.integrate loads the
-    whole package, 1.0-1.4 s of every start of the app or a command, for a table of
-    constants. Where the file is not on disk (a frozen bundle), the package import."""
-    import importlib.util
-    from pathlib import Path
-
-    scipy_spec = importlib.util.find_spec("scipy")
-    locations = list(scipy_spec.submodule_search_locations or []) if scipy_spec else []
-    for root in locations:
-        path = Path(root) / "integrate" / "_ivp" / "dop853_coefficients.py"
-        spec = importlib.util.spec_from_file_location("sparsity_gui_dop853_tableau", path)
-        if path.is_file() and spec is not None and spec.loader is not None:
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module
-    from scipy.integrate._ivp import dop853_coefficients
-
-    return dop853_coefficients
-
-
-_dop = _dop853_tableau()
-N_STAGES = _dop.N_STAGES
-RK_A = np.ascontiguousarray(_dop.A[:N_STAGES, :N_STAGES], dtype=np.float64)
-RK_B = np.ascontiguousarray(_dop.B, dtype=np.float64)
-RK_C = np.ascontiguousarray(_dop.C[:N_STAGES], dtype=np.float64)
-RK_E3 = np.ascontiguousarray(_dop.E3, dtype=np.float64)
-RK_E5 = np.ascontiguousarray(_dop.E5, dtype=np.float64)
+N_STAGES = dop853.N_STAGES
+RK_A = np.ascontiguousarray(dop853.A, dtype=np.float64)
+RK_B = np.ascontiguousarray(dop853.B, dtype=np.float64)
+RK_C = np.ascontiguousarray(dop853.C, dtype=np.float64)
+RK_E3 = np.ascontiguousarray(dop853.E3, dtype=np.float64)
+RK_E5 = np.ascontiguousarray(dop853.E5, dtype=np.float64)
 
 # Layout of the exact solver's float state vector.
 F_T, F_B, F_DELTA, F_CREF, F_SUMD, F_SUMD2, F_H, F_LAM, F_LOGSHIFT = range(9)
@@ -60,6 +38,12 @@ REACHED_TARGET, REACHED_NONZERO, REACHED_MAX_STEPS = 0, 1, 2
 
 RTOL = 1e-12
 ATOL_T = 1e-13  # absolute tolerance on t when integrating in delta
+# A death the integration places within DEATH_SNAP * t after the instant asked for happens
+# at that instant: death times are only known to about RTOL, and two step sequences to the
+# same instant (a live run stopping at a death, the replay of it for an export sampling on
+# the way) place the same death a few ulps apart. Without this the replay landed just
+# before the last death and exported a second survivor of 1e-14 (issue 22, item 4).
+DEATH_SNAP = RTOL
 SMALL_PREFIX = 512  # below this many survivors, sums are taken directly (no cancellation)
 # At m' = 1 the survivor is B |delta| and every segment sum is 0, so (B, delta) can be
 # rescaled to (1, B delta) before B overflows; F_LOGSHIFT keeps the true log B.
@@ -278,7 +262,9 @@ def _kill_at_cref(fs, ist, u, p1, p2, death_t):
 @njit(cache=True, nogil=True)
 def _integrate_to_death(fs, ist, t_limit, K):
     """Integrate in delta from delta < 0 up to 0 exactly, y = (B, t). Returns False
-    (state untouched) if the death comes after t_limit."""
+    (state untouched) if the death comes after t_limit by more than DEATH_SNAP*t_limit;
+    one within that comes at t_limit."""
+    t_late = t_limit + DEATH_SNAP * abs(t_limit)
     lam = fs[F_LAM]
     mp = ist[I_MP]
     sd = fs[F_SUMD]
@@ -298,7 +284,7 @@ def _integrate_to_death(fs, ist, t_limit, K):
         nb, nt, err = _dop853_step(1, x, b, t, hx, lam, mp, sd, sd2, K, ATOL_T)
         steps += 1
         if err <= 1.0:
-            if nt > t_limit:
+            if nt > t_late:
                 ist[I_STEPS] += steps
                 return False
             x = 0.0 if last else x + hx
@@ -311,7 +297,7 @@ def _integrate_to_death(fs, ist, t_limit, K):
                 hx = -x
     ist[I_STEPS] += steps
     fs[F_B] = b
-    fs[F_T] = t
+    fs[F_T] = min(t, t_limit)
     fs[F_DELTA] = 0.0
     return True
 
@@ -344,7 +330,8 @@ def exact_advance(fs, ist, u, p1, p2, death_t, t_target, stop_nonzero, max_steps
         h = min(fs[F_H], t_target - t)
         delta = fs[F_DELTA]
         b = fs[F_B]
-        if lam > 0.0 and delta + 1.05 * h * lam / b >= 0.0:
+        reach = h + DEATH_SNAP * abs(t_target) if h == t_target - t else h
+        if lam > 0.0 and delta + 1.05 * reach * lam / b >= 0.0:
             # the next death is (probably) within this step: land on it exactly
             steps += 1
             if _integrate_to_death(fs, ist, t_target, K):

@@ -81,40 +81,200 @@ def _tied_group_dies(k: int, a: float, lam: float) -> bool:
     return f_peak < 0.0 or (a < peak and (1.0 - k * a * a) * a - lam < 0.0)
 
 
-def fit_decay_constant(rows: np.ndarray, samples: int | None = None, one_left_at: float = math.inf) -> float:
-    """c in ||W||_1 ~ 1/(w(0) + c*lam*t): least squares of w - w(0) against the
-    integral of lam dt (lam*t for constant lam), over rows with m' >= 2, through the
-    origin so that w(0) is the run's own.
+# (1 - ||W||^2)||W||^2 <= 1/4 for every W, so the balance (1 - ||W||^2)||W||^2 = lam ||W||_1
+# can hold only while lam ||W||_1 <= 1/4: the note's premise, checked at t = 0 and at each
+# live change of lam. The scaling figures draw a point filled (in the regime) by this too.
+BALANCE_LIMIT = 0.25
+FIT_NONZERO_MIN = 2  # fitted_c: the rows with m' >= 2 (the spec's fit)
+BULK_NONZERO_MIN = 10  # fitted_c_bulk: the rows with m' >= 10, the bulk decay the note describes
 
-    The fit weighs every row alike, so it depends on where the rows are: with
-    ``samples``, it is taken at that many instants evenly spaced from the first row's t
-    to the last's (w and lam t interpolated linearly between rows), the instants an
-    exported time series of that many rows has; an instant has m' >= 2 when the row at or
-    before it had and it is before ``one_left_at`` (when m' reached 1: exact, where the
-    rows would place it anywhere in the gap around it). Exported rows, already there, are
-    fitted as they are."""
-    if rows.shape[0] < 2:
+
+def regime_of(norm1_w0: float, norm2_w0: float, lam0: float, lam_states=()) -> dict:
+    """Whether the note's premise holds: the balance is possible (lam ||W(0)||_1 <= 1/4) and
+    theta rises (||W(0)||^2 < 1 and lam never lowered). ``lam_states`` holds, for each live
+    change of lam, (t, lam before, lam after, ||W||_1, ||W||^2) at that instant; the values
+    there are under "at_changes"."""
+    lam_l1 = float(lam0) * float(norm1_w0)
+    lowered = any(after < before for _t, before, after, _n1, _n2 in lam_states)
+    out = {
+        "lam_l1_w0": lam_l1,
+        "balance_possible": bool(lam_l1 <= BALANCE_LIMIT),
+        "norm2_w0": float(norm2_w0),
+        "theta_rises": bool(norm2_w0 < 1.0 and not lowered),
+    }
+    if lam_states:
+        out["at_changes"] = [
+            {
+                "t": float(t),
+                "lam": float(after),
+                "lam_l1": float(after) * float(n1),
+                "balance_possible": bool(float(after) * float(n1) <= BALANCE_LIMIT),
+                "norm2": float(n2),
+                "lam_lowered": bool(after < before),
+            }
+            for t, before, after, n1, n2 in lam_states
+        ]
+    return out
+
+
+def regime_holds(regime: dict) -> bool:
+    """The note's premise holds at t = 0 and at every live change of lam."""
+    return bool(
+        regime["balance_possible"]
+        and regime["theta_rises"]
+        and all(c["balance_possible"] for c in regime.get("at_changes", ()))
+    )
+
+
+def regime_failures(regime: dict) -> list[str]:
+    """Why the note's premise fails, in words (empty when it holds)."""
+    why = []
+    if not regime["balance_possible"]:
+        why.append(
+            f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} > 1/4, so no balance is possible at the start "
+            "((1−‖W‖²)‖W‖² ≤ 1/4 cannot match λ‖W‖₁)"
+        )
+    if regime["norm2_w0"] >= 1.0:
+        why.append(
+            f"‖W(0)‖² = {regime['norm2_w0']:.3g} ≥ 1: feature benefit starts by shrinking every weight"
+        )
+    for c in regime.get("at_changes", ()):
+        if c["lam_lowered"]:
+            why.append(f"λ lowered at t = {c['t']:.4g}: θ falls, so weights below it can grow again")
+        if not c["balance_possible"]:
+            why.append(f"λ‖W‖₁ = {c['lam_l1']:.3g} > 1/4 after the change at t = {c['t']:.4g}")
+    return why
+
+
+@dataclass(frozen=True)
+class DecayFit:
+    """The law ||W||_1 ~ 1/(w(0) + c lam t) fitted to a run: c over the rows with m' >= 2
+    (``c``), over the rows with m' >= 10 (``c_bulk``), and how far the law with ``c`` is from
+    ||W||_1 on c's rows (``max_rel_dev``). NaN where there is no c; ``flags`` say why, or what
+    is wrong with a c there is."""
+
+    c: float = math.nan
+    c_bulk: float = math.nan
+    max_rel_dev: float = math.nan
+    flags: tuple[str, ...] = ()
+
+    def fields(self) -> dict:
+        """The fit's entries of run.json, scaling.json, sessions and the API's results (null
+        for NaN)."""
+
+        def num(x: float):
+            return float(x) if math.isfinite(x) else None
+
+        return {
+            "fitted_c": num(self.c),
+            "fitted_c_bulk": num(self.c_bulk),
+            "fit_max_rel_dev": num(self.max_rel_dev),
+            "fit_flags": list(self.flags),
+        }
+
+    def flag_text(self) -> str:
+        return "; ".join(self.flags)
+
+
+# flags of a DecayFit
+NO_C_DIVERGED = "no c: gradient descent diverged"
+NO_C_ZERO_LAM = "no c: lam = 0 (nothing decays)"
+NO_C_ROWS = "no c: fewer than two rows with m' >= 2"
+NO_C_BULK_ROWS = "no bulk c: fewer than two rows with m' >= 10"
+NEGATIVE_C = "c < 0: w = 1/||W||_1 fell, the law does not describe this run"
+NEGATIVE_C_BULK = "bulk c < 0"
+OUT_OF_REGIME = "outside the note's regime (see regime): c is a fit, not the note's Theta(1)"
+
+
+def _fit_through_origin(x: np.ndarray, y: np.ndarray) -> float:
+    den = float(np.dot(x, x))
+    if x.shape[0] < 2 or den <= 0.0:
         return math.nan
+    return float(np.dot(x, y) / den)
+
+
+def fit_decay(
+    rows: np.ndarray,
+    samples: int | None = None,
+    death_t: np.ndarray | None = None,
+    *,
+    regime: dict | None = None,
+    diverged: bool = False,
+) -> DecayFit:
+    """fitted_c, fitted_c_bulk and fit_max_rel_dev of a run: least squares of w - w(0)
+    against the integral of lam dt (lam*t for constant lam), through the origin so that w(0)
+    is the run's own, over the rows with m' >= 2 (c) and m' >= 10 (c_bulk); then
+    max |1/(w(0) + c lam t) - ||W||_1| / ||W||_1 over c's rows.
+
+    The rows are the run's instants evenly spaced in t (an exported time series), and the fit
+    weighs each alike: c is dominated by the few-survivor phase (most of a run's time), c_bulk
+    by the bulk decay up to m' = 10. With ``samples``, the rows (a window's history, spaced by
+    the wall clock) are first resampled at that many instants evenly spaced from the first
+    row's t to the last's (w and lam t linearly between rows), the instants an exported time
+    series has; an instant counts as m' >= k when the row at or before it had and it is
+    before death_t[k - 1] (the exact time m' went below k; death_t by rank). Exported rows are
+    fitted as they are."""
+    flags: list[str] = []
+    if diverged:
+        return DecayFit(flags=(NO_C_DIVERGED,))
+    if rows.shape[0] < 2:
+        return DecayFit(flags=(NO_C_ROWS,))
     w = rows[:, COL["w"]]
     x = rows[:, COL["lam_t"]]
     nonzero = rows[:, COL["nonzero"]]
+    if not (np.any(rows[:, COL["lam"]] > 0.0) or np.any(x > 0.0)):
+        return DecayFit(flags=(NO_C_ZERO_LAM,))
+    at = rows[:, COL["t"]]
     if samples is not None:
         t = rows[:, COL["t"]]
         at = np.linspace(t[0], t[-1], int(samples))
         before = np.maximum(np.searchsorted(t, at, side="right") - 1, 0)
-        nonzero = np.where(at < one_left_at, nonzero[before], 0)
+        nonzero = nonzero[before]
         finite = np.isfinite(w)  # (w = inf once every weight is dead: m' = 0 there)
         w = np.interp(at, t[finite], w[finite]) if finite.any() else np.full(at.shape, math.nan)
         x = np.interp(at, t, x)
-    use = (nonzero >= 2) & np.isfinite(w)
-    if use.sum() < 2:
-        return math.nan
+
+    def use(k: int) -> np.ndarray:
+        mask = (nonzero >= k) & np.isfinite(w)
+        if samples is not None and death_t is not None and death_t.shape[0] >= k:
+            end = death_t[k - 1]
+            if np.isfinite(end):
+                mask &= at < end
+        return mask
+
     w0 = w[0]
-    xx = x[use]
-    den = float(np.dot(xx, xx))
-    if den <= 0.0:
-        return math.nan
-    return float(np.dot(xx, w[use] - w0) / den)
+    main = use(FIT_NONZERO_MIN)
+    bulk = use(BULK_NONZERO_MIN)
+    c = _fit_through_origin(x[main], w[main] - w0)
+    c_bulk = _fit_through_origin(x[bulk], w[bulk] - w0)
+    dev = math.nan
+    if math.isfinite(c):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            law = w0 + c * x[main]
+            rel = np.where(law > 0.0, np.abs(w[main] / law - 1.0), math.inf)
+        dev = float(rel.max())
+    else:
+        flags.append(NO_C_ROWS)
+    if not math.isfinite(c_bulk):
+        flags.append(NO_C_BULK_ROWS)
+    if c < 0.0:
+        flags.append(NEGATIVE_C)
+    if c_bulk < 0.0:
+        flags.append(NEGATIVE_C_BULK)
+    if regime is not None and not regime_holds(regime) and (math.isfinite(c) or math.isfinite(c_bulk)):
+        flags.append(OUT_OF_REGIME)
+    return DecayFit(c, c_bulk, dev, tuple(flags))
+
+
+def results_entry(regime: dict | None, fit: DecayFit) -> dict:
+    """The regime and the fit, as sessions and the API's results carry them."""
+    return {"regime": regime, **fit.fields()}
+
+
+def fit_decay_constant(rows: np.ndarray, samples: int | None = None, one_left_at: float = math.inf) -> float:
+    """fitted_c alone (fit_decay's c), the time m' reached 1 given as ``one_left_at``."""
+    death_t = None if not math.isfinite(one_left_at) else np.array([math.inf, one_left_at])
+    return fit_decay(rows, samples, death_t).c
 
 
 def last_weight_fixed_point(lam: float) -> float:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from sparsity_gui.core.checks import available_memory, finite_number
+import numpy as np
+
+from sparsity_gui.core.checks import available_memory, check_work, finite_number
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.text import short_number
+from sparsity_gui.core.text import round_number, short_number
 
 M_MAX = 10**8
 LAM_MAX = 1.0
@@ -78,6 +81,73 @@ def check_memory(m: int) -> None:
             f"m = {m} needs about {need / 2**30:.1f} GiB of memory, "
             f"only {avail / 2**30:.1f} GiB is available",
         )
+
+
+# --- bounded work (core/checks.py: check_work) -------------------------------------------
+# The exact solver's steps, fitted to measurements at m = 1e3 and 1e5, lam = 1e-2 to 1e-7
+# (within 0.6 to 1.6 times): about one per death, plus 0.4 per unit of simulated time once
+# the flow is at balance (the explicit integrator's stability against the relaxation at
+# rate 2 holds a step near 2.5), plus 200 sqrt(t) on the way there. A run's time to one
+# weight left grows as 1/lam (docs/theory.md §4): lam * t = 1.6 to 2.4 measured for the
+# normal draw.
+EXACT_STEPS_PER_TIME = 0.4
+EXACT_STEPS_PER_ROOT_TIME = 200.0
+ONE_LEFT_LAM_T = 2.0  # lam * t to one weight left, before the last phase
+NORMAL_LAST_PHASE = 0.5  # the last phase's ln((u1 - u3)/(u1 - u2)) for a typical normal draw
+
+
+def one_left_time_estimate(lam: float, w0: np.ndarray | None = None) -> float:
+    """About when one weight is left (inf for lam = 0): Θ(1/lam) plus the last phase, whose
+    length (1/lam) ln((u1 - u3)/(u1 - u2)) grows as the top two weights of W(0) tie
+    (docs/theory.md §4; from ``w0`` when given, else the normal draw's typical value)."""
+    if lam <= 0.0:
+        return math.inf
+    last = NORMAL_LAST_PHASE
+    if w0 is not None:
+        if w0.size < 2:
+            return 0.0
+        top = np.sort(np.partition(np.abs(w0), w0.size - min(w0.size, 3))[-3:])[::-1]
+        u1, u2 = float(top[0]), float(top[1])
+        u3 = float(top[2]) if top.size > 2 else 0.0
+        # tied top weights settle or die together: the solver tells which (no last phase)
+        last = math.log((u1 - u3) / (u1 - u2)) if u1 > u2 and u1 > u3 else 0.0
+    return (ONE_LEFT_LAM_T + last) / lam
+
+
+def run_steps(m: int, segments: list[tuple[str, float, float]]) -> float:
+    """Solver steps of a run of m weights made of ``segments`` (method, eta, duration):
+    gradient descent takes duration/eta steps, the exact solver about one per death plus
+    EXACT_STEPS_PER_TIME * duration + EXACT_STEPS_PER_ROOT_TIME * sqrt(duration)."""
+    steps = 0.0
+    exact = False
+    for method, eta, duration in segments:
+        if method == "gd":
+            steps += duration / eta
+        else:
+            steps += EXACT_STEPS_PER_TIME * duration + EXACT_STEPS_PER_ROOT_TIME * math.sqrt(duration)
+            exact = True
+    return steps + (m if exact else 0.0)
+
+
+def check_run_work(params: SimParams, w0: np.ndarray | None = None) -> None:
+    """Refuse (InputError) a run of ``params`` (no live changes) whose steps would pass the
+    limit: to t_end, or to one weight left (the default end; gradient descent runs there
+    after an exact solve finds when). ``w0``: W(0) from a file, when known."""
+    if params.t_end is not None:
+        duration, what = params.t_end, f"t_end = {short_number(params.t_end)}"
+        probe: list[tuple[str, float, float]] = []
+    else:
+        if params.lam == 0.0:
+            return  # no default end: sampled.simulate_samples says so
+        duration = one_left_time_estimate(params.lam, w0)  # inf past the float range
+        what = f"lam = {short_number(params.lam)} to one weight left (at t of about {round_number(duration)})"
+        probe = [("exact", 0.0, duration)] if params.method == "gd" else []
+        if params.method == "gd":
+            duration *= 1.1
+    field = "t_end" if params.t_end is not None else "lam"
+    if params.method == "gd":
+        what += f" by gradient descent at eta = {short_number(params.eta)}"
+    check_work(field, what, run_steps(params.m, [*probe, (params.method, params.eta, duration)]), "steps")
 
 
 # Fields that change during a run at an instant, continuing from W(t) (a session's live

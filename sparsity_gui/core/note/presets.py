@@ -6,13 +6,14 @@ The folder is $SPARSITY_GUI_CONFIG_DIR if set, else the platform's user config f
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
+from sparsity_gui.core.checks import read_json_file
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.note.params import SETTING_FIELDS, SimParams
@@ -21,6 +22,8 @@ FORMAT = "sparsity-gui presets"
 VERSION = 1
 FILE_NAME = "presets.json"
 NAME_MAX = 80
+MAX_PRESETS = 1000
+MAX_BYTES = 4 * 2**20  # a thousand presets take about 300 KiB
 
 
 @dataclass(frozen=True)
@@ -66,16 +69,13 @@ BUILTIN: tuple[Preset, ...] = (
 
 
 def config_dir() -> Path:
+    """$SPARSITY_GUI_CONFIG_DIR, else the platform's user config folder (platformdirs:
+    $XDG_CONFIG_HOME or ~/.config on Linux, ~/Library/Application Support on macOS, the
+    roaming %APPDATA% on Windows), with a sparsity-gui folder in it."""
     env = os.environ.get("SPARSITY_GUI_CONFIG_DIR")
     if env:
         return Path(env)
-    if sys.platform.startswith("win"):
-        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
-    else:
-        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    return base / "sparsity-gui"
+    return platformdirs.user_config_path("sparsity-gui", appauthor=False, roaming=True)
 
 
 def presets_path(directory: str | Path | None = None) -> Path:
@@ -94,19 +94,12 @@ def load_user_presets(directory: str | Path | None = None) -> list[Preset]:
     """The user's presets (none if the file does not exist yet). A damaged file raises
     InputError naming the problem; it is never overwritten silently."""
     path = presets_path(directory)
-    if not path.exists():
+    if not os.path.lexists(path):
         return []
-    try:
-        obj = json.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError:
-        raise _problem(path, "not a presets file (binary data, not UTF-8 JSON)") from None
-    except json.JSONDecodeError as exc:
-        raise _problem(path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
-    except OSError as exc:
-        raise _problem(path, f"cannot read ({exc.strerror or exc})") from None
+    obj = read_json_file(path, "presets", "presets file", MAX_BYTES)
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
         raise _problem(path, f'not a presets file (no "format": "{FORMAT}" field)')
-    if obj.get("version") != VERSION:
+    if type(obj.get("version")) is not int or obj["version"] != VERSION:  # true == 1 in Python
         raise _problem(
             path,
             f"presets format version {obj.get('version')!r} is not supported; this "
@@ -115,6 +108,8 @@ def load_user_presets(directory: str | Path | None = None) -> list[Preset]:
     items = obj.get("presets")
     if not isinstance(items, list):
         raise _problem(path, "field 'presets' must be a list")
+    if len(items) > MAX_PRESETS:
+        raise _problem(path, f"{len(items)} presets; at most {MAX_PRESETS} are read")
     out: list[Preset] = []
     for i, item in enumerate(items):
         if (
@@ -123,6 +118,8 @@ def load_user_presets(directory: str | Path | None = None) -> list[Preset]:
             or not isinstance(item.get("parameters"), dict)
         ):
             raise _problem(path, f"presets[{i}] must have a 'name' and 'parameters'")
+        if not 0 < len(item["name"].strip()) <= NAME_MAX:
+            raise _problem(path, f"presets[{i}]: a name has 1 to {NAME_MAX} characters")
         values = {k: v for k, v in item["parameters"].items() if k in SETTING_FIELDS}
         try:
             SimParams(**values)
@@ -138,7 +135,11 @@ def all_presets(directory: str | Path | None = None) -> list[Preset]:
 
 
 def find_preset(name: str, directory: str | Path | None = None) -> Preset:
-    for preset in all_presets(directory):
+    """The preset ``name``: a built-in one needs no user file (which may be damaged)."""
+    for preset in BUILTIN:
+        if preset.name == name:
+            return preset
+    for preset in load_user_presets(directory):
         if preset.name == name:
             return preset
     raise InputError("preset", f"no preset named {name!r}")

@@ -17,7 +17,7 @@ import numpy as np
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.mailbox import Mail, MailboxEngine, StartRun, error_message
 from sparsity_gui.core.note import kernels as K
-from sparsity_gui.core.note.metrics import COLUMNS
+from sparsity_gui.core.note.metrics import COLUMNS, DecayFit
 from sparsity_gui.core.note.params import METHODS, SimParams, needs_restart
 from sparsity_gui.core.note.simulation import (
     LamChange,
@@ -76,6 +76,9 @@ class Snapshot:
     fitted_c: float
     steps_per_second: float
     message: str = ""
+    fit: DecayFit = DecayFit()  # fitted_c (= fit.c), fitted_c_bulk, fit_max_rel_dev, flags
+    regime: dict | None = None  # metrics.regime_of: the note's premise, at t = 0 and each lam change
+    growing: int = 0  # weights with |W_k| >= theta now (counted on the solver's state, all m)
     # the run's start, for exports and sessions: parameters at t = 0 and W(0) (never
     # written after the run is built, so shared rather than copied)
     initial_params: SimParams | None = None
@@ -117,7 +120,7 @@ def snapshot_of(
     message: str = "",
     steps_per_second: float = 0.0,
     history: np.ndarray | None = None,
-    fitted_c: float | None = None,
+    fit: DecayFit | None = None,
 ) -> Snapshot:
     """A copy of everything the panels draw of ``sim`` (also a sampled run's, headless:
     pass its rows as ``history``)."""
@@ -148,6 +151,7 @@ def snapshot_of(
     mo = sim.moments()
     ranks = decimated_ranks(mo.nonzero, sim.m)
     history = sim.history.array() if history is None else np.array(history, copy=True)
+    fit = sim.decay_fit(history) if fit is None else fit
     return Snapshot(
         run_id=run_id,
         seq=seq,
@@ -167,9 +171,12 @@ def snapshot_of(
         ranks=ranks,
         sorted_abs=sim.solver.abs_at_ranks(ranks),
         changes=tuple(sim.changes),
-        fitted_c=sim.fitted_c(history) if fitted_c is None else fitted_c,
+        fitted_c=fit.c,
         steps_per_second=steps_per_second,
         message=message,
+        fit=fit,
+        regime=sim.regime(),
+        growing=sim.weights_at_or_above(mo.theta),
         initial_params=sim.initial_params,
         w0=sim.init.w0,
     )
@@ -337,7 +344,8 @@ class Runner(MailboxEngine):
             dt = sim.params.eta
         else:
             dt = (self.speed if self.speed > 0 else default_speed(sim.lam)) / 30.0
-        sim.advance(sim.t + dt * 1.0000001, self._stop_nonzero(), 2**62)
+        # never past t_end: at a tiny lam one frame's time is astronomically long
+        sim.advance(min(sim.t + dt * 1.0000001, self._end_time()), self._stop_nonzero(), 2**62)
         sim.record()
         self._after_progress()
         self._publish(force=True)

@@ -16,7 +16,7 @@ import numpy as np
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note import kernels as K
-from sparsity_gui.core.note.metrics import fit_decay_constant
+from sparsity_gui.core.note.metrics import DecayFit
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.simulation import ReplayStopped, RunScript, Simulation
 from sparsity_gui.core.note.solvers import ExactSolver
@@ -29,16 +29,26 @@ class SampledRun:
     t_end: float
     t_one: float
     wall_seconds: float
-    fitted_c: float
+    fit: DecayFit  # fitted_c, fitted_c_bulk, fit_max_rel_dev of the rows
     nonzero_final: int
     extra: dict = field(default_factory=dict)
 
+    @property
+    def fitted_c(self) -> float:
+        return self.fit.c
+
+    @property
+    def regime(self) -> dict:
+        """Whether the note's premise holds (metrics.regime_of), at t = 0 and each change of lam."""
+        return self.sim.regime()
+
 
 def sample_times_of(
-    sim: Simulation, times: np.ndarray, changes=(), progress=None
+    sim: Simulation, times: np.ndarray, changes=(), progress=None, should_stop=None
 ) -> tuple[np.ndarray, float]:
     """Replay `changes` on `sim` and take a row at each of `times` (Simulation.replay),
-    with an optional progress bar. Returns (rows, solver wall seconds)."""
+    with an optional progress bar; ``should_stop()`` is asked between chunks of the solve
+    (ReplayStopped). Returns (rows, solver wall seconds)."""
 
     def on_sample(i: int) -> None:
         if progress is not None and i % 4 == 0:
@@ -50,12 +60,12 @@ def sample_times_of(
         # one exact solve to the end, each row from the last snapshot before it: the same
         # rows as the `run` command's single solve (which first solves to one weight left)
         snap_t, snaps = _solve_with_snapshots(
-            sim.solver, float(times[-1]), -1, _snapshot_gap(sim, times.shape[0])
+            sim.solver, float(times[-1]), -1, _snapshot_gap(sim, times.shape[0]), should_stop
         )
-        rows = _rows_from_snapshots(sim, snap_t, snaps, times, progress)
+        rows = _rows_from_snapshots(sim, snap_t, snaps, times, progress, should_stop)
         return rows, time.perf_counter() - start
     try:
-        rows = sim.replay(changes, times, on_sample=on_sample)
+        rows = sim.replay(changes, times, on_sample=on_sample, should_stop=should_stop)
     finally:
         if progress is not None:
             progress.close()
@@ -66,8 +76,9 @@ def simulate_samples(
     params: SimParams, w0: np.ndarray | None, samples: int, progress_cls=None, should_stop=None
 ) -> SampledRun:
     """The `run` command: K rows evenly spaced from 0 to t_end, no live changes.
-    ``should_stop()`` (the scaling grid's Cancel) is asked between pieces of the exact solve
-    and raises ReplayStopped when true; it never changes the result."""
+    ``should_stop()`` (the scaling grid's Cancel, a signal to `run`) is asked between pieces
+    of the solve, exact or gradient descent, and raises ReplayStopped when true; it never
+    changes the result."""
     # the idealized W(0) (1.3 s at m = 10^7) is derived while the exact solve runs
     sim = Simulation(params, w0, defer_ideal=True)
     if params.t_end is None and _solves_once(sim):
@@ -83,13 +94,13 @@ def simulate_samples(
             t_end=float(t_end),
             t_one=float(t_one),
             wall_seconds=wall,
-            fitted_c=fit_decay_constant(rows),
+            fit=sim.decay_fit(rows, exported=True),
             nonzero_final=sim.moments().nonzero,
         )
     sim.complete_ideal_bounds()
     # otherwise the default end needs a separate exact solve to one weight; with --t-end the
     # run's own time of reaching one weight is reported instead (NaN if it does not by t_end)
-    t_one = math.nan if params.t_end is not None else sim.time_to_nonzero(1)
+    t_one = math.nan if params.t_end is not None else sim.time_to_nonzero(1, should_stop)
     if params.t_end is not None:
         t_end = params.t_end
     elif math.isinf(t_one):
@@ -103,7 +114,7 @@ def simulate_samples(
         t_end = 1.1 * t_one if t_one > 0 else 10.0
     times = np.linspace(0.0, t_end, samples)
     progress = progress_cls(samples, params.method) if progress_cls else None
-    rows, wall = sample_times_of(sim, times, (), progress)
+    rows, wall = sample_times_of(sim, times, (), progress, should_stop)
     if sim.solver.diverged:
         raise InputError("eta", sim.solver.diverged)
     if params.t_end is not None:
@@ -114,7 +125,7 @@ def simulate_samples(
         t_end=float(t_end),
         t_one=float(t_one),
         wall_seconds=wall,
-        fitted_c=fit_decay_constant(rows),
+        fit=sim.decay_fit(rows, exported=True),
         nonzero_final=sim.moments().nonzero,
     )
 
@@ -237,7 +248,7 @@ def replay_script(script: RunScript, progress=None) -> SampledRun:
         t_end=float(script.t),
         t_one=one_left_time(sim),
         wall_seconds=wall,
-        fitted_c=fit_decay_constant(rows),
+        fit=sim.decay_fit(rows, exported=True),
         nonzero_final=sim.moments().nonzero,
         extra=extra,
     )

@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.checks import available_memory
-from sparsity_gui.core.cluster import Scheduler, TasksStopped, run_tasks
+from sparsity_gui.core.cluster import ClusterFailed, Scheduler, TasksStopped, run_tasks
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory
+from sparsity_gui.core.note.metrics import BALANCE_LIMIT
+from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory, check_run_work
 from sparsity_gui.core.threads import GridBook, run_in_threads
 
 SAMPLES = 501  # the `run` command's default: fitted c is a fit over these rows
@@ -47,7 +48,9 @@ class ScalingRow:
     seed: int
     t_one: float  # when one weight is left (run.json's t_one_weight_left)
     lam_t_one: float  # lam * t_one: Theta(1) by the note
-    fitted_c: float  # w = 1/||W||_1 ~ w(0) + c lam t (run.json's fitted_c)
+    fitted_c: float  # w = 1/||W||_1 ~ w(0) + c lam t over the rows with m' >= 2 (run.json's fitted_c)
+    fitted_c_bulk: float  # the same over the rows with m' >= 10: the bulk decay (run.json's)
+    fit_max_rel_dev: float  # max |1/(w(0) + c lam t) - ||W||_1| / ||W||_1 over fitted_c's rows
     rel_var_mean: float  # Var[X]/E[X]^2 of the nonzero |W_k|, over the rows with m' >= 2
     rel_var_min: float
     rel_var_max: float
@@ -55,6 +58,9 @@ class ScalingRow:
     w_last: float  # the last weight at the end (1.1 * t_one)
     w_last_root: float  # the stable root of (1 - w^2) w = lam
     lam_norm1_0: float  # lam ||W(0)||_1: a balance needs lam ||W||_1 = (1-||W||^2)||W||^2 <= 1/4
+    norm2_w0: float  # ||W(0)||^2: theta rises only if it starts below 1
+    balance_possible: bool  # lam ||W(0)||_1 <= 1/4 (run.json's regime)
+    theta_rises: bool  # ||W(0)||^2 < 1 (lam is never lowered in a grid)
     sigma: float
     t_end: float
     seconds: float  # wall time of this run
@@ -62,12 +68,14 @@ class ScalingRow:
 
 # scaling.csv's columns: a ScalingRow's fields, in order
 ROW_COLUMNS = tuple(f.name for f in fields(ScalingRow))
-INT_COLUMNS = ("m", "seed")
+INT_COLUMNS = ("m", "seed", "balance_possible", "theta_rises")  # written as whole numbers (0/1)
 # what the summary gives mean and standard deviation of, per (m, lam)
 SUMMARY_COLUMNS = (
     "t_one",
     "lam_t_one",
     "fitted_c",
+    "fitted_c_bulk",
+    "fit_max_rel_dev",
     "rel_var_mean",
     "rel_var_min",
     "rel_var_max",
@@ -75,7 +83,14 @@ SUMMARY_COLUMNS = (
     "w_last",
     "w_last_root",
     "lam_norm1_0",
+    "norm2_w0",
 )
+
+
+def in_regime(cell: ScalingCell) -> bool:
+    """Whether a (m, lam) cell is in the note's regime (drawn filled): its mean lam ||W(0)||_1
+    at most BALANCE_LIMIT = 1/4, so the balance is possible from the start."""
+    return bool(cell.mean["lam_norm1_0"] <= BALANCE_LIMIT)
 
 
 def _mean(values: np.ndarray) -> float:
@@ -108,6 +123,7 @@ def scaling_row(
     balanced = live & (rows[:, COL["t"]] >= T_TRANSIENT)
     ratio = rows[balanced, COL["feature_push"]] / rows[balanced, COL["reg_push"]]
     last = rows[-1]
+    regime = run.regime
     return ScalingRow(
         m=params.m,
         lam=params.lam,
@@ -116,6 +132,8 @@ def scaling_row(
         t_one=run.t_one,
         lam_t_one=params.lam * run.t_one,
         fitted_c=run.fitted_c,
+        fitted_c_bulk=run.fit.c_bulk,
+        fit_max_rel_dev=run.fit.max_rel_dev,
         rel_var_mean=_mean(rel_var),
         rel_var_min=float(rel_var.min()) if rel_var.size else math.nan,
         rel_var_max=float(rel_var.max()) if rel_var.size else math.nan,
@@ -123,6 +141,9 @@ def scaling_row(
         w_last=float(last[COL["norm1"]]) if last[COL["nonzero"]] == 1 else math.nan,
         w_last_root=last_weight_fixed_point(params.lam),
         lam_norm1_0=params.lam * float(rows[0, COL["norm1"]]),
+        norm2_w0=regime["norm2_w0"],
+        balance_possible=regime["balance_possible"],
+        theta_rises=regime["theta_rises"],
         t_end=run.t_end,
         seconds=time.perf_counter() - started,
     )
@@ -208,6 +229,11 @@ class ScalingGrid:
                 f"{workers} runs of m = {largest} side by side need about {need / 2**30:.1f} GiB, "
                 f"only {avail / 2**30:.1f} GiB is available; use fewer jobs",
             )
+
+    def check_work(self) -> None:
+        """Refuse a grid whose longest run (the largest m at the smallest lam, to one weight
+        left) would pass the limit of bounded work (params.check_run_work)."""
+        check_run_work(SimParams(m=max(self.m_values), lam=min(self.lam_values), sigma=self.sigma))
 
     def workers_that_fit(self, wanted: int) -> int:
         """The most runs, up to ``wanted``, that fit side by side (at least one)."""
@@ -322,6 +348,8 @@ def run_scaling(
                 )
         except TasksStopped:
             pass
+        except ClusterFailed as exc:  # the finished runs are kept: RunsFailed carries them
+            raise book.cluster_failed(exc) from None
     else:
         run_in_threads(worker, min(workers, len(book.todo)), "scaling", book.stop)
     return book.rows()
@@ -334,7 +362,8 @@ def rows_csv(rows: Sequence[ScalingRow]) -> str:
     for r in rows:
         lines.append(
             ",".join(
-                str(getattr(r, f)) if f in INT_COLUMNS else repr(float(getattr(r, f))) for f in ROW_COLUMNS
+                str(int(getattr(r, f))) if f in INT_COLUMNS else repr(float(getattr(r, f)))
+                for f in ROW_COLUMNS
             )
         )
     return "\n".join(lines) + "\n"
@@ -396,15 +425,22 @@ def scaling_metadata(
         "definitions": {
             "t_one": "time at which one weight is left (run.json's t_one_weight_left)",
             "lam_t_one": "lam * t_one; the note: full sparsity takes Theta(1/lam)",
-            "fitted_c": "c in 1/||W||_1 ~ 1/||W(0)||_1 + c lam t, least squares over the rows "
-            "with m' >= 2 (run.json's fitted_c); the note: ||W||_1 = 1/Theta(1/sqrt(m) + lam t)",
+            "fitted_c": "c in 1/||W||_1 ~ 1/||W(0)||_1 + c lam t, least squares through the origin "
+            "of w - w(0) on lam t over the rows with m' >= 2 (run.json's fitted_c); the rows are "
+            "evenly spaced in t, so the few-survivor phase (most of the run's time) dominates it",
+            "fitted_c_bulk": "the same fit over the rows with m' >= 10: the bulk decay the note "
+            "describes (||W||_1 = 1/Theta(1/sqrt(m) + lam t)), the constant to quote",
+            "fit_max_rel_dev": "max |1/(w(0) + fitted_c lam t) - ||W||_1| / ||W||_1 over the rows "
+            "with m' >= 2: how far the law with fitted_c is from the run",
+            "norm2_w0": "||W(0)||^2; theta_rises: ||W(0)||^2 < 1 (the note's premise that "
+            "theta rises as W gets sparser); balance_possible: lam ||W(0)||_1 <= 1/4",
             "rel_var": "Var[X]/E[X]^2 of the nonzero |W_k|, over the rows with m' >= 2",
             "balance_ratio": f"(1-||W||^2)||W||^2 / (lam ||W||_1), mean over the rows with m' >= 2 "
             f"and t >= {T_TRANSIENT:g}",
             "w_last": "the last weight at t_end = 1.1 t_one; w_last_root: the stable root of (1-w^2)w = lam",
             "lam_norm1_0": "lam ||W(0)||_1. The balance (1-||W||^2)||W||^2 = lam ||W||_1 needs "
             "lam ||W||_1 <= 1/4; above that ||W|| first collapses and many weights die at once "
-            "(the figures draw the means at lam ||W(0)||_1 >= 1 hollow)",
+            "(the figures draw the means at lam ||W(0)||_1 > 1/4 hollow: outside the note's regime)",
             "rows": f"{SAMPLES} samples evenly spaced from t = 0 to t_end, as the run command",
         },
         "summary": [

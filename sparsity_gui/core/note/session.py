@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui import __version__
-from sparsity_gui.core.checks import whole_or_none
+from sparsity_gui.core.checks import check_work, input_text, parse_json_text, read_input_bytes, whole_or_none
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.note.initial import draw_normal
 from sparsity_gui.core.note.metrics import DEFAULT_SAMPLES
-from sparsity_gui.core.note.params import LIVE_FIELDS, M_MAX, METHODS, SETTING_FIELDS, SimParams
+from sparsity_gui.core.note.params import LIVE_FIELDS, M_MAX, METHODS, SETTING_FIELDS, SimParams, run_steps
 from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_SYMBOLS
 from sparsity_gui.core.note.simulation import LiveChange, RunScript
 from sparsity_gui.core.pins import MAX_PINS, PinnedRun, pin_dict, pin_from_dict
@@ -34,10 +34,9 @@ from sparsity_gui.core.text import short_number
 FORMAT = "sparsity-gui session"
 VERSION = 1
 MAX_SAMPLES = 10**6
+MAX_SESSION_BYTES = 16 * (M_MAX + 1000)  # M_MAX weights as base64, pins and changes
 # weights are written as a JSON list (readable) up to this many, as base64 above it
 LIST_WEIGHTS_MAX = 100_000
-# refuse schedules whose gradient descent would take longer than anyone would wait
-MAX_GD_STEPS = 10**9
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,10 @@ def _encode_weights(w0: np.ndarray) -> dict[str, Any]:
     return {"encoding": "base64-float64-le", "weights": base64.b64encode(w0.tobytes()).decode("ascii")}
 
 
-def session_dict(script: RunScript, source: W0Source, pins=()) -> dict[str, Any]:
+def session_dict(script: RunScript, source: W0Source, pins=(), results: dict | None = None) -> dict[str, Any]:
+    """The session's JSON. ``results`` (metrics.results_entry: the regime and the fitted
+    constants of the run at script.t) is written for the reader under "results"; opening a
+    session re-simulates and never reads it."""
     p = script.params
     w0_entry: dict[str, Any] = {"source": source.kind}
     if source.kind == "file":
@@ -108,19 +110,23 @@ def session_dict(script: RunScript, source: W0Source, pins=()) -> dict[str, Any]
         "t": float(script.t),
         "samples": int(script.samples),
     }
+    if results is not None:
+        out["results"] = results
     pins = list(pins)
     if pins:  # optional: a session without pins reads as before
         out["pins"] = [pin_dict(p) for p in pins]
     return out
 
 
-def session_text(script: RunScript, source: W0Source, pins=()) -> str:
-    return json_text(session_dict(script, source, pins))
+def session_text(script: RunScript, source: W0Source, pins=(), results: dict | None = None) -> str:
+    return json_text(session_dict(script, source, pins, results))
 
 
-def save_session(path: str | Path, script: RunScript, source: W0Source, pins=()) -> None:
+def save_session(
+    path: str | Path, script: RunScript, source: W0Source, pins=(), results: dict | None = None
+) -> None:
     """Write atomically: the old file stays whole if anything fails."""
-    atomic_write_text(path, session_text(script, source, pins))
+    atomic_write_text(path, session_text(script, source, pins, results))
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -287,31 +293,29 @@ def _changes(items: Any, t_now: float) -> tuple[LiveChange, ...]:
 
 
 def _check_work(script: RunScript) -> None:
-    """Refuse a schedule whose gradient descent would run for days."""
-    steps = 0.0
+    """Refuse a replay whose steps would pass the limit of bounded work (core/checks.py),
+    counted by its segments between live changes (params.run_steps)."""
+    segments = []
     params = script.params
     t_prev = 0.0
     for c in (*script.changes, LiveChange(script.t, "end", 0.0)):
-        if params.method == "gd":
-            steps += (c.t - t_prev) / params.eta
+        segments.append((params.method, params.eta, c.t - t_prev))
         if c.name != "end":
             params = params.with_changes(**{c.name: c.value})
         t_prev = c.t
-    if steps > MAX_GD_STEPS:
-        raise _Problem(
-            f"replaying to t = {script.t:g} would take {steps:.3g} gradient-descent steps "
-            f"(at most {short_number(MAX_GD_STEPS)} are allowed)"
-        )
+    try:
+        steps = run_steps(script.params.m, segments)
+        check_work("t", f"replaying to t = {short_number(script.t)}", steps, "steps")
+    except InputError as exc:
+        raise _Problem(exc.message) from None
 
 
 def parse_session(text: str) -> Session:
     """A Session from JSON text; raises _Problem naming the bad field."""
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _Problem(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
-    except RecursionError:
-        raise _Problem("not valid JSON (nested too deeply)") from None
+        obj = parse_json_text(text, "", "", "sparsity-gui session")
+    except InputError as exc:
+        raise _Problem(exc.message) from None
     if not isinstance(obj, dict):
         raise _Problem("not a sparsity-gui session (expected a JSON object)")
     if obj.get("format") != FORMAT:
@@ -368,29 +372,8 @@ def load_session(path: str | Path) -> Session:
     """Read and check a session file. Any problem raises InputError("session", ...) with
     the file and the bad field named; nothing else changes."""
     path = Path(path)
-    try:
-        if path.is_dir():
-            raise InputError("session", f"{path}: is a folder, not a session file")
-        size = path.stat().st_size
-        if size > 16 * (M_MAX + 1000):
-            raise InputError("session", f"{path}: {size} bytes is too large for a session file")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("session", f"{path}: no such file") from None
-    except PermissionError:
-        raise InputError("session", f"{path}: permission denied") from None
-    except OSError as exc:
-        raise InputError("session", f"{path}: cannot read ({exc.strerror or exc})") from None
-    if not data.strip():
-        raise InputError("session", f"{path}: the file is empty")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(
-            "session", f"{path}: not a session file (binary data, not UTF-8 JSON text)"
-        ) from None
-    if "\x00" in text:
-        raise InputError("session", f"{path}: not a session file (binary data, not JSON text)")
+    data = read_input_bytes(path, "session", MAX_SESSION_BYTES, "session file")
+    text = input_text(data, path, "session", "session file")
     try:
         return parse_session(text)
     except _Problem as exc:

@@ -19,9 +19,11 @@ from sparsity_gui.core.note.metrics import (
     COL,
     COLUMNS,
     DEFAULT_SAMPLES,
+    DecayFit,
     Moments,
     _tied_group_dies,
-    fit_decay_constant,
+    fit_decay,
+    regime_of,
 )
 from sparsity_gui.core.note.params import SimParams, needs_restart
 from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState, Solver
@@ -37,6 +39,11 @@ HISTORY_CAPACITY = 4096  # 40 decades of grid rows before the oldest are thinned
 # m = 10^7, otherwise spent before the first frame), then fills them in: they depend on m'
 # alone.
 DEFER_IDEAL_M = 1_000_000
+# The solver's work between two looks at a should_stop() (max_work: weight-steps of gradient
+# descent, steps of the exact flow): a few milliseconds of kernel, so that a stop request
+# (a signal, a window closing) acts at once. Chunking changes no result: a kernel's next
+# step depends only on the state it hands back.
+STOP_CHECK_WORK = {"gd": 1 << 24, "exact": 1 << 16}
 
 
 def tracked_ranks(nonzero: int, count: int = N_TRACKED_MAX) -> np.ndarray:
@@ -105,6 +112,20 @@ class ReplayStopped(Exception):
     """A replay was abandoned because its caller is shutting down."""
 
 
+def _advance_stoppable(solver: Solver, t_target: float, should_stop, stop_nonzero: int = -1) -> None:
+    if solver.diverged:
+        return
+    if should_stop is None:
+        solver.advance_to(t_target, stop_nonzero)
+        return
+    work = STOP_CHECK_WORK[solver.method]
+    while solver.advance_to(t_target, stop_nonzero, work) == K.REACHED_MAX_STEPS:
+        if solver.diverged:
+            return
+        if should_stop():
+            raise ReplayStopped
+
+
 def lam_schedule(lam0: float, changes: Sequence[LiveChange]) -> tuple[LamChange, ...]:
     """lam at t = 0 and after each live change of it (a later change at the same instant
     replaces the earlier one)."""
@@ -135,6 +156,8 @@ class Simulation:
         self.init = InitialState.from_weights(w0)
         self.ideal_pending = defer_ideal and self.init.m >= DEFER_IDEAL_M
         self.changes: list[LiveChange] = []  # every live change of lam, eta and method, in order
+        # (t, lam before, lam after, ||W||_1, ||W||^2) at each live change of lam: the regime there
+        self.lam_states: list[tuple[float, float, float, float, float]] = []
         self._change_rows_at: float | None = None  # apply_live's rows of this instant are open
         self.solver: Solver = self._new_solver(params.method, 0.0, None)
         self.tracked = tracked_ranks(self.init.nonzero0)
@@ -211,6 +234,13 @@ class Simulation:
         if lam == self.solver.lam:
             return
         self._accumulate_lam_t()
+        mo = self.solver.moments()
+        if self.lam_states and self.lam_states[-1][0] == mo.t:  # the last value at an instant counts
+            before = self.lam_states.pop()[1]
+        else:
+            before = mo.lam
+        if lam != before:
+            self.lam_states.append((mo.t, before, float(lam), mo.norm1, mo.norm2_sq))
         self.solver.set_lam(lam)
         self.params = self.params.with_changes(lam=lam)
         self._log_change("lam", float(lam))
@@ -374,10 +404,10 @@ class Simulation:
             if should_stop is not None and should_stop():
                 raise ReplayStopped  # the window is closing: do not finish a long replay
             while ci < len(changes) and changes[ci].t <= t:
-                self.advance(changes[ci].t)
+                self.advance_stoppable(changes[ci].t, should_stop)
                 self.apply_change(changes[ci])
                 ci += 1
-            self.advance(t)
+            self.advance_stoppable(t, should_stop)
             rows[i] = self.metrics_row()
             if record:
                 self.history.append(rows[i])
@@ -385,9 +415,17 @@ class Simulation:
                 on_sample(i)
         return rows
 
-    def time_to_nonzero(self, nonzero: int = 1) -> float:
+    def advance_stoppable(
+        self, t_target: float, should_stop: Callable[[], bool] | None, stop_nonzero: int = -1
+    ) -> None:
+        """advance(t_target, stop_nonzero) in chunks of STOP_CHECK_WORK, raising ReplayStopped
+        between two when should_stop() says so (in one go without should_stop)."""
+        _advance_stoppable(self.solver, t_target, should_stop, stop_nonzero)
+
+    def time_to_nonzero(self, nonzero: int = 1, should_stop: Callable[[], bool] | None = None) -> float:
         """The time at which m' first reaches `nonzero`, from a separate exact run of the
-        same W(0) and current lam (inf when lam = 0 and it never happens)."""
+        same W(0) and current lam (inf when lam = 0 and it never happens); should_stop as
+        in advance_stoppable."""
         if self.init.nonzero0 <= nonzero:
             return 0.0
         if self.lam <= 0.0:
@@ -398,11 +436,11 @@ class Simulation:
         u = self.init.u
         ties = int(np.count_nonzero(u == u[0]))
         if ties > nonzero:
-            probe.advance_to(math.inf, stop_nonzero=ties)
+            _advance_stoppable(probe, math.inf, should_stop, ties)
             mo = probe.moments()
             if mo.nonzero == ties and not _tied_group_dies(ties, mo.norm1 / ties, self.lam):
                 return math.inf
-        probe.advance_to(math.inf, stop_nonzero=nonzero)
+        _advance_stoppable(probe, math.inf, should_stop, nonzero)
         return probe.t
 
     # --- what is shown and saved ----------------------------------------------------
@@ -461,10 +499,45 @@ class Simulation:
         self.history.append(row, provisional=provisional)
         return row
 
+    def regime(self) -> dict:
+        """The note's premise for this run (metrics.regime_of): from W(0), and at each live
+        change of lam so far."""
+        return regime_of(
+            float(self.init.p1[-1]), float(self.init.p2[-1]), self.initial_params.lam, tuple(self.lam_states)
+        )
+
+    def decay_fit(self, rows: np.ndarray | None = None, *, exported: bool = False) -> DecayFit:
+        """fitted_c, fitted_c_bulk and fit_max_rel_dev (metrics.fit_decay) of the history (or
+        ``rows`` of it) at the instants an export samples, from the rows on screen; with
+        ``exported``, of exported rows (evenly spaced already) as they are."""
+        rows = self.history.array() if rows is None else rows
+        diverged = bool(self.solver.diverged)
+        if exported:
+            return fit_decay(rows, regime=self.regime(), diverged=diverged)
+        return fit_decay(
+            rows,
+            samples=DEFAULT_SAMPLES,
+            death_t=self.solver.death_t,
+            regime=self.regime(),
+            diverged=diverged,
+        )
+
     def fitted_c(self, rows: np.ndarray | None = None) -> float:
         """c fitted to the history (or ``rows`` of it) at the instants an export samples:
         the exported run's c, from the rows on screen."""
-        rows = self.history.array() if rows is None else rows
-        death_t = self.solver.death_t  # by rank: rank 1 dies when m' goes from 2 to 1
-        one_left_at = float(death_t[1]) if death_t.shape[0] > 1 and np.isfinite(death_t[1]) else math.inf
-        return fit_decay_constant(rows, samples=DEFAULT_SAMPLES, one_left_at=one_left_at)
+        return self.decay_fit(rows).c
+
+    def weights_at_or_above(self, x: float) -> int:
+        """How many weights have |W_k| >= x > 0 now, from the solver's state: the survivors
+        are a prefix of the ranks and |W| falls with rank, so by bisection over ranks."""
+        nonzero = self.solver.moments().nonzero
+        if not x > 0.0:
+            return nonzero  # (lam = 0: theta = 0, every survivor grows)
+        lo, hi = 0, nonzero  # answer in [lo, hi]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if float(self.solver.abs_at_ranks(np.array([mid], dtype=np.int64))[0]) >= x:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo

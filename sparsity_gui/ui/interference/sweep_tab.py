@@ -147,6 +147,7 @@ class SweepWidget(GridTab):
             seeds = int(self.seeds._parse(self.seeds.text().strip()))
             base = self._current().with_changes(n=n, m=m_values[0], steps=steps)
             spec = SweepSpec(base=base, m_values=m_values, seeds=seeds)
+            spec.check_work()
             if not self.scheduler.text().strip():
                 spec.check_memory(self.workers.value())
         except InputError as exc:

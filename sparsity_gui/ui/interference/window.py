@@ -24,6 +24,7 @@ from sparsity_gui.core.interference.params import (
     PRESETS,
     InterferenceParams,
     check_memory,
+    check_training_work,
     needs_restart,
 )
 from sparsity_gui.core.interference.pins import PIN_COLUMNS, interference_pin_label, pin_params
@@ -38,7 +39,7 @@ from sparsity_gui.ui.interference.sweep_tab import SweepWidget
 from sparsity_gui.ui.movie_dialog import add_movie_action
 from sparsity_gui.ui.pins import PinControl
 from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
-from sparsity_gui.ui.window import LiveWindow
+from sparsity_gui.ui.window import LiveWindow, last_folder, remember_folder
 
 STATUS_SECONDS = 0.1  # the status line is read, not watched: 10 Hz
 
@@ -353,7 +354,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
 
     @QtCore.Slot()
     def open_w0_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load W(0)", "", FILE_FILTER)
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load W(0)", last_folder(), FILE_FILTER)
+        remember_folder(path)
         if path:
             self.load_w0(path)
 
@@ -375,10 +377,11 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             params = self.params.with_changes(**changes)
             if "n" in changes or "m" in changes:
                 check_memory(params.n, params.m)
+            check_training_work(params)
         except InputError as exc:
             field = self.controls.fields.get(exc.field) or self.controls.fields.get(next(iter(changes)))
             if field is not None:
-                field.show_error(exc.message)
+                field.refuse(exc.message)
             else:
                 self.fail("Invalid parameter", str(exc))
                 self.controls.show_params(self.params)

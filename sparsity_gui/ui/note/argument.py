@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
 from PySide6 import QtWidgets
 
-from sparsity_gui.core.note.metrics import last_weight_fixed_point
+from sparsity_gui.core.note.metrics import last_weight_fixed_point, regime_failures
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.text import plural
 
@@ -25,30 +26,56 @@ STEPS_HTML = """
  h3 {{ margin: 6px 0 2px 0; }} p {{ margin: 0 0 6px 0; }}
  .num {{ font-family: monospace; color: #1f4e79; }} .ok {{ color: #2e7d32; }} .off {{ color: #b35900; }}
 </style>
+<p class="{regime_cls}"><b>{regime_head}</b> {regime_why}</p>
 <h3>1. Two forces, one threshold</h3>
 <p>Feature benefit pushes each weight up by (1−‖W‖²)|W<sub>k</sub>|, L1 pushes it down by λ.
 So d|W<sub>k</sub>|/dt = s·(|W<sub>k</sub>| − θ) with s = 1−‖W‖² = <span class=num>{s}</span> and
-θ = λ/s = <span class=num>{theta}</span>: <span class=num>{growing}</span> above θ grow,
+θ = λ/s = <span class=num>{theta}</span> (exact): <span class=num>{growing}</span> above θ grow,
 <span class=num>{shrinking}</span> below it shrink. <i>Panels: Weights, sorted; Sparsity force.</i></p>
 <h3>2. A dynamic balance on ‖W‖²</h3>
 <p>(1−‖W‖²)‖W‖² = <span class=num>{fp}</span> against λ‖W‖₁ = <span class=num>{rp}</span>:
-ratio <span class="num {ratio_cls}">{ratio}</span> (→ 1 after the transient). <i>Panel: Norm balance.</i></p>
+ratio <span class="num {ratio_cls}">{ratio}</span>. It tends to 1 after a transient only where a
+balance is possible: (1−‖W‖²)‖W‖² ≤ 1/4, so λ‖W‖₁ ≤ 1/4 (now λ‖W‖₁ = <span class=num>{rp}</span>).
+<i>Panel: Norm balance.</i></p>
 <h3>3. The threshold follows ‖W‖₁</h3>
-<p>At balance θ ≈ 1/‖W‖₁: θ = <span class=num>{theta}</span>, 1/‖W‖₁ = <span class=num>{w}</span>.
-<i>Panel: Weights, sorted (red vs dashed line).</i></p>
-<h3>4. How fast: w = 1/‖W‖₁ grows linearly</h3>
-<p>−d‖W‖₁/dt = λm'²Var[X]/‖W‖², so w(t) ≈ w(0) + c·λt with c = Θ(1): fitted
-c = <span class=num>{c}</span>. <i>Panel: L1 decay.</i></p>
+<p>At balance and with ‖W‖² ≈ 1, θ ≈ 1/‖W‖₁: θ = <span class=num>{theta}</span>,
+1/‖W‖₁ = <span class=num>{w}</span>. <i>Panel: Weights, sorted (red vs dashed line).</i></p>
+<h3>4. How fast: w = 1/‖W‖₁ grows about linearly</h3>
+<p>Exactly, −d‖W‖₁/dt = λm′ − (1−‖W‖²)‖W‖₁ = <span class=num>{dl1}</span>; at balance this is
+≈ λm′²Var[X]/‖W‖² = <span class=num>{dl1_bal}</span>. With RV = Θ(1) and ‖W‖² = Θ(1) the note
+gets w(t) ≈ w(0) + c·λt, c = Θ(1), in its regime. Fitted to this run: c = <span class=num>{c}</span>
+(rows with m′ ≥ 2, dominated by the few-survivor phase), bulk c = <span class=num>{c_bulk}</span>
+(rows with m′ ≥ 10, the bulk decay: the one to quote); the law with c is at most
+<span class="num {dev_cls}">{dev}</span> off ‖W‖₁ on its rows.{fit_flags}
+<i>Panel: L1 decay.</i></p>
 <h3>5. The relative variance stays Θ(1)</h3>
 <p>The survivors move by one affine map, so RV = Var[X]/E[X]² = <span class=num>{rv}</span> lies in
 [<span class=num>{lo}</span>, <span class=num>{hi}</span>] computed from W(0) alone
-(<span class="{rv_cls}">{rv_in}</span>). Identity: (1+RV)‖W‖₁²/‖W‖² = <span class=num>{ident}</span>
-= m' = <span class=num>{nonzero}</span>. <i>Panel: Relative variance.</i></p>
+(<span class="{rv_cls}">{rv_in}</span>; Θ(1) w.h.p. for W(0) of i.i.d. normals). Identity (exact):
+(1+RV)‖W‖₁²/‖W‖² = <span class=num>{ident}</span> = m′ = <span class=num>{nonzero}</span>.
+<i>Panel: Relative variance.</i></p>
 <h3>6. Until one weight is left</h3>
-<p>The survivors are always the largest m' of |W(0)|. The last one settles at the root of
-(1−w²)w = λ: w* = <span class=num>{wstar}</span> (largest weight now: <span class=num>{top}</span>).
+<p>The survivors are always the largest m′ of |W(0)|. While θ rises (‖W(0)‖² &lt; 1, λ never
+lowered) a weight that falls below θ keeps shrinking and dies; when θ falls, weights below it
+can grow again. The last one settles at the root of (1−w²)w = λ (for λ &lt; 2/(3√3)):
+w* = <span class=num>{wstar}</span> (largest weight now: <span class=num>{top}</span>).
 <i>Panel: Threshold crossing.</i></p>
 """
+
+
+def regime_sentence(regime: dict | None) -> tuple[str, str, bool]:
+    """(heading, reasons, holds) about the note's premise for the dock and the L1 panel."""
+    if regime is None:
+        return "", "", True
+    why = regime_failures(regime)
+    if not why:
+        return (
+            "The note's premise holds:",
+            f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} ≤ 1/4 (a balance is possible) and "
+            f"‖W(0)‖² = {regime['norm2_w0']:.3g} &lt; 1 with λ never lowered (θ rises).",
+            True,
+        )
+    return "The note's premise does not hold here:", "; ".join(why) + ".", False
 
 
 class NoteView(QtWidgets.QTextBrowser):
@@ -64,8 +91,7 @@ class NoteView(QtWidgets.QTextBrowser):
         from sparsity_gui.core.note.metrics import COL
 
         a = snap.sorted_abs
-        alive = a[a > 0]
-        growing = int(np.count_nonzero(alive >= snap.theta)) if math.isfinite(snap.theta) else 0
+        growing = snap.growing  # of all the weights, counted on the solver's state
         fp = snap.s * snap.norm2_sq
         rp = snap.lam * snap.norm1
         ratio = fp / rp if rp > 0 else math.nan
@@ -74,12 +100,28 @@ class NoteView(QtWidgets.QTextBrowser):
         hi = last[COL["rel_var_hi"]] if last is not None else math.nan
         rv_in = math.isfinite(rv) and lo - 1e-9 <= rv <= hi + 1e-9
         ident = (1 + rv) * snap.norm1**2 / snap.norm2_sq if snap.norm2_sq > 0 else math.nan
-        decimated = len(snap.ranks) < snap.m
+        fit = snap.fit
+        head, why, holds = regime_sentence(snap.regime)
+        mp = snap.nonzero
+        dl1 = snap.lam * mp - snap.s * snap.norm1 if mp else math.nan
+        dl1_bal = (
+            snap.lam * (mp * snap.norm2_sq - snap.norm1**2) / snap.norm2_sq if snap.norm2_sq > 0 else math.nan
+        )
+        flags = f' <span class="off">{html.escape(fit.flag_text(), quote=False)}.</span>' if fit.flags else ""
         v = dict(
+            regime_head=head,
+            regime_why=why,
+            regime_cls="ok" if holds else "off",
             s=_f(snap.s),
             theta=_f(snap.theta),
-            growing=(plural(growing, "weight") + (" (of the drawn)" if decimated else "")),
-            shrinking=f"{alive.size - growing:,}",
+            growing=plural(growing, "weight"),
+            shrinking=f"{mp - growing:,}",
+            dl1=_f(dl1),
+            dl1_bal=_f(dl1_bal),
+            c_bulk=_f(fit.c_bulk, 3),
+            dev=(f"{100 * fit.max_rel_dev:.3g} %" if math.isfinite(fit.max_rel_dev) else "–"),
+            dev_cls="ok" if math.isfinite(fit.max_rel_dev) and fit.max_rel_dev < 0.1 else "off",
+            fit_flags=flags,
             fp=_f(fp),
             rp=_f(rp),
             ratio=_f(ratio),

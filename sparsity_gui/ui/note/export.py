@@ -39,11 +39,13 @@ from sparsity_gui.core.note.files import (
     weights_npz,
 )
 from sparsity_gui.core.note.headless import resolved_format
+from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
 from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.ui.window import FORMAT_FILTERS, UNCHANGED, PanelExports, choose_folder, settings
 
+EXPORT_ALL_FORMATS = ("png", "svg")  # of each panel in Export all
 STYLE_KEY = "figures/style"  # "paper", "talk" or a .mplstyle file's path
 # each live panel's toggles as the figure's view (figures/note.py DEFAULT_VIEWS)
 VIEW_TOGGLES = {
@@ -118,8 +120,8 @@ class NoteExports(PanelExports):
             "Export all…",
             lambda _c=False: self.export_all_dialog(),
             "Ctrl+E",
-            "Write every panel and the layout (PNG, SVG, PDF, each with the script that "
-            "redraws it), the window (PNG), the data (CSV; weights and deaths as .npz above "
+            "Write every panel (PNG, SVG, each with the script that redraws it), the "
+            "window (PNG), the data (CSV; weights and deaths as .npz above "
             "10^6 weights), run.json and the session into one folder",
         )
         self.act_export_all.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
@@ -229,8 +231,8 @@ class NoteExports(PanelExports):
             "timeseries.csv": lambda: [timeseries_csv(run.rows)],
             **table_files,
             "tracked.csv": lambda: [tracked_csv(run, shown)],
-            "run.json": lambda: [json_text(run_metadata(run, script.params, COMMAND_LINE))],
-            "session.json": lambda: [session_text(script, source, pins)],
+            "run.json": lambda: [json_text(run_metadata(run, script.params, COMMAND_LINE, source))],
+            "session.json": lambda: [session_text(script, source, pins, results_entry(run.regime, run.fit))],
         }
 
     def tracked_shown(self) -> int | None:
@@ -417,13 +419,13 @@ class NoteExports(PanelExports):
         )
 
     def export_all(self, folder: str | Path, scale: float = 2.0) -> bool:
-        """One folder: every panel and the layout as PNG (300 dpi), SVG and PDF, each with
-        its JSON and script (figures/note.py, drawn from the exported data with the live
-        panels' toggles, pins and style), the window as PNG, timeseries.csv, weights.csv,
-        deaths.csv (weights.npz and deaths.npz above 10^6 weights, as `run` writes them),
-        tracked.csv, run.json, session.json and the pinned runs. Made in a worker thread
-        behind a progress bar with Cancel (in the status bar), into a temporary folder inside `folder`, then
-        moved in file by file: a cancelled or failed export leaves the folder as it was."""
+        """One folder: every panel as PNG (300 dpi) and SVG, each with its JSON and script
+        (figures/note.py, drawn from the exported data with the live panels' toggles, pins
+        and style), the window as PNG, timeseries.csv, weights.csv, deaths.csv (weights.npz
+        and deaths.npz above 10^6 weights, as `run` writes them), tracked.csv, run.json,
+        session.json and the pinned runs. Made in a worker thread behind a progress bar
+        with Cancel (in the status bar), into a temporary folder inside `folder`, then moved
+        in file by file: a cancelled or failed export leaves the folder as it was."""
         win = self.win
         folder = Path(folder)
         try:
@@ -448,7 +450,7 @@ class NoteExports(PanelExports):
             tmp = make_temp_dir(folder, "export")
         except OSError as exc:
             return win.fail("Cannot export", f"{folder}: {_os_reason(exc)}. {UNCHANGED}")
-        state = {"done": 0, "total": 9 + len(files) + len(pin_files), "what": "Drawing the figures…"}
+        state = {"done": 0, "total": 8 + len(files) + len(pin_files), "what": "Drawing the figures…"}
         cancel = threading.Event()
 
         def step(what: str) -> None:
@@ -466,7 +468,11 @@ class NoteExports(PanelExports):
             def drew(done: int, total: int) -> None:
                 step(f"Drawing the figures ({done} of {total})…")
 
-            figures = note_figure_files(data, style, cancelled=cancel.is_set, progress=drew)
+            # PNG and SVG, as before: PDF and the layout (Export figure, run --figures) would
+            # double the time at 10^7 (benchmarks/bench_figures.py)
+            figures = note_figure_files(
+                data, style, formats=EXPORT_ALL_FORMATS, layout=False, cancelled=cancel.is_set, progress=drew
+            )
             if cancel.is_set():
                 raise _Cancelled
             items: list[tuple[str, object]] = [*figures.items(), ("window.png", window_png)]

@@ -18,7 +18,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.note.initial import MAX_FILE_WEIGHTS, load_w0, needs_row, w0_arrays
-from sparsity_gui.core.note.params import SimParams, check_memory
+from sparsity_gui.core.note.metrics import results_entry
+from sparsity_gui.core.note.params import SimParams, check_memory, check_run_work
 from sparsity_gui.core.note.presets import (
     BUILTIN,
     delete_user_preset,
@@ -84,7 +85,14 @@ class FileMenu(QtCore.QObject):
         self.presets_menu.setObjectName("menu_presets")
         self.presets_menu.aboutToShow.connect(self._fill_presets)
         win.menuBar().addMenu(self.presets_menu)
+        self.presets_problem = ""  # why the user's presets file cannot be read, if it cannot
         self._fill_presets()
+        if self.presets_problem:  # said once, at the start; the menu says it while it lasts
+            win.fail(
+                "Your presets cannot be read",
+                f"{self.presets_problem}\n\nThe file is left as it is. The built-in presets work; "
+                "saving a preset needs the file repaired or moved away first.",
+            )
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -109,9 +117,11 @@ class FileMenu(QtCore.QObject):
             act.setStatusTip(preset.description)
             act.triggered.connect(lambda _c=False, n=preset.name: self.apply_preset(n))
         menu.addSeparator()
+        self.presets_problem = ""
         try:
             user = load_user_presets()
         except InputError as exc:
+            self.presets_problem = exc.message
             user = []
             bad = menu.addAction("(your presets file cannot be read)")
             bad.setToolTip(exc.message)
@@ -136,7 +146,11 @@ class FileMenu(QtCore.QObject):
         try:
             script, source = win.current_script()
             pins = win.pin_control.pins
-            atomic_write_bytes(path, session_text(script, source, pins).encode("utf-8"))
+            # the regime and the constants of the replayed run, as Export all writes them: a
+            # function of the session alone (the screen's fit is of the wall-clock history)
+            run = win.exports.replayed(script)
+            results = results_entry(run.regime, run.fit)
+            atomic_write_bytes(path, session_text(script, source, pins, results).encode("utf-8"))
         except InputError as exc:
             return win.fail("Cannot save the session", exc.message)
         except OSError as exc:
@@ -198,6 +212,7 @@ class FileMenu(QtCore.QObject):
         try:
             params = find_preset(name).params()
             check_memory(params.m)
+            check_run_work(params)
         except InputError as exc:
             return win.fail("Cannot use the preset", exc.message)
         speed = default_speed(params.lam)

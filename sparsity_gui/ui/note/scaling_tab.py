@@ -19,7 +19,7 @@ from sparsity_gui.core.checks import parse_m_values, parse_number_list
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams
-from sparsity_gui.core.note.scaling import ScalingGrid, run_scaling, summarize
+from sparsity_gui.core.note.scaling import ScalingGrid, in_regime, run_scaling, summarize
 from sparsity_gui.core.text import short_number
 from sparsity_gui.plots.scaling import SCALING_PANEL_TYPES, power_text
 from sparsity_gui.ui.fields import Field, parse_int_in
@@ -34,10 +34,22 @@ TABLE_COLUMNS = (
     ("λ", None),
     ("runs", None),
     ("λ·T", "lam_t_one"),
-    ("fitted c", "fitted_c"),
+    ("c (m′ ≥ 2)", "fitted_c"),
+    ("c bulk (m′ ≥ 10)", "fitted_c_bulk"),
+    ("max dev", "fit_max_rel_dev"),
     ("RV mean", "rel_var_mean"),
     ("balance", "balance_ratio"),
+    ("λ‖W(0)‖₁", "lam_norm1_0"),
 )
+REGIME_COLUMN = "note's regime"  # the last column: λ‖W(0)‖₁ ≤ 1/4 or why not
+COLUMN_TIPS = {
+    "fitted_c": "c in 1/‖W‖₁ ≈ 1/‖W(0)‖₁ + c·λt, least squares over the rows with m′ ≥ 2 "
+    "(evenly spaced in t: the few-survivor phase dominates it); mean ± SD over seeds",
+    "fitted_c_bulk": "the same fit over the rows with m′ ≥ 10: the bulk decay the note "
+    "describes, the constant to quote; mean ± SD over seeds",
+    "fit_max_rel_dev": "largest |1/(w(0) + c·λt) − ‖W‖₁| / ‖W‖₁ over the rows with m′ ≥ 2 (mean over seeds)",
+    "lam_norm1_0": "λ‖W(0)‖₁: the balance needs it ≤ 1/4",
+}
 TEXTS = GridTabTexts(
     name="scaling",
     grid="grid",
@@ -114,9 +126,12 @@ class ScalingWidget(GridTab):
         self.fields = {"m": self.m, "lam": self.lam, "seeds": self.seeds}
 
         self.panels = [cls() for cls in SCALING_PANEL_TYPES]
-        self.table = QtWidgets.QTableWidget(0, len(TABLE_COLUMNS))
+        self.table = QtWidgets.QTableWidget(0, len(TABLE_COLUMNS) + 1)
         self.table.setObjectName("scaling_table")
-        self.table.setHorizontalHeaderLabels([name for name, _ in TABLE_COLUMNS])
+        self.table.setHorizontalHeaderLabels([name for name, _ in TABLE_COLUMNS] + [REGIME_COLUMN])
+        for j, (_name, col) in enumerate(TABLE_COLUMNS):
+            if col in COLUMN_TIPS:
+                self.table.horizontalHeaderItem(j).setToolTip(COLUMN_TIPS[col])
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
@@ -179,6 +194,7 @@ class ScalingWidget(GridTab):
                 sigma=p.sigma,
             )
             grid.check_memory(self.workers.value() if scheduler is None else 1)
+            grid.check_work()
         except InputError as exc:
             self.show_input_error(exc)
             return None
@@ -224,6 +240,7 @@ class ScalingWidget(GridTab):
         for i, c in enumerate(cells):
             texts = [f"{c.m:,}", power_text(c.lam), str(c.runs)]
             texts += [_mean_sd(c.mean[col], c.std[col]) for _name, col in TABLE_COLUMNS[3:]]
+            texts.append("yes" if in_regime(c) else "no: λ‖W(0)‖₁ > 1/4")
             for j, text in enumerate(texts):
                 item = QtWidgets.QTableWidgetItem(text)
                 item.setTextAlignment(

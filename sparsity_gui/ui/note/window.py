@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.files import timeseries_csv
-from sparsity_gui.core.note.params import SimParams, check_memory, needs_restart
+from sparsity_gui.core.note.params import SimParams, check_memory, check_run_work, needs_restart
 from sparsity_gui.core.note.pins import PIN_COLUMNS, note_pin_label, pin_params
 from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
 from sparsity_gui.core.note.session import DEFAULT_SAMPLES, W0Source
@@ -19,6 +19,7 @@ from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.core.weights_files import FILE_FILTER
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.note import GRID_PANELS, PANEL_TYPES, TABBED_WITH
+from sparsity_gui.ui.fields import Field
 from sparsity_gui.ui.movie_dialog import add_movie_action
 from sparsity_gui.ui.note.argument import NoteView
 from sparsity_gui.ui.note.controls import ControlPanel
@@ -27,7 +28,26 @@ from sparsity_gui.ui.note.file_menu import FileMenu
 from sparsity_gui.ui.note.movie_dialog import note_movie_source
 from sparsity_gui.ui.note.scaling_tab import ScalingWidget
 from sparsity_gui.ui.pins import PinControl
-from sparsity_gui.ui.window import LiveWindow
+from sparsity_gui.ui.window import LiveWindow, last_folder, remember_folder
+
+# the widest text each status field shows in a run up to m = 10^7 (the fields' widths)
+STATUS_WIDEST = {
+    "state": "compiling",
+    "t": "t = 8888.888",
+    "nonzero": "m' = 10,000,000",
+    "norm2": "‖W‖² = 0.888888",
+    "norm1": "‖W‖₁ = 8888.88",
+    "theta": "θ = 0.8888",
+    "sps": "88,888,888 steps/s",
+    "fps": "88 fps",
+}
+NOT_YET = "—"  # a status field with nothing to show yet
+
+
+def steps_per_second_text(rate: float) -> str:
+    """The solver's rate, or — where there is none (a new run's first snapshot, whose
+    rate is measured across the reset and can come out negative)."""
+    return f"{rate:,.0f} steps/s" if np.isfinite(rate) and rate >= 0 else f"{NOT_YET} steps/s"
 
 
 class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
@@ -218,6 +238,17 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         m_view.addAction(self.note_dock.toggleViewAction())
         m_view.addAction(tb.toggleViewAction())
         m_view.addSeparator()
+        self.act_follow_live = QtGui.QAction("Time axes follow the live run", self)
+        self.act_follow_live.setObjectName("act_follow_live")
+        self.act_follow_live.setCheckable(True)
+        self.act_follow_live.setChecked(True)
+        self.act_follow_live.setToolTip(
+            "The time axes span the live run alone (pinned runs drawn where they fall); "
+            "unchecked, they hold every pinned run too"
+        )
+        self.act_follow_live.toggled.connect(self.set_follow_live)
+        m_view.addAction(self.act_follow_live)
+        m_view.addSeparator()
         m_view.addAction(self.act_reset_layout)
         self.help_menu(menu)
 
@@ -234,11 +265,21 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
                 ("fps", "frames drawn per second"),
             ),
             80,
+            STATUS_WIDEST,
         )
         self.status_labels["state"].setText("compiling")
 
     def layout_docks(self) -> list:
         return [self.param_dock, self.note_dock]
+
+    @QtCore.Slot(bool)
+    def set_follow_live(self, follow: bool) -> None:
+        """View > Time axes follow the live run: on each panel, at once."""
+        for panel in self.panels:
+            setter = getattr(panel, "set_follow_live", None)
+            if setter is not None:
+                setter(follow)
+                panel.redraw()
 
     # --- commands ----------------------------------------------------------------------
     @QtCore.Slot()
@@ -275,7 +316,16 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         self.runner.start_run(params, self.run_id, w0=self.w0 if params.w0_path else None, script=script)
         self.controls.show_params(params)
         # until the new run's first snapshot (W(0) drawn and sorted: seconds at m = 10^7)
-        self.status_labels["state"].setText("preparing")
+        # the old run's numbers are not shown beside the new state
+        self._show_preparing()
+
+    def _show_preparing(self) -> None:
+        self.set_status("state", "preparing")
+        names = {"t": "t", "nonzero": "m'", "norm2": "‖W‖²", "norm1": "‖W‖₁", "theta": "θ"}
+        for key, name in names.items():
+            self.set_status(key, f"{name} = {NOT_YET}")
+        self.set_status("sps", f"{NOT_YET} steps/s")
+        self.set_status("fps", f"{NOT_YET} fps")
 
     def current_script(self, samples: int = DEFAULT_SAMPLES) -> tuple[RunScript, W0Source]:
         """The run on screen up to the instant on screen (parameters at t = 0, W(0), live
@@ -299,7 +349,12 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             params = self.params.with_changes(**changes)
             if params.w0_path is None and "m" in changes:
                 check_memory(params.m)
+            check_run_work(params)
         except InputError as exc:
+            field = getattr(self.controls, exc.field, None)
+            if isinstance(field, Field) and exc.field in changes:  # at the field just typed in
+                field.refuse(exc.message)
+                return
             QtWidgets.QMessageBox.warning(self, "Invalid parameter", str(exc))
             self.controls.show_params(self.params)
             return
@@ -322,7 +377,8 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
 
     @QtCore.Slot()
     def open_w0_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load W(0)", "", FILE_FILTER)
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load W(0)", last_folder(), FILE_FILTER)
+        remember_folder(path)
         if path:
             self.files.load_w0(path)
         else:
@@ -346,6 +402,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             self._frozen_after_warm_up = True
             gc.freeze()
         state_changed = self.snapshot is None or self.snapshot.state != snap.state
+        new_run = self.snapshot is None or self.snapshot.run_id != snap.run_id
         self.snapshot = snap
         if state_changed:
             self.show_transport()
@@ -355,7 +412,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         # numbers are read, not watched: 10 Hz is plenty, and each label change re-lays out
         # the status bar; an idle run's last snapshot is always shown (no other will come)
         idle = snap.state != "running"
-        if now >= self._status_due or idle:
+        if now >= self._status_due or idle or new_run:  # a new run's first frame says so
             self._status_due = now + 0.1
             self._update_status(snap)
         if now >= self._note_due or idle:
@@ -369,16 +426,16 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
                 self.show_error(snap.message)
 
     def _update_status(self, snap: Snapshot) -> None:
-        L = self.status_labels
-        L["state"].setText(snap.state)
-        L["t"].setText(f"t = {snap.t:.6g}")
-        L["nonzero"].setText(f"m' = {snap.nonzero:,}")
-        L["norm2"].setText(f"‖W‖² = {snap.norm2_sq:.6f}")
-        L["norm1"].setText(f"‖W‖₁ = {snap.norm1:.6g}")
-        L["theta"].setText(f"θ = {snap.theta:.4g}")
-        L["sps"].setText(f"{snap.steps_per_second:,.0f} steps/s")
+        put = self.set_status
+        put("state", snap.state)
+        put("t", f"t = {snap.t:.6g}")
+        put("nonzero", f"m' = {snap.nonzero:,}")
+        put("norm2", f"‖W‖² = {snap.norm2_sq:.6f}")
+        put("norm1", f"‖W‖₁ = {snap.norm1:.6g}")
+        put("theta", f"θ = {snap.theta:.4g}")
+        put("sps", steps_per_second_text(snap.steps_per_second))
         # idle, nothing is painted: the last rate would be stale
-        L["fps"].setText(f"{self.fps:.0f} fps" if snap.state == "running" else "— fps")
+        put("fps", f"{self.fps:.0f} fps" if snap.state == "running" else f"{NOT_YET} fps")
 
     # --- shutdown ----------------------------------------------------------------------
     def shutdown(self) -> None:

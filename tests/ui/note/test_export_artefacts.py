@@ -48,7 +48,7 @@ def test_live_legends_do_not_cover_data(qtbot, make_window, size):
     for panel in win.panels:
         panel.update_from(win.snapshot)
     checked = sum(check_legends_clear_of_data(panel) for panel in win.panels)
-    assert checked == 8  # seven panels with legends, the balance panel's two plots
+    assert checked == 7  # seven panels with legends (a stacked pair shares one, under both)
 
 
 def test_theta_is_broken_at_a_lam_change_and_tracked_curves_are_the_csv(qtbot, make_window, tmp_path):

@@ -160,9 +160,7 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     out = tmp_path / "export"
     assert win.exports.export_all(out), win.last_error
     names = {p.name for p in out.iterdir()}
-    expected = {
-        f"{n}.{ext}" for n in (*PANEL_FILES, "layout") for ext in ("png", "svg", "pdf", "json", "py")
-    } | {
+    expected = {f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg", "json", "py")} | {
         "window.png",
         "timeseries.csv",
         "weights.csv",
@@ -198,7 +196,7 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
         check_png(out / f"{name}.png")
     check_png(out / "window.png", (1000, 600))
     for name, words in (
-        ("l1_decay", ["c = "]),
+        ("l1_decay", ["‖", "λ"]),
         ("relative_variance", ["run"]),
         ("threshold_crossing", ["dies"]),
     ):
@@ -206,7 +204,6 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
         assert root.tag == SVG + "svg" and root.get("version") == "1.1"
         texts = " ".join("".join(el.itertext()) for el in root.iter(SVG + "text"))
         assert all(w in texts for w in words), (name, texts[:300])
-        assert (out / f"{name}.pdf").read_bytes().startswith(b"%PDF")
     drawn = json.loads((out / "l1_decay.json").read_text())
     np.testing.assert_array_equal(np.array(drawn["norm1"], float), ts[:, COL["norm1"]])
 
@@ -430,7 +427,7 @@ def test_run_figures_headless(tmp_path):
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=900,  # a loaded machine: the figures alone took 2 min of wall time there
         env=env,
     )
     assert proc.returncode == 0, proc.stderr

@@ -342,7 +342,7 @@ def test_help_lists_the_shortcuts_and_quit_closes_every_window(qtbot, make_windo
     assert menus[-1] == "&Help"
     text = win.shortcuts_text()
     for key, what in (
-        ("Space", "Pause"),
+        ("Space", "Play / pause"),
         ("Right", "Step"),
         ("Ctrl+R", "Reset"),
         ("Ctrl+E", "Export all"),
@@ -394,7 +394,7 @@ def test_theta_is_unmistakable_and_tracked_weights_are_keyed_by_rank(qtbot, make
     assert lum == sorted(lum), "dark for the largest initial weight, lighter down the ranks"
     ranks = win.snapshot.tracked_ranks[shown] + 1
     key = panel.plot.legend.getLabel(panel.key_sample).text
-    assert key == f"|W_k|, initial rank {ranks[0]} (dark) … {ranks[-1]} (light)" and ranks[0] == 1
+    assert key == f"|W_k| by initial rank, {ranks[0]} (dark) … {ranks[-1]:,}" and ranks[0] == 1
 
 
 def test_a_lam_drag_is_one_change_with_one_readable_marker(qtbot, make_window):

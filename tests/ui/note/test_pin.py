@@ -102,12 +102,21 @@ def test_pin_keeps_a_read_only_copy_drawn_faded_through_resets_and_changes(qtbot
     assert snap.t < t[-1]
     feature = panel(win, "BalancePanel").pinned_items[1][0]
     np.testing.assert_array_equal(feature.yData, history[:, COLUMNS.index("feature_push")])
-    # the auto-range takes the pinned curves in: the shared time axis reaches the pin's end
+    # by default the time axes follow the live run: the pin, longer, runs past their end
+    live_t = win.snapshot.t
+    for name in ("ThresholdPanel", "BalancePanel", "DecayPanel"):
+        x_lo, x_hi = panel(win, name).plot.vb.viewRange()[0]
+        assert x_lo <= 0.0 and live_t <= x_hi < t[-1], name
+    # View > Time axes follow the live run, unchecked: they take the pinned curves in
+    win.act_follow_live.trigger()
+    assert not win.act_follow_live.isChecked()
+    qtbot.wait(50)
     for name in ("ThresholdPanel", "BalancePanel", "DecayPanel"):
         x_lo, x_hi = panel(win, name).plot.vb.viewRange()[0]
         assert x_lo <= 0.0 and x_hi >= t[-1], name
     y_lo, y_hi = balance_plot.vb.viewRange()[1]
-    pushes = history[:, [COLUMNS.index("feature_push"), COLUMNS.index("reg_push")]]
+    settled = history[:, COLUMNS.index("t")] >= 1.0  # the panel's range is set after the transient
+    pushes = history[settled][:, [COLUMNS.index("feature_push"), COLUMNS.index("reg_push")]]
     assert y_lo <= pushes.min() and y_hi >= pushes.max()
     # a new m (a new run): the label names both differences, lam first
     win.on_params_changed({"m": 300})

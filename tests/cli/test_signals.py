@@ -1,0 +1,242 @@
+"""SIGINT, SIGTERM and SIGHUP end every headless command, as real subprocesses sent real
+signals once their run has visibly started (their progress bar is on a terminal):
+
+- the status is 128 + the signal (130, 143, 129), stderr is one `error:` line and no
+  traceback, and nothing is left behind: no DIR, no temporary folder;
+- the runs chosen would take hours (a gradient descent of 10^7 steps of 10^6 weights that
+  lam = 1e-5 keeps alive, with no sample between; a training of 10^8 steps), so a command
+  that did not stop between bounded chunks of its work would run into the test's bound;
+- each command is started with SIGINT ignored, as a command started in the background
+  (`cmd &`) is: `kill -INT` must end it all the same;
+- a temporary folder left by a process killed outright (SIGKILL) is removed by the next run
+  into the same DIR, and one of a live process is left alone.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import signal
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+from cluster_cli import ENV, in_terminal, read_rest, read_until
+
+LONG = {
+    "run": [
+        "run",
+        "--method",
+        "gd",
+        "--m",
+        "1e6",
+        "--lam",
+        "1e-5",
+        "--eta",
+        "1e-3",
+        "--t-end",
+        "1e4",
+        "--samples",
+        "2",
+    ],  # fmt: skip
+    "interference": ["interference", "--n", "64", "--m", "64", "--steps", "100000000"],
+    "sweep": [
+        "sweep",
+        "--n",
+        "64",
+        "--m",
+        "64,128",
+        "--seeds",
+        "1",
+        "--steps",
+        "100000000",
+        "--jobs",
+        "1",
+        "--no-figure",
+    ],  # fmt: skip
+    "scaling": ["scaling", "--m", "3e6", "--lam", "1e-3", "--seeds", "8", "--jobs", "1", "--no-figure"],
+}
+# what the progress bar shows once the work is under way
+STARTED = {"run": "gd [", "interference": "step ", "sweep": "runs 0/2", "scaling": "runs 0/8"}
+WAIT = 120  # seconds: a bound on every wait, so that no test can hang
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as for a background job
+
+
+def _start(command: str, folder: Path, out: str = "out"):
+    """The command on a terminal (its bar drawn from the start), SIGINT ignored on entry."""
+    return in_terminal(command, [*LONG[command][1:], "--out", out], folder, preexec_fn=_ignore_sigint)
+
+
+def _stop(proc) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.communicate()
+
+
+def _temp_folders(folder: Path, name: str = "out") -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(f".{name}."))
+
+
+def _interrupt(command: str, sig: int, folder: Path) -> tuple[int, str, str]:
+    """Start `command`, wait until its bar shows the work started, send `sig`, and return
+    (status, stdout, what the terminal showed after the signal)."""
+    proc, fd = _start(command, folder)
+    try:
+        read_until(fd, lambda line: STARTED[command] in line, proc, timeout=WAIT)
+        assert _temp_folders(folder), "the run is under way: its temporary folder exists"
+        os.kill(proc.pid, sig)
+        out, _ = proc.communicate(timeout=WAIT)
+        shown = read_rest(fd)
+    finally:
+        _stop(proc)
+        os.close(fd)
+    return proc.returncode, out.decode(), shown
+
+
+def _error_lines(shown: str) -> list[str]:
+    lines = [line.strip() for line in shown.replace("\r", "\n").split("\n")]
+    return [line for line in lines if line.startswith("error:")]
+
+
+@pytest.mark.parametrize(
+    "command, sig",
+    [
+        ("run", signal.SIGINT),
+        ("run", signal.SIGTERM),
+        ("run", signal.SIGHUP),
+        ("interference", signal.SIGHUP),
+        ("sweep", signal.SIGINT),
+        ("scaling", signal.SIGTERM),
+    ],
+    ids=lambda v: v if isinstance(v, str) else signal.Signals(v).name,
+)
+def test_a_signal_ends_the_command_and_leaves_nothing(tmp_path, command, sig):
+    status, out, shown = _interrupt(command, sig, tmp_path)
+    assert status == 128 + sig, shown
+    assert "Traceback" not in shown and "KeyboardInterrupt" not in shown, shown
+    assert out == ""
+    errors = _error_lines(shown)
+    if command == "scaling" and (tmp_path / "out").exists():
+        # a run of the grid finished just before the signal: it is kept, said so
+        assert len(errors) == 1 and "runs that finished" in errors[0], shown
+        assert json.loads((tmp_path / "out" / "scaling.json").read_text())["complete"] is False
+        assert _temp_folders(tmp_path) == []
+        return
+    assert errors == ["error: interrupted; nothing was written"], shown
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_left_by_a_killed_run_is_removed_by_the_next_run(tmp_path):
+    """SIGKILL leaves the temporary folder (nothing can clean up); the next run into the
+    same DIR recognises it (its process is gone, its lock free) and removes it."""
+    proc, fd = _start("run", tmp_path)
+    try:
+        read_until(fd, lambda line: STARTED["run"] in line, proc, timeout=WAIT)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=WAIT)
+    finally:
+        _stop(proc)
+        os.close(fd)
+    left = _temp_folders(tmp_path)
+    assert len(left) == 1 and left[0].startswith(f".out.tmp-{proc.pid}-"), left
+    done = subprocess.run(
+        [sys.executable, "-m", "sparsity_gui", "run", "--m", "50", "--samples", "5", "--out", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        env=ENV,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_the_temporary_folder_of_a_live_run_is_left_alone(tmp_path):
+    """A second command into the same DIR while the first still runs: the first's folder is
+    kept (its process is alive), the second writes DIR, the first then ends cleanly."""
+    proc, fd = _start("run", tmp_path)
+    try:
+        read_until(fd, lambda line: STARTED["run"] in line, proc, timeout=WAIT)
+        first = _temp_folders(tmp_path)
+        done = subprocess.run(
+            [sys.executable, "-m", "sparsity_gui", "run", "--m", "50", "--samples", "5", "--out", "out"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+            env=ENV,
+        )
+        assert done.returncode == 0, done.stderr
+        assert _temp_folders(tmp_path) == first
+        assert proc.poll() is None
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=WAIT)
+        shown = read_rest(fd)
+    finally:
+        _stop(proc)
+        os.close(fd)
+    assert proc.returncode == 128 + signal.SIGTERM, shown
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert (tmp_path / "out" / "run.json").is_file()
+
+
+def test_nohup_keeps_a_command_going_when_the_terminal_closes(tmp_path):
+    """SIGHUP ignored on entry (nohup) stays ignored: SIGHUP and then SIGTERM end the run
+    with SIGTERM's status (a SIGHUP acted on would have ended it with 129 first)."""
+
+    def like_nohup() -> None:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    proc, fd = in_terminal("run", [*LONG["run"][1:], "--out", "out"], tmp_path, preexec_fn=like_nohup)
+    try:
+        read_until(fd, lambda line: STARTED["run"] in line, proc, timeout=WAIT)
+        os.kill(proc.pid, signal.SIGHUP)
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=WAIT)
+        shown = read_rest(fd)
+    finally:
+        _stop(proc)
+        os.close(fd)
+    assert proc.returncode == 128 + signal.SIGTERM, shown
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_closing_the_terminal_ends_the_command_as_sighup(tmp_path):
+    """The command's controlling terminal closes (its pseudo-terminal's master end): the
+    kernel sends SIGHUP; the command, its stderr now a dead terminal, still removes its
+    temporary folder and ends with 129."""
+
+    def own_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # stdin, the pseudo-terminal: the controlling one
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sparsity_gui", *LONG["run"], "--out", "out"],
+        cwd=tmp_path,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env={**ENV, "SPARSITY_GUI_PROGRESS_AFTER": "0"},
+        preexec_fn=own_terminal,
+    )
+    os.close(slave)
+    try:
+        read_until(master, lambda line: STARTED["run"] in line, proc, timeout=WAIT)
+        os.close(master)  # the terminal window is closed
+        master = -1
+        out, _ = proc.communicate(timeout=WAIT)
+    finally:
+        _stop(proc)
+        if master >= 0:
+            os.close(master)
+    assert proc.returncode == 128 + signal.SIGHUP
+    assert out == b""
+    assert list(tmp_path.iterdir()) == []

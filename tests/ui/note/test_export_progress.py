@@ -1,0 +1,80 @@
+"""Export all runs in a worker thread behind a progress bar with Cancel: the window keeps
+running and painting meanwhile, Cancel leaves the folder as it was (a new one is not
+left behind), and the chosen figure style is used and remembered."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6 import QtCore, QtWidgets
+
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.ui.note.export import STYLE_KEY
+from sparsity_gui.ui.window import settings
+
+TIMEOUT = 20_000
+
+
+def _running(qtbot, win, t=1.0):
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > t, timeout=TIMEOUT)
+
+
+def test_cancel_leaves_nothing_and_the_run_goes_on(qtbot, make_window, tmp_path):
+    win = make_window(SimParams(m=3000, lam=1e-2, seed=2), speed=5.0)
+    _running(qtbot, win)
+    seen: dict = {}
+
+    def press_cancel():
+        progress = win.exports.progress
+        if progress is None:
+            QtCore.QTimer.singleShot(20, press_cancel)
+            return
+        bar, button = progress
+        seen["bar"] = bar.isVisible() and bar.maximum() > 0
+        seen["t"] = win.snapshot.t
+        button.click()
+
+    for folder in (tmp_path / "new", tmp_path / "earlier"):
+        if folder.name == "earlier":
+            folder.mkdir()
+            (folder / "weights_sorted.png").write_bytes(b"earlier figure")
+        QtCore.QTimer.singleShot(0, press_cancel)
+        assert not win.exports.export_all(folder)
+        assert win.last_error == "Export cancelled"
+        assert seen["bar"]
+        if folder.name == "new":
+            assert not folder.exists()
+        else:
+            assert sorted(p.name for p in folder.iterdir()) == ["weights_sorted.png"]
+            assert (folder / "weights_sorted.png").read_bytes() == b"earlier figure"
+        assert win.exports.progress is None
+        shown = [w for w in win.statusBar().findChildren(QtWidgets.QProgressBar) if w.isVisible()]
+        assert not shown  # taken out of the status bar (deleted later)
+    # the run went on while the export was made, and paints on
+    t = win.snapshot.t
+    qtbot.waitUntil(lambda: win.snapshot.t > t, timeout=TIMEOUT)
+    assert win.snapshot.state == "running"
+
+
+def test_the_style_chosen_is_used_and_remembered(qtbot, make_window, tmp_path):
+    win = make_window(SimParams(m=200, lam=1e-2, seed=1), speed=20.0)
+    _running(qtbot, win)
+    win.set_playing(False)
+    qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
+    bad = tmp_path / "bad.mplstyle"
+    bad.write_text("lines.linewidth: thick\n")
+    assert not win.exports.set_style(bad)
+    assert "bad.mplstyle" in win.last_error and win.exports.style() == "paper"
+    good = tmp_path / "wide.mplstyle"
+    good.write_text("lines.linewidth: 2.2\n")
+    try:
+        assert win.exports.set_style(good)
+        assert settings().value(STYLE_KEY) == str(good)
+        assert win.exports._style_actions["file"].isChecked()
+        assert win.exports.export_figure(3, tmp_path / "decay.png", dpi=100)
+        script = (tmp_path / "decay.py").read_text()
+        assert "'lines.linewidth': 2.2" in script
+        drawn = json.loads((tmp_path / "decay.json").read_text())
+        assert len(drawn["t"]) == len(win.current_script()[0].sample_times())
+    finally:
+        settings().remove(STYLE_KEY)
