@@ -40,7 +40,11 @@ class CleanParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         talk = self.add_argument_group("messages").add_mutually_exclusive_group()
         talk.add_argument(
-            "-v", "--verbose", action="store_true", help="also log what is done, for a developer (and Dask's)"
+            "-v",
+            "--verbose",
+            action="store_true",
+            help="also log what is done, for a developer, and dask.distributed's own log (without "
+            "it a cluster that fails the run is one error: line)",
         )
         talk.add_argument("-q", "--quiet", action="store_true", help="print only errors")
 
@@ -118,16 +122,6 @@ def say(text: str) -> None:
 def fail(message: str) -> NoReturn:
     sys.stderr.write(f"error: {message}\n")
     raise SystemExit(2)
-
-
-def add_verbose_option(group) -> None:
-    """--verbose of the commands that run on a cluster (see run_grid)."""
-    group.add_argument(
-        "--verbose",
-        action="store_true",
-        help="show dask.distributed's own log (its warnings and tracebacks) on stderr; "
-        "without it a cluster that fails the run is one error: line",
-    )
 
 
 def add_output_options(group) -> None:

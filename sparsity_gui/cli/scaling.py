@@ -11,7 +11,6 @@ from sparsity_gui.cli.common import (
     CleanParser,
     add_figure_options,
     add_output_options,
-    add_verbose_option,
     fail,
     figure_style_from_args,
     grid_wait_seconds,
@@ -98,7 +97,6 @@ def build_scaling_parser() -> CleanParser:
         "local:N to start N worker processes on this machine. Needs the extra: "
         f"{EXTRA_HINT}. The results are the same as without it",
     )
-    add_verbose_option(r)
     o = p.add_argument_group("output")
     add_output_options(o)
     o.add_argument(

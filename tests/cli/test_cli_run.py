@@ -401,10 +401,16 @@ def test_sigterm_mid_run_leaves_nothing(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(4.0)
+    # the signal goes once the run has visibly started (its temporary folder is there), not
+    # after a fixed sleep: on a loaded machine the interpreter may still be importing then
+    deadline = time.monotonic() + 120
+    while not any(p.name.startswith(".out.") for p in tmp_path.iterdir()):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the temporary folder never appeared"
+        time.sleep(0.05)
     assert proc.poll() is None, "the run should still be going"
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signal.SIGTERM
     assert "interrupted" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
