@@ -50,6 +50,18 @@ def _create_temp_file(path: Path) -> tuple[int, Path]:
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
 
 
+def make_temp_dir(parent: Path, name: str) -> Path:
+    """A new, empty folder `.<name>.<random>` in `parent`, with the mode mkdir gives."""
+    for _ in range(100):
+        tmp = _temp_name(parent, name, "")
+        try:
+            os.mkdir(tmp, _DIR_MODE)
+            return tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(parent))
+
+
 # The folders a ResultDir leaves beside DIR while it works: `.DIR.tmp-PID-RANDOM` (the run's
 # files, locked with flock for as long as the process lives) and, during a --force commit,
 # `.DIR.old-PID` (the earlier DIR). A process that is killed outright (SIGKILL, power loss)
