@@ -47,7 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     whole_process = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--version" in argv and argv[0] not in COMMANDS:
-        print(version_text())
+        from sparsity_gui.cli.common import closed_pipe_status
+
+        try:
+            print(version_text(), flush=True)
+        except BrokenPipeError:  # `--version | head -0`: quietly, as every command
+            return closed_pipe_status()
         return 0
     if argv and argv[0] in COMMANDS:
         from sparsity_gui.cli.common import headless_command

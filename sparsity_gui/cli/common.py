@@ -90,6 +90,13 @@ class _CurrentStream(logging.StreamHandler):
     def stream(self, _value) -> None:
         pass
 
+    def handleError(self, record: logging.LogRecord) -> None:
+        # a closed pipe or terminal must reach headless_command (status 141, quietly), not be
+        # printed as logging's own "--- Logging error ---" report
+        if isinstance(sys.exc_info()[1], OSError):
+            raise
+        super().handleError(record)
+
 
 def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
     """The user's messages (say) go to stdout, the logs to stderr: warnings and errors by
