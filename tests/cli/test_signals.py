@@ -7,7 +7,8 @@ signals once their run has visibly started (their progress bar is on a terminal)
   lam = 1e-5 keeps alive, with no sample between; a training of 10^8 steps), so a command
   that did not stop between bounded chunks of its work would run into the test's bound;
 - each command is started with SIGINT ignored, as a command started in the background
-  (`cmd &`) is: `kill -INT` must end it all the same;
+  (`cmd &`) is: `kill -INT` must end it all the same; SIGHUP is at its default even when the
+  test runner itself runs under nohup;
 - a temporary folder left by a process killed outright (SIGKILL) is removed by the next run
   into the same DIR, and one of a live process is left alone.
 """
@@ -67,6 +68,9 @@ WAIT = 120  # seconds: a bound on every wait, so that no test can hang
 
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as for a background job
+    # and SIGHUP at its default, as a terminal's command has it, whatever the test runner
+    # inherited (under nohup it is ignored, and the command rightly keeps it so)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def _start(command: str, folder: Path, out: str = "out"):
@@ -214,6 +218,7 @@ def test_closing_the_terminal_ends_the_command_as_sighup(tmp_path):
     temporary folder and ends with 129."""
 
     def own_terminal() -> None:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)  # not nohup's SIG_IGN, if pytest has it
         os.setsid()
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # stdin, the pseudo-terminal: the controlling one
 
