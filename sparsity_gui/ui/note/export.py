@@ -43,7 +43,15 @@ from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
 from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.core.note.simulation import RunScript
-from sparsity_gui.ui.window import FORMAT_FILTERS, UNCHANGED, PanelExports, choose_folder, settings
+from sparsity_gui.ui.window import (
+    FORMAT_FILTERS,
+    UNCHANGED,
+    PanelExports,
+    choose_folder,
+    in_last_folder,
+    remember_folder,
+    settings,
+)
 
 EXPORT_ALL_FORMATS = ("png", "svg")  # of each panel in Export all
 STYLE_KEY = "figures/style"  # "paper", "talk" or a .mplstyle file's path
@@ -614,10 +622,11 @@ class NoteExports(PanelExports):
         name = self.panel_name(target) or self.WINDOW_FIGURE
         filters = ";;".join(FORMAT_FILTERS[f] for f in (("png",) if name == "window" else self.FORMATS))
         path, chosen = QtWidgets.QFileDialog.getSaveFileName(
-            self.win, "Export figure", f"{name}.png", filters
+            self.win, "Export figure", in_last_folder(f"{name}.png"), filters
         )
         if not path:
             return
+        remember_folder(path)
         if not Path(path).suffix:
             path += {"S": ".svg", "P": ".pdf"}.get(chosen[:1], ".png")
         dpi = 300.0
