@@ -13,7 +13,7 @@ import numpy as np
 
 from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.runner import Snapshot, snapshot_of
-from sparsity_gui.core.note.simulation import shown_tracked
+from sparsity_gui.core.note.simulation import merged_changes, shown_tracked
 from sparsity_gui.figures.note_panels import (  # by name: note_layout finds them so, here and in its script
     PANELS,
     l1_decay,  # noqa: F401
@@ -73,18 +73,6 @@ def lam_text(lam: float) -> str:
         return f"{lam:.3g}"
     mantissa, _, exponent = f"{lam:.1e}".partition("e")
     return rf"${mantissa}\times10^{{{int(exponent)}}}$"
-
-
-def merged_changes(changes, span: float, share: float = 0.01) -> list:
-    """Changes closer together than ``share`` of the time ``span`` merged into the last
-    of them, as the live panels show them (a marker each would pile up)."""
-    out: list = []
-    for c in changes:
-        if out and c.t - out[-1].t < share * span:
-            out[-1] = c
-        else:
-            out.append(c)
-    return out
 
 
 def thinned_rows(rows: np.ndarray, lam: np.ndarray, most: int = MAX_ROWS) -> np.ndarray:

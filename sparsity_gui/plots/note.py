@@ -13,7 +13,7 @@ from PySide6 import QtWidgets
 
 from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.runner import Snapshot
-from sparsity_gui.core.note.simulation import shown_tracked
+from sparsity_gui.core.note.simulation import merged_changes, shown_tracked
 from sparsity_gui.core.text import sci
 from sparsity_gui.plots.base import (
     BLUE,
@@ -53,18 +53,6 @@ def sci_count(n: int) -> str:
     if n >= 10**4 and n == 10 ** round(math.log10(n)):
         return "10" + str(round(math.log10(n))).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
     return f"{n:,}"
-
-
-def merged_changes(changes, span: float, share: float = 0.01) -> list:
-    """Live changes closer together than ``share`` of the time ``span`` merged into the
-    last of them (a marker each would pile up into an unreadable stack)."""
-    out: list = []
-    for c in changes:
-        if out and c.t - out[-1].t < share * span:
-            out[-1] = c
-        else:
-            out.append(c)
-    return out
 
 
 def _positive_t(t: np.ndarray, y: np.ndarray, log_t: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -108,6 +108,19 @@ class RunScript:
         return params
 
 
+def merged_changes(changes, span: float, share: float = 0.01) -> list:
+    """Live changes closer together than ``share`` of the time ``span`` merged into the
+    last of them, as the live panels and the figures mark them (a marker each would pile
+    up into an unreadable stack)."""
+    out: list = []
+    for c in changes:
+        if out and c.t - out[-1].t < share * span:
+            out[-1] = c
+        else:
+            out.append(c)
+    return out
+
+
 class ReplayStopped(Exception):
     """A replay was abandoned because its caller is shutting down."""
 
