@@ -173,18 +173,21 @@ def default_workers() -> int:
 
 # --- bounded work -----------------------------------------------------------------------------
 # The most work one run may take, by its unit: the note model counts solver steps (the exact
-# solver's DOP853 steps, or gradient-descent steps; about 10^9 is minutes to an hour here),
-# the interference model multiply-adds (about 10^10 a second here: 10^15 is about a day). A
+# solver's DOP853 steps, or gradient-descent steps; about 10^9 is minutes to an hour here) and,
+# for gradient descent, weight-steps too (each step passes over the weights still alive, about
+# 10^10 a second here), the interference model multiply-adds (about 10^10 a second here: 10^15
+# is about a day). A
 # run estimated above its limit is refused before it starts, by every front end; the
 # environment variable raises (or lowers) the limit for a run that is meant to be long.
 WORK_LIMITS: dict[str, tuple[int, str]] = {
     "steps": (10**9, "SPARSITY_GUI_MAX_STEPS"),
+    "weight-steps": (10**15, "SPARSITY_GUI_MAX_WEIGHT_STEPS"),
     "multiply-adds": (10**15, "SPARSITY_GUI_MAX_MULTIPLY_ADDS"),
 }
 
 
 def work_limit(unit: str) -> int:
-    """The limit of ``unit`` ("steps" or "multiply-adds"): its environment variable's value
+    """The limit of ``unit`` (a key of WORK_LIMITS): its environment variable's value
     (a whole number such as 1e12) if set, else the default of WORK_LIMITS."""
     default, variable = WORK_LIMITS[unit]
     text = os.environ.get(variable, "").strip()

@@ -18,7 +18,8 @@ from sparsity_gui import api
 from sparsity_gui.core.errors import InputError
 
 ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-for _variable in ("SPARSITY_GUI_MAX_STEPS", "SPARSITY_GUI_MAX_MULTIPLY_ADDS"):
+LIMITS = ("SPARSITY_GUI_MAX_STEPS", "SPARSITY_GUI_MAX_WEIGHT_STEPS", "SPARSITY_GUI_MAX_MULTIPLY_ADDS")
+for _variable in LIMITS:
     ENV.pop(_variable, None)
 
 
@@ -41,6 +42,12 @@ CASES = [
         "simulate",
         dict(method="gd", eta=1e-3, t_end=1e10),
         ["run", "--method", "gd", "--eta", "1e-3", "--t-end", "1e10"],
+    ),
+    (
+        "2e15 gradient-descent weight-steps",
+        "simulate",
+        dict(m=10**7, method="gd", t_end=1e7),
+        ["run", "--m", "1e7", "--method", "gd", "--t-end", "1e7"],
     ),
     (
         "a row of a 1-D file",
@@ -118,7 +125,7 @@ def _cli_message(tmp: Path, args: list[str]) -> str:
 
 @pytest.mark.parametrize("name, function, kwargs, args", CASES, ids=[c[0] for c in CASES])
 def test_the_api_and_the_cli_refuse_alike(tmp_path, monkeypatch, name, function, kwargs, args):
-    for variable in ("SPARSITY_GUI_MAX_STEPS", "SPARSITY_GUI_MAX_MULTIPLY_ADDS"):
+    for variable in LIMITS:
         monkeypatch.delenv(variable, raising=False)
     _files(tmp_path)
     assert _api_message(tmp_path, function, kwargs) == _cli_message(tmp_path, args)

@@ -32,7 +32,11 @@ import numpy as np
 import pytest
 
 ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-for _variable in ("SPARSITY_GUI_MAX_STEPS", "SPARSITY_GUI_MAX_MULTIPLY_ADDS"):
+for _variable in (
+    "SPARSITY_GUI_MAX_STEPS",
+    "SPARSITY_GUI_MAX_WEIGHT_STEPS",
+    "SPARSITY_GUI_MAX_MULTIPLY_ADDS",
+):
     ENV.pop(_variable, None)
 SWEEP = ["sweep", "--n", "4", "--m", "8,16", "--seeds", "2", "--steps", "20", "--jobs", "1", "--no-figure"]
 
@@ -88,6 +92,11 @@ WORK = [
     (["run", "--m", "1000", "--t-end", "1.7e308"], ["t_end = 1.7e308", "limit is 1e9"]),
     (["run", "--m", "100", "--method", "gd", "--eta", "1e-3", "--t-end", "1e10"], ["about 1e13 steps"]),
     (["run", "--m", "1000", "--method", "gd", "--lam", "1e-9"], ["by gradient descent at eta = 0.05"]),
+    # 2e8 steps (under the steps' limit), each over up to 10^7 weights: 2e15 weight-steps
+    (
+        ["run", "--m", "1e7", "--method", "gd", "--t-end", "1e7"],
+        ["t_end = 1e7 by gradient descent", "about 2e15 weight-steps", "SPARSITY_GUI_MAX_WEIGHT_STEPS=1e16"],
+    ),
     (["scaling", "--m", "100,1000", "--lam", "1e-3,1e-12", "--seeds", "1"], ["lam = 1e-12 to one weight"]),
     (
         ["interference", "--n", "2048", "--m", "2048", "--steps", "1e8"],
@@ -130,6 +139,11 @@ def test_the_environment_variable_moves_the_limit_both_ways(tmp_path):
     proc = cli([*args, "--out", str(tmp_path / "out")], tmp_path, {WORK_LIMIT: "1e5"})
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out" / "timeseries.csv").is_file()
+    # gradient descent's weight-steps: 200 steps over 1000 weights
+    gd = ["run", "--m", "1000", "--lam", "0.01", "--method", "gd", "--eta", "0.05", "--t-end", "10"]
+    refused(gd, tmp_path, "about 200000 weight-steps", env={"SPARSITY_GUI_MAX_WEIGHT_STEPS": "1e5"})
+    proc = cli([*gd, "--out", str(tmp_path / "gd")], tmp_path, {"SPARSITY_GUI_MAX_WEIGHT_STEPS": "1e6"})
+    assert proc.returncode == 0, proc.stderr
     (tmp_path / "out2").mkdir()
     refused(
         ["interference", "--n", "4", "--m", "8", "--steps", "20"],

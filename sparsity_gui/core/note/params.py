@@ -129,6 +129,19 @@ def run_steps(m: int, segments: list[tuple[str, float, float]]) -> float:
     return steps + (m if exact else 0.0)
 
 
+def gd_weight_steps(m: int, segments: list[tuple[str, float, float]]) -> float:
+    """Weights passed over by the gradient-descent segments: at most m a step (dead weights
+    drop out of the sorted kernel's loop, so this bounds the work from above)."""
+    return m * sum(duration / eta for method, eta, duration in segments if method == "gd")
+
+
+def check_segments_work(field: str, what: str, m: int, segments: list[tuple[str, float, float]]) -> None:
+    """Refuse a run of m weights made of ``segments`` whose solver steps, or whose gradient
+    descent's weight-steps, pass their limits (checks.check_work)."""
+    check_work(field, what, run_steps(m, segments), "steps")
+    check_work(field, what, gd_weight_steps(m, segments), "weight-steps")
+
+
 def check_run_work(params: SimParams, w0: np.ndarray | None = None) -> None:
     """Refuse (InputError) a run of ``params`` (no live changes) whose steps would pass the
     limit: to t_end, or to one weight left (the default end; gradient descent runs there
@@ -147,7 +160,7 @@ def check_run_work(params: SimParams, w0: np.ndarray | None = None) -> None:
     field = "t_end" if params.t_end is not None else "lam"
     if params.method == "gd":
         what += f" by gradient descent at eta = {short_number(params.eta)}"
-    check_work(field, what, run_steps(params.m, [*probe, (params.method, params.eta, duration)]), "steps")
+    check_segments_work(field, what, params.m, [*probe, (params.method, params.eta, duration)])
 
 
 # Fields that change during a run at an instant, continuing from W(t) (a session's live

@@ -20,12 +20,19 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui import __version__
-from sparsity_gui.core.checks import check_work, input_text, parse_json_text, read_input_bytes, whole_or_none
+from sparsity_gui.core.checks import input_text, parse_json_text, read_input_bytes, whole_or_none
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.note.initial import draw_normal
 from sparsity_gui.core.note.metrics import DEFAULT_SAMPLES
-from sparsity_gui.core.note.params import LIVE_FIELDS, M_MAX, METHODS, SETTING_FIELDS, SimParams, run_steps
+from sparsity_gui.core.note.params import (
+    LIVE_FIELDS,
+    M_MAX,
+    METHODS,
+    SETTING_FIELDS,
+    SimParams,
+    check_segments_work,
+)
 from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_SYMBOLS
 from sparsity_gui.core.note.simulation import LiveChange, RunScript
 from sparsity_gui.core.pins import MAX_PINS, PinnedRun, pin_dict, pin_from_dict
@@ -294,7 +301,7 @@ def _changes(items: Any, t_now: float) -> tuple[LiveChange, ...]:
 
 def _check_work(script: RunScript) -> None:
     """Refuse a replay whose steps would pass the limit of bounded work (core/checks.py),
-    counted by its segments between live changes (params.run_steps)."""
+    counted by its segments between live changes (params.check_segments_work)."""
     segments = []
     params = script.params
     t_prev = 0.0
@@ -304,8 +311,7 @@ def _check_work(script: RunScript) -> None:
             params = params.with_changes(**{c.name: c.value})
         t_prev = c.t
     try:
-        steps = run_steps(script.params.m, segments)
-        check_work("t", f"replaying to t = {short_number(script.t)}", steps, "steps")
+        check_segments_work("t", f"replaying to t = {short_number(script.t)}", script.params.m, segments)
     except InputError as exc:
         raise _Problem(exc.message) from None
 
