@@ -38,15 +38,28 @@ def _temp_name(parent: Path, name: str, suffix: str) -> Path:
     return parent / f".{name[:_NAME_KEEP]}.{secrets.token_hex(6)}{suffix}"
 
 
+def _leftover_name(parent: Path, name: str) -> Path:
+    """`.NAME.tmp-PID-RANDOM`: what this process writes `name` as before it is complete; the PID
+    (and a flock while it is open) lets a later write recognise one a killed process left."""
+    return parent / f".{name[:_NAME_KEEP]}.tmp-{os.getpid()}-{secrets.token_hex(6)}"
+
+
 def _create_temp_file(path: Path) -> tuple[int, Path]:
-    """A new, empty file beside `path`, opened for writing: (descriptor, its path)."""
+    """A new, empty file beside `path`, opened for writing and locked while it is open:
+    (descriptor, its path)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     for _ in range(100):
-        tmp = _temp_name(path.parent, path.name, ".tmp")
+        tmp = _leftover_name(path.parent, path.name)
         try:
-            return os.open(tmp, flags, _FILE_MODE), tmp
+            fd = os.open(tmp, flags, _FILE_MODE)
         except FileExistsError:
             continue
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                pass  # no flock on this file system: the PID alone tells
+        return fd, tmp
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
 
 
@@ -62,10 +75,11 @@ def make_temp_dir(parent: Path, name: str) -> Path:
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(parent))
 
 
-# The folders a ResultDir leaves beside DIR while it works: `.DIR.tmp-PID-RANDOM` (the run's
-# files, locked with flock for as long as the process lives) and, during a --force commit,
-# `.DIR.old-PID` (the earlier DIR). A process that is killed outright (SIGKILL, power loss)
-# cannot remove them; the next ResultDir for the same DIR does, once their process is gone.
+# What a write leaves beside its target while it works: an atomic write's file and a
+# ResultDir's folder `.NAME.tmp-PID-RANDOM` (locked with flock while in use) and, during a
+# --force commit, `.DIR.old-PID` (the earlier DIR). A process that is killed outright (SIGKILL,
+# power loss) cannot remove them; the next write of the same NAME does, once their process is
+# gone.
 def _leftover_pattern(name: str) -> re.Pattern:
     return re.compile(rf"^\.{re.escape(name[:_NAME_KEEP])}\.(?:tmp-(\d+)-[0-9a-f]{{12}}|old-(\d+))$")
 
@@ -82,13 +96,18 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def _lock_dir(path: Path) -> int | None:
-    """An open descriptor of folder `path` holding an exclusive flock on it, or None when it
-    cannot be locked (taken by a live process, no flock here, or gone)."""
+def _lock_dir(path: Path, folder: bool = True) -> int | None:
+    """An open descriptor of `path` (a folder, or a file) holding an exclusive flock on it, or
+    None when it cannot be locked (taken by a live process, no flock here, or gone)."""
     if fcntl is None:
         return None
+    kind = (
+        getattr(os, "O_DIRECTORY", 0)
+        if folder
+        else getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    )
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | kind | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     try:
@@ -100,9 +119,9 @@ def _lock_dir(path: Path) -> int | None:
 
 
 def remove_leftovers(parent: Path, name: str) -> list[Path]:
-    """Remove the temporary folders that an earlier ResultDir for `parent/name` left when its
-    process died before cleaning up: its PID is gone and (where flock exists) nothing holds
-    its lock. Folders of live processes are left alone. Returns the paths removed."""
+    """Remove the temporary files and folders that an earlier write of `parent/name` left when
+    its process died before cleaning up: its PID is gone and (where flock exists) nothing
+    holds its lock. Those of live processes are left alone. Returns the paths removed."""
     pattern = _leftover_pattern(name)
     removed = []
     try:
@@ -114,6 +133,16 @@ def remove_leftovers(parent: Path, name: str) -> list[Path]:
         if found is None or _process_alive(int(found.group(1) or found.group(2))):
             continue
         path = Path(entry.path)
+        if entry.is_file(follow_symlinks=False) and found.group(1) and fcntl is not None:
+            lock = _lock_dir(path, folder=False)
+            if lock is None:
+                continue  # locked: a live process (in another PID namespace, say) still writes it
+            try:
+                _unlink_quietly(path)
+            finally:
+                os.close(lock)
+            removed.append(path)
+            continue
         if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
             _unlink_quietly(path)
             removed.append(path)
@@ -175,6 +204,7 @@ def atomic_write_with(path: str | Path, write: Callable[[BinaryIO], None]) -> No
     temporary file is removed, `path` is untouched, and an OSError names `path`. The new
     file gets the mode a plain open() would give (0666 less the umask)."""
     path = Path(path)
+    remove_leftovers(path.parent, path.name)
     try:
         fd, tmp = _create_temp_file(path)
     except OSError as exc:  # the folder: missing, not writable, read-only, ...
@@ -333,7 +363,7 @@ class ResultDir:
     def _make_locked_temp_dir(self, parent: Path) -> Path:
         """`.DIR.tmp-PID-RANDOM`, locked for as long as this process lives (remove_leftovers)."""
         for _ in range(100):
-            tmp = parent / f".{self.out.name[:_NAME_KEEP]}.tmp-{os.getpid()}-{secrets.token_hex(6)}"
+            tmp = _leftover_name(parent, self.out.name)
             try:
                 os.mkdir(tmp, _DIR_MODE)
             except FileExistsError:

@@ -9,6 +9,8 @@ import contextlib
 import errno
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -223,3 +225,52 @@ def test_an_empty_dir_filled_meanwhile_is_not_overwritten(tmp_path):
     assert rd.describe(info.value) == f"cannot write {out}: Directory not empty"
     rd.abort()
     assert everything(tmp_path) == ["res", "res/theirs.txt"]
+
+
+# A child that starts an atomic write of `target`, says so, and waits mid-write to be killed.
+_WRITER = """
+import sys, time
+from sparsity_gui.core.files import atomic_write_with
+
+def write(f):
+    f.write(b"half of it")
+    f.flush()
+    print("writing", flush=True)
+    time.sleep(120)
+
+atomic_write_with(sys.argv[1], write)
+"""
+
+
+def _start_writer(target: Path) -> subprocess.Popen:
+    child = subprocess.Popen([sys.executable, "-c", _WRITER, str(target)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline() == "writing\n"
+    return child
+
+
+def test_a_write_killed_outright_leaves_a_file_the_next_write_removes(tmp_path):
+    """SIGKILL (or power loss) mid-write leaves `.NAME.tmp-PID-RANDOM`; the next atomic write of
+    the same NAME removes it once its process is gone, and leaves a live writer's alone."""
+    target = tmp_path / "session.json"
+    killed = _start_writer(target)
+    killed.kill()
+    killed.wait(timeout=30)
+    killed.stdout.close()
+    (left,) = [p for p in tmp_path.iterdir()]
+    assert left.name.startswith(f".session.json.tmp-{killed.pid}-") and left.read_bytes() == b"half of it"
+
+    live = _start_writer(target)
+    try:
+        atomic_write_text(target, "whole")
+        assert target.read_text() == "whole"
+        names = sorted(p.name for p in tmp_path.iterdir())
+        assert names[0].startswith(f".session.json.tmp-{live.pid}-"), names
+        assert names[1:] == ["session.json"], "the killed writer's file is gone, the live one's kept"
+    finally:
+        live.kill()
+        live.wait(timeout=30)
+        live.stdout.close()
+    atomic_write_text(tmp_path / "other.json", "x")  # another name's leftovers are not its own
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith(".session.json.tmp-")]) == 1
+    atomic_write_text(target, "again")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.json", "session.json"]
