@@ -18,7 +18,9 @@ DOCS = (
     ("readme", "README.md", "Read me: using sparsity-gui"),
     ("theory", "docs/theory.md", "Theory: the formulas behind the panels"),
     ("results", "docs/results.md", "Results: what the grids measured"),
-    ("files", "docs/files.md", "Output files: every file and column"),
+    ("files", "docs/files.md", "Files: every output column, and W(0) files"),
+    ("interference", "docs/interference.md", "Interference: the second model in full"),
+    ("figures", "docs/figures.md", "Figures: restyling them, and movies"),
     ("benchmarks", "docs/benchmarks.md", "Benchmarks: measured speed and memory"),
     ("architecture", "docs/architecture.md", "Architecture: how the code is laid out"),
 )
