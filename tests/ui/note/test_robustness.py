@@ -122,7 +122,7 @@ def choose(combo: QtWidgets.QComboBox, index: int) -> None:
 
 
 def temp_files(folder: Path) -> list[str]:
-    return [p.name for p in folder.rglob("*") if p.name.endswith(".tmp") or p.name.startswith(".")]
+    return [p.name for p in folder.rglob("*") if p.name.startswith(".")]  # .NAME.tmp-PID-RANDOM
 
 
 class ModalWatchdog(QtCore.QObject):
