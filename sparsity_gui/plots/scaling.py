@@ -158,6 +158,10 @@ class ScalingPanel(Panel):
             outside = self.plot.plot(
                 pen=None, symbol="o", symbolSize=8, symbolPen=pen(colour), symbolBrush=pg.mkBrush(None)
             )
+            # the legend draws its sample from the scatter's own pen and brush, which an item
+            # gets only with its first data: before the first run all λ showed one colour
+            means.scatter.setPen(pen(colour))
+            means.scatter.setBrush(pg.mkBrush(colour))
             for item in (line, means, outside):
                 item.setZValue(5)
             self.curves[lam] = LamCurve(runs, line, means, outside, bars)
