@@ -17,7 +17,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from sparsity_gui.core.pins import PinnedRun
-from sparsity_gui.plots.base import LIVE_WIDTH, RowSample, set_curve
+from sparsity_gui.plots.base import LIVE_WIDTH, set_curve
+from sparsity_gui.plots.legend import RowSample
 
 PIN_ALPHA = 110  # of 255: faded behind the live curves
 PIN_Z = -2  # behind the live curves, in front of the change markers
