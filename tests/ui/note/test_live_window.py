@@ -267,6 +267,25 @@ def test_the_tensor_picker_preselects_the_weight_matrix_and_says_why(qtbot, make
     assert "name says weights" in seen["reason"] and "matrix" in seen["reason"]
 
 
+def answer_file_dialog(opened: list, path=None) -> None:
+    """Answer the file dialog about to open: note the folder it opened in, then choose
+    ``path`` (or cancel)."""
+
+    def answer():
+        dialog = QtWidgets.QApplication.activeModalWidget()
+        if not isinstance(dialog, QtWidgets.QFileDialog):
+            QtCore.QTimer.singleShot(20, answer)
+            return
+        opened.append(dialog.directory().absolutePath())
+        if path is None:
+            dialog.reject()
+            return
+        dialog.selectFile(str(path))
+        dialog.accept()
+
+    QtCore.QTimer.singleShot(0, answer)
+
+
 def test_file_dialogs_open_in_the_last_folder_used(qtbot, make_window, tmp_path):
     """Load W(0) from a file in one folder: the next Load W(0) and Export figure dialogs
     open there, not in the process's working folder."""
@@ -276,25 +295,12 @@ def test_file_dialogs_open_in_the_last_folder_used(qtbot, make_window, tmp_path)
     np.save(w0, np.linspace(0.05, 0.3, 200))
     win = make_window(SimParams(m=200, lam=1e-2), playing=False)
     opened = []
-
-    def answer(path=None):
-        dialog = QtWidgets.QApplication.activeModalWidget()
-        if not isinstance(dialog, QtWidgets.QFileDialog):
-            QtCore.QTimer.singleShot(20, lambda: answer(path))
-            return
-        opened.append(dialog.directory().absolutePath())
-        if path is None:
-            dialog.reject()
-            return
-        dialog.selectFile(str(path))
-        dialog.accept()
-
-    QtCore.QTimer.singleShot(0, lambda: answer(w0))
+    answer_file_dialog(opened, w0)
     win.open_w0_dialog()
     qtbot.waitUntil(lambda: win.w0_source.kind == "file", timeout=TIMEOUT)
-    QtCore.QTimer.singleShot(0, answer)
+    answer_file_dialog(opened)
     win.open_w0_dialog()
-    QtCore.QTimer.singleShot(0, answer)
+    answer_file_dialog(opened)
     win.exports.export_figure_dialog(0)
     assert opened[1:] == [str(folder), str(folder)]
 
@@ -425,32 +431,19 @@ def test_session_and_export_data_dialogs_open_in_the_last_folder_used(qtbot, mak
     win = make_window(SimParams(m=200, lam=1e-2))
     running_past(qtbot, win, 0.2)
     opened = []
-
-    def answer(path=None):
-        dialog = QtWidgets.QApplication.activeModalWidget()
-        if not isinstance(dialog, QtWidgets.QFileDialog):
-            QtCore.QTimer.singleShot(20, lambda: answer(path))
-            return
-        opened.append(dialog.directory().absolutePath())
-        if path is None:
-            dialog.reject()
-            return
-        dialog.selectFile(str(path))
-        dialog.accept()
-
-    QtCore.QTimer.singleShot(0, lambda: answer(folder / "mine.json"))
+    answer_file_dialog(opened, folder / "mine.json")
     win.files.save_session_dialog()
     assert (folder / "mine.json").is_file()
-    QtCore.QTimer.singleShot(0, answer)
+    answer_file_dialog(opened)
     win.files.open_session_dialog()
-    QtCore.QTimer.singleShot(0, answer)
+    answer_file_dialog(opened)
     win.exports.export_data_dialog("weights")
-    QtCore.QTimer.singleShot(0, answer)
+    answer_file_dialog(opened)
     win.scaling.save_dialog()
     assert opened[1:] == [str(folder)] * 3
-    QtCore.QTimer.singleShot(0, lambda: answer(other))
+    answer_file_dialog(opened, other)
     win.scaling.save_dialog()
-    QtCore.QTimer.singleShot(0, answer)
+    answer_file_dialog(opened)
     win.files.open_session_dialog()
     assert opened[-1] == str(other)
 
