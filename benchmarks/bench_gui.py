@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -27,6 +28,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.runner import default_speed
 from sparsity_gui.ui.note.window import NoteWindow
 
 # read when the QApplication and the window are made, not when Qt is imported
@@ -40,9 +42,46 @@ if "QT_QPA_PLATFORM" not in os.environ:
 os.environ.setdefault("SPARSITY_GUI_SETTINGS", os.path.join(os.path.dirname(__file__), ".bench_gui.ini"))
 
 
+class PaintTimedApp(QtWidgets.QApplication):
+    """The app, with the GUI thread's CPU time spent handling paint events added up (the
+    views rendering the panels, the status bar, the docks): with the time in the paint
+    timer's slot, the CPU a frame costs, measured where it is spent rather than over the
+    whole thread (which moves with the load)."""
+
+    paint_cpu = 0.0
+
+    def notify(self, receiver, event):  # noqa: N802 (Qt's name)
+        if event.type() != QtCore.QEvent.Type.Paint:
+            return super().notify(receiver, event)
+        start = time.thread_time()
+        try:
+            return super().notify(receiver, event)
+        finally:
+            PaintTimedApp.paint_cpu += time.thread_time() - start
+
+
+def timed_paint_slot(win) -> list[float]:
+    """The window's paint timer re-connected through a timer of the slot's CPU time;
+    returns the one-element list that adds it up."""
+    spent = [0.0]
+    slot = win.paint_latest
+
+    def timed() -> None:
+        start = time.thread_time()
+        try:
+            slot()
+        finally:
+            spent[0] += time.thread_time() - start
+
+    win.paint_timer.timeout.disconnect()
+    win.paint_timer.timeout.connect(timed)
+    return spent
+
+
 def run_with_stall_probe(app, seconds: float) -> tuple[float, float, float]:
-    """Process events for ``seconds`` while a 2 ms timer on the GUI thread records how long
-    it really waited; returns (elapsed s, longest gap ms, 99th percentile gap ms)."""
+    """Run the event loop for ``seconds`` (as the app does: waiting for events, not
+    polling) while a 2 ms timer on the GUI thread records how long it really waited;
+    returns (elapsed s, longest gap ms, 99th percentile gap ms)."""
     gaps: list[float] = []
     last = [time.perf_counter()]
 
@@ -54,11 +93,12 @@ def run_with_stall_probe(app, seconds: float) -> tuple[float, float, float]:
     probe = QtCore.QTimer()
     probe.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
     probe.timeout.connect(tick)
+    loop = QtCore.QEventLoop()
+    QtCore.QTimer.singleShot(round(1000 * seconds), loop.quit)
     probe.start(2)
     t0 = time.perf_counter()
     last[0] = t0
-    while time.perf_counter() - t0 < seconds:
-        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
+    loop.exec()
     elapsed = time.perf_counter() - t0
     probe.stop()
     if not gaps:
@@ -66,7 +106,56 @@ def run_with_stall_probe(app, seconds: float) -> tuple[float, float, float]:
     return elapsed, 1000 * max(gaps), 1000 * float(np.percentile(gaps, 99))
 
 
-def measure(app, m: int, seconds: float, naive: bool) -> dict:
+def pin_finished_runs(app, win, pins: int) -> None:
+    """``pins`` pinned runs on the window: its run taken flat out to one weight (thousands
+    of history rows, the most a pin gets) and pinned that many times; then the same
+    parameters again at the default speed, live beside them."""
+    win.on_speed_changed(0.0)
+    end = time.perf_counter() + 300
+    while win.snapshot is None or win.snapshot.state != "finished":
+        app.processEvents()
+        if time.perf_counter() > end:
+            raise RuntimeError("the run to be pinned did not finish within 300 s")
+    for _ in range(pins):
+        win.pin_control.pin()
+    win.on_speed_changed(default_speed(win.params.lam))
+    win.restart()
+
+
+class LamDrag:
+    """A person dragging the lambda slider to and fro around 1e-3 with the mouse held down,
+    letting go every ``release_every`` moves (the slider applies lambda on release): the
+    field's text follows every move, and each release is a live change of lambda (a
+    marker on the time panels, a new balance curve, theta jumping)."""
+
+    def __init__(self, slider, interval_ms: int = 30, release_every: int = 8):
+        self.slider = slider
+        self.moves = 0
+        self.release_every = release_every
+        lo, hi = slider.to_value(0), slider.to_value(slider.maximum())
+        span = math.log10(hi / lo)
+        self.positions = [
+            round((math.log10(lam / lo) / span) * slider.maximum()) for lam in np.geomspace(5e-4, 2e-3, 12)
+        ]
+        self.timer = QtCore.QTimer()
+        self.timer.timeout.connect(self.move)
+        self.timer.start(interval_ms)
+
+    def move(self) -> None:
+        k = self.moves % (2 * len(self.positions) - 2)
+        pos = self.positions[k if k < len(self.positions) else 2 * len(self.positions) - 2 - k]
+        self.slider.setSliderDown(True)
+        self.slider.setSliderPosition(pos)  # sliderMoved, as under the mouse
+        self.moves += 1
+        if self.moves % self.release_every == 0:
+            self.slider.setSliderDown(False)  # released: valueChanged, lambda applied
+
+    def stop(self) -> None:
+        self.timer.stop()
+        self.slider.setSliderDown(False)
+
+
+def measure(app, m: int, seconds: float, naive: bool, pins: int = 0, drag: bool = False) -> dict:
     start = time.perf_counter()
     win = NoteWindow(SimParams(m=m, lam=1e-3), speed=None)
     built_s = time.perf_counter() - start
@@ -89,12 +178,31 @@ def measure(app, m: int, seconds: float, naive: bool) -> dict:
     while (win.snapshot is None or win.snapshot.state != "running") and time.perf_counter() - start < 60:
         app.processEvents()
     first_frame_s = time.perf_counter() - start
+    if pins:
+        pin_finished_runs(app, win, pins)
+        while win.snapshot.run_id != win.run_id or win.snapshot.state != "running":
+            app.processEvents()
+    dragging = LamDrag(win.controls.lam_slider) if drag else None
     frames0 = win.frames
+    # CPU time per frame: much less sensitive to other processes' load than frames per
+    # wall-clock second. The paint path (the paint timer's slot, the paint events) and the
+    # whole GUI thread (with the event loop, the probe, the drag)
+    slot_cpu = timed_paint_slot(win)
+    paint0 = PaintTimedApp.paint_cpu
+    cpu0 = time.thread_time()
     elapsed, stall_ms, p99_ms = run_with_stall_probe(app, seconds)
+    gui_cpu = time.thread_time() - cpu0
+    paint_cpu = slot_cpu[0] + PaintTimedApp.paint_cpu - paint0
+    if dragging is not None:
+        dragging.stop()
     snap = win.snapshot
+    frames = win.frames - frames0
     result = {
         "m": m,
-        "fps": (win.frames - frames0) / elapsed,
+        "fps": frames / elapsed,
+        "cpu_ms": 1000 * paint_cpu / max(frames, 1),
+        "thread_share": gui_cpu / elapsed,
+        "lam_changes": len(snap.lam_changes) - 1 if snap else 0,
         "stall_ms": stall_ms,
         "p99_ms": p99_ms,
         "state": snap.state if snap else "none",
@@ -107,6 +215,41 @@ def measure(app, m: int, seconds: float, naive: bool) -> dict:
     win.deleteLater()
     app.processEvents()
     return result
+
+
+def profile_case(app, m: int, seconds: float, pins: int, drag: bool, lines: int) -> None:
+    """cProfile of the GUI thread (the event loop, the paint timer's frames, Qt's painting
+    called from Python) over ``seconds`` of one case, by own time and by cumulative time."""
+    import cProfile
+    import pstats
+
+    measure(app, 1000, 1.5, naive=False)  # one-off costs out of the profile
+    profiler = cProfile.Profile()
+    original = run_with_stall_probe
+
+    def profiled(app, seconds):
+        profiler.enable()
+        try:
+            return original(app, seconds)
+        finally:
+            profiler.disable()
+
+    globals()["run_with_stall_probe"] = profiled
+    try:
+        r = measure(app, m, seconds, naive=False, pins=pins, drag=drag)
+    finally:
+        globals()["run_with_stall_probe"] = original
+    print(
+        f"m = {m:,}, {pins} pins, λ drag {drag}: {r['fps']:.1f} fps (under the profiler), "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    stats = pstats.Stats(profiler)
+    frames = max(r["fps"] * seconds, 1)
+    print(f"about {frames:.0f} frames; times below are totals over the case")
+    stats.sort_stats("tottime").print_stats(lines)
+    stats.sort_stats("cumulative").print_stats(lines)
+    # who re-lays out text and axes (the costly part of a frame)
+    stats.print_callers(r"setHtml|\(setRange\)|generateDrawSpecs|\(setData\)")
 
 
 def rss_mib() -> tuple[float, float]:
@@ -306,6 +449,16 @@ def main() -> int:
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--idle-seconds", type=float, default=3.0)
     ap.add_argument("--typed-m", type=int, default=10_000_000, help="m typed into the field (0: skip)")
+    ap.add_argument("--pins", type=int, default=8, help="a case with this many pinned runs (0: none)")
+    ap.add_argument("--no-drag", dest="drag", action="store_false", help="leave out the lambda-drag case")
+    ap.add_argument(
+        "--profile",
+        default="",
+        metavar="CASE",
+        help="only profile the GUI thread (cProfile) over one case, named as in the table "
+        "('1000', '1000, 8 pins', '1000, λ drag')",
+    )
+    ap.add_argument("--profile-lines", type=int, default=40)
     ap.add_argument("--typed-m-child", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument(
         "--fitted-c",
@@ -358,7 +511,7 @@ def main() -> int:
             )
         return 0
     pg.setConfigOptions(background="w", foreground="k", antialias=False)
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
+    app = QtWidgets.QApplication.instance() or PaintTimedApp([sys.argv[0]])
     if args.typed_m_child:
         print(json.dumps(typed_m(app, args.typed_m_child, args.seconds)))
         return 0
@@ -366,40 +519,67 @@ def main() -> int:
         print(json.dumps(export_case(app, args.export_child)))
         return 0
     sizes = [int(float(s)) for s in args.sizes.split(",")]
+    # (label, m, pinned runs, lambda dragged)
+    cases = [(f"{m:,}", m, 0, False) for m in sizes]
+    if args.pins:
+        cases.append((f"{sizes[0]:,}, {args.pins} pins", sizes[0], args.pins, False))
+    if args.drag:
+        cases.append((f"{sizes[0]:,}, λ drag", sizes[0], 0, True))
+    if args.profile:
+        wanted = args.profile.replace(",", "")
+        _label, m, pins, drag = next(c for c in cases if c[0].replace(",", "") == wanted)
+        profile_case(app, m, args.seconds, pins, drag, args.profile_lines)
+        return 0
     # the first window of a process pays one-off costs (fonts, caches, first paints):
     # a short warm-up run keeps them out of the first measured case
     measure(app, 1000, 1.5, naive=False)
     print(
         f"GUI benchmark, {os.environ['QT_QPA_PLATFORM']} platform, {os.cpu_count()} cores, "
-        f"{args.seconds:g} s per case, window 1500x900, all six panels, lam = 1e-3, default speed"
+        f"{args.seconds:g} s per case, window 1500x900, all six panels, lam = 1e-3, default speed; "
+        f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
     )
     print(
-        f"{'m':>9} | {'fps':>6} {'stall ms':>9} {'p99 ms':>7} | {'baseline fps':>12} {'stall ms':>9} | "
-        f"{'steps/s':>9} {'m_now':>8} state"
+        "paint ms/frame: CPU time of the GUI thread per painted frame in the paint path (the paint "
+        "timer's slot: snapshot to plot items; the paint events: rendering), less sensitive to "
+        "load than fps; GUI core: the GUI thread's CPU over the case, share of a core"
+    )
+    print(
+        f"{'case':>16} | {'fps':>6} {'stall ms':>9} {'p99 ms':>7} {'paint ms/frame':>14} {'GUI core':>8} | "
+        f"{'baseline fps':>12} {'stall ms':>9} {'paint ms/frame':>14} | {'steps/s':>9} {'m_now':>8} state"
     )
     goals = {1000: 60, 100000: 30}
     verdicts = []
     first_frames = []
-    for m in sizes:
-        if os.environ.get("BENCH_BASELINE_FIRST"):
-            base = None if args.no_baseline else measure(app, m, args.seconds, naive=True)
-            ours = measure(app, m, args.seconds, naive=False)
-        else:
-            ours = measure(app, m, args.seconds, naive=False)
-            base = None if args.no_baseline else measure(app, m, args.seconds, naive=True)
-        first_frames.append((m, ours))
-        b = f"{base['fps']:12.1f} {base['stall_ms']:9.1f}" if base else f"{'-':>12} {'-':>9}"
-        print(
-            f"{m:9d} | {ours['fps']:6.1f} {ours['stall_ms']:9.1f} {ours['p99_ms']:7.1f} | {b} | "
-            f"{ours['sps']:9.0f} {ours['nonzero']:8d} {ours['state']}"
+    for label, m, pins, drag in cases:
+        runs = {
+            naive: lambda naive=naive, m=m, pins=pins, drag=drag: measure(
+                app, m, args.seconds, naive=naive, pins=pins, drag=drag
+            )
+            for naive in (False, True)
+        }
+        order = (True, False) if os.environ.get("BENCH_BASELINE_FIRST") else (False, True)
+        got = {naive: runs[naive]() for naive in order if not (naive and args.no_baseline)}
+        ours, base = got[False], got.get(True)
+        if not pins and not drag:
+            first_frames.append((m, ours))
+        b = (
+            f"{base['fps']:12.1f} {base['stall_ms']:9.1f} {base['cpu_ms']:14.2f}"
+            if base
+            else f"{'-':>12} {'-':>9} {'-':>14}"
         )
-        if m in goals:
+        print(
+            f"{label:>16} | {ours['fps']:6.1f} {ours['stall_ms']:9.1f} {ours['p99_ms']:7.1f} "
+            f"{ours['cpu_ms']:14.2f} {100 * ours['thread_share']:7.0f}% | {b} | "
+            f"{ours['sps']:9.0f} {ours['nonzero']:8d} {ours['state']}"
+            + (f", {ours['lam_changes']} λ changes" if drag else "")
+        )
+        if m in goals and not pins and not drag:
             verdicts.append(
                 f"m={m}: {ours['fps']:.1f} fps (goal >= {goals[m]}): "
                 f"{'PASS' if ours['fps'] >= goals[m] else 'MISS'}"
             )
         verdicts.append(
-            f"m={m}: longest stall {ours['stall_ms']:.1f} ms (goal <= 50): "
+            f"{label}: longest stall {ours['stall_ms']:.1f} ms (goal <= 50): "
             f"{'PASS' if ours['stall_ms'] <= 50 else 'MISS'}"
         )
     print()
@@ -415,14 +595,14 @@ def main() -> int:
             f"{args.seconds:g} s of running (each in a fresh process); baseline: m = 1000 typed the same way"
         )
         print(f"{'m typed':>9} | {'first frame s':>13} | {'peak RSS MiB':>12} | {'t':>9} {'m_now':>9}")
-        cases = {}
+        typed = {}
         for m in (1000, args.typed_m):
-            r = cases[m] = typed_m_in_a_fresh_process(m, args.seconds)
+            r = typed[m] = typed_m_in_a_fresh_process(m, args.seconds)
             print(
                 f"{m:9d} | {r['first_frame_s']:13.2f} | {r['peak_rss_mib']:12.0f} | "
                 f"{r['t']:9.3g} {r['nonzero']:9d}"
             )
-        big = cases[args.typed_m]
+        big = typed[args.typed_m]
         verdicts.append(
             f"m={args.typed_m} typed: first frame {big['first_frame_s']:.2f} s (goal <= 3 s): "
             f"{'PASS' if big['first_frame_s'] <= 3 else 'MISS'}"

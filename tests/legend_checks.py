@@ -7,7 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from sparsity_gui.plots.base import LegendRow, tick_text_size
+from sparsity_gui.plots.legend import LegendRow, tick_text_size
 
 
 def drawn_points(item) -> list[QtCore.QPointF]:

@@ -7,11 +7,20 @@ items once and, per frame, only calls setData on them with arrays from a snapsho
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
+from pyqtgraph.graphicsItems.PlotDataItem import PlotDataset
 from PySide6 import QtCore, QtGui, QtWidgets
+
+from sparsity_gui.plots.legend import add_legend_row, tight_text
+from sparsity_gui.plots.ticks import (
+    integer_tick_values,
+    log_tick_strings,
+    log_tick_values,
+    scale_label,
+    whole_number_strings,
+)
 
 # Colours (matplotlib's tab10, familiar from papers)
 BLUE, ORANGE, GREEN, RED, PURPLE, GREY, PINK = (
@@ -52,9 +61,49 @@ def finite_xy(x: np.ndarray, y: np.ndarray, positive: bool = False) -> tuple[np.
     return np.ascontiguousarray(x[keep]), np.ascontiguousarray(y[keep])
 
 
+# PlotDataItem options under which it draws its data as they are (no transform but log10)
+_TRANSFORMS = (
+    "subtractMeanMode",
+    "fftMode",
+    "derivativeMode",
+    "phasemapMode",
+    "clipToView",
+    "autoDownsample",
+)
+
+
 def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: bool = False) -> None:
+    """Put finite data on a live curve, every frame: for a plain line (no symbol, no
+    transform but a log axis) straight into its curve, skipping PlotDataItem.setData's
+    type checks, finiteness scans and style updates (about 28 calls a frame: a third of
+    the Python work of a frame at m = 10^3, measured with bench_gui.py --profile)."""
     x, y = finite_xy(np.asarray(x, float), np.asarray(y, float), positive)
-    item.setData(x, y, skipFiniteCheck=True)
+    opts = item.opts
+    if (
+        len(x) == 0
+        or opts["symbol"] is not None
+        or opts["stepMode"]
+        or opts["downsample"] != 1
+        or isinstance(opts["connect"], np.ndarray)
+        or any(opts[name] for name in _TRANSFORMS)
+    ):
+        item.setData(x, y, skipFiniteCheck=True)
+        return
+    # what setData would leave: the data, their log10 where an axis is logarithmic (a
+    # value <= 0 becomes a gap), the display data made from them (pyqtgraph's limit on
+    # far off-screen values), all known finite
+    item._dataset = PlotDataset(x, y, True, True)
+    mapped = PlotDataset(x, y, True, True)
+    if True in opts["logMode"]:
+        mapped.applyLogMapping(opts["logMode"])
+    item._datasetMapped = mapped
+    item._datasetDisplay = None
+    shown = item._getDisplayDataset()
+    gaps = bool(mapped.containsNonfinite)
+    item.curve.setData(x=shown.x, y=shown.y, connect="finite" if gaps else "all", skipFiniteCheck=not gaps)
+    if not item.curve.isVisible():
+        item.curve.show()
+    item.informViewBoundsChanged()  # an auto-ranged view (a user's 'A') refits
 
 
 def set_broken_curve(
@@ -73,192 +122,6 @@ def set_broken_curve(
         x = np.insert(x, cuts, np.nan)
         y = np.insert(y, cuts, np.nan)
     item.setData(np.ascontiguousarray(x), np.ascontiguousarray(y), connect="finite")
-
-
-LABEL_PITCH = 1.8  # least distance between the centres of two log-axis labels, in label sizes
-TIGHT_PITCH = 1.1  # ... on an axis too short for three labels at LABEL_PITCH
-MINOR_PITCH = 2.0  # least px between two unlabelled grid lines (2..9 x 10^k)
-
-
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def power_of_ten(k: int) -> str:
-    return "10" + str(k).translate(SUPERSCRIPT)
-
-
-def _log_text(x: float, pyqtgraph_text) -> str:
-    """Plain numbers where they are short (20, 0.05, 1.4, 3000), else pyqtgraph's 2·10⁻⁵
-    (never 3e+03: one number format on every axis)."""
-    mantissa = x / 10.0 ** math.floor(math.log10(x))
-    if 1 <= x < 1e4 and abs(x - round(x)) < 1e-9 * x:
-        return f"{round(x)}"
-    if 1e-3 <= x < 1e4 or abs(mantissa - round(mantissa)) > 1e-6:
-        return f"{x:.3g}"
-    return pyqtgraph_text(x)
-
-
-def _whole_number_strings(tick_strings):
-    """The labels of a linear axis of counts (ranks): 50,000 and 2·10⁶, never 2e+06."""
-
-    def strings(values, scale, spacing):
-        out = []
-        for v in values:
-            n = round(v * scale)
-            if abs(n) < 10**6:
-                out.append(f"{n:,}")
-            else:
-                k = math.floor(math.log10(abs(n)))
-                m = n / 10**k
-                out.append(f"{m:g}·{power_of_ten(k)}" if abs(m - round(m, 1)) < 1e-9 else f"{n:.2e}")
-        return out
-
-    return strings
-
-
-def _scale_label(axis):
-    """An axis title's scale as ×10⁻³ (pyqtgraph's (x0.001) beside (x1e-06) elsewhere)."""
-    plain = axis.labelString
-
-    def label() -> str:
-        scale = axis.autoSIPrefixScale
-        if axis.labelUnits or not axis.autoSIPrefix or scale == 1.0:
-            return plain()
-        k = round(-math.log10(scale))
-        style = ";".join(f"{key}: {value}" for key, value in axis.labelStyle.items())
-        return f"<span style='{style}'>{axis.labelText} (×{power_of_ten(k)})</span>"
-
-    return label
-
-
-def _log_tick_strings(axis, tick_strings):
-    """The labels of a log axis (the values of the first level of _log_tick_values):
-    pyqtgraph's 1, 10², 0.01 for decades; plain numbers (20, 50, 1.4) among other values."""
-
-    def strings(values, scale, spacing):
-        if not axis.logMode or all(abs(v - round(v)) < 1e-9 for v in values):
-            return tick_strings(values, scale, spacing)
-        return [
-            _log_text(10.0**v, lambda x: tick_strings([math.log10(x)], scale, spacing)[0]) for v in values
-        ]
-
-    return strings
-
-
-def log_axis_levels(
-    lo: float, hi: float, size: float, extent: float, minor: bool, inset: float = 0.5
-) -> list:
-    """Tick levels [(spacing, values)] of a log axis showing 10^lo .. 10^hi on `size` px, for
-    labels `extent` px long along the axis. The first level is what gets a label: values at
-    least LABEL_PITCH extents apart (TIGHT_PITCH where that leaves fewer than three) and half
-    an extent inside the ends (``inset``: pyqtgraph drops a label that sticks out). The second, if
-    `minor`, is unlabelled grid lines at 2..9 x 10^k.
-
-    Three decades or more inside: the decades, or every 2nd, 5th, 10th... where they would
-    crowd, with no grid line at the others. Fewer: 1, 2 and 5 times a power of ten, or where
-    that makes fewer than three labels or crowds them (over a decade or more) 1, 2, 3 and 5,
-    or 1 and 3; below a decade with fewer than two of 1, 2 and 5 (1.1 to 1.9, say): 3 to 6
-    evenly spaced values of 1, 2 or 5 times a power of ten."""
-    best: list = []
-    for pitch in (LABEL_PITCH * extent, TIGHT_PITCH * extent):
-        levels = _log_levels(lo, hi, size, extent, pitch, minor, inset)
-        if not best or len(levels[0][1]) > len(best[0][1]):
-            best = levels
-        if len(best[0][1]) >= 3:
-            break
-    return best
-
-
-def _log_levels(
-    lo: float, hi: float, size: float, extent: float, pitch_px: float, minor: bool, inset: float = 0.5
-) -> list:
-    """log_axis_levels for labels at least `pitch_px` apart."""
-    px_per_decade = size / (hi - lo)
-    pitch = pitch_px / px_per_decade  # in decades
-    a, b = lo + inset * extent / px_per_decade, hi - inset * extent / px_per_decade  # a label fits
-
-    def inside(mantissas, lo=a, hi=b) -> list[float]:
-        out = (k + math.log10(m) for k in range(math.floor(lo) - 1, math.ceil(hi) + 1) for m in mantissas)
-        return [v for v in out if lo - 1e-9 <= v <= hi + 1e-9]
-
-    def levels(labelled, spacing, unlabelled=()) -> list:
-        grid = inside(unlabelled, lo, hi)
-        if minor and grid and math.log10(10 / 9) * px_per_decade >= MINOR_PITCH:
-            return [(spacing, labelled), (None, grid)]
-        return [(spacing, labelled)]
-
-    fewer: list = []  # two labels that fit, if nothing gives three
-    if len(inside((1,))) < 3:
-        for mantissas, gap in (
-            ((1, 2, 5), math.log10(2)),
-            ((1, 2, 3, 5), math.log10(1.5)),
-            ((1, 3), math.log10(3)),
-        ):
-            values = inside(mantissas)
-            unlabelled = [m for m in range(2, 10) if m not in mantissas]
-            if len(values) >= 3 and gap >= pitch:
-                return levels(values, gap, unlabelled)
-            if hi - lo < 1:
-                if len(values) >= 2:
-                    return levels(values, gap, unlabelled)
-                return [_evenly_spaced(10.0**a, 10.0**b)]
-            if len(values) == 2 and gap >= pitch and not fewer:
-                fewer = levels(values, gap, unlabelled)
-    step = next(s * 10**n for n in range(400) for s in (1, 2, 5) if s * 10**n >= pitch)
-    decades = [float(k) for k in range(math.ceil(a - 1e-9), math.floor(b + 1e-9) + 1) if k % step == 0]
-    if fewer and len(decades) < 2:
-        return fewer
-    return levels(decades, float(step), range(2, 10) if step == 1 else ())
-
-
-def _evenly_spaced(a: float, b: float) -> tuple[float, list[float]]:
-    """3 to 6 values of a..b, evenly spaced by 1, 2 or 5 times a power of ten (in log10)."""
-    if not 0 < a < b:
-        return (1.0, [])
-    top = math.floor(math.log10(b - a))
-    step = min(
-        (m * 10.0**k for k in range(top - 2, top + 1) for m in (1, 2, 5) if (b - a) / (m * 10.0**k) <= 6),
-        default=b - a,
-    )
-    first = math.ceil(a / step - 1e-9) * step
-    count = int((b - first) / step + 1e-9) + 1
-    return (math.log10(1 + step / a), [math.log10(first + i * step) for i in range(count)])
-
-
-def _log_tick_values(axis, tick_values):
-    """A log axis's ticks from log_axis_levels, its labels spaced by their size (pyqtgraph
-    labels every 2..9 x 10^k tick, which pile up; over many decades it puts every other
-    decade in a second level that may lose its labels; and 1.1 to 1.9 gets no tick)."""
-
-    def values(lo, hi, size):
-        if not axis.logMode or hi == lo or size <= 0:
-            return tick_values(lo, hi, size)
-        metrics = pg.QtGui.QFontMetricsF(axis.style["tickFont"] or pg.QtGui.QFont())
-        vertical = axis.orientation in ("left", "right")
-        extent = metrics.height() if vertical else metrics.horizontalAdvance("0.005")
-        lo, hi = sorted((lo, hi))
-        return log_axis_levels(lo, hi, size, extent, axis.style["maxTickLevel"] >= 1)
-
-    return values
-
-
-def log_ticks(lo: float, hi: float, values: Sequence[float] = ()) -> list[float]:
-    """Labelled values for a log axis whose data span [lo, hi]: the given values when there
-    are a few (the swept m), else 1-2-5 steps (decades only over more than three decades);
-    decades further out, for a zoomed-out view."""
-    if 1 <= len(values) <= 8:
-        return sorted(float(v) for v in values)
-    if not (lo > 0 and hi >= lo and math.isfinite(hi)):
-        return []
-    k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    mult = (1.0,) if k1 - k0 > 3 else (1.0, 2.0, 5.0)
-    inside = [c * 10.0**k for k in range(k0, k1 + 1) for c in mult if lo <= c * 10.0**k <= hi]
-    outside = [10.0**k for k in range(k0 - 6, k1 + 7) if not lo <= 10.0**k <= hi]
-    return sorted(inside + outside)
-
-
-def tick_text(v: float) -> str:
-    return f"{v:g}" if 1e-3 <= v < 1e6 else f"{v:.0e}"
 
 
 def _bounds_with(bounds, extras):
@@ -310,262 +173,8 @@ def transient_band(plot: pg.PlotItem, t_end: float, label: str = "") -> None:
         plot.addItem(edge, ignoreBounds=True)
 
 
-def tick_text_size(plot: pg.PlotItem) -> str:
-    """The size of the plot's tick labels as CSS ('9pt'): the legend's text matches it."""
-    axis = plot.getAxis("bottom")
-    font = axis.style.get("tickFont") or axis.font()
-    if font.pointSizeF() > 0:
-        return f"{font.pointSizeF():g}pt"
-    return f"{font.pixelSize()}px"
-
-
 STACKED_AXIS_WIDTH = 60  # px of both left axes of a stacked pair: tick labels of 5 characters
-TEXT_MARGIN = 1.0  # px around a title's, axis title's or legend label's text
-
-
 AXIS_TITLE_MARGIN = 2.5  # ... an axis title's: its descenders clear of the legend below
-
-
-def tight_text(item: QtWidgets.QGraphicsTextItem, margin: float = TEXT_MARGIN) -> None:
-    """A text item padded by ``margin`` px, not Qt's 4 px."""
-    item.document().setDocumentMargin(margin)
-
-
-class RowSample(pg.ItemSample):
-    """pyqtgraph's legend sample, as tall as its row (pyqtgraph's is a 20 px square, which
-    left a row of text 4 px shorter overlapping the next row), its line or symbol drawn at
-    the row's middle."""
-
-    def boundingRect(self) -> QtCore.QRectF:
-        return QtCore.QRectF(0, 0, 20, self.height() or 20)
-
-    def paint(self, p, *args) -> None:
-        p.translate(0, ((self.height() or 20) - 20) / 2)
-        super().paint(p, *args)
-
-
-class LegendRow(pg.LegendItem):
-    """A legend under its plot's x axis, never over the data: its entries flow into rows
-    as text does, each row holding as many entries as the data area's width has room for
-    (recomputed when the plot is resized or a label changes), so that a long entry takes a
-    row of its own and the short ones share rows; its text the size of the tick labels.
-
-    pyqtgraph's LegendItem ignores the view's transformations, so an export at scale 2
-    drew it at half the size of everything else; this one is drawn in scene coordinates
-    and scales with the rest."""
-
-    GAP = 12.0  # px between two entries of a row
-
-    def __init__(self, text_size: str):
-        super().__init__(
-            offset=None, labelTextSize=text_size, horSpacing=4, verSpacing=0, sampleType=RowSample
-        )
-        self.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations, False)
-        # never wider than its entries, and never forcing the plot wider than the panel: the
-        # width it gets decides its rows (fit_width)
-        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Maximum, QtWidgets.QSizePolicy.Policy.Fixed)
-        self.setMinimumWidth(0)
-        self.layout.setContentsMargins(2, 1, 2, 1)
-        self.available = 400.0  # px of width for the entries (the data area's width)
-        self.rows: list[list[int]] = []  # indices into self.items, row by row
-        self.columns = 1  # the most entries in a row
-        self._lines: list[QtWidgets.QGraphicsLinearLayout] = []
-
-    def fit_width(self, width: float) -> None:
-        """Lay the entries out again for a data area ``width`` px wide."""
-        self.available = max(float(width), 1.0)
-        self.relayout()
-
-    def set_label(self, item, text: str) -> None:
-        """Change an entry's text (and re-flow the rows if its new width needs it)."""
-        label = self.getLabel(item)
-        if label is not None and label.text != text:
-            label.setText(text)  # its cell grows or shrinks with it (Qt's layout request)
-            if not self.relayout():  # a new arrangement only when the rows change
-                for line in self._lines:  # else the row's width, now
-                    line.invalidate()
-                self.updateGeometry()
-
-    def entry_width(self, sample, label) -> float:
-        sample_width = max(sample.minimumWidth(), sample.preferredWidth())
-        return sample_width + self.layout.horizontalSpacing() + label.minimumWidth()
-
-    def _wrap(self, label, width: float) -> bool:
-        """Wrap a label's text at ``width`` px (-1: unwrapped); returns whether it changed."""
-        if label.item.textWidth() == width:
-            return False
-        label.item.setTextWidth(width)
-        label.updateMin()
-        return True
-
-    def rows_that_fit(self) -> tuple[list[list[int]], bool]:
-        """The entries, in order, packed into rows no wider than the space available, and
-        whether a label's wrapping changed. An entry wider than a whole row (the L1 law's
-        constants and deviation, a long pin name) wraps its text onto more lines, in the
-        rest of the current row if that is wide enough, instead of running off the panel."""
-        left, _top, right, _bottom = self.layout.getContentsMargins()
-        room = self.available - left - right
-        rows: list[list[int]] = []
-        width = 0.0
-        changed = False
-        for i, (sample, label) in enumerate(self.items):
-            if label.item.textWidth() >= 0:
-                changed |= self._wrap(label, -1)  # its whole width, to see if it fits now
-            w = self.entry_width(sample, label)
-            if rows and width + self.GAP + w <= room:
-                rows[-1].append(i)
-                width += self.GAP + w
-                continue
-            if w > room:  # too wide for any row: wrapped
-                sample_width = w - label.minimumWidth()
-                rest = room - width - self.GAP if rows else 0.0
-                if rest >= 0.45 * room:
-                    changed |= self._wrap(label, max(rest - sample_width, 40.0))
-                    rows[-1].append(i)
-                    width = room
-                    continue
-                changed |= self._wrap(label, max(room - sample_width, 40.0))
-                w = self.entry_width(sample, label)
-            rows.append([i])
-            width = w
-        return rows, changed
-
-    def _clear_layout(self) -> None:
-        layout = self.layout
-        for i in range(layout.count() - 1, -1, -1):
-            layout.removeAt(i)
-        for line in self._lines:
-            for j in range(line.count() - 1, -1, -1):
-                line.removeAt(j)
-        self._lines = []
-
-    def relayout(self, force: bool = False) -> bool:
-        """Flow the entries into rows again if their arrangement changes (or ``force``);
-        returns whether it did."""
-        rows, wrapped = self.rows_that_fit()
-        if rows == self.rows and not force and not wrapped:
-            return False
-        self.rows = rows
-        self.columns = max((len(r) for r in rows), default=1)
-        self.columnCount = self.columns
-        self._clear_layout()
-        for r, row in enumerate(rows):
-            line = QtWidgets.QGraphicsLinearLayout(QtCore.Qt.Orientation.Horizontal)
-            line.setContentsMargins(0, 0, 0, 0)
-            line.setSpacing(self.layout.horizontalSpacing())
-            for k, i in enumerate(row):
-                sample, label = self.items[i]
-                line.addItem(sample)
-                line.setAlignment(sample, QtCore.Qt.AlignmentFlag.AlignVCenter)
-                line.addItem(label)
-                if k < len(row) - 1:
-                    line.setItemSpacing(2 * k + 1, self.GAP)
-            line.addStretch(1)
-            self.layout.addItem(line, r, 0)
-            self._lines.append(line)
-        self.rowCount = max(1, len(rows))
-        self.layout.invalidate()
-        self.updateGeometry()
-        refit_to_views(self)
-        return True
-
-    # pyqtgraph's own placement: one column, then a fixed count; ours flows with the width
-    def _addItemToLayout(self, sample, label) -> None:
-        tight_text(label.item)
-        label.updateMin()
-        # pyqtgraph's samples are 20 px squares: a row as tall as the text is enough
-        sample.setMaximumHeight(label.minimumHeight())
-        self.relayout(force=True)
-
-    def _removeItemFromLayout(self, *items) -> None:
-        self._clear_layout()  # the entries are in the rows' layouts, not in self.layout
-        self.rows = []
-        for item in items:
-            item.close()
-            scene = item.scene()
-            if scene:
-                scene.removeItem(item)
-
-    def removeItem(self, item) -> None:
-        super().removeItem(item)
-        self.relayout(force=True)
-
-    def clear(self) -> None:
-        super().clear()
-        self.relayout(force=True)
-
-    def updateSize(self) -> None:
-        # the plot's layout sizes and places it (pyqtgraph's version sets a free geometry)
-        self.updateGeometry()
-
-    def setColumnCount(self, columnCount) -> None:  # the width decides
-        self.relayout(force=True)
-
-
-def refit_to_views(item: QtWidgets.QGraphicsItem) -> None:
-    """Fit the central layout of the views showing ``item`` to their viewport again: a
-    layout grown past the view while an item was wider (a legend in one row, a long
-    line of text) does not shrink back by itself, and its right part would be cut off."""
-    # lay the enclosing layouts out now (Qt would on a later event: an export drawn
-    # before then would show the old arrangement)
-    parent = item.parentWidget() if isinstance(item, QtWidgets.QGraphicsWidget) else None
-    while parent is not None:
-        layout = QtWidgets.QGraphicsWidget.layout(parent)  # pyqtgraph shadows .layout
-        if layout is not None:
-            layout.activate()
-        parent = parent.parentWidget()
-    scene = item.scene()
-    for view in scene.views() if scene is not None else ():
-        central = getattr(view, "centralWidget", None)
-        if central is not None and getattr(view, "range", None) is not None:
-            central.setGeometry(view.range)
-
-
-def add_legend_row(plot: pg.PlotItem) -> LegendRow:
-    """A LegendRow under the plot's x axis, as the plot's legend (plot(name=...) adds to it)."""
-    legend = LegendRow(tick_text_size(plot))
-    plot.layout.addItem(legend, 4, 0, 1, 3)  # under the y axis too: the plot's whole width
-    plot.layout.setAlignment(legend, QtCore.Qt.AlignmentFlag.AlignHCenter)
-    plot.layout.setRowStretchFactor(4, 0)
-    _fit_legend_to(plot, legend)
-    return legend
-
-
-def _fit_legend_to(plot: pg.PlotItem, legend: LegendRow) -> None:
-    plot.legend = legend
-    plot.geometryChanged.connect(lambda p=plot, lg=legend: lg.fit_width(p.width() - 4))
-
-
-def _integer_tick_values(axis, tick_values):
-    """An axis of whole numbers (ranks) gets ticks at whole numbers only: pyqtgraph's
-    fractional levels are dropped, and a range holding fewer than two of its ticks gets
-    every whole number in it (up to 10)."""
-
-    def whole(v: float) -> bool:
-        x = 10.0**v if axis.logMode else v
-        return abs(x - round(x)) < 1e-6 * max(1.0, abs(x))
-
-    def values(lo, hi, size):
-        levels = []
-        for spacing, vals in tick_values(lo, hi, size):
-            if not axis.logMode and spacing < 1.0:
-                continue
-            kept = [v for v in vals if whole(v)]
-            if kept:
-                levels.append((spacing, kept))
-        if sum(lo <= v <= hi for _s, vals in levels for v in vals) < 2:
-            a, b = (10.0**lo, 10.0**hi) if axis.logMode else (lo, hi)
-            ks = range(max(math.ceil(a - 1e-9), 1 if axis.logMode else -(10**9)), math.floor(b + 1e-9) + 1)
-            if 1 <= len(ks) <= 10:
-                levels = [(1.0, [math.log10(k) if axis.logMode else float(k) for k in ks])]
-        return levels
-
-    return values
-
-
-def whole_number_axis(axis: pg.AxisItem) -> None:
-    """Mark an axis as counting things (ranks): Panel.sync_tick_text gives it whole ticks."""
-    axis.whole_numbers = True
 
 
 class Panel(QtWidgets.QFrame):
@@ -818,23 +427,23 @@ class Panel(QtWidgets.QFrame):
         return hi + (0.3 * span if axis == 0 and self.time_plots else pad)
 
     def sync_tick_text(self) -> None:
-        """Log axes get readable labels whatever they span (_log_tick_values)."""
+        """Log axes get readable labels whatever they span (log_tick_values)."""
         for plot in self.plots:
             for name in ("left", "bottom"):
                 axis = plot.getAxis(name)
-                axis.setStyle(maxTextLevel=0 if axis.logMode else 2)  # log: see _log_tick_values
+                axis.setStyle(maxTextLevel=0 if axis.logMode else 2)  # log: see log_tick_values
                 if not hasattr(axis, "_linear_si_prefix"):
                     axis._linear_si_prefix = axis.autoSIPrefix  # the panel's choice, kept for linear
-                    axis.tickStrings = _log_tick_strings(axis, axis.tickStrings)
-                    axis.tickValues = _log_tick_values(axis, axis.tickValues)
+                    axis.tickStrings = log_tick_strings(axis, axis.tickStrings)
+                    axis.tickValues = log_tick_values(axis, axis.tickValues)
                     if getattr(axis, "whole_numbers", False):
-                        axis.tickValues = _integer_tick_values(axis, axis.tickValues)
+                        axis.tickValues = integer_tick_values(axis, axis.tickValues)
                         linear = axis.tickStrings
-                        whole = _whole_number_strings(linear)
+                        whole = whole_number_strings(linear)
                         axis.tickStrings = lambda v, sc, sp, a=axis, lin=linear, wh=whole: (
                             lin(v, sc, sp) if a.logMode else wh(v, sc, sp)
                         )
-                    axis.labelString = _scale_label(axis)
+                    axis.labelString = scale_label(axis)
                     axis._updateLabel()
                 # 10⁻⁸ labelled "(x1e+09)" reads worse than 10¹ on a log axis
                 axis.enableAutoSIPrefix(axis._linear_si_prefix and not axis.logMode)

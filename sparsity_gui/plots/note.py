@@ -30,9 +30,9 @@ from sparsity_gui.plots.base import (
     set_broken_curve,
     set_curve,
     transient_band,
-    whole_number_axis,
 )
 from sparsity_gui.plots.pins import PinCurve, PinnablePanel
+from sparsity_gui.plots.ticks import whole_number_axis
 
 N_COLS = len(COLUMNS)
 TRANSIENT_T = 1.0  # the balance panel's ranges are set by the rows after this t

@@ -17,7 +17,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from sparsity_gui.core.pins import PinnedRun
-from sparsity_gui.plots.base import LIVE_WIDTH, RowSample, set_curve
+from sparsity_gui.plots.base import LIVE_WIDTH, set_curve
+from sparsity_gui.plots.legend import RowSample
 
 PIN_ALPHA = 110  # of 255: faded behind the live curves
 PIN_Z = -2  # behind the live curves, in front of the change markers
@@ -99,19 +100,25 @@ class PinLayer:
     def legend(self):
         return None if self.legend_plot is None else self.legend_plot.legend
 
-    def show(self, pins: list[PinnedRun], labels: dict[int, str]) -> None:
+    def show(self, pins: list[PinnedRun], labels: dict[int, str]) -> bool:
+        """Draw these pins, so named; returns whether a pin was added or removed (a new
+        name alone draws nothing new)."""
         wanted = {p.number: p for p in pins}
+        changed = False
         for number in list(self.pins):
             if wanted.get(number) is not self.pins[number]:
                 self._drop(number)
+                changed = True
         for number, pin in wanted.items():
             label = labels.get(number, f"pin {number}")
             if number not in self.pins:
                 self._add(pin, label)
+                changed = True
             elif label != self.labels[number]:  # text layout is slow: only on change
                 self.labels[number] = label
                 if self.legend is not None:
                     self.legend.set_label(self.samples[number].item, shown_label(label))
+        return changed
 
     def _add(self, pin: PinnedRun, label: str) -> None:
         items = []
@@ -181,9 +188,11 @@ class PinnablePanel:
                 return
             legend_plot = next((c.plot for c in curves if c.plot.legend is not None), None)
             self._pin_layer = PinLayer(curves, legend_plot)
-        self._pin_layer.show(list(pins), labels)
-        self._force_range = True  # fit the pinned curves in (a user's zoom is kept)
-        self._manage_ranges()
+        # a live change of λ renames the pins (every panel, mid-drag): only a pin added or
+        # removed refits the ranges (45 ms a rename over seven panels, measured)
+        if self._pin_layer.show(list(pins), labels):
+            self._force_range = True  # fit the pinned curves in (a user's zoom is kept)
+            self._manage_ranges()
 
     @property
     def pinned_items(self) -> dict[int, list[pg.PlotDataItem]]:

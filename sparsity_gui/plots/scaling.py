@@ -19,7 +19,8 @@ import pyqtgraph as pg
 
 from sparsity_gui.core.note.scaling import ScalingRow, in_regime, summarize
 from sparsity_gui.core.text import plural
-from sparsity_gui.plots.base import DASH, GREY, Panel, log_ticks, pen, set_curve
+from sparsity_gui.plots.base import DASH, GREY, Panel, pen, set_curve
+from sparsity_gui.plots.ticks import log_ticks
 
 LABEL_COLOR = "#333333"
 NOTE_COLOR = "#777777"  # the line under the plot: legible on the live (black) and print (white) backgrounds
@@ -158,6 +159,10 @@ class ScalingPanel(Panel):
             outside = self.plot.plot(
                 pen=None, symbol="o", symbolSize=8, symbolPen=pen(colour), symbolBrush=pg.mkBrush(None)
             )
+            # the legend draws its sample from the scatter's own pen and brush, which an item
+            # gets only with its first data: before the first run all λ showed one colour
+            means.scatter.setPen(pen(colour))
+            means.scatter.setBrush(pg.mkBrush(colour))
             for item in (line, means, outside):
                 item.setZValue(5)
             self.curves[lam] = LamCurve(runs, line, means, outside, bars)

@@ -21,18 +21,9 @@ from PySide6 import QtCore
 
 from sparsity_gui.core.interference.sweep import BARS, PREDICTED_SLOPE, SweepRow, summarize
 from sparsity_gui.core.text import plural
-from sparsity_gui.plots.base import (
-    DASH,
-    DOT,
-    RED,
-    Panel,
-    log_ticks,
-    pen,
-    refit_to_views,
-    set_curve,
-    tick_text,
-    tick_text_size,
-)
+from sparsity_gui.plots.base import DASH, DOT, RED, Panel, pen, set_curve
+from sparsity_gui.plots.legend import refit_to_views, tick_text_size
+from sparsity_gui.plots.ticks import log_ticks, tick_text
 
 RUN_BRUSH = (31, 119, 180, 90)  # BLUE, faint: overlapping seeds show as darker points
 LABEL_COLOR = "#333333"

@@ -22,6 +22,9 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 PAINT_HZ = 60
+# while the run on screen is paused, finished or stopped by an error no snapshot comes: the
+# paint timer only looks for one (a play, a step, a change), at this rate
+IDLE_PAINT_HZ = 10
 JOIN_SECONDS = 10.0
 DEFAULT_SIZE = QtCore.QSize(1500, 900)  # the first launch on a screen with room for it
 # Title bar and borders a window manager adds around a window not yet shown (its frame is
@@ -72,6 +75,26 @@ def in_last_folder(name: str) -> str:
     """A file name offered by a save dialog, in the last folder used."""
     folder = last_folder()
     return str(Path(folder) / name) if folder else name
+
+
+def open_file_name(parent: QtWidgets.QWidget, title: str, filters: str) -> str:
+    """The file the user picks to open, or "" when cancelled: the dialog opens in the last
+    folder used, and the file's folder becomes the next one's."""
+    path, _ = QtWidgets.QFileDialog.getOpenFileName(parent, title, last_folder(), filters)
+    remember_folder(path)
+    return path
+
+
+def save_file_name(
+    parent: QtWidgets.QWidget, title: str, name: str, filters: str, selected: str = ""
+) -> tuple[str, str]:
+    """(the file the user names to write, the filter chosen), or ("", ...) when cancelled:
+    the dialog offers ``name`` in the last folder used, and remembers the folder chosen."""
+    path, chosen = QtWidgets.QFileDialog.getSaveFileName(
+        parent, title, in_last_folder(name), filters, selected
+    )
+    remember_folder(path)
+    return path, chosen
 
 
 def show_warning(
@@ -538,6 +561,14 @@ class LiveWindow:
         self.playing = playing
         self.engine.play(playing)
         self.show_transport()
+        self.pace_painting(idle=False)
+
+    def pace_painting(self, idle: bool) -> None:
+        """The paint timer at PAINT_HZ, or at IDLE_PAINT_HZ while the run on screen is idle
+        (paused, finished, stopped): an idle window wakes 10 times a second, not 60."""
+        interval = int(1000 / (IDLE_PAINT_HZ if idle else PAINT_HZ))
+        if self.paint_timer.interval() != interval:
+            self.paint_timer.setInterval(interval)
 
     def restart(self) -> None:
         """The same parameters again from W(0) (each window's Ctrl+R)."""
@@ -564,6 +595,7 @@ class LiveWindow:
     def single_step(self) -> None:
         self.set_playing(False)
         self.engine.single_step()
+        self.pace_painting(idle=False)
 
     # --- painting --------------------------------------------------------------------
     _range_turn = 0

@@ -1,5 +1,5 @@
 """Legends never cover data: every panel's legend is a row under its plot's x axis
-(plots.base.LegendRow), in scene coordinates, at the tick labels' size, and scales with
+(plots.legend.LegendRow), in scene coordinates, at the tick labels' size, and scales with
 an export like everything else (pyqtgraph's own legend ignores the view's transform, so an
 export at scale 2 drew it at half size). Real panels drawn from a real sampled run."""
 

@@ -213,7 +213,7 @@ def test_settings_bars_and_the_fitted_slope_are_stated(panel):
 
 
 def test_legend_is_under_the_plot_at_the_tick_labels_size(panel):
-    from sparsity_gui.plots.base import LegendRow, tick_text_size
+    from sparsity_gui.plots.legend import LegendRow, tick_text_size
 
     panel.show_rows(ROWS, n=N)
     QtWidgets.QApplication.processEvents()

@@ -38,4 +38,6 @@ def note_pin_label(pin: PinnedRun, live: SimParams) -> str:
     symbols = dict(PIN_SYMBOLS)
     if "gd" not in (live_params["method"], pin.param_dict.get("method")):
         del symbols["eta"]
-    return pin_label(pin, live_params, symbols, {"lam": sci})  # λ as the change markers write it
+    # λ as the change markers write it; a W(0) drawn from the normal distribution has no file
+    formats = {"lam": sci, "w0_path": lambda path: "normal draw" if path is None else path}
+    return pin_label(pin, live_params, symbols, formats)

@@ -50,6 +50,7 @@ from sparsity_gui.ui.window import (
     choose_folder,
     in_last_folder,
     remember_folder,
+    save_file_name,
     settings,
 )
 
@@ -653,7 +654,7 @@ class NoteExports(PanelExports):
             if snap is not None and resolved_format("auto", snap.m) == "npz":  # CSV: minutes
                 filters.reverse()
                 name = name.replace(".csv", ".npz")
-        path, chosen = QtWidgets.QFileDialog.getSaveFileName(
+        path, chosen = save_file_name(
             self.win, "Export data", name, ";;".join([*filters, "All files (*)"]), filters[0]
         )
         if path and not Path(path).suffix and chosen == NPZ_FILTER:

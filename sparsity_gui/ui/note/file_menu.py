@@ -31,7 +31,7 @@ from sparsity_gui.core.note.runner import default_speed
 from sparsity_gui.core.note.session import W0Source, load_session, session_text
 from sparsity_gui.core.weights_files import ArrayInfo
 from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
-from sparsity_gui.ui.window import UNCHANGED, settings
+from sparsity_gui.ui.window import UNCHANGED, open_file_name, save_file_name, settings
 
 RECENT_KEY = "recent/sessions"
 RECENT_MAX = 8
@@ -207,7 +207,8 @@ class FileMenu(QtCore.QObject):
     # --- presets ----------------------------------------------------------------------------
     def apply_preset(self, name: str) -> bool:
         """Start a new run with a preset's parameters (W(0) a normal draw) at a speed that
-        reaches one weight in about 20 s."""
+        reaches one weight in about 20 s; it runs, paused before or not (choosing one is
+        asking to see it)."""
         win = self.win
         try:
             params = find_preset(name).params()
@@ -217,6 +218,8 @@ class FileMenu(QtCore.QObject):
             return win.fail("Cannot use the preset", exc.message)
         speed = default_speed(params.lam)
         win.on_speed_changed(speed)
+        if not win.playing:
+            win.set_playing(True)
         win.start_run(params, stop_at_one=params.t_end is None)
         win.controls.show_params(params, speed)
         return win.done(f"Preset {name}: {_describe(params)}")
@@ -276,19 +279,13 @@ class FileMenu(QtCore.QObject):
         return win.done(f"W(0) from {source.describe()}: m = {w0.size}")
 
     # --- dialogs (the menu actions) ------------------------------------------------------------
-    def _dir(self) -> str:
-        recent = self.recent_sessions()
-        return str(Path(recent[0]).parent) if recent else ""
-
     def open_session_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self.win, "Open session", self._dir(), SESSION_FILTER)
+        path = open_file_name(self.win, "Open session", SESSION_FILTER)
         if path:
             self.open_session(path)
 
     def save_session_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(
-            self.win, "Save session", str(Path(self._dir()) / "session.json"), SESSION_FILTER
-        )
+        path, _ = save_file_name(self.win, "Save session", "session.json", SESSION_FILTER)
         if path:
             if not Path(path).suffix:
                 path += ".json"

@@ -24,6 +24,7 @@ from sparsity_gui.core.text import short_number
 from sparsity_gui.plots.scaling import SCALING_PANEL_TYPES, power_text
 from sparsity_gui.ui.fields import Field, parse_int_in
 from sparsity_gui.ui.grid_tab import GridTab, GridTabTexts
+from sparsity_gui.ui.window import choose_folder
 
 PAUSE_TIP = (
     "The grid runs in threads of its own. With this box checked the live run is paused "
@@ -283,6 +284,6 @@ class ScalingWidget(GridTab):
 
     @QtCore.Slot()
     def save_dialog(self) -> None:
-        folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Save the scaling runs into folder")
+        folder = choose_folder(self, "Save the scaling runs into folder")
         if folder:
             self.save(folder)

@@ -28,7 +28,7 @@ from sparsity_gui.ui.note.file_menu import FileMenu
 from sparsity_gui.ui.note.movie_dialog import note_movie_source
 from sparsity_gui.ui.note.scaling_tab import ScalingWidget
 from sparsity_gui.ui.pins import PinControl
-from sparsity_gui.ui.window import LiveWindow, last_folder, remember_folder
+from sparsity_gui.ui.window import LiveWindow, open_file_name
 
 # the widest text each status field shows in a run up to m = 10^7 (the fields' widths)
 STATUS_WIDEST = {
@@ -314,6 +314,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         if stop_at_one is not None:
             self.runner.set_stop_at_one(stop_at_one)
         self.runner.start_run(params, self.run_id, w0=self.w0 if params.w0_path else None, script=script)
+        self.pace_painting(idle=False)
         self.controls.show_params(params)
         # until the new run's first snapshot (W(0) drawn and sorted: seconds at m = 10^7)
         # the old run's numbers are not shown beside the new state
@@ -363,6 +364,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         else:
             self.params = params
             self.runner.set_params(params)
+            self.pace_painting(idle=False)  # its snapshot, at once
             if "t_end" in changes:
                 self.runner.set_stop_at_one(params.t_end is None)
 
@@ -377,8 +379,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
 
     @QtCore.Slot()
     def open_w0_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load W(0)", last_folder(), FILE_FILTER)
-        remember_folder(path)
+        path = open_file_name(self, "Load W(0)", FILE_FILTER)
         if path:
             self.files.load_w0(path)
         else:
@@ -389,13 +390,17 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
     def paint_latest(self) -> None:
         snap = self.runner.take_latest()
         if snap is None or snap.run_id != self.run_id:
+            self.pace_painting(idle=False)  # a new run on its way
             return  # nothing yet, or a snapshot from before a reset: dropped
         if (
             self.snapshot is not None
             and snap.seq == self.snapshot.seq
             and snap.run_id == self.snapshot.run_id
         ):
+            # nothing new: an idle run sends nothing until a command (which wakes the timer)
+            self.pace_painting(idle=snap.state in ("paused", "finished", "error"))
             return
+        self.pace_painting(idle=False)
         if not self._frozen_after_warm_up and snap.state != "compiling":
             # numba's warm-up in the worker leaves ~50k more long-lived objects: freeze
             # them too, or every full collection scans them (a 26 ms stall, measured)

@@ -267,6 +267,25 @@ def test_the_tensor_picker_preselects_the_weight_matrix_and_says_why(qtbot, make
     assert "name says weights" in seen["reason"] and "matrix" in seen["reason"]
 
 
+def answer_file_dialog(opened: list, path=None) -> None:
+    """Answer the file dialog about to open: note the folder it opened in, then choose
+    ``path`` (or cancel)."""
+
+    def answer():
+        dialog = QtWidgets.QApplication.activeModalWidget()
+        if not isinstance(dialog, QtWidgets.QFileDialog):
+            QtCore.QTimer.singleShot(20, answer)
+            return
+        opened.append(dialog.directory().absolutePath())
+        if path is None:
+            dialog.reject()
+            return
+        dialog.selectFile(str(path))
+        dialog.accept()
+
+    QtCore.QTimer.singleShot(0, answer)
+
+
 def test_file_dialogs_open_in_the_last_folder_used(qtbot, make_window, tmp_path):
     """Load W(0) from a file in one folder: the next Load W(0) and Export figure dialogs
     open there, not in the process's working folder."""
@@ -276,25 +295,12 @@ def test_file_dialogs_open_in_the_last_folder_used(qtbot, make_window, tmp_path)
     np.save(w0, np.linspace(0.05, 0.3, 200))
     win = make_window(SimParams(m=200, lam=1e-2), playing=False)
     opened = []
-
-    def answer(path=None):
-        dialog = QtWidgets.QApplication.activeModalWidget()
-        if not isinstance(dialog, QtWidgets.QFileDialog):
-            QtCore.QTimer.singleShot(20, lambda: answer(path))
-            return
-        opened.append(dialog.directory().absolutePath())
-        if path is None:
-            dialog.reject()
-            return
-        dialog.selectFile(str(path))
-        dialog.accept()
-
-    QtCore.QTimer.singleShot(0, lambda: answer(w0))
+    answer_file_dialog(opened, w0)
     win.open_w0_dialog()
     qtbot.waitUntil(lambda: win.w0_source.kind == "file", timeout=TIMEOUT)
-    QtCore.QTimer.singleShot(0, answer)
+    answer_file_dialog(opened)
     win.open_w0_dialog()
-    QtCore.QTimer.singleShot(0, answer)
+    answer_file_dialog(opened)
     win.exports.export_figure_dialog(0)
     assert opened[1:] == [str(folder), str(folder)]
 
@@ -371,3 +377,103 @@ def test_the_time_axes_keep_up_with_the_live_run(qtbot, make_window):
         if p.time_plots:
             x0, x1 = p.time_plots[0].vb.viewRange()[0]
             assert x0 <= 0.0 and snap.t <= x1, type(p).__name__
+
+
+def click_menu_entry(qtbot, menu: QtWidgets.QMenu, text: str) -> None:
+    """Open ``menu`` and click its entry ``text`` with the mouse."""
+    menu.popup(QtCore.QPoint(40, 40))
+    qtbot.waitUntil(menu.isVisible, timeout=TIMEOUT)
+    action = next(a for a in menu.actions() if a.text() == text)
+    QTest.mouseClick(menu, QtCore.Qt.MouseButton.LeftButton, pos=menu.actionGeometry(action).center())
+
+
+@pytest.mark.qt_log_ignore("does not support raise", "does not support grabbing")  # the menu, offscreen
+def test_a_preset_chosen_while_paused_runs(qtbot, make_window):
+    """Paused with Space, then Quick demo chosen from the presets menu: the preset's run
+    goes on (as it does when chosen while running), and the window says so."""
+    win = make_window(SimParams(m=300, lam=1e-3))
+    running_past(qtbot, win, 0.5)
+    paused(qtbot, win)
+    click_menu_entry(qtbot, win.files.presets_menu, "Quick demo")
+    qtbot.waitUntil(
+        lambda: win.snapshot.run_id == win.run_id and win.snapshot.params.m == 1000 and win.snapshot.t > 0.5,
+        timeout=TIMEOUT,
+    )
+    assert win.snapshot.state == "running"
+    assert win.act_play.text() == "Pause"
+    qtbot.waitUntil(lambda: win.status_labels["state"].text() == "running", timeout=TIMEOUT)
+    assert win.status_labels["nonzero"].text().startswith("m' = ")
+
+
+def test_a_pin_of_a_normal_draw_is_named_so_after_w0_comes_from_a_file(qtbot, make_window, tmp_path):
+    """Pin a run of a normal W(0) (Ctrl+P), then load W(0) from a file: the pin's legend
+    entry says what differs, a normal draw, not 'W(0) = none'."""
+    w0 = tmp_path / "w0.npy"
+    np.save(w0, np.linspace(0.05, 0.3, 300))
+    win = make_window(SimParams(m=300, lam=1e-3))
+    running_past(qtbot, win, 0.5)
+    QTest.keyClick(win, QtCore.Qt.Key.Key_P, QtCore.Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: len(win.pin_control.pins) == 1, timeout=TIMEOUT)
+    assert win.files.load_w0(str(w0))
+    running_past(qtbot, win, 0.1)
+    threshold = panel(win, "ThresholdPanel")
+    shown = [label.text for _s, label in threshold.plot.legend.items if label.text.startswith("pin 1")]
+    assert shown == ["pin 1: W(0) = normal draw"], shown
+
+
+def test_session_and_export_data_dialogs_open_in_the_last_folder_used(qtbot, make_window, tmp_path):
+    """Save a session into one folder: Open session, Export data and the scaling tab's Save
+    then open there, and a folder chosen in the scaling tab's Save is the next one's."""
+    folder = tmp_path / "sessions here"
+    folder.mkdir()
+    other = tmp_path / "scaling runs"
+    other.mkdir()
+    win = make_window(SimParams(m=200, lam=1e-2))
+    running_past(qtbot, win, 0.2)
+    opened = []
+    answer_file_dialog(opened, folder / "mine.json")
+    win.files.save_session_dialog()
+    assert (folder / "mine.json").is_file()
+    answer_file_dialog(opened)
+    win.files.open_session_dialog()
+    answer_file_dialog(opened)
+    win.exports.export_data_dialog("weights")
+    answer_file_dialog(opened)
+    win.scaling.save_dialog()
+    assert opened[1:] == [str(folder)] * 3
+    answer_file_dialog(opened, other)
+    win.scaling.save_dialog()
+    answer_file_dialog(opened)
+    win.files.open_session_dialog()
+    assert opened[-1] == str(other)
+
+
+def test_the_scaling_legend_shows_each_lam_in_its_colour_before_the_first_run(qtbot, make_window):
+    """The scaling tab, clicked open before any grid has run: each λ's legend sample is
+    painted in that λ's colour (all three were one colour)."""
+    from sparsity_gui.plots.scaling import lam_colour
+
+    win = make_window(SimParams(m=200, lam=1e-2))
+    bar = win.tabs.tabBar()
+    QTest.mouseClick(bar, QtCore.Qt.MouseButton.LeftButton, pos=bar.tabRect(1).center())
+    qtbot.waitUntil(lambda: win.tabs.currentWidget() is win.scaling, timeout=TIMEOUT)
+    QtWidgets.QApplication.processEvents()
+    scaling = win.scaling.panels[0]
+    assert not scaling.rows and len(scaling.lam_values) == 3
+    image = scaling.graphics.grab().toImage()
+    ratio = image.devicePixelRatio()
+    for i, lam in enumerate(scaling.lam_values):
+        sample = next(s for s, _l in scaling.plot.legend.items if s.item is scaling.curves[lam].means)
+        centre = scaling.graphics.mapFromScene(sample.mapToScene(sample.boundingRect().center()))
+        seen = image.pixelColor(round(centre.x() * ratio), round(centre.y() * ratio))
+        want = QtGui.QColor(lam_colour(i, 3))
+        assert (
+            max(
+                abs(seen.red() - want.red()), abs(seen.green() - want.green()), abs(seen.blue() - want.blue())
+            )
+            < 40
+        ), (
+            lam,
+            seen.name(),
+            want.name(),
+        )
