@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from pyqtgraph.graphicsItems.PlotDataItem import PlotDataset
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.plots.legend import add_legend_row, tight_text
@@ -61,6 +60,14 @@ def finite_xy(x: np.ndarray, y: np.ndarray, positive: bool = False) -> tuple[np.
     return np.ascontiguousarray(x[keep]), np.ascontiguousarray(y[keep])
 
 
+try:  # set_curve's fast path writes what PlotDataItem.setData would (pyqtgraph 0.13.7-0.14)
+    from pyqtgraph.graphicsItems.PlotDataItem import PlotDataset
+except ImportError:  # a pyqtgraph that moved it: setData, as every other curve
+    PlotDataset = None
+_FAST_CURVES = PlotDataset is not None and all(
+    hasattr(pg.PlotDataItem, name) for name in ("_getDisplayDataset", "informViewBoundsChanged")
+)
+
 # PlotDataItem options under which it draws its data as they are (no transform but log10)
 _TRANSFORMS = (
     "subtractMeanMode",
@@ -80,7 +87,8 @@ def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: boo
     x, y = finite_xy(np.asarray(x, float), np.asarray(y, float), positive)
     opts = item.opts
     if (
-        len(x) == 0
+        not _FAST_CURVES
+        or len(x) == 0
         or opts["symbol"] is not None
         or opts["stepMode"]
         or opts["downsample"] != 1
