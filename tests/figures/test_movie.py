@@ -25,6 +25,7 @@ from sparsity_gui.figures import save  # noqa: E402
 from sparsity_gui.figures.interference import PANELS as INTERFERENCE_PANELS  # noqa: E402
 from sparsity_gui.figures.interference import run_data  # noqa: E402
 from sparsity_gui.figures.movie import (  # noqa: E402
+    FrameCanvas,
     GifPalette,
     MovieCancelled,
     frame_image,
@@ -130,8 +131,10 @@ def test_note_frames_are_the_figure_functions_png_pixel_for_pixel(note_run):
     frames = list(note_frames(script, "weights_sorted", times))
     assert len(frames) == 4
     stops = np.union1d(np.linspace(0.0, note_run.t_end, 41), times)
+    canvas = FrameCanvas(DPI)  # one canvas for every frame, as a movie draws them
     for frame, t in zip(frames, times, strict=True):
-        image = frame_image(frame, DPI)
+        image = canvas.image(frame)
+        assert np.array_equal(image, frame_image(frame, DPI)), "a frame differs on a canvas of its own"
         sim = Simulation(note_run.params, note_run.w0)
         for stop in stops[stops <= t]:
             sim.advance(float(stop))
