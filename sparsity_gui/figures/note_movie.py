@@ -74,7 +74,7 @@ def note_frames(
 ) -> Iterator[Frame]:
     """The frames at `times` (ascending), replaying the script."""
     check_panel(panel)
-    params_style = style_params(style)
+    style_params(style)  # a bad style file is refused before the replay
     pins = list(pins)
     targets = solver_targets(script, times)
     rows = history_times(script)
@@ -92,7 +92,7 @@ def note_frames(
         while k < len(times) and frame_of_stop[k] == i:
             snap = snapshot_of(sim, sim.params, run_id=1, seq=k + 1, state="paused")
             data = panel_data(snap, views, pins, pin_labels)
-            drawing = note_drawing(panel, data, params_style, width)
+            drawing = note_drawing(panel, data, style, width)  # the style by name: its size too
             yield Frame(*drawing, stamp_text(float(times[k]), sim.lam), solver_note(sim, float(times[k])))
             k += 1
 

@@ -329,3 +329,35 @@ def test_without_the_extra_the_commands_say_one_error_line(tmp_path, command):
         "error: movies need the PyAV encoder, which is not installed: pip install 'sparsity-gui[movie]'"
     ]
     assert os.listdir(tmp_path) == ["noav"]
+
+
+def test_run_movie_frames_are_drawn_in_the_style_asked(tmp_path):
+    """`run --movie --style`: the talk style's frames are as wide as its figure (6.4 in), and
+    a user's style file shows in every frame (its axes' background here); --style without
+    --figures or --movie is one error line."""
+    style = tmp_path / "pink.mplstyle"
+    style.write_text("axes.facecolor: ff00ff\n")
+    base = [sys.executable, "-m", "sparsity_gui", "run", "--m", "50", "--lam", "1e-2", "--samples", "11"]
+    movie = ["--movie", "weights_sorted", "--movie-seconds", "0.4", "--movie-fps", "5", "--movie-dpi", "40"]
+    widths = {}
+    for name, extra in (("paper", []), ("talk", ["--style", "talk"]), ("pink", ["--style", str(style)])):
+        proc = subprocess.run(
+            [*base, *movie, *extra, "--out", str(tmp_path / name)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        frames, _ = decoded(tmp_path / name / "movies" / "weights_sorted.mp4")
+        assert len(frames) == 2
+        widths[name] = frames[0].shape[1]
+        magenta = [np.mean((f[..., 0] > 200) & (f[..., 1] < 60) & (f[..., 2] > 200)) for f in frames]
+        assert (min(magenta) > 0.2) if name == "pink" else (max(magenta) == 0.0), (name, magenta)
+    assert widths == {"paper": 140, "talk": 256, "pink": 140}  # 3.5 in, 6.4 in at 40 dpi
+    proc = subprocess.run(
+        [*base, "--style", "talk", "--out", str(tmp_path / "no")], capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and proc.stderr.splitlines() == [
+        "error: style: applies to figures and movies: add --figures or --movie"
+    ]
+    assert not (tmp_path / "no").exists()
