@@ -147,6 +147,23 @@ def test_note_frames_are_the_figure_functions_png_pixel_for_pixel(note_run):
         assert np.any(image[ref.shape[0] :] < 128), "no time stamp under the figure"
 
 
+@pytest.mark.parametrize("panel", ["threshold_crossing", "layout"])
+def test_frames_on_one_canvas_are_each_times_own_figure(note_run, panel):
+    """A movie draws every frame into one cleared figure: each frame is still exactly the
+    figure function's PNG of a new figure (stacked sub-plots, a legend above that sizes the
+    figure, the six-panel layout of sub-figures), whatever was drawn before it."""
+    script = note_run.run.sim.script(note_run.t_end, 41)
+    times = frame_times(0.0, note_run.t_end, 3, "log")
+    canvas = FrameCanvas(DPI)
+    images = []
+    for frame in note_frames(script, panel, times):
+        image = canvas.image(frame)
+        ref = png_rgb(frame.fig)
+        assert np.array_equal(image[: ref.shape[0], : ref.shape[1]], ref)
+        images.append(image)
+    assert not np.array_equal(images[0], images[-1])
+
+
 def test_mp4_decodes_to_the_frames_asked_each_the_figure_at_its_time(note_run, tmp_path):
     path = note_run.movie(tmp_path / "w.mp4", panel="weights_sorted", seconds=1.5, fps=4, dpi=DPI)
     frames, (codec, pix_fmt, rate) = decoded(path)
