@@ -119,7 +119,7 @@ def session_dict(
     if pins:  # optional: a session without pins reads as before
         out["pins"] = [pin_dict(p) for p in pins]
     if style is not None:  # optional too
-        out["style"] = _style(str(style))
+        out["style"] = str(style)
     return out
 
 
