@@ -169,7 +169,7 @@ def build_run_parser() -> CleanParser:
         "--style",
         metavar="FILE",
         default=None,
-        help="with --figures: a matplotlib .mplstyle file applied on top of the paper style "
+        help="with --figures or --movie: a matplotlib .mplstyle file applied on top of the paper style "
         "(e.g. font.size: 10); 'paper' (default) or 'talk' for the built-in styles",
     )
     add_output_options(o)
@@ -193,8 +193,8 @@ def run_command(argv: Sequence[str]) -> int:
         params, w0 = params_from_args(args)
         check_format(args.format)
         if args.style is not None:
-            if not args.figures:
-                raise InputError("style", "applies to figures: add --figures")
+            if not args.figures and not args.movie:
+                raise InputError("style", "applies to figures and movies: add --figures or --movie")
             from sparsity_gui.figures.style import style_params
 
             style_params(args.style)  # a bad style file is refused before the run

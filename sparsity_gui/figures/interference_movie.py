@@ -17,7 +17,6 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.sampled import sample_steps
-from sparsity_gui.figures import save
 from sparsity_gui.figures.interference import PANEL_ORDER, PANELS, layout, layout_size, run_data
 from sparsity_gui.figures.movie import Frame, MovieSettings, frame_times, write_movie
 from sparsity_gui.figures.scripted import panel_size
@@ -72,15 +71,13 @@ def interference_frames(
             run.history_array(), HISTORY_COLUMNS, run.W, run.counts, params.n, pins, pin_labels, shown
         )
         if panel == "layout":
-            fig = save.figure_of(
-                layout, {"panels": [data[n] for n in PANEL_ORDER]}, params_style, layout_size(style)
-            )
+            drawing = (layout, {"panels": [data[n] for n in PANEL_ORDER]}, params_style, layout_size(style))
         else:
-            fig = save.figure_of(PANELS[panel][0], data[panel], params_style, panel_size(style, width))
+            drawing = (PANELS[panel][0], data[panel], params_style, panel_size(style, width))
         stamp = f"step {run.step:,} of {params.steps:,}"
         note = f"{params.optimizer}, lr = {params.lr:g}"
         while next_frame < steps.size and steps[next_frame] == stop:  # repeated steps: the same frame
-            yield Frame(fig, params_style, stamp, note)
+            yield Frame(*drawing, stamp, note)
             next_frame += 1
 
 

@@ -142,22 +142,6 @@ def flatten_rgba(rgba: np.ndarray) -> np.ndarray:
     return np.round(rgba[..., :3] * alpha + 255.0 * (1.0 - alpha)).astype(np.uint8)
 
 
-def stamp_rgb(left: str, right: str, width: int, style: dict, dpi: float) -> np.ndarray:
-    """The strip under a frame: the simulated time on the left, how it was reached (the
-    solver, the step) on the right, in the figure's font."""
-    import matplotlib
-    from matplotlib.figure import Figure
-
-    with matplotlib.rc_context(style):
-        fig = Figure(figsize=(width / dpi, STAMP_INCHES), dpi=dpi, facecolor="white")
-        fig.text(0.01, 0.5, left, ha="left", va="center", fontsize="medium")
-        fig.text(0.99, 0.5, right, ha="right", va="center", fontsize="small", color="0.35")
-        rgb = figure_rgb(fig, style, dpi)
-    return (
-        rgb[:, :width] if rgb.shape[1] >= width else np.pad(rgb, ((0, 0), (0, width - rgb.shape[1]), (0, 0)))
-    )
-
-
 def even_frame(rgb: np.ndarray) -> np.ndarray:
     """Padded with white to an even width and height (yuv420p halves both for colour)."""
     h, w = rgb.shape[:2]
@@ -168,19 +152,103 @@ def even_frame(rgb: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Frame:
-    """What one frame shows: the figure at the instant and the stamp's two texts."""
+    """What one frame shows: the figure function, the data it draws at the instant, the
+    style and size, and the stamp's two texts."""
 
-    fig: object  # matplotlib.figure.Figure
+    panel: Callable  # a figure function: panel(fig, data)
+    data: dict
     style: dict
+    size: tuple[float, float]  # inches
     stamp: str
     note: str = ""
 
+    @property
+    def fig(self):
+        """The frame's figure, as the figure function draws it (a new Figure)."""
+        from sparsity_gui.figures.save import figure_of
+
+        return figure_of(self.panel, self.data, self.style, self.size)
+
+
+class FrameCanvas:
+    """The one Figure every frame of a movie is drawn into, cleared between frames, and the
+    strip with the time stamp. Drawing frame after frame on one canvas keeps its renderer,
+    and with it the extents of every text already measured (a new Figure measures them all
+    again). Each frame is exactly the figure function's PNG at the movie's DPI: the same
+    figure, constrained layout at that DPI, one draw (savefig draws twice: once for the
+    layout only, once to render)."""
+
+    def __init__(self, dpi: float):
+        self.dpi = float(dpi)
+        self.fig = None
+        self.stamp_fig = None
+        self.stamp_texts = None
+        self.stamp_width = 0
+
+    def figure_rgb(self, frame: Frame) -> np.ndarray:
+        import matplotlib
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        from sparsity_gui.figures.save import quicker_matplotlib
+
+        quicker_matplotlib()
+        with matplotlib.rc_context(frame.style):
+            rc = matplotlib.rcParams
+            if rc["savefig.transparent"] or rc["savefig.bbox"] is not None:
+                # a style that saves otherwise than the figure is drawn: savefig's own way
+                return figure_rgb(frame.fig, frame.style, self.dpi)
+            if self.fig is None:
+                self.fig = Figure(figsize=frame.size, layout="constrained")
+                FigureCanvasAgg(self.fig)
+            else:  # as a new Figure: cleared, at the style's size and DPI
+                self.fig.clear()
+                self.fig.set_dpi(rc["figure.dpi"])
+                self.fig.set_size_inches(frame.size)
+            fig = self.fig
+            frame.panel(fig, frame.data)
+            faces = {"facecolor": rc["savefig.facecolor"], "edgecolor": rc["savefig.edgecolor"]}
+            for key, value in faces.items():
+                if value != "auto":
+                    getattr(fig, f"set_{key}")(value)
+            fig.set_dpi(self.dpi)
+            fig.canvas.draw()
+            rgba = np.asarray(fig.canvas.buffer_rgba())
+        return flatten_rgba(rgba)
+
+    def stamp_rgb(self, left: str, right: str, width: int, style: dict) -> np.ndarray:
+        """The strip under a frame: the simulated time on the left, how it was reached (the
+        solver, the step) on the right, in the figure's font."""
+        import matplotlib
+        from matplotlib.figure import Figure
+
+        with matplotlib.rc_context(style):
+            if self.stamp_fig is None or self.stamp_width != width:
+                fig = Figure(figsize=(width / self.dpi, STAMP_INCHES), dpi=self.dpi, facecolor="white")
+                self.stamp_texts = (
+                    fig.text(0.01, 0.5, "", ha="left", va="center", fontsize="medium"),
+                    fig.text(0.99, 0.5, "", ha="right", va="center", fontsize="small", color="0.35"),
+                )
+                self.stamp_fig, self.stamp_width = fig, width
+            for text, value in zip(self.stamp_texts, (left, right), strict=True):
+                text.set_text(value)
+            rgb = figure_rgb(self.stamp_fig, style, self.dpi)
+        return (
+            rgb[:, :width]
+            if rgb.shape[1] >= width
+            else np.pad(rgb, ((0, 0), (0, width - rgb.shape[1]), (0, 0)))
+        )
+
+    def image(self, frame: Frame) -> np.ndarray:
+        """The figure's PNG pixels with the time stamp below, even-sized."""
+        top = self.figure_rgb(frame)
+        strip = self.stamp_rgb(frame.stamp, frame.note, top.shape[1], frame.style)
+        return even_frame(np.concatenate([top, strip], axis=0))
+
 
 def frame_image(frame: Frame, dpi: float) -> np.ndarray:
-    """The figure's PNG pixels with the time stamp below, even-sized."""
-    top = figure_rgb(frame.fig, frame.style, dpi)
-    strip = stamp_rgb(frame.stamp, frame.note, top.shape[1], frame.style, dpi)
-    return even_frame(np.concatenate([top, strip], axis=0))
+    """One frame alone (a canvas of its own): the figure's PNG pixels, the stamp below."""
+    return FrameCanvas(dpi).image(frame)
 
 
 # --- encoding ---------------------------------------------------------------------------
@@ -314,12 +382,13 @@ def encode_frames(
     (width, height). `cancelled()` is asked before each frame (MovieCancelled);
     `progress(done, count)` is told after each."""
     encoder = Encoder(file, settings.fmt, settings.fps)
+    canvas = FrameCanvas(settings.dpi)
     try:
         for k, frame in enumerate(frames):
             if cancelled():
                 raise MovieCancelled
             encoder.style = frame.style  # the GIF's palette takes the style's colours
-            encoder.add(frame_image(frame, settings.dpi))
+            encoder.add(canvas.image(frame))
             if progress is not None:
                 progress(k + 1, count)
         if encoder.frames != count:

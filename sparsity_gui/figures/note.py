@@ -218,12 +218,17 @@ def panel_size(style, width: str = "single") -> tuple[float, float]:
     return (WIDTHS[width], HEIGHTS[width])
 
 
-def note_figure(name: str, data: dict, style=None, width: str = "single"):
-    """One panel (or "layout") as a Figure, in a style at a width."""
+def note_drawing(name: str, data: dict, style=None, width: str = "single"):
+    """What draws one panel (or "layout"): (function, its data, rcParams, size in inches)."""
     params = style_params(style)
     if name == "layout":
-        return figure_of(note_layout, layout_data(data), params, LAYOUT_SIZE)
-    return figure_of(PANELS[name], data[name], params, panel_size(style, width))
+        return note_layout, layout_data(data), params, LAYOUT_SIZE
+    return PANELS[name], data[name], params, panel_size(style, width)
+
+
+def note_figure(name: str, data: dict, style=None, width: str = "single"):
+    """One panel (or "layout") as a Figure, in a style at a width."""
+    return figure_of(*note_drawing(name, data, style, width))
 
 
 def layout_data(data: dict) -> dict:

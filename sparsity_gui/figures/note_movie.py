@@ -20,7 +20,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.runner import snapshot_of
 from sparsity_gui.core.note.simulation import RunScript, Simulation
 from sparsity_gui.figures.movie import Frame, MovieSettings, frame_times, write_movie
-from sparsity_gui.figures.note import MAX_ROWS, PANELS, note_figure, panel_data
+from sparsity_gui.figures.note import MAX_ROWS, PANELS, note_drawing, panel_data
 from sparsity_gui.figures.style import style_params
 
 MOVIE_PANELS = (*PANELS, "layout")
@@ -74,7 +74,7 @@ def note_frames(
 ) -> Iterator[Frame]:
     """The frames at `times` (ascending), replaying the script."""
     check_panel(panel)
-    params_style = style_params(style)
+    style_params(style)  # a bad style file is refused before the replay
     pins = list(pins)
     targets = solver_targets(script, times)
     rows = history_times(script)
@@ -92,10 +92,8 @@ def note_frames(
         while k < len(times) and frame_of_stop[k] == i:
             snap = snapshot_of(sim, sim.params, run_id=1, seq=k + 1, state="paused")
             data = panel_data(snap, views, pins, pin_labels)
-            fig = note_figure(panel, data, params_style, width)
-            yield Frame(
-                fig, params_style, stamp_text(float(times[k]), sim.lam), solver_note(sim, float(times[k]))
-            )
+            drawing = note_drawing(panel, data, style, width)  # the style by name: its size too
+            yield Frame(*drawing, stamp_text(float(times[k]), sim.lam), solver_note(sim, float(times[k])))
             k += 1
 
 

@@ -1,8 +1,9 @@
-"""Panels rendered to PNG, SVG and PDF bytes, from a live window or headless.
+"""Live panels rendered by Qt to PNG and SVG bytes, from a live window or headless.
 
-pyqtgraph's SVGExporter raises with current PySide6, so every vector format is drawn
-by Qt itself: the panel's scene is rendered through QSvgGenerator or QPdfWriter, which
-keeps curves as vector paths and titles, labels and ticks as text; the SVG is then made
+The exported figures are matplotlib's (sparsity_gui/figures/, PDF included); this Qt path
+remains for checking what a live panel draws. pyqtgraph's SVGExporter raises with current
+PySide6, so the SVG is drawn by Qt itself through QSvgGenerator, which keeps curves as
+vector paths and titles, labels and ticks as text; the SVG is then made
 plain SVG 1.1 (plots.svgplain: no vector-effect, which only Qt and browsers know, so
 librsvg draws it alike). Exports always get a white background, dark text and
 print-friendly line widths (about 2 px, against the live width of 1 chosen for speed),
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Iterator
 EXPORT_WIDTH = 2.0  # line width of exported curves, in px of the unscaled figure
 PANEL_SIZE = (720, 520)  # px of a headless panel figure
 DEFAULT_SCALE = 2.0
-PDF_DPI = 96  # one figure px = one PDF device unit, so text and widths keep their size
+SVG_DPI = 96  # one figure px = one SVG user unit, so text and widths keep their size
 
 
 def ensure_app():
@@ -160,7 +161,7 @@ def print_style(panels: Iterable, scale: float = 1.0) -> Iterator[None]:
                             item.setPen(_widened(old_pen, width * share))
                             restore.append(lambda i=item, p=old: i.setPen(p))
                         # a wide solid pen is drawn as separate segments (fast on screen, but
-                        # in SVG/PDF a curve must stay one path)
+                        # in SVG a curve must stay one path)
                         curve = item.curve
                         old_mode = curve.opts.get("segmentedLineMode", "auto")
                         curve.setSegmentedLineMode("off")
@@ -173,7 +174,7 @@ def print_style(panels: Iterable, scale: float = 1.0) -> Iterator[None]:
                         old_pen = item.opts["pen"]
                         item.setData(pen=_widened(pg.mkPen(old_pen), width))
                         restore.append(lambda i=item, p=old_pen: i.setData(pen=p))
-            # cached pixmaps would end up as bitmaps in SVG/PDF, and at the wrong scale in PNG
+            # cached pixmaps would end up as bitmaps in SVG, and at the wrong scale in PNG
             for item in view.scene().items():
                 mode = item.cacheMode()
                 if mode != QtWidgets.QGraphicsItem.CacheMode.NoCache:
@@ -236,7 +237,7 @@ def _paint(painter, panels: list, scale: float, draw) -> None:
 
 
 def _render(fmt: str, w: int, h: int, scale: float, title: str, panels: list, draw_into) -> bytes:
-    """Render something of w x h px to PNG (at `scale`), SVG or PDF; `draw_into(painter,
+    """Render something of w x h px to PNG (at `scale`) or SVG; `draw_into(painter,
     target_rect)` paints it."""
     from PySide6 import QtCore, QtGui
 
@@ -264,34 +265,16 @@ def _render(fmt: str, w: int, h: int, scale: float, title: str, panels: list, dr
         gen.setOutputDevice(buf)
         gen.setSize(QtCore.QSize(w, h))
         gen.setViewBox(QtCore.QRect(0, 0, w, h))
-        gen.setResolution(PDF_DPI)
+        gen.setResolution(SVG_DPI)
         gen.setTitle(title)
         gen.setDescription("sparsity-gui figure")
         painter = QtGui.QPainter()
         if not painter.begin(gen):
             raise RuntimeError("Qt could not start the SVG generator")
-    elif fmt == "pdf":
-        gen = QtGui.QPdfWriter(buf)
-        gen.setResolution(PDF_DPI)
-        gen.setPageSize(
-            QtGui.QPageSize(
-                QtCore.QSizeF(w * 72.0 / PDF_DPI, h * 72.0 / PDF_DPI),
-                QtGui.QPageSize.Unit.Point,
-                title,
-                QtGui.QPageSize.SizeMatchPolicy.ExactMatch,
-            )
-        )
-        gen.setPageMargins(QtCore.QMarginsF(0, 0, 0, 0))
-        gen.setTitle(title)
-        gen.setCreator("sparsity-gui")
-        painter = QtGui.QPainter()
-        if not painter.begin(gen):
-            raise RuntimeError("Qt could not start the PDF writer")
     else:
-        raise ValueError(f"unknown figure format {fmt!r} (use png, svg or pdf)")
+        raise ValueError(f"unknown figure format {fmt!r} (use png or svg)")
     try:
-        vp = painter.viewport()
-        target = QtCore.QRectF(0, 0, vp.width(), vp.height()) if fmt == "pdf" else QtCore.QRectF(0, 0, w, h)
+        target = QtCore.QRectF(0, 0, w, h)
         painter.fillRect(target, QtGui.QColor("white"))
         _paint(painter, panels, 1.0, lambda: draw_into(painter, target, 1.0))
     finally:
@@ -313,7 +296,7 @@ def _render(fmt: str, w: int, h: int, scale: float, title: str, panels: list, dr
 
 
 def render_panel(panel, fmt: str, scale: float = DEFAULT_SCALE) -> bytes:
-    """One panel's plots (not its toggles) as PNG, SVG or PDF bytes."""
+    """One panel's plots (not its toggles) as PNG or SVG bytes."""
     scene, source, w, h = _panel_source(panel)
 
     def draw(painter, target, _scale):
@@ -323,7 +306,7 @@ def render_panel(panel, fmt: str, scale: float = DEFAULT_SCALE) -> bytes:
 
 
 def render_widget(widget, fmt: str, scale: float = DEFAULT_SCALE, panels: Iterable = ()) -> bytes:
-    """A whole widget (the window, or a layout of panels) as PNG, SVG or PDF bytes, with
+    """A whole widget (the window, or a layout of panels) as PNG or SVG bytes, with
     the print style applied to `panels` inside it."""
     from PySide6 import QtCore, QtGui, QtWidgets
 

@@ -25,6 +25,7 @@ from sparsity_gui.figures import save  # noqa: E402
 from sparsity_gui.figures.interference import PANELS as INTERFERENCE_PANELS  # noqa: E402
 from sparsity_gui.figures.interference import run_data  # noqa: E402
 from sparsity_gui.figures.movie import (  # noqa: E402
+    FrameCanvas,
     GifPalette,
     MovieCancelled,
     frame_image,
@@ -130,8 +131,10 @@ def test_note_frames_are_the_figure_functions_png_pixel_for_pixel(note_run):
     frames = list(note_frames(script, "weights_sorted", times))
     assert len(frames) == 4
     stops = np.union1d(np.linspace(0.0, note_run.t_end, 41), times)
+    canvas = FrameCanvas(DPI)  # one canvas for every frame, as a movie draws them
     for frame, t in zip(frames, times, strict=True):
-        image = frame_image(frame, DPI)
+        image = canvas.image(frame)
+        assert np.array_equal(image, frame_image(frame, DPI)), "a frame differs on a canvas of its own"
         sim = Simulation(note_run.params, note_run.w0)
         for stop in stops[stops <= t]:
             sim.advance(float(stop))
@@ -142,6 +145,23 @@ def test_note_frames_are_the_figure_functions_png_pixel_for_pixel(note_run):
         straight = note_png_at(note_run, float(t))
         assert np.count_nonzero(top != straight) < 0.01 * top.size
         assert np.any(image[ref.shape[0] :] < 128), "no time stamp under the figure"
+
+
+@pytest.mark.parametrize("panel", ["threshold_crossing", "layout"])
+def test_frames_on_one_canvas_are_each_times_own_figure(note_run, panel):
+    """A movie draws every frame into one cleared figure: each frame is still exactly the
+    figure function's PNG of a new figure (stacked sub-plots, a legend above that sizes the
+    figure, the six-panel layout of sub-figures), whatever was drawn before it."""
+    script = note_run.run.sim.script(note_run.t_end, 41)
+    times = frame_times(0.0, note_run.t_end, 3, "log")
+    canvas = FrameCanvas(DPI)
+    images = []
+    for frame in note_frames(script, panel, times):
+        image = canvas.image(frame)
+        ref = png_rgb(frame.fig)
+        assert np.array_equal(image[: ref.shape[0], : ref.shape[1]], ref)
+        images.append(image)
+    assert not np.array_equal(images[0], images[-1])
 
 
 def test_mp4_decodes_to_the_frames_asked_each_the_figure_at_its_time(note_run, tmp_path):
@@ -326,3 +346,35 @@ def test_without_the_extra_the_commands_say_one_error_line(tmp_path, command):
         "error: movies need the PyAV encoder, which is not installed: pip install 'sparsity-gui[movie]'"
     ]
     assert os.listdir(tmp_path) == ["noav"]
+
+
+def test_run_movie_frames_are_drawn_in_the_style_asked(tmp_path):
+    """`run --movie --style`: the talk style's frames are as wide as its figure (6.4 in), and
+    a user's style file shows in every frame (its axes' background here); --style without
+    --figures or --movie is one error line."""
+    style = tmp_path / "pink.mplstyle"
+    style.write_text("axes.facecolor: ff00ff\n")
+    base = [sys.executable, "-m", "sparsity_gui", "run", "--m", "50", "--lam", "1e-2", "--samples", "11"]
+    movie = ["--movie", "weights_sorted", "--movie-seconds", "0.4", "--movie-fps", "5", "--movie-dpi", "40"]
+    widths = {}
+    for name, extra in (("paper", []), ("talk", ["--style", "talk"]), ("pink", ["--style", str(style)])):
+        proc = subprocess.run(
+            [*base, *movie, *extra, "--out", str(tmp_path / name)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        frames, _ = decoded(tmp_path / name / "movies" / "weights_sorted.mp4")
+        assert len(frames) == 2
+        widths[name] = frames[0].shape[1]
+        magenta = [np.mean((f[..., 0] > 200) & (f[..., 1] < 60) & (f[..., 2] > 200)) for f in frames]
+        assert (min(magenta) > 0.2) if name == "pink" else (max(magenta) == 0.0), (name, magenta)
+    assert widths == {"paper": 140, "talk": 256, "pink": 140}  # 3.5 in, 6.4 in at 40 dpi
+    proc = subprocess.run(
+        [*base, "--style", "talk", "--out", str(tmp_path / "no")], capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and proc.stderr.splitlines() == [
+        "error: style: applies to figures and movies: add --figures or --movie"
+    ]
+    assert not (tmp_path / "no").exists()

@@ -78,22 +78,37 @@ def test_cancel_leaves_nothing_and_a_bad_range_is_told(qtbot, make_window, tmp_p
 
 
 def test_interference_window_exports_a_gif_matching_its_run(qtbot, make_iwindow, tmp_path):
+    from PySide6 import QtWidgets
+
     from sparsity_gui.core.interference.params import InterferenceParams
+    from sparsity_gui.figures.scripted import panel_size
+    from sparsity_gui.ui.figure_style import STYLE_KEY
+    from sparsity_gui.ui.window import settings
 
     win = make_iwindow(InterferenceParams(n=8, m=16, steps=200), playing=True)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "finished", timeout=TIMEOUT)
-    dialog = open_dialog(qtbot, win)
-    assert float(dialog.end.text()) == 200
-    dialog.panel.setCurrentText("weights")
-    dialog.seconds.setValue(1.0)
-    dialog.fps.setValue(3)
-    dialog.format.setCurrentIndex(1)  # GIF
-    assert dialog.start_export(tmp_path / "w.gif")
-    qtbot.waitUntil(lambda: dialog.outcome != "", timeout=TIMEOUT)
+    # Export figure → Figure style → Talk, as in the note window: the movie takes it too
+    style_menu = win.findChild(QtWidgets.QMenu, "menu_figure_style")
+    (talk,) = [a for a in style_menu.actions() if a.text() == "Talk"]
+    try:
+        talk.trigger()
+        assert win.exports.style() == "talk" and talk.isChecked()
+        dialog = open_dialog(qtbot, win)
+        assert float(dialog.end.text()) == 200
+        dialog.panel.setCurrentText("weights")
+        dialog.seconds.setValue(1.0)
+        dialog.fps.setValue(3)
+        dialog.format.setCurrentIndex(1)  # GIF
+        assert dialog.start_export(tmp_path / "w.gif")
+        qtbot.waitUntil(lambda: dialog.outcome != "", timeout=TIMEOUT)
+    finally:
+        settings().remove(STYLE_KEY)
     # the replay reproduced the W on screen at step 200 (else: refused, nothing written)
     assert dialog.outcome == "written", dialog.message
     frames = frames_of(tmp_path / "w.gif")
     assert len(frames) == 3 and not np.array_equal(frames[0], frames[-1])
+    width = int(panel_size("talk")[0] * dialog.options()[1].dpi)  # the talk style's figure width
+    assert frames[0].shape[1] == width + width % 2
 
 
 NO_AV_DIALOG = """

@@ -71,6 +71,7 @@ class Session:
     script: RunScript
     source: W0Source
     pins: tuple[PinnedRun, ...] = ()  # the runs pinned beside it, as they were drawn
+    style: str | None = None  # the figures' style: "paper", "talk" or a .mplstyle file's path
 
     @property
     def params(self) -> SimParams:
@@ -90,10 +91,12 @@ def _encode_weights(w0: np.ndarray) -> dict[str, Any]:
     return {"encoding": "base64-float64-le", "weights": base64.b64encode(w0.tobytes()).decode("ascii")}
 
 
-def session_dict(script: RunScript, source: W0Source, pins=(), results: dict | None = None) -> dict[str, Any]:
+def session_dict(
+    script: RunScript, source: W0Source, pins=(), results: dict | None = None, style: str | None = None
+) -> dict[str, Any]:
     """The session's JSON. ``results`` (metrics.results_entry: the regime and the fitted
     constants of the run at script.t) is written for the reader under "results"; opening a
-    session re-simulates and never reads it."""
+    session re-simulates and never reads it. ``style``: the figures' style, when chosen."""
     p = script.params
     w0_entry: dict[str, Any] = {"source": source.kind}
     if source.kind == "file":
@@ -122,18 +125,27 @@ def session_dict(script: RunScript, source: W0Source, pins=(), results: dict | N
     pins = list(pins)
     if pins:  # optional: a session without pins reads as before
         out["pins"] = [pin_dict(p) for p in pins]
+    if style is not None:  # optional too
+        out["style"] = str(style)
     return out
 
 
-def session_text(script: RunScript, source: W0Source, pins=(), results: dict | None = None) -> str:
-    return json_text(session_dict(script, source, pins, results))
+def session_text(
+    script: RunScript, source: W0Source, pins=(), results: dict | None = None, style: str | None = None
+) -> str:
+    return json_text(session_dict(script, source, pins, results, style))
 
 
 def save_session(
-    path: str | Path, script: RunScript, source: W0Source, pins=(), results: dict | None = None
+    path: str | Path,
+    script: RunScript,
+    source: W0Source,
+    pins=(),
+    results: dict | None = None,
+    style: str | None = None,
 ) -> None:
     """Write atomically: the old file stays whole if anything fails."""
-    atomic_write_text(path, session_text(script, source, pins, results))
+    atomic_write_text(path, session_text(script, source, pins, results, style))
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -357,7 +369,22 @@ def parse_session(text: str) -> Session:
         raise _Problem(f"field 'samples' must be from 2 to {MAX_SAMPLES}, got {samples}")
     script = RunScript(params, w0, changes, t, samples)
     _check_work(script)
-    return Session(script, source, _pins(obj.get("pins", [])))
+    style = obj.get("style")
+    return Session(script, source, _pins(obj.get("pins", [])), None if style is None else _style(style))
+
+
+MAX_STYLE_CHARS = 4096  # a path's length on Linux
+
+
+def _style(value: Any) -> str:
+    """The figures' style as saved: "paper", "talk" or a style file's path (whether that
+    file can be used is told when the style is applied: the run opens either way)."""
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_STYLE_CHARS or "\0" in value:
+        raise _Problem(
+            f"field 'style' must be paper, talk or a .mplstyle file's path (text of at most "
+            f"{MAX_STYLE_CHARS} characters), got {_show(value)}"
+        )
+    return value
 
 
 def _pins(items: Any) -> tuple[PinnedRun, ...]:

@@ -19,6 +19,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.interference.files import history_csv, neuron_counts_csv
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+from sparsity_gui.ui.figure_style import FigureStyleChoice
 from sparsity_gui.ui.window import UNCHANGED, PanelExports, choose_folder
 
 DATA_KINDS = {
@@ -124,13 +125,12 @@ class ExportJob(QtCore.QObject):
         return (True, f"Exported {len(written)} files to {self.folder}")
 
 
-class InterferenceExports(PanelExports):
+class InterferenceExports(FigureStyleChoice, PanelExports):
     WINDOW_FIGURE = "layout"
     FORMATS = ("png", "svg", "pdf")
 
     def __init__(self, window) -> None:
         super().__init__(window)
-        self.style = None  # None: the paper style; "talk"; or a .mplstyle path
         self.job: ExportJob | None = None
         self.progress: QtWidgets.QProgressDialog | None = None
 
@@ -142,7 +142,9 @@ class InterferenceExports(PanelExports):
             "the layout, the sweep's figure, the run's data and the pinned runs, into one folder"
         )
         self.act_export_all.triggered.connect(lambda _c=False: self.export_all_dialog())
-        file_menu.addMenu(self.figure_menu())
+        figure_menu = self.figure_menu()
+        self.add_style_menu(figure_menu)
+        file_menu.addMenu(figure_menu)
         menu = file_menu.addMenu("Export data")
         menu.setObjectName("menu_export_data")
         for kind, (_name, text, _filter) in DATA_KINDS.items():
@@ -186,7 +188,7 @@ class InterferenceExports(PanelExports):
         if tab.spec is None or not tab.rows:
             raise InputError("", "the sweep has no runs yet: run a sweep first")
         files = sweep_figure_files(
-            tab.spec, list(tab.rows), self.style, formats=formats, cancelled=tab.outcome == "cancelled"
+            tab.spec, list(tab.rows), self.style(), formats=formats, cancelled=tab.outcome == "cancelled"
         )
         return {name + file[len("sweep") :]: data for file, data in files.items()}
 
@@ -203,9 +205,9 @@ class InterferenceExports(PanelExports):
         data = self.run_data()
         if panel is None:
             whole = {"panels": [data[p] for p in fi.PANEL_ORDER]}
-            size = fi.layout_size(self.style)
+            size = fi.layout_size(self.style())
             return figure_files(
-                name, fi.layout, whole, self.style, size, formats=formats, functions=fi.SCRIPT_FUNCTIONS
+                name, fi.layout, whole, self.style(), size, formats=formats, functions=fi.SCRIPT_FUNCTIONS
             )
         key = fi.PANEL_ORDER[win.panels.index(panel)]
         function, title = fi.PANELS[key]
@@ -213,8 +215,8 @@ class InterferenceExports(PanelExports):
             name,
             function,
             data[key],
-            self.style,
-            panel_size(self.style),
+            self.style(),
+            panel_size(self.style()),
             formats=formats,
             title=title,
             functions=fi.SCRIPT_FUNCTIONS,
@@ -280,7 +282,7 @@ class InterferenceExports(PanelExports):
         except InputError as exc:
             win.fail("Cannot export", exc.message)
             return None
-        style = self.style
+        style = self.style()
         tab = win.sweep
         sweep = (
             (tab.spec, list(tab.rows), tab.outcome == "cancelled")

@@ -30,6 +30,7 @@ def interference_movie_source(win) -> MovieSource:
     pins = list(win.pin_control.pins)
     labels = {p.number: (win.pin_control.labels.get(p.number, f"pin {p.number}"),) * 2 for p in pins}
     last = int(snap.step)
+    style = win.exports.style()  # Export figure → Figure style: the movie's too
 
     def write(path, panel, settings, t_range, cancelled, progress):
         first, end = (int(t_range[0]), int(t_range[1])) if t_range is not None else (0, last)
@@ -44,6 +45,7 @@ def interference_movie_source(win) -> MovieSource:
             pin_labels=labels,
             expect_final=shown_w if end == last else None,
             first_step=first,
+            style=style,
             cancelled=cancelled,
             progress=progress,
         )

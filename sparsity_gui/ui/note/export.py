@@ -43,6 +43,7 @@ from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
 from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.core.note.simulation import RunScript
+from sparsity_gui.ui.figure_style import FigureStyleChoice
 from sparsity_gui.ui.window import (
     FORMAT_FILTERS,
     UNCHANGED,
@@ -51,11 +52,9 @@ from sparsity_gui.ui.window import (
     in_last_folder,
     remember_folder,
     save_file_name,
-    settings,
 )
 
-EXPORT_ALL_FORMATS = ("png", "svg")  # of each panel in Export all
-STYLE_KEY = "figures/style"  # "paper", "talk" or a .mplstyle file's path
+EXPORT_ALL_FORMATS = ("png", "svg", "pdf")  # of each panel in Export all
 # each live panel's toggles as the figure's view (figures/note.py DEFAULT_VIEWS)
 VIEW_TOGGLES = {
     "weights_sorted": ("log_x", "log_y"),
@@ -111,7 +110,7 @@ class _WriteFailed(Exception):
         self.path, self.error, self.written = path, error, list(written)
 
 
-class NoteExports(PanelExports):
+class NoteExports(FigureStyleChoice, PanelExports):
     FORMATS = ("png", "svg", "pdf")
     ASK_PNG_SCALE = True
 
@@ -236,12 +235,15 @@ class NoteExports(PanelExports):
                 "weights.csv": lambda: iter_weights_csv(sim.init.w0, sim.solver.weights(), "w_now"),
                 "deaths.csv": lambda: iter_deaths_csv(sim),
             }
+        style = self.style()  # read here, on the GUI thread: the files are made in a worker
         return {
             "timeseries.csv": lambda: [timeseries_csv(run.rows)],
             **table_files,
             "tracked.csv": lambda: [tracked_csv(run, shown)],
             "run.json": lambda: [json_text(run_metadata(run, script.params, COMMAND_LINE, source))],
-            "session.json": lambda: [session_text(script, source, pins, results_entry(run.regime, run.fit))],
+            "session.json": lambda: [
+                session_text(script, source, pins, results_entry(run.regime, run.fit), style)
+            ],
         }
 
     def tracked_shown(self) -> int | None:
@@ -288,26 +290,6 @@ class NoteExports(PanelExports):
         return win.done(f"Wrote {path}")
 
     # --- figures ----------------------------------------------------------------------
-    def style(self):
-        """The figure style the user chose (Export figure → Figure style): "paper",
-        "talk" or a .mplstyle file."""
-        value = settings().value(STYLE_KEY)
-        return value if isinstance(value, str) and value else "paper"
-
-    def set_style(self, style: str | Path) -> bool:
-        """Use `style` ("paper", "talk" or a .mplstyle file) for every exported figure;
-        a style file that cannot be used is refused with its reason, the choice unchanged."""
-        from sparsity_gui.figures.style import style_params
-
-        style = str(style)
-        try:
-            style_params(style)
-        except InputError as exc:
-            return self.win.fail("Cannot use the figure style", exc.message)
-        settings().setValue(STYLE_KEY, style)
-        self._mark_style()
-        return self.win.done(f"Figures in the {Path(style).name} style")
-
     def views(self) -> dict[str, dict]:
         """Each panel's toggles on screen, as its figure's view."""
         from sparsity_gui.figures.note import TITLES
@@ -428,7 +410,7 @@ class NoteExports(PanelExports):
         )
 
     def export_all(self, folder: str | Path, scale: float = 2.0) -> bool:
-        """One folder: every panel as PNG (300 dpi) and SVG, each with its JSON and script
+        """One folder: every panel as PNG (300 dpi), SVG and PDF, each with its JSON and script
         (figures/note.py, drawn from the exported data with the live panels' toggles, pins
         and style), the window as PNG, timeseries.csv, weights.csv, deaths.csv (weights.npz
         and deaths.npz above 10^6 weights, as `run` writes them), tracked.csv, run.json,
@@ -477,8 +459,8 @@ class NoteExports(PanelExports):
             def drew(done: int, total: int) -> None:
                 step(f"Drawing the figures ({done} of {total})…")
 
-            # PNG and SVG, as before: PDF and the layout (Export figure, run --figures) would
-            # double the time at 10^7 (benchmarks/bench_figures.py)
+            # the layout figure is left to Export figure and run --figures: the window's PNG
+            # stands for it here
             figures = note_figure_files(
                 data, style, formats=EXPORT_ALL_FORMATS, layout=False, cancelled=cancel.is_set, progress=drew
             )
@@ -578,45 +560,8 @@ class NoteExports(PanelExports):
         act.setToolTip("The grid of six panels as one figure (7 in wide), PNG, SVG or PDF")
         act.triggered.connect(lambda _c=False: self.export_figure_dialog("layout"))
         menu.insertAction(first_after_panels, act)
-        style_menu = menu.addMenu("Figure style")
-        style_menu.setObjectName("menu_figure_style")
-        self._style_actions: dict[str, QtGui.QAction] = {}
-        group = QtGui.QActionGroup(style_menu)
-        for key, text, tip in (
-            ("paper", "Paper", "A journal's column: 3.5 in wide, 8 pt text, thin lines"),
-            ("talk", "Talk", "Slides: larger text and lines"),
-            ("file", "Style file…", "A matplotlib .mplstyle file on top of the paper style"),
-        ):
-            a = style_menu.addAction(text)
-            a.setCheckable(True)
-            a.setToolTip(tip)
-            group.addAction(a)
-            self._style_actions[key] = a
-            if key == "file":
-                a.triggered.connect(lambda _c=False: self.style_file_dialog())
-            else:
-                a.triggered.connect(lambda _c=False, k=key: self.set_style(k))
-        style_menu.setToolTipsVisible(True)
-        self._mark_style()
+        self.add_style_menu(menu)
         return menu
-
-    def _mark_style(self) -> None:
-        actions = getattr(self, "_style_actions", None)
-        if not actions:
-            return
-        style = self.style()
-        key = style if style in ("paper", "talk") else "file"
-        actions[key].setChecked(True)
-        actions["file"].setText(f"Style file: {Path(style).name}…" if key == "file" else "Style file…")
-
-    def style_file_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(
-            self.win, "Figure style", "", "matplotlib style (*.mplstyle);;All files (*)"
-        )
-        if path:
-            self.set_style(path)
-        else:
-            self._mark_style()
 
     def export_figure_dialog(self, target) -> None:
         """Save as PNG (asking its DPI), SVG or PDF; the script and data go beside it."""

@@ -150,7 +150,8 @@ class FileMenu(QtCore.QObject):
             # function of the session alone (the screen's fit is of the wall-clock history)
             run = win.exports.replayed(script)
             results = results_entry(run.regime, run.fit)
-            atomic_write_bytes(path, session_text(script, source, pins, results).encode("utf-8"))
+            text = session_text(script, source, pins, results, win.exports.style())
+            atomic_write_bytes(path, text.encode("utf-8"))
         except InputError as exc:
             return win.fail("Cannot save the session", exc.message)
         except OSError as exc:
@@ -182,7 +183,10 @@ class FileMenu(QtCore.QObject):
         )
         win.pin_control.restore(session.pins)  # the session as saved, pinned runs included
         self.add_recent(path)
-        return win.done(f"Opened {path}: t = {script.t:.6g}, {len(script.changes)} live change(s)")
+        unused = ""  # a style file gone: said (in a box too), the run opens anyway
+        if session.style not in (None, win.exports.style()) and not win.exports.set_style(session.style):
+            unused = f"; its figure style is not used: {win.last_error}"
+        return win.done(f"Opened {path}: t = {script.t:.6g}, {len(script.changes)} live change(s){unused}")
 
     def recent_sessions(self) -> list[str]:
         value = settings().value(RECENT_KEY)

@@ -18,6 +18,7 @@ def note_movie_source(win) -> MovieSource:
     pins = list(win.pin_control.pins)
     labels = dict(win.pin_control.labels)
     views = win.exports.views()  # each panel's toggles on screen, as its figures take them
+    style = win.exports.style()  # Export figure → Figure style: the movie's too
 
     def write(path, panel, settings, t_range, cancelled, progress):
         return write_note_movie(
@@ -26,6 +27,7 @@ def note_movie_source(win) -> MovieSource:
             panel,
             settings,
             t_range,
+            style=style,
             views=views,
             pins=pins,
             pin_labels=labels,

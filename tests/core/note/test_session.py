@@ -199,6 +199,9 @@ BAD_SESSIONS = [
         ),
         "replaying to t = 1e6 would need about 1e15 steps; the limit is 1e9",
     ),
+    ("style not text", _edit(lambda o: o.update(style=3)), "field 'style' must be paper, talk or"),
+    ("style empty", _edit(lambda o: o.update(style=" ")), "field 'style' must be paper, talk or"),
+    ("style too long", _edit(lambda o: o.update(style="a" * 5000)), "at most 4096 characters"),
 ]
 
 
@@ -231,6 +234,18 @@ def test_bad_session_files(tmp_path):
 def test_good_session_text_parses():
     session = parse_session(json.dumps(_good()))
     assert session.params.lam == 2e-2 and session.script.params.lam == 1e-2
+
+
+def test_the_figure_style_is_saved_and_old_sessions_have_none(tmp_path):
+    """A session keeps the figures' style as it was chosen (a name or a style file's path,
+    not checked against the disk: the run opens on a machine without the file); a session
+    saved before styles existed has no "style" and opens with none."""
+    assert "style" not in _good() and parse_session(json.dumps(_good())).style is None
+    script = parse_session(json.dumps(_good())).script
+    for style in ("talk", "paper", str(tmp_path / "gone" / "mine.mplstyle")):
+        save_session(tmp_path / "s.json", script, W0Source("normal"), style=style)
+        assert json.loads((tmp_path / "s.json").read_text())["style"] == style
+        assert load_session(tmp_path / "s.json").style == style
 
 
 # --- presets --------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import json
 from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.ui.note.export import STYLE_KEY
+from sparsity_gui.ui.figure_style import STYLE_KEY
 from sparsity_gui.ui.window import settings
 
 TIMEOUT = 20_000
@@ -76,5 +76,33 @@ def test_the_style_chosen_is_used_and_remembered(qtbot, make_window, tmp_path):
         assert "'lines.linewidth': 2.2" in script
         drawn = json.loads((tmp_path / "decay.json").read_text())
         assert len(drawn["t"]) == len(win.current_script()[0].sample_times())
+    finally:
+        settings().remove(STYLE_KEY)
+
+
+def test_a_session_keeps_the_figure_style(qtbot, make_window, tmp_path):
+    """Save session writes the style chosen; opening it chooses that style again. A session
+    whose style file is gone still opens, and says why its style is not used."""
+    win = make_window(SimParams(m=200, lam=1e-2, seed=1), speed=20.0)
+    _running(qtbot, win)
+    win.set_playing(False)
+    qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
+    try:
+        assert win.exports.set_style("talk"), win.last_error
+        session = tmp_path / "talk.json"
+        assert win.files.save_session(session), win.last_error
+        saved = json.loads(session.read_text())
+        assert saved["style"] == "talk"
+        assert win.exports.set_style("paper") and win.exports.style() == "paper"
+        assert win.files.open_session(session), win.last_error
+        assert win.exports.style() == "talk" and settings().value(STYLE_KEY) == "talk"
+        assert win.exports._style_actions["talk"].isChecked()
+        gone = tmp_path / "gone.json"
+        gone.write_text(json.dumps({**saved, "style": str(tmp_path / "none.mplstyle")}))
+        assert win.files.open_session(gone), win.last_error
+        message = win.statusBar().currentMessage()
+        assert "figure style is not used" in message and "none.mplstyle" in message
+        assert win.exports.style() == "talk"
+        qtbot.waitUntil(lambda: win.snapshot.t == saved["t"], timeout=TIMEOUT)
     finally:
         settings().remove(STYLE_KEY)

@@ -160,7 +160,7 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     out = tmp_path / "export"
     assert win.exports.export_all(out), win.last_error
     names = {p.name for p in out.iterdir()}
-    expected = {f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg", "json", "py")} | {
+    expected = {f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg", "pdf", "json", "py")} | {
         "window.png",
         "timeseries.csv",
         "weights.csv",
@@ -194,6 +194,7 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     # the figures (matplotlib): valid, not blank, text kept as text, drawn from the data
     for name in PANEL_FILES:
         check_png(out / f"{name}.png")
+        check_pdf(out / f"{name}.pdf")
     check_png(out / "window.png", (1000, 600))
     for name, words in (
         ("l1_decay", ["‖", "λ"]),
