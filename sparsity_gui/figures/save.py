@@ -77,20 +77,24 @@ def quicker_matplotlib() -> None:
       every renderer (each figure, each savefig) has its own, so a figure's labels were
       parsed by pyparsing again at every save; the parse is a pure function of its key;
     - PDF font subsets without the OpenType layout tables (PDF_UNUSED_FONT_TABLES)."""
+    import matplotlib
     from fontTools import subset
     from matplotlib import mathtext
 
     cached = mathtext.MathTextParser._parse_cached
     parse = getattr(cached, "__wrapped__", None)
     if parse is not None:  # matplotlib's own (an lru_cache over the method) as expected
+        mathtext_keys = [k for k in matplotlib.rcParams if k.startswith("mathtext.")]
 
         @functools.lru_cache(4096)
-        def shared(output_type, s, dpi, prop, antialiased, load_glyph_flags):
+        def shared(output_type, s, dpi, prop, antialiased, load_glyph_flags, _mathtext_rc):
             return parse(mathtext.MathTextParser(output_type), s, dpi, prop, antialiased, load_glyph_flags)
 
         def parse_shared(self, s, dpi, prop, antialiased, load_glyph_flags):
             output = {"vector": "path", "raster": "agg"}[self._output_type]
-            return shared(output, s, dpi, prop, antialiased, load_glyph_flags)
+            # the parse also reads the mathtext.* rcParams (a style may set them): part of the key
+            rc = tuple(str(matplotlib.rcParams[k]) for k in mathtext_keys)
+            return shared(output, s, dpi, prop, antialiased, load_glyph_flags, rc)
 
         mathtext.MathTextParser._parse_cached = parse_shared
     drop = subset.Options._drop_tables_default

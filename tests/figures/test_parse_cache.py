@@ -1,0 +1,45 @@
+"""The figure layer shares mathtext parses across renderers (figures/save.quicker_matplotlib).
+A parse depends on the mathtext rcParams a style may set as well as on its text: figures drawn
+under different mathtext settings in one process must each look as matplotlib alone draws them."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+SCRIPT = """
+import io, sys
+import matplotlib
+from matplotlib.figure import Figure
+if sys.argv[1] == "shared":
+    from sparsity_gui.figures.save import quicker_matplotlib
+    quicker_matplotlib()
+
+def png(default):
+    with matplotlib.rc_context({"mathtext.default": default, "mathtext.fontset": "dejavusans"}):
+        fig = Figure(figsize=(2, 1))
+        fig.text(0.1, 0.4, r"$x_k + \\lambda w$", fontsize=14)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=100)
+    return buf.getvalue()
+
+out = [png("it"), png("regular"), png("it")]
+sys.stdout.buffer.write(b"".join(len(p).to_bytes(8, "big") + p for p in out))
+"""
+
+
+def _pngs(mode: str) -> list[bytes]:
+    data = subprocess.run(
+        [sys.executable, "-c", SCRIPT, mode], capture_output=True, check=True, timeout=120
+    ).stdout
+    stream, out = io.BytesIO(data), []
+    while header := stream.read(8):
+        out.append(stream.read(int.from_bytes(header, "big")))
+    return out
+
+
+def test_shared_parses_follow_the_mathtext_settings():
+    alone, shared = _pngs("plain"), _pngs("shared")
+    assert alone[0] != alone[1], "the two settings draw differently"
+    assert shared == alone, "each figure as matplotlib alone draws it"
