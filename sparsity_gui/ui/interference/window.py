@@ -299,6 +299,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.params = params
         self.worker.start_run(params, self.run_id, w0=w0)
         self.worker.play(self.playing)  # the new run follows the Play button
+        self.pace_painting(idle=False)
         self.controls.show_params(params)
         self.sweep.set_base(params)
         self.status_line.setText(f"preparing run {self.run_id} (n = {params.n}, m = {params.m})")
@@ -366,6 +367,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             return
         self.params = params
         self.worker.set_params(params)
+        self.pace_painting(idle=False)  # its snapshot, at once
         self.controls.show_params(params)
         self.sweep.set_base(params)
 
@@ -412,10 +414,14 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
     def paint_latest(self) -> None:
         snap = self.worker.take_latest()
         if snap is None or snap.run_id != self.run_id:
+            self.pace_painting(idle=False)  # a new run on its way
             return  # nothing yet, or a snapshot from before a restart: dropped
         old = self.snapshot
         if old is not None and snap.seq == old.seq and snap.run_id == old.run_id:
+            # nothing new: an idle run sends nothing until a command (which wakes the timer)
+            self.pace_painting(idle=snap.state in ("paused", "finished", "error"))
             return
+        self.pace_painting(idle=False)
         if snap.latest is None:  # no run could be built: keep what is on screen, say why
             self._show_failure(snap)
             return
