@@ -478,7 +478,7 @@ class ScalingResult(_Result):
         return self._save(out, force)
 
     def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
-        from sparsity_gui.core.note.scaling import write_scaling
+        from sparsity_gui.core.note.files import write_scaling
 
         write_scaling(
             result_dir,

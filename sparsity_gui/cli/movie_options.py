@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from sparsity_gui.cli.common import Progress, fail, number_arg, whole_arg
+from sparsity_gui.cli.common import Progress, fail, number_arg, run_in_worker, whole_arg
 from sparsity_gui.core.errors import InputError
 
 
@@ -82,8 +82,6 @@ def write_movies(result_dir, panels: Sequence[str], settings, write_one) -> None
     progress=..., write_with=...)`` draws and encodes it, on a worker thread (Ctrl+C acts
     at once; the result folder is then removed whole, as for any other file)."""
     import threading
-
-    from sparsity_gui.cli.common import run_in_worker
 
     stop = threading.Event()
     for panel in panels:

@@ -4,7 +4,6 @@ relative-variance plateau), the exact solver run for every (m, lam, seed)."""
 from __future__ import annotations
 
 import argparse
-import shlex
 from collections.abc import Sequence
 
 from sparsity_gui.cli.common import (
@@ -13,14 +12,11 @@ from sparsity_gui.cli.common import (
     add_output_options,
     fail,
     figure_style_from_args,
-    grid_wait_seconds,
-    interrupts_deferred,
     number_arg,
-    run_grid,
     say,
     whole_arg,
-    write_headless,
 )
+from sparsity_gui.cli.grid import grid_command
 from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.text import format_duration
@@ -142,11 +138,6 @@ def _print_table(rows) -> None:
         )
 
 
-def _in_grid_order(grid, rows: list) -> list:
-    order = {key: i for i, key in enumerate(grid.runs())}
-    return sorted(rows, key=lambda r: order[(r.m, r.lam, r.seed)])
-
-
 def scaling_command(argv: Sequence[str]) -> int:
     args = build_scaling_parser().parse_args(argv)
     try:
@@ -154,43 +145,30 @@ def scaling_command(argv: Sequence[str]) -> int:
         style, dpi = figure_style_from_args(args)
     except InputError as exc:
         fail(str(exc))
-    runs = grid.runs()
-    state: dict = {}
-    command_line = shlex.join(["sparsity-gui", "scaling", *argv])
+    from sparsity_gui.core.note.files import write_scaling
+    from sparsity_gui.core.note.scaling import run_scaling
 
-    def body(result_dir) -> None:
-        from sparsity_gui.core.note.scaling import run_scaling, write_scaling
+    def figure_files(rows: list, _interrupted: bool) -> dict:
+        from sparsity_gui.figures.scaling import scaling_figure_files  # matplotlib: only if asked
 
-        outcome = run_grid(
-            lambda on_progress, should_stop: run_scaling(
-                grid,
-                on_progress=on_progress,
-                should_stop=should_stop,
-                workers=jobs or 1,
-                scheduler=args.scheduler,
-            ),
-            label="scaling",
-            describe=lambda current: "  m={} lam={:g} seed={}".format(*current),
-            doing="running",
-            wait_seconds=grid_wait_seconds(args.scheduler),
-            in_order=lambda rows: _in_grid_order(grid, rows),
-            quiet_cluster_log=args.scheduler is not None and not args.verbose,
-        )
-        state["outcome"] = outcome
-        rows = outcome.rows
-        with interrupts_deferred():  # the runs that finished are written whole
-            write_scaling(result_dir, grid, rows, command_line=command_line, scheduler=args.scheduler)
-            if not args.no_figure:
-                from sparsity_gui.figures.save import write_files
-                from sparsity_gui.figures.scaling import scaling_figure_files
+        return scaling_figure_files(grid, rows, style, dpi)
 
-                write_files(result_dir.path("figures"), scaling_figure_files(grid, rows, style, dpi))
-
-    write_headless(args.out, args.force, body)
-    outcome = state["outcome"]
-    status = outcome.ended_early(len(runs), args.out, "scaling.json")
+    outcome, status = grid_command(
+        "scaling",
+        argv,
+        args,
+        grid,
+        jobs,
+        run_scaling,
+        lambda result_dir, rows, command_line: write_scaling(
+            result_dir, grid, rows, command_line=command_line, scheduler=args.scheduler
+        ),
+        figure_files,
+        describe=lambda current: "  m={} lam={:g} seed={}".format(*current),
+    )
     if status is not None:
         return status
+    runs = grid.runs()
     say(
         f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "
         f"{len(grid.lam_values)} of lam x {grid.seeds} seed(s)) in "

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,7 @@ class GridTabTexts:
     save_tip: str
     progress_tip: str
     failed_title: str
+    saved: str  # what Save writes, as its messages say: "the scaling runs", "the sweep"
 
 
 class GridTab(QtWidgets.QWidget):
@@ -173,12 +175,18 @@ class GridTab(QtWidgets.QWidget):
             lay.addWidget(figures, 1)
 
     # --- what a grid tab says itself ---------------------------------------------------------
+    # the model's run_scaling or run_sweep: runs a plan (in the grid's thread) and returns its
+    # rows; raises RunsCancelled
+    run_grid: Callable[..., list]
+
     def make_plan(self, scheduler: Scheduler | None) -> Any:
-        """The grid of the fields, or None with the reason shown at its field."""
+        """The grid (a core.grid.GridPlan) of the fields, whose values are committed; raises
+        InputError naming the field."""
         raise NotImplementedError
 
-    def run_plan(self, plan, on_progress, should_stop, workers: int, scheduler: Scheduler | None) -> list:
-        """Runs ``plan`` (in the grid's thread) and returns its rows; raises RunsCancelled."""
+    def write_files(self, folder, rows: list) -> list:
+        """Writes the grid's files of ``rows`` into ``folder`` (as its command does) and
+        returns their paths; raises InputError or OSError."""
         raise NotImplementedError
 
     def show_rows(self, rows: list, plan, started: bool = False) -> None:
@@ -220,6 +228,21 @@ class GridTab(QtWidgets.QWidget):
         else:
             self._show_info(str(exc), error=True)
 
+    def checked_plan(self, scheduler: Scheduler | None = None) -> Any:
+        """The grid of the fields, checked by the grid's rules (core/grid.py) with the
+        threads' count (or the ``scheduler``); None with the reason shown at its field (or
+        under the buttons)."""
+        if not all([f.commit() for f in self.fields.values()]):  # a list: every field says why
+            return None
+        try:
+            plan = self.make_plan(scheduler)
+            plan.check_work()
+            plan.check_side_by_side(self.workers.value(), scheduler)
+        except InputError as exc:
+            self.show_input_error(exc)
+            return None
+        return plan
+
     # --- running -------------------------------------------------------------------------
     @property
     def running(self) -> bool:
@@ -230,7 +253,7 @@ class GridTab(QtWidgets.QWidget):
         if self.running:
             return False
         good, scheduler = self._scheduler_value()
-        plan = self.make_plan(scheduler)
+        plan = self.checked_plan(scheduler)
         if plan is None or not good:
             return False
         self.plan = plan
@@ -271,7 +294,8 @@ class GridTab(QtWidgets.QWidget):
         """The grid's thread (the grid starts and joins its own workers, or runs a cluster
         session in this thread): touches no widget."""
         try:
-            rows = self.run_plan(plan, self._on_progress, stop.is_set, workers, scheduler)
+            progress, stopping = self._on_progress, stop.is_set
+            rows = self.run_grid(plan, progress, stopping, workers=workers, scheduler=scheduler)
             result = ("done", list(rows), "", "")
         except RunsCancelled as exc:
             result = ("cancelled", list(exc.rows), "", "")
@@ -384,6 +408,24 @@ class GridTab(QtWidgets.QWidget):
 
     def _message(self, title: str, message: str) -> None:
         self.error_box = show_warning(self, self.error_box, title, message)
+
+    def save(self, folder) -> bool:
+        """The grid's files of the rows shown into ``folder``, and its figures (PNG, SVG,
+        PDF, their data and scripts) into ``folder``/figures/, as its command writes them."""
+        if self.plan is None or not self.rows:
+            self._show_info(f"nothing to save yet: run a {self.texts.grid} first", error=True)
+            return False
+        title = f"Cannot save {self.texts.saved}"
+        try:
+            written = self.write_files(folder, list(self.rows))
+        except InputError as exc:
+            self._message(title, exc.message)
+            return False
+        except OSError as exc:
+            self._message(title, f"{folder}: {exc.strerror or exc}")
+            return False
+        self._show_info(f"saved {len(written)} files to {folder}")
+        return True
 
     @QtCore.Slot()
     def save_dialog(self) -> None:

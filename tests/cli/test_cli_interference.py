@@ -743,7 +743,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
 
 
 def test_paper_settings_and_explicit_options_win():
-    from sparsity_gui.cli.interference import build_sweep_parser, sweep_spec_from_args
+    from sparsity_gui.cli.sweep import build_sweep_parser, sweep_spec_from_args
 
     spec = sweep_spec_from_args(build_sweep_parser().parse_args(["--paper", "--out", "x"]))
     assert spec.base.n == 256 and spec.m_values == tuple(range(256, 4097, 256))

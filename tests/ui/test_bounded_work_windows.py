@@ -103,10 +103,10 @@ def test_the_scaling_tab_refuses_a_grid_whose_longest_run_is_too_long(show_tab, 
     tab = show_tab(ScalingWidget(lambda: SimParams(m=200, lam=1e-2)))
     for field, text in ((tab.m, "100,1000"), (tab.lam, "1e-3,1e-12"), (tab.seeds, "1")):
         field.edit.setText(text)
-    assert tab.make_grid() is None
+    assert tab.checked_plan() is None
     assert "lam = 1e-12 to one weight left" in _error(tab.lam)
     tab.lam.edit.setText("1e-3,1e-2")
-    assert tab.make_grid() is not None and _error(tab.lam) == ""
+    assert tab.checked_plan() is not None and _error(tab.lam) == ""
 
 
 def test_the_sweep_tab_refuses_a_sweep_whose_longest_run_is_too_long(show_tab, monkeypatch):
@@ -114,7 +114,7 @@ def test_the_sweep_tab_refuses_a_sweep_whose_longest_run_is_too_long(show_tab, m
     tab = show_tab(SweepWidget(lambda: InterferenceParams(n=64, m=64)), 1100, 600)
     for field, text in ((tab.n, "1024"), (tab.m, "1024,8192"), (tab.seeds, "1"), (tab.steps, "1e7")):
         field.edit.setText(text)
-    assert tab.make_spec() is None
+    assert tab.checked_plan() is None
     assert "10000000 steps at n = 1024, m = 8192 would need about 8.6e16" in _error(tab.steps)
     tab.steps.edit.setText("100")
-    assert tab.make_spec() is not None
+    assert tab.checked_plan() is not None

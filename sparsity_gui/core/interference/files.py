@@ -25,7 +25,7 @@ import numpy as np
 from sparsity_gui import __version__
 from sparsity_gui.core.checks import input_text, parse_json_text, read_input_bytes
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.files import ResultDir, atomic_write_bytes, csv_text, json_text
+from sparsity_gui.core.files import ResultDir, csv_text, json_text, write_result_files
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.sweep import (
@@ -123,23 +123,6 @@ def sweep_texts(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str | N
     return {SWEEP_CSV: rows_csv(rows), SWEEP_JSON: json_text(sweep_metadata(spec, rows, command_line))}
 
 
-def _write_all(target: ResultDir | str | Path, files: dict[str, bytes]) -> list[Path]:
-    """Into a ResultDir (its temporary folder: the caller commits) or a folder (created
-    if need be; each file replaced atomically)."""
-    written = []
-    if isinstance(target, ResultDir):
-        for name, data in files.items():
-            target.write_bytes(name, data)
-            written.append(target.out / name)
-        return written
-    folder = Path(target)
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, data in files.items():
-        atomic_write_bytes(folder / name, data)
-        written.append(folder / name)
-    return written
-
-
 def write_sweep(
     target: ResultDir | str | Path,
     spec: SweepSpec,
@@ -153,7 +136,7 @@ def write_sweep(
     ResultDir: where they will be after commit)."""
     files = {name: text.encode("utf-8") for name, text in sweep_texts(spec, rows, command_line).items()}
     files.update(figures or {})
-    return _write_all(target, files)
+    return write_result_files(target, files)
 
 
 MAX_CELL = 200  # characters of one cell of sweep.csv: its longest, a float's repr, is 24
@@ -305,4 +288,4 @@ def write_interference_run(
     wall_seconds: float | None = None,
 ) -> list[Path]:
     """history.csv, w0.npy, w_final.npy (n x m), neuron_counts.csv and run.json."""
-    return _write_all(target, run_files(run, command_line, wall_seconds))
+    return write_result_files(target, run_files(run, command_line, wall_seconds))

@@ -51,15 +51,12 @@ TEXTS = GridTabTexts(
     save_tip="Write sweep.csv, sweep.json and figures/ (the figure, its data and script) into a folder",
     progress_tip="Share of the sweep's cost done (a run costs about n²·m·steps)",
     failed_title="Sweep stopped",
+    saved="the sweep",
 )
 
 
-def _m_values(text: str) -> tuple[int, ...]:
-    values = parse_m_values(text)
-    bad = [m for m in values if not 1 <= m <= M_MAX]
-    if bad:
-        raise InputError("m", f"every m must be from 1 to {M_MAX}, got {bad[0]}")
-    return values
+def parse_sweep_m(text: str) -> tuple[int, ...]:
+    return parse_m_values(text, M_MAX)
 
 
 class SweepWidget(GridTab):
@@ -81,7 +78,7 @@ class SweepWidget(GridTab):
         )
         self.m = Field(
             "sweep_m",
-            _m_values,
+            parse_sweep_m,
             "m values: a list like 64,128,256 or a range start:stop:step (stop included), "
             "e.g. 256:4096:256 as in the paper",
         )
@@ -120,7 +117,7 @@ class SweepWidget(GridTab):
             return
         try:
             n = int(self.n._parse(self.n.text().strip()))
-            m_values = _m_values(self.m.text())
+            m_values = parse_sweep_m(self.m.text())
         except (InputError, ValueError, OverflowError):
             return
         self.panel.show_rows([], n=n, m_values=m_values)
@@ -134,35 +131,17 @@ class SweepWidget(GridTab):
             f"first seed {p.seed}{', float32' if p.dtype == 'float32' else ''}"
         )
 
-    def make_spec(self) -> SweepSpec | None:
-        """The spec of the fields and the window's parameters; a bad value is shown at its
-        field and None returned."""
-        ok = all([f.commit() for f in self.fields.values()])  # a list: every field shows its error
-        if not ok:
-            return None
-        try:
-            n = int(self.n._parse(self.n.text().strip()))
-            steps = int(self.steps._parse(self.steps.text().strip()))
-            m_values = _m_values(self.m.text())
-            seeds = int(self.seeds._parse(self.seeds.text().strip()))
-            base = self._current().with_changes(n=n, m=m_values[0], steps=steps)
-            spec = SweepSpec(base=base, m_values=m_values, seeds=seeds)
-            spec.check_work()
-            if not self.scheduler.text().strip():
-                spec.check_memory(self.workers.value())
-        except InputError as exc:
-            self.show_input_error(exc)
-            return None
-        return spec
-
     # --- the grid tab's hooks (ui/grid_tab.py) -----------------------------------------------
-    def make_plan(self, scheduler: Scheduler | None) -> SweepSpec | None:
-        return self.make_spec()
+    run_grid = staticmethod(run_sweep)
 
-    def run_plan(self, plan, on_progress, should_stop, workers: int, scheduler: Scheduler | None) -> list:
-        return run_sweep(
-            plan, on_progress=on_progress, should_stop=should_stop, workers=workers, scheduler=scheduler
-        )
+    def make_plan(self, scheduler: Scheduler | None) -> SweepSpec:
+        """The sweep of the fields and the window's parameters."""
+        n = int(self.n._parse(self.n.text().strip()))
+        steps = int(self.steps._parse(self.steps.text().strip()))
+        m_values = parse_sweep_m(self.m.text())
+        seeds = int(self.seeds._parse(self.seeds.text().strip()))
+        base = self._current().with_changes(n=n, m=m_values[0], steps=steps)
+        return SweepSpec(base=base, m_values=m_values, seeds=seeds)
 
     def show_rows(self, rows: list, plan: SweepSpec, started: bool = False) -> None:
         if started:
@@ -190,31 +169,15 @@ class SweepWidget(GridTab):
         )
 
     # --- saving ----------------------------------------------------------------------------
-    def save(self, folder) -> bool:
-        """sweep.csv and sweep.json of the rows shown into `folder`, and the figure (PNG,
-        SVG, PDF, its data and its script) into `folder`/figures/, as `sweep` writes them."""
+    def write_files(self, folder, rows: list) -> list:
         from sparsity_gui.core.interference.files import write_sweep
         from sparsity_gui.figures.save import write_files
         from sparsity_gui.figures.sweep import sweep_figure_files
 
-        if self.spec is None or not self.rows:
-            self._show_info("nothing to save yet: run a sweep first", error=True)
-            return False
-        try:
-            rows = list(self.rows)
-            figures = sweep_figure_files(self.spec, rows, cancelled=self.outcome == "cancelled")
-            written = write_sweep(
-                folder, self.spec, rows, command_line="sparsity-gui --model interference (desktop app)"
-            )
-            written += write_files(Path(folder) / "figures", figures)
-        except InputError as exc:
-            self._message("Cannot save the sweep", exc.message)
-            return False
-        except OSError as exc:
-            self._message("Cannot save the sweep", f"{folder}: {exc.strerror or exc}")
-            return False
-        self._show_info(f"saved {len(written)} files to {folder}")
-        return True
+        figures = sweep_figure_files(self.spec, rows, cancelled=self.outcome == "cancelled")
+        command_line = "sparsity-gui --model interference (desktop app)"
+        written = write_sweep(folder, self.spec, rows, command_line=command_line)
+        return written + write_files(Path(folder) / "figures", figures)
 
     @QtCore.Slot()
     def save_dialog(self) -> None:
