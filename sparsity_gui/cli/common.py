@@ -48,6 +48,17 @@ class CleanParser(argparse.ArgumentParser):
         )
         talk.add_argument("-q", "--quiet", action="store_true", help="print only errors")
 
+    @classmethod
+    def for_command(cls, command: str, description: str, epilog: str | None = None) -> CleanParser:
+        """The parser of `sparsity-gui COMMAND` (or of the app, ``command`` ""), its
+        description as written."""
+        return cls(
+            prog=f"sparsity-gui {command}".strip(),
+            description=description,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            epilog=epilog,
+        )
+
     def parse_args(self, args=None, namespace=None):  # type: ignore[override]
         parsed = super().parse_args(args, namespace)
         configure_logging(verbose=parsed.verbose, quiet=parsed.quiet)

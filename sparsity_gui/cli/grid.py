@@ -13,12 +13,16 @@ from typing import Any
 
 from sparsity_gui.cli.common import (
     Progress,
+    add_figure_options,
+    add_output_options,
     exit_status,
     interrupts_deferred,
     run_in_worker,
     say_error,
+    whole_arg,
     write_headless,
 )
+from sparsity_gui.core.cluster import EXTRA_HINT
 from sparsity_gui.core.errors import RunsCancelled, RunsFailed
 
 
@@ -153,6 +157,30 @@ def run_grid(
         progress.close()
     cluster_workers = max(workers) if workers else None
     return GridRun(rows, time.perf_counter() - started, status != 0, cluster_workers, status, failure)
+
+
+def add_grid_options(parser, jobs_help: str, work: str, figures: str):
+    """The options of both grid commands, after the grid's own: "running" (--jobs,
+    ``jobs_help``; --scheduler, whose workers ``work`` each run) and "output" (DIR, --force,
+    --no-figure skipping DIR/figures/ with ``figures``, the figures' style). Returns the
+    output group, for a command's own output options."""
+    r = parser.add_argument_group("running")
+    jobs_tip = f"{jobs_help}; the results do not depend on it"
+    r.add_argument("--jobs", type=whole_arg, default=None, metavar="J", help=jobs_tip)
+    r.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help=f"{work} each run as a task on a dask.distributed cluster instead: the address "
+        "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
+        "local:N to start N worker processes on this machine. Needs the extra: "
+        f"{EXTRA_HINT}. The results are the same as without it",
+    )
+    o = parser.add_argument_group("output")
+    add_output_options(o)
+    o.add_argument("--no-figure", action="store_true", help=f"skip DIR/figures/ ({figures})")
+    add_figure_options(o)
+    return o
 
 
 def grid_command(

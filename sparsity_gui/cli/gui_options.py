@@ -92,12 +92,7 @@ def gui_params(args: argparse.Namespace):
 
 
 def build_gui_parser() -> CleanParser:
-    p = CleanParser(
-        prog="sparsity-gui",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=EPILOG,
-    )
+    p = CleanParser.for_command("", DESCRIPTION, EPILOG)
     p.add_argument("--version", action="version", version=f"sparsity-gui {__version__}")
     p.add_argument(
         "--model",

@@ -210,11 +210,7 @@ def model_options(args: argparse.Namespace) -> dict:
 
 
 def build_interference_parser() -> CleanParser:
-    p = CleanParser(
-        prog="sparsity-gui interference",
-        description=INTERFERENCE_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = CleanParser.for_command("interference", INTERFERENCE_DESCRIPTION)
     g = p.add_argument_group("model parameters")
     add_model_options(g, INTERFERENCE_DEFAULTS, None, sweep=False)
     add_w0_options(g)
@@ -276,12 +272,6 @@ def write_run_figures(folder, run, style, dpi: int) -> list[Path]:
     return write_files(folder, run_figure_files(data, style, dpi))
 
 
-def interference_movie_panels():
-    from sparsity_gui.figures.interference_movie import MOVIE_PANELS
-
-    return MOVIE_PANELS
-
-
 def interference_command(argv: Sequence[str]) -> int:
     args = build_interference_parser().parse_args(argv)
     try:
@@ -291,7 +281,7 @@ def interference_command(argv: Sequence[str]) -> int:
         style, dpi = figure_style_from_args(args)
     except InputError as exc:
         fail(str(exc))
-    movies, movie = movie_from_args(args, interference_movie_panels)
+    movies, movie = movie_from_args(args, "interference")
 
     def body(result_dir):
         import threading

@@ -8,16 +8,14 @@ from collections.abc import Sequence
 
 from sparsity_gui.cli.common import (
     CleanParser,
-    add_figure_options,
-    add_output_options,
     fail,
     figure_style_from_args,
     number_arg,
     say,
     whole_arg,
 )
-from sparsity_gui.cli.grid import grid_command
-from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler
+from sparsity_gui.cli.grid import add_grid_options, grid_command
+from sparsity_gui.core.cluster import parse_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.text import format_duration
 
@@ -39,11 +37,7 @@ example: sparsity-gui scaling --m 1e3,1e4,1e5,1e6 --lam 1e-4,1e-3,1e-2 --seeds 3
 
 
 def build_scaling_parser() -> CleanParser:
-    p = CleanParser(
-        prog="sparsity-gui scaling",
-        description=SCALING_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = CleanParser.for_command("scaling", SCALING_DESCRIPTION)
     g = p.add_argument_group("the grid")
     g.add_argument(
         "--m",
@@ -75,30 +69,13 @@ def build_scaling_parser() -> CleanParser:
         metavar="S",
         help="W_k(0) ~ normal(0, sigma/sqrt(m)) (> 0; default 0.9, as `run`)",
     )
-    r = p.add_argument_group("running")
-    r.add_argument(
-        "--jobs",
-        type=whole_arg,
-        default=None,
-        metavar="J",
-        help="runs side by side in threads (1 to 64; default: the number of cores, at most 8, "
-        "fewer if they do not fit in memory); the results do not depend on it",
+    add_grid_options(
+        p,
+        "runs side by side in threads (1 to 64; default: the number of cores, at most 8, fewer if "
+        "they do not fit in memory)",
+        "solve",
+        "the figures and their scripts",
     )
-    r.add_argument(
-        "--scheduler",
-        default=None,
-        metavar="ADDRESS",
-        help="solve each run as a task on a dask.distributed cluster instead: the address "
-        "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
-        "local:N to start N worker processes on this machine. Needs the extra: "
-        f"{EXTRA_HINT}. The results are the same as without it",
-    )
-    o = p.add_argument_group("output")
-    add_output_options(o)
-    o.add_argument(
-        "--no-figure", action="store_true", help="skip DIR/figures/ (the figures and their scripts)"
-    )
-    add_figure_options(o)
     return p
 
 
@@ -109,15 +86,8 @@ def grid_from_args(args: argparse.Namespace):
     from sparsity_gui.core.note.headless import scaling_settings
 
     args.scheduler = parse_scheduler(args.scheduler or "")
-    return scaling_settings(
-        m=args.m,
-        lam=args.lam,
-        seeds=args.seeds,
-        seed=args.seed,
-        sigma=args.sigma,
-        jobs=args.jobs,
-        scheduler=args.scheduler,
-    )
+    names = ("m", "lam", "seeds", "seed", "sigma", "jobs", "scheduler")
+    return scaling_settings(**{name: getattr(args, name) for name in names})
 
 
 def _print_table(rows) -> None:

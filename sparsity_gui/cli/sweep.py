@@ -8,22 +8,19 @@ from collections.abc import Sequence
 
 from sparsity_gui.cli.common import (
     CleanParser,
-    add_figure_options,
-    add_output_options,
     fail,
     figure_style_from_args,
     log,
     say,
-    whole_arg,
 )
-from sparsity_gui.cli.grid import grid_command
+from sparsity_gui.cli.grid import add_grid_options, grid_command
 from sparsity_gui.cli.interference import (
     INTERFERENCE_MODEL,
     add_model_options,
     model_options,
     resolve_defaults,
 )
-from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler
+from sparsity_gui.core.cluster import parse_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.headless import PAPER, SWEEP_DEFAULTS, sweep_settings
 from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, run_sweep, summarize
@@ -44,11 +41,7 @@ redraws sweep.png from them, with numpy and matplotlib only: restyle it there).
 
 
 def build_sweep_parser() -> CleanParser:
-    p = CleanParser(
-        prog="sparsity-gui sweep",
-        description=SWEEP_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = CleanParser.for_command("sweep", SWEEP_DESCRIPTION)
     g = p.add_argument_group("model parameters")
     add_model_options(g, SWEEP_DEFAULTS, PAPER, sweep=True)
     g.add_argument(
@@ -59,28 +52,13 @@ def build_sweep_parser() -> CleanParser:
         "cores in float64, 2.5 with --dtype float32, the paper's precision; the progress "
         "bar shows the time left). Options given as well override these",
     )
-    r = p.add_argument_group("running")
-    r.add_argument(
-        "--jobs",
-        type=whole_arg,
-        default=None,
-        metavar="J",
-        help="runs trained side by side, each with one BLAS thread (1 to 64; default: "
-        "the number of cores, at most 8); the results do not depend on it",
+    o = add_grid_options(
+        p,
+        "runs trained side by side, each with one BLAS thread (1 to 64; default: the number of "
+        "cores, at most 8)",
+        "train",
+        "the figure and its script",
     )
-    r.add_argument(
-        "--scheduler",
-        default=None,
-        metavar="ADDRESS",
-        help="train each run as a task on a dask.distributed cluster instead: the address "
-        "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
-        "local:N to start N worker processes on this machine. Needs the extra: "
-        f"{EXTRA_HINT}. The results are the same as without it",
-    )
-    o = p.add_argument_group("output")
-    add_output_options(o)
-    o.add_argument("--no-figure", action="store_true", help="skip DIR/figures/ (the figure and its script)")
-    add_figure_options(o)
     o.add_argument(
         "--resume",
         action="store_true",

@@ -89,15 +89,14 @@ class GridPlan:
     def book(
         self,
         done_rows: Sequence[Any],
-        progress: Callable[..., Any],
         on_progress: Callable[[Any], None] | None,
         should_stop: Callable[[], bool] | None,
     ) -> GridBook:
         """The book of a run of this grid (core/threads.GridBook): ``done_rows`` are kept
-        and their runs skipped; ``progress`` is the model's progress record."""
+        and their runs skipped."""
         done = {self.row_key(row): row for row in done_rows}
         return GridBook(
-            self.runs(), self.run_key, done, self.cost, self.total_cost(), progress, on_progress, should_stop
+            self.runs(), self.run_key, done, self.cost, self.total_cost(), on_progress, should_stop
         )
 
     def workers_that_fit(self, wanted: int) -> int:

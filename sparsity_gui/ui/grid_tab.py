@@ -26,6 +26,7 @@ from PySide6 import QtCore, QtWidgets
 from sparsity_gui.core.checks import default_workers
 from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, usable_scheduler
 from sparsity_gui.core.errors import InputError, RunsCancelled
+from sparsity_gui.core.grid import GridPlan
 from sparsity_gui.core.text import format_duration
 from sparsity_gui.ui.fields import Field
 from sparsity_gui.ui.window import show_warning
@@ -37,25 +38,19 @@ BAR_STEPS = 1000
 
 @dataclass(frozen=True)
 class GridTabTexts:
-    """The words a grid tab differs by."""
+    """The words a grid tab differs by (its nouns and verbs are its plan's: core/grid.py)."""
 
-    name: str  # object names' prefix and the status bar's word: "scaling", "sweep"
-    grid: str  # what the tooltips call a grid: "grid", "sweep"
-    solve: str  # what a task does with a run on a cluster: "solve", "train"
-    doing: str  # what the runs on a cluster are doing: "running", "training"
-    form_width: int
     workers_tip: str
-    pause_text: str
     pause_tip: str
-    start_text: str
     start_tip: str  # the pause tip follows
-    cancel_tip: str
-    cancelling: str  # the info line after Cancel, on this machine's threads
-    save_text: str
-    save_tip: str
-    progress_tip: str
-    failed_title: str
-    saved: str  # what Save writes, as its messages say: "the scaling runs", "the sweep"
+    figures: str  # what Save writes into figures/
+    cost: str  # what a run costs, as the progress bar's tip says
+    pause_text: str = "pause the live run meanwhile"
+    start_text: str = "Start"
+    save_text: str = "Save…"
+    cancel_tip: str = "Stop now; finished runs stay shown and can be saved"
+    cancelling: str = "cancelling…"  # the info line after Cancel, on this machine's threads
+    form_width: int = 300
 
 
 class GridTab(QtWidgets.QWidget):
@@ -65,10 +60,13 @@ class GridTab(QtWidgets.QWidget):
 
     statusChanged = QtCore.Signal(str)  # a short text for the window's status bar
 
-    def __init__(self, texts: GridTabTexts, parent=None):
+    def __init__(self, texts: GridTabTexts, plan_type: type[GridPlan], parent=None):
         super().__init__(parent)
         self.texts = texts
-        name = texts.name
+        # the plan's words: "scaling" / "sweep", "grid" / "sweep", "solve" / "train", "running" / "training"
+        self.name = name = plan_type.label
+        self.grid_word = plan_type.what.split()[-1]
+        self.doing = plan_type.doing
         self.plan: Any = None
         self.rows: list = []
         self.outcome = ""  # "", running, done, cancelled, error
@@ -93,7 +91,7 @@ class GridTab(QtWidgets.QWidget):
         self.scheduler = Field(
             f"{name}_scheduler",
             usable_scheduler,
-            f"Optional: {texts.solve} every run as a task on a dask.distributed cluster. The address "
+            f"Optional: {plan_type.work} every run as a task on a dask.distributed cluster. The address "
             "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
             "local:N for N worker processes on this machine. Empty: this machine's threads "
             f"(parallel runs). Needs the extra: {EXTRA_HINT}",
@@ -104,13 +102,13 @@ class GridTab(QtWidgets.QWidget):
         self.cluster_label.setObjectName(f"{name}_cluster")
         self.cluster_label.setWordWrap(True)
         self.cluster_label.setToolTip(
-            f"The cluster's workers, as its scheduler counts them during a {texts.grid}"
+            f"The cluster's workers, as its scheduler counts them during a {self.grid_word}"
         )
         self.base_label = QtWidgets.QLabel()
         self.base_label.setObjectName(f"{name}_base")
         self.base_label.setWordWrap(True)
         self.base_label.setStyleSheet("color: #444; font-size: 8pt;")
-        self.base_label.setToolTip(f"Taken from the Parameters dock when the {texts.grid} starts")
+        self.base_label.setToolTip(f"Taken from the Parameters dock when the {self.grid_word} starts")
         self.pause_live = QtWidgets.QCheckBox(texts.pause_text)
         self.pause_live.setObjectName(f"{name}_pause_live")
         self.pause_live.setChecked(True)
@@ -124,7 +122,9 @@ class GridTab(QtWidgets.QWidget):
         self.cancel_button.setEnabled(False)
         self.save_button = QtWidgets.QPushButton(texts.save_text)
         self.save_button.setObjectName(f"{name}_save")
-        self.save_button.setToolTip(texts.save_tip)
+        self.save_button.setToolTip(
+            f"Write {name}.csv, {name}.json and figures/ ({texts.figures}) into a folder"
+        )
         self.save_button.setEnabled(False)
         self.progress = QtWidgets.QProgressBar()
         self.progress.setObjectName(f"{name}_progress")
@@ -132,7 +132,9 @@ class GridTab(QtWidgets.QWidget):
         self.progress.setValue(0)
         self.progress.setTextVisible(True)
         self.progress.setFormat("idle")
-        self.progress.setToolTip(texts.progress_tip)
+        self.progress.setToolTip(
+            f"Share of the {self.grid_word}'s work done (a run costs about {texts.cost})"
+        )
         self.info = QtWidgets.QLabel("")
         self.info.setObjectName(f"{name}_info")
         self.info.setWordWrap(True)
@@ -174,7 +176,30 @@ class GridTab(QtWidgets.QWidget):
         else:
             lay.addWidget(figures, 1)
 
+    def fill_fields(self, texts: dict[str, str]) -> None:
+        """The grid's fields filled in (by name), each redrawing the preview once accepted."""
+        for name, text in texts.items():
+            self.fields[name].set_text(text)
+        for field in self.fields.values():
+            field.accepted.connect(self.preview)
+        self.preview()
+
+    @QtCore.Slot()
+    def preview(self, *_args) -> None:
+        """Before any run: the figures of the grid typed (nothing while a field is wrong)."""
+        if self.rows or self.running:
+            return
+        try:
+            self.draw_preview()
+        except (InputError, ValueError, OverflowError):
+            return
+
     # --- what a grid tab says itself ---------------------------------------------------------
+    def draw_preview(self) -> None:
+        """Draws the figures of the fields' grid before it runs; raises InputError or
+        ValueError for a field that is wrong."""
+        raise NotImplementedError
+
     # the model's run_scaling or run_sweep: runs a plan (in the grid's thread) and returns its
     # rows; raises RunsCancelled
     run_grid: Callable[..., list]
@@ -283,7 +308,7 @@ class GridTab(QtWidgets.QWidget):
         self.thread = threading.Thread(
             target=self._work,
             args=(plan, self._stop, self.workers.value(), scheduler),
-            name=self.texts.name,
+            name=self.name,
             daemon=True,
         )
         self.thread.start()
@@ -340,7 +365,7 @@ class GridTab(QtWidgets.QWidget):
             self.rows = rows
             self.show_rows(rows, plan)
         total = len(plan.runs())
-        doing, name = self.texts.doing, self.texts.name
+        doing, name = self.doing, self.name
         if progress is not None and progress.workers is not None:  # the last count, also at the end
             self.cluster_label.setText(
                 f"on the cluster {self.ran_on}: {progress.workers} "
@@ -368,7 +393,7 @@ class GridTab(QtWidgets.QWidget):
 
     def _finish(self, result, total: int) -> None:
         kind, rows, message, field = result
-        name = self.texts.name
+        name = self.name
         self.timer.stop()
         self.thread = None
         self.rows = list(rows)
@@ -393,7 +418,7 @@ class GridTab(QtWidgets.QWidget):
             if field == "scheduler":  # unreachable, or a cluster that failed: said at the field too
                 self.scheduler.show_error(message.removeprefix("scheduler: "))
             self.statusChanged.emit(f"{name} failed")
-            self._message(self.texts.failed_title, message)
+            self._message(f"{name.capitalize()} stopped", message)
         self.start_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         self.save_button.setEnabled(bool(self.rows))
@@ -413,9 +438,9 @@ class GridTab(QtWidgets.QWidget):
         """The grid's files of the rows shown into ``folder``, and its figures (PNG, SVG,
         PDF, their data and scripts) into ``folder``/figures/, as its command writes them."""
         if self.plan is None or not self.rows:
-            self._show_info(f"nothing to save yet: run a {self.texts.grid} first", error=True)
+            self._show_info(f"nothing to save yet: run a {self.grid_word} first", error=True)
             return False
-        title = f"Cannot save {self.texts.saved}"
+        title = f"Cannot save the {self.name} runs"
         try:
             written = self.write_files(folder, list(self.rows))
         except InputError as exc:

@@ -27,6 +27,7 @@ from sparsity_gui.core.interference.params import (
     predicted_polysemantic,
 )
 from sparsity_gui.core.interference.run import InterferenceRun, Measurement, chunk_steps, step_work
+from sparsity_gui.core.threads import GridProgress
 
 # work between progress reports and cancel checks (~10-20 ms): cancel answers quickly at
 # any size (one step per chunk at n = 256, m = 4096)
@@ -144,34 +145,12 @@ class SweepRow:
         on_its_way = (a > 0).any(axis=1) & ~((a >= ACTIVE_LO) & (a <= ACTIVE_HI)).any(axis=1)
         unchanged = before is None or (before.polysemantic, before.active) == (meas.polysemantic, meas.active)
         settled = unchanged and not on_its_way.any()
-        p = run.params
-        return cls(
-            m=p.m,
-            seed=p.seed,
-            n=p.n,
-            optimizer=p.optimizer,
-            dtype=p.dtype,
-            seconds=seconds,
-            settled=settled,
-            **{**counts, "steps": run.step},
-        )
+        settings = {name: getattr(run.params, name) for name in ("m", "seed", "n", "optimizer", "dtype")}
+        return cls(**settings, seconds=seconds, settled=settled, **{**counts, "steps": run.step})
 
 
 # sweep.csv's columns: a SweepRow's fields, in order
 ROW_COLUMNS = tuple(f.name for f in fields(SweepRow))
-
-
-@dataclass(frozen=True)
-class SweepProgress:
-    done_runs: int
-    total_runs: int
-    fraction: float  # of the total cost
-    elapsed: float
-    eta_seconds: float  # estimated time left (NaN until there is a rate)
-    current: InterferenceParams | None
-    row: SweepRow | None = None  # set when a run has just finished
-    workers: int | None = None  # on a cluster: its workers now (None: local threads)
-    running: int | None = None  # on a cluster: runs being trained now
 
 
 def train_run(
@@ -211,7 +190,7 @@ def sweep_task(p: InterferenceParams) -> SweepRow:
 
 def run_sweep(
     spec: SweepSpec,
-    on_progress: Callable[[SweepProgress], None] | None = None,
+    on_progress: Callable[[GridProgress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     done_rows: Sequence[SweepRow] = (),
     workers: int = 1,
@@ -228,7 +207,7 @@ def run_sweep(
     ``on_progress`` is called under a lock, from worker threads (or from the calling
     thread, on a cluster). Raises RunsCancelled (with the finished rows) when
     should_stop() says so, and InputError when a run diverges (naming the run)."""
-    book = spec.book(done_rows, SweepProgress, on_progress, should_stop)
+    book = spec.book(done_rows, on_progress, should_stop)
 
     def train(p: InterferenceParams) -> None:
         per_step = spec.cost(p) / p.steps

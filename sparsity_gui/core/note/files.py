@@ -6,8 +6,6 @@ float is written so that it reads back bit for bit."""
 
 from __future__ import annotations
 
-import platform
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -16,7 +14,14 @@ import numpy as np
 
 from sparsity_gui import __version__
 from sparsity_gui.core.cluster import Scheduler
-from sparsity_gui.core.files import ResultDir, csv_text, iter_csv_columns, json_text, write_result_files
+from sparsity_gui.core.files import (
+    ResultDir,
+    csv_text,
+    iter_csv_columns,
+    json_text,
+    platform_versions,
+    write_result_files,
+)
 from sparsity_gui.core.note.headless import resolved_format
 from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.params import SimParams
@@ -134,8 +139,6 @@ def run_metadata(run: SampledRun, params: SimParams, command_line: str, source=N
     """run.json. ``source`` (a session.W0Source) says where W(0) came from; without it, a
     file when params.w0_path is set. A W(0) from a file has no sigma or seed (they made
     nothing): its "w0" entry names the file, tensor, row and hash instead."""
-    import numba
-    import scipy
 
     w0 = w0_entry(run.sim.init.w0, source, params)
     parameters = {**params.as_dict(), "m": run.sim.m}
@@ -158,13 +161,7 @@ def run_metadata(run: SampledRun, params: SimParams, command_line: str, source=N
         "solver_steps": int(getattr(run.sim.solver, "steps", 0)),
         "lam_changes": [[c.t, c.lam] for c in run.sim.lam_changes],
         "live_changes": [[c.t, c.name, c.value] for c in run.sim.changes],
-        "platform": {
-            "python": sys.version.split()[0],
-            "numpy": np.__version__,
-            "numba": numba.__version__,
-            "scipy": scipy.__version__,
-            "machine": platform.machine(),
-        },
+        "platform": platform_versions("numpy", "numba", "scipy"),
         **run.extra,
     }
 
@@ -219,8 +216,6 @@ def scaling_metadata(
     command_line: str | None = None,
     scheduler: Scheduler | None = None,
 ) -> dict:
-    import numba
-    import scipy
 
     total = len(grid.runs())
     return {
@@ -259,41 +254,20 @@ def scaling_metadata(
             {"m": c.m, "lam": c.lam, "runs": c.runs, "mean": c.mean, "std": c.std} for c in summarize(rows)
         ],
         "run_seconds": float(sum(r.seconds for r in rows)),
-        "platform": {
-            "python": sys.version.split()[0],
-            "numpy": np.__version__,
-            "numba": numba.__version__,
-            "scipy": scipy.__version__,
-            "machine": platform.machine(),
-        },
+        "platform": platform_versions("numpy", "numba", "scipy"),
     }
 
 
-def scaling_files(
-    grid: ScalingGrid,
-    rows: Sequence[ScalingRow],
-    command_line: str | None = None,
-    figures: dict[str, bytes] | None = None,
-    scheduler: Scheduler | None = None,
-) -> dict[str, bytes]:
-    """{name: bytes}: scaling.csv, scaling.json and the ``figures`` (drawn by
-    plots.scaling, handed in: nothing here imports Qt)."""
-    files = {
+def scaling_files(grid: ScalingGrid, rows: Sequence[ScalingRow], command_line=None, scheduler=None):
+    """{name: bytes}: scaling.csv and scaling.json (the figures are figures/scaling.py's)."""
+    metadata = scaling_metadata(grid, rows, command_line, scheduler)
+    return {
         "scaling.csv": rows_csv(rows).encode("utf-8"),
-        "scaling.json": json_text(scaling_metadata(grid, rows, command_line, scheduler)).encode("utf-8"),
+        "scaling.json": json_text(metadata).encode("utf-8"),
     }
-    files.update(figures or {})
-    return files
 
 
-def write_scaling(
-    target: ResultDir | str | Path,
-    grid: ScalingGrid,
-    rows: Sequence[ScalingRow],
-    command_line: str | None = None,
-    figures: dict[str, bytes] | None = None,
-    scheduler: Scheduler | None = None,
-) -> list[Path]:
-    """scaling_files into a ResultDir (its temporary folder: the caller commits) or a
-    folder (created if need be; each file replaced atomically). Returns the paths."""
-    return write_result_files(target, scaling_files(grid, rows, command_line, figures, scheduler))
+def write_scaling(target: ResultDir | str | Path, grid: ScalingGrid, rows, command_line=None, scheduler=None):
+    """scaling_files into a ResultDir or a folder (write_result_files). Returns the paths
+    written (for a ResultDir: where they will be after commit)."""
+    return write_result_files(target, scaling_files(grid, rows, command_line, scheduler))

@@ -30,6 +30,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import MAX_RUNS, GridPlan, run_grid
 from sparsity_gui.core.note.metrics import BALANCE_LIMIT, COL, last_weight_fixed_point
 from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory, check_run_work
+from sparsity_gui.core.threads import GridProgress
 
 SAMPLES = 501  # the `run` command's default: fitted c is a fit over these rows
 # ||W||^2 relaxes onto its balance at rate ~2 (docs/theory.md §4): after t = 10 the start's
@@ -121,12 +122,9 @@ def scaling_row(
     balanced = live & (rows[:, COL["t"]] >= T_TRANSIENT)
     ratio = rows[balanced, COL["feature_push"]] / rows[balanced, COL["reg_push"]]
     last = rows[-1]
-    regime = run.regime
     return ScalingRow(
-        m=params.m,
-        lam=params.lam,
-        seed=params.seed,
-        sigma=params.sigma,
+        **{name: getattr(params, name) for name in ("m", "lam", "seed", "sigma")},
+        **{name: run.regime[name] for name in ("norm2_w0", "balance_possible", "theta_rises")},
         t_one=run.t_one,
         lam_t_one=params.lam * run.t_one,
         fitted_c=run.fitted_c,
@@ -139,9 +137,6 @@ def scaling_row(
         w_last=float(last[COL["norm1"]]) if last[COL["nonzero"]] == 1 else math.nan,
         w_last_root=last_weight_fixed_point(params.lam),
         lam_norm1_0=params.lam * float(rows[0, COL["norm1"]]),
-        norm2_w0=regime["norm2_w0"],
-        balance_possible=regime["balance_possible"],
-        theta_rises=regime["theta_rises"],
         t_end=run.t_end,
         seconds=time.perf_counter() - started,
     )
@@ -254,22 +249,9 @@ class ScalingGrid(GridPlan):
         }
 
 
-@dataclass(frozen=True)
-class ScalingProgress:
-    done_runs: int
-    total_runs: int
-    fraction: float  # of the total cost
-    elapsed: float
-    eta_seconds: float  # estimated time left (NaN until a run has finished)
-    current: tuple[int, float, int] | None  # (m, lam, seed) just started, if any
-    row: ScalingRow | None = None  # set when a run has just finished
-    workers: int | None = None  # on a cluster: its workers now (None: local threads)
-    running: int | None = None  # on a cluster: runs being solved now
-
-
 def run_scaling(
     grid: ScalingGrid,
-    on_progress: Callable[[ScalingProgress], None] | None = None,
+    on_progress: Callable[[GridProgress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     done_rows: Sequence[ScalingRow] = (),
     workers: int = 1,
@@ -288,7 +270,7 @@ def run_scaling(
     stop cancels the pending tasks; the rows are the same digit for digit."""
     from sparsity_gui.core.note.simulation import ReplayStopped
 
-    book = grid.book(done_rows, ScalingProgress, on_progress, should_stop)
+    book = grid.book(done_rows, on_progress, should_stop)
 
     def work(key: tuple[int, float, int]) -> None:
         m, lam, seed = key

@@ -17,7 +17,6 @@ from PySide6 import QtCore
 
 from sparsity_gui.core.checks import parse_m_values
 from sparsity_gui.core.cluster import Scheduler
-from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
 from sparsity_gui.core.interference.sweep import SweepSpec, run_sweep
 from sparsity_gui.plots.sweep import SweepPanel
@@ -31,27 +30,21 @@ PAUSE_TIP = (
     "unchecked, both run side by side."
 )
 TEXTS = GridTabTexts(
-    name="sweep",
-    grid="sweep",
-    solve="train",
-    doing="training",
     form_width=330,
+    cost="n²·m·steps",
+    figures="the figure, its data and script",
+    start_text="Start sweep",
+    start_tip="Train every run of the sweep in a background thread. ",
+    save_text="Save sweep…",
+    pause_text="pause the live run while sweeping",
+    pause_tip=PAUSE_TIP,
+    cancel_tip="Stop after the current chunk of steps; finished runs stay shown",
+    cancelling="cancelling after the current chunk of steps…",
     workers_tip=(
         "Runs trained side by side, each in its own thread with one BLAS "
         "thread (about one per core is fastest). With the live run still "
         "playing, one fewer leaves it a core."
     ),
-    pause_text="pause the live run while sweeping",
-    pause_tip=PAUSE_TIP,
-    start_text="Start sweep",
-    start_tip="Train every run of the sweep in a background thread. ",
-    cancel_tip="Stop after the current chunk of steps; finished runs stay shown",
-    cancelling="cancelling after the current chunk of steps…",
-    save_text="Save sweep…",
-    save_tip="Write sweep.csv, sweep.json and figures/ (the figure, its data and script) into a folder",
-    progress_tip="Share of the sweep's cost done (a run costs about n²·m·steps)",
-    failed_title="Sweep stopped",
-    saved="the sweep",
 )
 
 
@@ -67,7 +60,7 @@ class SweepWidget(GridTab):
     finished = QtCore.Signal()
 
     def __init__(self, current: Callable[[], InterferenceParams], parent=None):
-        super().__init__(TEXTS, parent)
+        super().__init__(TEXTS, SweepSpec, parent)
         self._current = current
         self.setToolTip(
             "Polysemantic neurons against m for fixed n, several seeds per m: the "
@@ -96,31 +89,20 @@ class SweepWidget(GridTab):
         )
 
         p = current()
-        self.n.set_text(str(min(p.n, 64)))
-        self.m.set_text("64,128,256,512,1024")
-        self.seeds.set_text("3")
-        self.steps.set_text(str(p.steps))
         self.set_base(p)
-        for f in self.fields.values():
-            f.accepted.connect(self._preview)
-        self._preview()
+        self.fill_fields(
+            {"n": str(min(p.n, 64)), "m": "64,128,256,512,1024", "seeds": "3", "steps": str(p.steps)}
+        )
 
     @property
     def spec(self) -> SweepSpec | None:
         """The sweep last started."""
         return self.plan
 
-    @QtCore.Slot()
-    def _preview(self, *_args) -> None:
-        """Before any sweep: the plan's prediction line over the m values typed."""
-        if self.rows or self.running:
-            return
-        try:
-            n = int(self.n._parse(self.n.text().strip()))
-            m_values = parse_sweep_m(self.m.text())
-        except (InputError, ValueError, OverflowError):
-            return
-        self.panel.show_rows([], n=n, m_values=m_values)
+    def draw_preview(self) -> None:
+        """The plan's prediction line over the m values typed."""
+        n = int(self.n._parse(self.n.text().strip()))
+        self.panel.show_rows([], n=n, m_values=parse_sweep_m(self.m.text()))
 
     # --- parameters ----------------------------------------------------------------------
     def set_base(self, p: InterferenceParams) -> None:

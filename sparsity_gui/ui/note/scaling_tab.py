@@ -52,23 +52,11 @@ COLUMN_TIPS = {
     "lam_norm1_0": "λ‖W(0)‖₁: the balance needs it ≤ 1/4",
 }
 TEXTS = GridTabTexts(
-    name="scaling",
-    grid="grid",
-    solve="solve",
-    doing="running",
-    form_width=300,
     workers_tip="Runs side by side, each in its own thread (about one per core is fastest)",
-    pause_text="pause the live run meanwhile",
     pause_tip=PAUSE_TIP,
-    start_text="Start",
     start_tip="Run the exact solver for every (m, λ, seed). ",
-    cancel_tip="Stop now; finished runs stay shown and can be saved",
-    cancelling="cancelling…",
-    save_text="Save…",
-    save_tip="Write scaling.csv, scaling.json and figures/ (lam_t_one, fitted_c, rel_var, data, scripts)",
-    progress_tip="Share of the grid's work done (a run costs about m·log m)",
-    failed_title="Scaling stopped",
-    saved="the scaling runs",
+    figures="lam_t_one, fitted_c, rel_var, data, scripts",
+    cost="m·log m",
 )
 
 
@@ -96,7 +84,7 @@ class ScalingWidget(GridTab):
     if the box says so."""
 
     def __init__(self, current: Callable[[], SimParams], live=None, parent=None):
-        super().__init__(TEXTS, parent)
+        super().__init__(TEXTS, ScalingGrid, parent)
         self._current = current
         self._live = live
         self._paused_live = False
@@ -140,13 +128,8 @@ class ScalingWidget(GridTab):
             figures.addWidget(w, i // 2, i % 2)
         self.lay_out([("m values", self.m), ("λ values", self.lam), ("seeds", self.seeds)], figures)
 
-        self.m.set_text("1e3,1e4,1e5,1e6")
-        self.lam.set_text("1e-4,1e-3,1e-2")
-        self.seeds.set_text("3")
         self.refresh_base()
-        for f in self.fields.values():
-            f.accepted.connect(self._preview)
-        self._preview()
+        self.fill_fields({"m": "1e3,1e4,1e5,1e6", "lam": "1e-4,1e-3,1e-2", "seeds": "3"})
 
     @property
     def grid(self) -> ScalingGrid | None:
@@ -157,16 +140,9 @@ class ScalingWidget(GridTab):
         self.refresh_base()  # the dock's σ and seed may have changed meanwhile
         super().showEvent(event)
 
-    @QtCore.Slot()
-    def _preview(self, *_args) -> None:
-        """Before any run: the axes and legend of the grid typed."""
-        if self.rows or self.running:
-            return
-        try:
-            m_values, lam_values = parse_grid_m(self.m.text()), parse_grid_lam(self.lam.text())
-        except (InputError, ValueError, OverflowError):
-            return
-        self._draw([], m_values, lam_values)
+    def draw_preview(self) -> None:
+        """The axes and legend of the grid typed."""
+        self._draw([], parse_grid_m(self.m.text()), parse_grid_lam(self.lam.text()))
 
     def refresh_base(self) -> None:
         p = self._current()
