@@ -1,11 +1,15 @@
-"""The command line as the tests start it: `python -m sparsity_gui ARGS` in a subprocess,
-its output as text, Qt offscreen; one helper for every test of the CLI."""
+"""What many test files share, written once: the command line as the tests start it
+(`python -m sparsity_gui ARGS` in a subprocess, Qt offscreen), typing into a field of
+ui/fields.py, and a CSV file read back."""
 
 from __future__ import annotations
 
+import csv
 import os
 import subprocess
 import sys
+
+import numpy as np
 
 # the environment of every CLI subprocess: Qt never opens a real display
 ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
@@ -33,3 +37,36 @@ def one_error_line(proc: subprocess.CompletedProcess) -> str:
     assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
     assert proc.stdout == ""
     return lines[0]
+
+
+def type_into(field, text: str) -> None:
+    """``text`` put into a Field and committed, as when its editing finishes."""
+    field.edit.selectAll()
+    field.edit.setText(text)
+    field.edit.editingFinished.emit()
+
+
+def type_keys(field, text: str) -> None:
+    """``text`` typed into a Field as a user does, key by key: select all, erase, type, Enter."""
+    from PySide6 import QtCore
+    from PySide6.QtTest import QTest
+
+    edit = field.edit
+    edit.selectAll()
+    QTest.keyClick(edit, QtCore.Qt.Key.Key_Backspace)
+    if text:
+        QTest.keyClicks(edit, text)
+    QTest.keyClick(edit, QtCore.Qt.Key.Key_Return)
+
+
+def read_csv(path) -> tuple[list[str], list[list[str]]]:
+    """A CSV file's header and its rows, as text."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def read_number_csv(path) -> tuple[list[str], np.ndarray]:
+    """A CSV file of numbers: its header and its rows as a float array."""
+    header, rows = read_csv(path)
+    return header, np.array([[float(x) for x in row] for row in rows])

@@ -7,15 +7,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import resource
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from helpers import cli
 
-ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
 REQUIRED = [
     "m",
     "lam",
@@ -37,18 +34,6 @@ FIGURES = [
     for name in ("fitted_c", "lam_t_one", "rel_var")
     for fmt in ("json", "pdf", "png", "py", "svg")
 ]
-
-
-def cli(args, cwd, **kw):
-    return subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=ENV,
-        **kw,
-    )
 
 
 def read_rows(path):

@@ -5,7 +5,7 @@ words: through the command line, the Python API and the core functions."""
 from __future__ import annotations
 
 import pytest
-from cli_process import cli, one_error_line
+from helpers import cli, one_error_line
 
 from sparsity_gui import api
 from sparsity_gui.core.errors import InputError
