@@ -300,7 +300,7 @@ def runs(tmp_path_factory):
         jobs[name] = (command, d, args)
     before = {name: listing(d) for name, (_c, d, _a) in jobs.items()}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(cli, c, a, d) for name, (c, d, a) in jobs.items()}
+        futures = {name: pool.submit(cli, [c, *a], d) for name, (c, d, a) in jobs.items()}
         results = {name: f.result() for name, f in futures.items()}
     return {name: (results[name], jobs[name][1], jobs[name][2], before[name]) for name in jobs}
 

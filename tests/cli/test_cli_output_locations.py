@@ -75,7 +75,7 @@ def mode_runs(tmp_path_factory):
             prefix = ("sh", "-c", 'umask "$0" && exec "$@"', f"{mask:03o}")
             jobs[(name, mask)] = (d, [*args, "--out", "res"], prefix)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {key: pool.submit(cli, args, d, prefix) for key, (d, args, prefix) in jobs.items()}
+        futures = {key: pool.submit(cli, args, d, prefix=prefix) for key, (d, args, prefix) in jobs.items()}
         return {key: (f.result(), jobs[key][0]) for key, f in futures.items()}
 
 
