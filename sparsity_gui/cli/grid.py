@@ -22,7 +22,7 @@ from sparsity_gui.cli.common import (
     whole_arg,
     write_headless,
 )
-from sparsity_gui.core.cluster import EXTRA_HINT
+from sparsity_gui.core.cluster import EXTRA_HINT, quiet_logs
 from sparsity_gui.core.errors import RunsCancelled, RunsFailed
 
 
@@ -134,8 +134,6 @@ def run_grid(
             raise
         finally:
             ended.set()
-
-    from sparsity_gui.core.cluster import quiet_logs
 
     started = time.perf_counter()
     status = 0
