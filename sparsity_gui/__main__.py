@@ -73,10 +73,14 @@ def _headless_command(name: str):
         from sparsity_gui.cli.note import run_command
 
         return run_command
-    if name in ("sweep", "interference"):
-        from sparsity_gui.cli import interference
+    if name == "interference":
+        from sparsity_gui.cli.interference import interference_command
 
-        return interference.sweep_command if name == "sweep" else interference.interference_command
+        return interference_command
+    if name == "sweep":
+        from sparsity_gui.cli.sweep import sweep_command
+
+        return sweep_command
     if name == "scaling":
         from sparsity_gui.cli.scaling import scaling_command
 

@@ -28,6 +28,7 @@ def test_core_and_cli_import_without_qt():
         "sparsity_gui.core.interference.kernels",
         "sparsity_gui.cli.note",
         "sparsity_gui.cli.interference",
+        "sparsity_gui.cli.sweep",
     ):
         assert name in modules
     code = (

@@ -1,7 +1,8 @@
 """What the headless commands share: a parser whose errors are one `error:` line and whose
 --verbose/--quiet set the messages and the logs, the number parsers, the progress bar,
-Ctrl+C and SIGTERM handling, the worker thread a command runs in, a grid of runs with its
-progress bar (scaling, sweep), and the guard that turns failures into exit statuses.
+Ctrl+C and SIGTERM handling, the worker thread a command runs in, the frame that writes a
+command's folder, and the guard that turns failures into exit statuses (a grid of runs:
+cli/grid.py).
 
 Nothing in cli/ imports Qt at module level: figures are drawn (through plots/) only when
 asked for, and the GUI is imported by __main__ only when it is asked for.
@@ -17,11 +18,10 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, NoReturn, TypeVar
+from typing import NoReturn, TypeVar
 
 from sparsity_gui.core.checks import parse_whole
-from sparsity_gui.core.errors import InputError, RunsCancelled, RunsFailed
+from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir
 from sparsity_gui.core.text import format_duration
 
@@ -47,6 +47,17 @@ class CleanParser(argparse.ArgumentParser):
             "it a cluster that fails the run is one error: line)",
         )
         talk.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+
+    @classmethod
+    def for_command(cls, command: str, description: str, epilog: str | None = None) -> CleanParser:
+        """The parser of `sparsity-gui COMMAND` (or of the app, ``command`` ""), its
+        description as written."""
+        return cls(
+            prog=f"sparsity-gui {command}".strip(),
+            description=description,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            epilog=epilog,
+        )
 
     def parse_args(self, args=None, namespace=None):  # type: ignore[override]
         parsed = super().parse_args(args, namespace)
@@ -519,139 +530,6 @@ def _leave_if_worker_running(rc: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(rc)
-
-
-@dataclass(frozen=True)
-class GridRun:
-    """What run_grid hands back: the rows, the seconds they took, whether Ctrl+C or SIGTERM
-    stopped the grid (the rows are then the runs that finished) and, on a cluster, the most
-    workers it counted."""
-
-    rows: list
-    seconds: float
-    interrupted: bool = False
-    cluster_workers: int | None = None
-    status: int = 0  # the exit status of the interrupt, when interrupted
-    failure: str = ""  # why the cluster failed the grid (the rows are the runs that finished)
-
-    def ran_on(self, jobs: int | None, scheduler) -> str:
-        """How the summary line says where the runs ran."""
-        if scheduler is None:
-            return f"with {jobs} job(s)"
-        workers = f"{self.cluster_workers} worker(s) of " if self.cluster_workers is not None else ""
-        return f"on {workers}{scheduler}"
-
-    def say_interrupted(self, total_runs: int, out: str, json_name: str, hint: str = "") -> None:
-        say_error(
-            f"\nerror: interrupted; wrote the {len(self.rows)} of {total_runs} runs that finished "
-            f"to {out} ({json_name} says complete: false){hint}\n"
-        )
-
-    def ended_early(self, total_runs: int, out: str, json_name: str, hint: str = "") -> int | None:
-        """The exit status of a grid that did not finish, once it has said why in one
-        `error:` line (interrupted: 130, 143 or 129; its cluster failed it: 2), or None."""
-        if self.interrupted:
-            self.say_interrupted(total_runs, out, json_name, hint)
-            return self.status
-        if self.failure:
-            say_error(
-                f"\nerror: {self.failure}; wrote the {len(self.rows)} of {total_runs} runs that "
-                f"finished to {out} ({json_name} says complete: false){hint}\n"
-            )
-            return 2
-        return None
-
-
-def grid_wait_seconds(scheduler) -> float:
-    """How long an interrupted grid is given to come back with its finished rows before they
-    are taken as reported: 1 s on this machine (its runs stop between chunks of milliseconds;
-    one still loading its compiled kernels or drawing a large W(0) cannot stop, and is left
-    to end with the process), 10 s on a running cluster (the pending tasks cancelled, the
-    client closed), 60 s with local:N (its worker processes close, on a loaded machine
-    slowly)."""
-    if scheduler is None:
-        return 1.0
-    return 60.0 if scheduler.local_workers else 10.0
-
-
-def run_grid(
-    run: Callable[[Callable[[Any], None], Callable[[], bool]], list],
-    *,
-    label: str,
-    describe: Callable[[Any], str],
-    doing: str,
-    wait_seconds: float,
-    kept: int = 0,
-    in_order: Callable[[list], list] | None = None,
-    quiet_cluster_log: bool = False,
-) -> GridRun:
-    """A grid of runs for `scaling` and `sweep`: ``run(on_progress, should_stop)`` (run_scaling
-    or run_sweep with the command's grid) in a worker thread (run_in_worker) with the
-    progress bar ``label`` [...] ``runs 3/12  describe(current)``; on a cluster the bar shows
-    its workers and how many runs are ``doing`` ("running", "training").
-
-    Ctrl+C or SIGTERM sets should_stop; once the grid has come back (RunsCancelled with the
-    finished rows), or after ``wait_seconds``, the finished rows are kept (interrupted) if
-    there are more than the ``kept`` ones it resumed from; otherwise the interrupt propagates
-    and nothing is written. ``in_order`` puts the rows reported finished in the grid's order,
-    for a grid that has not come back within the wait (None: none are kept then).
-
-    A cluster that fails the grid (RunsFailed: its scheduler went away) keeps the finished
-    rows in the same way, with the reason in ``failure``. With ``quiet_cluster_log``
-    distributed's own log is silenced meanwhile (core/cluster.quiet_logs)."""
-    import threading
-
-    progress = Progress(1.0, label)  # the share of the grid's cost done
-    stop = threading.Event()
-    ended = threading.Event()  # not Thread.join: see _WORKERS
-    cancelled: dict = {}
-    finished: list = []  # rows as they end: kept on Ctrl+C even while a long run is being set up
-    workers: list[int] = []
-
-    def on_progress(pr) -> None:  # under the grid's lock
-        if pr.row is not None:
-            finished.append(pr.row)
-        if stop.is_set():
-            return
-        where = describe(pr.current) if pr.current is not None else ""
-        if pr.workers is not None:  # on a cluster: its progress, run by run
-            workers.append(pr.workers)
-            where = f" on {pr.workers} worker(s), {pr.running} {doing}"
-        progress.update(
-            pr.fraction, 1.0, eta=pr.eta_seconds, detail=f"runs {pr.done_runs}/{pr.total_runs}{where}"
-        )
-
-    def work() -> list:
-        try:
-            return run(on_progress, stop.is_set)
-        except RunsCancelled as exc:
-            cancelled["rows"] = exc.rows
-            raise
-        finally:
-            ended.set()
-
-    from sparsity_gui.core.cluster import quiet_logs
-
-    started = time.perf_counter()
-    status = 0
-    failure = ""
-    try:
-        with quiet_logs() if quiet_cluster_log else contextlib.nullcontext():
-            rows = run_in_worker(work, stop)
-    except KeyboardInterrupt as exc:
-        ended.wait(wait_seconds)
-        rows = cancelled.get("rows") or (in_order(list(finished)) if in_order is not None else [])
-        if len(rows) <= kept:
-            raise  # nothing new: leave DIR as it was
-        status = exit_status(exc)
-    except RunsFailed as exc:
-        if len(exc.rows) <= kept:
-            raise  # nothing new: one error line, DIR as it was
-        rows, failure = exc.rows, str(exc)
-    finally:
-        progress.close()
-    cluster_workers = max(workers) if workers else None
-    return GridRun(rows, time.perf_counter() - started, status != 0, cluster_workers, status, failure)
 
 
 def write_headless(out: str, replace: bool, body: Callable[[ResultDir], T]) -> T:

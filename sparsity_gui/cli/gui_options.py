@@ -9,9 +9,9 @@ from sparsity_gui import __version__
 from sparsity_gui.cli.common import CleanParser, number_arg, whole_arg
 from sparsity_gui.cli.interference import (
     INTERFERENCE_DEFAULTS,
-    _add_model_options,
-    _base_params,
-    _resolve,
+    add_model_options,
+    base_params,
+    resolve_defaults,
     w0_from_args,
 )
 from sparsity_gui.cli.note import add_param_options, params_from_args
@@ -68,8 +68,8 @@ def gui_params(args: argparse.Namespace):
                     f"interference model takes --l1, --lr, --optimizer, --steps",
                 )
         matrix, source = w0_from_args(args)  # --w0 FILE sets n and m, as `interference` does
-        _resolve(args, INTERFERENCE_DEFAULTS)
-        params = _base_params(args, args.m)
+        resolve_defaults(args, INTERFERENCE_DEFAULTS)
+        params = base_params(args, args.m)
         from sparsity_gui.core.interference.params import check_memory as check_interference_memory
         from sparsity_gui.core.interference.params import check_training_work
 
@@ -86,18 +86,13 @@ def gui_params(args: argparse.Namespace):
     if given:
         flag = "--" + given[0].replace("_", "-")
         raise InputError(given[0], f"{flag} is an option of --model interference")
-    _resolve(args, NOTE_GUI_DEFAULTS)
+    resolve_defaults(args, NOTE_GUI_DEFAULTS)
     params, w0 = params_from_args(args)
     return "note", params, w0
 
 
 def build_gui_parser() -> CleanParser:
-    p = CleanParser(
-        prog="sparsity-gui",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=EPILOG,
-    )
+    p = CleanParser.for_command("", DESCRIPTION, EPILOG)
     p.add_argument("--version", action="version", version=f"sparsity-gui {__version__}")
     p.add_argument(
         "--model",
@@ -117,7 +112,7 @@ def build_gui_parser() -> CleanParser:
         "--w0-tensor NAME above load W(0) as the whole matrix n x m, features x neurons, "
         "which sets n and m)"
     )
-    _add_model_options(g, INTERFERENCE_DEFAULTS, None, sweep=False, shared_with_note=True)
+    add_model_options(g, INTERFERENCE_DEFAULTS, None, sweep=False, shared_with_note=True)
     a = p.add_argument_group("automation")
     a.add_argument(
         "--quit-after",

@@ -1,5 +1,5 @@
-"""`sparsity-gui interference` (one training run of n encodings) and `sparsity-gui sweep`
-(polysemantic neurons against m, several seeds per m, with --resume)."""
+"""`sparsity-gui interference`: one training run of n encodings; and the interference
+model's options, which `sweep` (cli/sweep.py) and the desktop app's command line share."""
 
 from __future__ import annotations
 
@@ -16,33 +16,23 @@ from sparsity_gui.cli.common import (
     add_output_options,
     fail,
     figure_style_from_args,
-    grid_wait_seconds,
-    interrupts_deferred,
-    log,
     number_arg,
-    run_grid,
     run_in_worker,
     say,
     whole_arg,
     write_headless,
 )
 from sparsity_gui.cli.movie_options import add_movie_options, movie_from_args, write_movies
-from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.headless import (
     INTERFERENCE_DEFAULTS,
-    PAPER,
     SAMPLES,
-    SWEEP_DEFAULTS,
     model_params,
-    sweep_settings,
     train,
     training_settings,
     training_w0,
 )
 from sparsity_gui.core.interference.params import DTYPES, OPTIMIZERS
-from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION
-from sparsity_gui.core.text import format_duration
 
 INTERFERENCE_MODEL = """\
 The interference model (Lecomte et al. 2023, "incidental polysemanticity"): n features,
@@ -53,20 +43,6 @@ t = 4 lr steps for plain gradient descent. A weight is active when 0.8 <= |w| <=
 neuron is polysemantic when more than one feature is active on it. The paper predicts
 about n^2/(4m) polysemantic neurons, and that colliding features have opposite signs.
 """
-
-
-SWEEP_DESCRIPTION = (
-    """\
-Sweep m for a fixed n: train every m with several seeds and count the polysemantic
-neurons of each run, against the paper's n^2/(4m) (its count-against-m figure).
-Writes into DIR: sweep.csv (a row per run), sweep.json (the settings, the command line,
-mean and std per m) and, in DIR/figures/, the figure drawn by matplotlib: sweep.png,
-sweep.svg and sweep.pdf, sweep.json (the arrays drawn) and sweep.py (the script that
-redraws sweep.png from them, with numpy and matplotlib only: restyle it there).
-
-"""
-    + INTERFERENCE_MODEL
-)
 
 
 INTERFERENCE_DESCRIPTION = (
@@ -83,12 +59,11 @@ arrays it is drawn from (.json) and the script that redraws it (.py).
 )
 
 
-# --- the interference model: `sweep` and `interference` --------------------------------------
-def _add_model_options(
+def add_model_options(
     g, defaults: dict, paper: dict | None, sweep: bool, shared_with_note: bool = False
 ) -> None:
     """The interference model's options. Defaults are None here and filled in by
-    _resolve (so that --paper can supply its own and explicit options still win).
+    resolve_defaults (so that --paper can supply its own and explicit options still win).
     With shared_with_note (the GUI parser) --m, --seed and --sigma are left out: the
     note's options of the same names serve both models."""
 
@@ -204,7 +179,7 @@ def _add_model_options(
     )
 
 
-def _resolve(args: argparse.Namespace, defaults: dict, paper: dict | None = None) -> None:
+def resolve_defaults(args: argparse.Namespace, defaults: dict, paper: dict | None = None) -> None:
     base = dict(defaults)
     if paper is not None and getattr(args, "paper", False):
         base.update(paper)
@@ -213,11 +188,11 @@ def _resolve(args: argparse.Namespace, defaults: dict, paper: dict | None = None
             setattr(args, name, value)
 
 
-def _base_params(args: argparse.Namespace, m: int):
-    return model_params(**_model_options(args), m=m)
+def base_params(args: argparse.Namespace, m: int):
+    return model_params(**model_options(args), m=m)
 
 
-def _model_options(args: argparse.Namespace) -> dict:
+def model_options(args: argparse.Namespace) -> dict:
     """The model's options but m, by name, for core/interference/headless.py."""
     names = (
         "n",
@@ -234,157 +209,10 @@ def _model_options(args: argparse.Namespace) -> dict:
     return {name: getattr(args, name) for name in names}
 
 
-def build_sweep_parser() -> CleanParser:
-    p = CleanParser(
-        prog="sparsity-gui sweep",
-        description=SWEEP_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    g = p.add_argument_group("model parameters")
-    _add_model_options(g, SWEEP_DEFAULTS, PAPER, sweep=True)
-    g.add_argument(
-        "--paper",
-        action="store_true",
-        help="the paper's settings: n=256, m=256:4096:256, 16 seeds, 7500 steps, adamw, "
-        "l1=lr=1e-3: 256 runs with W up to 256 x 4096, which takes hours (about 4 on two "
-        "cores in float64, 2.5 with --dtype float32, the paper's precision; the progress "
-        "bar shows the time left). Options given as well override these",
-    )
-    r = p.add_argument_group("running")
-    r.add_argument(
-        "--jobs",
-        type=whole_arg,
-        default=None,
-        metavar="J",
-        help="runs trained side by side, each with one BLAS thread (1 to 64; default: "
-        "the number of cores, at most 8); the results do not depend on it",
-    )
-    r.add_argument(
-        "--scheduler",
-        default=None,
-        metavar="ADDRESS",
-        help="train each run as a task on a dask.distributed cluster instead: the address "
-        "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
-        "local:N to start N worker processes on this machine. Needs the extra: "
-        f"{EXTRA_HINT}. The results are the same as without it",
-    )
-    o = p.add_argument_group("output")
-    add_output_options(o)
-    o.add_argument("--no-figure", action="store_true", help="skip DIR/figures/ (the figure and its script)")
-    add_figure_options(o)
-    o.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue an interrupted sweep in DIR (Ctrl+C or SIGTERM keeps the runs "
-        "that finished): the same options, only the missing runs are trained",
-    )
-    return p
-
-
-def sweep_spec_from_args(args: argparse.Namespace):
-    """The validated SweepSpec of parsed `sweep` options (defaults and --paper applied);
-    sets args.jobs to the runs trained side by side."""
-    _resolve(args, SWEEP_DEFAULTS, PAPER)
-    args.scheduler = parse_scheduler(args.scheduler or "")
-    spec, args.jobs = sweep_settings(
-        m=str(args.m), seeds=args.seeds, jobs=args.jobs, scheduler=args.scheduler, **_model_options(args)
-    )
-    return spec
-
-
-def _in_sweep_order(runs, rows: list) -> list:
-    order = {(p.m, p.seed): i for i, p in enumerate(runs)}
-    return sorted(rows, key=lambda r: order[(r.m, r.seed)])
-
-
-def sweep_command(argv: Sequence[str]) -> int:
-    args = build_sweep_parser().parse_args(argv)
-    try:
-        spec = sweep_spec_from_args(args)
-        style, dpi = figure_style_from_args(args)
-        if args.resume:
-            from sparsity_gui.core.interference.files import resumed_rows
-
-            done_rows = resumed_rows(args.out, spec)
-        else:
-            done_rows = []
-    except InputError as exc:
-        fail(str(exc))
-    runs = spec.runs()
-    state: dict = {}
-    command_line = shlex.join(["sparsity-gui", "sweep", *argv])
-
-    def body(result_dir) -> None:
-        from sparsity_gui.core.interference.files import write_sweep
-        from sparsity_gui.core.interference.sweep import run_sweep
-
-        outcome = run_grid(
-            lambda on_progress, should_stop: run_sweep(
-                spec,
-                on_progress=on_progress,
-                should_stop=should_stop,
-                done_rows=done_rows,
-                workers=args.jobs,
-                scheduler=args.scheduler,
-            ),
-            label="sweep",
-            describe=lambda p: f"  m={p.m} seed={p.seed}",
-            doing="training",
-            wait_seconds=grid_wait_seconds(args.scheduler),
-            kept=len(done_rows),
-            in_order=lambda rows: _in_sweep_order(runs, [*done_rows, *rows]),
-            quiet_cluster_log=args.scheduler is not None and not args.verbose,
-        )
-        state["outcome"] = outcome
-        rows = outcome.rows
-        with interrupts_deferred():  # the runs that finished are written whole
-            write_sweep(result_dir, spec, rows, command_line=command_line)
-            if not args.no_figure:
-                from sparsity_gui.figures.save import write_files
-                from sparsity_gui.figures.sweep import sweep_figure_files
-
-                files = sweep_figure_files(spec, rows, style, dpi, cancelled=outcome.interrupted)
-                write_files(result_dir.path("figures"), files)
-
-    write_headless(args.out, args.force or args.resume, body)
-    outcome = state["outcome"]
-    status = outcome.ended_early(
-        len(runs), args.out, "sweep.json", "; the same command with --resume continues it"
-    )
-    if status is not None:
-        return status
-    from sparsity_gui.core.interference.sweep import summarize
-
-    s = summarize(outcome.rows)
-    say(
-        f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {len(spec.m_values)} value(s) of m "
-        f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.dtype}, {spec.base.steps} steps) in "
-        f"{format_duration(outcome.seconds)} {outcome.ran_on(args.jobs, args.scheduler)}"
-    )
-    say(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
-    for i, m in enumerate(s.m):
-        say(f"{int(m):>7} {s.mean[i]:>9.3f} {s.std[i]:>8.3f} {s.predicted[i]:>10.3f}")
-    say(f"colliding pairs: {s.opposite_pairs} of opposite sign, {s.same_pairs} of equal sign")
-    unsettled = [r for r in outcome.rows if not r.settled]
-    if unsettled:
-        where = ", ".join(f"m={r.m} seed={r.seed}" for r in unsettled[:4]) + (
-            ", ..." if len(unsettled) > 4 else ""
-        )
-        log.warning(
-            f"{len(unsettled)} of {len(outcome.rows)} runs had not settled ({where}): "
-            f"settled means {SETTLED_DEFINITION}; give more --steps"
-        )
-    return 0
-
-
 def build_interference_parser() -> CleanParser:
-    p = CleanParser(
-        prog="sparsity-gui interference",
-        description=INTERFERENCE_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = CleanParser.for_command("interference", INTERFERENCE_DESCRIPTION)
     g = p.add_argument_group("model parameters")
-    _add_model_options(g, INTERFERENCE_DEFAULTS, None, sweep=False)
+    add_model_options(g, INTERFERENCE_DEFAULTS, None, sweep=False)
     add_w0_options(g)
     o = p.add_argument_group("output")
     o.add_argument(
@@ -444,22 +272,16 @@ def write_run_figures(folder, run, style, dpi: int) -> list[Path]:
     return write_files(folder, run_figure_files(data, style, dpi))
 
 
-def interference_movie_panels():
-    from sparsity_gui.figures.interference_movie import MOVIE_PANELS
-
-    return MOVIE_PANELS
-
-
 def interference_command(argv: Sequence[str]) -> int:
     args = build_interference_parser().parse_args(argv)
     try:
         w0, w0_source = w0_from_args(args)
-        _resolve(args, INTERFERENCE_DEFAULTS)
-        params = training_settings(samples=args.samples, m=args.m, **_model_options(args))
+        resolve_defaults(args, INTERFERENCE_DEFAULTS)
+        params = training_settings(samples=args.samples, m=args.m, **model_options(args))
         style, dpi = figure_style_from_args(args)
     except InputError as exc:
         fail(str(exc))
-    movies, movie = movie_from_args(args, interference_movie_panels)
+    movies, movie = movie_from_args(args, "interference")
 
     def body(result_dir):
         import threading

@@ -5,9 +5,9 @@ the frame times are spread, which format; checked before the run starts (the mis
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from sparsity_gui.cli.common import Progress, fail, number_arg, whole_arg
+from sparsity_gui.cli.common import Progress, fail, number_arg, run_in_worker, whole_arg
 from sparsity_gui.core.errors import InputError
 
 
@@ -39,16 +39,19 @@ def add_movie_options(p: argparse.ArgumentParser, panels: str) -> None:
     )
 
 
-def movie_from_args(args: argparse.Namespace, panels: Callable[[], Sequence[str]]):
-    """(panels asked for, MovieSettings), or (empty, None) without --movie. ``panels()``
-    gives the names (imported only when a movie is asked for). Exits with one error line
-    on a bad value or without the encoder."""
+def movie_from_args(args: argparse.Namespace, model: str):
+    """(panels asked for, MovieSettings), or (empty, None) without --movie. The panels are
+    those of ``model``'s movies (MOVIE_PANELS of figures/<model>_movie.py, imported only
+    when a movie is asked for: it loads matplotlib). Exits with one error line on a bad
+    value or without the encoder."""
     if not args.movie:
         return [], None
+    import importlib
+
     from sparsity_gui.figures.movie import MovieExtraMissing, movie_settings, require_encoder
 
     try:
-        names = panels()
+        names = importlib.import_module(f"sparsity_gui.figures.{model}_movie").MOVIE_PANELS
         for panel in args.movie:
             if panel not in names:
                 raise InputError("movie", f"unknown panel {panel!r}; use one of {', '.join(names)}")
@@ -82,8 +85,6 @@ def write_movies(result_dir, panels: Sequence[str], settings, write_one) -> None
     progress=..., write_with=...)`` draws and encodes it, on a worker thread (Ctrl+C acts
     at once; the result folder is then removed whole, as for any other file)."""
     import threading
-
-    from sparsity_gui.cli.common import run_in_worker
 
     stop = threading.Event()
     for panel in panels:

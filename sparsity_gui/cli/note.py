@@ -117,27 +117,13 @@ def add_param_options(p: argparse.ArgumentParser) -> None:
 def params_from_args(args: argparse.Namespace) -> tuple[SimParams, np.ndarray | None]:
     """Validated parameters and, with --w0, the loaded weights (core/note/headless.py: the
     Python API checks its arguments there too)."""
-    return run_settings(
-        m=args.m,
-        lam=args.lam,
-        sigma=args.sigma,
-        seed=args.seed,
-        w0=args.w0,
-        w0_row=args.w0_row,
-        w0_tensor=args.w0_tensor,
-        method=args.method,
-        eta=args.eta,
-        t_end=args.t_end,
-        samples=getattr(args, "samples", SAMPLES),  # the GUI's options have no --samples
-    )
+    names = ("m", "lam", "sigma", "seed", "w0", "w0_row", "w0_tensor", "method", "eta", "t_end")
+    options = {name: getattr(args, name) for name in names}
+    return run_settings(**options, samples=getattr(args, "samples", SAMPLES))  # the GUI has no --samples
 
 
 def build_run_parser() -> CleanParser:
-    p = CleanParser(
-        prog="sparsity-gui run",
-        description=RUN_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = CleanParser.for_command("run", RUN_DESCRIPTION)
     add_param_options(p)
     o = p.add_argument_group("output")
     o.add_argument(
@@ -181,12 +167,6 @@ def build_run_parser() -> CleanParser:
     return p
 
 
-def note_movie_panels():
-    from sparsity_gui.figures.note_movie import MOVIE_PANELS
-
-    return MOVIE_PANELS
-
-
 def run_command(argv: Sequence[str]) -> int:
     args = build_run_parser().parse_args(argv)
     try:
@@ -200,7 +180,7 @@ def run_command(argv: Sequence[str]) -> int:
             style_params(args.style)  # a bad style file is refused before the run
     except InputError as exc:
         fail(str(exc))
-    movies, movie = movie_from_args(args, note_movie_panels)
+    movies, movie = movie_from_args(args, "note")
 
     def body(result_dir):
         import threading

@@ -4,24 +4,18 @@ relative-variance plateau), the exact solver run for every (m, lam, seed)."""
 from __future__ import annotations
 
 import argparse
-import shlex
 from collections.abc import Sequence
 
 from sparsity_gui.cli.common import (
     CleanParser,
-    add_figure_options,
-    add_output_options,
     fail,
     figure_style_from_args,
-    grid_wait_seconds,
-    interrupts_deferred,
     number_arg,
-    run_grid,
     say,
     whole_arg,
-    write_headless,
 )
-from sparsity_gui.core.cluster import EXTRA_HINT, parse_scheduler
+from sparsity_gui.cli.grid import add_grid_options, grid_command
+from sparsity_gui.core.cluster import parse_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.text import format_duration
 
@@ -43,11 +37,7 @@ example: sparsity-gui scaling --m 1e3,1e4,1e5,1e6 --lam 1e-4,1e-3,1e-2 --seeds 3
 
 
 def build_scaling_parser() -> CleanParser:
-    p = CleanParser(
-        prog="sparsity-gui scaling",
-        description=SCALING_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = CleanParser.for_command("scaling", SCALING_DESCRIPTION)
     g = p.add_argument_group("the grid")
     g.add_argument(
         "--m",
@@ -79,30 +69,13 @@ def build_scaling_parser() -> CleanParser:
         metavar="S",
         help="W_k(0) ~ normal(0, sigma/sqrt(m)) (> 0; default 0.9, as `run`)",
     )
-    r = p.add_argument_group("running")
-    r.add_argument(
-        "--jobs",
-        type=whole_arg,
-        default=None,
-        metavar="J",
-        help="runs side by side in threads (1 to 64; default: the number of cores, at most 8, "
-        "fewer if they do not fit in memory); the results do not depend on it",
+    add_grid_options(
+        p,
+        "runs side by side in threads (1 to 64; default: the number of cores, at most 8, fewer if "
+        "they do not fit in memory)",
+        "solve",
+        "the figures and their scripts",
     )
-    r.add_argument(
-        "--scheduler",
-        default=None,
-        metavar="ADDRESS",
-        help="solve each run as a task on a dask.distributed cluster instead: the address "
-        "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
-        "local:N to start N worker processes on this machine. Needs the extra: "
-        f"{EXTRA_HINT}. The results are the same as without it",
-    )
-    o = p.add_argument_group("output")
-    add_output_options(o)
-    o.add_argument(
-        "--no-figure", action="store_true", help="skip DIR/figures/ (the figures and their scripts)"
-    )
-    add_figure_options(o)
     return p
 
 
@@ -113,15 +86,8 @@ def grid_from_args(args: argparse.Namespace):
     from sparsity_gui.core.note.headless import scaling_settings
 
     args.scheduler = parse_scheduler(args.scheduler or "")
-    return scaling_settings(
-        m=args.m,
-        lam=args.lam,
-        seeds=args.seeds,
-        seed=args.seed,
-        sigma=args.sigma,
-        jobs=args.jobs,
-        scheduler=args.scheduler,
-    )
+    names = ("m", "lam", "seeds", "seed", "sigma", "jobs", "scheduler")
+    return scaling_settings(**{name: getattr(args, name) for name in names})
 
 
 def _print_table(rows) -> None:
@@ -142,11 +108,6 @@ def _print_table(rows) -> None:
         )
 
 
-def _in_grid_order(grid, rows: list) -> list:
-    order = {key: i for i, key in enumerate(grid.runs())}
-    return sorted(rows, key=lambda r: order[(r.m, r.lam, r.seed)])
-
-
 def scaling_command(argv: Sequence[str]) -> int:
     args = build_scaling_parser().parse_args(argv)
     try:
@@ -154,43 +115,30 @@ def scaling_command(argv: Sequence[str]) -> int:
         style, dpi = figure_style_from_args(args)
     except InputError as exc:
         fail(str(exc))
-    runs = grid.runs()
-    state: dict = {}
-    command_line = shlex.join(["sparsity-gui", "scaling", *argv])
+    from sparsity_gui.core.note.files import write_scaling
+    from sparsity_gui.core.note.scaling import run_scaling
 
-    def body(result_dir) -> None:
-        from sparsity_gui.core.note.scaling import run_scaling, write_scaling
+    def figure_files(rows: list, _interrupted: bool) -> dict:
+        from sparsity_gui.figures.scaling import scaling_figure_files  # matplotlib: only if asked
 
-        outcome = run_grid(
-            lambda on_progress, should_stop: run_scaling(
-                grid,
-                on_progress=on_progress,
-                should_stop=should_stop,
-                workers=jobs or 1,
-                scheduler=args.scheduler,
-            ),
-            label="scaling",
-            describe=lambda current: "  m={} lam={:g} seed={}".format(*current),
-            doing="running",
-            wait_seconds=grid_wait_seconds(args.scheduler),
-            in_order=lambda rows: _in_grid_order(grid, rows),
-            quiet_cluster_log=args.scheduler is not None and not args.verbose,
-        )
-        state["outcome"] = outcome
-        rows = outcome.rows
-        with interrupts_deferred():  # the runs that finished are written whole
-            write_scaling(result_dir, grid, rows, command_line=command_line, scheduler=args.scheduler)
-            if not args.no_figure:
-                from sparsity_gui.figures.save import write_files
-                from sparsity_gui.figures.scaling import scaling_figure_files
+        return scaling_figure_files(grid, rows, style, dpi)
 
-                write_files(result_dir.path("figures"), scaling_figure_files(grid, rows, style, dpi))
-
-    write_headless(args.out, args.force, body)
-    outcome = state["outcome"]
-    status = outcome.ended_early(len(runs), args.out, "scaling.json")
+    outcome, status = grid_command(
+        "scaling",
+        argv,
+        args,
+        grid,
+        jobs,
+        run_scaling,
+        lambda result_dir, rows, command_line: write_scaling(
+            result_dir, grid, rows, command_line=command_line, scheduler=args.scheduler
+        ),
+        figure_files,
+        describe=lambda current: "  m={} lam={:g} seed={}".format(*current),
+    )
     if status is not None:
         return status
+    runs = grid.runs()
     say(
         f"wrote {args.out}: {len(runs)} runs ({len(grid.m_values)} value(s) of m x "
         f"{len(grid.lam_values)} of lam x {grid.seeds} seed(s)) in "

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.text import round_number
+from sparsity_gui.core.text import round_number, short_number
 
 
 def finite_number(name: str, value: Any) -> float:
@@ -74,10 +74,10 @@ def _whole_item(text: str) -> int:
     return parse_whole(text)
 
 
-def parse_m_values(text: str) -> tuple[int, ...]:
-    """Values of m as a sweep takes them: a list '64,128,256', powers '1e3,1e4,1e5' or
-    '10^3,10^4', or a range 'start:stop:step' (stop included), e.g. '256:4096:256'. The
-    range of each value is the caller's to check (each model has its own)."""
+def parse_m_values(text: str, m_max: int) -> tuple[int, ...]:
+    """Values of m as a grid of runs takes them (both models' grids, every front end): a
+    list '64,128,256', powers '1e3,1e4,1e5' or '10^3,10^4', or a range 'start:stop:step'
+    (stop included), e.g. '256:4096:256'; each from 1 to ``m_max`` (the model's)."""
     text = text.strip()
     try:
         if ":" in text:
@@ -99,6 +99,9 @@ def parse_m_values(text: str) -> tuple[int, ...]:
         )
     if not values:
         raise InputError("m", f"no values of m in {text!r}")
+    bad = [m for m in values if not 1 <= m <= m_max]
+    if bad:
+        raise InputError("m", f"every m must be from 1 to {short_number(m_max)}, got {bad[0]}")
     return tuple(values)
 
 

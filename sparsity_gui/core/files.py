@@ -11,6 +11,7 @@ import re
 import secrets
 import shutil
 import stat
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -473,3 +474,31 @@ class ResultDir:
     def abort(self) -> None:
         shutil.rmtree(self.tmp, ignore_errors=True)
         self._unlock()
+
+
+def write_result_files(target: ResultDir | str | Path, files: dict[str, bytes]) -> list[Path]:
+    """``files`` (name: bytes) into a ResultDir (its temporary folder: the caller commits)
+    or a folder (created if need be; each file replaced atomically). Returns the paths
+    written (for a ResultDir: where they will be after commit)."""
+    written = []
+    if isinstance(target, ResultDir):
+        for name, data in files.items():
+            target.write_bytes(name, data)
+            written.append(target.out / name)
+        return written
+    folder = Path(target)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        atomic_write_bytes(folder / name, data)
+        written.append(folder / name)
+    return written
+
+
+def platform_versions(*libraries: str) -> dict[str, str]:
+    """What a result file records of where it was computed: Python's version, each of
+    ``libraries``' (imported by name: they are loaded already) and the machine."""
+    import importlib
+    import platform
+
+    versions = {name: importlib.import_module(name).__version__ for name in libraries}
+    return {"python": sys.version.split()[0], **versions, "machine": platform.machine()}

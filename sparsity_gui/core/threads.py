@@ -17,6 +17,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sparsity_gui.core.errors import InputError, RunsCancelled, RunsFailed
@@ -64,6 +65,23 @@ def _join_all(threads: list[threading.Thread], done: list[bool]) -> None:
             thread.join()
 
 
+@dataclass(frozen=True)
+class GridProgress:
+    """Where a grid of runs is, as its on_progress hears it: when a run starts (``current``,
+    the run) and when one ends (``row``, its row); on a cluster, also when the scheduler
+    says how many workers it has."""
+
+    done_runs: int
+    total_runs: int
+    fraction: float  # of the total cost
+    elapsed: float
+    eta_seconds: float  # estimated time left (NaN until there is a rate)
+    current: Any  # the run just started (the grid's run: (m, lam, seed), InterferenceParams), if any
+    row: Any = None  # set when a run has just finished
+    workers: int | None = None  # on a cluster: its workers now (None: local threads)
+    running: int | None = None  # on a cluster: runs being done now
+
+
 class GridBook:
     """What a grid of runs (the sweep, the scaling grid) keeps while its runs go, under one
     lock: the finished rows by key, the cost done, the next run to hand out, the stop flag
@@ -71,10 +89,8 @@ class GridBook:
     and the progress it reports, the time left estimated from the cost done in this call.
 
     ``runs`` are all the grid's runs in order, ``key(run)`` names a run in ``done`` (its
-    rows so far, filled in here), ``cost(run)`` is its share of ``total_cost``, and
-    ``progress`` is the model's progress record, made with (runs done, runs, fraction of
-    the cost, elapsed, seconds left, the run started, the row finished, workers=,
-    running=)."""
+    rows so far, filled in here), ``cost(run)`` is its share of ``total_cost``; progress
+    is reported as GridProgress."""
 
     def __init__(
         self,
@@ -83,14 +99,13 @@ class GridBook:
         done: dict,
         cost: Callable[[Any], float],
         total_cost: float,
-        progress: Callable[..., Any],
         on_progress: Callable[[Any], None] | None,
         should_stop: Callable[[], bool] | None,
     ) -> None:
         self.runs, self.key, self.done, self.cost = list(runs), key, done, cost
         self.todo = [run for run in self.runs if key(run) not in done]
         self.total = total_cost
-        self.progress, self.on_progress, self.should_stop = progress, on_progress, should_stop
+        self.on_progress, self.should_stop = on_progress, should_stop
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.failures: list[BaseException] = []
@@ -109,7 +124,7 @@ class GridBook:
         eta = (self.total - self.done_cost) * elapsed / worked if worked > 0 and elapsed > 0 else math.nan
         status = self._status
         self.on_progress(
-            self.progress(
+            GridProgress(
                 len(self.done),
                 len(self.runs),
                 self.done_cost / self.total if self.total else 1.0,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from PySide6 import QtCore, QtWidgets
 from sparsity_gui.core.checks import default_workers
 from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, usable_scheduler
 from sparsity_gui.core.errors import InputError, RunsCancelled
+from sparsity_gui.core.grid import GridPlan
 from sparsity_gui.core.text import format_duration
 from sparsity_gui.ui.fields import Field
 from sparsity_gui.ui.window import show_warning
@@ -36,24 +38,19 @@ BAR_STEPS = 1000
 
 @dataclass(frozen=True)
 class GridTabTexts:
-    """The words a grid tab differs by."""
+    """The words a grid tab differs by (its nouns and verbs are its plan's: core/grid.py)."""
 
-    name: str  # object names' prefix and the status bar's word: "scaling", "sweep"
-    grid: str  # what the tooltips call a grid: "grid", "sweep"
-    solve: str  # what a task does with a run on a cluster: "solve", "train"
-    doing: str  # what the runs on a cluster are doing: "running", "training"
-    form_width: int
     workers_tip: str
-    pause_text: str
     pause_tip: str
-    start_text: str
     start_tip: str  # the pause tip follows
-    cancel_tip: str
-    cancelling: str  # the info line after Cancel, on this machine's threads
-    save_text: str
-    save_tip: str
-    progress_tip: str
-    failed_title: str
+    figures: str  # what Save writes into figures/
+    cost: str  # what a run costs, as the progress bar's tip says
+    pause_text: str = "pause the live run meanwhile"
+    start_text: str = "Start"
+    save_text: str = "Save…"
+    cancel_tip: str = "Stop now; finished runs stay shown and can be saved"
+    cancelling: str = "cancelling…"  # the info line after Cancel, on this machine's threads
+    form_width: int = 300
 
 
 class GridTab(QtWidgets.QWidget):
@@ -63,10 +60,13 @@ class GridTab(QtWidgets.QWidget):
 
     statusChanged = QtCore.Signal(str)  # a short text for the window's status bar
 
-    def __init__(self, texts: GridTabTexts, parent=None):
+    def __init__(self, texts: GridTabTexts, plan_type: type[GridPlan], parent=None):
         super().__init__(parent)
         self.texts = texts
-        name = texts.name
+        # the plan's words: "scaling" / "sweep", "grid" / "sweep", "solve" / "train", "running" / "training"
+        self.name = name = plan_type.label
+        self.grid_word = plan_type.what.split()[-1]
+        self.doing = plan_type.doing
         self.plan: Any = None
         self.rows: list = []
         self.outcome = ""  # "", running, done, cancelled, error
@@ -91,7 +91,7 @@ class GridTab(QtWidgets.QWidget):
         self.scheduler = Field(
             f"{name}_scheduler",
             usable_scheduler,
-            f"Optional: {texts.solve} every run as a task on a dask.distributed cluster. The address "
+            f"Optional: {plan_type.work} every run as a task on a dask.distributed cluster. The address "
             "of a running scheduler (tcp://HOST:8786, started with `dask scheduler`), or "
             "local:N for N worker processes on this machine. Empty: this machine's threads "
             f"(parallel runs). Needs the extra: {EXTRA_HINT}",
@@ -102,13 +102,13 @@ class GridTab(QtWidgets.QWidget):
         self.cluster_label.setObjectName(f"{name}_cluster")
         self.cluster_label.setWordWrap(True)
         self.cluster_label.setToolTip(
-            f"The cluster's workers, as its scheduler counts them during a {texts.grid}"
+            f"The cluster's workers, as its scheduler counts them during a {self.grid_word}"
         )
         self.base_label = QtWidgets.QLabel()
         self.base_label.setObjectName(f"{name}_base")
         self.base_label.setWordWrap(True)
         self.base_label.setStyleSheet("color: #444; font-size: 8pt;")
-        self.base_label.setToolTip(f"Taken from the Parameters dock when the {texts.grid} starts")
+        self.base_label.setToolTip(f"Taken from the Parameters dock when the {self.grid_word} starts")
         self.pause_live = QtWidgets.QCheckBox(texts.pause_text)
         self.pause_live.setObjectName(f"{name}_pause_live")
         self.pause_live.setChecked(True)
@@ -122,7 +122,9 @@ class GridTab(QtWidgets.QWidget):
         self.cancel_button.setEnabled(False)
         self.save_button = QtWidgets.QPushButton(texts.save_text)
         self.save_button.setObjectName(f"{name}_save")
-        self.save_button.setToolTip(texts.save_tip)
+        self.save_button.setToolTip(
+            f"Write {name}.csv, {name}.json and figures/ ({texts.figures}) into a folder"
+        )
         self.save_button.setEnabled(False)
         self.progress = QtWidgets.QProgressBar()
         self.progress.setObjectName(f"{name}_progress")
@@ -130,7 +132,9 @@ class GridTab(QtWidgets.QWidget):
         self.progress.setValue(0)
         self.progress.setTextVisible(True)
         self.progress.setFormat("idle")
-        self.progress.setToolTip(texts.progress_tip)
+        self.progress.setToolTip(
+            f"Share of the {self.grid_word}'s work done (a run costs about {texts.cost})"
+        )
         self.info = QtWidgets.QLabel("")
         self.info.setObjectName(f"{name}_info")
         self.info.setWordWrap(True)
@@ -172,13 +176,42 @@ class GridTab(QtWidgets.QWidget):
         else:
             lay.addWidget(figures, 1)
 
+    def fill_fields(self, texts: dict[str, str]) -> None:
+        """The grid's fields filled in (by name), each redrawing the preview once accepted."""
+        for name, text in texts.items():
+            self.fields[name].set_text(text)
+        for field in self.fields.values():
+            field.accepted.connect(self.preview)
+        self.preview()
+
+    @QtCore.Slot()
+    def preview(self, *_args) -> None:
+        """Before any run: the figures of the grid typed (nothing while a field is wrong)."""
+        if self.rows or self.running:
+            return
+        try:
+            self.draw_preview()
+        except (InputError, ValueError, OverflowError):
+            return
+
     # --- what a grid tab says itself ---------------------------------------------------------
-    def make_plan(self, scheduler: Scheduler | None) -> Any:
-        """The grid of the fields, or None with the reason shown at its field."""
+    def draw_preview(self) -> None:
+        """Draws the figures of the fields' grid before it runs; raises InputError or
+        ValueError for a field that is wrong."""
         raise NotImplementedError
 
-    def run_plan(self, plan, on_progress, should_stop, workers: int, scheduler: Scheduler | None) -> list:
-        """Runs ``plan`` (in the grid's thread) and returns its rows; raises RunsCancelled."""
+    # the model's run_scaling or run_sweep: runs a plan (in the grid's thread) and returns its
+    # rows; raises RunsCancelled
+    run_grid: Callable[..., list]
+
+    def make_plan(self, scheduler: Scheduler | None) -> Any:
+        """The grid (a core.grid.GridPlan) of the fields, whose values are committed; raises
+        InputError naming the field."""
+        raise NotImplementedError
+
+    def write_files(self, folder, rows: list) -> list:
+        """Writes the grid's files of ``rows`` into ``folder`` (as its command does) and
+        returns their paths; raises InputError or OSError."""
         raise NotImplementedError
 
     def show_rows(self, rows: list, plan, started: bool = False) -> None:
@@ -220,6 +253,21 @@ class GridTab(QtWidgets.QWidget):
         else:
             self._show_info(str(exc), error=True)
 
+    def checked_plan(self, scheduler: Scheduler | None = None) -> Any:
+        """The grid of the fields, checked by the grid's rules (core/grid.py) with the
+        threads' count (or the ``scheduler``); None with the reason shown at its field (or
+        under the buttons)."""
+        if not all([f.commit() for f in self.fields.values()]):  # a list: every field says why
+            return None
+        try:
+            plan = self.make_plan(scheduler)
+            plan.check_work()
+            plan.check_side_by_side(self.workers.value(), scheduler)
+        except InputError as exc:
+            self.show_input_error(exc)
+            return None
+        return plan
+
     # --- running -------------------------------------------------------------------------
     @property
     def running(self) -> bool:
@@ -230,7 +278,7 @@ class GridTab(QtWidgets.QWidget):
         if self.running:
             return False
         good, scheduler = self._scheduler_value()
-        plan = self.make_plan(scheduler)
+        plan = self.checked_plan(scheduler)
         if plan is None or not good:
             return False
         self.plan = plan
@@ -260,7 +308,7 @@ class GridTab(QtWidgets.QWidget):
         self.thread = threading.Thread(
             target=self._work,
             args=(plan, self._stop, self.workers.value(), scheduler),
-            name=self.texts.name,
+            name=self.name,
             daemon=True,
         )
         self.thread.start()
@@ -271,7 +319,8 @@ class GridTab(QtWidgets.QWidget):
         """The grid's thread (the grid starts and joins its own workers, or runs a cluster
         session in this thread): touches no widget."""
         try:
-            rows = self.run_plan(plan, self._on_progress, stop.is_set, workers, scheduler)
+            progress, stopping = self._on_progress, stop.is_set
+            rows = self.run_grid(plan, progress, stopping, workers=workers, scheduler=scheduler)
             result = ("done", list(rows), "", "")
         except RunsCancelled as exc:
             result = ("cancelled", list(exc.rows), "", "")
@@ -316,7 +365,7 @@ class GridTab(QtWidgets.QWidget):
             self.rows = rows
             self.show_rows(rows, plan)
         total = len(plan.runs())
-        doing, name = self.texts.doing, self.texts.name
+        doing, name = self.doing, self.name
         if progress is not None and progress.workers is not None:  # the last count, also at the end
             self.cluster_label.setText(
                 f"on the cluster {self.ran_on}: {progress.workers} "
@@ -344,7 +393,7 @@ class GridTab(QtWidgets.QWidget):
 
     def _finish(self, result, total: int) -> None:
         kind, rows, message, field = result
-        name = self.texts.name
+        name = self.name
         self.timer.stop()
         self.thread = None
         self.rows = list(rows)
@@ -369,7 +418,7 @@ class GridTab(QtWidgets.QWidget):
             if field == "scheduler":  # unreachable, or a cluster that failed: said at the field too
                 self.scheduler.show_error(message.removeprefix("scheduler: "))
             self.statusChanged.emit(f"{name} failed")
-            self._message(self.texts.failed_title, message)
+            self._message(f"{name.capitalize()} stopped", message)
         self.start_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         self.save_button.setEnabled(bool(self.rows))
@@ -384,6 +433,24 @@ class GridTab(QtWidgets.QWidget):
 
     def _message(self, title: str, message: str) -> None:
         self.error_box = show_warning(self, self.error_box, title, message)
+
+    def save(self, folder) -> bool:
+        """The grid's files of the rows shown into ``folder``, and its figures (PNG, SVG,
+        PDF, their data and scripts) into ``folder``/figures/, as its command writes them."""
+        if self.plan is None or not self.rows:
+            self._show_info(f"nothing to save yet: run a {self.grid_word} first", error=True)
+            return False
+        title = f"Cannot save the {self.name} runs"
+        try:
+            written = self.write_files(folder, list(self.rows))
+        except InputError as exc:
+            self._message(title, exc.message)
+            return False
+        except OSError as exc:
+            self._message(title, f"{folder}: {exc.strerror or exc}")
+            return False
+        self._show_info(f"saved {len(written)} files to {folder}")
+        return True
 
     @QtCore.Slot()
     def save_dialog(self) -> None:

@@ -7,12 +7,11 @@ same."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import cli, one_error_line
 
 from sparsity_gui import api
 from sparsity_gui.core.errors import InputError
@@ -108,19 +107,11 @@ def _api_message(tmp: Path, function: str, kwargs: dict) -> str:
 def _cli_message(tmp: Path, args: list[str]) -> str:
     args = [a.replace("{tmp}", str(tmp)) for a in args]
     before = sorted(os.listdir(tmp))
-    proc = subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", *args, "--out", str(tmp / "out")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=ENV,
-    )
-    assert proc.returncode == 2, proc.stderr
+    proc = cli([*args, "--out", tmp / "out"], env=ENV, timeout=120)
     assert "Traceback" not in proc.stderr
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    line = one_error_line(proc)
     assert sorted(os.listdir(tmp)) == before, "nothing left behind"
-    return lines[0].removeprefix("error: ")
+    return line.removeprefix("error: ")
 
 
 @pytest.mark.parametrize("name, function, kwargs, args", CASES, ids=[c[0] for c in CASES])

@@ -34,17 +34,6 @@ NO_EXTRA = (
 )
 
 
-def cli(command: str, args, cwd, env=ENV, timeout=180) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", command, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
-
-
 def in_terminal(command: str, args, cwd, **popen) -> tuple[subprocess.Popen, int]:
     """The command in a subprocess whose stderr is a terminal, so that it draws its bar
     from the start; returns (process, terminal fd)."""

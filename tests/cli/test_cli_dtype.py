@@ -9,11 +9,10 @@ import csv
 import json
 import math
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from helpers import cli
 
 from sparsity_gui.cli.gui_options import build_gui_parser, gui_params
 from sparsity_gui.core.errors import InputError
@@ -21,21 +20,10 @@ from sparsity_gui.core.errors import InputError
 ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
 
 
-def cli(command, args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", command, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=ENV,
-    )
-
-
 def test_interference_float32_writes_float32_weights(tmp_path):
     args = ["--n", "6", "--m", "12", "--seed", "2", "--steps", "50", "--samples", "3", "--out", "res"]
     proc = cli(
-        "interference", [*args, "--dtype", "float32", "--optimizer", "gd-zero", "--lr", "0.05"], tmp_path
+        ["interference", *args, "--dtype", "float32", "--optimizer", "gd-zero", "--lr", "0.05"], tmp_path
     )
     assert proc.returncode == 0, proc.stderr
     assert "(gd-zero, float32)" in proc.stdout
@@ -52,7 +40,7 @@ def test_interference_float32_writes_float32_weights(tmp_path):
 
 def test_sweep_float32_rows_and_settings_and_resume_checks_the_precision(tmp_path):
     args = ["--n", "4", "--m", "8,12", "--seeds", "2", "--steps", "60", "--no-figure", "--out", "sw"]
-    proc = cli("sweep", [*args, "--dtype", "float32", "--jobs", "1"], tmp_path)
+    proc = cli(["sweep", *args, "--dtype", "float32", "--jobs", "1"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "adamw, float32, 60 steps" in proc.stdout
     with open(tmp_path / "sw" / "sweep.csv", newline="") as fh:
@@ -61,7 +49,7 @@ def test_sweep_float32_rows_and_settings_and_resume_checks_the_precision(tmp_pat
     meta = json.loads((tmp_path / "sw" / "sweep.json").read_text())
     assert meta["spec"]["base"]["dtype"] == "float32"
     before = (tmp_path / "sw" / "sweep.csv").read_bytes()
-    proc = cli("sweep", [*args, "--resume"], tmp_path)  # float64 now: other settings
+    proc = cli(["sweep", *args, "--resume"], tmp_path)  # float64 now: other settings
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
     assert "other settings" in proc.stderr
@@ -71,7 +59,7 @@ def test_sweep_float32_rows_and_settings_and_resume_checks_the_precision(tmp_pat
 @pytest.mark.parametrize("command", ["interference", "sweep"])
 def test_a_bad_dtype_is_one_error_line_and_nothing_written(tmp_path, command):
     proc = cli(
-        command, ["--n", "4", "--m", "8", "--steps", "10", "--dtype", "float16", "--out", "res"], tmp_path
+        [command, "--n", "4", "--m", "8", "--steps", "10", "--dtype", "float16", "--out", "res"], tmp_path
     )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()

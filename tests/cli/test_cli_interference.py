@@ -8,8 +8,6 @@ takes about a second."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import os
@@ -26,6 +24,7 @@ from pathlib import Path
 import interference_oracles as IO
 import numpy as np
 import pytest
+from helpers import cli, read_csv
 
 import sparsity_gui
 
@@ -104,29 +103,12 @@ ADAMW = dict(n=5, m=6, seed=4, lr=0.02, l1=0.01, steps=40, samples=5)
 ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
 
 
-def cli(command, args, cwd, **kw):
-    return subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", command, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=ENV,
-        **kw,
-    )
-
-
 def listing(folder: Path) -> dict[str, bytes]:
     """Every file under folder (hidden ones too) with its content."""
     return {
         str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"<dir>")
         for p in sorted(folder.rglob("*"))
     }
-
-
-def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
-    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
-    return rows[0], rows[1:]
 
 
 def initial_w(n, m, seed, sigma=1.0):
@@ -318,7 +300,7 @@ def runs(tmp_path_factory):
         jobs[name] = (command, d, args)
     before = {name: listing(d) for name, (_c, d, _a) in jobs.items()}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(cli, c, a, d) for name, (c, d, a) in jobs.items()}
+        futures = {name: pool.submit(cli, [c, *a], d) for name, (c, d, a) in jobs.items()}
         results = {name: f.result() for name, f in futures.items()}
     return {name: (results[name], jobs[name][1], jobs[name][2], before[name]) for name in jobs}
 
@@ -606,7 +588,7 @@ def test_memory_too_large_is_refused_before_allocating(tmp_path, command):
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     proc = cli(
-        command, ["--n", "4096", "--m", "65536", "--out", str(tmp_path / "out")], tmp_path, preexec_fn=cap
+        [command, "--n", "4096", "--m", "65536", "--out", str(tmp_path / "out")], tmp_path, preexec_fn=cap
     )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: m: n = 4096, m = 65536 needs about") and "GiB" in proc.stderr
@@ -623,7 +605,7 @@ def test_jobs_that_do_not_fit_side_by_side(tmp_path):
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     args = ["--n", "1024", "--m", "16384", "--seeds", "3", "--out", str(tmp_path / "out")]
-    proc = cli("sweep", [*args, "--jobs", "3"], tmp_path, preexec_fn=cap)
+    proc = cli(["sweep", *args, "--jobs", "3"], tmp_path, preexec_fn=cap)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: jobs: 3 runs of n = 1024, m = 16384 side by side")
     assert len(proc.stderr.splitlines()) == 1 and list(tmp_path.iterdir()) == []
@@ -743,7 +725,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
 
 
 def test_paper_settings_and_explicit_options_win():
-    from sparsity_gui.cli.interference import build_sweep_parser, sweep_spec_from_args
+    from sparsity_gui.cli.sweep import build_sweep_parser, sweep_spec_from_args
 
     spec = sweep_spec_from_args(build_sweep_parser().parse_args(["--paper", "--out", "x"]))
     assert spec.base.n == 256 and spec.m_values == tuple(range(256, 4097, 256))
@@ -861,11 +843,11 @@ def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(tmp_path):
     assert json.loads((res / "sweep.json").read_text())["complete"] is False
     partial = (res / "sweep.csv").read_text().splitlines()
 
-    other = cli("sweep", args[1:] + ["--resume"] + ["--steps", "50000"], cwd=tmp_path)
+    other = cli(["sweep", *args[1:], "--resume", "--steps", "50000"], cwd=tmp_path)
     assert other.returncode == 2 and other.stderr.startswith("error: resume:")
     assert len(other.stderr.strip().splitlines()) == 1
 
-    again = cli("sweep", args[1:] + ["--resume"], cwd=tmp_path)
+    again = cli(["sweep", *args[1:], "--resume"], cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     header, rows = read_csv(res / "sweep.csv")
     assert [(r[0], r[1]) for r in rows] == [("8", "0"), ("16", "0"), ("4096", "0")]
@@ -890,7 +872,7 @@ def test_a_sweep_that_stopped_too_early_says_so(tmp_path):
         "--lr",
         "0.05",
     ]
-    early = cli("sweep", [*args, "--steps", "12", "--no-figure", "--out", "early"], tmp_path)
+    early = cli(["sweep", *args, "--steps", "12", "--no-figure", "--out", "early"], tmp_path)
     assert early.returncode == 0, early.stderr
     lines = early.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("warning: 2 of 2 runs had not settled"), early.stderr
@@ -899,6 +881,6 @@ def test_a_sweep_that_stopped_too_early_says_so(tmp_path):
     assert meta["unsettled_runs"] == [[16, 0], [24, 0]] and "active weight" in meta["settled_definition"]
     header, rows = sweep_rows(tmp_path / "early")
     assert "settled" in header and [r["settled"] for r in rows] == ["False", "False"]
-    done = cli("sweep", [*args, "--steps", "600", "--no-figure", "--out", "done"], tmp_path)
+    done = cli(["sweep", *args, "--steps", "600", "--no-figure", "--out", "done"], tmp_path)
     assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
     assert json.loads((tmp_path / "done" / "sweep.json").read_text())["unsettled_runs"] == []

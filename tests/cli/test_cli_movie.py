@@ -7,23 +7,11 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import subprocess
-import sys
 
 import pytest
+from helpers import cli
 
 av = pytest.importorskip("av", reason="the [movie] extra (PyAV) is not installed")
-
-
-def cli(command, args, cwd, preexec_fn=None):
-    return subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", command, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        preexec_fn=preexec_fn,
-    )
 
 
 def frames_of(path):
@@ -39,8 +27,8 @@ SMALL = ["--movie-seconds", "1", "--movie-fps", "5", "--movie-dpi", "50"]
 
 def test_run_movie_writes_each_panel_asked(tmp_path):
     proc = cli(
-        "run",
         [
+            "run",
             "--m",
             "150",
             "--lam",
@@ -68,8 +56,8 @@ def test_run_movie_writes_each_panel_asked(tmp_path):
 
 def test_interference_movie_as_gif(tmp_path):
     proc = cli(
-        "interference",
         [
+            "interference",
             "--n",
             "10",
             "--m",
@@ -105,7 +93,7 @@ def test_interference_movie_as_gif(tmp_path):
     ],
 )
 def test_bad_movie_options_are_one_error_line(tmp_path, args, message):
-    proc = cli("run", ["--m", "20", *args, "--out", "res"], tmp_path)
+    proc = cli(["run", "--m", "20", *args, "--out", "res"], tmp_path)
     assert proc.returncode == 2
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(message), proc.stderr
@@ -119,8 +107,8 @@ def limit_file_size():
 
 def test_a_movie_past_the_file_size_limit_leaves_nothing(tmp_path):
     proc = cli(
-        "run",
         [
+            "run",
             "--m",
             "150",
             "--lam",

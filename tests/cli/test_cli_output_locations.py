@@ -24,31 +24,17 @@ import resource
 import shutil
 import signal
 import stat
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from helpers import cli
 
 COMMANDS = {
     "run": ["run", "--m", "50", "--samples", "5"],
     "interference": ["interference", "--n", "4", "--m", "8", "--steps", "20", "--samples", "5"],
     "sweep": ["sweep", "--n", "4", "--m", "8", "--seeds", "1", "--steps", "20", "--jobs", "1", "--no-figure"],
 }
-ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-
-
-def cli(args, cwd, prefix=(), **kw):
-    return subprocess.run(
-        [*prefix, sys.executable, "-m", "sparsity_gui", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=ENV,
-        **kw,
-    )
 
 
 def listing(folder: Path) -> dict[str, bytes]:
@@ -89,7 +75,7 @@ def mode_runs(tmp_path_factory):
             prefix = ("sh", "-c", 'umask "$0" && exec "$@"', f"{mask:03o}")
             jobs[(name, mask)] = (d, [*args, "--out", "res"], prefix)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {key: pool.submit(cli, args, d, prefix) for key, (d, args, prefix) in jobs.items()}
+        futures = {key: pool.submit(cli, args, d, prefix=prefix) for key, (d, args, prefix) in jobs.items()}
         return {key: (f.result(), jobs[key][0]) for key, f in futures.items()}
 
 

@@ -4,11 +4,8 @@ exit status 2, no traceback, DIR not created or left as it was)."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
-import os
 import shlex
 import subprocess
 import sys
@@ -17,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import cli, read_csv
 from note_oracles import gd_reference, reference_flow, relvar_bounds_direct
 
 import sparsity_gui
@@ -29,30 +27,12 @@ def normal_w0(m: int, seed: int, sigma: float = 0.9) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(m) * (sigma / math.sqrt(m))
 
 
-def run_cli(args, cwd):
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    return subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", "run", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
-
-
 def listing(folder: Path) -> dict[str, bytes]:
     """Every file under folder (hidden ones too) with its content."""
     return {
         str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"<dir>")
         for p in sorted(folder.rglob("*"))
     }
-
-
-def read_csv(path: Path):
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    return lines[0], [r for r in csv.reader(io.StringIO("\n".join(lines[1:])))]
 
 
 W0_EXACT = normal_w0(10, 0)
@@ -203,7 +183,7 @@ def runs(tmp_path_factory):
         jobs[name] = (d, _setup_error_case(name, d))
     before = {name: listing(d) for name, (d, _) in jobs.items()}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(run_cli, args, d) for name, (d, args) in jobs.items()}
+        futures = {name: pool.submit(cli, ["run", *args], d, timeout=120) for name, (d, args) in jobs.items()}
         results = {name: f.result() for name, f in futures.items()}
     return {name: (results[name], jobs[name][0], jobs[name][1], before[name]) for name in jobs}
 
@@ -225,9 +205,9 @@ def test_exact_run_files_and_headers(runs):
         "weights.csv",
     ]
     header, _ = read_csv(res / "timeseries.csv")
-    assert header.split(",")[:10] == HEADER10.split(",")
-    assert read_csv(res / "weights.csv")[0] == "k,w0,w_final"
-    assert read_csv(res / "deaths.csv")[0] == "k,u,t_death"
+    assert header[:10] == HEADER10.split(",")
+    assert read_csv(res / "weights.csv")[0] == ["k", "w0", "w_final"]
+    assert read_csv(res / "deaths.csv")[0] == ["k", "u", "t_death"]
     assert not any(p.name.startswith(".") for p in d.iterdir())  # no temporary folder left
 
 
@@ -236,8 +216,7 @@ def test_exact_run_matches_reference(runs):
     assert proc.returncode == 0, proc.stderr
     res = d / "res"
     meta = json.loads((res / "run.json").read_text())
-    header, rows = read_csv(res / "timeseries.csv")
-    cols = header.split(",")
+    cols, rows = read_csv(res / "timeseries.csv")
     ts = np.array([[float(x) for x in r] for r in rows])
     col = {c: ts[:, i] for i, c in enumerate(cols)}
     assert ts.shape[0] == 21
@@ -297,8 +276,7 @@ def test_gd_run_rows_at_nearest_step_times(runs):
     proc, d, args, _ = runs["gd"]
     assert proc.returncode == 0, proc.stderr
     res = d / "res"
-    header, rows = read_csv(res / "timeseries.csv")
-    cols = header.split(",")
+    cols, rows = read_csv(res / "timeseries.csv")
     ts = np.array([[float(x) for x in r] for r in rows])
     col = {c: ts[:, i] for i, c in enumerate(cols)}
     eta, lam, K = GD["eta"], GD["lam"], GD["samples"]
@@ -421,24 +399,8 @@ def test_w0_row_of_a_matrix_and_no_negative_zero(tmp_path):
     matrix = np.array([[0.5, -0.1, 0.2], [0.05, -0.4, -0.3]])
     np.save(tmp_path / "W.npy", matrix)
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sparsity_gui",
-            "run",
-            "--w0",
-            str(tmp_path / "W.npy"),
-            "--w0-row",
-            "1",
-            "--lam",
-            "0.05",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    proc = cli(
+        ["run", "--w0", tmp_path / "W.npy", "--w0-row", "1", "--lam", "0.05", "--out", out], timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     lines = (out / "weights.csv").read_text().splitlines()

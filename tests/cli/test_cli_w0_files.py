@@ -5,8 +5,6 @@ bad ones one `error:` line, exit status 2, and nothing left behind."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -14,24 +12,13 @@ from pathlib import Path
 import interference_oracles as IO
 import numpy as np
 import pytest
+from helpers import cli
 from safetensors.numpy import save_file
 
 from sparsity_gui.__main__ import main
 
-ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
 RNG = np.random.default_rng(11)
 ENCODER = (RNG.standard_normal((6, 8)) / 2.5).astype(np.float32)  # n = 6 features, m = 8 neurons
-
-
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=ENV,
-    )
 
 
 def checkpoint(folder: Path) -> Path:
@@ -52,7 +39,7 @@ def test_run_takes_a_row_of_a_checkpoint_tensor(tmp_path):
     ck = checkpoint(tmp_path)
     out = tmp_path / "out"
     args = ["run", "--w0", str(ck), "--w0-tensor", "encoder.weight", "--w0-row", "2"]
-    proc = cli(*args, "--lam", "0.05", "--samples", "3", "--format", "npz", "--out", str(out), cwd=tmp_path)
+    proc = cli([*args, "--lam", "0.05", "--samples", "3", "--format", "npz", "--out", str(out)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     with np.load(out / "weights.npz") as w:
         np.testing.assert_array_equal(w["w0"], ENCODER[2].astype(np.float64))
@@ -65,9 +52,11 @@ def test_interference_trains_from_a_checkpoint_matrix(tmp_path):
     out = tmp_path / "out"
     lr, l1, steps = 0.1, 0.04, 40
     proc = cli(
-        "interference",
-        *("--w0", str(ck), "--w0-tensor", "encoder.weight", "--optimizer", "gd-zero"),
-        *("--lr", str(lr), "--l1", str(l1), "--steps", str(steps), "--samples", "3", "--out", str(out)),
+        [
+            "interference",
+            *("--w0", str(ck), "--w0-tensor", "encoder.weight", "--optimizer", "gd-zero"),
+            *("--lr", str(lr), "--l1", str(l1), "--steps", str(steps), "--samples", "3", "--out", str(out)),
+        ],
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
@@ -87,7 +76,7 @@ def test_a_bad_file_in_a_fresh_process_is_one_line(tmp_path):
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
     before = sorted(tmp_path.iterdir())
     for command in ("run", "interference"):
-        proc = cli(command, "--w0", str(png), "--out", str(tmp_path / "out"), cwd=tmp_path)
+        proc = cli([command, "--w0", str(png), "--out", str(tmp_path / "out")], cwd=tmp_path)
         assert proc.returncode == 2
         assert proc.stderr == f"error: w0: {png}: not a valid .safetensors file (it is a PNG image)\n"
         assert sorted(tmp_path.iterdir()) == before

@@ -18,8 +18,9 @@ import socket
 import threading
 
 import pytest
-from cluster_cli import ENV, cli, in_terminal, read_rest, read_until, runs_done
+from cluster_cli import ENV, in_terminal, read_rest, read_until, runs_done
 from dask_processes import DaskProcesses
+from helpers import cli
 
 # six runs of about a second each, and eight of a second or more (m = 3e6)
 SWEEP = ["--n", "48", "--m", "96,128,192", "--seeds", "2", "--steps", "2000", "--no-figure"]
@@ -65,7 +66,7 @@ class SilentListener:
 def test_a_listener_that_never_answers_is_refused_within_the_bound(tmp_path, command):
     with SilentListener() as listener:
         address = f"tcp://127.0.0.1:{listener.port}"
-        proc = cli(command, [*QUICK[command], "--scheduler", address, "--out", "res"], tmp_path, timeout=120)
+        proc = cli([command, *QUICK[command], "--scheduler", address, "--out", "res"], tmp_path, timeout=120)
         assert listener.accepted, "the command did connect"
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.splitlines() == [f"error: scheduler: no scheduler answered at {address} within 3 s"]
@@ -116,7 +117,7 @@ def test_a_scheduler_killed_mid_sweep_keeps_the_finished_runs(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
     # --resume trains the rest here (no scheduler needed for the same settings)
-    resumed = cli("sweep", [*SWEEP, "--resume", "--out", "res"], tmp_path, env=ENV, timeout=300)
+    resumed = cli(["sweep", *SWEEP, "--resume", "--out", "res"], tmp_path, env=ENV, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert len((res / "sweep.csv").read_text().splitlines()) == 1 + 6
     assert json.loads((res / "sweep.json").read_text())["complete"] is True

@@ -24,12 +24,11 @@ import os
 import shutil
 import socket
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import cli
 
 ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
 for _variable in (
@@ -39,17 +38,6 @@ for _variable in (
 ):
     ENV.pop(_variable, None)
 SWEEP = ["sweep", "--n", "4", "--m", "8,16", "--seeds", "2", "--steps", "20", "--jobs", "1", "--no-figure"]
-
-
-def cli(args, cwd, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=dict(ENV, **(env or {})),
-    )
 
 
 def listing(folder: Path) -> dict[str, bytes | str]:
@@ -71,7 +59,7 @@ def refused(args, cwd: Path, *needles: str, env=None) -> str:
     if "--out" not in args:
         args = [*args, "--out", str(cwd / "out")]
     before = listing(cwd)
-    proc = cli(args, cwd, env)
+    proc = cli(args, cwd, env=dict(ENV, **(env or {})))
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr, proc.stderr
     lines = proc.stderr.splitlines()
@@ -136,7 +124,7 @@ def test_the_environment_variable_moves_the_limit_both_ways(tmp_path):
     args = ["run", "--m", "1000", "--lam", "0.01", "--samples", "5"]
     message = refused(args, tmp_path, "limit is 1000 per run", env={WORK_LIMIT: "1000"})
     assert 1000 < int(message.split("would need about ")[1].split(" steps")[0]) < 10_000
-    proc = cli([*args, "--out", str(tmp_path / "out")], tmp_path, {WORK_LIMIT: "1e5"})
+    proc = cli([*args, "--out", str(tmp_path / "out")], tmp_path, env=dict(ENV, **{WORK_LIMIT: "1e5"}))
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out" / "timeseries.csv").is_file()
     # gradient descent's weight-steps: 200 steps over 1000 weights
@@ -192,7 +180,7 @@ def test_a_special_file_as_the_interference_w0_is_refused_unopened(tmp_path, kin
 def sweep_folder(tmp_path_factory) -> Path:
     """A finished sweep of SWEEP (four runs) to resume."""
     folder = tmp_path_factory.mktemp("sweep") / "done"
-    proc = cli([*SWEEP, "--out", str(folder)], folder.parent)
+    proc = cli([*SWEEP, "--out", str(folder)], folder.parent, env=ENV)
     assert proc.returncode == 0, proc.stderr
     return folder
 
@@ -291,7 +279,7 @@ def test_an_intact_resumed_sweep_still_resumes(sweep_folder, tmp_path):
     train, and its runs are kept."""
     folder = _resumable(sweep_folder, tmp_path)
     rows = (folder / "sweep.csv").read_text()
-    proc = cli([*SWEEP, "--out", str(folder), "--resume"], tmp_path)
+    proc = cli([*SWEEP, "--out", str(folder), "--resume"], tmp_path, env=ENV)
     assert proc.returncode == 0, proc.stderr
     assert (folder / "sweep.csv").read_text() == rows
     assert json.loads((folder / "sweep.json").read_text())["spec"]["m_values"] == [8, 16]

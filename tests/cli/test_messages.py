@@ -4,10 +4,8 @@ nothing but errors with --quiet. Each command as a subprocess, its output read a
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
-from cluster_cli import cli as run_cli
+from helpers import cli
 
 COMMANDS = ("run", "scaling", "interference", "sweep")
 # a sweep of gd-zero runs: with 12 steps they stop before they settle and the command warns,
@@ -23,17 +21,12 @@ TINY = {
 BOTH = "error: argument -q/--quiet: not allowed with argument -v/--verbose"
 
 
-def cli(*args: str, cwd) -> subprocess.CompletedProcess:
-    """`python -m sparsity_gui ARGS` (cluster_cli.cli: the command is the first argument)."""
-    return run_cli(args[0], list(args[1:]), cwd)
-
-
 @pytest.mark.parametrize("command", COMMANDS)
 def test_each_command_says_its_summary_and_quiet_says_nothing(tmp_path, command):
-    said = cli(command, *TINY[command], "--out", "said", cwd=tmp_path)
+    said = cli([command, *TINY[command], "--out", "said"], cwd=tmp_path)
     assert said.returncode == 0, said.stderr
     assert said.stdout.startswith("wrote said") and said.stderr == ""
-    quiet = cli(command, *TINY[command], "--out", "quiet", "--quiet", cwd=tmp_path)
+    quiet = cli([command, *TINY[command], "--out", "quiet", "--quiet"], cwd=tmp_path)
     assert quiet.returncode == 0, quiet.stderr
     assert quiet.stdout == "" and quiet.stderr == ""
     assert sorted(p.name for p in (tmp_path / "quiet").iterdir()) == sorted(
@@ -43,7 +36,7 @@ def test_each_command_says_its_summary_and_quiet_says_nothing(tmp_path, command)
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_verbose_adds_the_developers_log_on_stderr(tmp_path, command):
-    out = cli(command, *TINY[command], "--out", "v", "-v", cwd=tmp_path)
+    out = cli([command, *TINY[command], "--out", "v", "-v"], cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("wrote v")  # the summary, as without -v
     lines = out.stderr.splitlines()
@@ -53,17 +46,17 @@ def test_verbose_adds_the_developers_log_on_stderr(tmp_path, command):
 
 
 def test_interference_logs_its_blas_cap_with_verbose(tmp_path):
-    out = cli("interference", *TINY["interference"], "--out", "v", "--verbose", cwd=tmp_path)
+    out = cli(["interference", *TINY["interference"], "--out", "v", "--verbose"], cwd=tmp_path)
     blas = [line for line in out.stderr.splitlines() if line.startswith("debug sparsity_gui.core.blas:")]
     assert len(blas) >= 1 and "BLAS at 1 thread(s)" in blas[0] and "openblas" in blas[0], out.stderr
 
 
 def test_a_warning_is_kept_by_default_and_dropped_by_quiet(tmp_path):
-    warned = cli("sweep", *EARLY, "--out", "w", cwd=tmp_path)
+    warned = cli(["sweep", *EARLY, "--out", "w"], cwd=tmp_path)
     assert warned.returncode == 0, warned.stderr
     lines = warned.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("warning: 2 of 2 runs had not settled"), warned.stderr
-    quiet = cli("sweep", *EARLY, "--out", "q", "-q", cwd=tmp_path)
+    quiet = cli(["sweep", *EARLY, "--out", "q", "-q"], cwd=tmp_path)
     assert quiet.returncode == 0 and quiet.stderr == "" and quiet.stdout == "", quiet.stderr
     assert (tmp_path / "q" / "sweep.json").is_file()
 
@@ -71,7 +64,7 @@ def test_a_warning_is_kept_by_default_and_dropped_by_quiet(tmp_path):
 @pytest.mark.parametrize("command", [*COMMANDS, None])
 def test_verbose_and_quiet_together_are_one_error_line(tmp_path, command):
     args = [command, *TINY[command], "--out", "x"] if command else ["--paused"]
-    out = cli(*args, "--verbose", "--quiet", cwd=tmp_path)
+    out = cli([*args, "--verbose", "--quiet"], cwd=tmp_path)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.strip().splitlines() == [
         "error: argument -q/--quiet: not allowed with argument -v/--verbose"
@@ -81,13 +74,13 @@ def test_verbose_and_quiet_together_are_one_error_line(tmp_path, command):
 
 @pytest.mark.parametrize("command", [*COMMANDS, None])
 def test_every_command_and_the_app_offer_both(tmp_path, command):
-    out = cli(*([command] if command else []), "--help", cwd=tmp_path)
+    out = cli([*([command] if command else []), "--help"], cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "-v, --verbose" in out.stdout and "-q, --quiet" in out.stdout
 
 
 def test_a_bad_value_is_still_one_error_line_with_quiet(tmp_path):
-    out = cli("run", "--m", "0", "--out", "x", "-q", cwd=tmp_path)
+    out = cli(["run", "--m", "0", "--out", "x", "-q"], cwd=tmp_path)
     assert out.returncode == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:"), out.stderr
@@ -96,10 +89,10 @@ def test_a_bad_value_is_still_one_error_line_with_quiet(tmp_path):
 def test_dasks_log_shows_with_verbose_only(tmp_path):
     pytest.importorskip("distributed", reason="the `cluster` extra is not installed")
     args = ["sweep", *TINY["sweep"], "--scheduler", "local:1"]
-    plain = cli(*args, "--out", "plain", cwd=tmp_path)
+    plain = cli([*args, "--out", "plain"], cwd=tmp_path)
     assert plain.returncode == 0, plain.stderr
     assert "distributed." not in plain.stderr
-    verbose = cli(*args, "--out", "verbose", "-v", cwd=tmp_path)
+    verbose = cli([*args, "--out", "verbose", "-v"], cwd=tmp_path)
     assert verbose.returncode == 0, verbose.stderr
     dask_lines = [line for line in verbose.stderr.splitlines() if "distributed." in line and "INFO" in line]
     assert dask_lines, verbose.stderr

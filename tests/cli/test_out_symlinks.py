@@ -9,26 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import cli
 
-ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
 RUN = ["run", "--m", "50", "--samples", "5"]
 RUN_FILES = ["deaths.csv", "run.json", "timeseries.csv", "weights.csv"]
-
-
-def cli(args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=ENV,
-    )
 
 
 def entries(folder: Path) -> list[str]:

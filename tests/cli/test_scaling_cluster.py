@@ -22,17 +22,13 @@ from cluster_cli import (
     read_until,
     runs_done,
 )
-from cluster_cli import cli as run_cli
 from cluster_cli import rows_without_seconds as csv_rows
+from helpers import cli
 
 # eight runs of a few milliseconds each once compiled, solved to one weight left
 GRID = ["--m", "100,1000", "--lam", "1e-2,1e-1", "--seeds", "2", "--no-figure"]
 # runs of a second or more each at m = 3e6: long enough to be stopped halfway
 SLOW = ["--m", "3e6", "--lam", "1e-3,1e-2,3e-2,1e-1", "--seeds", "2", "--no-figure"]
-
-
-def cli(args, cwd):
-    return run_cli("scaling", args, cwd)
 
 
 def rows_without_seconds(folder):
@@ -43,7 +39,7 @@ def rows_without_seconds(folder):
 def local_rows(tmp_path_factory):
     """The reference: GRID on this machine's threads, as without the extra."""
     d = tmp_path_factory.mktemp("local")
-    proc = cli([*GRID, "--jobs", "2", "--out", "res"], d)
+    proc = cli(["scaling", *GRID, "--jobs", "2", "--out", "res"], d)
     assert proc.returncode == 0, proc.stderr
     assert json.loads((d / "res" / "scaling.json").read_text())["scheduler"] is None
     return rows_without_seconds(d / "res")
@@ -55,7 +51,7 @@ def test_a_grid_on_a_running_cluster_equals_the_local_grid_and_sigterm_keeps_its
     """GRID through a real scheduler and two workers gives the local grid's rows; then SLOW
     on the same workers gets SIGTERM once a run has finished: the pending tasks are
     cancelled, the finished runs written with complete: false, status 143 (128 + SIGTERM)."""
-    proc = cli([*GRID, "--scheduler", dask_cluster.address, "--out", "res"], tmp_path)
+    proc = cli(["scaling", *GRID, "--scheduler", dask_cluster.address, "--out", "res"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     first = proc.stdout.splitlines()[0]
     assert first.startswith("wrote res: 8 runs"), first
@@ -94,7 +90,7 @@ def test_a_grid_on_a_running_cluster_equals_the_local_grid_and_sigterm_keeps_its
 
 def test_local_workers_equal_the_local_grid(tmp_path, local_rows):
     """local:2 starts two worker processes here (a LocalCluster) and closes them."""
-    proc = cli([*GRID, "--scheduler", "local:2", "--out", "res"], tmp_path)
+    proc = cli(["scaling", *GRID, "--scheduler", "local:2", "--out", "res"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].endswith("on 2 worker(s) of local:2"), proc.stdout
     assert rows_without_seconds(tmp_path / "res") == local_rows

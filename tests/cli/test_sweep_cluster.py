@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from cluster_cli import (
     BAD_SCHEDULERS,
-    ENV,
     NO_EXTRA,
     check_bad_scheduler_refused,
     in_terminal,
@@ -26,16 +25,12 @@ from cluster_cli import (
     read_until,
     runs_done,
 )
-from cluster_cli import cli as run_cli
 from cluster_cli import rows_without_seconds as csv_rows
+from helpers import cli
 
 # six runs of about a second each: long enough to kill a worker while it trains one
 SWEEP = ["--n", "48", "--m", "96,128,192", "--seeds", "2", "--steps", "2000", "--no-figure"]
 TINY = ["--n", "8", "--m", "8,16", "--seeds", "2", "--steps", "100", "--no-figure"]
-
-
-def cli(args, cwd, env=ENV):
-    return run_cli("sweep", args, cwd, env=env)
 
 
 def rows_without_seconds(folder):
@@ -46,7 +41,7 @@ def rows_without_seconds(folder):
 def local_rows(tmp_path_factory):
     """The reference: SWEEP on this machine's threads, as without the extra."""
     d = tmp_path_factory.mktemp("local")
-    proc = cli([*SWEEP, "--jobs", "2", "--out", "res"], d)
+    proc = cli(["sweep", *SWEEP, "--jobs", "2", "--out", "res"], d)
     assert proc.returncode == 0, proc.stderr
     return rows_without_seconds(d / "res")
 
@@ -78,7 +73,7 @@ def test_sigterm_keeps_the_finished_runs_and_resume_finishes_on_the_cluster(
     assert json.loads((res / "sweep.json").read_text())["complete"] is False
     kept = (res / "sweep.csv").read_text().splitlines()  # seconds too
 
-    again = cli([*args[:-2], "--resume", "--out", "res"], tmp_path)
+    again = cli(["sweep", *args[:-2], "--resume", "--out", "res"], tmp_path)
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith("wrote res: 6 runs") and f"of {dask_cluster.address}" in again.stdout
     final = (res / "sweep.csv").read_text().splitlines()
@@ -119,7 +114,7 @@ def test_ctrl_c_on_local_workers_keeps_the_finished_runs_and_resume_finishes_her
     partial = rows_without_seconds(tmp_path / "res")
     assert 2 <= len(partial) - 1 < 6
     assert all(row in local_rows for row in partial[1:])  # digit for digit
-    again = cli([*SWEEP, "--resume", "--out", "res"], tmp_path)
+    again = cli(["sweep", *SWEEP, "--resume", "--out", "res"], tmp_path)
     assert again.returncode == 0, again.stderr
     assert rows_without_seconds(tmp_path / "res") == local_rows
 

@@ -10,21 +10,12 @@ import subprocess
 import sys
 
 import pytest
-from PySide6 import QtCore
-from PySide6.QtTest import QTest
+from helpers import type_keys
 
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
 from sparsity_gui.ui.note.scaling_tab import ScalingWidget
-
-
-def type_into(field, text: str) -> None:
-    """Type into a field as a user does: select all, type, Enter."""
-    field.edit.selectAll()
-    QTest.keyClick(field.edit, QtCore.Qt.Key.Key_Backspace)
-    QTest.keyClicks(field.edit, text)
-    QTest.keyClick(field.edit, QtCore.Qt.Key.Key_Return)
 
 
 def _error(field) -> str:
@@ -41,15 +32,15 @@ def test_a_tiny_lam_is_refused_at_its_field_and_the_run_goes_on(qtbot, make_wind
     win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
     t0 = _running(qtbot, win)
     run_id = win.run_id
-    type_into(win.controls.lam, "1e-300")
+    type_keys(win.controls.lam, "1e-300")
     message = _error(win.controls.lam)
     assert "lam = 1e-300 to one weight left" in message and "SPARSITY_GUI_MAX_STEPS" not in message
     assert "no run that long can end" in message
-    type_into(win.controls.lam, "1e-12")
+    type_keys(win.controls.lam, "1e-12")
     assert "SPARSITY_GUI_MAX_STEPS=1e13" in _error(win.controls.lam)
     assert win.params.lam == 1e-2 and win.run_id == run_id  # the run is untouched
     qtbot.waitUntil(lambda: win.snapshot.t > t0 and win.snapshot.lam == 1e-2, timeout=30_000)
-    type_into(win.controls.lam, "2e-2")  # a value the limit allows is taken
+    type_keys(win.controls.lam, "2e-2")  # a value the limit allows is taken
     assert _error(win.controls.lam) == ""
     qtbot.waitUntil(lambda: win.params.lam == 2e-2, timeout=10_000)
 
@@ -58,10 +49,10 @@ def test_a_t_end_near_the_float_limit_is_refused_at_its_field(qtbot, make_window
     monkeypatch.delenv("SPARSITY_GUI_MAX_STEPS", raising=False)
     win = make_window(SimParams(m=300, lam=1e-2, t_end=50.0), speed=5.0)
     _running(qtbot, win)
-    type_into(win.controls.t_end, "1.7e308")
+    type_keys(win.controls.t_end, "1.7e308")
     assert "t_end = 1.7e308 would need about" in _error(win.controls.t_end)
     assert win.params.t_end == 50.0
-    type_into(win.controls.t_end, "80")
+    type_keys(win.controls.t_end, "80")
     assert _error(win.controls.t_end) == "" and win.params.t_end == 80.0
 
 
@@ -69,7 +60,7 @@ def test_training_steps_past_the_limit_are_refused_at_their_field(qtbot, make_iw
     monkeypatch.delenv("SPARSITY_GUI_MAX_MULTIPLY_ADDS", raising=False)
     win = make_iwindow(InterferenceParams(n=256, m=1024, steps=200), playing=False)
     steps = win.controls.fields["steps"]
-    type_into(steps, "1e8")  # 256^2 * 1024 * 1e8 = 6.7e15 multiply-adds
+    type_keys(steps, "1e8")  # 256^2 * 1024 * 1e8 = 6.7e15 multiply-adds
     assert "100000000 steps at n = 256, m = 1024 would need about 6.7e15 multiply-adds" in _error(steps)
     assert win.params.steps == 200
 
@@ -103,10 +94,10 @@ def test_the_scaling_tab_refuses_a_grid_whose_longest_run_is_too_long(show_tab, 
     tab = show_tab(ScalingWidget(lambda: SimParams(m=200, lam=1e-2)))
     for field, text in ((tab.m, "100,1000"), (tab.lam, "1e-3,1e-12"), (tab.seeds, "1")):
         field.edit.setText(text)
-    assert tab.make_grid() is None
+    assert tab.checked_plan() is None
     assert "lam = 1e-12 to one weight left" in _error(tab.lam)
     tab.lam.edit.setText("1e-3,1e-2")
-    assert tab.make_grid() is not None and _error(tab.lam) == ""
+    assert tab.checked_plan() is not None and _error(tab.lam) == ""
 
 
 def test_the_sweep_tab_refuses_a_sweep_whose_longest_run_is_too_long(show_tab, monkeypatch):
@@ -114,7 +105,7 @@ def test_the_sweep_tab_refuses_a_sweep_whose_longest_run_is_too_long(show_tab, m
     tab = show_tab(SweepWidget(lambda: InterferenceParams(n=64, m=64)), 1100, 600)
     for field, text in ((tab.n, "1024"), (tab.m, "1024,8192"), (tab.seeds, "1"), (tab.steps, "1e7")):
         field.edit.setText(text)
-    assert tab.make_spec() is None
+    assert tab.checked_plan() is None
     assert "10000000 steps at n = 1024, m = 8192 would need about 8.6e16" in _error(tab.steps)
     tab.steps.edit.setText("100")
-    assert tab.make_spec() is not None
+    assert tab.checked_plan() is not None

@@ -10,6 +10,7 @@ import socket
 import sys
 
 import pytest
+from helpers import type_into
 
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.note.params import SimParams
@@ -24,11 +25,6 @@ ONE_RUN = {
     "scaling": {"m": "100", "lam": "1e-2", "seeds": "1"},
     "sweep": {"n": "8", "m": "8", "seeds": "1", "steps": "50"},
 }
-
-
-def type_into(field, text):
-    field.edit.setText(text)
-    field.edit.editingFinished.emit()
 
 
 @pytest.fixture(params=["scaling", "sweep"])

@@ -15,8 +15,6 @@ import dataclasses
 import io
 import json
 import os
-import platform
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,7 +23,7 @@ import numpy as np
 from sparsity_gui import __version__
 from sparsity_gui.core.checks import input_text, parse_json_text, read_input_bytes
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.files import ResultDir, atomic_write_bytes, csv_text, json_text
+from sparsity_gui.core.files import ResultDir, csv_text, json_text, platform_versions, write_result_files
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.sweep import (
@@ -42,17 +40,6 @@ from sparsity_gui.core.interference.sweep import (
 SWEEP_CSV = "sweep.csv"
 SWEEP_JSON = "sweep.json"
 HISTORY_INT_COLUMNS = ("step", "polysemantic", "active", "opposite_pairs", "same_pairs", "nonzero")
-
-
-def _platform() -> dict:
-    import numba
-
-    return {
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "numba": numba.__version__,
-        "machine": platform.machine(),
-    }
 
 
 def note_units(p: InterferenceParams, steps: int) -> dict:
@@ -110,7 +97,7 @@ def sweep_metadata(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str 
         "opposite_pairs": int(s.opposite_pairs) if s is not None else 0,
         "same_pairs": int(s.same_pairs) if s is not None else 0,
         "run_seconds": float(sum(r.seconds for r in rows)),
-        "platform": _platform(),
+        "platform": platform_versions("numpy", "numba"),
     }
 
 
@@ -123,37 +110,13 @@ def sweep_texts(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str | N
     return {SWEEP_CSV: rows_csv(rows), SWEEP_JSON: json_text(sweep_metadata(spec, rows, command_line))}
 
 
-def _write_all(target: ResultDir | str | Path, files: dict[str, bytes]) -> list[Path]:
-    """Into a ResultDir (its temporary folder: the caller commits) or a folder (created
-    if need be; each file replaced atomically)."""
-    written = []
-    if isinstance(target, ResultDir):
-        for name, data in files.items():
-            target.write_bytes(name, data)
-            written.append(target.out / name)
-        return written
-    folder = Path(target)
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, data in files.items():
-        atomic_write_bytes(folder / name, data)
-        written.append(folder / name)
-    return written
-
-
-def write_sweep(
-    target: ResultDir | str | Path,
-    spec: SweepSpec,
-    rows: Sequence[SweepRow],
-    command_line: str | None = None,
-    figures: dict[str, bytes] | None = None,
-) -> list[Path]:
-    """Write sweep.csv, sweep.json and the ``figures`` (name: bytes, e.g. sweep.png and
-    sweep.svg drawn by plots.figures.sweep_figure_files). ``rows`` may be fewer than the
-    spec's runs (a cancelled sweep: sweep.json says so). Returns the paths written (for a
-    ResultDir: where they will be after commit)."""
+def write_sweep(target: ResultDir | str | Path, spec: SweepSpec, rows: Sequence[SweepRow], command_line=None):
+    """Write sweep.csv and sweep.json (into a ResultDir or a folder: write_result_files;
+    the figures are figures/sweep.py's). ``rows`` may be fewer than the spec's runs (a
+    cancelled sweep: sweep.json says so). Returns the paths written (for a ResultDir:
+    where they will be after commit)."""
     files = {name: text.encode("utf-8") for name, text in sweep_texts(spec, rows, command_line).items()}
-    files.update(figures or {})
-    return _write_all(target, files)
+    return write_result_files(target, files)
 
 
 MAX_CELL = 200  # characters of one cell of sweep.csv: its longest, a float's repr, is 24
@@ -280,7 +243,7 @@ def run_metadata(
         "active_definition": "0.8 <= |W[i, k]| <= 1.2; a neuron is polysemantic with more than "
         "one active feature",
         "wall_seconds": wall_seconds,
-        "platform": _platform(),
+        "platform": platform_versions("numpy", "numba"),
     }
 
 
@@ -305,4 +268,4 @@ def write_interference_run(
     wall_seconds: float | None = None,
 ) -> list[Path]:
     """history.csv, w0.npy, w_final.npy (n x m), neuron_counts.csv and run.json."""
-    return _write_all(target, run_files(run, command_line, wall_seconds))
+    return write_result_files(target, run_files(run, command_line, wall_seconds))

@@ -8,10 +8,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from sparsity_gui.core.checks import default_workers, list_text, parse_m_values
-from sparsity_gui.core.cluster import Scheduler, check_cluster_run
+from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.params import InterferenceParams, check_memory, check_training_work
+from sparsity_gui.core.grid import grid_m_values
+from sparsity_gui.core.interference.params import M_MAX, InterferenceParams, check_memory, check_training_work
 from sparsity_gui.core.interference.sweep import SweepSpec
 
 SWEEP_DEFAULTS = dict(
@@ -36,7 +36,6 @@ INTERFERENCE_DEFAULTS = dict(
 
 SAMPLES = 501  # rows of history.csv by default
 SAMPLES_MAX = 10**5
-JOBS_MAX = 64
 
 
 def model_params(
@@ -132,26 +131,8 @@ def train(
 def sweep_settings(
     *, m: str | Sequence[int], seeds: int, jobs: int | None, scheduler: Scheduler | None = None, **model
 ) -> tuple[SweepSpec, int | None]:
-    """The checked SweepSpec of a `sweep` and the runs it trains side by side: ``jobs``, at
-    most one per run, or (None) as many as fit in memory, at most one per core up to 8.
-    With a ``scheduler`` (core/cluster.py) the cluster's workers train the runs: jobs must
-    be None and so is the answer; for local:N the largest run must fit here."""
-    check_cluster_run(scheduler, jobs, "a sweep", "train")
-    m_values = parse_m_values(list_text(m))
+    """The checked SweepSpec of a `sweep` and the runs it trains side by side (``jobs`` and
+    ``scheduler`` as GridPlan.settle_jobs takes them)."""
+    m_values = grid_m_values(m, M_MAX)
     spec = SweepSpec(base=model_params(m=m_values[0], **model), m_values=m_values, seeds=seeds)
-    if scheduler is not None:
-        if scheduler.local_workers:
-            spec.check_memory(1)  # the largest run on its own, here; the rest run_sweep checks
-        spec.check_work()
-        # on a running cluster, the workers' memory is theirs to judge
-        return spec, None
-    whole = isinstance(jobs, int) and not isinstance(jobs, bool)
-    if jobs is not None and not (whole and 1 <= jobs <= JOBS_MAX):
-        raise InputError("jobs", f"must be from 1 to {JOBS_MAX}, got {jobs}")
-    spec.check_memory(1)  # the largest run on its own
-    spec.check_work()
-    if jobs is None:
-        return spec, spec.workers_that_fit(default_workers())  # the default: as many as fit
-    jobs = min(jobs, len(spec.runs()))
-    spec.check_memory(jobs)
-    return spec, jobs
+    return spec, spec.settle_jobs(jobs, scheduler)

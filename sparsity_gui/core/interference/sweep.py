@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.blas import limit_blas_threads
-from sparsity_gui.core.cluster import ClusterFailed, Scheduler, TasksStopped, run_tasks
+from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.grid import MAX_RUNS, GridPlan, run_grid
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.params import (
     InterferenceParams,
@@ -26,12 +27,11 @@ from sparsity_gui.core.interference.params import (
     predicted_polysemantic,
 )
 from sparsity_gui.core.interference.run import InterferenceRun, Measurement, chunk_steps, step_work
-from sparsity_gui.core.threads import GridBook, run_in_threads
+from sparsity_gui.core.threads import GridProgress
 
 # work between progress reports and cancel checks (~10-20 ms): cancel answers quickly at
 # any size (one step per chunk at n = 256, m = 4096)
 CHUNK_WORK = 1e8
-MAX_RUNS = 10_000
 
 # A run has settled when every feature still alive has an active weight and its counts
 # (polysemantic neurons, active weights) did not change over the last SETTLE_SHARE of its
@@ -44,7 +44,7 @@ SETTLED_DEFINITION = (
 
 
 @dataclass(frozen=True)
-class SweepSpec:
+class SweepSpec(GridPlan):
     """The runs of a sweep: every m in ``m_values`` times seeds seed0 .. seed0+seeds-1,
     each with ``base``'s other parameters."""
 
@@ -77,6 +77,8 @@ class SweepSpec:
             for s in range(self.seeds)
         ]
 
+    what, work, doing, label, one_blas_thread = "a sweep", "train", "training", "sweep", True
+
     def check_memory(self, workers: int = 1) -> None:
         """Refuse a sweep whose ``workers`` largest runs side by side cannot fit."""
         m = max(self.m_values)
@@ -96,24 +98,18 @@ class SweepSpec:
         work (params.check_training_work)."""
         check_training_work(self.base.with_changes(m=max(self.m_values)))
 
-    def workers_that_fit(self, wanted: int) -> int:
-        """The most runs, up to ``wanted``, that fit side by side (at least one: a run too
-        big on its own is refused by check_memory)."""
-        workers = max(1, min(wanted, len(self.runs())))
-        while workers > 1:
-            try:
-                self.check_memory(workers)
-                return workers
-            except InputError:
-                workers -= 1
-        return 1
-
     def cost(self, p: InterferenceParams) -> float:
         """Relative cost of one run, in multiply-adds."""
         return step_work(p) * p.steps
 
-    def total_cost(self) -> float:
-        return sum(self.cost(p) for p in self.runs())
+    def largest(self) -> str:
+        return f"n = {self.base.n}, m = {max(self.m_values)}"
+
+    def run_key(self, run: InterferenceParams) -> tuple[int, int]:
+        return (run.m, run.seed)
+
+    def row_key(self, row: SweepRow) -> tuple[int, int]:
+        return (row.m, row.seed)
 
     def as_dict(self) -> dict[str, Any]:
         return {"m_values": list(self.m_values), "seeds": self.seeds, "base": self.base.as_dict()}
@@ -149,34 +145,12 @@ class SweepRow:
         on_its_way = (a > 0).any(axis=1) & ~((a >= ACTIVE_LO) & (a <= ACTIVE_HI)).any(axis=1)
         unchanged = before is None or (before.polysemantic, before.active) == (meas.polysemantic, meas.active)
         settled = unchanged and not on_its_way.any()
-        p = run.params
-        return cls(
-            m=p.m,
-            seed=p.seed,
-            n=p.n,
-            optimizer=p.optimizer,
-            dtype=p.dtype,
-            seconds=seconds,
-            settled=settled,
-            **{**counts, "steps": run.step},
-        )
+        settings = {name: getattr(run.params, name) for name in ("m", "seed", "n", "optimizer", "dtype")}
+        return cls(**settings, seconds=seconds, settled=settled, **{**counts, "steps": run.step})
 
 
 # sweep.csv's columns: a SweepRow's fields, in order
 ROW_COLUMNS = tuple(f.name for f in fields(SweepRow))
-
-
-@dataclass(frozen=True)
-class SweepProgress:
-    done_runs: int
-    total_runs: int
-    fraction: float  # of the total cost
-    elapsed: float
-    eta_seconds: float  # estimated time left (NaN until there is a rate)
-    current: InterferenceParams | None
-    row: SweepRow | None = None  # set when a run has just finished
-    workers: int | None = None  # on a cluster: its workers now (None: local threads)
-    running: int | None = None  # on a cluster: runs being trained now
 
 
 def train_run(
@@ -216,7 +190,7 @@ def sweep_task(p: InterferenceParams) -> SweepRow:
 
 def run_sweep(
     spec: SweepSpec,
-    on_progress: Callable[[SweepProgress], None] | None = None,
+    on_progress: Callable[[GridProgress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     done_rows: Sequence[SweepRow] = (),
     workers: int = 1,
@@ -233,31 +207,7 @@ def run_sweep(
     ``on_progress`` is called under a lock, from worker threads (or from the calling
     thread, on a cluster). Raises RunsCancelled (with the finished rows) when
     should_stop() says so, and InputError when a run diverges (naming the run)."""
-    if scheduler is None and (not isinstance(workers, int) or workers < 1):
-        raise InputError("jobs", f"must be a whole number of at least 1, got {workers!r}")
-    if scheduler is None:
-        spec.check_memory(workers)
-        limit_blas_threads(1)
-    elif scheduler.local_workers:  # side by side on this machine
-        side_by_side = min(scheduler.local_workers, len(spec.runs()))
-        if spec.workers_that_fit(side_by_side) < side_by_side:
-            raise InputError(
-                "scheduler",
-                f"{side_by_side} runs of n = {spec.base.n}, m = {max(spec.m_values)} side by side "
-                f"do not fit in the memory available; use fewer workers",
-            )
-    book = GridBook(
-        spec.runs(),
-        lambda p: (p.m, p.seed),
-        {(r.m, r.seed): r for r in done_rows},
-        spec.cost,
-        spec.total_cost(),
-        SweepProgress,
-        on_progress,
-        should_stop,
-    )
-    if scheduler is not None:
-        return _run_on_cluster(scheduler, book)
+    book = spec.book(done_rows, on_progress, should_stop)
 
     def train(p: InterferenceParams) -> None:
         per_step = spec.cost(p) / p.steps
@@ -265,39 +215,7 @@ def run_sweep(
         if row is not None:
             book.finished(p, row, counted=True)  # its cost came in step by step
 
-    def worker() -> None:
-        while not book.stopping():
-            p = book.claim()
-            if p is None:
-                return
-            try:
-                train(p)
-            except BaseException as exc:  # re-raised in the calling thread
-                book.failed(exc)
-                return
-
-    run_in_threads(worker, min(workers, len(book.todo)), "sweep", book.stop)
-    return book.rows()
-
-
-def _run_on_cluster(scheduler: Scheduler, book: GridBook) -> list[SweepRow]:
-    """run_sweep's runs as tasks on a cluster; progress counts the runs it has finished."""
-    try:
-        if book.todo:  # a resumed sweep with nothing left needs no cluster
-            run_tasks(
-                scheduler,
-                sweep_task,
-                book.todo,
-                on_result=book.on_result,
-                should_stop=book.stopping,
-                on_status=book.on_status,
-                label="sweep-run",
-            )
-    except TasksStopped:
-        pass
-    except ClusterFailed as exc:  # the finished runs are kept: RunsFailed carries them
-        raise book.cluster_failed(exc) from None
-    return book.rows()
+    return run_grid(spec, book, train, workers, scheduler, sweep_task)
 
 
 def rows_csv(rows: Sequence[SweepRow]) -> str:

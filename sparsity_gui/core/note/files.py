@@ -1,23 +1,39 @@
-"""The note model's result files: timeseries.csv, weights.csv, deaths.csv, tracked.csv and
-run.json, as texts or streamed pieces (weights and deaths have a row per weight: up to
-10^8), and `write_results` into a ResultDir. Every float is written so that it reads back
-bit for bit."""
+"""The note model's result files: of a run, timeseries.csv, weights.csv, deaths.csv,
+tracked.csv and run.json, as texts or streamed pieces (weights and deaths have a row per
+weight: up to 10^8), and `write_results` into a ResultDir; of a scaling grid, scaling.csv
+and scaling.json (`write_scaling`, as core/interference/files.py writes a sweep's). Every
+float is written so that it reads back bit for bit."""
 
 from __future__ import annotations
 
-import platform
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
 from sparsity_gui import __version__
-from sparsity_gui.core.files import ResultDir, csv_text, iter_csv_columns, json_text
+from sparsity_gui.core.cluster import Scheduler
+from sparsity_gui.core.files import (
+    ResultDir,
+    csv_text,
+    iter_csv_columns,
+    json_text,
+    platform_versions,
+    write_result_files,
+)
 from sparsity_gui.core.note.headless import resolved_format
-from sparsity_gui.core.note.metrics import COLUMNS
+from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.sampled import SampledRun
+from sparsity_gui.core.note.scaling import (
+    SAMPLES,
+    T_TRANSIENT,
+    ScalingGrid,
+    ScalingRow,
+    rows_csv,
+    summarize,
+)
 
 
 def timeseries_csv(rows: np.ndarray) -> str:
@@ -123,8 +139,6 @@ def run_metadata(run: SampledRun, params: SimParams, command_line: str, source=N
     """run.json. ``source`` (a session.W0Source) says where W(0) came from; without it, a
     file when params.w0_path is set. A W(0) from a file has no sigma or seed (they made
     nothing): its "w0" entry names the file, tensor, row and hash instead."""
-    import numba
-    import scipy
 
     w0 = w0_entry(run.sim.init.w0, source, params)
     parameters = {**params.as_dict(), "m": run.sim.m}
@@ -147,13 +161,7 @@ def run_metadata(run: SampledRun, params: SimParams, command_line: str, source=N
         "solver_steps": int(getattr(run.sim.solver, "steps", 0)),
         "lam_changes": [[c.t, c.lam] for c in run.sim.lam_changes],
         "live_changes": [[c.t, c.name, c.value] for c in run.sim.changes],
-        "platform": {
-            "python": sys.version.split()[0],
-            "numpy": np.__version__,
-            "numba": numba.__version__,
-            "scipy": scipy.__version__,
-            "machine": platform.machine(),
-        },
+        "platform": platform_versions("numpy", "numba", "scipy"),
         **run.extra,
     }
 
@@ -191,8 +199,6 @@ def tracked_csv(run, shown: int | None = None) -> str:
     """|W_k|(t) of the tracked weights (the threshold panel's curves): t, then a column
     per weight named by its input index; with ``shown``, only the weights a panel showing
     that many of them draws (simulation.shown_tracked)."""
-    from sparsity_gui.core.files import csv_text
-    from sparsity_gui.core.note.metrics import COL, COLUMNS
     from sparsity_gui.core.note.simulation import shown_tracked
 
     sim = run.sim
@@ -201,3 +207,67 @@ def tracked_csv(run, shown: int | None = None) -> str:
     rows = run.rows
     table = np.column_stack([rows[:, COL["t"]], rows[:, len(COLUMNS) + cols]])
     return csv_text(["t", *[f"w{int(k)}" for k in ks]], table)
+
+
+# --- a scaling grid ---------------------------------------------------------------------------
+def scaling_metadata(
+    grid: ScalingGrid,
+    rows: Sequence[ScalingRow],
+    command_line: str | None = None,
+    scheduler: Scheduler | None = None,
+) -> dict:
+
+    total = len(grid.runs())
+    return {
+        "program": "sparsity-gui",
+        "version": __version__,
+        "model": "note",
+        "command_line": command_line,
+        "settings": grid.as_dict(),
+        # where the runs ran: a cluster's address or local:N, null for this machine's threads
+        "scheduler": str(scheduler) if scheduler is not None else None,
+        "runs_done": len(rows),
+        "runs_planned": total,
+        "complete": len(rows) == total,
+        "definitions": {
+            "t_one": "time at which one weight is left (run.json's t_one_weight_left)",
+            "lam_t_one": "lam * t_one; the note: full sparsity takes Theta(1/lam)",
+            "fitted_c": "c in 1/||W||_1 ~ 1/||W(0)||_1 + c lam t, least squares through the origin "
+            "of w - w(0) on lam t over the rows with m' >= 2 (run.json's fitted_c); the rows are "
+            "evenly spaced in t, so the few-survivor phase (most of the run's time) dominates it",
+            "fitted_c_bulk": "the same fit over the rows with m' >= 10: the bulk decay the note "
+            "describes (||W||_1 = 1/Theta(1/sqrt(m) + lam t)), the constant to quote",
+            "fit_max_rel_dev": "max |1/(w(0) + fitted_c lam t) - ||W||_1| / ||W||_1 over the rows "
+            "with m' >= 2: how far the law with fitted_c is from the run",
+            "norm2_w0": "||W(0)||^2; theta_rises: ||W(0)||^2 < 1 (the note's premise that "
+            "theta rises as W gets sparser); balance_possible: lam ||W(0)||_1 <= 1/4",
+            "rel_var": "Var[X]/E[X]^2 of the nonzero |W_k|, over the rows with m' >= 2",
+            "balance_ratio": f"(1-||W||^2)||W||^2 / (lam ||W||_1), mean over the rows with m' >= 2 "
+            f"and t >= {T_TRANSIENT:g}",
+            "w_last": "the last weight at t_end = 1.1 t_one; w_last_root: the stable root of (1-w^2)w = lam",
+            "lam_norm1_0": "lam ||W(0)||_1. The balance (1-||W||^2)||W||^2 = lam ||W||_1 needs "
+            "lam ||W||_1 <= 1/4; above that ||W|| first collapses and many weights die at once "
+            "(the figures draw the means at lam ||W(0)||_1 > 1/4 hollow: outside the note's regime)",
+            "rows": f"{SAMPLES} samples evenly spaced from t = 0 to t_end, as the run command",
+        },
+        "summary": [
+            {"m": c.m, "lam": c.lam, "runs": c.runs, "mean": c.mean, "std": c.std} for c in summarize(rows)
+        ],
+        "run_seconds": float(sum(r.seconds for r in rows)),
+        "platform": platform_versions("numpy", "numba", "scipy"),
+    }
+
+
+def scaling_files(grid: ScalingGrid, rows: Sequence[ScalingRow], command_line=None, scheduler=None):
+    """{name: bytes}: scaling.csv and scaling.json (the figures are figures/scaling.py's)."""
+    metadata = scaling_metadata(grid, rows, command_line, scheduler)
+    return {
+        "scaling.csv": rows_csv(rows).encode("utf-8"),
+        "scaling.json": json_text(metadata).encode("utf-8"),
+    }
+
+
+def write_scaling(target: ResultDir | str | Path, grid: ScalingGrid, rows, command_line=None, scheduler=None):
+    """scaling_files into a ResultDir or a folder (write_result_files). Returns the paths
+    written (for a ResultDir: where they will be after commit)."""
+    return write_result_files(target, scaling_files(grid, rows, command_line, scheduler))

@@ -10,10 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from sparsity_gui.core.checks import default_workers, list_text, parse_m_values, parse_number_list
-from sparsity_gui.core.cluster import Scheduler, check_cluster_run
+from sparsity_gui.core.checks import list_text, parse_number_list
+from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.params import SimParams, check_memory, check_run_work
+from sparsity_gui.core.grid import grid_m_values
+from sparsity_gui.core.note.params import M_MAX, SimParams, check_memory, check_run_work
 from sparsity_gui.core.note.scaling import ScalingGrid
 
 SAMPLES = 501  # rows of timeseries.csv by default
@@ -23,7 +24,6 @@ FORMATS = ("auto", "csv", "npz")  # how weights and deaths are written
 # costs about 4 s per 10^6 weights here, .npz about a twentieth of that: at 10^7 CSV
 # alone takes 40 s.
 CSV_MAX_WEIGHTS = 1_000_000
-SCALING_JOBS_MAX = 64
 
 
 def run_settings(
@@ -82,30 +82,16 @@ def scaling_settings(
 ) -> tuple[ScalingGrid, int | None]:
     """The checked ScalingGrid of a `scaling` run (the CLI's options by name; ``m`` and
     ``lam`` as its text, '1e3,1e4', or as lists) and the runs it makes side by side:
-    ``jobs`` (1 to 64), at most one per run, or (None) as many as fit in memory, at most
-    one per core up to 8. With a ``scheduler`` (core/cluster.py) the cluster's workers
-    solve the runs: jobs must be None and so is the answer. Raises InputError naming the
-    option."""
-    check_cluster_run(scheduler, jobs, "a grid", "solve")
+    ``jobs`` and ``scheduler`` as GridPlan.settle_jobs takes them. Raises InputError naming
+    the option."""
     grid = ScalingGrid(
-        m_values=parse_m_values(list_text(m)),
+        m_values=grid_m_values(m, M_MAX),
         lam_values=parse_number_list("lam", list_text(lam)),
         seeds=seeds,
         seed=seed,
         sigma=sigma,
     )
-    whole = isinstance(jobs, int) and not isinstance(jobs, bool)
-    if jobs is not None and not (whole and 1 <= jobs <= SCALING_JOBS_MAX):
-        raise InputError("jobs", f"must be from 1 to {SCALING_JOBS_MAX}, got {jobs}")
-    grid.check_memory(1)  # the largest run on its own
-    grid.check_work()
-    if scheduler is not None:
-        return grid, None
-    if jobs is None:
-        return grid, grid.workers_that_fit(default_workers())
-    jobs = min(jobs, len(grid.runs()))
-    grid.check_memory(jobs)
-    return grid, jobs
+    return grid, grid.settle_jobs(jobs, scheduler)
 
 
 def resolved_format(fmt: str, m: int) -> str:
@@ -133,7 +119,7 @@ def scheduled_run(
     depends on the changes). A diverged gradient descent raises InputError, as in `run`."""
     from sparsity_gui.core.note.initial import initial_weights
     from sparsity_gui.core.note.sampled import replay_script
-    from sparsity_gui.core.note.session import _changes, _check_work, _Problem
+    from sparsity_gui.core.note.session import SessionProblem, check_session_work, session_changes
     from sparsity_gui.core.note.simulation import RunScript
 
     if params.t_end is None:
@@ -144,12 +130,12 @@ def scheduled_run(
             raise InputError("schedule", f"item {i} must be (t, {{name: value}}), got {entry!r}")
         items.extend({"t": entry[0], "name": name, "value": value} for name, value in entry[1].items())
     try:
-        changes = _changes(items, params.t_end)
+        changes = session_changes(items, params.t_end)
         script = RunScript(
             params, initial_weights(params) if w0 is None else w0, changes, params.t_end, samples
         )
-        _check_work(script)
-    except _Problem as exc:  # the session's wording: "changes[i]" counts the changes in order
+        check_session_work(script)
+    except SessionProblem as exc:  # the session's wording: "changes[i]" counts the changes in order
         raise InputError("schedule", str(exc)) from None
     run = replay_script(script)
     if "diverged" in run.extra:

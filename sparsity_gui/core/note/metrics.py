@@ -73,7 +73,7 @@ def sparsity_force(abs_w: np.ndarray, s: float, lam: float) -> np.ndarray:
     return np.where(abs_w > 0.0, s * abs_w - lam, 0.0)
 
 
-def _tied_group_dies(k: int, a: float, lam: float) -> bool:
+def tied_group_dies(k: int, a: float, lam: float) -> bool:
     """Whether k equal weights a, alone, reach 0: da/dt = f(a) = (1 - k a^2) a - lam, with
     f increasing below its peak at 1/sqrt(3k); they die iff f < 0 on all of (0, a]."""
     peak = 1.0 / math.sqrt(3.0 * k)

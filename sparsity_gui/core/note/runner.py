@@ -18,7 +18,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.mailbox import Mail, MailboxEngine, StartRun, error_message
 from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.note.metrics import COLUMNS, DecayFit
-from sparsity_gui.core.note.params import METHODS, SimParams, needs_restart
+from sparsity_gui.core.note.params import METHODS, SimParams
 from sparsity_gui.core.note.simulation import (
     LamChange,
     LiveChange,
@@ -307,11 +307,11 @@ class Runner(MailboxEngine):
         self._publish(force=True)
 
     def _apply_params(self, params: SimParams) -> None:
-        """A live change; one that needs a new run starts it under the same id."""
-        if self.sim is None or needs_restart(self.params, params):
+        """A live change; one that needs a new run (the simulation's answer: Simulation.apply)
+        starts it under the same id."""
+        if self.sim is None or not self.sim.apply_live(params):
             self._start(StartRun(params, self.run_id))
             return
-        self.sim.apply_live(params)
         if self.state == "error":
             self.state = "paused"
         if self.state == "finished" and not self._finished():

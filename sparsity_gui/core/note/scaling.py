@@ -25,14 +25,14 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.checks import available_memory
-from sparsity_gui.core.cluster import ClusterFailed, Scheduler, TasksStopped, run_tasks
+from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.metrics import BALANCE_LIMIT
+from sparsity_gui.core.grid import MAX_RUNS, GridPlan, run_grid
+from sparsity_gui.core.note.metrics import BALANCE_LIMIT, COL, last_weight_fixed_point
 from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory, check_run_work
-from sparsity_gui.core.threads import GridBook, run_in_threads
+from sparsity_gui.core.threads import GridProgress
 
 SAMPLES = 501  # the `run` command's default: fitted c is a fit over these rows
-MAX_RUNS = 10_000
 # ||W||^2 relaxes onto its balance at rate ~2 (docs/theory.md §4): after t = 10 the start's
 # imbalance has decayed by e^-20, and what is left is the quasi-static lag of the balance.
 T_TRANSIENT = 10.0
@@ -108,7 +108,6 @@ def scaling_row(
     (exact method, default end, SAMPLES rows), reduced to its row. Raises ReplayStopped
     when should_stop() says so (checked between pieces of the solve)."""
     # numba and scipy load here, not with the module: a grid is checked without them
-    from sparsity_gui.core.note.metrics import COL, last_weight_fixed_point
     from sparsity_gui.core.note.sampled import simulate_samples
     from sparsity_gui.core.note.simulation import ReplayStopped
 
@@ -123,12 +122,9 @@ def scaling_row(
     balanced = live & (rows[:, COL["t"]] >= T_TRANSIENT)
     ratio = rows[balanced, COL["feature_push"]] / rows[balanced, COL["reg_push"]]
     last = rows[-1]
-    regime = run.regime
     return ScalingRow(
-        m=params.m,
-        lam=params.lam,
-        seed=params.seed,
-        sigma=params.sigma,
+        **{name: getattr(params, name) for name in ("m", "lam", "seed", "sigma")},
+        **{name: run.regime[name] for name in ("norm2_w0", "balance_possible", "theta_rises")},
         t_one=run.t_one,
         lam_t_one=params.lam * run.t_one,
         fitted_c=run.fitted_c,
@@ -141,9 +137,6 @@ def scaling_row(
         w_last=float(last[COL["norm1"]]) if last[COL["nonzero"]] == 1 else math.nan,
         w_last_root=last_weight_fixed_point(params.lam),
         lam_norm1_0=params.lam * float(rows[0, COL["norm1"]]),
-        norm2_w0=regime["norm2_w0"],
-        balance_possible=regime["balance_possible"],
-        theta_rises=regime["theta_rises"],
         t_end=run.t_end,
         seconds=time.perf_counter() - started,
     )
@@ -156,7 +149,7 @@ def scaling_task(run: tuple[int, float, int, float]) -> ScalingRow:
 
 
 @dataclass(frozen=True)
-class ScalingGrid:
+class ScalingGrid(GridPlan):
     """Every m of ``m_values`` times every lam of ``lam_values`` times the seeds
     seed .. seed+seeds-1, W(0) ~ normal(0, sigma/sqrt(m)). The same seeds serve every
     (m, lam): at one m, the lam values share their W(0)."""
@@ -208,13 +201,22 @@ class ScalingGrid:
             for s in range(self.seeds)
         ]
 
-    @staticmethod
-    def cost(m: int) -> float:
-        """Relative cost of a run: a sort of m weights and about one solver step per death."""
+    what, work, doing, label = "a grid", "solve", "running", "scaling"
+
+    def cost(self, run: tuple[int, float, int]) -> float:
+        """Relative cost of a run (m, lam, seed): a sort of m weights and about one solver
+        step per death."""
+        m = run[0]
         return m * (math.log2(m + 1) + 8.0) + 5e4
 
-    def total_cost(self) -> float:
-        return sum(self.cost(m) for m, _lam, _seed in self.runs())
+    def largest(self) -> str:
+        return f"m = {max(self.m_values)}"
+
+    def run_key(self, run: tuple[int, float, int]) -> tuple[int, float, int]:
+        return run
+
+    def row_key(self, row: ScalingRow) -> tuple[int, float, int]:
+        return (row.m, row.lam, row.seed)
 
     def check_memory(self, workers: int = 1) -> None:
         """Refuse a grid whose largest run, or ``workers`` of its largest runs side by side,
@@ -235,17 +237,6 @@ class ScalingGrid:
         left) would pass the limit of bounded work (params.check_run_work)."""
         check_run_work(SimParams(m=max(self.m_values), lam=min(self.lam_values), sigma=self.sigma))
 
-    def workers_that_fit(self, wanted: int) -> int:
-        """The most runs, up to ``wanted``, that fit side by side (at least one)."""
-        workers = max(1, min(wanted, len(self.runs())))
-        while workers > 1:
-            try:
-                self.check_memory(workers)
-                return workers
-            except InputError:
-                workers -= 1
-        return 1
-
     def as_dict(self) -> dict[str, Any]:
         return {
             "m_values": list(self.m_values),
@@ -258,22 +249,9 @@ class ScalingGrid:
         }
 
 
-@dataclass(frozen=True)
-class ScalingProgress:
-    done_runs: int
-    total_runs: int
-    fraction: float  # of the total cost
-    elapsed: float
-    eta_seconds: float  # estimated time left (NaN until a run has finished)
-    current: tuple[int, float, int] | None  # (m, lam, seed) just started, if any
-    row: ScalingRow | None = None  # set when a run has just finished
-    workers: int | None = None  # on a cluster: its workers now (None: local threads)
-    running: int | None = None  # on a cluster: runs being solved now
-
-
 def run_scaling(
     grid: ScalingGrid,
-    on_progress: Callable[[ScalingProgress], None] | None = None,
+    on_progress: Callable[[GridProgress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     done_rows: Sequence[ScalingRow] = (),
     workers: int = 1,
@@ -292,67 +270,19 @@ def run_scaling(
     stop cancels the pending tasks; the rows are the same digit for digit."""
     from sparsity_gui.core.note.simulation import ReplayStopped
 
-    if scheduler is None:
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise InputError("jobs", f"must be a whole number of at least 1, got {workers!r}")
-        grid.check_memory(workers)
-    elif scheduler.local_workers:  # side by side on this machine
-        side_by_side = min(scheduler.local_workers, len(grid.runs()))
-        if grid.workers_that_fit(side_by_side) < side_by_side:
-            raise InputError(
-                "scheduler",
-                f"{side_by_side} runs of m = {max(grid.m_values)} side by side do not fit in the "
-                f"memory available; use fewer workers",
-            )
-    # on a running cluster, the workers' memory is theirs to judge
-    book = GridBook(
-        grid.runs(),
-        lambda key: key,
-        {(r.m, r.lam, r.seed): r for r in done_rows},
-        lambda key: grid.cost(key[0]),
-        grid.total_cost(),
-        ScalingProgress,
-        on_progress,
-        should_stop,
-    )
+    book = grid.book(done_rows, on_progress, should_stop)
 
-    def worker() -> None:
-        while not book.stopping():
-            key = book.claim()
-            if key is None:
-                return
-            m, lam, seed = key
-            try:
-                row = run_one(m, lam, seed, grid.sigma, should_stop=book.stopping)
-            except ReplayStopped:
-                return
-            except BaseException as exc:  # re-raised in the calling thread, naming the run if it is ours
-                if isinstance(exc, InputError):
-                    exc = InputError(exc.field, f"run m={m} lam={lam:g} seed={seed}: {exc.message}")
-                book.failed(exc)
-                return
-            book.finished(key, row)
-
-    if scheduler is not None:
+    def work(key: tuple[int, float, int]) -> None:
+        m, lam, seed = key
         try:
-            if book.todo:  # nothing left to run needs no cluster
-                tasks = [(m, lam, seed, grid.sigma) for m, lam, seed in book.todo]
-                run_tasks(
-                    scheduler,
-                    scaling_task,
-                    tasks,
-                    on_result=book.on_result,
-                    should_stop=book.stopping,
-                    on_status=book.on_status,
-                    label="scaling-run",
-                )
-        except TasksStopped:
-            pass
-        except ClusterFailed as exc:  # the finished runs are kept: RunsFailed carries them
-            raise book.cluster_failed(exc) from None
-    else:
-        run_in_threads(worker, min(workers, len(book.todo)), "scaling", book.stop)
-    return book.rows()
+            row = run_one(m, lam, seed, grid.sigma, should_stop=book.stopping)
+        except ReplayStopped:
+            return
+        except InputError as exc:  # naming the run
+            raise InputError(exc.field, f"run m={m} lam={lam:g} seed={seed}: {exc.message}") from None
+        book.finished(key, row)
+
+    return run_grid(grid, book, work, workers, scheduler, scaling_task, lambda key: (*key, grid.sigma))
 
 
 # --- files and summaries ---------------------------------------------------------------------
@@ -394,109 +324,3 @@ def summarize(rows: Sequence[ScalingRow]) -> list[ScalingCell]:
             std[name] = float(vals.std(ddof=1)) if vals.size > 1 else (0.0 if vals.size else math.nan)
         cells.append(ScalingCell(m, lam, len(group), mean, std))
     return cells
-
-
-def scaling_metadata(
-    grid: ScalingGrid,
-    rows: Sequence[ScalingRow],
-    command_line: str | None = None,
-    scheduler: Scheduler | None = None,
-) -> dict:
-    import platform
-    import sys
-
-    import numba
-    import scipy
-
-    from sparsity_gui import __version__
-
-    total = len(grid.runs())
-    return {
-        "program": "sparsity-gui",
-        "version": __version__,
-        "model": "note",
-        "command_line": command_line,
-        "settings": grid.as_dict(),
-        # where the runs ran: a cluster's address or local:N, null for this machine's threads
-        "scheduler": str(scheduler) if scheduler is not None else None,
-        "runs_done": len(rows),
-        "runs_planned": total,
-        "complete": len(rows) == total,
-        "definitions": {
-            "t_one": "time at which one weight is left (run.json's t_one_weight_left)",
-            "lam_t_one": "lam * t_one; the note: full sparsity takes Theta(1/lam)",
-            "fitted_c": "c in 1/||W||_1 ~ 1/||W(0)||_1 + c lam t, least squares through the origin "
-            "of w - w(0) on lam t over the rows with m' >= 2 (run.json's fitted_c); the rows are "
-            "evenly spaced in t, so the few-survivor phase (most of the run's time) dominates it",
-            "fitted_c_bulk": "the same fit over the rows with m' >= 10: the bulk decay the note "
-            "describes (||W||_1 = 1/Theta(1/sqrt(m) + lam t)), the constant to quote",
-            "fit_max_rel_dev": "max |1/(w(0) + fitted_c lam t) - ||W||_1| / ||W||_1 over the rows "
-            "with m' >= 2: how far the law with fitted_c is from the run",
-            "norm2_w0": "||W(0)||^2; theta_rises: ||W(0)||^2 < 1 (the note's premise that "
-            "theta rises as W gets sparser); balance_possible: lam ||W(0)||_1 <= 1/4",
-            "rel_var": "Var[X]/E[X]^2 of the nonzero |W_k|, over the rows with m' >= 2",
-            "balance_ratio": f"(1-||W||^2)||W||^2 / (lam ||W||_1), mean over the rows with m' >= 2 "
-            f"and t >= {T_TRANSIENT:g}",
-            "w_last": "the last weight at t_end = 1.1 t_one; w_last_root: the stable root of (1-w^2)w = lam",
-            "lam_norm1_0": "lam ||W(0)||_1. The balance (1-||W||^2)||W||^2 = lam ||W||_1 needs "
-            "lam ||W||_1 <= 1/4; above that ||W|| first collapses and many weights die at once "
-            "(the figures draw the means at lam ||W(0)||_1 > 1/4 hollow: outside the note's regime)",
-            "rows": f"{SAMPLES} samples evenly spaced from t = 0 to t_end, as the run command",
-        },
-        "summary": [
-            {"m": c.m, "lam": c.lam, "runs": c.runs, "mean": c.mean, "std": c.std} for c in summarize(rows)
-        ],
-        "run_seconds": float(sum(r.seconds for r in rows)),
-        "platform": {
-            "python": sys.version.split()[0],
-            "numpy": np.__version__,
-            "numba": numba.__version__,
-            "scipy": scipy.__version__,
-            "machine": platform.machine(),
-        },
-    }
-
-
-def scaling_files(
-    grid: ScalingGrid,
-    rows: Sequence[ScalingRow],
-    command_line: str | None = None,
-    figures: dict[str, bytes] | None = None,
-    scheduler: Scheduler | None = None,
-) -> dict[str, bytes]:
-    """{name: bytes}: scaling.csv, scaling.json and the ``figures`` (drawn by
-    plots.scaling, handed in: nothing here imports Qt)."""
-    from sparsity_gui.core.files import json_text
-
-    files = {
-        "scaling.csv": rows_csv(rows).encode("utf-8"),
-        "scaling.json": json_text(scaling_metadata(grid, rows, command_line, scheduler)).encode("utf-8"),
-    }
-    files.update(figures or {})
-    return files
-
-
-def write_scaling(
-    target,
-    grid: ScalingGrid,
-    rows: Sequence[ScalingRow],
-    command_line: str | None = None,
-    figures: dict[str, bytes] | None = None,
-    scheduler: Scheduler | None = None,
-) -> list:
-    """scaling_files into a ResultDir (its temporary folder: the caller commits) or a
-    folder (created if need be; each file replaced atomically). Returns the paths."""
-    from pathlib import Path
-
-    from sparsity_gui.core.files import ResultDir, atomic_write_bytes
-
-    files = scaling_files(grid, rows, command_line, figures, scheduler)
-    if isinstance(target, ResultDir):
-        for name, data in files.items():
-            target.write_bytes(name, data)
-        return [target.out / name for name in files]
-    folder = Path(target)
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, data in files.items():
-        atomic_write_bytes(folder / name, data)
-    return [folder / name for name in files]

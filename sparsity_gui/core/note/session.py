@@ -149,7 +149,7 @@ def save_session(
 
 
 # --- reading ---------------------------------------------------------------------------
-class _Problem(Exception):
+class SessionProblem(Exception):
     """A problem with one field of the session; becomes an InputError naming the file."""
 
 
@@ -161,24 +161,24 @@ def _get(
 ) -> Any:
     if key not in obj:
         if default is ...:
-            raise _Problem(f"missing field {where + key!r}")
+            raise SessionProblem(f"missing field {where + key!r}")
         return default
     return obj[key]
 
 
 def _number(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _Problem(f"field {name!r} must be a number, got {_show(value)}")
+        raise SessionProblem(f"field {name!r} must be a number, got {_show(value)}")
     value = float(value)
     if not math.isfinite(value):
-        raise _Problem(f"field {name!r} must be finite, got {value}")
+        raise SessionProblem(f"field {name!r} must be finite, got {value}")
     return value
 
 
 def _whole(value: Any, name: str) -> int:
     whole = whole_or_none(value, integral_floats=True)
     if whole is None:
-        raise _Problem(f"field {name!r} must be a whole number, got {_show(value)}")
+        raise SessionProblem(f"field {name!r} must be a whole number, got {_show(value)}")
     return whole
 
 
@@ -189,7 +189,7 @@ def _show(value: Any) -> str:
 
 def _dict(value: Any, name: str) -> dict:
     if not isinstance(value, dict):
-        raise _Problem(f"field {name!r} must be an object {{...}}, got {_show(value)}")
+        raise SessionProblem(f"field {name!r} must be an object {{...}}, got {_show(value)}")
     return value
 
 
@@ -202,14 +202,16 @@ def _params(obj: Any) -> SimParams:
         values[name] = _number(_get(obj, name, "parameters."), f"parameters.{name}")
     method = _get(obj, "method", "parameters.")
     if not isinstance(method, str):
-        raise _Problem(f"field 'parameters.method' must be one of {', '.join(METHODS)}, got {_show(method)}")
+        raise SessionProblem(
+            f"field 'parameters.method' must be one of {', '.join(METHODS)}, got {_show(method)}"
+        )
     values["method"] = method
     t_end = obj.get("t_end")
     values["t_end"] = None if t_end is None else _number(t_end, "parameters.t_end")
     try:
         return SimParams(**values)
     except InputError as exc:
-        raise _Problem(f"field 'parameters.{exc.field}': {exc.message}") from None
+        raise SessionProblem(f"field 'parameters.{exc.field}': {exc.message}") from None
 
 
 def _decode_weights(entry: dict, m: int) -> np.ndarray:
@@ -217,36 +219,38 @@ def _decode_weights(entry: dict, m: int) -> np.ndarray:
     raw = _get(entry, "weights", "w0.")
     if encoding == "list":
         if not isinstance(raw, list):
-            raise _Problem(f"field 'w0.weights' must be a list of numbers, got {_show(raw)}")
+            raise SessionProblem(f"field 'w0.weights' must be a list of numbers, got {_show(raw)}")
         for i, v in enumerate(raw):
             if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise _Problem(f"field 'w0.weights': item {i} is {_show(v)}, not a number")
+                raise SessionProblem(f"field 'w0.weights': item {i} is {_show(v)}, not a number")
         w0 = np.array(raw, dtype=np.float64)
     elif encoding == "base64-float64-le":
         if not isinstance(raw, str):
-            raise _Problem(
+            raise SessionProblem(
                 "field 'w0.weights' must be a base64 string for encoding "
                 f"'base64-float64-le', got {_show(raw)}"
             )
         try:
             data = base64.b64decode(raw.encode("ascii"), validate=True)
         except (ValueError, UnicodeEncodeError):
-            raise _Problem("field 'w0.weights' is not valid base64") from None
+            raise SessionProblem("field 'w0.weights' is not valid base64") from None
         if len(data) % 8:
-            raise _Problem(
+            raise SessionProblem(
                 f"field 'w0.weights' holds {len(data)} bytes, not a whole number of float64 values"
             )
         w0 = np.frombuffer(data, dtype="<f8").astype(np.float64)
     else:
-        raise _Problem(f"field 'w0.encoding' must be 'list' or 'base64-float64-le', got {_show(encoding)}")
+        raise SessionProblem(
+            f"field 'w0.encoding' must be 'list' or 'base64-float64-le', got {_show(encoding)}"
+        )
     if w0.size != m:
-        raise _Problem(f"field 'w0.weights' holds {w0.size} weights but parameters.m is {m}")
+        raise SessionProblem(f"field 'w0.weights' holds {w0.size} weights but parameters.m is {m}")
     if w0.size == 0:
-        raise _Problem("field 'w0.weights' holds no weights")
+        raise SessionProblem("field 'w0.weights' holds no weights")
     bad = ~np.isfinite(w0)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        raise _Problem(f"field 'w0.weights': weight {k} is {w0[k]} (all weights must be finite)")
+        raise SessionProblem(f"field 'w0.weights': weight {k} is {w0[k]} (all weights must be finite)")
     return w0
 
 
@@ -257,25 +261,27 @@ def _w0(entry: Any, params: SimParams) -> tuple[np.ndarray, W0Source]:
         try:
             return draw_normal(params.m, params.sigma, params.seed), W0Source("normal")
         except InputError as exc:
-            raise _Problem(exc.message) from None
+            raise SessionProblem(exc.message) from None
     if kind != "file":
-        raise _Problem(f"field 'w0.source' must be 'normal' or 'file', got {_show(kind)}")
+        raise SessionProblem(f"field 'w0.source' must be 'normal' or 'file', got {_show(kind)}")
     path = entry.get("path")
     array = entry.get("array")
     row = entry.get("row")
     if path is not None and not isinstance(path, str):
-        raise _Problem(f"field 'w0.path' must be a string, got {_show(path)}")
+        raise SessionProblem(f"field 'w0.path' must be a string, got {_show(path)}")
     if array is not None and not isinstance(array, str):
-        raise _Problem(f"field 'w0.array' must be a string, got {_show(array)}")
+        raise SessionProblem(f"field 'w0.array' must be a string, got {_show(array)}")
     if row is not None:
         row = _whole(row, "w0.row")
     w0 = _decode_weights(entry, params.m)
     return w0, W0Source("file", path or "(embedded weights)", array, row)
 
 
-def _changes(items: Any, t_now: float) -> tuple[LiveChange, ...]:
+def session_changes(items: Any, t_now: float) -> tuple[LiveChange, ...]:
+    """A session's live changes (its "changes" list) checked: in time order, up to t_now,
+    each value one its parameter may take; raises SessionProblem naming the item."""
     if not isinstance(items, list):
-        raise _Problem(f"field 'changes' must be a list, got {_show(items)}")
+        raise SessionProblem(f"field 'changes' must be a list, got {_show(items)}")
     out: list[LiveChange] = []
     last_t = 0.0
     for i, item in enumerate(items):
@@ -283,21 +289,21 @@ def _changes(items: Any, t_now: float) -> tuple[LiveChange, ...]:
         item = _dict(item, name_i)
         t = _number(_get(item, "t", name_i + "."), f"{name_i}.t")
         if t < last_t:
-            raise _Problem(
+            raise SessionProblem(
                 f"field '{name_i}.t' = {t} comes before the previous change ({last_t}): "
                 "changes must be in time order"
             )
         if t > t_now:
-            raise _Problem(f"field '{name_i}.t' = {t} is after the session's time t = {t_now}")
+            raise SessionProblem(f"field '{name_i}.t' = {t} is after the session's time t = {t_now}")
         name = _get(item, "name", name_i + ".")
         if name not in LIVE_FIELDS:
-            raise _Problem(
+            raise SessionProblem(
                 f"field '{name_i}.name' must be one of {', '.join(LIVE_FIELDS)}, got {_show(name)}"
             )
         value = _get(item, "value", name_i + ".")
         if name == "method":
             if not isinstance(value, str):
-                raise _Problem(
+                raise SessionProblem(
                     f"field '{name_i}.value' must be one of {', '.join(METHODS)}, got {_show(value)}"
                 )
         else:
@@ -305,13 +311,13 @@ def _changes(items: Any, t_now: float) -> tuple[LiveChange, ...]:
         try:
             SimParams(**{name: value})
         except InputError as exc:
-            raise _Problem(f"field '{name_i}.value': {name} {exc.message}") from None
+            raise SessionProblem(f"field '{name_i}.value': {name} {exc.message}") from None
         out.append(LiveChange(t, name, value))
         last_t = t
     return tuple(out)
 
 
-def _check_work(script: RunScript) -> None:
+def check_session_work(script: RunScript) -> None:
     """Refuse a replay whose steps would pass the limit of bounded work (core/checks.py),
     counted by its segments between live changes (params.check_segments_work)."""
     segments = []
@@ -325,23 +331,23 @@ def _check_work(script: RunScript) -> None:
     try:
         check_segments_work("t", f"replaying to t = {short_number(script.t)}", script.params.m, segments)
     except InputError as exc:
-        raise _Problem(exc.message) from None
+        raise SessionProblem(exc.message) from None
 
 
 def parse_session(text: str) -> Session:
-    """A Session from JSON text; raises _Problem naming the bad field."""
+    """A Session from JSON text; raises SessionProblem naming the bad field."""
     try:
         obj = parse_json_text(text, "", "", "sparsity-gui session")
     except InputError as exc:
-        raise _Problem(exc.message) from None
+        raise SessionProblem(exc.message) from None
     if not isinstance(obj, dict):
-        raise _Problem("not a sparsity-gui session (expected a JSON object)")
+        raise SessionProblem("not a sparsity-gui session (expected a JSON object)")
     if obj.get("format") != FORMAT:
-        raise _Problem(f'not a sparsity-gui session (no "format": "{FORMAT}" field)')
+        raise SessionProblem(f'not a sparsity-gui session (no "format": "{FORMAT}" field)')
     version = _whole(_get(obj, "version", ""), "version")
     if version != VERSION:
         newer = " (saved by a newer sparsity-gui?)" if version > VERSION else ""
-        raise _Problem(
+        raise SessionProblem(
             f"session format version {version} is not supported{newer}; this "
             f"sparsity-gui reads version {VERSION}"
         )
@@ -352,23 +358,25 @@ def parse_session(text: str) -> Session:
     digest = obj.get("w0_sha256")
     if digest is not None:
         if not isinstance(digest, str):
-            raise _Problem(f"field 'w0_sha256' must be a string, got {_show(digest)}")
+            raise SessionProblem(f"field 'w0_sha256' must be a string, got {_show(digest)}")
         if digest != weights_sha256(w0):
             if source.kind == "normal":
-                raise _Problem(
+                raise SessionProblem(
                     f"the W(0) drawn from seed {params.seed} differs from the one this session "
                     "was saved with (a different numpy random generator?)"
                 )
-            raise _Problem("field 'w0.weights' does not match 'w0_sha256' (the file was altered or damaged)")
+            raise SessionProblem(
+                "field 'w0.weights' does not match 'w0_sha256' (the file was altered or damaged)"
+            )
     t = _number(_get(obj, "t", ""), "t")
     if t < 0:
-        raise _Problem(f"field 't' must be >= 0, got {t}")
-    changes = _changes(_get(obj, "changes", "", []), t)
+        raise SessionProblem(f"field 't' must be >= 0, got {t}")
+    changes = session_changes(_get(obj, "changes", "", []), t)
     samples = _whole(_get(obj, "samples", "", DEFAULT_SAMPLES), "samples")
     if not 2 <= samples <= MAX_SAMPLES:
-        raise _Problem(f"field 'samples' must be from 2 to {MAX_SAMPLES}, got {samples}")
+        raise SessionProblem(f"field 'samples' must be from 2 to {MAX_SAMPLES}, got {samples}")
     script = RunScript(params, w0, changes, t, samples)
-    _check_work(script)
+    check_session_work(script)
     style = obj.get("style")
     return Session(script, source, _pins(obj.get("pins", [])), None if style is None else _style(style))
 
@@ -380,7 +388,7 @@ def _style(value: Any) -> str:
     """The figures' style as saved: "paper", "talk" or a style file's path (whether that
     file can be used is told when the style is applied: the run opens either way)."""
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_STYLE_CHARS or "\0" in value:
-        raise _Problem(
+        raise SessionProblem(
             f"field 'style' must be paper, talk or a .mplstyle file's path (text of at most "
             f"{MAX_STYLE_CHARS} characters), got {_show(value)}"
         )
@@ -389,15 +397,15 @@ def _style(value: Any) -> str:
 
 def _pins(items: Any) -> tuple[PinnedRun, ...]:
     if not isinstance(items, list) or len(items) > MAX_PINS:
-        raise _Problem(f"field 'pins' must be a list of at most {MAX_PINS} pinned runs")
+        raise SessionProblem(f"field 'pins' must be a list of at most {MAX_PINS} pinned runs")
     out: list[PinnedRun] = []
     for i, item in enumerate(items):
         try:
             out.append(pin_from_dict(item, f"pins[{i}]", PIN_COLUMNS, tuple(PIN_SYMBOLS)))
         except ValueError as exc:
-            raise _Problem(str(exc)) from None
+            raise SessionProblem(str(exc)) from None
     if len({p.number for p in out}) != len(out):
-        raise _Problem("field 'pins': two pinned runs have the same number")
+        raise SessionProblem("field 'pins': two pinned runs have the same number")
     return tuple(out)
 
 
@@ -409,5 +417,5 @@ def load_session(path: str | Path) -> Session:
     text = input_text(data, path, "session", "session file")
     try:
         return parse_session(text)
-    except _Problem as exc:
+    except SessionProblem as exc:
         raise InputError("session", f"{path}: {exc}") from None

@@ -21,9 +21,9 @@ from sparsity_gui.core.note.metrics import (
     DEFAULT_SAMPLES,
     DecayFit,
     Moments,
-    _tied_group_dies,
     fit_decay,
     regime_of,
+    tied_group_dies,
 )
 from sparsity_gui.core.note.params import SimParams, needs_restart
 from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState, Solver
@@ -451,7 +451,7 @@ class Simulation:
         if ties > nonzero:
             _advance_stoppable(probe, math.inf, should_stop, ties)
             mo = probe.moments()
-            if mo.nonzero == ties and not _tied_group_dies(ties, mo.norm1 / ties, self.lam):
+            if mo.nonzero == ties and not tied_group_dies(ties, mo.norm1 / ties, self.lam):
                 return math.inf
         _advance_stoppable(probe, math.inf, should_stop, nonzero)
         return probe.t

@@ -17,7 +17,6 @@ from PySide6 import QtCore
 
 from sparsity_gui.core.checks import parse_m_values
 from sparsity_gui.core.cluster import Scheduler
-from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
 from sparsity_gui.core.interference.sweep import SweepSpec, run_sweep
 from sparsity_gui.plots.sweep import SweepPanel
@@ -31,35 +30,26 @@ PAUSE_TIP = (
     "unchecked, both run side by side."
 )
 TEXTS = GridTabTexts(
-    name="sweep",
-    grid="sweep",
-    solve="train",
-    doing="training",
     form_width=330,
+    cost="n²·m·steps",
+    figures="the figure, its data and script",
+    start_text="Start sweep",
+    start_tip="Train every run of the sweep in a background thread. ",
+    save_text="Save sweep…",
+    pause_text="pause the live run while sweeping",
+    pause_tip=PAUSE_TIP,
+    cancel_tip="Stop after the current chunk of steps; finished runs stay shown",
+    cancelling="cancelling after the current chunk of steps…",
     workers_tip=(
         "Runs trained side by side, each in its own thread with one BLAS "
         "thread (about one per core is fastest). With the live run still "
         "playing, one fewer leaves it a core."
     ),
-    pause_text="pause the live run while sweeping",
-    pause_tip=PAUSE_TIP,
-    start_text="Start sweep",
-    start_tip="Train every run of the sweep in a background thread. ",
-    cancel_tip="Stop after the current chunk of steps; finished runs stay shown",
-    cancelling="cancelling after the current chunk of steps…",
-    save_text="Save sweep…",
-    save_tip="Write sweep.csv, sweep.json and figures/ (the figure, its data and script) into a folder",
-    progress_tip="Share of the sweep's cost done (a run costs about n²·m·steps)",
-    failed_title="Sweep stopped",
 )
 
 
-def _m_values(text: str) -> tuple[int, ...]:
-    values = parse_m_values(text)
-    bad = [m for m in values if not 1 <= m <= M_MAX]
-    if bad:
-        raise InputError("m", f"every m must be from 1 to {M_MAX}, got {bad[0]}")
-    return values
+def parse_sweep_m(text: str) -> tuple[int, ...]:
+    return parse_m_values(text, M_MAX)
 
 
 class SweepWidget(GridTab):
@@ -70,7 +60,7 @@ class SweepWidget(GridTab):
     finished = QtCore.Signal()
 
     def __init__(self, current: Callable[[], InterferenceParams], parent=None):
-        super().__init__(TEXTS, parent)
+        super().__init__(TEXTS, SweepSpec, parent)
         self._current = current
         self.setToolTip(
             "Polysemantic neurons against m for fixed n, several seeds per m: the "
@@ -81,7 +71,7 @@ class SweepWidget(GridTab):
         )
         self.m = Field(
             "sweep_m",
-            _m_values,
+            parse_sweep_m,
             "m values: a list like 64,128,256 or a range start:stop:step (stop included), "
             "e.g. 256:4096:256 as in the paper",
         )
@@ -99,31 +89,20 @@ class SweepWidget(GridTab):
         )
 
         p = current()
-        self.n.set_text(str(min(p.n, 64)))
-        self.m.set_text("64,128,256,512,1024")
-        self.seeds.set_text("3")
-        self.steps.set_text(str(p.steps))
         self.set_base(p)
-        for f in self.fields.values():
-            f.accepted.connect(self._preview)
-        self._preview()
+        self.fill_fields(
+            {"n": str(min(p.n, 64)), "m": "64,128,256,512,1024", "seeds": "3", "steps": str(p.steps)}
+        )
 
     @property
     def spec(self) -> SweepSpec | None:
         """The sweep last started."""
         return self.plan
 
-    @QtCore.Slot()
-    def _preview(self, *_args) -> None:
-        """Before any sweep: the plan's prediction line over the m values typed."""
-        if self.rows or self.running:
-            return
-        try:
-            n = int(self.n._parse(self.n.text().strip()))
-            m_values = _m_values(self.m.text())
-        except (InputError, ValueError, OverflowError):
-            return
-        self.panel.show_rows([], n=n, m_values=m_values)
+    def draw_preview(self) -> None:
+        """The plan's prediction line over the m values typed."""
+        n = int(self.n._parse(self.n.text().strip()))
+        self.panel.show_rows([], n=n, m_values=parse_sweep_m(self.m.text()))
 
     # --- parameters ----------------------------------------------------------------------
     def set_base(self, p: InterferenceParams) -> None:
@@ -134,35 +113,17 @@ class SweepWidget(GridTab):
             f"first seed {p.seed}{', float32' if p.dtype == 'float32' else ''}"
         )
 
-    def make_spec(self) -> SweepSpec | None:
-        """The spec of the fields and the window's parameters; a bad value is shown at its
-        field and None returned."""
-        ok = all([f.commit() for f in self.fields.values()])  # a list: every field shows its error
-        if not ok:
-            return None
-        try:
-            n = int(self.n._parse(self.n.text().strip()))
-            steps = int(self.steps._parse(self.steps.text().strip()))
-            m_values = _m_values(self.m.text())
-            seeds = int(self.seeds._parse(self.seeds.text().strip()))
-            base = self._current().with_changes(n=n, m=m_values[0], steps=steps)
-            spec = SweepSpec(base=base, m_values=m_values, seeds=seeds)
-            spec.check_work()
-            if not self.scheduler.text().strip():
-                spec.check_memory(self.workers.value())
-        except InputError as exc:
-            self.show_input_error(exc)
-            return None
-        return spec
-
     # --- the grid tab's hooks (ui/grid_tab.py) -----------------------------------------------
-    def make_plan(self, scheduler: Scheduler | None) -> SweepSpec | None:
-        return self.make_spec()
+    run_grid = staticmethod(run_sweep)
 
-    def run_plan(self, plan, on_progress, should_stop, workers: int, scheduler: Scheduler | None) -> list:
-        return run_sweep(
-            plan, on_progress=on_progress, should_stop=should_stop, workers=workers, scheduler=scheduler
-        )
+    def make_plan(self, scheduler: Scheduler | None) -> SweepSpec:
+        """The sweep of the fields and the window's parameters."""
+        n = int(self.n._parse(self.n.text().strip()))
+        steps = int(self.steps._parse(self.steps.text().strip()))
+        m_values = parse_sweep_m(self.m.text())
+        seeds = int(self.seeds._parse(self.seeds.text().strip()))
+        base = self._current().with_changes(n=n, m=m_values[0], steps=steps)
+        return SweepSpec(base=base, m_values=m_values, seeds=seeds)
 
     def show_rows(self, rows: list, plan: SweepSpec, started: bool = False) -> None:
         if started:
@@ -190,31 +151,15 @@ class SweepWidget(GridTab):
         )
 
     # --- saving ----------------------------------------------------------------------------
-    def save(self, folder) -> bool:
-        """sweep.csv and sweep.json of the rows shown into `folder`, and the figure (PNG,
-        SVG, PDF, its data and its script) into `folder`/figures/, as `sweep` writes them."""
+    def write_files(self, folder, rows: list) -> list:
         from sparsity_gui.core.interference.files import write_sweep
         from sparsity_gui.figures.save import write_files
         from sparsity_gui.figures.sweep import sweep_figure_files
 
-        if self.spec is None or not self.rows:
-            self._show_info("nothing to save yet: run a sweep first", error=True)
-            return False
-        try:
-            rows = list(self.rows)
-            figures = sweep_figure_files(self.spec, rows, cancelled=self.outcome == "cancelled")
-            written = write_sweep(
-                folder, self.spec, rows, command_line="sparsity-gui --model interference (desktop app)"
-            )
-            written += write_files(Path(folder) / "figures", figures)
-        except InputError as exc:
-            self._message("Cannot save the sweep", exc.message)
-            return False
-        except OSError as exc:
-            self._message("Cannot save the sweep", f"{folder}: {exc.strerror or exc}")
-            return False
-        self._show_info(f"saved {len(written)} files to {folder}")
-        return True
+        figures = sweep_figure_files(self.spec, rows, cancelled=self.outcome == "cancelled")
+        command_line = "sparsity-gui --model interference (desktop app)"
+        written = write_sweep(folder, self.spec, rows, command_line=command_line)
+        return written + write_files(Path(folder) / "figures", figures)
 
     @QtCore.Slot()
     def save_dialog(self) -> None:

@@ -8,7 +8,7 @@ import math
 import numpy as np
 from PySide6 import QtWidgets
 
-from sparsity_gui.core.note.metrics import last_weight_fixed_point, regime_failures
+from sparsity_gui.core.note.metrics import COL, last_weight_fixed_point, regime_failures
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.text import plural
 
@@ -88,8 +88,6 @@ class NoteView(QtWidgets.QTextBrowser):
     def update_from(self, snap: Snapshot) -> None:
         h = snap.history
         last = h[-1] if h.shape[0] else None
-        from sparsity_gui.core.note.metrics import COL
-
         a = snap.sorted_abs
         growing = snap.growing  # of all the weights, counted on the solver's state
         fp = snap.s * snap.norm2_sq

@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtWidgets
 from sparsity_gui.core.checks import parse_m_values, parse_number_list
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.files import write_scaling
 from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams
 from sparsity_gui.core.note.scaling import ScalingGrid, in_regime, run_scaling, summarize
 from sparsity_gui.core.text import short_number
@@ -52,31 +53,16 @@ COLUMN_TIPS = {
     "lam_norm1_0": "λ‖W(0)‖₁: the balance needs it ≤ 1/4",
 }
 TEXTS = GridTabTexts(
-    name="scaling",
-    grid="grid",
-    solve="solve",
-    doing="running",
-    form_width=300,
     workers_tip="Runs side by side, each in its own thread (about one per core is fastest)",
-    pause_text="pause the live run meanwhile",
     pause_tip=PAUSE_TIP,
-    start_text="Start",
     start_tip="Run the exact solver for every (m, λ, seed). ",
-    cancel_tip="Stop now; finished runs stay shown and can be saved",
-    cancelling="cancelling…",
-    save_text="Save…",
-    save_tip="Write scaling.csv, scaling.json and figures/ (lam_t_one, fitted_c, rel_var, data, scripts)",
-    progress_tip="Share of the grid's work done (a run costs about m·log m)",
-    failed_title="Scaling stopped",
+    figures="lam_t_one, fitted_c, rel_var, data, scripts",
+    cost="m·log m",
 )
 
 
 def parse_grid_m(text: str) -> tuple[int, ...]:
-    values = parse_m_values(text)
-    bad = [m for m in values if not 1 <= m <= M_MAX]
-    if bad:
-        raise InputError("m", f"every m must be from 1 to {short_number(M_MAX)}, got {bad[0]}")
-    return values
+    return parse_m_values(text, M_MAX)
 
 
 def parse_grid_lam(text: str) -> tuple[float, ...]:
@@ -99,7 +85,7 @@ class ScalingWidget(GridTab):
     if the box says so."""
 
     def __init__(self, current: Callable[[], SimParams], live=None, parent=None):
-        super().__init__(TEXTS, parent)
+        super().__init__(TEXTS, ScalingGrid, parent)
         self._current = current
         self._live = live
         self._paused_live = False
@@ -143,13 +129,8 @@ class ScalingWidget(GridTab):
             figures.addWidget(w, i // 2, i % 2)
         self.lay_out([("m values", self.m), ("λ values", self.lam), ("seeds", self.seeds)], figures)
 
-        self.m.set_text("1e3,1e4,1e5,1e6")
-        self.lam.set_text("1e-4,1e-3,1e-2")
-        self.seeds.set_text("3")
         self.refresh_base()
-        for f in self.fields.values():
-            f.accepted.connect(self._preview)
-        self._preview()
+        self.fill_fields({"m": "1e3,1e4,1e5,1e6", "lam": "1e-4,1e-3,1e-2", "seeds": "3"})
 
     @property
     def grid(self) -> ScalingGrid | None:
@@ -160,16 +141,9 @@ class ScalingWidget(GridTab):
         self.refresh_base()  # the dock's σ and seed may have changed meanwhile
         super().showEvent(event)
 
-    @QtCore.Slot()
-    def _preview(self, *_args) -> None:
-        """Before any run: the axes and legend of the grid typed."""
-        if self.rows or self.running:
-            return
-        try:
-            m_values, lam_values = parse_grid_m(self.m.text()), parse_grid_lam(self.lam.text())
-        except (InputError, ValueError, OverflowError):
-            return
-        self._draw([], m_values, lam_values)
+    def draw_preview(self) -> None:
+        """The axes and legend of the grid typed."""
+        self._draw([], parse_grid_m(self.m.text()), parse_grid_lam(self.lam.text()))
 
     def refresh_base(self) -> None:
         p = self._current()
@@ -178,37 +152,20 @@ class ScalingWidget(GridTab):
             f"weight left, as the run command"
         )
 
-    def make_grid(self, scheduler: Scheduler | None = None) -> ScalingGrid | None:
-        """The grid of the fields and the window's σ and seed; a bad value is shown at its
-        field (or under the buttons) and None returned. With a ``scheduler`` the threads'
-        count does not apply (run_scaling checks what local:N needs)."""
-        ok = all([f.commit() for f in self.fields.values()])  # a list: every field shows its error
-        if not ok:
-            return None
-        p = self._current()
-        try:
-            grid = ScalingGrid(
-                m_values=parse_grid_m(self.m.text()),
-                lam_values=parse_grid_lam(self.lam.text()),
-                seeds=int(self.seeds._parse(self.seeds.text().strip())),
-                seed=p.seed,
-                sigma=p.sigma,
-            )
-            grid.check_memory(self.workers.value() if scheduler is None else 1)
-            grid.check_work()
-        except InputError as exc:
-            self.show_input_error(exc)
-            return None
-        return grid
-
     # --- the grid tab's hooks (ui/grid_tab.py) -----------------------------------------------
-    def make_plan(self, scheduler: Scheduler | None) -> ScalingGrid | None:
-        self.refresh_base()
-        return self.make_grid(scheduler)
+    run_grid = staticmethod(run_scaling)
 
-    def run_plan(self, plan, on_progress, should_stop, workers: int, scheduler: Scheduler | None) -> list:
-        return run_scaling(
-            plan, on_progress=on_progress, should_stop=should_stop, workers=workers, scheduler=scheduler
+    def make_plan(self, scheduler: Scheduler | None) -> ScalingGrid:
+        """The grid of the fields and the window's σ and seed (the threads' count and the
+        scheduler are GridTab's to check)."""
+        self.refresh_base()
+        p = self._current()
+        return ScalingGrid(
+            m_values=parse_grid_m(self.m.text()),
+            lam_values=parse_grid_lam(self.lam.text()),
+            seeds=int(self.seeds._parse(self.seeds.text().strip())),
+            seed=p.seed,
+            sigma=p.sigma,
         )
 
     def show_rows(self, rows: list, plan: ScalingGrid, started: bool = False) -> None:
@@ -250,37 +207,16 @@ class ScalingWidget(GridTab):
                 self.table.setItem(i, j, item)
 
     # --- saving ----------------------------------------------------------------------------
-    def save(self, folder) -> bool:
-        """scaling.csv and scaling.json of the rows shown into ``folder``, and the figures
-        (PNG, SVG, PDF, their data and scripts) into ``folder``/figures/, as `scaling` does."""
+    def write_files(self, folder, rows: list) -> list:
         from pathlib import Path
 
-        from sparsity_gui.core.note.scaling import write_scaling
         from sparsity_gui.figures.save import write_files
         from sparsity_gui.figures.scaling import scaling_figure_files
 
-        if self.grid is None or not self.rows:
-            self._show_info("nothing to save yet: run a grid first", error=True)
-            return False
-        try:
-            rows = list(self.rows)
-            figures = scaling_figure_files(self.grid, rows)
-            written = write_scaling(
-                folder,
-                self.grid,
-                rows,
-                command_line="sparsity-gui (desktop app, scaling tab)",
-                scheduler=self.ran_on,
-            )
-            written += write_files(Path(folder) / "figures", figures)
-        except InputError as exc:
-            self._message("Cannot save the scaling runs", exc.message)
-            return False
-        except OSError as exc:
-            self._message("Cannot save the scaling runs", f"{folder}: {exc.strerror or exc}")
-            return False
-        self._show_info(f"saved {len(written)} files to {folder}")
-        return True
+        figures = scaling_figure_files(self.grid, rows)
+        command_line = "sparsity-gui (desktop app, scaling tab)"
+        written = write_scaling(folder, self.grid, rows, command_line=command_line, scheduler=self.ran_on)
+        return written + write_files(Path(folder) / "figures", figures)
 
     @QtCore.Slot()
     def save_dialog(self) -> None:

@@ -16,6 +16,7 @@ from scipy.optimize import brentq
 
 from sparsity_gui.core.checks import parse_m_values, parse_number_list
 from sparsity_gui.core.errors import InputError, RunsCancelled
+from sparsity_gui.core.note.params import M_MAX
 from sparsity_gui.core.note.scaling import (
     ROW_COLUMNS,
     SAMPLES,
@@ -88,17 +89,17 @@ def test_row_fields_and_determinism():
 
 
 def test_m_lists_take_the_sweep_forms_and_powers():
-    assert parse_m_values("1e3,1e4,1e5,1e6") == (1000, 10_000, 100_000, 1_000_000)
-    assert parse_m_values("10^3, 10**4,100") == (1000, 10_000, 100)
-    assert parse_m_values("64,128,256") == (64, 128, 256)
-    assert parse_m_values("256:1024:256") == (256, 512, 768, 1024)
-    assert parse_m_values("1e3:3e3:1e3") == (1000, 2000, 3000)
+    assert parse_m_values("1e3,1e4,1e5,1e6", M_MAX) == (1000, 10_000, 100_000, 1_000_000)
+    assert parse_m_values("10^3, 10**4,100", M_MAX) == (1000, 10_000, 100)
+    assert parse_m_values("64,128,256", M_MAX) == (64, 128, 256)
+    assert parse_m_values("256:1024:256", M_MAX) == (256, 512, 768, 1024)
+    assert parse_m_values("1e3:3e3:1e3", M_MAX) == (1000, 2000, 3000)
     for bad in ("", " , ", "1e3,abc", "2.5", "1:10", "1:10:0", "10^", "1e3,inf", "10^99"):
         with pytest.raises(InputError) as info:
-            parse_m_values(bad)
+            parse_m_values(bad, M_MAX)
         assert info.value.field == "m"
     with pytest.raises(InputError, match="at most 1000"):
-        parse_m_values("1:1e12:1")
+        parse_m_values("1:1e12:1", M_MAX)
     assert parse_number_list("lam", "1e-4, 1e-3,0.01") == (1e-4, 1e-3, 0.01)
     for bad in ("", "1e-3,x", "inf", "1e-3,nan"):
         with pytest.raises(InputError) as info:

@@ -2,17 +2,12 @@
 in the snapshots and the sweep's rows), float64 comes back; real widgets, real threads."""
 
 import numpy as np
+from helpers import type_into
 
 from sparsity_gui.core.interference.params import InterferenceParams
 
 TIMEOUT = 30_000
 LONG = InterferenceParams(n=16, m=32, optimizer="gd-zero", l1=0.04, lr=0.05, steps=10**8, seed=1)
-
-
-def type_into(field, text):
-    field.edit.selectAll()
-    field.edit.setText(text)
-    field.edit.editingFinished.emit()
 
 
 def choose(combo, data):

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from helpers import type_into
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtTest import QTest
 
@@ -24,12 +25,6 @@ SMALL = InterferenceParams(n=16, m=32, optimizer="gd-zero", l1=0.04, lr=0.05, st
 # the same, but long enough to stay running for the whole test
 LONG = SMALL.with_changes(steps=10**8)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def type_into(field, text):
-    field.edit.selectAll()
-    field.edit.setText(text)
-    field.edit.editingFinished.emit()
 
 
 def wait_step(qtbot, win, above=0):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import pytest
+from helpers import type_into
 
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.sweep import SweepSpec, run_sweep
@@ -20,11 +21,6 @@ BASE = InterferenceParams(n=8, m=8, optimizer="gd-zero", l1=0.04, lr=0.05, steps
 @pytest.fixture
 def sweep_widget(show_tab):
     return show_tab(SweepWidget(lambda: BASE))
-
-
-def type_into(field, text):
-    field.edit.setText(text)
-    field.edit.editingFinished.emit()
 
 
 def fill(widget, n, m, seeds, steps, scheduler):

@@ -6,11 +6,11 @@ whole-number ticks; θ lies in the sorted panel's y range at t = 0."""
 
 from __future__ import annotations
 
-import csv
 import math
 
 import numpy as np
 import pytest
+from helpers import read_number_csv
 from legend_checks import check_legends_clear_of_data
 from PySide6 import QtWidgets
 
@@ -23,12 +23,6 @@ from sparsity_gui.core.note.simulation import Simulation
 from sparsity_gui.figures.note import note_figure, panel_data, run_snapshot
 
 TIMEOUT = 20_000
-
-
-def read_csv(path):
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    return rows[0], np.array([[float(x) for x in r] for r in rows[1:]])
 
 
 def run_with_a_lam_change(qtbot, win, before=1.5, after=3.0):
@@ -61,7 +55,7 @@ def test_theta_is_broken_at_a_lam_change_and_tracked_curves_are_the_csv(qtbot, m
     assert win.files.save_session(tmp_path / "session.json"), win.last_error
     assert win.exports.export_data("tracked", tmp_path / "tracked.csv"), win.last_error
     run = replay_script(load_session(tmp_path / "session.json").script)
-    header, tracked = read_csv(tmp_path / "tracked.csv")
+    header, tracked = read_number_csv(tmp_path / "tracked.csv")
     lam = run.rows[:, COL["lam"]]
     cut = int(np.flatnonzero(lam[1:] != lam[:-1])[0]) + 1  # the first row after the change
     data = panel_data(run_snapshot(run), win.exports.views())
@@ -99,7 +93,7 @@ def test_tracked_csv_holds_the_panels_tracked_weights(qtbot, make_window, tmp_pa
         panel.count.setValue(count)
         path = tmp_path / f"tracked{count}.csv"
         assert win.exports.export_data("tracked", path), win.last_error
-        header, table = read_csv(path)
+        header, table = read_number_csv(path)
         recorded = len(win.snapshot.tracked_ranks)
         assert recorded > count and len(header) == 1 + count
         # the columns: the weights the panel draws, by input index, with the replayed values

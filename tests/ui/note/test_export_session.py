@@ -2,7 +2,6 @@
 methods (the menu actions call the same methods after a file dialog)."""
 
 import contextlib
-import csv
 import json
 import os
 import re
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import read_number_csv
 from PySide6 import QtGui
 
 from sparsity_gui.core.note.metrics import COL, COLUMNS
@@ -50,12 +50,6 @@ def run_with_live_changes(qtbot, win):
     qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
     qtbot.wait(50)
     return win.snapshot
-
-
-def read_csv(path):
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    return rows[0], np.array([[float(x) for x in r] for r in rows[1:]])
 
 
 def check_png(path, min_size=(100, 100)):
@@ -115,7 +109,7 @@ def test_saved_session_reopens_to_the_same_time_series(qtbot, make_window, tmp_p
 
     # the exported series is the core's replay of the session, and the same run as the live one
     rows = replay_script(load_session(session).script).rows
-    header, values = read_csv(tmp_path / "a.csv")
+    header, values = read_number_csv(tmp_path / "a.csv")
     assert header == list(COLUMNS)
     np.testing.assert_array_equal(values, rows[:, : len(COLUMNS)])
     assert values[-1, COL["t"]] == snap.t
@@ -173,18 +167,18 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
 
     # the data: the core's replay of the saved session, column for column
     run = replay_script(load_session(out / "session.json").script)
-    header, ts = read_csv(out / "timeseries.csv")
+    header, ts = read_number_csv(out / "timeseries.csv")
     assert header == list(COLUMNS)
     np.testing.assert_array_equal(ts, run.rows[:, : len(COLUMNS)])
-    header, weights = read_csv(out / "weights.csv")
+    header, weights = read_number_csv(out / "weights.csv")
     assert header == ["k", "w0", "w_now"]
     np.testing.assert_array_equal(weights[:, 1], run.sim.init.w0)
     np.testing.assert_array_equal(weights[:, 2], run.sim.solver.weights())
     assert np.count_nonzero(weights[:, 2]) == win.snapshot.nonzero
-    header, deaths = read_csv(out / "deaths.csv")
+    header, deaths = read_number_csv(out / "deaths.csv")
     assert header == ["k", "u", "t_death"]
     assert len(deaths) == 400 - win.snapshot.nonzero and np.all(np.diff(deaths[:, 2]) >= 0)
-    header, tracked = read_csv(out / "tracked.csv")
+    header, tracked = read_number_csv(out / "tracked.csv")
     assert header[0] == "t" and len(header) == 1 + win.panels[1].count.value()  # the weights it draws
     meta = json.loads((out / "run.json").read_text())
     assert meta["parameters"]["lam"] == 0.01 and meta["lam_changes"][1][1] == 0.02
@@ -443,5 +437,5 @@ def test_run_figures_headless(tmp_path):
     check_png(figures / "layout.png", (1200, 700))
     drawn = json.loads((figures / "norm_balance.json").read_text())
     assert len(drawn["t"]) == 101, "one point per row of timeseries.csv"
-    header, _ = read_csv(out / "timeseries.csv")
+    header, _ = read_number_csv(out / "timeseries.csv")
     assert header == list(COLUMNS)

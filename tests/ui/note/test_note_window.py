@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from helpers import type_into
 from PySide6 import QtCore
 from PySide6.QtTest import QTest
 
@@ -17,18 +18,12 @@ def wait_running(qtbot, win):
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 0, timeout=TIMEOUT)
 
 
-def type_into(qtbot, field, text):
-    field.edit.selectAll()
-    field.edit.setText(text)
-    field.edit.editingFinished.emit()
-
-
 def test_lam_change_reaches_running_simulation_without_reset(qtbot, make_window):
     win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
     wait_running(qtbot, win)
     run_id = win.run_id
     t_before = win.snapshot.t
-    type_into(qtbot, win.controls.lam, "0.02")
+    type_into(win.controls.lam, "0.02")
     qtbot.waitUntil(lambda: win.snapshot.lam == 0.02, timeout=TIMEOUT)
     snap = win.snapshot
     assert win.run_id == run_id and snap.run_id == run_id, "a lam change must not reset the run"
@@ -56,16 +51,16 @@ def test_invalid_value_is_refused_at_the_field(qtbot, make_window):
     wait_running(qtbot, win)
     run_id = win.run_id
     for text, reason in (("-1", "from 0 to 1"), ("abc", "not a valid number"), ("nan", "finite")):
-        type_into(qtbot, win.controls.lam, text)
+        type_into(win.controls.lam, text)
         assert win.controls.lam.error.isVisibleTo(win.controls), text
         assert reason in win.controls.lam.error.text()
-    type_into(qtbot, win.controls.m, "0")
+    type_into(win.controls.m, "0")
     assert "m" in win.controls.m.error.text() or "from 1" in win.controls.m.error.text()
     qtbot.wait(200)
     assert win.run_id == run_id
     assert win.snapshot.lam == 0.01 and win.snapshot.m == 300, "the current run is untouched"
     # a good value clears the message
-    type_into(qtbot, win.controls.lam, "0.005")
+    type_into(win.controls.lam, "0.005")
     assert not win.controls.lam.error.isVisibleTo(win.controls)
     qtbot.waitUntil(lambda: win.snapshot.lam == 0.005, timeout=TIMEOUT)
 
@@ -74,7 +69,7 @@ def test_changing_m_starts_new_run_and_drops_stale_snapshots(qtbot, make_window)
     win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
     wait_running(qtbot, win)
     old = win.snapshot
-    type_into(qtbot, win.controls.m, "500")
+    type_into(win.controls.m, "500")
     assert win.run_id == old.run_id + 1
     qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id, timeout=TIMEOUT)
     assert win.snapshot.m == 500
@@ -183,7 +178,7 @@ def test_gd_divergence_pauses_with_a_reason(qtbot, make_window):
     assert win.error_box.isVisible()
     win.error_box.close()
     # the app stays usable: a reset with a sane eta runs again
-    type_into(qtbot, win.controls.eta, "0.05")
+    type_into(win.controls.eta, "0.05")
     win.restart()
     qtbot.waitUntil(
         lambda: win.snapshot.run_id == win.run_id and win.snapshot.state != "error", timeout=TIMEOUT
@@ -294,11 +289,11 @@ def test_a_field_gets_its_help_back_after_a_refused_value(qtbot, make_window):
     win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
     field = win.controls.sigma
     help_text = field.edit.toolTip()
-    type_into(qtbot, field, "-1")
+    type_into(field, "-1")
     assert field.edit.toolTip() != help_text and "> 0" in field.edit.toolTip()
-    type_into(qtbot, field, "0.8")
+    type_into(field, "0.8")
     assert field.edit.toolTip() == help_text
-    type_into(qtbot, field, "nan")
+    type_into(field, "nan")
     win.restart()  # Ctrl+R shows the parameters in force, and the help
     assert field.edit.toolTip() == help_text and field.text() == "0.8"
 

@@ -3,12 +3,12 @@ panel (and the phase plane) while parameters change and runs restart; the legend
 each by the parameters that differ; up to eight, removed one by one or all; saved in
 sessions, restored on Open, and exported (CSVs, figures)."""
 
-import csv
 import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from helpers import read_number_csv
 from PySide6 import QtGui, QtWidgets
 
 from sparsity_gui.core.note.metrics import COLUMNS
@@ -245,12 +245,6 @@ def test_pins_round_trip_through_a_session(qtbot, make_window, tmp_path):
     assert "pins" not in json.loads(plain.read_text())
 
 
-def read_csv(path):
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    return rows[0], np.array([[float(x) for x in r] for r in rows[1:]])
-
-
 def svg_texts(data: bytes) -> str:
     """The SVG's text without spaces (Qt splits a label into runs, spaced apart)."""
     root = ET.fromstring(data)
@@ -271,7 +265,7 @@ def test_export_all_writes_the_pinned_runs_and_draws_them(qtbot, make_window, tm
     (pin,) = win.pin_control.pins
     folder = tmp_path / "all"
     assert win.exports.export_all(folder), win.last_error
-    header, rows = read_csv(folder / "pin_1.csv")
+    header, rows = read_number_csv(folder / "pin_1.csv")
     assert header == list(COLUMNS)
     np.testing.assert_array_equal(rows, pin.rows)  # every float written to read back exactly
     listing = json.loads((folder / "pins.json").read_text())

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import type_keys
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
@@ -103,16 +104,6 @@ def check_status_agrees_with_core(qtbot, win, where: str, log: list[str] = ()) -
             f"{win.thread.is_alive()}, message {win.runner.message[:2000]!r}\n" + "\n".join(log[-30:])
         )
     assert shown_status(win) == expected_status(win.runner.sim.moments()), where
-
-
-def type_into(field, text: str) -> None:
-    """Type into a parameter field as a user does: select all, type, Enter."""
-    edit = field.edit
-    edit.selectAll()
-    QTest.keyClick(edit, QtCore.Qt.Key.Key_Backspace)
-    if text:
-        QTest.keyClicks(edit, text)
-    QTest.keyClick(edit, QtCore.Qt.Key.Key_Return)
 
 
 def choose(combo: QtWidgets.QComboBox, index: int) -> None:
@@ -239,7 +230,7 @@ class Fuzzer:
     def lam_typed(self) -> str:
         r = self.rng.random()
         text = "0" if r < 0.05 else "1" if r < 0.07 else f"{10 ** self.rng.uniform(-4, -0.7):.3g}"
-        type_into(self.win.controls.lam, text)
+        type_keys(self.win.controls.lam, text)
         assert not self.win.controls.lam.error.isVisibleTo(self.win.controls), text
         return text
 
@@ -247,7 +238,7 @@ class Fuzzer:
         if not field.isEnabled():
             return "disabled"
         text = self.rng.choice(choices)
-        type_into(field, text)
+        type_keys(field, text)
         # refused at the field: shown in red, nothing else changes
         assert field.error.isVisibleTo(self.win.controls) and field.error.text(), (field.name, text)
         return f"{field.name}={text!r}"
@@ -265,21 +256,21 @@ class Fuzzer:
     def eta_typed(self) -> str:
         unstable = self.rng.random() < 0.08
         text = f"{self.rng.uniform(1.2, 2.0) if unstable else self.rng.uniform(0.01, 0.4):.3g}"
-        type_into(self.win.controls.eta, text)
+        type_keys(self.win.controls.eta, text)
         return text
 
     def m_typed(self) -> str:
         if not self.win.controls.m.isEnabled():
             return "disabled"
         text = str(self.rng.randint(50, 2000))
-        type_into(self.win.controls.m, text)
+        type_keys(self.win.controls.m, text)
         return text
 
     def sigma_typed(self) -> str:
         if not self.win.controls.sigma.isEnabled():
             return "disabled"
         text = f"{self.rng.uniform(0.3, 1.5):.3g}"
-        type_into(self.win.controls.sigma, text)
+        type_keys(self.win.controls.sigma, text)
         return text
 
     def seed(self) -> str:
@@ -306,7 +297,7 @@ class Fuzzer:
             return "disabled"
         bad = self.rng.random() < 0.3
         text = self.rng.choice(T_END_BAD) if bad else f"{self.rng.uniform(1.0, 400.0):.4g}"
-        type_into(field, text)
+        type_keys(field, text)
         return text
 
     def play_pause(self) -> str:
@@ -395,9 +386,9 @@ class Fuzzer:
         with a reason (an error the fuzz must then recover from)."""
         win = self.win
         choose(win.controls.method, 1)
-        type_into(win.controls.eta, "2")
+        type_keys(win.controls.eta, "2")
         if win.controls.sigma.isEnabled():
-            type_into(win.controls.sigma, "3")
+            type_keys(win.controls.sigma, "3")
         win.act_reset.trigger()
         if not win.playing:
             win.act_play.trigger()
@@ -457,11 +448,11 @@ class Fuzzer:
         if getattr(win, "error_box", None) is not None:
             win.error_box.close()
         if win.params.eta >= 0.5:
-            type_into(win.controls.eta, "0.1")
+            type_keys(win.controls.eta, "0.1")
         if win.params.lam > 0.05:
-            type_into(win.controls.lam, "0.01")
+            type_keys(win.controls.lam, "0.01")
         if win.params.sigma > 1.5 and win.controls.sigma.isEnabled():
-            type_into(win.controls.sigma, "0.9")
+            type_keys(win.controls.sigma, "0.9")
         win.act_reset.trigger()
         win.set_playing(True)
         try:
@@ -834,7 +825,7 @@ def test_closing_while_flat_out_and_a_large_run_is_being_built(qtbot, make_windo
     the worker and joins it, well within the deadline."""
     win = make_window(SimParams(m=200_000, lam=1e-3, method="gd", eta=0.05), speed=0.0)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 0.5, timeout=TIMEOUT)
-    type_into(win.controls.m, "3000000")
+    type_keys(win.controls.m, "3000000")
     assert win.params.m == 3_000_000
     qtbot.wait(30)
     start = time.perf_counter()

@@ -8,23 +8,12 @@ from __future__ import annotations
 import json
 import time
 
-from PySide6 import QtCore
-from PySide6.QtTest import QTest
+from helpers import type_keys
 
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.scaling import ROW_COLUMNS, scaling_row
 
 TIMEOUT = 60_000
-
-
-def type_into(field, text: str) -> None:
-    """Select all, type, Enter: as a user does."""
-    edit = field.edit
-    edit.selectAll()
-    QTest.keyClick(edit, QtCore.Qt.Key.Key_Backspace)
-    if text:
-        QTest.keyClicks(edit, text)
-    QTest.keyClick(edit, QtCore.Qt.Key.Key_Return)
 
 
 def _key(row):
@@ -37,9 +26,9 @@ def test_a_grid_runs_beside_the_live_run_and_is_saved(qtbot, make_window, tmp_pa
     tab = win.scaling
     win.tabs.setCurrentWidget(tab)
     assert "σ = 0.8, first seed 4" in tab.base_label.text()
-    type_into(tab.m, "1e2,1e3")
-    type_into(tab.lam, "1e-2,3e-3")
-    type_into(tab.seeds, "2")
+    type_keys(tab.m, "1e2,1e3")
+    type_keys(tab.lam, "1e-2,3e-3")
+    type_keys(tab.seeds, "2")
     assert tab.pause_live.isChecked()
     assert tab.start()
     assert not win.playing, "the live run pauses while the grid runs"
@@ -90,14 +79,14 @@ def test_refused_values_are_shown_at_their_fields_and_nothing_starts(qtbot, make
     ]
     for field, text, message in cases:
         good = field.text()
-        type_into(field, text)
+        type_keys(field, text)
         assert not field.error.isHidden() and message in field.error.text(), (text, field.error.text())
         assert not tab.start()
         assert tab.thread is None and tab.outcome == ""
-        type_into(field, good)
+        type_keys(field, good)
         assert field.error.isHidden()
     # a grid too large for memory: the reason under the buttons, nothing started
-    type_into(tab.m, "1e8")
+    type_keys(tab.m, "1e8")
     tab.workers.setValue(32)
     assert not tab.start()
     assert tab.thread is None and "GiB" in tab.info.text()
@@ -106,9 +95,9 @@ def test_refused_values_are_shown_at_their_fields_and_nothing_starts(qtbot, make
 def test_cancel_keeps_the_finished_runs(qtbot, make_window):
     win = make_window()
     tab = win.scaling
-    type_into(tab.m, "100,3e6")
-    type_into(tab.lam, "1e-3")
-    type_into(tab.seeds, "2")
+    type_keys(tab.m, "100,3e6")
+    type_keys(tab.lam, "1e-3")
+    type_keys(tab.seeds, "2")
     tab.workers.setValue(1)
     assert tab.start()
     qtbot.waitUntil(lambda: len(tab._worker_rows) == 2, timeout=TIMEOUT)  # the m = 100 runs
@@ -125,9 +114,9 @@ def test_cancel_keeps_the_finished_runs(qtbot, make_window):
 def test_closing_mid_run_joins_every_thread(qtbot, make_window):
     win = make_window()
     tab = win.scaling
-    type_into(tab.m, "1e6,2e6")
-    type_into(tab.lam, "1e-3")
-    type_into(tab.seeds, "3")
+    type_keys(tab.m, "1e6,2e6")
+    type_keys(tab.lam, "1e-3")
+    type_keys(tab.seeds, "3")
     assert tab.start()
     qtbot.waitUntil(lambda: tab._progress is not None, timeout=TIMEOUT)
     thread = tab.thread

@@ -9,6 +9,7 @@ import json
 from dataclasses import asdict
 
 import pytest
+from helpers import type_into
 
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.scaling import scaling_row
@@ -21,11 +22,6 @@ BASE = SimParams(m=200, lam=1e-2, sigma=0.8, seed=4)
 @pytest.fixture
 def scaling_widget(show_tab):
     return show_tab(ScalingWidget(lambda: BASE))
-
-
-def type_into(field, text):
-    field.edit.setText(text)
-    field.edit.editingFinished.emit()
 
 
 def fill(widget, m, lam, seeds, scheduler):

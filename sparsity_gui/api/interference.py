@@ -1,0 +1,349 @@
+"""The interference model in the Python API (sparsity_gui.api): ``train`` and ``sweep``."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sparsity_gui.api.results import Result, api_call, as_number, as_path, as_whole, given_options
+from sparsity_gui.core.files import ResultDir
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from sparsity_gui.core.cluster import Scheduler
+    from sparsity_gui.core.interference.params import InterferenceParams
+    from sparsity_gui.core.interference.run import InterferenceRun
+    from sparsity_gui.core.interference.sweep import SweepRow, SweepSpec
+
+
+# --- the interference model -----------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class TrainingResult(Result):
+    """One training run of the interference model (``sparsity-gui interference``).
+
+    ``history``: a row per recorded step, columns ``columns`` (history.csv's: ``step``,
+    ``t`` in the note's time = 4 lr per step, NaN for Adam, ``polysemantic``, ...).
+    ``w0``, ``w_final``: W (n x m: features by neurons) at the start and the end.
+    ``neuron_counts``: active features per neuron at the end (|w| from 0.8 to 1.2)."""
+
+    params: InterferenceParams
+    columns: tuple[str, ...]
+    history: np.ndarray
+    w0: np.ndarray
+    w_final: np.ndarray
+    neuron_counts: np.ndarray
+    polysemantic: int
+    predicted: float  # the paper's n^2/(4m)
+    wall_seconds: float
+    run: InterferenceRun = dataclasses.field(repr=False)
+    options: dict[str, Any] = dataclasses.field(repr=False)
+    command = "interference"
+
+    def command_line(self, out: str | Path, save_options: Mapping[str, Any] | None = None) -> str:
+        if not isinstance(self.options.get("w0"), np.ndarray):
+            return super().command_line(out, save_options)
+        return api_call(
+            "train", self.options, out, save_options, ", saved as w0.npy"
+        )  # no CLI option takes an array
+
+    def save(self, out: str | Path, *, force: bool = False) -> Path:
+        """history.csv, w0.npy, w_final.npy, neuron_counts.csv and run.json into ``out``,
+        as `interference --out DIR` with the same options. See Result.save."""
+        return self._save(out, force)
+
+    def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
+        from sparsity_gui.core.interference.files import write_interference_run
+
+        write_interference_run(result_dir, self.run, command_line, self.wall_seconds)
+
+    def _table(self) -> tuple[Sequence[str], np.ndarray]:
+        return self.columns, self.history
+
+    def movie(
+        self,
+        path: str | Path,
+        *,
+        panel: str = "layout",
+        seconds: float = 10.0,
+        fps: int = 30,
+        spacing: str = "linear",
+        style: Any = None,
+        width: float | None = None,
+        dpi: float = 150,
+        format: str | None = None,
+    ) -> Path:
+        """A movie of the run, as `interference --movie PANEL` writes it: frame k is the
+        figure of ``panel`` (a panel name of plot(), or "layout") at the last step at or
+        before its time, the run trained again from W(0) to stop there, a stamp below.
+        ``seconds`` x ``fps`` frames, evenly or log-spaced (``spacing``) over the steps;
+        MP4 (H.264, yuv420p) or GIF by the path's suffix or ``format``. Written atomically.
+        Needs the [movie] extra (PyAV): without it, MovieExtraMissing, an ImportError naming
+        it. Returns the path."""
+        from sparsity_gui.figures.interference_movie import write_interference_movie
+        from sparsity_gui.figures.movie import movie_format, movie_settings, require_encoder
+
+        require_encoder()
+        settings = movie_settings(seconds, fps, spacing, movie_format(path, format), dpi)
+        samples = int(self.options.get("samples", 501))
+        write_interference_movie(
+            path, self.params, self.w0, panel, settings, samples, style=style, width=width
+        )
+        return Path(path)
+
+    def plot(self, panel: str = "layout", ax: Axes | None = None, style: Any = None) -> Figure:
+        """One of the interference window's panels, drawn by matplotlib as `interference
+        --figures` draws it: ``weights``, ``active``, ``polysemantic``, ``kept``, ``signs``,
+        ``sparsity`` or ``layout`` (all six; not into an ``ax``). Returns a new
+        ``matplotlib.figure.Figure``, or draws in place of ``ax`` and returns its figure.
+        ``style``: "paper" (the default), "talk", a dict of rcParams or a .mplstyle path."""
+        from sparsity_gui.figures.interference import PANELS, layout, layout_size, run_data
+        from sparsity_gui.figures.scripted import panel_named, plot_panel
+
+        data = run_data(self.history, self.columns, self.w_final, self.neuron_counts, self.params.n)
+        if panel == "layout":
+            if ax is not None:
+                raise ValueError("the layout draws six panels: it takes no ax")
+            return plot_panel(
+                layout, {"panels": [data[name] for name in PANELS]}, None, style, layout_size(style)
+            )
+        function, _title = panel_named({**PANELS, "layout": (layout, "")}, panel)
+        return plot_panel(function, data[panel], ax, style)
+
+    def _summary(self) -> str:
+        p = self.params
+        return (
+            f"n={p.n} m={p.m} {p.optimizer}, {p.steps} steps: {self.polysemantic} polysemantic "
+            f"neuron(s), predicted n^2/(4m)={self.predicted:.4g}"
+        )
+
+
+def train(
+    *,
+    n: int | None = None,
+    m: int | None = None,
+    seed: int | None = None,
+    steps: int = 7500,
+    optimizer: str = "adamw",
+    l1: float = 1e-3,
+    lr: float = 1e-3,
+    sigma: float | None = None,
+    w0: str | os.PathLike[str] | np.ndarray | None = None,
+    w0_tensor: str | None = None,
+    no_interference: bool = False,
+    weight_decay: float | None = None,
+    dtype: str = "float64",
+    samples: int = 501,
+) -> TrainingResult:
+    """Train the interference model once (Lecomte et al. 2023: y = ReLU(W W^T x) on the n
+    basis vectors, loss sum_i (1 - |W_i|^2)^2 + sum_{i != j} ReLU(W_i . W_j)^2 + l1 |W|_1),
+    W (n x m) from normal(0, sigma/sqrt(m)) drawn with ``seed`` (defaults: n=256, m=1024,
+    seed=0, sigma=1), as ``sparsity-gui interference`` does.
+
+    ``w0``: start from this W(0) instead, a matrix n x m (features x neurons) that sets n
+    and m (given as well, they must match; seed and sigma do not go with it): the path of
+    a file (.npy, .npz, .safetensors, a PyTorch state_dict if torch is installed, or text,
+    a row per feature), its tensor or array ``w0_tensor``; or a numpy array. An array has
+    no CLI option: save() then records this call instead of a command line.
+
+    Network units: ``l1`` the loss's L1 coefficient, 0 to 4 (the note's lam = l1/4), ``lr``
+    the learning rate per step (for gradient descent the note's eta = 4 lr and t = 4 lr
+    steps). ``optimizer``: "adamw" (the paper's), "adam", "gd-zero" (gradient descent with
+    the note's zero rule) or "gd". ``weight_decay``: None for torch's (0.01 for adamw, 0
+    for adam). ``no_interference``: every feature trains alone. ``dtype``: "float64" or
+    "float32" (the paper's precision: W, the products and the optimizer's state in float32;
+    counts agree with float64's in distribution, not run by run). ``samples``: rows of the
+    history, at steps round(i steps/(K-1)).
+
+    Like the CLI this caps OpenBLAS at one thread in this process (faster for these
+    products, and the same numbers as the CLI's)."""
+    from sparsity_gui.core.interference.headless import INTERFERENCE_DEFAULTS, training_settings, training_w0
+    from sparsity_gui.core.interference.headless import train as train_run
+    from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+
+    values = dict(
+        n=as_whole(n),
+        m=as_whole(m),
+        seed=as_whole(seed),
+        steps=as_whole(steps),
+        optimizer=optimizer,
+        l1=as_number(l1),
+        lr=as_number(lr),
+        sigma=as_number(sigma),
+        w0=w0 if w0 is None or isinstance(w0, np.ndarray) else as_path(w0),
+        w0_tensor=w0_tensor,
+        no_interference=no_interference,
+        weight_decay=None if weight_decay is None else as_number(weight_decay),
+        dtype=dtype,
+        samples=as_whole(samples),
+    )
+    given = {k: v for k, v in values.items() if k not in ("w0", "w0_tensor")}
+    matrix, source = training_w0(
+        values["w0"], w0_tensor, n=given["n"], m=given["m"], seed=given["seed"], sigma=given["sigma"]
+    )
+    if matrix is not None:
+        given["n"], given["m"] = matrix.shape
+    for name in ("n", "m", "seed", "sigma"):  # None: the CLI's default (or the matrix's shape)
+        if given[name] is None:
+            given[name] = INTERFERENCE_DEFAULTS[name]
+    params = training_settings(**given)
+    started = time.perf_counter()
+    run = train_run(params, values["samples"], w0=matrix, w0_source=source)
+    wall = time.perf_counter() - started
+    meas = run.measure(with_loss=False)
+    return TrainingResult(
+        params=params,
+        columns=tuple(HISTORY_COLUMNS),
+        history=run.history_array().copy(),
+        w0=run.w0.copy(),
+        w_final=run.W.copy(),
+        neuron_counts=np.asarray(run.counts).copy(),
+        polysemantic=int(meas.polysemantic),
+        predicted=params.prediction,
+        wall_seconds=wall,
+        run=run,
+        options=given_options(train, values),
+    )
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class SweepResult(Result):
+    """A sweep over m (``sparsity-gui sweep --no-figure``; ``plot()`` draws its figure).
+
+    ``rows``: a column per field of sweep.csv (``m``, ``seed``, ``polysemantic``,
+    ``predicted`` = n^2/(4m), ..., ``seconds`` of wall time), a row per run, as numpy
+    arrays. ``m``, ``mean``, ``std``, ``predicted``: polysemantic neurons per value of m
+    (mean and sample standard deviation over the seeds) and the paper's prediction.
+    ``jobs``: the runs trained side by side here; on a cluster None, and ``scheduler``
+    where they ran (str() gives its address or local:N; None: this machine's threads)."""
+
+    spec: SweepSpec
+    rows: dict[str, np.ndarray]
+    m: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray
+    predicted: np.ndarray
+    jobs: int | None
+    scheduler: Scheduler | None
+    sweep_rows: tuple[SweepRow, ...] = dataclasses.field(repr=False)
+    options: dict[str, Any] = dataclasses.field(repr=False)
+    command = "sweep"
+
+    def save(self, out: str | Path, *, force: bool = False) -> Path:
+        """sweep.csv and sweep.json into ``out``, as `sweep --no-figure --out DIR` with the
+        same options. See Result.save."""
+        return self._save(out, force)
+
+    def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
+        from sparsity_gui.core.interference.files import write_sweep
+
+        write_sweep(result_dir, self.spec, list(self.sweep_rows), command_line=command_line)
+
+    def _table(self) -> tuple[Sequence[str], dict[str, np.ndarray]]:
+        return tuple(self.rows), self.rows
+
+    def plot(self, panel: str = "sweep", ax: Axes | None = None, style: Any = None) -> Figure:
+        """Polysemantic neurons against m (the ``sweep`` panel, as `sweep` draws it into
+        DIR/figures/): a new ``matplotlib.figure.Figure``, or drawn in place of ``ax``.
+        ``style``: "paper" (the default), "talk", a dict of rcParams or a .mplstyle path."""
+        from sparsity_gui.figures.scripted import panel_named, plot_panel
+        from sparsity_gui.figures.sweep import sweep, sweep_data
+
+        function = panel_named({"sweep": sweep}, panel)
+        spec = self.spec
+        data = sweep_data(self.sweep_rows, spec.base.n, spec.m_values, len(spec.runs()))
+        return plot_panel(function, data, ax, style)
+
+    def _summary(self) -> str:
+        means = ", ".join(f"{int(m)}: {mean:.3g}" for m, mean in zip(self.m, self.mean, strict=True))
+        return f"n={self.spec.base.n}, {self.spec.seeds} seed(s) per m, mean polysemantic per m {{{means}}}"
+
+
+def sweep(
+    *,
+    n: int | None = None,
+    m: str | Sequence[int] | None = None,
+    seeds: int | None = None,
+    seed: int | None = None,
+    steps: int | None = None,
+    optimizer: str | None = None,
+    l1: float | None = None,
+    lr: float | None = None,
+    sigma: float | None = None,
+    no_interference: bool = False,
+    weight_decay: float | None = None,
+    dtype: str | None = None,
+    paper: bool = False,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+) -> SweepResult:
+    """Train the interference model for every m with ``seeds`` seeds each (``seed`` ..
+    ``seed + seeds - 1``) and count the polysemantic neurons of each run, against the
+    paper's n^2/(4m), as ``sparsity-gui sweep --no-figure`` does.
+
+    ``m``: a list of values, or the CLI's text ("64,128,256" or "start:stop:step", stop
+    included). None takes the CLI's default: n=64, m="64,128,256,512,1024", seeds=4,
+    seed=0, steps=7500, optimizer="adamw", l1=lr=1e-3, sigma=1; ``paper=True`` the
+    paper's settings (n=256, m=256..4096 by 256, 16 seeds: hours of work), which the
+    options given override. Units as in train(): lam = l1/4. ``jobs``: runs trained side
+    by side, one BLAS thread each (default: as many as fit, one per core up to 8); the
+    results do not depend on it. ``scheduler``: train each run as a task on a
+    dask.distributed cluster instead (the extra ``pip install 'sparsity-gui[cluster]'``):
+    the address of a running scheduler, "tcp://HOST:PORT", or "local:N" to start N worker
+    processes on this machine for this call; the rows are the same digit for digit (all
+    but ``seconds``)."""
+    from sparsity_gui.core.cluster import parse_scheduler
+    from sparsity_gui.core.interference.headless import PAPER, SWEEP_DEFAULTS, sweep_settings
+    from sparsity_gui.core.interference.sweep import ROW_COLUMNS, run_sweep, summarize
+
+    given = dict(
+        n=as_whole(n),
+        m=list(m) if isinstance(m, (list, tuple, range, np.ndarray)) else m,
+        seeds=as_whole(seeds),
+        seed=as_whole(seed),
+        steps=as_whole(steps),
+        optimizer=optimizer,
+        l1=as_number(l1),
+        lr=as_number(lr),
+        sigma=as_number(sigma),
+        no_interference=no_interference,
+        weight_decay=as_number(weight_decay),
+        dtype=dtype,
+        paper=paper,
+        jobs=as_whole(jobs),
+        scheduler=scheduler,
+    )
+    if isinstance(given["m"], list):
+        given["m"] = [as_whole(v) for v in given["m"]]
+    settings: dict[str, Any] = {
+        "weight_decay": None,
+        "jobs": None,
+        **SWEEP_DEFAULTS,
+        **(PAPER if paper else {}),
+    }
+    settings.update({k: v for k, v in given.items() if v is not None and k != "paper"})
+    settings["scheduler"] = cluster = parse_scheduler("" if scheduler is None else str(scheduler))
+    spec, workers = sweep_settings(**settings)
+    rows = run_sweep(spec, workers=workers or 1, scheduler=cluster)
+    summary = summarize(rows)
+    options = given_options(sweep, given)
+    options["no_figure"] = True  # the files of `sweep --no-figure`
+    return SweepResult(
+        spec=spec,
+        rows={name: np.array([getattr(r, name) for r in rows]) for name in ROW_COLUMNS},
+        m=np.asarray(summary.m).astype(np.int64),
+        mean=np.asarray(summary.mean).copy(),
+        std=np.asarray(summary.std).copy(),
+        predicted=np.asarray(summary.predicted).copy(),
+        jobs=workers,
+        scheduler=cluster,
+        sweep_rows=tuple(rows),
+        options=options,
+    )

@@ -1,0 +1,137 @@
+"""`sparsity-gui sweep`: polysemantic neurons against m, several seeds per m, with
+--resume (the interference model's grid of runs, as `scaling` is the note's)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from sparsity_gui.cli.common import (
+    CleanParser,
+    fail,
+    figure_style_from_args,
+    log,
+    say,
+)
+from sparsity_gui.cli.grid import add_grid_options, grid_command
+from sparsity_gui.cli.interference import (
+    INTERFERENCE_MODEL,
+    add_model_options,
+    model_options,
+    resolve_defaults,
+)
+from sparsity_gui.core.cluster import parse_scheduler
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.headless import PAPER, SWEEP_DEFAULTS, sweep_settings
+from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, run_sweep, summarize
+from sparsity_gui.core.text import format_duration
+
+SWEEP_DESCRIPTION = (
+    """\
+Sweep m for a fixed n: train every m with several seeds and count the polysemantic
+neurons of each run, against the paper's n^2/(4m) (its count-against-m figure).
+Writes into DIR: sweep.csv (a row per run), sweep.json (the settings, the command line,
+mean and std per m) and, in DIR/figures/, the figure drawn by matplotlib: sweep.png,
+sweep.svg and sweep.pdf, sweep.json (the arrays drawn) and sweep.py (the script that
+redraws sweep.png from them, with numpy and matplotlib only: restyle it there).
+
+"""
+    + INTERFERENCE_MODEL
+)
+
+
+def build_sweep_parser() -> CleanParser:
+    p = CleanParser.for_command("sweep", SWEEP_DESCRIPTION)
+    g = p.add_argument_group("model parameters")
+    add_model_options(g, SWEEP_DEFAULTS, PAPER, sweep=True)
+    g.add_argument(
+        "--paper",
+        action="store_true",
+        help="the paper's settings: n=256, m=256:4096:256, 16 seeds, 7500 steps, adamw, "
+        "l1=lr=1e-3: 256 runs with W up to 256 x 4096, which takes hours (about 4 on two "
+        "cores in float64, 2.5 with --dtype float32, the paper's precision; the progress "
+        "bar shows the time left). Options given as well override these",
+    )
+    o = add_grid_options(
+        p,
+        "runs trained side by side, each with one BLAS thread (1 to 64; default: the number of "
+        "cores, at most 8)",
+        "train",
+        "the figure and its script",
+    )
+    o.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted sweep in DIR (Ctrl+C or SIGTERM keeps the runs "
+        "that finished): the same options, only the missing runs are trained",
+    )
+    return p
+
+
+def sweep_spec_from_args(args: argparse.Namespace):
+    """The validated SweepSpec of parsed `sweep` options (defaults and --paper applied);
+    sets args.jobs to the runs trained side by side."""
+    resolve_defaults(args, SWEEP_DEFAULTS, PAPER)
+    args.scheduler = parse_scheduler(args.scheduler or "")
+    spec, args.jobs = sweep_settings(
+        m=str(args.m), seeds=args.seeds, jobs=args.jobs, scheduler=args.scheduler, **model_options(args)
+    )
+    return spec
+
+
+def sweep_command(argv: Sequence[str]) -> int:
+    args = build_sweep_parser().parse_args(argv)
+    try:
+        spec = sweep_spec_from_args(args)
+        style, dpi = figure_style_from_args(args)
+        if args.resume:
+            from sparsity_gui.core.interference.files import resumed_rows
+
+            done_rows = resumed_rows(args.out, spec)
+        else:
+            done_rows = []
+    except InputError as exc:
+        fail(str(exc))
+    from sparsity_gui.core.interference.files import write_sweep
+
+    def figure_files(rows: list, interrupted: bool) -> dict:
+        from sparsity_gui.figures.sweep import sweep_figure_files  # matplotlib: only if asked
+
+        return sweep_figure_files(spec, rows, style, dpi, cancelled=interrupted)
+
+    outcome, status = grid_command(
+        "sweep",
+        argv,
+        args,
+        spec,
+        args.jobs,
+        run_sweep,
+        lambda result_dir, rows, command_line: write_sweep(result_dir, spec, rows, command_line=command_line),
+        figure_files,
+        describe=lambda p: f"  m={p.m} seed={p.seed}",
+        done_rows=done_rows,
+        hint="; the same command with --resume continues it",
+    )
+    if status is not None:
+        return status
+    runs = spec.runs()
+    s = summarize(outcome.rows)
+    say(
+        f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {len(spec.m_values)} value(s) of m "
+        f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.dtype}, {spec.base.steps} steps) in "
+        f"{format_duration(outcome.seconds)} {outcome.ran_on(args.jobs, args.scheduler)}"
+    )
+    say(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
+    for i, m in enumerate(s.m):
+        say(f"{int(m):>7} {s.mean[i]:>9.3f} {s.std[i]:>8.3f} {s.predicted[i]:>10.3f}")
+    say(f"colliding pairs: {s.opposite_pairs} of opposite sign, {s.same_pairs} of equal sign")
+    unsettled = [r for r in outcome.rows if not r.settled]
+    if unsettled:
+        where = ", ".join(f"m={r.m} seed={r.seed}" for r in unsettled[:4]) + (
+            ", ..." if len(unsettled) > 4 else ""
+        )
+        log.warning(
+            f"{len(unsettled)} of {len(outcome.rows)} runs had not settled ({where}): "
+            f"settled means {SETTLED_DEFINITION}; give more --steps"
+        )
+    return 0

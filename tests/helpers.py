@@ -1,0 +1,72 @@
+"""What many test files share, written once: the command line as the tests start it
+(`python -m sparsity_gui ARGS` in a subprocess, Qt offscreen), typing into a field of
+ui/fields.py, and a CSV file read back."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+# the environment of every CLI subprocess: Qt never opens a real display
+ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+COMMAND = [sys.executable, "-m", "sparsity_gui"]
+
+
+def cli(args, cwd=None, *, env=None, timeout: float = 180, prefix=(), **kw) -> subprocess.CompletedProcess:
+    """`sparsity-gui ARGS` run in ``cwd`` and waited for (``prefix``: a command that starts
+    it, such as a shell's ``exec``); ``kw`` go to subprocess.run (preexec_fn, input)."""
+    return subprocess.run(
+        [*prefix, *COMMAND, *[str(a) for a in args]],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=ENV if env is None else env,
+        **kw,
+    )
+
+
+def one_error_line(proc: subprocess.CompletedProcess) -> str:
+    """The one `error:` line of a refused command (exit 2, nothing on stdout, no traceback)."""
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert proc.stdout == ""
+    return lines[0]
+
+
+def type_into(field, text: str) -> None:
+    """``text`` put into a Field and committed, as when its editing finishes."""
+    field.edit.selectAll()
+    field.edit.setText(text)
+    field.edit.editingFinished.emit()
+
+
+def type_keys(field, text: str) -> None:
+    """``text`` typed into a Field as a user does, key by key: select all, erase, type, Enter."""
+    from PySide6 import QtCore
+    from PySide6.QtTest import QTest
+
+    edit = field.edit
+    edit.selectAll()
+    QTest.keyClick(edit, QtCore.Qt.Key.Key_Backspace)
+    if text:
+        QTest.keyClicks(edit, text)
+    QTest.keyClick(edit, QtCore.Qt.Key.Key_Return)
+
+
+def read_csv(path) -> tuple[list[str], list[list[str]]]:
+    """A CSV file's header and its rows, as text."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def read_number_csv(path) -> tuple[list[str], np.ndarray]:
+    """A CSV file of numbers: its header and its rows as a float array."""
+    header, rows = read_csv(path)
+    return header, np.array([[float(x) for x in row] for row in rows])
