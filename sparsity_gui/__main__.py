@@ -6,30 +6,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-#: The libraries whose versions --version prints (and a bug report needs), by import name.
-LIBRARIES = ("numpy", "numba", "PySide6", "pyqtgraph", "matplotlib")
+from sparsity_gui.core.versions import LIBRARIES, library_version
+
 COMMANDS = ("run", "sweep", "interference", "scaling")
-
-
-def library_version(module: str) -> str:
-    """The installed version of ``module``: from its distribution's metadata, which needs
-    no import (PySide6's would load Qt), else from the module itself (a frozen bundle
-    carries no metadata); "not installed" when it cannot be imported."""
-    import importlib
-    import importlib.metadata
-    import importlib.util
-
-    for dist in importlib.metadata.packages_distributions().get(module, []):
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    try:
-        if importlib.util.find_spec(module) is None:
-            return "not installed"
-        return str(getattr(importlib.import_module(module), "__version__", "unknown"))
-    except ImportError:
-        return "not installed"
 
 
 def version_text() -> str:

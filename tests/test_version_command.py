@@ -1,6 +1,7 @@
 """`sparsity-gui --version` (python -m sparsity_gui --version): the program's version, then
 Python's and those of numpy, numba, PySide6, pyqtgraph and matplotlib, each checked against
-the module's own __version__ imported here; no Qt loaded to print them."""
+the module's own __version__ imported here; no Qt loaded to print them. Every result file
+records the same versions (and scipy's)."""
 
 from __future__ import annotations
 
@@ -67,3 +68,26 @@ def test_without_metadata_the_modules_own_version_is_read(tmp_path, source):
     out = _run("-c", code, cwd=tmp_path, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ("9.8.7" if "9.8.7" in source else "not installed")
+
+
+def test_every_result_file_records_the_versions_it_was_made_with(tmp_path):
+    """run.json of both models, scaling.json and sweep.json: Python's version, the machine's
+    and the version of each library that computed or drew it, as the modules say."""
+    import json
+    import platform
+
+    commands = {
+        "run/run.json": ["run", "--m", "50", "--lam", "0.05"],
+        "net/run.json": ["interference", "--n", "4", "--m", "8", "--steps", "20"],
+        "grid/scaling.json": ["scaling", "--m", "50", "--lam", "0.05", "--seeds", "1", "--no-figure"],
+        "sweep/sweep.json": ["sweep", "--n", "4", "--m", "8", "--seeds", "1", "--steps", "20", "--no-figure"],
+    }
+    want = {"python": sys.version.split()[0], "machine": platform.machine()}
+    want |= {
+        name: _module_version(name)
+        for name in ("numpy", "numba", "scipy", "matplotlib", "PySide6", "pyqtgraph")
+    }
+    for file, args in commands.items():
+        out = _run("-m", "sparsity_gui", *args, "--out", str(tmp_path / file.split("/")[0]))
+        assert out.returncode == 0, out.stderr
+        assert json.loads((tmp_path / file).read_text())["platform"] == want, file

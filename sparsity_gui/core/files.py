@@ -11,7 +11,6 @@ import re
 import secrets
 import shutil
 import stat
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -492,13 +491,3 @@ def write_result_files(target: ResultDir | str | Path, files: dict[str, bytes]) 
         atomic_write_bytes(folder / name, data)
         written.append(folder / name)
     return written
-
-
-def platform_versions(*libraries: str) -> dict[str, str]:
-    """What a result file records of where it was computed: Python's version, each of
-    ``libraries``' (imported by name: they are loaded already) and the machine."""
-    import importlib
-    import platform
-
-    versions = {name: importlib.import_module(name).__version__ for name in libraries}
-    return {"python": sys.version.split()[0], **versions, "machine": platform.machine()}

@@ -23,7 +23,7 @@ import numpy as np
 from sparsity_gui import __version__
 from sparsity_gui.core.checks import input_text, parse_json_text, read_input_bytes
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.files import ResultDir, csv_text, json_text, platform_versions, write_result_files
+from sparsity_gui.core.files import ResultDir, csv_text, json_text, write_result_files
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.sweep import (
@@ -36,6 +36,7 @@ from sparsity_gui.core.interference.sweep import (
     rows_csv,
     summarize,
 )
+from sparsity_gui.core.versions import platform_versions
 
 SWEEP_CSV = "sweep.csv"
 SWEEP_JSON = "sweep.json"
@@ -97,7 +98,7 @@ def sweep_metadata(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str 
         "opposite_pairs": int(s.opposite_pairs) if s is not None else 0,
         "same_pairs": int(s.same_pairs) if s is not None else 0,
         "run_seconds": float(sum(r.seconds for r in rows)),
-        "platform": platform_versions("numpy", "numba"),
+        "platform": platform_versions(),
     }
 
 
@@ -243,7 +244,7 @@ def run_metadata(
         "active_definition": "0.8 <= |W[i, k]| <= 1.2; a neuron is polysemantic with more than "
         "one active feature",
         "wall_seconds": wall_seconds,
-        "platform": platform_versions("numpy", "numba"),
+        "platform": platform_versions(),
     }
 
 

@@ -19,7 +19,6 @@ from sparsity_gui.core.files import (
     csv_text,
     iter_csv_columns,
     json_text,
-    platform_versions,
     write_result_files,
 )
 from sparsity_gui.core.note.headless import resolved_format
@@ -34,6 +33,7 @@ from sparsity_gui.core.note.scaling import (
     rows_csv,
     summarize,
 )
+from sparsity_gui.core.versions import platform_versions
 
 
 def timeseries_csv(rows: np.ndarray) -> str:
@@ -161,7 +161,7 @@ def run_metadata(run: SampledRun, params: SimParams, command_line: str, source=N
         "solver_steps": int(getattr(run.sim.solver, "steps", 0)),
         "lam_changes": [[c.t, c.lam] for c in run.sim.lam_changes],
         "live_changes": [[c.t, c.name, c.value] for c in run.sim.changes],
-        "platform": platform_versions("numpy", "numba", "scipy"),
+        "platform": platform_versions(),
         **run.extra,
     }
 
@@ -254,7 +254,7 @@ def scaling_metadata(
             {"m": c.m, "lam": c.lam, "runs": c.runs, "mean": c.mean, "std": c.std} for c in summarize(rows)
         ],
         "run_seconds": float(sum(r.seconds for r in rows)),
-        "platform": platform_versions("numpy", "numba", "scipy"),
+        "platform": platform_versions(),
     }
 
 
