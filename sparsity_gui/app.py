@@ -40,7 +40,7 @@ def gui_main(args: argparse.Namespace) -> int:
     from PySide6 import QtCore, QtWidgets
 
     from sparsity_gui.plots import qtmessages
-    from sparsity_gui.plots.render import delete_widgets
+    from sparsity_gui.ui.windows import delete_widgets
 
     qtmessages.install()
     pg.setConfigOptions(background="w", foreground="k", antialias=False)

@@ -34,7 +34,7 @@ BLUE, ORANGE, GREEN, RED, PURPLE, GREY, PINK = (
 
 
 # Live pens are width 1: wider cosmetic pens take Qt's slow stroking path (3-15x slower
-# per frame, measured). Exports scale the width up (plots/render.py).
+# per frame, measured). Exported figures are matplotlib's, with their own widths.
 LIVE_WIDTH = 1
 
 

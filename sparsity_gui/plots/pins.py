@@ -22,8 +22,6 @@ from sparsity_gui.plots.legend import RowSample
 
 PIN_ALPHA = 110  # of 255: faded behind the live curves
 PIN_Z = -2  # behind the live curves, in front of the change markers
-# exported pinned curves are drawn thinner than the live ones (plots/render.py reads it)
-PIN_EXPORT_WIDTH_SHARE = 0.6
 # one dash pattern per pin number (in pen widths), told apart at a glance
 DASHES = (
     (6.0, 3.0),
@@ -61,7 +59,6 @@ class PinSample(RowSample):
 
     def __init__(self, pens: list[QtGui.QPen]):
         item = pg.PlotDataItem(pen=pens[0])
-        item.export_width_share = PIN_EXPORT_WIDTH_SHARE
         super().__init__(item)
         self.pens = list(pens)
 
@@ -125,7 +122,6 @@ class PinLayer:
         for curve in self.curves:
             item = pg.PlotDataItem(pen=pin_pen(curve.colour, pin.number))
             item.setZValue(PIN_Z)
-            item.export_width_share = PIN_EXPORT_WIDTH_SHARE
             curve.plot.addItem(item)
             items.append(item)
         self.pins[pin.number] = pin

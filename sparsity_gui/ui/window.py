@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import sys
 import threading
 import time
@@ -164,6 +165,11 @@ FORMAT_FILTERS = {
 UNCHANGED = "Nothing was written; an earlier file of that name is unchanged."
 
 
+def file_stem(title: str) -> str:
+    """A panel's title as the name its figure's file is offered under: 'L1 decay' -> l1_decay."""
+    return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_") or "panel"
+
+
 class PanelExports(QtCore.QObject):
     """A window's figure exports: a panel (an index into the window's all_panels(), or the
     panel itself) or "window", written atomically in a format its suffix picks. Each
@@ -187,12 +193,8 @@ class PanelExports(QtCore.QObject):
         return target
 
     def figure_bytes(self, target, fmt: str, scale: float = 2.0) -> bytes:
-        from sparsity_gui.plots.render import render_panel, render_widget
-
-        panel = self.panel(target)
-        if panel is None:
-            return render_widget(self.win, fmt, scale, self.win.shown_panels())
-        return render_panel(panel, fmt, scale)
+        """A panel's (or "window"'s) figure in ``fmt``: each model's, drawn by matplotlib."""
+        raise NotImplementedError
 
     def export_figure(self, target, path, scale: float = 2.0) -> bool:
         """A panel or "window" to ``path``; its suffix picks the format. An unknown suffix
@@ -232,10 +234,8 @@ class PanelExports(QtCore.QObject):
         return menu
 
     def export_figure_dialog(self, target) -> None:
-        from sparsity_gui.plots.render import slug
-
         panel = self.panel(target)
-        name = self.WINDOW_FIGURE if panel is None else slug(panel.title)
+        name = self.WINDOW_FIGURE if panel is None else file_stem(panel.title)
         filters = ";;".join(FORMAT_FILTERS[f] for f in self.FORMATS)
         path, chosen = QtWidgets.QFileDialog.getSaveFileName(
             self.win, "Export figure", in_last_folder(f"{name}.png"), filters

@@ -7,7 +7,7 @@ model's window. The first window opened is the main one; closing it closes the o
 
 from __future__ import annotations
 
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.ui.interference.window import InterferenceWindow
 from sparsity_gui.ui.note.window import NoteWindow
@@ -52,3 +52,14 @@ class ModelWindows:
                 del self._windows[model]
                 other.close()
                 other.deleteLater()
+
+
+def delete_widgets(app, *widgets) -> None:
+    """Close and delete widgets now, not at interpreter exit (a pyqtgraph widget still
+    alive then can crash the process)."""
+    for widget in widgets:
+        widget.close()
+        widget.deleteLater()
+    app.processEvents()
+    app.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete.value)
+    app.processEvents()

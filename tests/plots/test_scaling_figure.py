@@ -11,13 +11,13 @@ import pytest
 from PySide6 import QtWidgets
 
 from sparsity_gui.core.note.scaling import ScalingRow
-from sparsity_gui.plots.render import delete_widgets
 from sparsity_gui.plots.scaling import (
     DODGE_DECADES,
     SCALING_PANEL_TYPES,
     RelVarPanel,
     power_text,
 )
+from sparsity_gui.ui.windows import delete_widgets
 
 M_VALUES = (1000, 10_000, 100_000)
 LAMS = (1e-4, 1e-3, 1e-2)
