@@ -1,6 +1,5 @@
 """Render an exported SVG with rsvg-convert (librsvg) and compare it with the app's PNG
-export of the same figure: used by tests/plots/test_svg_renders.py and
-tests/ui/note/test_export_svg_renders.py."""
+export of the same figure: used by tests/figures and tests/ui/note/test_export_svg_renders.py."""
 
 from __future__ import annotations
 

@@ -65,7 +65,7 @@ def check_png(path, min_size=(100, 100)):
 def check_svg(path, words, min_segments=20):
     root = ET.parse(path).getroot()  # valid XML
     assert root.tag == SVG + "svg"
-    # plain SVG 1.1 (no Tiny vector-effect, which librsvg draws as bands): tests/plots/test_svg_renders
+    # plain SVG 1.1 (no Tiny vector-effect, which librsvg draws as bands)
     assert root.get("version") == "1.1", path
     assert not any(el.get("vector-effect") for el in root.iter()), f"{path}: vector-effect left"
     curves = [

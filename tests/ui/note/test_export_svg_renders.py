@@ -1,6 +1,6 @@
 """The live window's SVG exports (panels and the layout, drawn by matplotlib) render in
-librsvg like their PNG exports: the same check as tests/plots/test_svg_renders.py, on a
-running window."""
+librsvg like their PNG exports: the same check as the figure layer's (tests/svg_render.py),
+on a running window."""
 
 from __future__ import annotations
 
