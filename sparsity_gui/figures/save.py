@@ -72,13 +72,11 @@ PDF_UNUSED_FONT_TABLES = ("GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH")
 
 @functools.cache
 def quicker_matplotlib() -> None:
-    """Two process-wide speed-ups of matplotlib that change no output, made once:
-    - mathtext parses shared by every renderer: matplotlib caches a parse per parser, and
-      every renderer (each figure, each savefig) has its own, so a figure's labels were
-      parsed by pyparsing again at every save; the parse is a pure function of its key;
-    - PDF font subsets without the OpenType layout tables (PDF_UNUSED_FONT_TABLES)."""
+    """A process-wide speed-up of matplotlib that changes no output, made once: mathtext
+    parses shared by every renderer. matplotlib caches a parse per parser, and every renderer
+    (each figure, each savefig) has its own, so a figure's labels were parsed by pyparsing
+    again at every save; the parse is a pure function of its key and the mathtext rcParams."""
     import matplotlib
-    from fontTools import subset
     from matplotlib import mathtext
 
     cached = mathtext.MathTextParser._parse_cached
@@ -97,8 +95,22 @@ def quicker_matplotlib() -> None:
             return shared(output, s, dpi, prop, antialiased, load_glyph_flags, rc)
 
         mathtext.MathTextParser._parse_cached = parse_shared
+
+
+@contextlib.contextmanager
+def lean_pdf_fonts():
+    """While a PDF is saved: font subsets without the OpenType layout tables
+    (PDF_UNUSED_FONT_TABLES); fontTools' defaults are put back after, for anyone else in the
+    process who subsets a font."""
+    from fontTools import subset
+
     drop = subset.Options._drop_tables_default
+    before = list(drop)
     drop.extend(tag for tag in PDF_UNUSED_FONT_TABLES if tag not in drop)
+    try:
+        yield
+    finally:
+        drop[:] = before
 
 
 def figure_of(panel: PanelFunction, data: dict, style: dict, size: tuple[float, float]):
@@ -129,6 +141,8 @@ def figure_bytes(fig, fmt: str, style: dict, dpi: float = DEFAULT_DPI) -> bytes:
     fonttools.setLevel(logging.ERROR)
     with contextlib.ExitStack() as undo, matplotlib.rc_context(style):
         undo.callback(fonttools.setLevel, level)
+        if fmt == "pdf":
+            undo.enter_context(lean_pdf_fonts())
         # no dates in SVG/PDF metadata: the same figure gives the same bytes
         metadata = {"Date": None} if fmt == "svg" else ({"CreationDate": None} if fmt == "pdf" else None)
         fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)

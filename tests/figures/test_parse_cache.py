@@ -43,3 +43,27 @@ def test_shared_parses_follow_the_mathtext_settings():
     alone, shared = _pngs("plain"), _pngs("shared")
     assert alone[0] != alone[1], "the two settings draw differently"
     assert shared == alone, "each figure as matplotlib alone draws it"
+
+
+def test_a_pdf_save_embeds_its_fonts_and_leaves_fonttools_as_it_was(tmp_path):
+    """PDF subsets drop the OpenType layout tables only while the figure layer saves a PDF:
+    fontTools' defaults are the same after, and the PDF still embeds every font."""
+    import shutil
+
+    from fontTools import subset
+    from matplotlib.figure import Figure
+
+    from sparsity_gui.figures.save import figure_bytes
+    from sparsity_gui.figures.style import style_params
+
+    before = list(subset.Options._drop_tables_default)
+    fig = Figure(figsize=(2, 1))
+    fig.text(0.1, 0.4, r"$\lambda\|W\|_1$ and text")
+    pdf = figure_bytes(fig, "pdf", style_params("paper"))
+    assert subset.Options._drop_tables_default == before
+    if shutil.which("pdffonts") is None:
+        return
+    (tmp_path / "f.pdf").write_bytes(pdf)
+    out = subprocess.run(["pdffonts", str(tmp_path / "f.pdf")], capture_output=True, text=True, check=True)
+    rows = out.stdout.splitlines()[2:]
+    assert rows and all(row.split()[-5] == "yes" for row in rows), out.stdout
