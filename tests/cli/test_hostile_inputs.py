@@ -130,7 +130,8 @@ def test_the_environment_variable_moves_the_limit_both_ways(tmp_path):
     # gradient descent's weight-steps: 200 steps over 1000 weights
     gd = ["run", "--m", "1000", "--lam", "0.01", "--method", "gd", "--eta", "0.05", "--t-end", "10"]
     refused(gd, tmp_path, "about 200000 weight-steps", env={"SPARSITY_GUI_MAX_WEIGHT_STEPS": "1e5"})
-    proc = cli([*gd, "--out", str(tmp_path / "gd")], tmp_path, {"SPARSITY_GUI_MAX_WEIGHT_STEPS": "1e6"})
+    roomy = dict(ENV, SPARSITY_GUI_MAX_WEIGHT_STEPS="1e6")
+    proc = cli([*gd, "--out", str(tmp_path / "gd")], tmp_path, env=roomy)
     assert proc.returncode == 0, proc.stderr
     (tmp_path / "out2").mkdir()
     refused(
