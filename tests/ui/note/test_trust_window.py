@@ -124,7 +124,7 @@ def test_dock_counts_weights_at_ten_million(qapp):
 def test_the_scaling_tab_reports_both_constants_with_their_spread_and_the_regime(qtbot, make_window):
     """A grid run in the tab: per (m, lam) the table gives fitted_c and fitted_c_bulk as mean ±
     sample SD over the seeds (numpy, here, on the tab's rows) and whether lam ||W(0)||_1 <= 1/4."""
-    from test_scaling_tab import type_into
+    from helpers import type_into
 
     win = make_window(SimParams(m=200, lam=1e-2), playing=False)
     tab = win.scaling
