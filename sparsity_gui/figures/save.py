@@ -18,6 +18,7 @@ import json
 import logging
 import math
 import textwrap
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -97,20 +98,35 @@ def quicker_matplotlib() -> None:
         mathtext.MathTextParser._parse_cached = parse_shared
 
 
+# PDF saves in progress (threads: Export all beside a worker's figures) and the defaults
+# to put back when the last one ends: with a save each restoring what it saw, two
+# overlapping saves would leave the tables dropped for good.
+_lean_fonts_lock = threading.Lock()
+_lean_fonts_users = 0
+_lean_fonts_before: list[str] = []
+
+
 @contextlib.contextmanager
 def lean_pdf_fonts():
     """While a PDF is saved: font subsets without the OpenType layout tables
-    (PDF_UNUSED_FONT_TABLES); fontTools' defaults are put back after, for anyone else in the
-    process who subsets a font."""
+    (PDF_UNUSED_FONT_TABLES); fontTools' defaults are put back when the last save in the
+    process ends, for anyone else who subsets a font."""
+    global _lean_fonts_users, _lean_fonts_before
     from fontTools import subset
 
     drop = subset.Options._drop_tables_default
-    before = list(drop)
-    drop.extend(tag for tag in PDF_UNUSED_FONT_TABLES if tag not in drop)
+    with _lean_fonts_lock:
+        if _lean_fonts_users == 0:
+            _lean_fonts_before = list(drop)
+            drop.extend(tag for tag in PDF_UNUSED_FONT_TABLES if tag not in drop)
+        _lean_fonts_users += 1
     try:
         yield
     finally:
-        drop[:] = before
+        with _lean_fonts_lock:
+            _lean_fonts_users -= 1
+            if _lean_fonts_users == 0:
+                drop[:] = _lean_fonts_before
 
 
 def figure_of(panel: PanelFunction, data: dict, style: dict, size: tuple[float, float]):

@@ -67,3 +67,41 @@ def test_a_pdf_save_embeds_its_fonts_and_leaves_fonttools_as_it_was(tmp_path):
     out = subprocess.run(["pdffonts", str(tmp_path / "f.pdf")], capture_output=True, text=True, check=True)
     rows = out.stdout.splitlines()[2:]
     assert rows and all(row.split()[-5] == "yes" for row in rows), out.stdout
+
+
+def test_overlapping_pdf_saves_in_two_threads_leave_fonttools_as_it_was():
+    """Two threads' PDF saves that overlap (one starts, the other starts, the first ends, then
+    the second): the layout tables stay dropped while either is saving and fontTools' defaults
+    are back once both have ended."""
+    import threading
+
+    from fontTools import subset
+
+    from sparsity_gui.figures.save import PDF_UNUSED_FONT_TABLES, lean_pdf_fonts
+
+    defaults = list(subset.Options._drop_tables_default)
+    assert set(PDF_UNUSED_FONT_TABLES) - set(defaults), "the saves change something"
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def first():
+        with lean_pdf_fonts():
+            first_in.set()
+            assert second_in.wait(60)
+        first_out.set()
+
+    def second():
+        assert first_in.wait(60)
+        with lean_pdf_fonts():
+            second_in.set()
+            assert first_out.wait(60)
+            seen["while the second saves"] = list(subset.Options._drop_tables_default)
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not any(thread.is_alive() for thread in threads)
+    assert set(PDF_UNUSED_FONT_TABLES) <= set(seen["while the second saves"])
+    assert subset.Options._drop_tables_default == defaults
