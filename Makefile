@@ -15,8 +15,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/sparsity-gui $(ARGS)
 
+# two pytest-xdist workers, a test file each at a time (a file's module fixtures are built
+# once); TEST_WORKERS=0 runs the tests in one process, in file order
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 # style, import order and the layers (pyproject.toml: [tool.ruff], [tool.importlinter])
 lint: $(STAMP)

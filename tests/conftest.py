@@ -17,8 +17,8 @@ OFFSCREEN_1600 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "offsc
 if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
     os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={OFFSCREEN_1600}"
 
-# seconds: the suite takes 10-15 minutes here, about 60 at a load of 20 (a test of the backstop
-# itself sets a few seconds)
+# seconds: the suite takes 10-15 minutes here in two workers, about 60 at a load of 20 (a test
+# of the backstop itself sets a few seconds)
 SESSION_LIMIT = float(os.environ.get("SPARSITY_TEST_SESSION_SECONDS", 60 * 60))
 
 
@@ -38,12 +38,16 @@ def pytest_configure(config):
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _terminated)
-    config.stash[_SESSION_END] = time.monotonic() + SESSION_LIMIT
+    # one limit for the whole run: pytest-xdist's workers (and a worker started in place of
+    # one the backstop ended) read the controller's, so a restart cannot extend it
+    if not hasattr(config, "workerinput"):
+        os.environ["SPARSITY_TEST_SESSION_END"] = repr(time.time() + SESSION_LIMIT)
+    config.stash[_SESSION_END] = float(os.environ["SPARSITY_TEST_SESSION_END"])
     # the terminal's stderr now, before the tests' capturing points descriptor 2 elsewhere
     config.stash[_STDERR] = os.dup(2)
 
 
-_SESSION_END = pytest.StashKey[float]()
+_SESSION_END = pytest.StashKey[float]()  # time.time() at which the run must have ended
 _STDERR = pytest.StashKey[int]()
 
 
@@ -53,7 +57,7 @@ def pytest_runtest_setup(item):
     # the interpreter; a deadlock in C code never returns to it): faulthandler's own C thread
     # prints every thread's stack and ends the run, well inside CI's 90 minutes. Armed again
     # before each test: pytest's faulthandler plugin cancels it when a test fails.
-    left = item.config.stash[_SESSION_END] - time.monotonic()
+    left = item.config.stash[_SESSION_END] - time.time()
     faulthandler.dump_traceback_later(max(left, 1.0), exit=True, file=item.config.stash[_STDERR])
 
 

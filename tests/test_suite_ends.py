@@ -75,17 +75,42 @@ def test_a_hung_test_fails_alone_and_the_run_goes_on(tmp_path):
     assert "1 failed, 1 passed" in out and "Timeout" in out
 
 
-def test_a_hang_the_timeout_cannot_interrupt_ends_at_the_session_limit(tmp_path):
+@pytest.mark.parametrize("workers", [[], ["-n", "1"]], ids=["in-process", "xdist-worker"])
+def test_a_hang_the_timeout_cannot_interrupt_ends_at_the_session_limit(tmp_path, workers):
     """SIGALRM blocked, as in a thread stuck in C code: the per-test timeout never fires;
-    faulthandler's backstop prints the stacks and ends the run at the session limit."""
+    faulthandler's backstop prints the stacks and ends the run at the session limit, in a
+    pytest-xdist worker (`make test`) as in a single process."""
     (tmp_path / "test_hangs.py").write_text(HANGS)
-    argv = _suite_pytest(tmp_path, "--timeout=2", "test_hangs.py::test_hangs_where_no_alarm_reaches")
+    argv = _suite_pytest(
+        tmp_path, "--timeout=2", *workers, "test_hangs.py::test_hangs_where_no_alarm_reaches"
+    )
     env = _env(SPARSITY_TEST_SESSION_SECONDS="6")
     proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=LIMIT)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert "Timeout (0:00:0" in out and "most recent call first" in out
     assert "test_hangs_where_no_alarm_reaches" in out  # the stack shows where it hung
+
+
+def test_a_worker_started_in_place_of_one_the_backstop_ended_keeps_the_runs_limit(tmp_path):
+    """pytest-xdist starts a new worker in place of one the backstop ended: the new one must
+    not get a session limit of its own, or a run of hangs could go on for a limit each. Its
+    backstop is armed with what is left of the run's (nothing: the minimum of 1 s), as
+    faulthandler's message shows, instead of a fresh 6 s."""
+    (tmp_path / "test_hangs.py").write_text(
+        HANGS + HANGS.split("\n\n\n")[-1].replace("reaches", "reaches_again")
+    )
+    tests = (
+        "test_hangs.py::test_hangs_where_no_alarm_reaches",
+        "test_hangs.py::test_hangs_where_no_alarm_reaches_again",
+    )
+    argv = _suite_pytest(tmp_path, "--timeout=2", "-n", "1", *tests)
+    env = _env(SPARSITY_TEST_SESSION_SECONDS="6")
+    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=LIMIT)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "2 failed" in out, out
+    assert out.count("Timeout (0:00:0") == 2 and "Timeout (0:00:01)" in out, out
 
 
 def _ignoring_sigint(argv: list[str]) -> list[str]:
@@ -130,7 +155,8 @@ import json, os, time
 
 
 def test_holds_the_cluster(dask_cluster):
-    pids = [dask_cluster.scheduler.pid, *(w.pid for w in dask_cluster.workers)]
+    # this pytest (or its xdist worker) and the cluster's scheduler and workers
+    pids = [os.getpid(), dask_cluster.scheduler.pid, *(w.pid for w in dask_cluster.workers)]
     path = os.environ["CLUSTER_PIDS"]
     with open(path + ".tmp", "w") as out:
         json.dump(pids, out)
@@ -143,16 +169,18 @@ LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 
 
 @LINUX_ONLY
+@pytest.mark.parametrize("workers", [[], ["-n", "1"]], ids=["in-process", "xdist-worker"])
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
-def test_the_shared_cluster_ends_with_pytest(tmp_path, how):
+def test_the_shared_cluster_ends_with_pytest(tmp_path, how, workers):
     """A pytest holding the shared cluster is ended from outside. SIGTERM: it stops as on
     Ctrl+C and its finaliser stops the cluster. SIGKILL: no finaliser runs, and the kernel
-    ends every process of the cluster with it (their parent-death signal)."""
+    ends every process of the cluster with it (their parent-death signal). The same when the
+    test runs in a pytest-xdist worker (`make test`): the worker ends with its controller."""
     (tmp_path / "test_holder.py").write_text(HOLDER)
     pids_file = tmp_path / "pids.json"
     # the suite's conftest: its signal handling and its dask_cluster fixture
     proc = subprocess.Popen(
-        _suite_pytest(tmp_path, "-s", "test_holder.py"),
+        _suite_pytest(tmp_path, "-s", *workers, "test_holder.py"),
         cwd=tmp_path,
         env=_env(CLUSTER_PIDS=str(pids_file)),
         stdout=subprocess.PIPE,
@@ -167,7 +195,7 @@ def test_the_shared_cluster_ends_with_pytest(tmp_path, how):
             assert time.monotonic() < deadline, "the cluster did not start"
             time.sleep(0.1)
         pids = json.loads(pids_file.read_text())
-        assert len(pids) == 3 and _running(pids) == pids
+        assert len(pids) == 4 and _running(pids) == pids
         proc.send_signal(how)
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode != 0
