@@ -18,9 +18,12 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
+
+from sparsity_gui.core.errors import InputError
 
 PAINT_HZ = 60
 # while the run on screen is paused, finished or stopped by an error no snapshot comes: the
@@ -178,7 +181,6 @@ class PanelExports(QtCore.QObject):
 
     FORMATS: tuple[str, ...] = ("png", "svg")
     WINDOW_FIGURE = "window"  # the file name offered for the whole window
-    ASK_PNG_SCALE = False  # whether the dialog asks for a PNG's scale
 
     def __init__(self, window) -> None:
         super().__init__(window)
@@ -199,24 +201,26 @@ class PanelExports(QtCore.QObject):
     def export_figure(self, target, path, scale: float = 2.0) -> bool:
         """A panel or "window" to ``path``; its suffix picks the format. An unknown suffix
         or a failed write leaves any earlier file."""
-        from sparsity_gui.core.files import atomic_write_bytes
+        raise NotImplementedError
 
-        win = self.win
-        path = Path(path)
+    def figure_files_for(self, path: Path, draw: Callable[[str], dict]) -> dict[str, bytes] | None:
+        """The files ``draw(fmt)`` makes for ``path``, whose suffix picks the format fmt;
+        None once the problem (an unknown suffix, bad input, a failed drawing) is shown."""
         fmt = path.suffix.lower().lstrip(".")
         if fmt not in self.FORMATS:
             names = ", ".join(f".{f}" for f in self.FORMATS[:-1]) + f" or .{self.FORMATS[-1]}"
-            return win.fail(
+            self.win.fail(
                 "Cannot export the figure",
                 f"{path.name}: unknown format {path.suffix or '(no extension)'}; use {names}",
             )
+            return None
         try:
-            atomic_write_bytes(path, self.figure_bytes(target, fmt, scale))
+            return draw(fmt)
+        except InputError as exc:
+            self.win.fail("Cannot export the figure", exc.message)
         except (ValueError, RuntimeError) as exc:
-            return win.fail("Cannot export the figure", str(exc))
-        except OSError as exc:
-            return win.fail("Cannot export the figure", f"{path}: {exc.strerror or exc}. {UNCHANGED}")
-        return win.done(f"Wrote {path}")
+            self.win.fail("Cannot export the figure", str(exc))
+        return None
 
     def figure_menu(self) -> QtWidgets.QMenu:
         """Export figure: an entry per panel, and the whole window."""
@@ -236,23 +240,23 @@ class PanelExports(QtCore.QObject):
     def export_figure_dialog(self, target) -> None:
         panel = self.panel(target)
         name = self.WINDOW_FIGURE if panel is None else file_stem(panel.title)
-        filters = ";;".join(FORMAT_FILTERS[f] for f in self.FORMATS)
+        path = self.ask_figure_path(name, self.FORMATS)
+        if path:
+            self.export_figure(target, path)
+
+    def ask_figure_path(self, name: str, formats: Sequence[str]) -> str | None:
+        """The save dialog for figure ``name`` in ``formats``, in the last folder: the path
+        with the chosen filter's suffix if none was typed, or None when cancelled."""
+        filters = ";;".join(FORMAT_FILTERS[f] for f in formats)
         path, chosen = QtWidgets.QFileDialog.getSaveFileName(
             self.win, "Export figure", in_last_folder(f"{name}.png"), filters
         )
         if not path:
-            return
+            return None
         remember_folder(path)
         if not Path(path).suffix:
             path += {"S": ".svg", "P": ".pdf"}.get(chosen[:1], ".png")
-        scale = 2.0
-        if self.ASK_PNG_SCALE and path.lower().endswith(".png"):
-            scale, ok = QtWidgets.QInputDialog.getDouble(
-                self.win, "PNG scale", "Scale (1 = screen size, 2 = twice as many pixels):", 2.0, 0.5, 8.0, 1
-            )
-            if not ok:
-                return
-        self.export_figure(target, path, scale)
+        return path
 
 
 # The Model menu: (model, label, what it opens)

@@ -230,18 +230,9 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         is drawn from (.json) and the script that redraws it (.py) beside it."""
         win = self.win
         path = Path(path)
-        fmt = path.suffix.lower().lstrip(".")
-        if fmt not in self.FORMATS:
-            return win.fail(
-                "Cannot export the figure",
-                f"{path.name}: unknown format {path.suffix or '(no extension)'}; use .png, .svg or .pdf",
-            )
-        try:
-            files = self.figure_files(target, path.stem, (fmt,))
-        except InputError as exc:
-            return win.fail("Cannot export the figure", exc.message)
-        except (ValueError, RuntimeError) as exc:
-            return win.fail("Cannot export the figure", str(exc))
+        files = self.figure_files_for(path, lambda fmt: self.figure_files(target, path.stem, (fmt,)))
+        if files is None:
+            return False
         written = []
         try:
             for name, data in files.items():
