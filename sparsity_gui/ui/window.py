@@ -670,6 +670,20 @@ class LiveWindow:
         return list(self.panels)
 
     # --- shutdown --------------------------------------------------------------------
+    def grid_tab(self):
+        """The window's grid of runs (ui.grid_tab.GridTab): the scaling grid or the sweep."""
+        raise NotImplementedError
+
+    def shutdown(self) -> None:
+        """Stop the timers and join the engine's and the grid's threads (with a deadline)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.grid_tab().shutdown()
+        self.stop_engine()
+        if self.windows is not None:
+            self.windows.closing(self)  # the main window closes the other model's
+
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         self.save_layout()
         self.shutdown()

@@ -482,15 +482,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             self.failure_line.hide()
 
     # --- shutdown ----------------------------------------------------------------------------
-    def shutdown(self) -> None:
-        """Stop the timers and join the worker and sweep threads (with a deadline)."""
-        if self.closed:
-            return
-        self.closed = True
-        self.sweep.shutdown()
-        self.stop_engine()
-        if self.windows is not None:
-            self.windows.closing(self)  # the main window closes the other model's
+    def grid_tab(self):
+        return self.sweep
 
 
 def _usable_matrix(info: ArrayInfo) -> str | None:

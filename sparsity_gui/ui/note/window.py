@@ -443,12 +443,5 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         put("fps", f"{self.fps:.0f} fps" if snap.state == "running" else f"{NOT_YET} fps")
 
     # --- shutdown ----------------------------------------------------------------------
-    def shutdown(self) -> None:
-        """Stop the timer and the worker thread (joined with a deadline)."""
-        if self.closed:
-            return
-        self.closed = True
-        self.scaling.shutdown()
-        self.stop_engine()
-        if self.windows is not None:
-            self.windows.closing(self)  # the main window closes the other model's
+    def grid_tab(self):
+        return self.scaling
