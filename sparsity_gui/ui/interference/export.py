@@ -19,8 +19,9 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.interference.files import history_csv, neuron_counts_csv
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder
+from sparsity_gui.ui.figure_export import PanelExports
 from sparsity_gui.ui.figure_style import FigureStyleChoice
-from sparsity_gui.ui.window import UNCHANGED, PanelExports, choose_folder
 
 DATA_KINDS = {
     # kind: (file name, menu text, dialog filter)

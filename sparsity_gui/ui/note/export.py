@@ -43,13 +43,9 @@ from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
 from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.core.note.simulation import RunScript
+from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder, save_file_name
+from sparsity_gui.ui.figure_export import PanelExports
 from sparsity_gui.ui.figure_style import FigureStyleChoice
-from sparsity_gui.ui.window import (
-    UNCHANGED,
-    PanelExports,
-    choose_folder,
-    save_file_name,
-)
 
 EXPORT_ALL_FORMATS = ("png", "svg", "pdf")  # of each panel in Export all
 # each live panel's toggles as the figure's view (figures/note.py DEFAULT_VIEWS)
