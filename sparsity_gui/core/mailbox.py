@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import threading
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,8 +53,8 @@ def error_message(exc: BaseException, starting: bool = False) -> str:
 
 
 class MailboxEngine:
-    """Subclasses read the mail with `_take_mail` in their loop, run each chunk under
-    `_guarded` (an exception becomes an error snapshot: `_fail`) and hand snapshots to
+    """Subclasses define `_step` (a chunk, which `step_once` runs: an exception becomes an
+    error snapshot, `_fail`), read the mail with `_take_mail` and hand snapshots to
     `_offer`; they keep ``state``, ``playing`` and ``message`` and define `_publish`."""
 
     def __init__(self, mail: Mail):
@@ -119,14 +118,19 @@ class MailboxEngine:
             self._mail = type(mail)()
         return mail
 
-    def _guarded(self, step: Callable[[], bool]) -> bool:
-        """``step()``, or False when it raised: the error reaches the GUI as a message and
-        the loop goes on."""
+    def step_once(self, now: float | None = None) -> bool:
+        """Apply pending commands, then run one bounded chunk (`_step`). Returns True while
+        there is more to do (so the loop should not sleep). ``now``: the wall clock a paced
+        engine reads (tests give it). An exception reaches the GUI as an error snapshot
+        (`_fail`), and the loop goes on."""
         try:
-            return step()
+            return self._step(now)
         except Exception as exc:
             self._fail(error_message(exc))
             return False
+
+    def _step(self, now: float | None) -> bool:
+        raise NotImplementedError
 
     def _apply_run_mail(self, mail: Mail) -> None:
         """The new run or the live change the mail holds (start_run drops a change still

@@ -72,11 +72,7 @@ class InterferenceWorker(MailboxEngine):
             else:
                 time.sleep(0.0005)  # hands the GIL to the GUI thread between chunks
 
-    def step_once(self) -> bool:
-        """Apply pending commands, then run one bounded chunk. True while there is more."""
-        return self._guarded(self._step)
-
-    def _step(self) -> bool:
+    def _step(self, now: float | None) -> bool:  # not paced: the clock is the chunk's own
         single = self._apply_mail()
         run = self.run
         if run is None or self._failed:

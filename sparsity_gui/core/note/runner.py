@@ -238,11 +238,6 @@ class Runner(MailboxEngine):
             else:
                 time.sleep(0.0005)
 
-    def step_once(self, now: float | None = None) -> bool:
-        """Apply pending commands, then run one bounded chunk. Returns True while there is
-        more simulating to do (so the loop should not sleep)."""
-        return self._guarded(lambda: self._step(now))
-
     def _step(self, now: float | None) -> bool:
         if self._warm_up:
             self._warm_up = False
