@@ -193,29 +193,29 @@ def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lr, l1, wd
 
 
 @njit(cache=True, nogil=True)
-def _tally_row(W, i, cols, first_neuron, counts, positive, tally, l1):
+def _tally_row(W, i, cols, first_neuron, counts, positive, l1):
     """Row i of W over its columns ``cols`` (increasing): counts[k] and positive[k] gain its
-    active weight on neuron k (positive: > 0); tally gains (active weights, nonzero
-    weights, 1 if its largest |w| is on its initial largest neuron); returns l1 plus its
-    |w|, summed in order so that both measures give the same sum."""
+    active weight on neuron k (positive: > 0). Returns (l1 plus its |w|, summed in order so
+    that both measures give the same sum, its active weights, its nonzero weights, whether
+    its largest |w| is on its initial largest neuron)."""
+    active = 0
+    nonzero = 0
     best = -1.0
     arg = -1
     for k in cols:
         a = abs(W[i, k])
         l1 += a
         if a != 0.0:
-            tally[1] += 1
+            nonzero += 1
         if a >= ACTIVE_LO and a <= ACTIVE_HI:
             counts[k] += 1
-            tally[0] += 1
+            active += 1
             if W[i, k] > 0.0:
                 positive[k] += 1
         if a > best:
             best = a
             arg = k
-    if best > 0.0 and arg == first_neuron[i]:  # a dead feature sits on no neuron
-        tally[2] += 1
-    return l1
+    return l1, active, nonzero, best > 0.0 and arg == first_neuron[i]  # a dead feature: no neuron
 
 
 @njit(cache=True, nogil=True)
@@ -244,13 +244,17 @@ def measure(W, first_neuron, counts):
     n, m = W.shape
     counts[:] = 0
     positive = np.zeros(m, dtype=np.int64)
-    tally = np.zeros(3, dtype=np.int64)
-    cols = np.arange(m)
+    active = 0
+    nonzero = 0
+    kept = 0
     l1 = 0.0
     for i in range(n):
-        l1 = _tally_row(W, i, cols, first_neuron, counts, positive, tally, l1)
+        l1, row_active, row_nonzero, on_first = _tally_row(W, i, range(m), first_neuron, counts, positive, l1)
+        active += row_active
+        nonzero += row_nonzero
+        kept += on_first
     poly, opposite, same = _collisions(counts, positive)
-    return poly, tally[0], opposite, same, tally[2], tally[1], l1
+    return poly, active, opposite, same, kept, nonzero, l1
 
 
 # --- gd-zero on the nonzeros ----------------------------------------------------------------
@@ -461,12 +465,16 @@ def measure_sparse(W, rptr, rcol, first_neuron, counts):
     n, m = W.shape
     counts[:] = 0
     positive = np.zeros(m, dtype=np.int64)
-    tally = np.zeros(3, dtype=np.int64)
+    active = 0
+    kept = 0
     l1 = 0.0
     for i in range(n):
-        l1 = _tally_row(W, i, rcol[rptr[i] : rptr[i + 1]], first_neuron, counts, positive, tally, l1)
+        row = rcol[rptr[i] : rptr[i + 1]]
+        l1, row_active, _row_nonzero, on_first = _tally_row(W, i, row, first_neuron, counts, positive, l1)
+        active += row_active
+        kept += on_first
     poly, opposite, same = _collisions(counts, positive)
-    return poly, tally[0], opposite, same, tally[2], rptr[n], l1
+    return poly, active, opposite, same, kept, rptr[n], l1
 
 
 @njit(cache=True, nogil=True)
