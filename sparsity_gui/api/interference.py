@@ -125,6 +125,19 @@ class TrainingResult(Result):
         )
 
 
+def training_numbers(seed, steps, optimizer, l1, lr, sigma) -> dict[str, Any]:
+    """The training settings train() and sweep() share, checked as the whole numbers and
+    numbers they are (None stays None: the CLI's default)."""
+    return dict(
+        seed=as_whole(seed),
+        steps=as_whole(steps),
+        optimizer=optimizer,
+        l1=as_number(l1),
+        lr=as_number(lr),
+        sigma=as_number(sigma),
+    )
+
+
 def train(
     *,
     n: int | None = None,
@@ -171,12 +184,7 @@ def train(
     values = dict(
         n=as_whole(n),
         m=as_whole(m),
-        seed=as_whole(seed),
-        steps=as_whole(steps),
-        optimizer=optimizer,
-        l1=as_number(l1),
-        lr=as_number(lr),
-        sigma=as_number(sigma),
+        **training_numbers(seed, steps, optimizer, l1, lr, sigma),
         w0=w0 if w0 is None or isinstance(w0, np.ndarray) else as_path(w0),
         w0_tensor=w0_tensor,
         no_interference=no_interference,
@@ -307,12 +315,7 @@ def sweep(
         n=as_whole(n),
         m=list(m) if isinstance(m, (list, tuple, range, np.ndarray)) else m,
         seeds=as_whole(seeds),
-        seed=as_whole(seed),
-        steps=as_whole(steps),
-        optimizer=optimizer,
-        l1=as_number(l1),
-        lr=as_number(lr),
-        sigma=as_number(sigma),
+        **training_numbers(seed, steps, optimizer, l1, lr, sigma),
         no_interference=no_interference,
         weight_decay=as_number(weight_decay),
         dtype=dtype,

@@ -148,6 +148,14 @@ def add_output_options(group) -> None:
     group.add_argument("--force", action="store_true", help="replace a non-empty DIR")
 
 
+def add_output_group(parser: argparse.ArgumentParser, default_samples: int, samples_help: str):
+    """The "output" option group, starting with --samples K (the rows of the run's time
+    series: ``samples_help`` says which and where)."""
+    group = parser.add_argument_group("output")
+    group.add_argument("--samples", type=whole_arg, default=default_samples, metavar="K", help=samples_help)
+    return group
+
+
 def add_figure_options(group) -> None:
     """--style and --dpi of the figures a command writes (sparsity_gui/figures)."""
     group.add_argument(

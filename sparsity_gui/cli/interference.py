@@ -13,6 +13,7 @@ from sparsity_gui.cli.common import (
     CleanParser,
     Progress,
     add_figure_options,
+    add_output_group,
     add_output_options,
     fail,
     figure_style_from_args,
@@ -214,14 +215,10 @@ def build_interference_parser() -> CleanParser:
     g = p.add_argument_group("model parameters")
     add_model_options(g, INTERFERENCE_DEFAULTS, None, sweep=False)
     add_w0_options(g)
-    o = p.add_argument_group("output")
-    o.add_argument(
-        "--samples",
-        type=whole_arg,
-        default=SAMPLES,
-        metavar="K",
-        help="rows in history.csv, at steps round(i*steps/(K-1)) (2 to 1e5; fewer when "
-        "steps < K-1; default 501)",
+    o = add_output_group(
+        p,
+        SAMPLES,
+        "rows in history.csv, at steps round(i*steps/(K-1)) (2 to 1e5; fewer when steps < K-1; default 501)",
     )
     o.add_argument(
         "--figures",

@@ -13,6 +13,7 @@ import numpy as np
 from sparsity_gui.cli.common import (
     CleanParser,
     Progress,
+    add_output_group,
     add_output_options,
     fail,
     number_arg,
@@ -125,14 +126,7 @@ def params_from_args(args: argparse.Namespace) -> tuple[SimParams, np.ndarray | 
 def build_run_parser() -> CleanParser:
     p = CleanParser.for_command("run", RUN_DESCRIPTION)
     add_param_options(p)
-    o = p.add_argument_group("output")
-    o.add_argument(
-        "--samples",
-        type=whole_arg,
-        default=SAMPLES,
-        metavar="K",
-        help="rows in timeseries.csv, at t = i*T/(K-1) (2 to 1e6; default 501)",
-    )
+    o = add_output_group(p, SAMPLES, "rows in timeseries.csv, at t = i*T/(K-1) (2 to 1e6; default 501)")
     o.add_argument("--no-weights", action="store_true", help="skip the weights file (weights.csv or .npz)")
     o.add_argument(
         "--format",

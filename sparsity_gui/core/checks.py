@@ -154,6 +154,17 @@ def available_memory() -> int | None:
     return ram if limit is None else min(ram, limit)
 
 
+def check_fits(field: str, need: int, what: str) -> None:
+    """Refuse ``need`` bytes for ``what`` (e.g. "m = 1000") when less memory is available
+    now; the error names ``field``. Unknown free memory refuses nothing."""
+    avail = available_memory()
+    if avail is not None and need > avail:
+        raise InputError(
+            field,
+            f"{what} needs about {need / 2**30:.1f} GiB of memory, only {avail / 2**30:.1f} GiB is available",
+        )
+
+
 def free_ram() -> int | None:
     try:
         with open("/proc/meminfo") as f:

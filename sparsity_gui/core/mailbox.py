@@ -53,8 +53,9 @@ def error_message(exc: BaseException, starting: bool = False) -> str:
 
 
 class MailboxEngine:
-    """Subclasses read the mail with `_take_mail` in their loop, and hand snapshots to
-    `_offer`."""
+    """Subclasses define `_step` (a chunk, which `step_once` runs: an exception becomes an
+    error snapshot, `_fail`), read the mail with `_take_mail` and hand snapshots to
+    `_offer`; they keep ``state``, ``playing`` and ``message`` and define `_publish`."""
 
     def __init__(self, mail: Mail):
         self._lock = threading.Lock()
@@ -116,6 +117,44 @@ class MailboxEngine:
             mail = self._mail
             self._mail = type(mail)()
         return mail
+
+    def step_once(self, now: float | None = None) -> bool:
+        """Apply pending commands, then run one bounded chunk (`_step`). Returns True while
+        there is more to do (so the loop should not sleep). ``now``: the wall clock a paced
+        engine reads (tests give it). An exception reaches the GUI as an error snapshot
+        (`_fail`), and the loop goes on."""
+        try:
+            return self._step(now)
+        except Exception as exc:
+            self._fail(error_message(exc))
+            return False
+
+    def _step(self, now: float | None) -> bool:
+        raise NotImplementedError
+
+    def _apply_run_mail(self, mail: Mail) -> None:
+        """The new run or the live change the mail holds (start_run drops a change still
+        waiting, and set_params folds a change into a new run still waiting)."""
+        if mail.start is not None:
+            self._start(mail.start)
+        if mail.params is not None:
+            self._apply_params(mail.params)
+
+    def _start(self, start: StartRun) -> None:
+        raise NotImplementedError
+
+    def _apply_params(self, params: Any) -> None:
+        raise NotImplementedError
+
+    def _fail(self, message: str) -> None:
+        """The error becomes the state (paused), offered at once."""
+        self.state = "error"
+        self.playing = False
+        self.message = message
+        self._publish(force=True)
+
+    def _publish(self, force: bool = False) -> None:
+        raise NotImplementedError
 
     def _wants_snapshot(self) -> bool:
         with self._lock:

@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6 import QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.ui.window import settings
+from sparsity_gui.ui.dialogs import settings
 
 STYLE_KEY = "figures/style"  # "paper", "talk" or a .mplstyle file's path
 BUILT_IN = ("paper", "talk")

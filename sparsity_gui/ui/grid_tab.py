@@ -28,8 +28,8 @@ from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, usable_scheduler
 from sparsity_gui.core.errors import InputError, RunsCancelled
 from sparsity_gui.core.grid import GridPlan
 from sparsity_gui.core.text import format_duration
+from sparsity_gui.ui.dialogs import show_warning
 from sparsity_gui.ui.fields import Field
-from sparsity_gui.ui.window import show_warning
 
 POLL_MS = 100
 JOIN_SECONDS = 10.0

@@ -18,7 +18,7 @@ from PySide6 import QtCore, QtWidgets
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.pins import PinBoard, PinnedRun
-from sparsity_gui.ui.window import UNCHANGED, last_folder, remember_folder
+from sparsity_gui.ui.dialogs import UNCHANGED, last_folder, remember_folder
 
 
 class PinControl(QtCore.QObject):

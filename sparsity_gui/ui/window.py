@@ -5,22 +5,21 @@ axes, and non-blocking warning dialogs.
 
 A window mixes `LiveWindow` in before QMainWindow, sets ``MODEL``, ``LAYOUT_KEY``,
 ``panels`` and ``param_dock``, calls `start_engine` with its Qt-free engine (both follow
-core.mailbox's protocol), then `finish_setup` at the end of __init__. `PanelExports` is
-the figure half of each model's File menu exports; `fail` and `done` report every File
-menu action's outcome.
+core.mailbox's protocol), then `finish_setup` at the end of __init__. `fail` and `done`
+report every File menu action's outcome (the dialogs are ui/dialogs.py's, the figure
+exports ui/figure_export.py's).
 """
 
 from __future__ import annotations
 
 import gc
-import os
-import re
 import sys
 import threading
 import time
-from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
+
+from sparsity_gui.ui.dialogs import settings, show_warning
 
 PAINT_HZ = 60
 # while the run on screen is paused, finished or stopped by an error no snapshot comes: the
@@ -39,220 +38,6 @@ def fitted_size(available: QtCore.QRect, decoration: QtCore.QSize) -> QtCore.QSi
         min(DEFAULT_SIZE.width(), available.width() - decoration.width()),
         min(DEFAULT_SIZE.height(), available.height() - decoration.height()),
     )
-
-
-def settings() -> QtCore.QSettings:
-    """Window geometry and layout; SPARSITY_GUI_SETTINGS points tests at a private file."""
-    path = os.environ.get("SPARSITY_GUI_SETTINGS")
-    if path:
-        return QtCore.QSettings(path, QtCore.QSettings.Format.IniFormat)
-    return QtCore.QSettings(
-        QtCore.QSettings.Format.IniFormat, QtCore.QSettings.Scope.UserScope, "sparsity-gui", "sparsity-gui"
-    )
-
-
-LAST_FOLDER_KEY = "dialogs/last_folder"
-
-
-def last_folder() -> str:
-    """The folder of the last file or folder chosen in any of the app's dialogs (kept in
-    the settings across launches), or "" (Qt's default) when there is none or it is gone."""
-    folder = settings().value(LAST_FOLDER_KEY)
-    return str(folder) if folder and Path(str(folder)).is_dir() else ""
-
-
-def remember_folder(path: str) -> None:
-    """Remember the folder of ``path`` (a file, or a folder) for the next dialog."""
-    if not path:
-        return
-    p = Path(path)
-    folder = p if p.is_dir() else p.parent
-    s = settings()
-    s.setValue(LAST_FOLDER_KEY, str(folder.absolute()))
-    s.sync()
-
-
-def in_last_folder(name: str) -> str:
-    """A file name offered by a save dialog, in the last folder used."""
-    folder = last_folder()
-    return str(Path(folder) / name) if folder else name
-
-
-def open_file_name(parent: QtWidgets.QWidget, title: str, filters: str) -> str:
-    """The file the user picks to open, or "" when cancelled: the dialog opens in the last
-    folder used, and the file's folder becomes the next one's."""
-    path, _ = QtWidgets.QFileDialog.getOpenFileName(parent, title, last_folder(), filters)
-    remember_folder(path)
-    return path
-
-
-def save_file_name(
-    parent: QtWidgets.QWidget, title: str, name: str, filters: str, selected: str = ""
-) -> tuple[str, str]:
-    """(the file the user names to write, the filter chosen), or ("", ...) when cancelled:
-    the dialog offers ``name`` in the last folder used, and remembers the folder chosen."""
-    path, chosen = QtWidgets.QFileDialog.getSaveFileName(
-        parent, title, in_last_folder(name), filters, selected
-    )
-    remember_folder(path)
-    return path, chosen
-
-
-def show_warning(
-    parent: QtWidgets.QWidget, previous: QtWidgets.QMessageBox | None, title: str, message: str
-) -> QtWidgets.QMessageBox:
-    """A non-blocking warning box (whatever runs goes on behind it) that replaces
-    ``previous``; the message's first paragraph is the text, the rest goes under Details."""
-    first, _, details = message.partition("\n\n")
-    if previous is not None:
-        previous.close()
-        previous.deleteLater()
-    box = QtWidgets.QMessageBox(parent)
-    box.setIcon(QtWidgets.QMessageBox.Icon.Warning)
-    box.setWindowTitle(title)
-    box.setText(first)
-    if details:
-        box.setDetailedText(details)
-    box.setModal(False)
-    box.show()
-    return box
-
-
-class FolderDialog(QtWidgets.QFileDialog):
-    """A folder chooser that also takes a folder still to be made, its name typed into the
-    dialog (Qt's own chooser refuses one: "Directory not found"); the export makes it. Qt's
-    dialog, not the platform's, so that it behaves the same everywhere."""
-
-    def __init__(self, parent: QtWidgets.QWidget | None, title: str):
-        super().__init__(parent, title)
-        self.setObjectName("folder_dialog")
-        self.setOption(QtWidgets.QFileDialog.Option.DontUseNativeDialog, True)
-        self.setFileMode(QtWidgets.QFileDialog.FileMode.Directory)
-        self.setOption(QtWidgets.QFileDialog.Option.ShowDirsOnly, True)
-        self.chosen = ""
-
-    def accept(self) -> None:
-        files = self.selectedFiles()
-        if files and not Path(files[0]).exists():
-            self.chosen = files[0]  # a new folder: taken as it is
-            QtWidgets.QDialog.accept(self)
-            return
-        super().accept()  # an existing folder (a file is refused)
-        if self.result() == QtWidgets.QDialog.DialogCode.Accepted:
-            self.chosen = self.selectedFiles()[0]
-
-
-def choose_folder(parent: QtWidgets.QWidget, title: str) -> str:
-    """The folder the user picks or names (maybe new), or "" when cancelled; the dialog
-    opens in the last folder used."""
-    dialog = FolderDialog(parent, title)
-    if last_folder():
-        dialog.setDirectory(last_folder())
-    try:
-        chosen = dialog.chosen if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted else ""
-    finally:
-        dialog.deleteLater()
-    if chosen:
-        remember_folder(str(Path(chosen).parent) if not Path(chosen).exists() else chosen)
-    return chosen
-
-
-FORMAT_FILTERS = {
-    "png": "PNG image (*.png)",
-    "svg": "SVG vector image (*.svg)",
-    "pdf": "PDF document (*.pdf)",
-}
-UNCHANGED = "Nothing was written; an earlier file of that name is unchanged."
-
-
-def file_stem(title: str) -> str:
-    """A panel's title as the name its figure's file is offered under: 'L1 decay' -> l1_decay."""
-    return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_") or "panel"
-
-
-class PanelExports(QtCore.QObject):
-    """A window's figure exports: a panel (an index into the window's all_panels(), or the
-    panel itself) or "window", written atomically in a format its suffix picks. Each
-    model's exports add their data files. Problems are reported through the window's
-    fail/done and never raise."""
-
-    FORMATS: tuple[str, ...] = ("png", "svg")
-    WINDOW_FIGURE = "window"  # the file name offered for the whole window
-    ASK_PNG_SCALE = False  # whether the dialog asks for a PNG's scale
-
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.win = window
-
-    def panel(self, target):
-        """The panel a target names, or None for the whole window."""
-        if target == "window":
-            return None
-        if isinstance(target, int):
-            return self.win.all_panels()[target]
-        return target
-
-    def figure_bytes(self, target, fmt: str, scale: float = 2.0) -> bytes:
-        """A panel's (or "window"'s) figure in ``fmt``: each model's, drawn by matplotlib."""
-        raise NotImplementedError
-
-    def export_figure(self, target, path, scale: float = 2.0) -> bool:
-        """A panel or "window" to ``path``; its suffix picks the format. An unknown suffix
-        or a failed write leaves any earlier file."""
-        from sparsity_gui.core.files import atomic_write_bytes
-
-        win = self.win
-        path = Path(path)
-        fmt = path.suffix.lower().lstrip(".")
-        if fmt not in self.FORMATS:
-            names = ", ".join(f".{f}" for f in self.FORMATS[:-1]) + f" or .{self.FORMATS[-1]}"
-            return win.fail(
-                "Cannot export the figure",
-                f"{path.name}: unknown format {path.suffix or '(no extension)'}; use {names}",
-            )
-        try:
-            atomic_write_bytes(path, self.figure_bytes(target, fmt, scale))
-        except (ValueError, RuntimeError) as exc:
-            return win.fail("Cannot export the figure", str(exc))
-        except OSError as exc:
-            return win.fail("Cannot export the figure", f"{path}: {exc.strerror or exc}. {UNCHANGED}")
-        return win.done(f"Wrote {path}")
-
-    def figure_menu(self) -> QtWidgets.QMenu:
-        """Export figure: an entry per panel, and the whole window."""
-        menu = QtWidgets.QMenu("Export figure", self.win)
-        menu.setObjectName("menu_export_figure")
-        kinds = ", ".join(f.upper() for f in self.FORMATS)
-        for i, panel in enumerate(self.win.all_panels()):
-            act = menu.addAction(f"{panel.title}…")
-            act.setToolTip(f"The {panel.title} panel as {kinds}")
-            act.triggered.connect(lambda _c=False, i=i: self.export_figure_dialog(i))
-        menu.addSeparator()
-        act = menu.addAction("Whole window…")
-        act.setToolTip(f"The whole window as {kinds}")
-        act.triggered.connect(lambda _c=False: self.export_figure_dialog("window"))
-        return menu
-
-    def export_figure_dialog(self, target) -> None:
-        panel = self.panel(target)
-        name = self.WINDOW_FIGURE if panel is None else file_stem(panel.title)
-        filters = ";;".join(FORMAT_FILTERS[f] for f in self.FORMATS)
-        path, chosen = QtWidgets.QFileDialog.getSaveFileName(
-            self.win, "Export figure", in_last_folder(f"{name}.png"), filters
-        )
-        if not path:
-            return
-        remember_folder(path)
-        if not Path(path).suffix:
-            path += {"S": ".svg", "P": ".pdf"}.get(chosen[:1], ".png")
-        scale = 2.0
-        if self.ASK_PNG_SCALE and path.lower().endswith(".png"):
-            scale, ok = QtWidgets.QInputDialog.getDouble(
-                self.win, "PNG scale", "Scale (1 = screen size, 2 = twice as many pixels):", 2.0, 0.5, 8.0, 1
-            )
-            if not ok:
-                return
-        self.export_figure(target, path, scale)
 
 
 # The Model menu: (model, label, what it opens)
@@ -666,6 +451,20 @@ class LiveWindow:
         return list(self.panels)
 
     # --- shutdown --------------------------------------------------------------------
+    def grid_tab(self):
+        """The window's grid of runs (ui.grid_tab.GridTab): the scaling grid or the sweep."""
+        raise NotImplementedError
+
+    def shutdown(self) -> None:
+        """Stop the timers and join the engine's and the grid's threads (with a deadline)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.grid_tab().shutdown()
+        self.stop_engine()
+        if self.windows is not None:
+            self.windows.closing(self)  # the main window closes the other model's
+
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         self.save_layout()
         self.shutdown()

@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtWidgets
 from pytestqt.qtbot import QtBot
 
 from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.ui.window import FolderDialog, choose_folder
+from sparsity_gui.ui.dialogs import FolderDialog, choose_folder
 
 TIMEOUT = 60_000
 # Qt's offscreen platform cannot raise a window or grab the keyboard (the dialog and its

@@ -82,8 +82,8 @@ def test_interference_window_exports_a_gif_matching_its_run(qtbot, make_iwindow,
 
     from sparsity_gui.core.interference.params import InterferenceParams
     from sparsity_gui.figures.scripted import panel_size
+    from sparsity_gui.ui.dialogs import settings
     from sparsity_gui.ui.figure_style import STYLE_KEY
-    from sparsity_gui.ui.window import settings
 
     win = make_iwindow(InterferenceParams(n=8, m=16, steps=200), playing=True)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "finished", timeout=TIMEOUT)

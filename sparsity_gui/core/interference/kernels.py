@@ -193,48 +193,67 @@ def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lr, l1, wd
 
 
 @njit(cache=True, nogil=True)
+def _tally_row(W, i, cols, first_neuron, counts, positive, l1):
+    """Row i of W over its columns ``cols`` (increasing): counts[k] and positive[k] gain its
+    active weight on neuron k (positive: > 0). Returns (l1 plus its |w|, summed in order so
+    that both measures give the same sum, its active weights, its nonzero weights, whether
+    its largest |w| is on its initial largest neuron)."""
+    active = 0
+    nonzero = 0
+    best = -1.0
+    arg = -1
+    for k in cols:
+        a = abs(W[i, k])
+        l1 += a
+        if a != 0.0:
+            nonzero += 1
+        if a >= ACTIVE_LO and a <= ACTIVE_HI:
+            counts[k] += 1
+            active += 1
+            if W[i, k] > 0.0:
+                positive[k] += 1
+        if a > best:
+            best = a
+            arg = k
+    return l1, active, nonzero, best > 0.0 and arg == first_neuron[i]  # a dead feature: no neuron
+
+
+@njit(cache=True, nogil=True)
+def _collisions(counts, positive):
+    """(polysemantic neurons, colliding pairs of opposite sign, of equal sign) from the
+    active features on each neuron and how many of them are positive."""
+    poly = 0
+    opposite = 0
+    same = 0
+    for k in range(counts.shape[0]):
+        c = counts[k]
+        if c > 1:
+            poly += 1
+            pos = positive[k]
+            neg = c - pos
+            opposite += pos * neg
+            same += pos * (pos - 1) // 2 + neg * (neg - 1) // 2
+    return poly, opposite, same
+
+
+@njit(cache=True, nogil=True)
 def measure(W, first_neuron, counts):
     """One pass over W. Fills counts[k] (active features on neuron k) and returns
     (polysemantic neurons, active weights, colliding pairs of opposite sign, of equal sign,
     features whose largest |w| is on their initial largest neuron, nonzero weights, |W|_1)."""
     n, m = W.shape
-    for k in range(m):
-        counts[k] = 0
+    counts[:] = 0
+    positive = np.zeros(m, dtype=np.int64)
     active = 0
     nonzero = 0
-    l1 = 0.0
     kept = 0
+    l1 = 0.0
     for i in range(n):
-        best = -1.0
-        arg = -1
-        for k in range(m):
-            a = abs(W[i, k])
-            l1 += a
-            if a != 0.0:
-                nonzero += 1
-            if a >= ACTIVE_LO and a <= ACTIVE_HI:
-                counts[k] += 1
-                active += 1
-            if a > best:
-                best = a
-                arg = k
-        if best > 0.0 and arg == first_neuron[i]:  # a dead feature sits on no neuron
-            kept += 1
-    poly = 0
-    opposite = 0
-    same = 0
-    for k in range(m):
-        c = counts[k]
-        if c > 1:
-            poly += 1
-            pos = 0
-            for i in range(n):
-                a = abs(W[i, k])
-                if a >= ACTIVE_LO and a <= ACTIVE_HI and W[i, k] > 0.0:
-                    pos += 1
-            neg = c - pos
-            opposite += pos * neg
-            same += pos * (pos - 1) // 2 + neg * (neg - 1) // 2
+        l1, row_active, row_nonzero, on_first = _tally_row(W, i, range(m), first_neuron, counts, positive, l1)
+        active += row_active
+        nonzero += row_nonzero
+        kept += on_first
+    poly, opposite, same = _collisions(counts, positive)
     return poly, active, opposite, same, kept, nonzero, l1
 
 
@@ -444,40 +463,17 @@ def measure_sparse(W, rptr, rcol, first_neuron, counts):
     """measure() over the nonzeros of the pattern alone (the zeros are never active and
     add nothing to |W|_1; rows are walked in the same order, so the sums are the same)."""
     n, m = W.shape
-    for k in range(m):
-        counts[k] = 0
+    counts[:] = 0
     positive = np.zeros(m, dtype=np.int64)
     active = 0
-    l1 = 0.0
     kept = 0
+    l1 = 0.0
     for i in range(n):
-        best = -1.0
-        arg = -1
-        for c in range(rptr[i], rptr[i + 1]):
-            k = rcol[c]
-            a = abs(W[i, k])
-            l1 += a
-            if a >= ACTIVE_LO and a <= ACTIVE_HI:
-                counts[k] += 1
-                active += 1
-                if W[i, k] > 0.0:
-                    positive[k] += 1
-            if a > best:
-                best = a
-                arg = k
-        if best > 0.0 and arg == first_neuron[i]:
-            kept += 1
-    poly = 0
-    opposite = 0
-    same = 0
-    for k in range(m):
-        c = counts[k]
-        if c > 1:
-            poly += 1
-            pos = positive[k]
-            neg = c - pos
-            opposite += pos * neg
-            same += pos * (pos - 1) // 2 + neg * (neg - 1) // 2
+        row = rcol[rptr[i] : rptr[i + 1]]
+        l1, row_active, _row_nonzero, on_first = _tally_row(W, i, row, first_neuron, counts, positive, l1)
+        active += row_active
+        kept += on_first
+    poly, opposite, same = _collisions(counts, positive)
     return poly, active, opposite, same, kept, rptr[n], l1
 
 

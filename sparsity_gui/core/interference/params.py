@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sparsity_gui.core.checks import available_memory, check_work, finite_number, whole_or_none
+from sparsity_gui.core.checks import check_fits, check_work, finite_number, whole_or_none
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.text import short_number
 
@@ -209,13 +209,7 @@ PRESETS: tuple[tuple[str, str, InterferenceParams], ...] = (
 def check_memory(n: int, m: int, dtype: str = "float64") -> None:
     size = np.dtype(dtype).itemsize
     need = n * m * ARRAYS_PER_WEIGHT * size + 3 * n * n * size
-    avail = available_memory()
-    if avail is not None and need > avail:
-        raise InputError(
-            "m",
-            f"n = {n}, m = {m} needs about {need / 2**30:.1f} GiB of memory, "
-            f"only {avail / 2**30:.1f} GiB is available",
-        )
+    check_fits("m", need, f"n = {n}, m = {m}")
 
 
 def step_multiply_adds(n: int, m: int) -> float:

@@ -72,51 +72,40 @@ class InterferenceWorker(MailboxEngine):
             else:
                 time.sleep(0.0005)  # hands the GIL to the GUI thread between chunks
 
-    def step_once(self) -> bool:
-        """Apply pending commands, then run one bounded chunk. True while there is more."""
-        try:
-            single = self._apply_mail()
-            run = self.run
-            if run is None or self._failed:
-                return False
-            if single:
-                run.advance(single)
-                self._after_chunk(force=True)
-            if not self.playing or run.finished:
-                self._publish()
-                return False
-            start = time.perf_counter()
-            # a chunk never runs past the next history row, so short, fast runs still get
-            # RECORD_ROWS rows (recording by wall clock alone gave a fast run three rows)
-            every = max(1, run.params.steps // RECORD_ROWS)
-            to_row = every - run.step % every
-            done = run.advance(min(self._chunk_steps, to_row))
-            took = time.perf_counter() - start
-            if done and took > 0:
-                # adapt so one chunk takes about CHUNK_SECONDS
-                per_step = took / done
-                self._chunk_steps = int(min(max(1, CHUNK_SECONDS / per_step), 100_000))
-            self._after_chunk(force=run.finished, row_due=run.step % every == 0)
-            return not run.finished
-        except Exception as exc:  # reaches the GUI as a message; the loop goes on
-            self._fail(error_message(exc))
+    def _step(self, now: float | None) -> bool:  # not paced: the clock is the chunk's own
+        single = self._apply_mail()
+        run = self.run
+        if run is None or self._failed:
             return False
+        if single:
+            run.advance(single)
+            self._after_chunk(force=True)
+        if not self.playing or run.finished:
+            self._publish()
+            return False
+        start = time.perf_counter()
+        # a chunk never runs past the next history row, so short, fast runs still get
+        # RECORD_ROWS rows (recording by wall clock alone gave a fast run three rows)
+        every = max(1, run.params.steps // RECORD_ROWS)
+        to_row = every - run.step % every
+        done = run.advance(min(self._chunk_steps, to_row))
+        took = time.perf_counter() - start
+        if done and took > 0:
+            # adapt so one chunk takes about CHUNK_SECONDS
+            per_step = took / done
+            self._chunk_steps = int(min(max(1, CHUNK_SECONDS / per_step), 100_000))
+        self._after_chunk(force=run.finished, row_due=run.step % every == 0)
+        return not run.finished
 
     def _fail(self, message: str) -> None:
-        self.state = "error"
-        self.playing = False
-        self.message = message
-        self._failed = True
-        self._publish(force=True)
+        self._failed = True  # until a run starts
+        super()._fail(message)
 
     def _apply_mail(self) -> int:
         mail = self._take_mail()
         if mail.playing is not None:
             self.playing = mail.playing
-        if mail.start is not None:
-            self._start(mail.start)
-        if mail.params is not None:
-            self._apply_params(mail.params)
+        self._apply_run_mail(mail)
         if mail.playing is not None or mail.start is not None or mail.params is not None:
             self._set_state()
             self._publish(force=True)

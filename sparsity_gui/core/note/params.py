@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sparsity_gui.core.checks import available_memory, check_work, finite_number
+from sparsity_gui.core.checks import check_fits, check_work, finite_number
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.text import round_number, short_number
 
@@ -73,14 +73,7 @@ class SimParams:
 
 def check_memory(m: int) -> None:
     """Refuse an m whose arrays cannot fit in the memory available now."""
-    need = m * BYTES_PER_WEIGHT
-    avail = available_memory()
-    if avail is not None and need > avail:
-        raise InputError(
-            "m",
-            f"m = {m} needs about {need / 2**30:.1f} GiB of memory, "
-            f"only {avail / 2**30:.1f} GiB is available",
-        )
+    check_fits("m", m * BYTES_PER_WEIGHT, f"m = {m}")
 
 
 # --- bounded work (core/checks.py: check_work) -------------------------------------------

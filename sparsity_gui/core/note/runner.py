@@ -238,29 +238,17 @@ class Runner(MailboxEngine):
             else:
                 time.sleep(0.0005)
 
-    def step_once(self, now: float | None = None) -> bool:
-        """Apply pending commands, then run one bounded chunk. Returns True while there is
-        more simulating to do (so the loop should not sleep)."""
-        try:
-            if self._warm_up:
-                self._warm_up = False
-                self._publish_state("compiling")
-                warm_up_kernels()
-                if self.state == "compiling":
-                    self.state = "running" if self.playing else "paused"
-            self._apply_mail()
-            if self.sim is None:
-                return False
-            return self._chunk(time.perf_counter() if now is None else now)
-        except Exception as exc:  # reaches the GUI as a message, the loop goes on
-            self._fail(error_message(exc))
+    def _step(self, now: float | None) -> bool:
+        if self._warm_up:
+            self._warm_up = False
+            self._publish_state("compiling")
+            warm_up_kernels()
+            if self.state == "compiling":
+                self.state = "running" if self.playing else "paused"
+        self._apply_mail()
+        if self.sim is None:
             return False
-
-    def _fail(self, message: str) -> None:
-        self.state = "error"
-        self.playing = False
-        self.message = message
-        self._publish(force=True)
+        return self._chunk(time.perf_counter() if now is None else now)
 
     def _apply_mail(self) -> None:
         mail = self._take_mail()
@@ -269,10 +257,7 @@ class Runner(MailboxEngine):
             self._rate_window.clear()
         if mail.stop_at_one is not None:
             self.stop_at_one = mail.stop_at_one
-        if mail.start is not None:
-            self._start(mail.start)
-        if mail.params is not None:
-            self._apply_params(mail.params)
+        self._apply_run_mail(mail)
         if mail.playing is not None:
             self.playing = mail.playing
             if self.state in ("running", "paused"):

@@ -33,6 +33,20 @@ class SampledRun:
     nonzero_final: int
     extra: dict = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, sim: Simulation, rows, t_end: float, t_one: float, wall: float, extra=None) -> SampledRun:
+        """The run `sim` ended with, its rows sampled: the decay law fitted to them."""
+        return cls(
+            sim=sim,
+            rows=rows,
+            t_end=float(t_end),
+            t_one=float(t_one),
+            wall_seconds=wall,
+            fit=sim.decay_fit(rows, exported=True),
+            nonzero_final=sim.moments().nonzero,
+            extra={} if extra is None else extra,
+        )
+
     @property
     def fitted_c(self) -> float:
         return self.fit.c
@@ -88,15 +102,7 @@ def simulate_samples(
             t_one, t_end, rows, wall = _sample_exact_once(sim, samples, progress, should_stop)
         finally:
             sim.init.finish_deriving()  # no thread outlives the call, even a cancelled one
-        return SampledRun(
-            sim=sim,
-            rows=rows,
-            t_end=float(t_end),
-            t_one=float(t_one),
-            wall_seconds=wall,
-            fit=sim.decay_fit(rows, exported=True),
-            nonzero_final=sim.moments().nonzero,
-        )
+        return SampledRun.of(sim, rows, t_end, t_one, wall)
     sim.complete_ideal_bounds()
     # otherwise the default end needs a separate exact solve to one weight; with --t-end the
     # run's own time of reaching one weight is reported instead (NaN if it does not by t_end)
@@ -119,15 +125,7 @@ def simulate_samples(
         raise InputError("eta", sim.solver.diverged)
     if params.t_end is not None:
         t_one = one_left_time(sim)
-    return SampledRun(
-        sim=sim,
-        rows=rows,
-        t_end=float(t_end),
-        t_one=float(t_one),
-        wall_seconds=wall,
-        fit=sim.decay_fit(rows, exported=True),
-        nonzero_final=sim.moments().nonzero,
-    )
+    return SampledRun.of(sim, rows, t_end, t_one, wall)
 
 
 SNAPSHOTS_PER_SAMPLE = 4  # snapshots of the exact state per sample of the time series
@@ -242,13 +240,4 @@ def replay_script(script: RunScript, progress=None) -> SampledRun:
     extra = {"t_session": float(script.t)}
     if sim.solver.diverged:
         extra["diverged"] = sim.solver.diverged
-    return SampledRun(
-        sim=sim,
-        rows=rows,
-        t_end=float(script.t),
-        t_one=one_left_time(sim),
-        wall_seconds=wall,
-        fit=sim.decay_fit(rows, exported=True),
-        nonzero_final=sim.moments().nonzero,
-        extra=extra,
-    )
+    return SampledRun.of(sim, rows, script.t, one_left_time(sim), wall, extra)

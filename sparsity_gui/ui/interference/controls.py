@@ -51,6 +51,16 @@ class InterferenceControls(QtWidgets.QWidget):
             self.fields[name] = f
             return f
 
+        def choice(name: str, label: str, values, labels: dict[str, str], tip: str) -> QtWidgets.QComboBox:
+            box = QtWidgets.QComboBox()
+            box.setObjectName(name)
+            for value in values:
+                box.addItem(labels[value], value)
+            box.setToolTip(tip)
+            box.activated.connect(lambda _i: self.changed.emit({name: box.currentData()}))
+            form.addRow(label, box)
+            return box
+
         self.n = field(
             "n",
             "n (features)",
@@ -64,20 +74,16 @@ class InterferenceControls(QtWidgets.QWidget):
             "m: number of neurons, the columns of W (1 … 65536). The paper predicts "
             "about n²/(4m) polysemantic neurons. Starts a new run.",
         )
-        self.optimizer = QtWidgets.QComboBox()
-        self.optimizer.setObjectName("optimizer")
-        for name in OPTIMIZERS:
-            self.optimizer.addItem(OPTIMIZER_LABELS[name], name)
-        self.optimizer.setToolTip(
+        self.optimizer = choice(
+            "optimizer",
+            "optimizer",
+            OPTIMIZERS,
+            OPTIMIZER_LABELS,
             "Integrator. GD with zero rule: the note's discrete flow, a weight whose step would "
             "cross zero is set to zero. Plain GD: the same step without the rule (weights chatter "
             "around zero). Adam / AdamW (the paper's): per-coordinate step sizes, which break the "
-            "note's affine structure (compare them). Starts a new run."
+            "note's affine structure (compare them). Starts a new run.",
         )
-        self.optimizer.activated.connect(
-            lambda _i: self.changed.emit({"optimizer": self.optimizer.currentData()})
-        )
-        form.addRow("optimizer", self.optimizer)
         self.l1 = field(
             "l1",
             "l1",
@@ -131,18 +137,16 @@ class InterferenceControls(QtWidgets.QWidget):
             "AdamW decays W directly, GD ignores it. Applies live.",
         )
         self.weight_decay.edit.setPlaceholderText("default")
-        self.dtype = QtWidgets.QComboBox()
-        self.dtype.setObjectName("dtype")
-        for name in DTYPES:
-            self.dtype.addItem(DTYPE_LABELS[name], name)
-        self.dtype.setToolTip(
+        self.dtype = choice(
+            "dtype",
+            "precision",
+            DTYPES,
+            DTYPE_LABELS,
             "Precision of W, the products and the optimizer's state. float32 is what the paper "
             "trained with and about twice as fast in the products; float64 (the default) is "
             "exact enough to compare with the note's flow. The counts agree in distribution "
-            "over seeds, not run by run. Starts a new run."
+            "over seeds, not run by run. Starts a new run.",
         )
-        self.dtype.activated.connect(lambda _i: self.changed.emit({"dtype": self.dtype.currentData()}))
-        form.addRow("precision", self.dtype)
         self.units = QtWidgets.QLabel()
         self.units.setObjectName("units")
         self.units.setWordWrap(True)

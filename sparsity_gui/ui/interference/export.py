@@ -19,8 +19,9 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.interference.files import history_csv, neuron_counts_csv
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder
+from sparsity_gui.ui.figure_export import PanelExports
 from sparsity_gui.ui.figure_style import FigureStyleChoice
-from sparsity_gui.ui.window import UNCHANGED, PanelExports, choose_folder
 
 DATA_KINDS = {
     # kind: (file name, menu text, dialog filter)
@@ -230,18 +231,9 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         is drawn from (.json) and the script that redraws it (.py) beside it."""
         win = self.win
         path = Path(path)
-        fmt = path.suffix.lower().lstrip(".")
-        if fmt not in self.FORMATS:
-            return win.fail(
-                "Cannot export the figure",
-                f"{path.name}: unknown format {path.suffix or '(no extension)'}; use .png, .svg or .pdf",
-            )
-        try:
-            files = self.figure_files(target, path.stem, (fmt,))
-        except InputError as exc:
-            return win.fail("Cannot export the figure", exc.message)
-        except (ValueError, RuntimeError) as exc:
-            return win.fail("Cannot export the figure", str(exc))
+        files = self.figure_files_for(path, lambda fmt: self.figure_files(target, path.stem, (fmt,)))
+        if files is None:
+            return False
         written = []
         try:
             for name, data in files.items():

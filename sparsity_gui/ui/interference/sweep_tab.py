@@ -20,9 +20,9 @@ from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
 from sparsity_gui.core.interference.sweep import SweepSpec, run_sweep
 from sparsity_gui.plots.sweep import SweepPanel
+from sparsity_gui.ui.dialogs import choose_folder
 from sparsity_gui.ui.fields import Field, parse_int_in
 from sparsity_gui.ui.grid_tab import GridTab, GridTabTexts
-from sparsity_gui.ui.window import choose_folder
 
 PAUSE_TIP = (
     "The sweep trains in its own thread. With this box checked the live run is paused "

@@ -32,6 +32,7 @@ from sparsity_gui.core.interference.worker import InterferenceSnapshot, Interfer
 from sparsity_gui.core.weights_files import FILE_FILTER, ArrayInfo, list_arrays
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.interference import INTERFERENCE_PANEL_TYPES
+from sparsity_gui.ui.dialogs import last_folder, remember_folder
 from sparsity_gui.ui.interference.controls import InterferenceControls
 from sparsity_gui.ui.interference.export import InterferenceExports
 from sparsity_gui.ui.interference.movie_dialog import interference_movie_source
@@ -39,7 +40,7 @@ from sparsity_gui.ui.interference.sweep_tab import SweepWidget
 from sparsity_gui.ui.movie_dialog import add_movie_action
 from sparsity_gui.ui.pins import PinControl
 from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
-from sparsity_gui.ui.window import LiveWindow, last_folder, remember_folder
+from sparsity_gui.ui.window import LiveWindow
 
 STATUS_SECONDS = 0.1  # the status line is read, not watched: 10 Hz
 
@@ -482,15 +483,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             self.failure_line.hide()
 
     # --- shutdown ----------------------------------------------------------------------------
-    def shutdown(self) -> None:
-        """Stop the timers and join the worker and sweep threads (with a deadline)."""
-        if self.closed:
-            return
-        self.closed = True
-        self.sweep.shutdown()
-        self.stop_engine()
-        if self.windows is not None:
-            self.windows.closing(self)  # the main window closes the other model's
+    def grid_tab(self):
+        return self.sweep
 
 
 def _usable_matrix(info: ArrayInfo) -> str | None:

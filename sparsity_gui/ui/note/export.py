@@ -43,16 +43,9 @@ from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
 from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.core.note.simulation import RunScript
+from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder, save_file_name
+from sparsity_gui.ui.figure_export import PanelExports
 from sparsity_gui.ui.figure_style import FigureStyleChoice
-from sparsity_gui.ui.window import (
-    FORMAT_FILTERS,
-    UNCHANGED,
-    PanelExports,
-    choose_folder,
-    in_last_folder,
-    remember_folder,
-    save_file_name,
-)
 
 EXPORT_ALL_FORMATS = ("png", "svg", "pdf")  # of each panel in Export all
 # each live panel's toggles as the figure's view (figures/note.py DEFAULT_VIEWS)
@@ -110,9 +103,29 @@ class _WriteFailed(Exception):
         self.path, self.error, self.written = path, error, list(written)
 
 
+def beside_gui(work: Callable, poll: Callable[[], None]):
+    """`work()` in a worker thread while the GUI thread calls `poll()` (which keeps the
+    window painting) every 20 ms; its value, or its exception raised again here."""
+    result: dict = {}
+
+    def target() -> None:
+        try:
+            result["value"] = work()
+        except BaseException as exc:  # re-raised on the GUI thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=target, name="export", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.02)
+        poll()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
 class NoteExports(FigureStyleChoice, PanelExports):
     FORMATS = ("png", "svg", "pdf")
-    ASK_PNG_SCALE = True
 
     def __init__(self, window) -> None:
         super().__init__(window)
@@ -187,31 +200,19 @@ class NoteExports(FigureStyleChoice, PanelExports):
         return run
 
     def _in_thread(self, fn: Callable, message: str):
-        result: dict = {}
-
-        def target() -> None:
-            try:
-                result["value"] = fn()
-            except BaseException as exc:  # re-raised on the GUI thread
-                result["error"] = exc
-
-        worker = threading.Thread(target=target, name="export", daemon=True)
         status = self.win.statusBar()
         status.showMessage(message)
         QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.CursorShape.WaitCursor)
         try:
-            worker.start()
-            while worker.is_alive():
-                worker.join(0.02)
-                QtWidgets.QApplication.processEvents(
+            return beside_gui(
+                fn,
+                lambda: QtWidgets.QApplication.processEvents(
                     QtCore.QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents, 20
-                )
+                ),
+            )
         finally:
             QtWidgets.QApplication.restoreOverrideCursor()
             status.clearMessage()
-        if "error" in result:
-            raise result["error"]
-        return result["value"]
 
     # --- data -------------------------------------------------------------------------------
     def data_files(
@@ -389,18 +390,10 @@ class NoteExports(FigureStyleChoice, PanelExports):
         atomically; an error leaves earlier files."""
         win = self.win
         path = Path(path)
-        fmt = path.suffix.lower().lstrip(".")
-        if fmt not in self.FORMATS:
-            return win.fail(
-                "Cannot export the figure",
-                f"{path.name}: unknown format {path.suffix or '(no extension)'}; use .png, .svg or .pdf",
-            )
-        try:
-            files = self.figure_files(target, fmt, dpi if dpi is not None else 150.0 * scale, path.stem)
-        except InputError as exc:
-            return win.fail("Cannot export the figure", exc.message)
-        except (ValueError, RuntimeError) as exc:
-            return win.fail("Cannot export the figure", str(exc))
+        dpi = dpi if dpi is not None else 150.0 * scale
+        files = self.figure_files_for(path, lambda fmt: self.figure_files(target, fmt, dpi, path.stem))
+        if files is None:
+            return False
         try:
             self._write([(path.with_name(name), data) for name, data in files.items()])
         except _WriteFailed as exc:
@@ -509,14 +502,6 @@ class NoteExports(FigureStyleChoice, PanelExports):
         """`work()` in a worker thread behind a progress bar with Cancel in the status bar
         (the window keeps painting; Cancel sets `cancel`, which the work checks between
         files)."""
-        result: dict = {}
-
-        def target() -> None:
-            try:
-                result["value"] = work()
-            except BaseException as exc:  # re-raised on the GUI thread
-                result["error"] = exc
-
         # in the status bar, not a modal dialog: the window stays live and usable
         status = self.win.statusBar()
         bar = QtWidgets.QProgressBar()
@@ -530,25 +515,22 @@ class NoteExports(FigureStyleChoice, PanelExports):
         status.addPermanentWidget(bar)
         status.addPermanentWidget(button)
         self.progress = (bar, button)  # tests press its Cancel
-        worker = threading.Thread(target=target, name="export", daemon=True)
-        worker.start()
+
+        def show_progress() -> None:
+            bar.setValue(min(state["done"], state["total"]))
+            status.showMessage(state["what"])
+            QtWidgets.QApplication.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 20)
+            if getattr(self.win, "closed", False):
+                cancel.set()  # the window closes: stop between files
+
         try:
-            while worker.is_alive():
-                worker.join(0.02)
-                bar.setValue(min(state["done"], state["total"]))
-                status.showMessage(state["what"])
-                QtWidgets.QApplication.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 20)
-                if getattr(self.win, "closed", False):
-                    cancel.set()  # the window closes: stop between files
+            return beside_gui(work, show_progress)
         finally:
             for widget in (bar, button):
                 status.removeWidget(widget)
                 widget.deleteLater()
             status.clearMessage()
             self.progress = None
-        if "error" in result:
-            raise result["error"]
-        return result["value"]
 
     # --- dialogs ----------------------------------------------------------------------------
     def figure_menu(self) -> QtWidgets.QMenu:
@@ -566,15 +548,9 @@ class NoteExports(FigureStyleChoice, PanelExports):
     def export_figure_dialog(self, target) -> None:
         """Save as PNG (asking its DPI), SVG or PDF; the script and data go beside it."""
         name = self.panel_name(target) or self.WINDOW_FIGURE
-        filters = ";;".join(FORMAT_FILTERS[f] for f in (("png",) if name == "window" else self.FORMATS))
-        path, chosen = QtWidgets.QFileDialog.getSaveFileName(
-            self.win, "Export figure", in_last_folder(f"{name}.png"), filters
-        )
+        path = self.ask_figure_path(name, ("png",) if name == "window" else self.FORMATS)
         if not path:
             return
-        remember_folder(path)
-        if not Path(path).suffix:
-            path += {"S": ".svg", "P": ".pdf"}.get(chosen[:1], ".png")
         dpi = 300.0
         if path.lower().endswith(".png"):
             dpi, ok = QtWidgets.QInputDialog.getDouble(

@@ -30,8 +30,8 @@ from sparsity_gui.core.note.presets import (
 from sparsity_gui.core.note.runner import default_speed
 from sparsity_gui.core.note.session import W0Source, load_session, session_text
 from sparsity_gui.core.weights_files import ArrayInfo
+from sparsity_gui.ui.dialogs import UNCHANGED, open_file_name, save_file_name, settings
 from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
-from sparsity_gui.ui.window import UNCHANGED, open_file_name, save_file_name, settings
 
 RECENT_KEY = "recent/sessions"
 RECENT_MAX = 8

@@ -23,9 +23,9 @@ from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams
 from sparsity_gui.core.note.scaling import ScalingGrid, in_regime, run_scaling, summarize
 from sparsity_gui.core.text import short_number
 from sparsity_gui.plots.scaling import SCALING_PANEL_TYPES, power_text
+from sparsity_gui.ui.dialogs import choose_folder
 from sparsity_gui.ui.fields import Field, parse_int_in
 from sparsity_gui.ui.grid_tab import GridTab, GridTabTexts
-from sparsity_gui.ui.window import choose_folder
 
 PAUSE_TIP = (
     "The grid runs in threads of its own. With this box checked the live run is paused "

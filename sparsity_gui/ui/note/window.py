@@ -19,6 +19,7 @@ from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.core.weights_files import FILE_FILTER
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.note import GRID_PANELS, PANEL_TYPES, TABBED_WITH
+from sparsity_gui.ui.dialogs import open_file_name
 from sparsity_gui.ui.fields import Field
 from sparsity_gui.ui.movie_dialog import add_movie_action
 from sparsity_gui.ui.note.argument import NoteView
@@ -28,7 +29,7 @@ from sparsity_gui.ui.note.file_menu import FileMenu
 from sparsity_gui.ui.note.movie_dialog import note_movie_source
 from sparsity_gui.ui.note.scaling_tab import ScalingWidget
 from sparsity_gui.ui.pins import PinControl
-from sparsity_gui.ui.window import LiveWindow, open_file_name
+from sparsity_gui.ui.window import LiveWindow
 
 # the widest text each status field shows in a run up to m = 10^7 (the fields' widths)
 STATUS_WIDEST = {
@@ -443,12 +444,5 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         put("fps", f"{self.fps:.0f} fps" if snap.state == "running" else f"{NOT_YET} fps")
 
     # --- shutdown ----------------------------------------------------------------------
-    def shutdown(self) -> None:
-        """Stop the timer and the worker thread (joined with a deadline)."""
-        if self.closed:
-            return
-        self.closed = True
-        self.scaling.shutdown()
-        self.stop_engine()
-        if self.windows is not None:
-            self.windows.closing(self)  # the main window closes the other model's
+    def grid_tab(self):
+        return self.scaling

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from sparsity_gui.core import checks
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note import params as P
 from sparsity_gui.core.note.params import SimParams, check_memory
@@ -130,10 +131,10 @@ def test_defaults_and_normalisation():
 
 
 def test_check_memory_names_m(monkeypatch):
-    monkeypatch.setattr(P, "available_memory", lambda: 10**9)
+    monkeypatch.setattr(checks, "available_memory", lambda: 10**9)
     check_memory(10**9 // P.BYTES_PER_WEIGHT)  # fits
     with pytest.raises(InputError) as info:
         check_memory(10**9 // P.BYTES_PER_WEIGHT + 1)
     assert info.value.field == "m" and "GiB" in str(info.value)
-    monkeypatch.setattr(P, "available_memory", lambda: None)  # unknown: do not refuse
+    monkeypatch.setattr(checks, "available_memory", lambda: None)  # unknown: do not refuse
     check_memory(10**8)

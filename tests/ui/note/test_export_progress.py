@@ -9,8 +9,8 @@ import json
 from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.ui.dialogs import settings
 from sparsity_gui.ui.figure_style import STYLE_KEY
-from sparsity_gui.ui.window import settings
 
 TIMEOUT = 20_000
 

@@ -93,8 +93,8 @@ def test_pin_keeps_a_read_only_copy_drawn_faded_through_resets_and_changes(qtbot
     # a live change of lam renames it at the next frame
     win.set_playing(True)
     win.on_params_changed({"lam": 2e-2})
-    painted(qtbot, win)
-    assert "pin 1: λ = 1.0e-2" in legend_texts(balance_plot)
+    # at a frame after the engine has taken the change (a loaded machine takes a few)
+    qtbot.waitUntil(lambda: "pin 1: λ = 1.0e-2" in legend_texts(balance_plot), timeout=TIMEOUT)
     # a reset (Ctrl+R): the live run starts again, the pinned curves stay as they were
     win.act_reset.trigger()
     run_until(qtbot, win, 0.5)
@@ -120,8 +120,8 @@ def test_pin_keeps_a_read_only_copy_drawn_faded_through_resets_and_changes(qtbot
     assert y_lo <= pushes.min() and y_hi >= pushes.max()
     # a new m (a new run): the label names both differences, lam first
     win.on_params_changed({"m": 300})
-    painted(qtbot, win)
-    assert "pin 1: λ = 1.0e-2, m = 200" in legend_texts(balance_plot)
+    # at a frame after the engine has taken the change (a loaded machine takes a few)
+    qtbot.waitUntil(lambda: "pin 1: λ = 1.0e-2, m = 200" in legend_texts(balance_plot), timeout=TIMEOUT)
     # the log toggle draws the pinned curves again (positive values only)
     panel(win, "BalancePanel").log_y.setChecked(True)
     feature = panel(win, "BalancePanel").pinned_items[1][0]

@@ -17,8 +17,8 @@ from PySide6.QtTest import QTest
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.runner import Runner
 from sparsity_gui.core.text import plural
+from sparsity_gui.ui.dialogs import FolderDialog
 from sparsity_gui.ui.note.argument import NoteView
-from sparsity_gui.ui.window import FolderDialog
 
 TIMEOUT = 120_000
 pytestmark = pytest.mark.qt_log_ignore("does not support raise", "does not support grabbing the keyboard")
