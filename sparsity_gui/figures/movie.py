@@ -282,7 +282,7 @@ class ReusedFigure:
     def layout_key(self) -> tuple:
         """What the constrained layout of the figure depends on besides its structure: the
         size, each axis's tick labels, how far its end labels reach past the axis's ends
-        (to the half pixel), its label, each legend's entries. Equal keys: the layout of the
+        (to 0.001 px), its label, each legend's entries. Equal keys: the layout of the
         last frame is this frame's."""
         key: list = [tuple(self.fig.get_size_inches())]
         for ax in self.axes():
@@ -299,7 +299,7 @@ class ReusedFigure:
         return tuple(key)
 
     def reach(self, ax, axis, along: int, locs: list, labels: tuple) -> tuple:
-        """How far (in half pixels) the first and last tick labels reach past the axis's
+        """How far (in pixels, to 0.001) the first and last tick labels reach past the axis's
         start and end: where a label sits at an end, the layout leaves it room."""
         shown = [(v, t) for v, t in zip(locs, labels, strict=False) if t]
         if not shown or not axis.majorTicks:
@@ -310,7 +310,7 @@ class ReusedFigure:
         for loc, text in (shown[0], shown[-1]):
             at = ax.transData.transform([(loc, loc)])[0][along]
             half = self.text_size(prototype, text)[along] / 2
-            reach.append((round(2 * max(0.0, start - (at - half))), round(2 * max(0.0, at + half - end))))
+            reach.append((round(max(0.0, start - (at - half)), 3), round(max(0.0, at + half - end), 3)))
         return tuple(reach)
 
     def text_size(self, prototype, text: str) -> tuple[float, float]:
