@@ -98,7 +98,8 @@ def note_frames(
 
 
 def stamp_text(t: float, lam: float) -> str:
-    return rf"$t$ = {t:.4g}     $\lambda$ = {lam:.3g}"
+    # plain text, not mathtext: a new time at every frame would be a new mathtext parse
+    return f"t = {t:.4g}     λ = {lam:.3g}"
 
 
 def solver_note(sim: Simulation, t: float) -> str:

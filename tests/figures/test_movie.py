@@ -39,6 +39,7 @@ from sparsity_gui.figures.style import style_params  # noqa: E402
 
 DPI = 60  # small frames: the tests compare pixels, not looks
 CODEC_MEAN = 3.0  # mean |difference| per channel (of 255) that H.264 at crf 18 may add
+CODEC_FAR = 0.01  # the share of pixels it may move by over 64 (of 255): anti-aliased edges
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +79,11 @@ def note_png_at(run, t: float, panel: str = "weights_sorted") -> np.ndarray:
 
 def mean_diff(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean(np.abs(a.astype(np.int16) - b.astype(np.int16))))
+
+
+def far_share(a: np.ndarray, b: np.ndarray, by: int = 64) -> float:
+    """The share of pixels with a channel off by more than `by` (of 255)."""
+    return float(np.mean(np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2) > by))
 
 
 def test_frame_times_end_exactly_and_log_times_are_geometric():
@@ -164,6 +170,49 @@ def test_frames_on_one_canvas_are_each_times_own_figure(note_run, panel):
     assert not np.array_equal(images[0], images[-1])
 
 
+@pytest.mark.parametrize(
+    ("panel", "spacing"),
+    [("threshold_crossing", "linear"), ("phase_plane", "linear"), ("sparsity_force", "log")],
+)
+def test_frames_drawn_into_kept_axes_and_layout_are_the_figure_functions_png(note_run, panel, spacing):
+    """A movie's canvas keeps the first frame's axes (the figure function draws into them,
+    emptied) and reruns the layout only when its inputs change (tick labels, how far the
+    end labels reach past the axes, legends): frames laid out anew are the figure
+    function's PNG pixel for pixel, and frames in a kept layout too, but for a few pixels of
+    anti-aliasing (none moved by over 64 of 255)."""
+    script = note_run.run.sim.script(note_run.t_end, 41)
+    times = frame_times(0.0, note_run.t_end, 40, spacing)
+    canvas = FrameCanvas(DPI)
+    kept, axes = 0, None
+    for k, frame in enumerate(note_frames(script, panel, times)):
+        before = canvas.layout_key
+        image = canvas.image(frame)
+        axes = axes or [id(a) for a in canvas.fig.axes]
+        assert [id(a) for a in canvas.fig.axes] == axes, f"frame {k}: new axes"
+        ref = png_rgb(frame.fig)
+        top = image[: ref.shape[0], : ref.shape[1]]
+        if canvas.layout_key is before:  # the layout of the frame before, kept
+            kept += 1
+            assert mean_diff(top, ref) < 0.01 and far_share(top, ref) == 0.0, f"frame {k} (layout kept)"
+        else:
+            assert np.array_equal(top, ref), f"frame {k} (laid out anew)"
+    assert kept >= 4  # the kept layout is exercised
+
+
+def test_a_canvas_given_another_panel_draws_it_anew(note_run):
+    """Frames of other figure functions (other axes, sub-figures) on one canvas: each is
+    drawn into a cleared figure, the figure function's PNG pixel for pixel."""
+    script = note_run.run.sim.script(note_run.t_end, 41)
+    times = frame_times(0.0, note_run.t_end, 3, "linear")
+    frames = {p: list(note_frames(script, p, times)) for p in ("weights_sorted", "norm_balance", "layout")}
+    canvas = FrameCanvas(DPI)
+    for panel, k in (("weights_sorted", 0), ("norm_balance", 1), ("layout", 2), ("weights_sorted", 2)):
+        frame = frames[panel][k]
+        ref = png_rgb(frame.fig)
+        image = canvas.image(frame)
+        assert np.array_equal(image[: ref.shape[0], : ref.shape[1]], ref), (panel, k)
+
+
 def test_mp4_decodes_to_the_frames_asked_each_the_figure_at_its_time(note_run, tmp_path):
     path = note_run.movie(tmp_path / "w.mp4", panel="weights_sorted", seconds=1.5, fps=4, dpi=DPI)
     frames, (codec, pix_fmt, rate) = decoded(path)
@@ -180,6 +229,7 @@ def test_mp4_decodes_to_the_frames_asked_each_the_figure_at_its_time(note_run, t
         own = mean_diff(top, refs[k])
         owns.append(own)
         assert own < CODEC_MEAN, f"frame {k}: mean difference {own:.2f} from its figure"
+        assert far_share(top, refs[k]) < CODEC_FAR and far_share(top, refs[k], 128) < 0.1 * CODEC_FAR
         others = [mean_diff(top, r) for j, r in enumerate(refs) if abs(j - k) > 1]
         assert min(others) > own, f"frame {k} is as near another time's figure as its own"
     # frames differ over time (far more than the codec changes a frame), and so do their stamps
