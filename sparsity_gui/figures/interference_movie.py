@@ -108,7 +108,7 @@ def write_interference_movie(
     return write_movie(
         path,
         lambda: interference_frames(
-            params, w0, panel, steps, samples, style, width, changes, pins, pin_labels
+            params, w0, panel, steps, samples, style, width, changes, pins, pin_labels, expect_final
         ),
         int(steps.size),
         settings,

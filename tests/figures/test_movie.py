@@ -309,6 +309,27 @@ def test_interference_gif_frames_are_the_weights_at_their_steps(training, tmp_pa
             assert mean_diff(frames[-1][: ref.shape[0], : ref.shape[1]], ref) > 3 * own
 
 
+def test_a_replay_that_misses_the_ws_on_screen_is_refused_and_writes_nothing(training, tmp_path):
+    """The window's movie dialog passes the W it shows at the last step: a replay that ends
+    elsewhere (here the run's W with one weight changed) is refused, and no file is left;
+    the run's own final W is accepted."""
+    from sparsity_gui.figures.interference_movie import write_interference_movie
+    from sparsity_gui.figures.movie import MovieSettings
+
+    settings = MovieSettings(seconds=1, fps=3, fmt="gif", dpi=DPI)
+    shown = training.w_final.copy()
+    shown.flat[0] += 1e-3
+    with pytest.raises(InputError, match="does not reproduce the run on screen"):
+        write_interference_movie(
+            tmp_path / "w.gif", training.params, training.w0, "weights", settings, expect_final=shown
+        )
+    assert os.listdir(tmp_path) == []
+    write_interference_movie(
+        tmp_path / "w.gif", training.params, training.w0, "weights", settings, expect_final=training.w_final
+    )
+    assert os.listdir(tmp_path) == ["w.gif"]
+
+
 def test_unknown_panel_and_suffix_are_refused(note_run, training, tmp_path):
     with pytest.raises(InputError, match="unknown panel"):
         note_run.movie(tmp_path / "a.mp4", panel="nope")
