@@ -17,8 +17,9 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.sampled import sample_steps
+from sparsity_gui.figures.frames import Frame
 from sparsity_gui.figures.interference import PANEL_ORDER, PANELS, layout, layout_size, run_data
-from sparsity_gui.figures.movie import Frame, MovieSettings, frame_times, write_movie
+from sparsity_gui.figures.movie import MovieSettings, frame_times, write_movie
 from sparsity_gui.figures.scripted import panel_size
 from sparsity_gui.figures.style import style_params
 

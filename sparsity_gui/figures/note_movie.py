@@ -19,7 +19,8 @@ import numpy as np
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.runner import snapshot_of
 from sparsity_gui.core.note.simulation import RunScript, Simulation
-from sparsity_gui.figures.movie import Frame, MovieSettings, frame_times, write_movie
+from sparsity_gui.figures.frames import Frame
+from sparsity_gui.figures.movie import MovieSettings, frame_times, write_movie
 from sparsity_gui.figures.note import MAX_ROWS, PANELS, note_drawing, panel_data
 from sparsity_gui.figures.style import style_params
 

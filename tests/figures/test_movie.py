@@ -1,4 +1,4 @@
-"""Movies of a run (figures/movie.py, note_movie.py, interference_movie.py, the API's
+"""Movies of a run (figures/movie.py, frames.py, note_movie.py, interference_movie.py, the API's
 movie()): decoded with PyAV, each frame is compared with the figure function's PNG of the
 state at its time, that state computed here without the movie's replay (the solver
 advanced straight to t_k, the original run's own final state)."""
@@ -22,16 +22,10 @@ from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun 
 from sparsity_gui.core.note.runner import snapshot_of  # noqa: E402
 from sparsity_gui.core.note.simulation import Simulation  # noqa: E402
 from sparsity_gui.figures import save  # noqa: E402
+from sparsity_gui.figures.frames import FrameCanvas, frame_image  # noqa: E402
 from sparsity_gui.figures.interference import PANELS as INTERFERENCE_PANELS  # noqa: E402
 from sparsity_gui.figures.interference import run_data  # noqa: E402
-from sparsity_gui.figures.movie import (  # noqa: E402
-    FrameCanvas,
-    GifPalette,
-    MovieCancelled,
-    frame_image,
-    frame_times,
-    movie_settings,
-)
+from sparsity_gui.figures.movie import GifPalette, MovieCancelled, frame_times, movie_settings  # noqa: E402
 from sparsity_gui.figures.note import note_figure, panel_data  # noqa: E402
 from sparsity_gui.figures.note_movie import note_frames, solver_targets, write_note_movie  # noqa: E402
 from sparsity_gui.figures.scripted import panel_size  # noqa: E402

@@ -1,0 +1,405 @@
+"""One frame of a movie: a figure function's drawing at one instant, as the pixels of its
+PNG with a strip below stamping the simulated time. `FrameCanvas` draws frame after frame
+into axes and a layout kept from the frame before while they stay the same (constrained
+layout and tick placement are most of a frame's cost), and draws a frame anew whenever its
+structure or layout inputs change, so each frame is the figure function's PNG at that
+instant (within a fraction of a grey level where the layout was kept)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+STAMP_INCHES = 0.22  # the time stamp's strip under the figure
+
+
+def figure_rgb(fig, style: dict, dpi: float) -> np.ndarray:
+    """The figure as savefig draws its PNG at `dpi` (the same pipeline: layout, facecolor),
+    as an H x W x 3 uint8 array, a transparent background flattened onto white."""
+    import matplotlib
+
+    buf = io.BytesIO()
+    with matplotlib.rc_context(style):
+        fig.savefig(buf, format="raw", dpi=dpi)
+    width = int(fig.get_figwidth() * dpi)  # Agg's canvas: the size in pixels truncated
+    rgba = np.frombuffer(buf.getbuffer(), np.uint8).reshape(-1, width, 4)
+    return flatten_rgba(rgba)
+
+
+def flatten_rgba(rgba: np.ndarray) -> np.ndarray:
+    """RGBA over white, as a viewer shows a PNG."""
+    if np.all(rgba[..., 3] == 255):
+        return np.ascontiguousarray(rgba[..., :3])
+    alpha = rgba[..., 3:4].astype(np.float32) / 255.0
+    return np.round(rgba[..., :3] * alpha + 255.0 * (1.0 - alpha)).astype(np.uint8)
+
+
+def even_frame(rgb: np.ndarray) -> np.ndarray:
+    """Padded with white to an even width and height (yuv420p halves both for colour)."""
+    h, w = rgb.shape[:2]
+    if h % 2 == 0 and w % 2 == 0:
+        return rgb
+    return np.pad(rgb, ((0, h % 2), (0, w % 2), (0, 0)), constant_values=255)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What one frame shows: the figure function, the data it draws at the instant, the
+    style and size, and the stamp's two texts."""
+
+    panel: Callable  # a figure function: panel(fig, data)
+    data: dict
+    style: dict
+    size: tuple[float, float]  # inches
+    stamp: str
+    note: str = ""
+
+    @property
+    def fig(self):
+        """The frame's figure, as the figure function draws it (a new Figure)."""
+        from sparsity_gui.figures.save import figure_of
+
+        return figure_of(self.panel, self.data, self.style, self.size)
+
+
+class StructureChanged(Exception):
+    """The figure function asked for other axes or sub-figures than the frame before."""
+
+
+REUSED_METHODS = ("add_gridspec", "add_subplot", "subfigures")
+
+
+def same_call(a: tuple, b: tuple) -> bool:
+    """Two calls' (name, args, kwargs) equal (an axes by identity, a SubplotSpec by its place)."""
+    try:
+        return bool(a == b)
+    except Exception:  # an array among the arguments: not a call this reuses
+        return False
+
+
+class ReusedFigure:
+    """Hands a figure function, drawing frame after frame into one Figure, the grids, axes
+    and sub-figures it made for the first frame, emptied of what it drew there, instead of
+    new ones: a new Axes costs as much to make as the frame costs to draw, and keeps its
+    ticks and the extents of its texts measured. The figure's (and each sub-figure's)
+    `add_gridspec`, `add_subplot` and `subfigures` are replaced on the instance: the first
+    frame records each call and its result; later frames get the same result for the same
+    call in the same order, and any other call (or fewer calls) raises StructureChanged,
+    after which the figure is cleared and drawn anew. A figure that makes axes otherwise
+    (a colour bar's) is never reused."""
+
+    def __init__(self, fig):
+        self.fig = fig
+        self.containers = [fig]  # the figure and its sub-figures
+        self.made: dict[int, list] = {}  # id(container): [((name, args, kwargs), result)]
+        self.used: dict[int, int] = {}
+        self.sizes: dict[tuple, tuple[float, float]] = {}
+        self.recording = True
+        self.install(fig)
+
+    def install(self, container) -> None:
+        for name in REUSED_METHODS:
+            setattr(container, name, functools.partial(self.call, container, name))
+
+    def call(self, container, name, *args, **kwargs):
+        made = self.made.setdefault(id(container), [])
+        i = self.used.get(id(container), 0)
+        self.used[id(container)] = i + 1
+        if self.recording:
+            result = getattr(type(container), name)(container, *args, **kwargs)
+            if name == "subfigures":
+                for sub in np.ravel(result):
+                    self.install(sub)
+                    self.containers.append(sub)
+            made.append(((name, args, kwargs), result))
+            return result
+        if i < len(made) and same_call(made[i][0], (name, args, kwargs)):
+            return made[i][1]
+        raise StructureChanged
+
+    def axes(self) -> list:
+        return [
+            result for made in self.made.values() for (name, _a, _k), result in made if name == "add_subplot"
+        ]
+
+    @property
+    def reusable(self) -> bool:
+        return set(map(id, self.fig.axes)) == set(map(id, self.axes()))
+
+    def begin(self) -> None:
+        """Empties the figure as Figure.clear() would, its axes and sub-figures kept."""
+        from matplotlib.transforms import Bbox
+
+        for container in self.containers:  # what clear() resets, but for the axes
+            for legend in list(container.legends):
+                legend.remove()
+            container.artists, container.lines, container.patches = [], [], []
+            container.texts, container.images, container.legends = [], [], []
+            container._suptitle = container._supxlabel = container._supylabel = None
+        self.fig.subplotpars.reset()
+        for ax in self.axes():  # what Axes.clear() resets that a figure function sets
+            for artist in [*ax.lines, *ax.collections, *ax.patches, *ax.texts, *ax.images, *ax.tables]:
+                artist.remove()
+            for artist in list(ax.artists):
+                artist.remove()
+            if ax.legend_ is not None:
+                ax.legend_.remove()
+            ax.containers.clear()
+            for loc in ("center", "left", "right"):
+                if ax.get_title(loc):
+                    ax.set_title("", loc=loc)
+            ax.set_prop_cycle(None)
+            ax.dataLim.set_points(Bbox.null().get_points())
+            ax.ignore_existing_data_limits = True
+            ax.viewLim.set_points(Bbox.unit().get_points())
+            ax.set_autoscale_on(True)
+            ax._request_autoscale_view()
+        self.used = {}
+        self.recording = False
+
+    def end(self) -> None:
+        if any(self.used.get(key, 0) != len(made) for key, made in self.made.items()):
+            raise StructureChanged
+
+    def reset_positions(self) -> None:
+        """The axes and sub-figures where a new figure has them before its layout (the
+        layout from there finds what it finds for a new figure)."""
+        for sub in self.containers[1:]:
+            sub._redo_transform_rel_fig()
+        for ax in self.axes():
+            ax._set_position(ax.get_subplotspec().get_position(ax.get_figure(root=False)))
+
+    def layout_key(self) -> tuple:
+        """What the constrained layout of the figure depends on besides its structure: the
+        size, each axis's tick labels, how far its end labels reach past the axis's ends
+        (to 0.001 px), its label, each legend's entries. Equal keys: the layout of the
+        last frame is this frame's."""
+        key: list = [tuple(self.fig.get_size_inches())]
+        for ax in self.axes():
+            for axis, along in ((ax.xaxis, 0), (ax.yaxis, 1)):
+                lo, hi = sorted(axis.get_view_interval())
+                locs = [v for v in axis.get_majorticklocs() if lo <= v <= hi]
+                labels = tuple(axis.major.formatter.format_ticks(locs))
+                if axis.majorTicks and not axis.majorTicks[0].label1.get_visible():
+                    labels = ()  # not drawn: no room made for them
+                key.append((labels, axis.label.get_text(), self.reach(ax, axis, along, locs, labels)))
+        for container in self.containers:
+            for legend in container.legends:
+                key.append(tuple(t.get_text() for t in legend.get_texts()))
+        return tuple(key)
+
+    def reach(self, ax, axis, along: int, locs: list, labels: tuple) -> tuple:
+        """How far (in pixels, to 0.001) the first and last tick labels reach past the axis's
+        start and end: where a label sits at an end, the layout leaves it room."""
+        shown = [(v, t) for v, t in zip(locs, labels, strict=False) if t]
+        if not shown or not axis.majorTicks:
+            return ()
+        prototype = axis.majorTicks[0].label1
+        start, end = (ax.bbox.x0, ax.bbox.x1) if along == 0 else (ax.bbox.y0, ax.bbox.y1)
+        reach = []
+        for loc, text in (shown[0], shown[-1]):
+            at = ax.transData.transform([(loc, loc)])[0][along]
+            half = self.text_size(prototype, text)[along] / 2
+            reach.append((round(max(0.0, start - (at - half)), 3), round(max(0.0, at + half - end), 3)))
+        return tuple(reach)
+
+    def text_size(self, prototype, text: str) -> tuple[float, float]:
+        """A tick label's width and height in pixels as drawn (measured once per text)."""
+        from matplotlib.text import Text
+
+        key = (text, prototype.get_fontproperties(), self.fig.dpi)
+        if key not in self.sizes:
+            probe = Text(0, 0, text, fontproperties=prototype.get_fontproperties())
+            probe.set_figure(self.fig)
+            box = probe.get_window_extent(self.fig.canvas.get_renderer())
+            self.sizes[key] = (box.width, box.height)
+        return self.sizes[key]
+
+
+_tick_memos: dict[int, dict] = {}  # id(figure) being drawn by ticks_worked_out_once: its memo
+
+
+@functools.cache
+def _remember_ticks() -> None:
+    """Axis._update_ticks, once per process, made to consult the memo of a figure being
+    drawn in ticks_worked_out_once (any other figure's axes work out their ticks as always)."""
+    from matplotlib.axis import Axis
+
+    original = Axis._update_ticks
+
+    def update_ticks(axis):
+        memo = _tick_memos.get(id(axis.get_figure(root=True))) if _tick_memos else None
+        if memo is None:
+            return original(axis)
+        key = (
+            tuple(axis.get_view_interval()),
+            tuple(axis.axes.bbox.bounds),
+            axis.major.locator,
+            axis.major.formatter,
+            axis.minor.locator,
+            axis.minor.formatter,
+        )
+        last = memo.get(id(axis))
+        if last is None or last[0] != key:  # only the last: the Tick artists hold its labels
+            last = memo[id(axis)] = (key, original(axis))
+        return last[1]
+
+    Axis._update_ticks = update_ticks
+
+
+@contextlib.contextmanager
+def ticks_worked_out_once(fig):
+    """While `fig` is drawn once: each of its axes works out its ticks (locator, formatter,
+    the Tick artists) again only when its view interval or place changed since it last did,
+    not at each of the 20 or 30 times the layout and the draw ask (the layout at each of its
+    passes, every spine and each shared axis again). The memo lives for this one draw of
+    this one figure."""
+    _remember_ticks()
+    _tick_memos[id(fig)] = {}
+    try:
+        yield
+    finally:
+        del _tick_memos[id(fig)]
+
+
+class FrameCanvas:
+    """The one Figure every frame of a movie is drawn into, and the strip with the time
+    stamp. The figure function draws each frame into the axes it made for the first one
+    (ReusedFigure), emptied; the constrained layout is run again, from a new figure's
+    places, only when what it depends on changed (the size, the tick labels and how far the
+    end ones reach past their axis, the axis labels, the legends' entries), else the last
+    frame's is kept. A frame laid out anew is the figure function's PNG at the movie's DPI
+    pixel for pixel, a frame in a kept layout the same but for a few anti-aliased pixels
+    (tested)."""
+
+    def __init__(self, dpi: float):
+        self.dpi = float(dpi)
+        self.fig = None
+        self.reuse: ReusedFigure | None = None
+        self.drawn: tuple | None = None  # (panel, size, style) of the figure's last frame
+        self.layout_key: tuple | None = None
+        self.stamp_fig = None
+        self.stamp_texts = None
+        self.stamp_width = 0
+
+    def figure_rgb(self, frame: Frame) -> np.ndarray:
+        import matplotlib
+
+        from sparsity_gui.figures.save import quicker_matplotlib
+
+        quicker_matplotlib()
+        with matplotlib.rc_context(frame.style):
+            rc = matplotlib.rcParams
+            if rc["savefig.transparent"] or rc["savefig.bbox"] is not None:
+                # a style that saves otherwise than the figure is drawn: savefig's own way
+                return figure_rgb(frame.fig, frame.style, self.dpi)
+            fig = self.draw_panel(frame, rc)
+            faces = {"facecolor": rc["savefig.facecolor"], "edgecolor": rc["savefig.edgecolor"]}
+            for key, value in faces.items():
+                if value != "auto":
+                    getattr(fig, f"set_{key}")(value)
+            fig.set_dpi(self.dpi)
+            self.draw_laid_out(fig)
+            rgba = np.asarray(fig.canvas.buffer_rgba())
+        return flatten_rgba(rgba)
+
+    def draw_panel(self, frame: Frame, rc):
+        """The frame's figure function drawn into the canvas's figure (as into a new
+        Figure: at the style's DPI and the frame's size)."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        drawn = (frame.panel, frame.size, frame.style)
+        if (
+            self.reuse is not None
+            and self.drawn is not None
+            and all(a is b or a == b for a, b in zip(self.drawn, drawn, strict=True))
+        ):
+            self.reuse.begin()
+            self.fig.set_dpi(rc["figure.dpi"])
+            self.fig.set_size_inches(frame.size)
+            try:
+                frame.panel(self.fig, frame.data)
+                self.reuse.end()
+                return self.fig
+            except StructureChanged:
+                pass
+        if self.fig is None:
+            self.fig = Figure(figsize=frame.size, layout="constrained")
+            FigureCanvasAgg(self.fig)
+        else:  # as a new Figure: cleared, at the style's size and DPI
+            self.fig.clear()
+            self.fig.set_dpi(rc["figure.dpi"])
+            self.fig.set_size_inches(frame.size)
+        self.reuse = ReusedFigure(self.fig)
+        frame.panel(self.fig, frame.data)
+        self.reuse.recording = False
+        if not self.reuse.reusable:
+            self.reuse = None
+        self.drawn, self.layout_key = drawn, None
+        return self.fig
+
+    def draw_laid_out(self, fig) -> None:
+        """One draw, with the constrained layout run from a new figure's places when its
+        inputs changed since it last ran, else in the last layout."""
+        key = None if self.reuse is None or self.layout_key is None else self.reuse.layout_key()
+        if key is not None and key == self.layout_key:
+            engine = fig.get_layout_engine()
+            fig.set_layout_engine("none")
+            with ticks_worked_out_once(fig):
+                fig.canvas.draw()
+            fig.set_layout_engine(engine)
+            return
+        if self.reuse is not None:
+            self.reuse.reset_positions()
+        with ticks_worked_out_once(fig):
+            fig.canvas.draw()
+        self.layout_key = None if self.reuse is None else self.reuse.layout_key()
+
+    def stamp_rgb(self, left: str, right: str, width: int, style: dict) -> np.ndarray:
+        """The strip under a frame: the simulated time on the left, how it was reached (the
+        solver, the step) on the right, in the figure's font, on the colour the figure is
+        saved on."""
+        import matplotlib
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        with matplotlib.rc_context(style):
+            if self.stamp_fig is None or self.stamp_width != width:
+                face = matplotlib.rcParams["savefig.facecolor"]
+                fig = Figure(
+                    figsize=(width / self.dpi, STAMP_INCHES),
+                    dpi=self.dpi,
+                    facecolor="white" if face == "auto" else face,
+                )
+                FigureCanvasAgg(fig)
+                self.stamp_texts = (
+                    fig.text(0.01, 0.5, "", ha="left", va="center", fontsize="medium"),
+                    fig.text(0.99, 0.5, "", ha="right", va="center", fontsize="small", color="0.35"),
+                )
+                self.stamp_fig, self.stamp_width = fig, width
+            for text, value in zip(self.stamp_texts, (left, right), strict=True):
+                text.set_text(value)
+            self.stamp_fig.canvas.draw()
+            rgb = flatten_rgba(np.asarray(self.stamp_fig.canvas.buffer_rgba()))
+        return (
+            rgb[:, :width]
+            if rgb.shape[1] >= width
+            else np.pad(rgb, ((0, 0), (0, width - rgb.shape[1]), (0, 0)))
+        )
+
+    def image(self, frame: Frame) -> np.ndarray:
+        """The figure's PNG pixels with the time stamp below, even-sized."""
+        top = self.figure_rgb(frame)
+        strip = self.stamp_rgb(frame.stamp, frame.note, top.shape[1], frame.style)
+        return even_frame(np.concatenate([top, strip], axis=0))
+
+
+def frame_image(frame: Frame, dpi: float) -> np.ndarray:
+    """One frame alone (a canvas of its own): the figure's PNG pixels, the stamp below."""
+    return FrameCanvas(dpi).image(frame)
