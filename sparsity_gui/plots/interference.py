@@ -13,19 +13,8 @@ import pyqtgraph as pg
 from sparsity_gui.core.interference.image import max_abs_pool, neuron_order
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
-from sparsity_gui.plots.base import (
-    BLUE,
-    DASH,
-    DOT,
-    GREEN,
-    GREY,
-    ORANGE,
-    PURPLE,
-    RED,
-    LivePanel,
-    pen,
-    set_curve,
-)
+from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, LivePanel, pen
+from sparsity_gui.plots.curves import set_curve
 from sparsity_gui.plots.pins import PinCurve, PinnablePanel
 
 H = {name: i for i, name in enumerate(HISTORY_COLUMNS)}

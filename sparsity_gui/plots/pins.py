@@ -17,7 +17,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.pins import PinnedRun
-from sparsity_gui.plots.base import LIVE_WIDTH, set_curve
+from sparsity_gui.plots.base import LIVE_WIDTH
+from sparsity_gui.plots.curves import set_curve
 from sparsity_gui.plots.legend import RowSample
 
 PIN_ALPHA = 110  # of 255: faded behind the live curves

@@ -19,7 +19,8 @@ import pyqtgraph as pg
 
 from sparsity_gui.core.note.scaling import ScalingRow, in_regime, summarize
 from sparsity_gui.core.text import plural
-from sparsity_gui.plots.base import DASH, GREY, Panel, pen, set_curve
+from sparsity_gui.plots.base import DASH, GREY, Panel, pen
+from sparsity_gui.plots.curves import set_curve
 from sparsity_gui.plots.ticks import log_ticks
 
 LABEL_COLOR = "#333333"

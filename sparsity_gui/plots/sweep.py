@@ -21,7 +21,8 @@ from PySide6 import QtCore
 
 from sparsity_gui.core.interference.sweep import BARS, PREDICTED_SLOPE, SweepRow, summarize
 from sparsity_gui.core.text import plural
-from sparsity_gui.plots.base import DASH, DOT, RED, Panel, pen, set_curve
+from sparsity_gui.plots.base import DASH, DOT, RED, Panel, pen
+from sparsity_gui.plots.curves import set_curve
 from sparsity_gui.plots.legend import refit_to_views, tick_text_size
 from sparsity_gui.plots.ticks import log_ticks, tick_text
 

@@ -8,7 +8,7 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 
-from sparsity_gui.plots.base import finite_xy, set_curve
+from sparsity_gui.plots.curves import finite_xy, set_curve
 
 rng = np.random.default_rng(3)
 X = np.linspace(0.0, 50.0, 400)

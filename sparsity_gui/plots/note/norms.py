@@ -12,20 +12,8 @@ import pyqtgraph as pg
 from sparsity_gui.core.note.metrics import COL
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.text import sci
-from sparsity_gui.plots.base import (
-    BLUE,
-    DASH,
-    DOT,
-    GREY,
-    ORANGE,
-    PINK,
-    PURPLE,
-    RED,
-    pen,
-    set_broken_curve,
-    set_curve,
-    transient_band,
-)
+from sparsity_gui.plots.base import BLUE, DASH, DOT, GREY, ORANGE, PINK, PURPLE, RED, pen, transient_band
+from sparsity_gui.plots.curves import set_broken_curve, set_curve
 from sparsity_gui.plots.note.panel import NotePanel
 from sparsity_gui.plots.pins import PinCurve
 

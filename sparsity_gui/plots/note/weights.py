@@ -12,19 +12,8 @@ from PySide6 import QtWidgets
 from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.note.simulation import shown_tracked
-from sparsity_gui.plots.base import (
-    BLUE,
-    DASH,
-    DOT,
-    GREEN,
-    GREY,
-    ORANGE,
-    PURPLE,
-    RED,
-    pen,
-    set_broken_curve,
-    set_curve,
-)
+from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, pen
+from sparsity_gui.plots.curves import set_broken_curve, set_curve
 from sparsity_gui.plots.note.panel import NotePanel
 from sparsity_gui.plots.pins import PinCurve
 from sparsity_gui.plots.ticks import whole_number_axis

@@ -1,0 +1,88 @@
+"""A live curve's data: only its finite points (only its positive ones on a log axis), set
+through pyqtgraph's fast path where its internals are known (`set_curve`), and curves
+broken where their quantity jumps (`set_broken_curve`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+
+
+def finite_xy(x: np.ndarray, y: np.ndarray, positive: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Rows where both are finite (and y > 0 when a log axis will show them)."""
+    keep = np.isfinite(x) & np.isfinite(y)
+    if positive:
+        keep &= y > 0
+    return np.ascontiguousarray(x[keep]), np.ascontiguousarray(y[keep])
+
+
+try:  # set_curve's fast path writes what PlotDataItem.setData would (pyqtgraph 0.13.7-0.14)
+    from pyqtgraph.graphicsItems.PlotDataItem import PlotDataset
+except ImportError:  # a pyqtgraph that moved it: setData, as every other curve
+    PlotDataset = None
+_FAST_CURVES = PlotDataset is not None and all(
+    hasattr(pg.PlotDataItem, name) for name in ("_getDisplayDataset", "informViewBoundsChanged")
+)
+
+# PlotDataItem options under which it draws its data as they are (no transform but log10)
+_TRANSFORMS = (
+    "subtractMeanMode",
+    "fftMode",
+    "derivativeMode",
+    "phasemapMode",
+    "clipToView",
+    "autoDownsample",
+)
+
+
+def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: bool = False) -> None:
+    """Put finite data on a live curve, every frame: for a plain line (no symbol, no
+    transform but a log axis) straight into its curve, skipping PlotDataItem.setData's
+    type checks, finiteness scans and style updates (about 28 calls a frame: a third of
+    the Python work of a frame at m = 10^3, measured with bench_gui.py --profile)."""
+    x, y = finite_xy(np.asarray(x, float), np.asarray(y, float), positive)
+    opts = item.opts
+    if (
+        not _FAST_CURVES
+        or len(x) == 0
+        or opts["symbol"] is not None
+        or opts["stepMode"]
+        or opts["downsample"] != 1
+        or isinstance(opts["connect"], np.ndarray)
+        or any(opts[name] for name in _TRANSFORMS)
+    ):
+        item.setData(x, y, skipFiniteCheck=True)
+        return
+    # what setData would leave: the data, their log10 where an axis is logarithmic (a
+    # value <= 0 becomes a gap), the display data made from them (pyqtgraph's limit on
+    # far off-screen values), all known finite
+    item._dataset = PlotDataset(x, y, True, True)
+    mapped = PlotDataset(x, y, True, True)
+    if True in opts["logMode"]:
+        mapped.applyLogMapping(opts["logMode"])
+    item._datasetMapped = mapped
+    item._datasetDisplay = None
+    shown = item._getDisplayDataset()
+    gaps = bool(mapped.containsNonfinite)
+    item.curve.setData(x=shown.x, y=shown.y, connect="finite" if gaps else "all", skipFiniteCheck=not gaps)
+    if not item.curve.isVisible():
+        item.curve.show()
+    item.informViewBoundsChanged()  # an auto-ranged view (a user's 'A') refits
+
+
+def set_broken_curve(
+    item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, steps: np.ndarray, positive: bool = False
+) -> None:
+    """A curve broken where ``steps`` changes from one row to the next (e.g. lam): a value
+    that jumps there (θ = λ/(1-‖W‖²)) is not joined by a steep segment, which reads as a
+    spike. Needs the item made with connect="finite"."""
+    x, y, steps = (np.asarray(a, float) for a in (x, y, steps))
+    keep = np.isfinite(x) & np.isfinite(y)
+    if positive:
+        keep &= y > 0
+    x, y, steps = x[keep], y[keep], steps[keep]
+    cuts = np.flatnonzero(steps[1:] != steps[:-1]) + 1
+    if cuts.size:
+        x = np.insert(x, cuts, np.nan)
+        y = np.insert(y, cuts, np.nan)
+    item.setData(np.ascontiguousarray(x), np.ascontiguousarray(y), connect="finite")
