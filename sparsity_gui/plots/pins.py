@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtGui
 
 from sparsity_gui.core.pins import PinnedRun
 from sparsity_gui.plots.base import LIVE_WIDTH
@@ -71,47 +71,6 @@ class PinSample(RowSample):
             p.drawLine(QtCore.QPointF(0, y), QtCore.QPointF(20, y))
 
 
-class PinPicture(pg.GraphicsObject):
-    """Every pinned curve of one plot, painted by this one item and cached as a pixmap:
-    pinned runs do not change while the live run goes on, so a frame blits them instead of
-    stroking some ten faded, dashed curves per plot again (3 ms a frame with 8 pins,
-    measured). The pinned PlotDataItems keep their data, pens and bounds (ranges, tests
-    and exports read them) but paint nothing themselves. Re-rendered when a pin is added,
-    removed or redrawn, or the view's range or size changes."""
-
-    def __init__(self, plot: pg.PlotItem):
-        super().__init__()
-        self.items: list[pg.PlotDataItem] = []
-        self.setZValue(PIN_Z)
-        self.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        plot.addItem(self, ignoreBounds=True)  # the pinned items themselves give the bounds
-
-    def show_items(self, items: list[pg.PlotDataItem]) -> None:
-        """Paint these items' curves (and no others), as they are now."""
-        for item in items:
-            item.curve.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
-        self.prepareGeometryChange()
-        self.items = list(items)
-        self.update()
-
-    def viewTransformChanged(self) -> None:  # noqa: N802 (pyqtgraph's name)
-        self.prepareGeometryChange()  # the margin of a pixel is another size in data units
-
-    def boundingRect(self) -> QtCore.QRectF:
-        rect = QtCore.QRectF()
-        for item in self.items:
-            if item.isVisible():
-                rect |= self.mapRectFromItem(item.curve, item.curve.boundingRect())
-        return rect
-
-    def paint(self, p, *_args) -> None:
-        for item in self.items:
-            curve = item.curve
-            if item.isVisible() and curve.isVisible() and curve.xData is not None and len(curve.xData):
-                p.setPen(curve.opts["pen"])
-                p.drawPath(curve.getPath())
-
-
 @dataclass
 class PinCurve:
     """One curve drawn per pinned run: on ``plot``, from the pinned rows by ``xy``, with
@@ -134,7 +93,6 @@ class PinLayer:
         self.items: dict[int, list[pg.PlotDataItem]] = {}
         self.samples: dict[int, pg.PlotDataItem] = {}
         self.labels: dict[int, str] = {}
-        self.pictures = {id(curve.plot): PinPicture(curve.plot) for curve in curves}
 
     @property
     def legend(self):
@@ -158,21 +116,7 @@ class PinLayer:
                 self.labels[number] = label
                 if self.legend is not None:
                     self.legend.set_label(self.samples[number].item, shown_label(label))
-        if changed:
-            self.repaint()
         return changed
-
-    def repaint(self) -> None:
-        """Each plot's pinned curves into its picture again (after a pin's curves changed)."""
-        for key, picture in self.pictures.items():
-            picture.show_items(
-                [
-                    item
-                    for items in self.items.values()
-                    for curve, item in zip(self.curves, items, strict=True)
-                    if id(curve.plot) == key
-                ]
-            )
 
     def _add(self, pin: PinnedRun, label: str) -> None:
         items = []
@@ -209,7 +153,6 @@ class PinLayer:
     def redraw(self) -> None:
         for number in self.pins:
             self._draw(number)
-        self.repaint()
 
 
 class PinnablePanel:

@@ -14,8 +14,6 @@ from PySide6 import QtGui, QtWidgets
 from sparsity_gui.core.note.metrics import COLUMNS
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.session import load_session
-from sparsity_gui.plots.base import ORANGE
-from sparsity_gui.plots.pins import PIN_ALPHA
 
 TIMEOUT = 20_000
 SVG = "{http://www.w3.org/2000/svg}"
@@ -128,39 +126,6 @@ def test_pin_keeps_a_read_only_copy_drawn_faded_through_resets_and_changes(qtbot
     panel(win, "BalancePanel").log_y.setChecked(True)
     feature = panel(win, "BalancePanel").pinned_items[1][0]
     assert np.all(feature.yData > 0)
-
-
-def faded_pixels(panel_widget, colour: str) -> int:
-    """How many pixels of the panel on screen are ``colour`` at the pins' alpha over white
-    (a pinned curve's colour: the live curves are opaque)."""
-    c = QtGui.QColor(colour)
-    a = PIN_ALPHA / 255
-    want = np.array([round(v * a + 255 * (1 - a)) for v in (c.red(), c.green(), c.blue())])
-    image = panel_widget.graphics.grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB32)
-    bgra = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
-    rgb = bgra[:, : image.width(), 2::-1].astype(int)
-    return int((np.abs(rgb - want).max(axis=2) <= 3).sum())
-
-
-def test_pinned_curves_are_on_screen_while_the_live_run_goes_on_and_go_with_the_pin(qtbot, make_window):
-    """The pinned curves are painted from one cached picture per plot: on screen, in the
-    pin's faded colour, while a new run goes on (its time axis stepping on), and gone once
-    the pin is removed."""
-    win = make_window(PARAMS)
-    run_until(qtbot, win, 8.0)
-    assert win.pin_control.pin(), win.last_error
-    relvar = panel(win, "RelVarPanel")
-    win.new_seed()  # another W(0): the live curve no longer lies over the pinned one
-    run_until(qtbot, win, 2.0)
-    painted(qtbot, win)
-    first = faded_pixels(relvar, ORANGE)
-    assert first > 100, first
-    run_until(qtbot, win, 12.0)  # past a step or two of the time axis: the picture follows
-    painted(qtbot, win)
-    assert faded_pixels(relvar, ORANGE) > 40  # (the pin takes less of the wider axis)
-    assert win.pin_control.remove(1), win.last_error
-    painted(qtbot, win)
-    assert faded_pixels(relvar, ORANGE) == 0
 
 
 def test_eight_pins_at_most_remove_one_then_clear_all(qtbot, make_window):
