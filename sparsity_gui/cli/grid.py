@@ -140,7 +140,13 @@ def run_grid(
     failure = ""
     try:
         with quiet_logs() if quiet_cluster_log else contextlib.nullcontext():
-            rows = run_in_worker(work, stop)
+            try:
+                rows = run_in_worker(work, stop)
+            except KeyboardInterrupt:
+                # the worker closes the cluster after an interrupt: its closing log (and
+                # distributed's tracebacks of the streams it cuts) stay quiet too
+                ended.wait(wait_seconds)
+                raise
     except KeyboardInterrupt as exc:
         ended.wait(wait_seconds)
         rows = cancelled.get("rows") or (in_order(list(finished)) if in_order is not None else [])
