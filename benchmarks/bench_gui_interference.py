@@ -18,7 +18,6 @@ import sys
 import tempfile
 import time
 
-import pyqtgraph as pg
 from bench_gui import run_with_stall_probe  # benchmarks/ is on sys.path (the script's folder)
 from PySide6 import QtCore, QtWidgets
 
@@ -85,9 +84,10 @@ def main() -> int:
     ap.add_argument("--no-baseline", action="store_true")
     args = ap.parse_args()
     from sparsity_gui.plots import qtmessages
+    from sparsity_gui.plots.qt_setup import prepare_qt
 
     qtmessages.install()  # as the app does: drops the offscreen platform's known chatter
-    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    prepare_qt()
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     cores = os.cpu_count() or 1
     # the first window of a process pays one-off costs (fonts, kernels, first paints)

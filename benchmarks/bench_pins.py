@@ -18,6 +18,7 @@ import time
 from PySide6 import QtWidgets
 
 from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.plots.qt_setup import prepare_qt
 from sparsity_gui.ui.note.window import NoteWindow
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -49,6 +50,7 @@ def main() -> int:
     ap.add_argument("--m", type=int, default=1000)
     ap.add_argument("--pins", type=int, default=8)
     args = ap.parse_args()
+    prepare_qt()
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     # paced at 4x the default speed: a run to one weight records thousands of rows
     win = NoteWindow(SimParams(m=args.m, lam=1e-3), speed=300.0)

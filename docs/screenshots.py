@@ -25,14 +25,14 @@ def main() -> int:
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
 
-    import pyqtgraph as pg
     from PySide6 import QtWidgets
 
     from sparsity_gui.core.note.params import SimParams
     from sparsity_gui.plots import qtmessages
+    from sparsity_gui.plots.qt_setup import prepare_qt
 
     qtmessages.install()
-    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    prepare_qt()
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     from sparsity_gui.ui.windows import ModelWindows
 

@@ -36,14 +36,14 @@ def gui_main(args: argparse.Namespace) -> int:
         fail("--screenshot needs --quit-after MS (the screenshot is taken just before quitting)")
 
     faulthandler.enable()
-    import pyqtgraph as pg
     from PySide6 import QtCore, QtWidgets
 
     from sparsity_gui.plots import qtmessages
+    from sparsity_gui.plots.qt_setup import prepare_qt
     from sparsity_gui.ui.windows import delete_widgets
 
     qtmessages.install()
-    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    prepare_qt()
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     app.setApplicationName("sparsity-gui")
     app.setOrganizationName("sparsity-gui")

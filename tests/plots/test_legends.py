@@ -5,7 +5,6 @@ export at scale 2 drew it at half size). Real panels drawn from a real sampled r
 
 from __future__ import annotations
 
-import pyqtgraph as pg
 import pytest
 from legend_checks import check_legends_clear_of_data
 from PySide6 import QtCore, QtWidgets
@@ -14,6 +13,7 @@ from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.sampled import simulate_samples
 from sparsity_gui.figures.note import run_snapshot as sampled_snapshot
 from sparsity_gui.plots.note import PANEL_TYPES
+from sparsity_gui.plots.qt_setup import prepare_qt
 
 # a panel's size in the note window's 3 x 2 grid at 1600 x 1000 and at 1366 x 768, and
 # the size of a headless panel figure
@@ -27,7 +27,7 @@ def snap():
 
 
 def make_panel(qtbot, cls, size):
-    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    prepare_qt()
     panel = cls()
     qtbot.addWidget(panel)
     panel.resize(*size)

@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepRow, SweepSpec
 from sparsity_gui.plots.base import LivePanel
+from sparsity_gui.plots.qt_setup import prepare_qt
 
 N = 16
 # (m, seed, polysemantic, opposite pairs, same pairs): zeros at m = 64, a lone run at m = 128
@@ -59,11 +60,10 @@ ROWS = [row(*t) for t in TABLE]
 
 @pytest.fixture
 def panel(qtbot):
-    import pyqtgraph as pg
 
     from sparsity_gui.plots.sweep import SweepPanel
 
-    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    prepare_qt()
     p = SweepPanel()
     qtbot.addWidget(p)
     p.resize(720, 520)

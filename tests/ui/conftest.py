@@ -1,5 +1,10 @@
 import pytest
 
+from sparsity_gui.plots.qt_setup import prepare_qt
+
+# before any test paints: Qt reads its switches at the first fill
+prepare_qt()
+
 
 @pytest.fixture(autouse=True)
 def _private_settings(tmp_path, monkeypatch):
@@ -10,9 +15,7 @@ def _private_settings(tmp_path, monkeypatch):
 
 def _windows(qtbot, build, check_closed):
     """A factory of shown windows that are closed after the test, each then checked."""
-    import pyqtgraph as pg
-
-    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    prepare_qt()
     windows = []
 
     def make(*args, **kwargs):
@@ -63,9 +66,7 @@ def make_iwindow(qtbot):
 def show_tab(qtbot):
     """Shows a grid tab (ui/grid_tab.py: the scaling tab, the sweep tab) as its window
     would; after the test shuts it down and checks that its thread and timer have ended."""
-    import pyqtgraph as pg
-
-    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    prepare_qt()
     tabs = []
 
     def show(widget, width: int = 1100, height: int = 650):

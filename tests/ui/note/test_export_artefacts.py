@@ -21,6 +21,7 @@ from sparsity_gui.core.note.sampled import replay_script
 from sparsity_gui.core.note.session import load_session
 from sparsity_gui.core.note.simulation import Simulation
 from sparsity_gui.figures.note import note_figure, panel_data, run_snapshot
+from sparsity_gui.plots.qt_setup import prepare_qt
 
 TIMEOUT = 20_000
 
@@ -121,11 +122,10 @@ def tick_values(plot, name="bottom"):
 
 
 def test_rank_axis_has_whole_number_ticks_and_theta_is_in_range_at_t0(qtbot):
-    import pyqtgraph as pg
 
     from sparsity_gui.plots.note import SortedWeightsPanel
 
-    pg.setConfigOptions(background="w", foreground="k", antialias=False)
+    prepare_qt()
     # W(0) near the unit sphere: θ = λ/(1-‖W‖²) lies far above every weight at t = 0
     params = SimParams(m=200, lam=0.05, sigma=0.95, seed=3)
     sim = Simulation(params, None)
