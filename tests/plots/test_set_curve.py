@@ -40,6 +40,9 @@ def _same(fast: pg.PlotDataItem, reference: pg.PlotDataItem) -> None:
         np.testing.assert_array_equal(got, want)
     for axis in (0, 1):
         assert fast.dataBounds(axis) == reference.dataBounds(axis)
+        # the curve's own bounds (set_curve hands them over; the twin works them out)
+        assert fast.curve.dataBounds(axis) == reference.curve.dataBounds(axis)
+    assert fast.curve.boundingRect() == reference.curve.boundingRect()
     assert fast.dataRect() == reference.dataRect()
     assert fast.curve.isVisible() == reference.curve.isVisible()
 
