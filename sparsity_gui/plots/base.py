@@ -101,6 +101,19 @@ def transient_band(plot: pg.PlotItem, t_end: float, label: str = "") -> None:
         plot.addItem(edge, ignoreBounds=True)
 
 
+ROOM_AHEAD = 0.25  # of the data's span: room left past the side the data left a range by
+
+
+def nice_ceiling(x: float) -> float:
+    """The smallest of 1, 2 and 5 x 10^k that is >= x (> 0)."""
+    k = math.floor(math.log10(x))
+    for step in (1.0, 2.0, 5.0, 10.0):
+        top = step * 10.0**k
+        if top >= x * (1.0 - 1e-12):
+            return top
+    return 10.0 ** (k + 1)
+
+
 STACKED_AXIS_WIDTH = 60  # px of both left axes of a stacked pair: tick labels of 5 characters
 AXIS_TITLE_MARGIN = 2.5  # ... an axis title's: its descenders clear of the legend below
 
@@ -169,6 +182,10 @@ class Panel(QtWidgets.QFrame):
         self.plots.append(plot)
         if time_axis:
             self.time_plots.append(plot)
+            # pyqtgraph lines up x-linked views that share a screen column pixel by pixel:
+            # with left axes of different widths, a panel's t = 0 sat a few px off its left
+            # edge (t from -0.25 at launch). One width: every time axis starts where it should
+            plot.getAxis("left").setWidth(STACKED_AXIS_WIDTH)
         return plot
 
     def stack(self, upper: pg.PlotItem, lower: pg.PlotItem) -> None:
@@ -330,10 +347,25 @@ class Panel(QtWidgets.QFrame):
             span = abs(hi) if hi != 0 else 1.0
             lo, hi = lo - 0.5 * span, hi + 0.5 * span
             span = hi - lo
-        if not (force or lo < clo or hi > chi or span < 0.5 * (chi - clo)):
-            return None
+        below, above = lo < clo, hi > chi
         pad = max(0.06 * span, self._label_room(plot, axis, span))
-        return lo - pad, self._range_top(plot, axis, hi, span, pad)
+        if self._steps_ahead(plot, axis):
+            # a linear time axis: its top moves in 1-2-5 steps (a few re-layouts a decade)
+            top = self._range_top(plot, axis, hi, span, pad)
+            if not (force or below or above or top < chi):
+                return None
+            return lo - pad, top
+        if not (force or below or above or span < 0.5 * (chi - clo)):
+            return None
+        # data that left the range keep going that way (a decay, a rising θ): room ahead
+        # on that side, so that the axis is re-laid out every few seconds, not every turn
+        ahead = max(pad, ROOM_AHEAD * span)
+        bottom = lo - (ahead if below and not force else pad)
+        return bottom, self._range_top(plot, axis, hi, span, ahead if above and not force else pad)
+
+    def _steps_ahead(self, plot: pg.PlotItem, axis: int) -> bool:
+        """Whether this axis is a linear time axis (its top moves in 1-2-5 steps)."""
+        return axis == 0 and plot in self.time_plots and not plot.getAxis("bottom").logMode
 
     @staticmethod
     def _label_room(plot: pg.PlotItem, axis: int, span: float) -> float:
@@ -350,9 +382,11 @@ class Panel(QtWidgets.QFrame):
         return 0.6 * label * span / (px - 1.2 * label)
 
     def _range_top(self, plot: pg.PlotItem, axis: int, hi: float, span: float, pad: float) -> float:
-        # a growing time axis gets room ahead, so it (and with it every linked panel's
-        # axis) is re-laid out a few times per run, not per frame
-        return hi + (0.3 * span if axis == 0 and self.time_plots else pad)
+        # a growing time axis gets room ahead, to the next 1, 2 or 5 x 10^k: it (and with it
+        # every linked panel's axis) is re-laid out three times a decade of t, not per frame
+        if self._steps_ahead(plot, axis) and hi + pad > 0:
+            return nice_ceiling(hi + pad)
+        return hi + pad
 
     def sync_tick_text(self) -> None:
         """Log axes get readable labels whatever they span (log_tick_values)."""

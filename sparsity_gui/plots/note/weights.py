@@ -89,7 +89,7 @@ class SortedWeightsPanel(NotePanel):
 
     def _range_top(self, plot: pg.PlotItem, axis: int, hi: float, span: float, pad: float) -> float:
         # room above for the growing weights: fewer re-layouts of the axis
-        return hi + (0.15 * span if axis == 1 else pad)
+        return hi + (max(0.15 * span, pad) if axis == 1 else pad)
 
     def apply_toggles(self) -> None:
         self.plot.setLogMode(x=self.log_x.isChecked(), y=self.log_y.isChecked())

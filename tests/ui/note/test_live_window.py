@@ -379,6 +379,42 @@ def test_the_time_axes_keep_up_with_the_live_run(qtbot, make_window):
             assert x0 <= 0.0 and snap.t <= x1, type(p).__name__
 
 
+def test_the_time_axis_steps_to_1_2_5_and_always_holds_the_live_run(qtbot, make_window):
+    """A run from t = 0 past t = 300: the shared time axis is re-laid out only when
+    its top steps to the next 1, 2 or 5 x 10^k (each step at least doubles it), and on every
+    frame looked at the live t is inside it, as is the L1 decay's newest value inside its
+    falling log axis (which keeps room below for the decay)."""
+    win = make_window(SimParams(m=1000, lam=1e-3))  # the default speed
+    threshold, decay = panel(win, "ThresholdPanel"), panel(win, "DecayPanel")
+    tops = []  # each new top of the time axis, from the first frame of a running run on
+    threshold.plot.vb.sigXRangeChanged.connect(
+        lambda _vb, r: win.snapshot is not None and win.snapshot.t > 0 and tops.append(r[1])
+    )
+    looked = []
+
+    def look():
+        snap = win.snapshot
+        if snap is None or snap.run_id != win.run_id or snap.state != "running":
+            return False
+        (x0, x1), _ = threshold.plot.vb.viewRange()
+        _, (y0, y1) = decay.plot.vb.viewRange()
+        newest = float(np.log10(snap.history[-1, COL["norm1"]]))  # the log axis's coordinate
+        looked.append((snap.seq, snap.t, x0, x1, newest, y0, y1))
+        return snap.t > 300
+
+    qtbot.waitUntil(look, timeout=60_000)
+    assert len({row[0] for row in looked}) >= 2  # frames looked at along the way (any load)
+    for _seq, t, x0, x1, newest, y0, y1 in looked:
+        assert x0 <= t <= x1, (t, x0, x1)
+        assert y0 <= newest <= y1, (t, newest, y0, y1)
+    steps = [top for k, top in enumerate(tops) if k == 0 or top != tops[k - 1]]
+    for top in steps:
+        mantissa = top / 10 ** np.floor(np.log10(top))
+        assert np.isclose(mantissa, [1.0, 2.0, 5.0]).any() or np.isclose(mantissa, 10.0), top
+    assert all(b >= 2 * a for a, b in zip(steps, steps[1:], strict=False)), steps
+    assert steps[-1] > 300 and len(steps) <= 10  # 2, 5, 10, ..., 500: not one per frame
+
+
 def click_menu_entry(qtbot, menu: QtWidgets.QMenu, text: str) -> None:
     """Open ``menu`` and click its entry ``text`` with the mouse."""
     menu.popup(QtCore.QPoint(40, 40))
