@@ -53,12 +53,14 @@ class PaintTimed:
     4 Hz) are left out."""
 
     paint_cpu = 0.0
+    view_paints = 0  # paint events of the panels' views
 
     @classmethod
     def install(cls) -> None:
         paint = pg.GraphicsView.paintEvent
 
         def timed(view, event):
+            cls.view_paints += 1
             start = time.thread_time()
             try:
                 return paint(view, event)
@@ -163,24 +165,105 @@ class LamDrag:
         self.slider.setSliderDown(False)
 
 
+def drawn_naively(win) -> None:
+    """What a straightforward pyqtgraph app draws: pyqtgraph's auto-range on every frame,
+    2 px pens, and axes (tick text and grid) repainted on every frame."""
+    for panel in win.panels:
+        panel._manage_ranges = lambda: None
+        for plot in panel.plots:
+            plot.vb.sigStateChanged.disconnect()  # the panel would take auto-range back
+            plot.enableAutoRange()
+            for name in ("left", "bottom"):
+                plot.getAxis(name).setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
+            for item in plot.listDataItems():
+                pen = pg.mkPen(item.opts["pen"])
+                pen.setWidth(2)
+                item.setPen(pen)
+
+
+def replay_case(app, m: int, seconds: float, reps: int, pins: int) -> dict:
+    """The snapshots a window running at m would paint at 60 Hz over ``seconds`` (the worker
+    going, nothing painted), then painted one after the other with the worker paused, as a
+    new run each time (its ranges start over), ``reps`` times in our window and in the
+    straightforward one (drawn_naively) alternately: the GUI thread's CPU ms per frame
+    (median and least of the reps; no worker competes for the GIL, and every rep paints
+    the same frames), axis repaints and view paint events per frame. With ``pins``, the
+    recorded run pinned that many times first."""
+    import dataclasses
+
+    painted = {"axis": 0}
+    axis_paint = pg.AxisItem.paint
+
+    def counted(self, *args):
+        painted["axis"] += 1
+        return axis_paint(self, *args)
+
+    pg.AxisItem.paint = counted
+    wins = {naive: NoteWindow(SimParams(m=m, lam=1e-3), speed=None) for naive in (False, True)}
+    drawn_naively(wins[True])
+    snaps = []
+    for win in wins.values():
+        win.show()
+        win.paint_timer.stop()
+    record = wins[False]
+    end = None
+    while end is None or time.perf_counter() < end:
+        snap = record.runner.take_latest()
+        if snap is not None and snap.state == "running" and (not snaps or snaps[-1].seq != snap.seq):
+            snaps.append(snap)
+            end = end or time.perf_counter() + seconds
+        time.sleep(1 / 60)
+    out: dict = {"m": m, "frames": len(snaps), "t": snaps[-1].t, "pins": pins}
+    for win in wins.values():
+        win.set_playing(False)
+        if pins:
+            win.snapshot = dataclasses.replace(snaps[-1], run_id=win.run_id)
+            for _ in range(pins):
+                win.pin_control.pin()
+    app.processEvents()
+
+    def replay(win) -> tuple[float, float, float]:
+        win.run_id += 1
+        frames = iter([dataclasses.replace(s, run_id=win.run_id) for s in snaps])
+        win.runner.take_latest = lambda: next(frames, None)
+        painted["axis"] = 0
+        views0 = PaintTimed.view_paints
+        start = time.thread_time()
+        for _ in snaps:
+            win.paint_latest()
+            app.sendPostedEvents()
+            app.processEvents()
+        cpu_ms = 1000 * (time.thread_time() - start) / len(snaps)
+        return cpu_ms, painted["axis"] / len(snaps), (PaintTimed.view_paints - views0) / len(snaps)
+
+    got: dict = {False: [], True: []}
+    for rep in range(reps + 1):  # the first of each: warm-up, not counted
+        for naive, win in wins.items():
+            r = replay(win)
+            if rep:
+                got[naive].append(r)
+    for naive, key in ((False, "ours"), (True, "base")):
+        cpu = sorted(r[0] for r in got[naive])
+        out[key] = {
+            "cpu_ms": cpu[len(cpu) // 2],
+            "cpu_min_ms": cpu[0],
+            "axis": got[naive][-1][1],
+            "views": got[naive][-1][2],
+        }
+    for win in wins.values():
+        win.close()
+        win.deleteLater()
+    app.processEvents()
+    pg.AxisItem.paint = axis_paint
+    return out
+
+
 def measure(app, m: int, seconds: float, naive: bool, pins: int = 0, drag: bool = False) -> dict:
     start = time.perf_counter()
     win = NoteWindow(SimParams(m=m, lam=1e-3), speed=None)
     built_s = time.perf_counter() - start
     if naive:
-        # what a straightforward pyqtgraph app draws: pyqtgraph's auto-range on every
-        # frame, 2 px pens, and axes (tick text and grid) repainted on every frame
-        for panel in win.panels:
-            panel._manage_ranges = lambda: None
-            for plot in panel.plots:
-                plot.vb.sigStateChanged.disconnect()  # the panel would take auto-range back
-                plot.enableAutoRange()
-                for name in ("left", "bottom"):
-                    plot.getAxis(name).setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
-                for item in plot.listDataItems():
-                    pen = pg.mkPen(item.opts["pen"])
-                    pen.setWidth(2)
-                    item.setPen(pen)
+        drawn_naively(win)
     win.show()
     # wait until the run is live (numba warm-up, the first snapshot)
     while (win.snapshot is None or win.snapshot.state != "running") and time.perf_counter() - start < 60:
@@ -467,6 +550,14 @@ def main() -> int:
         "('1000', '1000, 8 pins', '1000, λ drag')",
     )
     ap.add_argument("--profile-lines", type=int, default=40)
+    ap.add_argument(
+        "--replay",
+        type=int,
+        default=0,
+        metavar="REPS",
+        help="only replay the frames of --seconds of a run REPS times (m of --sizes; with --pins), "
+        "beside the straightforward window: GUI-thread CPU per frame without the worker's load",
+    )
     ap.add_argument("--typed-m-child", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument(
         "--fitted-c",
@@ -534,6 +625,26 @@ def main() -> int:
         cases.append((f"{sizes[0]:,}, {args.pins} pins", sizes[0], args.pins, False))
     if args.drag:
         cases.append((f"{sizes[0]:,}, λ drag", sizes[0], 0, True))
+    if args.replay:
+        print(
+            f"replay: the frames of {args.seconds:g} s of a run painted one after the other with the "
+            f"worker paused, {args.replay} times each, ours and the straightforward window alternately; "
+            f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        )
+        print(
+            f"{'m':>9} {'pins':>4} {'frames':>6} | {'CPU ms/frame':>12} {'least':>6} {'axis/frame':>10} "
+            f"{'views/frame':>11} | {'baseline ms':>11} {'least':>6} {'axis/frame':>10}"
+        )
+        for m in sizes:
+            r = replay_case(app, m, args.seconds, args.replay, args.pins)
+            o, b = r["ours"], r["base"]
+            print(
+                f"{m:9d} {args.pins:4d} {r['frames']:6d} | {o['cpu_ms']:12.2f} {o['cpu_min_ms']:6.2f} "
+                f"{o['axis']:10.2f} {o['views']:11.2f} | {b['cpu_ms']:11.2f} {b['cpu_min_ms']:6.2f} "
+                f"{b['axis']:10.2f}"
+            )
+        print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        return 0
     if args.profile:
         wanted = args.profile.replace(",", "")
         _label, m, pins, drag = next(c for c in cases if c[0].replace(",", "") == wanted)
