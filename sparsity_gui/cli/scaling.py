@@ -121,7 +121,7 @@ def scaling_command(argv: Sequence[str]) -> int:
     def figure_files(rows: list, _interrupted: bool) -> dict:
         from sparsity_gui.figures.scaling import scaling_figure_files  # matplotlib: only if asked
 
-        return scaling_figure_files(grid, rows, style, dpi)
+        return scaling_figure_files(grid, rows, style=style, dpi=dpi)
 
     outcome, status = grid_command(
         "scaling",

@@ -97,7 +97,7 @@ def sweep_command(argv: Sequence[str]) -> int:
     def figure_files(rows: list, interrupted: bool) -> dict:
         from sparsity_gui.figures.sweep import sweep_figure_files  # matplotlib: only if asked
 
-        return sweep_figure_files(spec, rows, style, dpi, cancelled=interrupted)
+        return sweep_figure_files(spec, rows, style=style, dpi=dpi, cancelled=interrupted)
 
     outcome, status = grid_command(
         "sweep",
