@@ -5,7 +5,7 @@ history of measurements (`InterferenceRun`), and what is measured at each row
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -61,26 +61,11 @@ def chunk_steps(p: InterferenceParams, work: float, most: int) -> int:
     return int(min(max(1.0, work // step_work(p)), most))
 
 
-HISTORY_COLUMNS = (
-    "step",
-    "t",
-    "polysemantic",
-    "predicted",
-    "active",
-    "opposite_pairs",
-    "same_pairs",
-    "kept_share",
-    "nonzero",
-    "norm1",
-    "mean_norm2",
-    "loss",
-)
-
-
 @dataclass(frozen=True)
-class Measurement:
-    step: int
-    t: float  # the note's time for GD, summed as 4 lr per step; NaN for Adam (no such time)
+class Counts:
+    """What a measurement counts in W (kernels.measure), and what a sweep keeps of a run's
+    last one (sweep.SweepRow)."""
+
     polysemantic: int
     predicted: float
     active: int
@@ -88,12 +73,25 @@ class Measurement:
     same_pairs: int
     kept_share: float
     nonzero: int
+
+
+COUNT_COLUMNS = tuple(f.name for f in fields(Counts))
+
+
+@dataclass(frozen=True)
+class Measurement(Counts):
+    step: int
+    t: float  # the note's time for GD, summed as 4 lr per step; NaN for Adam (no such time)
     norm1: float
     mean_norm2: float
     loss: float
 
     def row(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in HISTORY_COLUMNS], dtype=float)
+
+
+# the history's columns: a Measurement's, in this order
+HISTORY_COLUMNS = ("step", "t", *COUNT_COLUMNS, "norm1", "mean_norm2", "loss")
 
 
 class InterferenceRun:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,14 @@ from sparsity_gui.core.interference.params import (
     check_training_work,
     predicted_polysemantic,
 )
-from sparsity_gui.core.interference.run import InterferenceRun, Measurement, chunk_steps, step_work
+from sparsity_gui.core.interference.run import (
+    COUNT_COLUMNS,
+    Counts,
+    InterferenceRun,
+    Measurement,
+    chunk_steps,
+    step_work,
+)
 from sparsity_gui.core.threads import GridBook
 
 # work between progress reports and cancel checks (~10-20 ms): cancel answers quickly at
@@ -44,19 +51,12 @@ SETTLED_DEFINITION = (
 
 
 @dataclass(frozen=True)
-class SweepRow:
+class SweepRow(Counts):
     """One finished run of a sweep: its settings and its final Measurement's counts."""
 
     m: int
     seed: int
     n: int
-    polysemantic: int
-    predicted: float
-    active: int
-    opposite_pairs: int
-    same_pairs: int
-    kept_share: float
-    nonzero: int
     steps: int
     optimizer: str
     settled: bool  # see SETTLED_DEFINITION
@@ -68,17 +68,17 @@ class SweepRow:
         """The row of a finished run; ``before`` is its measurement SETTLE_SHARE of the steps
         before the end (None: settled by definition, e.g. a run too short to tell)."""
         meas = run.measure(with_loss=False)
-        counts = {f.name: getattr(meas, f.name) for f in fields(cls) if hasattr(meas, f.name)}
+        counts = {name: getattr(meas, name) for name in COUNT_COLUMNS}
         a = np.abs(run.W)
         on_its_way = (a > 0).any(axis=1) & ~((a >= ACTIVE_LO) & (a <= ACTIVE_HI)).any(axis=1)
         unchanged = before is None or (before.polysemantic, before.active) == (meas.polysemantic, meas.active)
         settled = unchanged and not on_its_way.any()
         settings = {name: getattr(run.params, name) for name in ("m", "seed", "n", "optimizer", "dtype")}
-        return cls(**settings, seconds=seconds, settled=settled, **{**counts, "steps": run.step})
+        return cls(**settings, **counts, steps=run.step, seconds=seconds, settled=settled)
 
 
-# sweep.csv's columns: a SweepRow's fields, in order
-ROW_COLUMNS = tuple(f.name for f in fields(SweepRow))
+# sweep.csv's columns: a SweepRow's fields, the run's settings before its counts
+ROW_COLUMNS = ("m", "seed", "n", *COUNT_COLUMNS, "steps", "optimizer", "settled", "seconds", "dtype")
 
 
 def train_run(
