@@ -22,7 +22,6 @@ from sparsity_gui.core.interference.kernels import (
     gd_zero_sparse_steps,
     interference_push,
     measure,
-    measure_sparse,
     nonzero_pattern,
     positive_overlaps_squared,
     row_norms2,
@@ -228,12 +227,10 @@ class InterferenceRun:
         """The current counts (also refreshes ``counts``); the loss costs one W W^T, so
         ``with_loss=False`` leaves it NaN."""
         p = self.params
-        if self._pattern is not None:
-            rptr, rcol = self._pattern[:2]
-            counted = measure_sparse(self.W, rptr, rcol, self.first_neuron, self.counts)
-        else:
-            counted = measure(self.W, self.first_neuron, self.counts)
-        poly, active, opp, same, kept, nonzero, norm1 = counted
+        pattern = self._pattern[:2] if self._pattern is not None else ()  # (rptr, rcol)
+        poly, active, opp, same, kept, nonzero, norm1 = measure(
+            self.W, self.first_neuron, self.counts, *pattern
+        )
         return Measurement(
             step=self.step,
             t=self.t if p.optimizer in GD_OPTIMIZERS else math.nan,
