@@ -6,7 +6,7 @@ Run from the project root (needs the extra: pip install -e '.[cluster]'):
     .venv/bin/python benchmarks/bench_cluster.py            # 12 runs, n = 64 (a few minutes)
     .venv/bin/python benchmarks/bench_cluster.py --quick    # 6 runs
 
-Each case is `run_sweep` on the same SweepSpec, as `sparsity-gui sweep` runs it: with
+Each case is `SweepSpec.run` on the same SweepSpec, as `sparsity-gui sweep` runs it: with
 `--scheduler local:N` (a LocalCluster of N worker processes, one thread each, started and
 stopped by the call) and with `--jobs J` (J threads of this process). For the cluster it prints
 the whole call (starting the workers included) and the part after the cluster answered (the
@@ -28,7 +28,7 @@ from dataclasses import asdict
 
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.interference.params import InterferenceParams
-from sparsity_gui.core.interference.sweep import SweepSpec, run_sweep
+from sparsity_gui.core.interference.sweep import SweepSpec
 
 
 def timed(spec: SweepSpec, **how) -> tuple[float, float, list]:
@@ -40,7 +40,7 @@ def timed(spec: SweepSpec, **how) -> tuple[float, float, list]:
             first.append(time.perf_counter())
 
     t0 = time.perf_counter()
-    rows = run_sweep(spec, on_progress=on_progress, **how)
+    rows = spec.run(on_progress=on_progress, **how)
     t1 = time.perf_counter()
     return t1 - t0, t1 - (first[0] if first else t0), rows
 
@@ -59,7 +59,7 @@ def main() -> None:
     machine = platform.processor() or platform.machine()
     print(f"{machine}, {os.cpu_count()} cores, python {platform.python_version()}")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    run_sweep(SweepSpec(base=base.with_changes(steps=10), m_values=(128,), seeds=1))  # compile here
+    SweepSpec(base=base.with_changes(steps=10), m_values=(128,), seeds=1).run()  # compile here
 
     cases = {}
     for name, how in (

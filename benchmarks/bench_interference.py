@@ -626,9 +626,9 @@ def print_breakdown(by_threads: dict[str, dict]) -> None:
 
 
 def bench_sweep_workers(quick: bool) -> dict[int, float]:
-    """Wall time of one small sweep (run_sweep, the CLI's and the GUI's code path) with 1
+    """Wall time of one small sweep (SweepSpec.run, the CLI's and the GUI's code path) with 1
     worker and with one per core, each worker at one BLAS thread; the rows must agree."""
-    from sparsity_gui.core.interference.sweep import SweepSpec, run_sweep
+    from sparsity_gui.core.interference.sweep import SweepSpec
 
     spec = SweepSpec(
         InterferenceParams(n=SWEEP_N, steps=300 if quick else 1000), m_values=(64, 128, 256, 512), seeds=2
@@ -638,7 +638,7 @@ def bench_sweep_workers(quick: bool) -> dict[int, float]:
     rows_by: dict[int, list] = {}
     for w in counts + counts:  # twice, alternating, best of two
         t0 = now()
-        rows = run_sweep(spec, workers=w)
+        rows = spec.run(workers=w)
         wall[w] = min(wall.get(w, math.inf), now() - t0)
         rows_by[w] = [(r.m, r.seed, r.polysemantic, r.active) for r in rows]
     same = all(rows_by[w] == rows_by[counts[0]] for w in counts)
@@ -906,7 +906,7 @@ GOAL_PAPER_S = 3600.0
 
 def _pair_step_time(p: InterferenceParams, steps: int) -> tuple[float, float]:
     """Seconds per step of each of PAPER_JOBS runs of p trained side by side in threads, as
-    run_sweep's workers do (each with one BLAS thread): the slower run's wall time, and its
+    SweepSpec.run's workers do (each with one BLAS thread): the slower run's wall time, and its
     thread's CPU time (what the step costs a core of its own, whatever else runs)."""
     import threading
 

@@ -309,7 +309,7 @@ def sweep(
     but ``seconds``)."""
     from sparsity_gui.core.cluster import parse_scheduler
     from sparsity_gui.core.interference.headless import PAPER, SWEEP_DEFAULTS, sweep_settings
-    from sparsity_gui.core.interference.sweep import ROW_COLUMNS, run_sweep, summarize
+    from sparsity_gui.core.interference.sweep import ROW_COLUMNS, summarize
 
     given = dict(
         n=as_whole(n),
@@ -334,7 +334,7 @@ def sweep(
     settings.update({k: v for k, v in given.items() if v is not None and k != "paper"})
     settings["scheduler"] = cluster = parse_scheduler("" if scheduler is None else str(scheduler))
     spec, workers = sweep_settings(**settings)
-    rows = run_sweep(spec, workers=workers or 1, scheduler=cluster)
+    rows = spec.run(workers=workers or 1, scheduler=cluster)
     summary = summarize(rows)
     options = given_options(sweep, given)
     options["no_figure"] = True  # the files of `sweep --no-figure`

@@ -351,7 +351,7 @@ def scaling(
     nothing is kept."""
     from sparsity_gui.core.cluster import parse_scheduler
     from sparsity_gui.core.note.headless import scaling_settings
-    from sparsity_gui.core.note.scaling import ROW_COLUMNS, SUMMARY_COLUMNS, run_scaling, summarize
+    from sparsity_gui.core.note.scaling import ROW_COLUMNS, SUMMARY_COLUMNS, summarize
 
     def as_list(values: Any, item: Callable[[Any], Any]) -> Any:
         if isinstance(values, (list, tuple, range, np.ndarray)):
@@ -369,7 +369,7 @@ def scaling(
     )
     cluster = parse_scheduler("" if scheduler is None else str(scheduler))
     grid, workers = scaling_settings(**{**values, "scheduler": cluster})
-    rows = run_scaling(grid, workers=workers or 1, scheduler=cluster)
+    rows = grid.run(workers=workers or 1, scheduler=cluster)
     cells = summarize(rows)
     options = given_options(scaling, values)
     options["no_figure"] = True  # the files of `scaling --no-figure`

@@ -90,8 +90,8 @@ def run_grid(
     in_order: Callable[[list], list] | None = None,
     quiet_cluster_log: bool = False,
 ) -> GridRun:
-    """A grid of runs for `scaling` and `sweep`: ``run(on_progress, should_stop)`` (run_scaling
-    or run_sweep with the command's grid) in a worker thread (run_in_worker) with the
+    """A grid of runs for `scaling` and `sweep`: ``run(on_progress, should_stop)`` (the
+    command's plan.run) in a worker thread (run_in_worker) with the
     progress bar ``label`` [...] ``runs 3/12  describe(current)``; on a cluster the bar shows
     its workers and how many runs are ``doing`` ("running", "training").
 
@@ -193,7 +193,6 @@ def grid_command(
     args,
     plan,
     jobs: int | None,
-    run: Callable[..., list],
     write: Callable[[Any, list, str], Any],
     figure_files: Callable[[list, bool], dict] | None,
     *,
@@ -202,7 +201,7 @@ def grid_command(
     hint: str = "",
 ) -> tuple[GridRun, int | None]:
     """The `name` command (`scaling`, `sweep`) of ``plan`` (a core.grid.GridPlan), its
-    options ``args`` parsed and checked: ``run`` (run_scaling, run_sweep) in ``jobs``
+    options ``args`` parsed and checked: its runs (plan.run) in ``jobs``
     threads or on args.scheduler, skipping ``done_rows`` (kept: --resume); then
     ``write(result_dir, rows, command_line)`` and, without --no-figure, the files of
     ``figure_files(rows, interrupted)`` in DIR/figures/. Returns the grid's run and the
@@ -213,8 +212,7 @@ def grid_command(
 
     def body(result_dir) -> None:
         outcome = run_grid(
-            lambda on_progress, should_stop: run(
-                plan,
+            lambda on_progress, should_stop: plan.run(
                 on_progress=on_progress,
                 should_stop=should_stop,
                 done_rows=done_rows,

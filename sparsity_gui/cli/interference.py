@@ -312,7 +312,7 @@ def interference_command(argv: Sequence[str]) -> int:
                 movies,
                 movie,
                 lambda panel, name, **hooks: write_interference_movie(
-                    name, params, run.w0, panel, movie, args.samples, run.step, style, **hooks
+                    name, params, run.w0, panel, movie, args.samples, run.step, style=style, **hooks
                 ),
             )
         return run

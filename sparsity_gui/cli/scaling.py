@@ -116,12 +116,11 @@ def scaling_command(argv: Sequence[str]) -> int:
     except InputError as exc:
         fail(str(exc))
     from sparsity_gui.core.note.files import write_scaling
-    from sparsity_gui.core.note.scaling import run_scaling
 
     def figure_files(rows: list, _interrupted: bool) -> dict:
         from sparsity_gui.figures.scaling import scaling_figure_files  # matplotlib: only if asked
 
-        return scaling_figure_files(grid, rows, style, dpi)
+        return scaling_figure_files(grid, rows, style=style, dpi=dpi)
 
     outcome, status = grid_command(
         "scaling",
@@ -129,7 +128,6 @@ def scaling_command(argv: Sequence[str]) -> int:
         args,
         grid,
         jobs,
-        run_scaling,
         lambda result_dir, rows, command_line: write_scaling(
             result_dir, grid, rows, command_line=command_line, scheduler=args.scheduler
         ),

@@ -23,7 +23,7 @@ from sparsity_gui.cli.interference import (
 from sparsity_gui.core.cluster import parse_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.headless import PAPER, SWEEP_DEFAULTS, sweep_settings
-from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, run_sweep, summarize
+from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, summarize
 from sparsity_gui.core.text import format_duration
 
 SWEEP_DESCRIPTION = (
@@ -97,7 +97,7 @@ def sweep_command(argv: Sequence[str]) -> int:
     def figure_files(rows: list, interrupted: bool) -> dict:
         from sparsity_gui.figures.sweep import sweep_figure_files  # matplotlib: only if asked
 
-        return sweep_figure_files(spec, rows, style, dpi, cancelled=interrupted)
+        return sweep_figure_files(spec, rows, style=style, dpi=dpi, cancelled=interrupted)
 
     outcome, status = grid_command(
         "sweep",
@@ -105,7 +105,6 @@ def sweep_command(argv: Sequence[str]) -> int:
         args,
         spec,
         args.jobs,
-        run_sweep,
         lambda result_dir, rows, command_line: write_sweep(result_dir, spec, rows, command_line=command_line),
         figure_files,
         describe=lambda p: f"  m={p.m} seed={p.seed}",

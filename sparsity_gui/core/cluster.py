@@ -24,7 +24,7 @@ import signal
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sparsity_gui.core.checks import parse_whole
@@ -177,17 +177,19 @@ def run_tasks(
     return asyncio.run(session.run())
 
 
+@dataclass
 class _Session:
-    def __init__(self, scheduler, fn, tasks, on_result, should_stop, on_status, label, connect_timeout):
-        self.scheduler = scheduler
-        self.fn = fn
-        self.tasks = tasks
-        self.on_result = on_result
-        self.should_stop = should_stop
-        self.on_status = on_status
-        self.label = label
-        self.connect_timeout = connect_timeout
-        self.results: dict[int, Any] = {}
+    """One run_tasks call, as it goes: its arguments and the results so far."""
+
+    scheduler: Scheduler
+    fn: Callable[[Any], Any]
+    tasks: list
+    on_result: Callable[[int, Any], None] | None
+    should_stop: Callable[[], bool] | None
+    on_status: Callable[[ClusterStatus], None] | None
+    label: str
+    connect_timeout: float
+    results: dict[int, Any] = field(default_factory=dict)
 
     async def run(self) -> dict[int, Any]:
         cluster = await self._local_cluster() if self.scheduler.local_workers else None

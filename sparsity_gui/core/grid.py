@@ -17,7 +17,7 @@ from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.checks import default_workers, list_text, parse_m_values
 from sparsity_gui.core.cluster import ClusterFailed, Scheduler, TasksStopped, check_cluster_run, run_tasks
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.threads import GridBook, run_in_threads
+from sparsity_gui.core.threads import GridBook, GridProgress, run_in_threads
 
 JOBS_MAX = 64  # runs side by side that a user may ask for
 MAX_RUNS = 10_000  # runs in one grid
@@ -30,7 +30,7 @@ def grid_m_values(m: str | int | Sequence[int], m_max: int) -> tuple[int, ...]:
 
 
 def check_workers(workers: Any) -> int:
-    """Runs side by side in threads, as run_scaling and run_sweep take them: a whole number
+    """Runs side by side in threads, as GridPlan.run takes them: a whole number
     of at least 1 (not a bool, though a bool is an int)."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InputError("jobs", f"must be a whole number of at least 1, got {workers!r}")
@@ -49,7 +49,9 @@ class GridPlan:
     ``run_key(run)`` and ``row_key(row)`` (the same key for a run and its row),
     ``check_memory(workers)`` (its ``workers`` largest runs side by side, or InputError),
     ``check_work()`` (its longest run within the limit of bounded work), ``largest()`` (its
-    largest run, as a message names it), and the class attributes below."""
+    largest run, as a message names it), ``train(run, book)`` (one run in a thread of this
+    process), ``task`` and ``task_args(run)`` (one run on a cluster), and the class
+    attributes below."""
 
     what = "a grid"  # as messages name it
     work = "solve"  # what a worker does with a run
@@ -77,6 +79,18 @@ class GridPlan:
 
     def largest(self) -> str:
         raise NotImplementedError
+
+    def train(self, run: Any, book: GridBook) -> None:
+        """Train ``run`` in this thread to its row, given to book.finished; or return early
+        once book.stopping() says so. Raises InputError (naming the run) when it fails."""
+        raise NotImplementedError
+
+    # one run as a cluster task, in a worker process: a top-level function (picklable) of
+    # task_args(run) that returns its row, equal to train's digit for digit
+    task: Callable[[Any], Any]
+
+    def task_args(self, run: Any) -> Any:
+        return run
 
     def total_cost(self) -> float:
         return sum(self.cost(run) for run in self.runs())
@@ -117,7 +131,7 @@ class GridPlan:
         many as fit in memory, at most one per core up to 8. With a ``scheduler`` the
         cluster's workers run them: jobs must be None and so is the answer. Checks the
         grid's work and that its largest run fits here (on a running cluster, the workers'
-        memory is theirs to judge); the runs side by side are run_grid's to check."""
+        memory is theirs to judge); the runs side by side are run's to check."""
         check_cluster_run(scheduler, jobs, self.what, self.work)
         check_jobs(jobs)
         if scheduler is None or scheduler.local_workers:
@@ -145,54 +159,61 @@ class GridPlan:
                 )
         # on a running cluster, the workers' memory is theirs to judge
 
+    def run(
+        self,
+        on_progress: Callable[[GridProgress], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        done_rows: Sequence[Any] = (),
+        workers: int = 1,
+        scheduler: Scheduler | None = None,
+    ) -> list:
+        """Every run of the grid, and a row per run in the grid's order. Runs of
+        ``done_rows`` (the same key) are skipped, so a cancelled grid can be resumed.
 
-def run_grid(
-    plan: GridPlan,
-    book: GridBook,
-    work: Callable[[Any], None],
-    workers: int,
-    scheduler: Scheduler | None,
-    task: Callable[[Any], Any],
-    task_args: Callable[[Any], Any] = lambda run: run,
-) -> list:
-    """Every run of ``book`` not done yet, and the rows of all, in the grid's order.
+        In ``workers`` threads of this process (the kernels, the products and the sort
+        release the GIL), each calling ``train(run, book)`` with one BLAS thread where the
+        runs use BLAS (one_blas_thread: OpenBLAS's own threads collapse when something else
+        loads the machine, core/blas.py);
+        ``on_progress`` is called under a lock from them, as a run starts and ends (with
+        its row). With a ``scheduler`` each run is instead a task ``task(task_args(run))``
+        on a dask.distributed cluster (core/cluster.py) and ``workers`` is not used: the
+        progress comes in this thread as each run finishes, and a stop cancels the pending
+        tasks; the rows are the same digit for digit. Raises RunsCancelled (with the
+        finished rows) once should_stop() says so, InputError when a run fails (naming the
+        run), the first other failure as it is, and RunsFailed (the finished rows) when
+        the cluster fails the grid."""
+        book = self.book(done_rows, on_progress, should_stop)
+        self.check_side_by_side(workers, scheduler)
+        if scheduler is None:
+            if self.one_blas_thread:
+                limit_blas_threads(1)
 
-    In ``workers`` threads of this process, each calling ``work(run)`` (which ends with
-    book.finished, or returns early once book.stopping()); or with a ``scheduler``, as
-    tasks ``task(task_args(run))`` on a dask cluster (core/cluster.py), whose results come
-    back in this thread. Raises the first failure, RunsCancelled (the finished rows) after
-    a stop, and RunsFailed (the finished rows) when the cluster fails the grid."""
-    plan.check_side_by_side(workers, scheduler)
-    if scheduler is None:
-        if plan.one_blas_thread:
-            limit_blas_threads(1)
+            def worker() -> None:
+                while not book.stopping():
+                    run = book.claim()
+                    if run is None:
+                        return
+                    try:
+                        self.train(run, book)
+                    except BaseException as exc:  # re-raised in the calling thread
+                        book.failed(exc)
+                        return
 
-        def worker() -> None:
-            while not book.stopping():
-                run = book.claim()
-                if run is None:
-                    return
-                try:
-                    work(run)
-                except BaseException as exc:  # re-raised in the calling thread
-                    book.failed(exc)
-                    return
-
-        run_in_threads(worker, min(workers, len(book.todo)), plan.label, book.stop)
+            run_in_threads(worker, min(workers, len(book.todo)), self.label, book.stop)
+            return book.rows()
+        try:
+            if book.todo:  # nothing left to run needs no cluster
+                run_tasks(
+                    scheduler,
+                    self.task,
+                    [self.task_args(run) for run in book.todo],
+                    on_result=book.on_result,
+                    should_stop=book.stopping,
+                    on_status=book.on_status,
+                    label=f"{self.label}-run",
+                )
+        except TasksStopped:
+            pass
+        except ClusterFailed as exc:  # the finished runs are kept: RunsFailed carries them
+            raise book.cluster_failed(exc) from None
         return book.rows()
-    try:
-        if book.todo:  # nothing left to run needs no cluster
-            run_tasks(
-                scheduler,
-                task,
-                [task_args(run) for run in book.todo],
-                on_result=book.on_result,
-                should_stop=book.stopping,
-                on_status=book.on_status,
-                label=f"{plan.label}-run",
-            )
-    except TasksStopped:
-        pass
-    except ClusterFailed as exc:  # the finished runs are kept: RunsFailed carries them
-        raise book.cluster_failed(exc) from None
-    return book.rows()

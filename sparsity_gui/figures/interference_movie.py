@@ -90,27 +90,21 @@ def write_interference_movie(
     settings: MovieSettings,
     samples: int = 501,
     last_step: int | None = None,
-    style=None,
-    width: float | None = None,
-    changes: Sequence[tuple[float, str]] = (),
-    pins: Sequence = (),
-    pin_labels: dict | None = None,
-    expect_final: np.ndarray | None = None,
     first_step: int = 0,
     cancelled: Callable[[], bool] = lambda: False,
     progress=None,
     write_with=None,
+    **drawing,
 ) -> tuple[int, int]:
     """The movie of the run from `first_step` to `last_step` (default: its last) into
-    `path`. Returns its (width, height) in pixels."""
+    `path`; ``drawing`` is interference_frames' (style, width, changes, pins, pin_labels,
+    expect_final). Returns its (width, height) in pixels."""
     if panel not in MOVIE_PANELS:
         raise InputError("panel", f"unknown panel {panel!r}; use one of {', '.join(MOVIE_PANELS)}")
     steps = frame_steps(params.steps, settings.frames, settings.spacing, first_step, last_step)
     return write_movie(
         path,
-        lambda: interference_frames(
-            params, w0, panel, steps, samples, style, width, changes, pins, pin_labels, expect_final
-        ),
+        lambda: interference_frames(params, w0, panel, steps, samples, **drawing),
         int(steps.size),
         settings,
         cancelled,

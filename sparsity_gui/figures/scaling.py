@@ -10,15 +10,13 @@ each figure holds them); `scaling_figure_files` writes the three."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from sparsity_gui.core.note.metrics import BALANCE_LIMIT  # the note's regime: lam ||W(0)||_1 <= 1/4
-from sparsity_gui.figures import save
 from sparsity_gui.figures.draw import log_ticks, panel_axes
-from sparsity_gui.figures.scripted import figure_files, panel_size
-from sparsity_gui.figures.style import DEFAULT_DPI
+from sparsity_gui.figures.scripted import panels_files, planned_values, row_columns
 
 DODGE_DECADES = 0.025  # horizontal offset between the curves of neighbouring lam
 RV_HALF_NORMAL = math.pi / 2.0 - 1.0  # Var/E^2 of a half-normal: the RV of W(0) for large m
@@ -147,14 +145,11 @@ def scaling_data(
     column, y_label, log_y, _title = FIGURES[figure]
     rows = list(rows)
     return {
-        "m": np.array([r.m for r in rows], float),
-        "lam": np.array([r.lam for r in rows], float),
-        "seed": np.array([r.seed for r in rows], float),
+        **row_columns(rows, ("m", "lam", "seed", "lam_norm1_0")),
         "value": np.array([getattr(r, column) for r in rows], float),
-        "lam_norm1_0": np.array([r.lam_norm1_0 for r in rows], float),
         "column": column,
-        "m_values": np.array(sorted({int(v) for v in m_values} | {r.m for r in rows}), float),
-        "lam_values": np.array(sorted({float(v) for v in lam_values} | {r.lam for r in rows}), float),
+        "m_values": planned_values(m_values, rows, "m"),
+        "lam_values": planned_values(lam_values, rows, "lam", float),
         "y_label": y_label,
         "log_y": log_y,
         "balance_limit": BALANCE_LIMIT,
@@ -164,23 +159,14 @@ def scaling_data(
     }
 
 
-def scaling_figure_files(
-    grid,
-    rows: Sequence,
-    style=None,
-    dpi: float = DEFAULT_DPI,
-    formats: Iterable[str] = save.FORMATS,
-    width: float | None = None,
-) -> dict[str, bytes]:
+def scaling_figure_files(grid, rows: Sequence, **how) -> dict[str, bytes]:
     """{lam_t_one, fitted_c, rel_var}.{png, svg, pdf, json, py}: bytes (``grid``: the
-    ScalingGrid whose plan fixes the axes, or None for the rows alone)."""
+    ScalingGrid whose plan fixes the axes, or None for the rows alone; ``how``: the
+    style, dpi, formats and width of scripted.panels_files)."""
     m_values = grid.m_values if grid is not None else ()
     lam_values = grid.lam_values if grid is not None else ()
-    out: dict[str, bytes] = {}
-    for name, (_column, _label, _log, title) in FIGURES.items():
-        data = scaling_data(rows, name, m_values, lam_values)
-        size = panel_size(style, width)
-        out.update(
-            figure_files(name, scaling_panel, data, style, size, dpi, formats, title, SCRIPT_FUNCTIONS)
-        )
-    return out
+    panels = [
+        (name, scaling_panel, scaling_data(rows, name, m_values, lam_values), title)
+        for name, (_column, _label, _log, title) in FIGURES.items()
+    ]
+    return panels_files(panels, SCRIPT_FUNCTIONS, **how)

@@ -7,6 +7,9 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
 
 from sparsity_gui.figures import save
 from sparsity_gui.figures.style import DEFAULT_DPI, SINGLE_COLUMN, style_name, style_params
@@ -39,6 +42,17 @@ def panel_size(style, width: float | None = None) -> tuple[float, float]:
     return (float(width), h * max(1.0, width / w) ** 0.5)
 
 
+def row_columns(rows: Sequence, names: Iterable[str]) -> dict[str, np.ndarray]:
+    """A grid's rows (ScalingRow, SweepRow) as its figure's data holds them: a float array
+    per named column (its .csv's)."""
+    return {name: np.array([getattr(r, name) for r in rows], float) for name in names}
+
+
+def planned_values(plan: Iterable, rows: Sequence, name: str, kind: type = int) -> np.ndarray:
+    """The values of column ``name`` a grid's figure spans: its plan's and its rows'."""
+    return np.array(sorted({kind(v) for v in plan} | {getattr(r, name) for r in rows}), float)
+
+
 def figure_files(
     name: str,
     panel,
@@ -57,6 +71,24 @@ def figure_files(
     formats = tuple(formats)
     calls = _extras(panel, functions)
     return save.figure_files(name, panel, data, params, size, dpi, formats, title, calls)
+
+
+def panels_files(
+    panels: Iterable[tuple[str, Any, dict, str]],
+    functions: Sequence = (),
+    style=None,
+    dpi: float = DEFAULT_DPI,
+    formats: Iterable[str] = save.FORMATS,
+    width: float | None = None,
+) -> dict[str, bytes]:
+    """The files of each (name, panel, data, title) of ``panels`` (figure_files), all at
+    the style's panel size or ``width`` wide: a grid's figures."""
+    size = panel_size(style, width)
+    formats = tuple(formats)
+    out: dict[str, bytes] = {}
+    for name, panel, data, title in panels:
+        out.update(figure_files(name, panel, data, style, size, dpi, formats, title, functions))
+    return out
 
 
 def plot_panel(panel, data: dict, ax=None, style=None, size: tuple[float, float] | None = None):

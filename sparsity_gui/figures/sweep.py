@@ -9,14 +9,12 @@ JSON beside the figure holds them) by `sweep`; `sweep_figure_files` writes its f
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from sparsity_gui.figures import save
 from sparsity_gui.figures.draw import log_ticks, panel_axes
-from sparsity_gui.figures.scripted import figure_files, panel_size
-from sparsity_gui.figures.style import DEFAULT_DPI
+from sparsity_gui.figures.scripted import panels_files, planned_values, row_columns
 
 NAME = "sweep"
 
@@ -139,10 +137,8 @@ def sweep_data(
 
     return {
         "n": int(n),
-        "m": np.array([r.m for r in rows], float),
-        "seed": np.array([r.seed for r in rows], float),
-        "polysemantic": np.array([r.polysemantic for r in rows], float),
-        "m_values": np.array(sorted({int(v) for v in m_values} | {r.m for r in rows}), float),
+        **row_columns(rows, ("m", "seed", "polysemantic")),
+        "m_values": planned_values(m_values, rows, "m"),
         "planned_runs": int(planned_runs if planned_runs is not None else len(rows)),
         "cancelled": bool(cancelled),
         "log_axes": bool(log_axes),
@@ -152,23 +148,13 @@ def sweep_data(
     }
 
 
-def sweep_figure_files(
-    spec,
-    rows: Sequence,
-    style=None,
-    dpi: float = DEFAULT_DPI,
-    formats: Iterable[str] = save.FORMATS,
-    cancelled: bool = False,
-    width: float | None = None,
-) -> dict[str, bytes]:
+def sweep_figure_files(spec, rows: Sequence, cancelled: bool = False, **how) -> dict[str, bytes]:
     """{sweep.png, .svg, .pdf, .json, .py: bytes} of a sweep (``spec``: its SweepSpec, or
     None for the rows alone). Rows fewer than the spec's runs are marked as incomplete
-    (``cancelled``: as cancelled)."""
+    (``cancelled``: as cancelled). ``how``: the style, dpi, formats and width of
+    scripted.panels_files."""
     if spec is not None:
         data = sweep_data(rows, spec.base.n, spec.m_values, len(spec.runs()), cancelled)
     else:
         data = sweep_data(rows)
-    title = "Polysemantic neurons against m"
-    return figure_files(
-        NAME, sweep, data, style, panel_size(style, width), dpi, formats, title, SCRIPT_FUNCTIONS
-    )
+    return panels_files([(NAME, sweep, data, "Polysemantic neurons against m")], SCRIPT_FUNCTIONS, **how)

@@ -3,8 +3,8 @@ the interference sweep, ui/interference/sweep_tab.py): the parallel-runs count, 
 field (tcp://HOST:PORT or local:N, core/cluster.py) with the cluster's worker count, Start /
 Cancel / Save, the progress bar with the time left, and the grid's own thread.
 
-The grid runs in that thread (run_scaling or run_sweep, which start and join their worker
-threads or run a session of tasks on a dask.distributed cluster). Nothing crosses threads as
+The grid runs in that thread (its plan's run, core/grid.py, which starts and joins its worker
+threads or runs a session of tasks on a dask.distributed cluster). Nothing crosses threads as
 a signal: the progress callback only stores the latest progress and appends finished rows
 (immutable) under a lock; a GUI timer polls them ten times a second. Cancel sets an event
 the runs check (on a cluster: the pending tasks are cancelled); the finished rows stay shown
@@ -17,7 +17,6 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -200,10 +199,6 @@ class GridTab(QtWidgets.QWidget):
         ValueError for a field that is wrong."""
         raise NotImplementedError
 
-    # the model's run_scaling or run_sweep: runs a plan (in the grid's thread) and returns its
-    # rows; raises RunsCancelled
-    run_grid: Callable[..., list]
-
     def make_plan(self, scheduler: Scheduler | None) -> Any:
         """The grid (a core.grid.GridPlan) of the fields, whose values are committed; raises
         InputError naming the field."""
@@ -320,7 +315,7 @@ class GridTab(QtWidgets.QWidget):
         session in this thread): touches no widget."""
         try:
             progress, stopping = self._on_progress, stop.is_set
-            rows = self.run_grid(plan, progress, stopping, workers=workers, scheduler=scheduler)
+            rows = plan.run(progress, stopping, workers=workers, scheduler=scheduler)
             result = ("done", list(rows), "", "")
         except RunsCancelled as exc:
             result = ("cancelled", list(exc.rows), "", "")

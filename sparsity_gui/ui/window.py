@@ -60,6 +60,40 @@ class LiveWindow:
     closed = False  # shut down: threads joined, timers stopped
 
     # --- set-up ----------------------------------------------------------------------
+    def panel_grid(self) -> tuple[QtWidgets.QWidget, QtWidgets.QGridLayout]:
+        """The live run's tab: a widget and the grid, closely packed, that holds its panels."""
+        live = QtWidgets.QWidget()
+        grid = QtWidgets.QGridLayout(live)
+        grid.setContentsMargins(2, 2, 2, 2)
+        grid.setSpacing(3)
+        return live, grid
+
+    def central_tabs(
+        self, live: QtWidgets.QWidget, grid_tab: QtWidgets.QWidget, name: str, text: str
+    ) -> None:
+        """The window's centre, ``tabs``: the live run, and the model's grid of runs
+        (``grid_tab``, its object ``name``, its tab's ``text`` and the widget's tooltip)."""
+        self.tabs = QtWidgets.QTabWidget()
+        self.tabs.setObjectName("tabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(live, "Live run")
+        grid_tab.setObjectName(name)
+        self.tabs.addTab(grid_tab, text)
+        self.tabs.setTabToolTip(1, grid_tab.toolTip())
+        self.setCentralWidget(self.tabs)
+
+    def parameters_dock(self, widget: QtWidgets.QWidget, name: str) -> QtWidgets.QScrollArea:
+        """``param_dock``: the "Parameters" dock (its object ``name``) on the left, holding
+        ``widget`` in the scroll area returned."""
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidget(widget)
+        scroll.setWidgetResizable(True)
+        self.param_dock = QtWidgets.QDockWidget("Parameters", self)
+        self.param_dock.setObjectName(name)
+        self.param_dock.setWidget(scroll)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, self.param_dock)
+        return scroll
+
     def start_engine(self, engine, thread_name: str) -> None:
         """Run engine.run_forever in a daemon thread and paint its snapshots at PAINT_HZ."""
         self.engine = engine

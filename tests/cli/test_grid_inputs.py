@@ -10,8 +10,8 @@ from helpers import cli, one_error_line
 from sparsity_gui import api
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import InterferenceParams
-from sparsity_gui.core.interference.sweep import SweepSpec, run_sweep
-from sparsity_gui.core.note.scaling import ScalingGrid, run_scaling
+from sparsity_gui.core.interference.sweep import SweepSpec
+from sparsity_gui.core.note.scaling import ScalingGrid
 
 SCALING = ["scaling", "--lam", "1e-3", "--no-figure"]
 SWEEP = ["sweep", "--n", "4", "--steps", "5", "--seeds", "1", "--no-figure"]
@@ -67,7 +67,7 @@ def test_both_core_grids_refuse_a_bool_or_non_whole_workers_alike(workers):
     grid = ScalingGrid(m_values=(8,), lam_values=(1e-3,), seeds=1)
     spec = SweepSpec(InterferenceParams(n=4, m=8, steps=5), m_values=(8,), seeds=1)
     messages = []
-    for run in (lambda: run_scaling(grid, workers=workers), lambda: run_sweep(spec, workers=workers)):
+    for run in (lambda: grid.run(workers=workers), lambda: spec.run(workers=workers)):
         with pytest.raises(InputError) as caught:
             run()
         messages.append(str(caught.value))

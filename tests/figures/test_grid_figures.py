@@ -290,7 +290,22 @@ SWEEP_TABLE += [(32, 2, 1), (64, 0, 0), (64, 1, 1), (64, 2, 0), (128, 0, 0)]
 
 def sweep_rows() -> list[SweepRow]:
     return [
-        SweepRow(m, seed, 16, p, 64.0 / m, 2 * p + 3, p, 0, 0.5, 16 * m, 100, "adamw", True, 0.25)
+        SweepRow(
+            m=m,
+            seed=seed,
+            n=16,
+            polysemantic=p,
+            predicted=64.0 / m,
+            active=2 * p + 3,
+            opposite_pairs=p,
+            same_pairs=0,
+            kept_share=0.5,
+            nonzero=16 * m,
+            steps=100,
+            optimizer="adamw",
+            settled=True,
+            seconds=0.25,
+        )
         for m, seed, p in SWEEP_TABLE
     ]
 

@@ -5,6 +5,7 @@ place (the CLI's option names, with ``no_interference`` for --no-interference)."
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -38,33 +39,11 @@ SAMPLES = 501  # rows of history.csv by default
 SAMPLES_MAX = 10**5
 
 
-def model_params(
-    *,
-    n: int,
-    m: int,
-    seed: int,
-    steps: int,
-    optimizer: str,
-    l1: float,
-    lr: float,
-    sigma: float,
-    no_interference: bool,
-    weight_decay: float | None,
-    dtype: str = "float64",
-) -> InterferenceParams:
-    return InterferenceParams(
-        n=n,
-        m=m,
-        l1=l1,
-        lr=lr,
-        optimizer=optimizer,
-        steps=steps,
-        seed=seed,
-        sigma=sigma,
-        interference=not no_interference,
-        weight_decay=weight_decay,
-        dtype=dtype,
-    )
+def model_params(*, no_interference: bool, **model: Any) -> InterferenceParams:
+    """The run's InterferenceParams from the commands' options: ``model`` is its fields by
+    name (n, m, seed, steps, optimizer, l1, lr, sigma, weight_decay, dtype), and
+    ``no_interference`` turns its interference off."""
+    return InterferenceParams(**model, interference=not no_interference)
 
 
 def training_settings(*, samples: int, **model) -> InterferenceParams:

@@ -237,10 +237,13 @@ def _collisions(counts, positive):
 
 
 @njit(cache=True, nogil=True)
-def measure(W, first_neuron, counts):
-    """One pass over W. Fills counts[k] (active features on neuron k) and returns
-    (polysemantic neurons, active weights, colliding pairs of opposite sign, of equal sign,
-    features whose largest |w| is on their initial largest neuron, nonzero weights, |W|_1)."""
+def measure(W, first_neuron, counts, rptr=None, rcol=None):
+    """One pass over W, or with W's pattern (rptr, rcol: nonzero_pattern) over its nonzeros
+    alone (the zeros are never active and add nothing to |W|_1; rows are walked in the same
+    order, so the sums are the same). Fills counts[k] (active features on neuron k) and
+    returns (polysemantic neurons, active weights, colliding pairs of opposite sign, of
+    equal sign, features whose largest |w| is on their initial largest neuron, nonzero
+    weights, |W|_1)."""
     n, m = W.shape
     counts[:] = 0
     positive = np.zeros(m, dtype=np.int64)
@@ -249,10 +252,16 @@ def measure(W, first_neuron, counts):
     kept = 0
     l1 = 0.0
     for i in range(n):
-        l1, row_active, row_nonzero, on_first = _tally_row(W, i, range(m), first_neuron, counts, positive, l1)
+        if rptr is None:
+            tally = _tally_row(W, i, range(m), first_neuron, counts, positive, l1)
+        else:
+            tally = _tally_row(W, i, rcol[rptr[i] : rptr[i + 1]], first_neuron, counts, positive, l1)
+        l1, row_active, row_nonzero, on_first = tally
         active += row_active
         nonzero += row_nonzero
         kept += on_first
+    if rptr is not None:
+        nonzero = rptr[n]  # the pattern is W's nonzeros
     poly, opposite, same = _collisions(counts, positive)
     return poly, active, opposite, same, kept, nonzero, l1
 
@@ -456,25 +465,6 @@ def gd_zero_sparse_steps(W, norm2, rptr, rcol, work, pcol, pval, n_steps, lr, l1
         if nnz > most_nnz:
             return s + 1, STOP_DENSE, nnz
     return n_steps, STOP_NONE, rptr[n]
-
-
-@njit(cache=True, nogil=True)
-def measure_sparse(W, rptr, rcol, first_neuron, counts):
-    """measure() over the nonzeros of the pattern alone (the zeros are never active and
-    add nothing to |W|_1; rows are walked in the same order, so the sums are the same)."""
-    n, m = W.shape
-    counts[:] = 0
-    positive = np.zeros(m, dtype=np.int64)
-    active = 0
-    kept = 0
-    l1 = 0.0
-    for i in range(n):
-        row = rcol[rptr[i] : rptr[i + 1]]
-        l1, row_active, _row_nonzero, on_first = _tally_row(W, i, row, first_neuron, counts, positive, l1)
-        active += row_active
-        kept += on_first
-    poly, opposite, same = _collisions(counts, positive)
-    return poly, active, opposite, same, kept, rptr[n], l1
 
 
 @njit(cache=True, nogil=True)

@@ -5,7 +5,7 @@ history of measurements (`InterferenceRun`), and what is measured at each row
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -22,7 +22,6 @@ from sparsity_gui.core.interference.kernels import (
     gd_zero_sparse_steps,
     interference_push,
     measure,
-    measure_sparse,
     nonzero_pattern,
     positive_overlaps_squared,
     row_norms2,
@@ -61,26 +60,11 @@ def chunk_steps(p: InterferenceParams, work: float, most: int) -> int:
     return int(min(max(1.0, work // step_work(p)), most))
 
 
-HISTORY_COLUMNS = (
-    "step",
-    "t",
-    "polysemantic",
-    "predicted",
-    "active",
-    "opposite_pairs",
-    "same_pairs",
-    "kept_share",
-    "nonzero",
-    "norm1",
-    "mean_norm2",
-    "loss",
-)
-
-
 @dataclass(frozen=True)
-class Measurement:
-    step: int
-    t: float  # the note's time for GD, summed as 4 lr per step; NaN for Adam (no such time)
+class Counts:
+    """What a measurement counts in W (kernels.measure), and what a sweep keeps of a run's
+    last one (sweep.SweepRow)."""
+
     polysemantic: int
     predicted: float
     active: int
@@ -88,12 +72,25 @@ class Measurement:
     same_pairs: int
     kept_share: float
     nonzero: int
+
+
+COUNT_COLUMNS = tuple(f.name for f in fields(Counts))
+
+
+@dataclass(frozen=True)
+class Measurement(Counts):
+    step: int
+    t: float  # the note's time for GD, summed as 4 lr per step; NaN for Adam (no such time)
     norm1: float
     mean_norm2: float
     loss: float
 
     def row(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in HISTORY_COLUMNS], dtype=float)
+
+
+# the history's columns: a Measurement's, in this order
+HISTORY_COLUMNS = ("step", "t", *COUNT_COLUMNS, "norm1", "mean_norm2", "loss")
 
 
 class InterferenceRun:
@@ -230,12 +227,10 @@ class InterferenceRun:
         """The current counts (also refreshes ``counts``); the loss costs one W W^T, so
         ``with_loss=False`` leaves it NaN."""
         p = self.params
-        if self._pattern is not None:
-            rptr, rcol = self._pattern[:2]
-            counted = measure_sparse(self.W, rptr, rcol, self.first_neuron, self.counts)
-        else:
-            counted = measure(self.W, self.first_neuron, self.counts)
-        poly, active, opp, same, kept, nonzero, norm1 = counted
+        pattern = self._pattern[:2] if self._pattern is not None else ()  # (rptr, rcol)
+        poly, active, opp, same, kept, nonzero, norm1 = measure(
+            self.W, self.first_neuron, self.counts, *pattern
+        )
         return Measurement(
             step=self.step,
             t=self.t if p.optimizer in GD_OPTIMIZERS else math.nan,

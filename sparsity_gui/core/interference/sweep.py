@@ -1,8 +1,9 @@
 """A sweep over m for fixed n: several seeds per m, each trained to the end, counting
 polysemantic neurons against the paper's n^2/(4m) (its count-against-m figure).
 
-Qt-free. `run_sweep` reports progress through a callback and stops between chunks when
-asked, so both the CLI's progress bar and the GUI's cancel button use it.
+Qt-free. `SweepSpec.run` (core/grid.GridPlan.run) reports progress through a callback and
+stops between chunks when asked, so both the CLI's progress bar and the GUI's cancel button
+use it.
 """
 
 from __future__ import annotations
@@ -10,15 +11,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from sparsity_gui.core.blas import limit_blas_threads
-from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.grid import MAX_RUNS, GridPlan, run_grid
+from sparsity_gui.core.grid import MAX_RUNS, GridPlan
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.params import (
     InterferenceParams,
@@ -26,8 +26,15 @@ from sparsity_gui.core.interference.params import (
     check_training_work,
     predicted_polysemantic,
 )
-from sparsity_gui.core.interference.run import InterferenceRun, Measurement, chunk_steps, step_work
-from sparsity_gui.core.threads import GridProgress
+from sparsity_gui.core.interference.run import (
+    COUNT_COLUMNS,
+    Counts,
+    InterferenceRun,
+    Measurement,
+    chunk_steps,
+    step_work,
+)
+from sparsity_gui.core.threads import GridBook
 
 # work between progress reports and cancel checks (~10-20 ms): cancel answers quickly at
 # any size (one step per chunk at n = 256, m = 4096)
@@ -41,6 +48,72 @@ SETTLED_DEFINITION = (
     f"every feature still alive has an active weight, and the counts (polysemantic neurons, "
     f"active weights) did not change over the last {SETTLE_SHARE:.0%} of the steps"
 )
+
+
+@dataclass(frozen=True)
+class SweepRow(Counts):
+    """One finished run of a sweep: its settings and its final Measurement's counts."""
+
+    m: int
+    seed: int
+    n: int
+    steps: int
+    optimizer: str
+    settled: bool  # see SETTLED_DEFINITION
+    seconds: float
+    dtype: str = "float64"  # the run's precision (InterferenceParams.dtype)
+
+    @classmethod
+    def of(cls, run: InterferenceRun, seconds: float, before: Measurement | None = None) -> SweepRow:
+        """The row of a finished run; ``before`` is its measurement SETTLE_SHARE of the steps
+        before the end (None: settled by definition, e.g. a run too short to tell)."""
+        meas = run.measure(with_loss=False)
+        counts = {name: getattr(meas, name) for name in COUNT_COLUMNS}
+        a = np.abs(run.W)
+        on_its_way = (a > 0).any(axis=1) & ~((a >= ACTIVE_LO) & (a <= ACTIVE_HI)).any(axis=1)
+        unchanged = before is None or (before.polysemantic, before.active) == (meas.polysemantic, meas.active)
+        settled = unchanged and not on_its_way.any()
+        settings = {name: getattr(run.params, name) for name in ("m", "seed", "n", "optimizer", "dtype")}
+        return cls(**settings, **counts, steps=run.step, seconds=seconds, settled=settled)
+
+
+# sweep.csv's columns: a SweepRow's fields, the run's settings before its counts
+ROW_COLUMNS = ("m", "seed", "n", *COUNT_COLUMNS, "steps", "optimizer", "settled", "seconds", "dtype")
+
+
+def train_run(
+    p: InterferenceParams,
+    stopping: Callable[[], bool] = lambda: False,
+    on_steps: Callable[[int], None] | None = None,
+) -> SweepRow | None:
+    """Train one run of a sweep to its end and return its row; None when stopping() said
+    so between two chunks. ``on_steps(taken)`` after every chunk. Raises InputError (naming
+    the run) when the run diverges."""
+    run = InterferenceRun(p)
+    t0 = time.perf_counter()
+    chunk = chunk_steps(p, CHUNK_WORK, 1000)
+    mark = p.steps - int(SETTLE_SHARE * p.steps)  # the counts here are compared with the end's
+    before = None
+    while not run.finished:
+        if stopping():
+            return None
+        if before is None and run.step == mark and mark < p.steps:
+            before = run.measure(with_loss=False)
+        taken = run.advance(min(chunk, mark - run.step) if run.step < mark else chunk)
+        if on_steps is not None:
+            on_steps(taken)
+    if run.failure is not None:
+        raise InputError("lr", f"run m={p.m} seed={p.seed}: {run.failure}")
+    return SweepRow.of(run, seconds=time.perf_counter() - t0, before=before)
+
+
+def sweep_task(p: InterferenceParams) -> SweepRow:
+    """One run as a cluster task, in a worker process: the same kernels, one BLAS thread
+    (as SweepSpec.run's threads have), so the row equals the local one digit for digit."""
+    limit_blas_threads(1)
+    row = train_run(p)
+    assert row is not None  # nothing stops it but a cancel, which discards the task
+    return row
 
 
 @dataclass(frozen=True)
@@ -114,108 +187,15 @@ class SweepSpec(GridPlan):
     def as_dict(self) -> dict[str, Any]:
         return {"m_values": list(self.m_values), "seeds": self.seeds, "base": self.base.as_dict()}
 
-
-@dataclass(frozen=True)
-class SweepRow:
-    """One finished run of a sweep: its settings and its final Measurement's counts."""
-
-    m: int
-    seed: int
-    n: int
-    polysemantic: int
-    predicted: float
-    active: int
-    opposite_pairs: int
-    same_pairs: int
-    kept_share: float
-    nonzero: int
-    steps: int
-    optimizer: str
-    settled: bool  # see SETTLED_DEFINITION
-    seconds: float
-    dtype: str = "float64"  # the run's precision (InterferenceParams.dtype)
-
-    @classmethod
-    def of(cls, run: InterferenceRun, seconds: float, before: Measurement | None = None) -> SweepRow:
-        """The row of a finished run; ``before`` is its measurement SETTLE_SHARE of the steps
-        before the end (None: settled by definition, e.g. a run too short to tell)."""
-        meas = run.measure(with_loss=False)
-        counts = {f.name: getattr(meas, f.name) for f in fields(cls) if hasattr(meas, f.name)}
-        a = np.abs(run.W)
-        on_its_way = (a > 0).any(axis=1) & ~((a >= ACTIVE_LO) & (a <= ACTIVE_HI)).any(axis=1)
-        unchanged = before is None or (before.polysemantic, before.active) == (meas.polysemantic, meas.active)
-        settled = unchanged and not on_its_way.any()
-        settings = {name: getattr(run.params, name) for name in ("m", "seed", "n", "optimizer", "dtype")}
-        return cls(**settings, seconds=seconds, settled=settled, **{**counts, "steps": run.step})
-
-
-# sweep.csv's columns: a SweepRow's fields, in order
-ROW_COLUMNS = tuple(f.name for f in fields(SweepRow))
-
-
-def train_run(
-    p: InterferenceParams,
-    stopping: Callable[[], bool] = lambda: False,
-    on_steps: Callable[[int], None] | None = None,
-) -> SweepRow | None:
-    """Train one run of a sweep to its end and return its row; None when stopping() said
-    so between two chunks. ``on_steps(taken)`` after every chunk. Raises InputError (naming
-    the run) when the run diverges."""
-    run = InterferenceRun(p)
-    t0 = time.perf_counter()
-    chunk = chunk_steps(p, CHUNK_WORK, 1000)
-    mark = p.steps - int(SETTLE_SHARE * p.steps)  # the counts here are compared with the end's
-    before = None
-    while not run.finished:
-        if stopping():
-            return None
-        if before is None and run.step == mark and mark < p.steps:
-            before = run.measure(with_loss=False)
-        taken = run.advance(min(chunk, mark - run.step) if run.step < mark else chunk)
-        if on_steps is not None:
-            on_steps(taken)
-    if run.failure is not None:
-        raise InputError("lr", f"run m={p.m} seed={p.seed}: {run.failure}")
-    return SweepRow.of(run, seconds=time.perf_counter() - t0, before=before)
-
-
-def sweep_task(p: InterferenceParams) -> SweepRow:
-    """One run as a cluster task, in a worker process: the same kernels, one BLAS thread
-    (as run_sweep's threads have), so the row equals the local one digit for digit."""
-    limit_blas_threads(1)
-    row = train_run(p)
-    assert row is not None  # nothing stops it but a cancel, which discards the task
-    return row
-
-
-def run_sweep(
-    spec: SweepSpec,
-    on_progress: Callable[[GridProgress], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
-    done_rows: Sequence[SweepRow] = (),
-    workers: int = 1,
-    scheduler: Scheduler | None = None,
-) -> list[SweepRow]:
-    """Train every run of ``spec`` and return a row per run, in spec order (m, then seed).
-
-    ``workers`` runs train side by side in threads (the products and kernels release the
-    GIL), each with one BLAS thread: on a 2-core machine two workers are about twice as
-    fast as one, and do not collapse when something else loads the machine, as OpenBLAS's
-    own threads do (core/blas.py). With a ``scheduler`` each run is instead a task on a
-    dask.distributed cluster (core/cluster.py) and ``workers`` is not used. Runs already in
-    ``done_rows`` (same m and seed) are skipped, so a cancelled sweep can be resumed.
-    ``on_progress`` is called under a lock, from worker threads (or from the calling
-    thread, on a cluster). Raises RunsCancelled (with the finished rows) when
-    should_stop() says so, and InputError when a run diverges (naming the run)."""
-    book = spec.book(done_rows, on_progress, should_stop)
-
-    def train(p: InterferenceParams) -> None:
-        per_step = spec.cost(p) / p.steps
-        row = train_run(p, book.stopping, lambda taken: book.add_cost(taken * per_step, p))
+    def train(self, run: InterferenceParams, book: GridBook) -> None:
+        """One run to its row (train_run), its cost told step by step (GridPlan.run runs
+        the sweep: on a 2-core machine two workers are about twice as fast as one)."""
+        per_step = self.cost(run) / run.steps
+        row = train_run(run, book.stopping, lambda taken: book.add_cost(taken * per_step, run))
         if row is not None:
-            book.finished(p, row, counted=True)  # its cost came in step by step
+            book.finished(run, row, counted=True)  # its cost came in step by step
 
-    return run_grid(spec, book, train, workers, scheduler, sweep_task)
+    task = staticmethod(sweep_task)
 
 
 def rows_csv(rows: Sequence[SweepRow]) -> str:

@@ -9,9 +9,9 @@ Theta(1/lam); a grid over six decades of m shows the constants behind those Thet
 `scaling_row` is one run: a top-level pure function of plain arguments (picklable, so a
 process pool or a cluster can call it), the same computation as the `run` command of the
 same settings (`simulate_samples`), so its t_one and fitted c are the `run` command's to
-the last digit. `run_scaling` runs a grid with a pool of threads (the numba kernels, the
-sort and the normal draw release the GIL), or as tasks on a dask cluster (core/cluster.py),
-with a stop flag and a callback per finished row. Qt-free.
+the last digit. `ScalingGrid.run` (core/grid.GridPlan.run) runs a grid with a pool of
+threads (the numba kernels, the sort and the normal draw release the GIL), or as tasks on a
+dask cluster (core/cluster.py), with a stop flag and a callback per finished row. Qt-free.
 """
 
 from __future__ import annotations
@@ -25,12 +25,11 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.checks import available_memory
-from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.grid import MAX_RUNS, GridPlan, run_grid
+from sparsity_gui.core.grid import MAX_RUNS, GridPlan
 from sparsity_gui.core.note.metrics import BALANCE_LIMIT, COL, last_weight_fixed_point
 from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory, check_run_work
-from sparsity_gui.core.threads import GridProgress
+from sparsity_gui.core.threads import GridBook
 
 SAMPLES = 501  # the `run` command's default: fitted c is a fit over these rows
 # ||W||^2 relaxes onto its balance at rate ~2 (docs/theory.md §4): after t = 10 the start's
@@ -237,6 +236,29 @@ class ScalingGrid(GridPlan):
         left) would pass the limit of bounded work (params.check_run_work)."""
         check_run_work(SimParams(m=max(self.m_values), lam=min(self.lam_values), sigma=self.sigma))
 
+    def row(self, run: tuple[int, float, int], should_stop: Callable[[], bool]) -> ScalingRow:
+        """The row of the run (m, lam, seed): scaling_row."""
+        return scaling_row(*run, self.sigma, should_stop=should_stop)
+
+    def train(self, run: tuple[int, float, int], book: GridBook) -> None:
+        """One run to its row (GridPlan.run runs the grid); a stop ends it within a few
+        milliseconds."""
+        from sparsity_gui.core.note.simulation import ReplayStopped
+
+        try:
+            row = self.row(run, book.stopping)
+        except ReplayStopped:
+            return
+        except InputError as exc:  # naming the run
+            m, lam, seed = run
+            raise InputError(exc.field, f"run m={m} lam={lam:g} seed={seed}: {exc.message}") from None
+        book.finished(run, row)
+
+    task = staticmethod(scaling_task)
+
+    def task_args(self, run: tuple[int, float, int]) -> tuple[int, float, int, float]:
+        return (*run, self.sigma)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "m_values": list(self.m_values),
@@ -247,42 +269,6 @@ class ScalingGrid(GridPlan):
             "method": "exact",
             "samples": SAMPLES,
         }
-
-
-def run_scaling(
-    grid: ScalingGrid,
-    on_progress: Callable[[GridProgress], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
-    done_rows: Sequence[ScalingRow] = (),
-    workers: int = 1,
-    run_one: Callable[..., ScalingRow] = scaling_row,
-    scheduler: Scheduler | None = None,
-) -> list[ScalingRow]:
-    """Every run of ``grid`` (``run_one(m, lam, seed, sigma, should_stop=...)``), ``workers``
-    of them side by side in threads; a row per run in grid order. Runs in ``done_rows``
-    are skipped. ``on_progress`` is called under a lock from the worker threads, when a run
-    starts and when it ends (with its row). Raises RunsCancelled (with the finished
-    rows) once should_stop() says so: a run in progress stops within a few milliseconds.
-
-    With a ``scheduler`` each run is instead a task on a dask.distributed cluster
-    (`scaling_task`, core/cluster.py): ``workers`` and ``run_one`` are not used, progress
-    comes from the calling thread as each run finishes (with the cluster's workers), and a
-    stop cancels the pending tasks; the rows are the same digit for digit."""
-    from sparsity_gui.core.note.simulation import ReplayStopped
-
-    book = grid.book(done_rows, on_progress, should_stop)
-
-    def work(key: tuple[int, float, int]) -> None:
-        m, lam, seed = key
-        try:
-            row = run_one(m, lam, seed, grid.sigma, should_stop=book.stopping)
-        except ReplayStopped:
-            return
-        except InputError as exc:  # naming the run
-            raise InputError(exc.field, f"run m={m} lam={lam:g} seed={seed}: {exc.message}") from None
-        book.finished(key, row)
-
-    return run_grid(grid, book, work, workers, scheduler, scaling_task, lambda key: (*key, grid.sigma))
 
 
 # --- files and summaries ---------------------------------------------------------------------

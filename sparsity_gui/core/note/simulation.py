@@ -172,7 +172,7 @@ class Simulation:
         # (t, lam before, lam after, ||W||_1, ||W||^2) at each live change of lam: the regime there
         self.lam_states: list[tuple[float, float, float, float, float]] = []
         self._change_rows_at: float | None = None  # apply_live's rows of this instant are open
-        self.solver: Solver = self._new_solver(params.method, 0.0, None)
+        self.solver: Solver = self._new_solver(params.method)
         self.tracked = tracked_ranks(self.init.nonzero0)
         self.history = History(len(COLUMNS) + N_TRACKED_MAX, history_capacity)
         self._lam_t = 0.0  # integral of lam dt up to the last record
@@ -201,13 +201,12 @@ class Simulation:
         return sim
 
     # --- construction ---------------------------------------------------------------
-    def _new_solver(
-        self, method: str, t0: float, abs_sorted: np.ndarray | None, death_t: np.ndarray | None = None
-    ) -> Solver:
+    def _new_solver(self, method: str, start: Solver | None = None) -> Solver:
+        """A solver of ``method`` from W(0), or going on from ``start``'s state."""
         lam = self.params.lam
         if method == "exact":
-            return ExactSolver(self.init, lam, t0, abs_sorted, death_t)
-        return GDSolver(self.init, lam, self.params.eta, t0, abs_sorted, death_t)
+            return ExactSolver(self.init, lam, start)
+        return GDSolver(self.init, lam, self.params.eta, start)
 
     @property
     def m(self) -> int:
@@ -271,8 +270,7 @@ class Simulation:
         if method == self.solver.method:
             return
         self.params = self.params.with_changes(method=method)
-        current = self.solver.abs_sorted()
-        self.solver = self._new_solver(method, self.t, current, self.solver.death_t)
+        self.solver = self._new_solver(method, self.solver)
         self._log_change("method", method)
 
     def apply_change(self, change: LiveChange) -> None:

@@ -171,9 +171,12 @@ class Solver:
 
     method = ""
 
-    def __init__(self, init: InitialState, lam: float, death_t: np.ndarray | None):
+    def __init__(self, init: InitialState, start: Solver | None):
+        """From W(0) at t = 0, or (``start``) from another solver's state: its t, its |W|
+        in the order of sorted |W(0)| and its death times, which this one goes on filling
+        (a switch of method mid-run)."""
         self.init = init
-        self.death_t = np.full(init.m, np.nan) if death_t is None else death_t
+        self.death_t = np.full(init.m, np.nan) if start is None else start.death_t
         self.diverged: str | None = None
 
     # --- the state ---------------------------------------------------------------
@@ -223,23 +226,17 @@ class ExactSolver(Solver):
 
     method = "exact"
 
-    def __init__(
-        self,
-        init: InitialState,
-        lam: float,
-        t0: float = 0.0,
-        abs_sorted: np.ndarray | None = None,
-        death_t: np.ndarray | None = None,
-    ):
-        super().__init__(init, lam, death_t)
-        if abs_sorted is None:
+    def __init__(self, init: InitialState, lam: float, start: Solver | None = None):
+        super().__init__(init, start)
+        if start is None:
             self.u, self.p1, self.p2 = init.u, init.p1, init.p2
         else:
             # starting mid-run (from a GD state): the current |W| is the new "u"
-            self.u = np.ascontiguousarray(abs_sorted, dtype=np.float64)
+            self.u = np.ascontiguousarray(start.abs_sorted(), dtype=np.float64)
             self.p1, self.p2 = K.kahan_prefix_sums(self.u)
         self.fs = np.zeros(K.N_FSTATE)
         self.ist = np.zeros(K.N_ISTATE, dtype=np.int64)
+        t0 = 0.0 if start is None else start.t
         K.exact_init(self.fs, self.ist, self.u, self.p1, self.p2, float(t0), float(lam))
 
     @property
@@ -308,17 +305,9 @@ class GDSolver(Solver):
 
     method = "gd"
 
-    def __init__(
-        self,
-        init: InitialState,
-        lam: float,
-        eta: float,
-        t0: float = 0.0,
-        abs_sorted: np.ndarray | None = None,
-        death_t: np.ndarray | None = None,
-    ):
-        super().__init__(init, lam, death_t)
-        src = init.u if abs_sorted is None else abs_sorted
+    def __init__(self, init: InitialState, lam: float, eta: float, start: Solver | None = None):
+        super().__init__(init, start)
+        src = init.u if start is None else start.abs_sorted()
         self.a = np.array(src, dtype=np.float64)  # own copy: the kernel writes it
         self.mp = int(np.count_nonzero(self.a))
         _, self.norm2 = K.sorted_moments(self.a, self.mp)
@@ -326,7 +315,7 @@ class GDSolver(Solver):
         self.steps = 0
         self._eta = float(eta)
         # t = t_eta0 + eta * steps_at_eta, so that t stays on the step grid exactly
-        self._t_eta0 = float(t0)
+        self._t_eta0 = 0.0 if start is None else float(start.t)
         self._steps_at_eta = 0
         self.weight_steps = 0
         self._low_gain_step = -(2**62)  # last step (in self.steps) with 0 < 1 + eta*s < 1/2

@@ -189,7 +189,11 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         if tab.spec is None or not tab.rows:
             raise InputError("", "the sweep has no runs yet: run a sweep first")
         files = sweep_figure_files(
-            tab.spec, list(tab.rows), self.style(), formats=formats, cancelled=tab.outcome == "cancelled"
+            tab.spec,
+            list(tab.rows),
+            style=self.style(),
+            formats=formats,
+            cancelled=tab.outcome == "cancelled",
         )
         return {name + file[len("sweep") :]: data for file, data in files.items()}
 
@@ -304,7 +308,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             if sweep is not None:
                 from sparsity_gui.figures.sweep import sweep_figure_files
 
-                files = sweep_figure_files(sweep[0], sweep[1], style, cancelled=sweep[2])
+                files = sweep_figure_files(sweep[0], sweep[1], style=style, cancelled=sweep[2])
                 yield "the sweep", {f"figures/{name}": blob for name, blob in files.items()}
 
         count = 2 + len(fi.PANEL_ORDER) + (sweep is not None)

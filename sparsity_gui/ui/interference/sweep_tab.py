@@ -1,7 +1,7 @@
 """The sweep over m in the interference window: fields, Start / Cancel, a progress bar and
 the count-against-m figure (SweepPanel), updated as each run finishes.
 
-The sweep runs `core.interference.sweep.run_sweep` in its own thread, with the scheduler
+The sweep runs (`SweepSpec.run`, core/grid.py) in its own thread, with the scheduler
 field, the cluster's worker count, the progress bar and Cancel every grid tab has
 (ui/grid_tab.py): its runs train in threads of this process or as tasks on a
 dask.distributed cluster; Cancel stops them between chunks, and the rows finished so far
@@ -18,7 +18,7 @@ from PySide6 import QtCore
 from sparsity_gui.core.checks import parse_m_values
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
-from sparsity_gui.core.interference.sweep import SweepSpec, run_sweep
+from sparsity_gui.core.interference.sweep import SweepSpec
 from sparsity_gui.plots.sweep import SweepPanel
 from sparsity_gui.ui.dialogs import choose_folder
 from sparsity_gui.ui.fields import Field, parse_int_in
@@ -114,8 +114,6 @@ class SweepWidget(GridTab):
         )
 
     # --- the grid tab's hooks (ui/grid_tab.py) -----------------------------------------------
-    run_grid = staticmethod(run_sweep)
-
     def make_plan(self, scheduler: Scheduler | None) -> SweepSpec:
         """The sweep of the fields and the window's parameters."""
         n = int(self.n._parse(self.n.text().strip()))

@@ -79,13 +79,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.w0_file = w0_file
 
         # --- centre: the live panels and the sweep, as tabs -------------------------------
-        self.tabs = QtWidgets.QTabWidget()
-        self.tabs.setObjectName("tabs")
-        self.tabs.setDocumentMode(True)
-        live = QtWidgets.QWidget()
-        grid = QtWidgets.QGridLayout(live)
-        grid.setContentsMargins(2, 2, 2, 2)
-        grid.setSpacing(3)
+        live, grid = self.panel_grid()
         self.panels: list[Panel] = [cls() for cls in INTERFERENCE_PANEL_TYPES]
         for i, panel in enumerate(self.panels):
             grid.addWidget(panel, i // 3, i % 3)
@@ -103,12 +97,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         # no x links across panels: pyqtgraph aligns linked views by screen position, which
         # shifts the ranges of panels in columns of different widths; every step panel
         # draws the same history, so their ranges agree anyway
-        self.tabs.addTab(live, "Live run")
         self.sweep = SweepWidget(lambda: self.params)
-        self.sweep.setObjectName("sweep")
-        self.tabs.addTab(self.sweep, "Sweep over m")
-        self.tabs.setTabToolTip(1, self.sweep.toolTip())
-        self.setCentralWidget(self.tabs)
+        self.central_tabs(live, self.sweep, "sweep", "Sweep over m")
         self.sweep.started.connect(self._sweep_started)
         self.sweep.finished.connect(self._sweep_finished)
         self.sweep.statusChanged.connect(self._sweep_status)
@@ -149,14 +139,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         lay.addWidget(self.w0_line)
         lay.addWidget(self.failure_line)
         lay.addStretch(1)
-        scroll = QtWidgets.QScrollArea()
-        scroll.setWidget(box)
-        scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(290)
-        self.param_dock = QtWidgets.QDockWidget("Parameters", self)
-        self.param_dock.setObjectName("dock_interference_parameters")
-        self.param_dock.setWidget(scroll)
-        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, self.param_dock)
+        self.parameters_dock(box, "dock_interference_parameters").setMinimumWidth(290)
 
         self._build_actions()
         self._build_status_bar()

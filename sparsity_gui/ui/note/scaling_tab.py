@@ -2,7 +2,7 @@
 bar with the time left, the three scaling figures (lam*T, the fitted c, the relative-variance
 plateau against m) drawn as each run finishes, a table of the means, and Save.
 
-The grid runs `core.note.scaling.run_scaling` in its own thread, with the scheduler field,
+The grid runs (`ScalingGrid.run`, core/grid.py) in its own thread, with the scheduler field,
 the progress bar and Cancel every grid tab has (ui/grid_tab.py): Cancel stops every run
 between pieces of its solve (on a cluster: the pending tasks are cancelled); the finished
 rows stay shown and can be saved.
@@ -20,7 +20,7 @@ from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.files import write_scaling
 from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams
-from sparsity_gui.core.note.scaling import ScalingGrid, in_regime, run_scaling, summarize
+from sparsity_gui.core.note.scaling import ScalingGrid, in_regime, summarize
 from sparsity_gui.core.text import short_number
 from sparsity_gui.plots.scaling import SCALING_PANEL_TYPES, power_text
 from sparsity_gui.ui.dialogs import choose_folder
@@ -153,8 +153,6 @@ class ScalingWidget(GridTab):
         )
 
     # --- the grid tab's hooks (ui/grid_tab.py) -----------------------------------------------
-    run_grid = staticmethod(run_scaling)
-
     def make_plan(self, scheduler: Scheduler | None) -> ScalingGrid:
         """The grid of the fields and the window's σ and seed (the threads' count and the
         scheduler are GridTab's to check)."""

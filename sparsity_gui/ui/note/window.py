@@ -85,23 +85,13 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         self._status_due = 0.0
 
         # --- panels --------------------------------------------------------------
-        central = QtWidgets.QWidget()
-        grid = QtWidgets.QGridLayout(central)
-        grid.setContentsMargins(2, 2, 2, 2)
-        grid.setSpacing(3)
+        live, grid = self.panel_grid()
         self.panels: list[Panel] = [cls() for cls in PANEL_TYPES]
         self.panel_tabs = self._grid_panels(grid)
         # the live panels and the scaling over m and lam, as tabs
-        self.tabs = QtWidgets.QTabWidget()
-        self.tabs.setObjectName("tabs")
-        self.tabs.setDocumentMode(True)
-        self.tabs.addTab(central, "Live run")
         self.scaling = ScalingWidget(lambda: self.params, live=self)
-        self.scaling.setObjectName("scaling")
-        self.tabs.addTab(self.scaling, "Scaling over m and λ")
-        self.tabs.setTabToolTip(1, self.scaling.toolTip())
+        self.central_tabs(live, self.scaling, "scaling", "Scaling over m and λ")
         self.scaling.statusChanged.connect(lambda text: self.statusBar().showMessage(text, 2000))
-        self.setCentralWidget(self.tabs)
         # time panels share one x axis
         time_plots = [p for panel in self.panels for p in panel.time_plots]
         for p in time_plots[1:]:
@@ -109,13 +99,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
 
         # --- docks ---------------------------------------------------------------
         self.controls = ControlPanel(params, self.speed)
-        scroll = QtWidgets.QScrollArea()
-        scroll.setWidget(self.controls)
-        scroll.setWidgetResizable(True)
-        self.param_dock = QtWidgets.QDockWidget("Parameters", self)
-        self.param_dock.setObjectName("dock_parameters")
-        self.param_dock.setWidget(scroll)
-        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, self.param_dock)
+        self.parameters_dock(self.controls, "dock_parameters")
         self.note = NoteView()
         self.note_dock = QtWidgets.QDockWidget("The note's argument, live", self)
         self.note_dock.setObjectName("dock_note")

@@ -6,7 +6,7 @@ import numpy as np
 
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import InterferenceRun
-from sparsity_gui.core.interference.sweep import SweepSpec, run_sweep
+from sparsity_gui.core.interference.sweep import SweepSpec
 
 
 def counts(W):
@@ -34,11 +34,11 @@ def test_short_runs_are_unsettled_and_long_ones_settled():
     # the note's flow with interference: every feature settles on one weight near w* ~ 0.95
     long = InterferenceParams(n=6, m=16, optimizer="gd-zero", l1=0.2, lr=0.05, steps=600)
     short = long.with_changes(steps=12)  # stopped long before any weight is active
-    rows = run_sweep(SweepSpec(long, m_values=(16, 24), seeds=2))
+    rows = SweepSpec(long, m_values=(16, 24), seeds=2).run()
     assert [r.settled for r in rows] == [
         expected_settled(long.with_changes(m=r.m, seed=r.seed)) for r in rows
     ]
     assert all(r.settled for r in rows)
-    rows = run_sweep(SweepSpec(short, m_values=(16,), seeds=2))
+    rows = SweepSpec(short, m_values=(16,), seeds=2).run()
     assert not any(r.settled for r in rows)
     assert [r.settled for r in rows] == [expected_settled(short.with_changes(seed=r.seed)) for r in rows]

@@ -22,7 +22,6 @@ from sparsity_gui.core.note.scaling import (
     SAMPLES,
     ScalingGrid,
     rows_csv,
-    run_scaling,
     scaling_row,
     summarize,
 )
@@ -150,8 +149,8 @@ def _key(row):
 def test_threads_give_the_rows_of_single_runs_in_grid_order():
     grid = ScalingGrid(m_values=(200, 2000), lam_values=(1e-3, 1e-2), seeds=2, seed=1)
     seen = []
-    rows2 = run_scaling(grid, workers=2, on_progress=lambda p: seen.append(p))
-    rows1 = run_scaling(grid, workers=1)
+    rows2 = grid.run(workers=2, on_progress=lambda p: seen.append(p))
+    rows1 = grid.run(workers=1)
     assert [(r.m, r.lam, r.seed) for r in rows2] == grid.runs()
     assert [_key(r) for r in rows1] == [_key(r) for r in rows2]
     assert _key(rows1[5]) == _key(scaling_row(*grid.runs()[5], grid.sigma))
@@ -161,11 +160,13 @@ def test_threads_give_the_rows_of_single_runs_in_grid_order():
     # done rows are skipped: the runner is never called for them
     calls = []
 
-    def counting(m, lam, seed, sigma, should_stop=None):
-        calls.append((m, lam, seed))
-        return scaling_row(m, lam, seed, sigma, should_stop=should_stop)
+    class Counting(ScalingGrid):
+        def row(self, run, should_stop):
+            calls.append(run)
+            return super().row(run, should_stop)
 
-    again = run_scaling(grid, done_rows=rows2[:6], workers=2, run_one=counting)
+    counting = Counting(m_values=grid.m_values, lam_values=grid.lam_values, seeds=2, seed=1)
+    again = counting.run(done_rows=rows2[:6], workers=2)
     assert sorted(calls) == sorted(grid.runs()[6:])
     assert [_key(r) for r in again] == [_key(r) for r in rows2]
 
@@ -182,7 +183,7 @@ def test_cancel_keeps_the_finished_rows_and_stops_a_long_run_quickly():
             stop.set()
 
     with pytest.raises(RunsCancelled) as info:
-        run_scaling(grid, on_progress=on_progress, should_stop=stop.is_set, workers=1)
+        grid.run(on_progress=on_progress, should_stop=stop.is_set, workers=1)
     took = time.perf_counter() - started["t"]
     rows = info.value.rows
     assert [(r.m, r.seed) for r in rows] == [(100, 0), (100, 1)]
@@ -191,7 +192,7 @@ def test_cancel_keeps_the_finished_rows_and_stops_a_long_run_quickly():
 
 def test_summary_and_csv_against_numpy():
     grid = ScalingGrid(m_values=(300, 3000), lam_values=(2e-3,), seeds=3)
-    rows = run_scaling(grid, workers=2)
+    rows = grid.run(workers=2)
     cells = summarize(rows)
     assert [(c.m, c.lam, c.runs) for c in cells] == [(300, 2e-3, 3), (3000, 2e-3, 3)]
     for c in cells:
@@ -207,19 +208,19 @@ def test_summary_and_csv_against_numpy():
 
 
 def test_a_failing_run_is_named_and_a_bug_is_not_disguised():
-    grid = ScalingGrid(m_values=(100,), lam_values=(1e-3,), seeds=2)
-
-    def refusing(m, lam, seed, sigma, should_stop=None):
-        if seed == 1:
-            raise InputError("w0", "cannot use it")
-        return scaling_row(m, lam, seed, sigma, should_stop=should_stop)
+    class Refusing(ScalingGrid):
+        def row(self, run, should_stop):
+            if run[2] == 1:  # its seed
+                raise InputError("w0", "cannot use it")
+            return super().row(run, should_stop)
 
     with pytest.raises(InputError) as info:
-        run_scaling(grid, run_one=refusing)
+        Refusing(m_values=(100,), lam_values=(1e-3,), seeds=2).run()
     assert str(info.value) == "w0: run m=100 lam=0.001 seed=1: cannot use it"
 
-    def buggy(m, lam, seed, sigma, should_stop=None):
-        raise ZeroDivisionError("a bug")
+    class Buggy(ScalingGrid):
+        def row(self, run, should_stop):
+            raise ZeroDivisionError("a bug")
 
     with pytest.raises(ZeroDivisionError):
-        run_scaling(grid, run_one=buggy, workers=2)
+        Buggy(m_values=(100,), lam_values=(1e-3,), seeds=2).run(workers=2)

@@ -9,7 +9,7 @@ import pytest
 
 from sparsity_gui.core.checks import default_workers
 from sparsity_gui.core.interference.params import InterferenceParams
-from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepSpec, run_sweep
+from sparsity_gui.core.interference.sweep import ROW_COLUMNS, SweepSpec
 from sparsity_gui.core.text import format_duration
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
 
@@ -41,7 +41,7 @@ def test_a_small_sweep_completes_with_the_bar_full(qtbot, sweep_widget):
     w.finished.connect(lambda: finished.append(True))
     assert w.start()
     assert started == [True]  # the window is asked to pause its live run
-    assert w.workers.value() == default_workers()  # runs side by side (core's run_sweep threads)
+    assert w.workers.value() == default_workers()  # runs side by side (SweepSpec.run's threads)
     assert not w.start_button.isEnabled() and w.cancel_button.isEnabled()
     assert w.thread.name == "sweep" and w.thread is not __import__("threading").main_thread()
     qtbot.waitUntil(lambda: w.outcome == "done", timeout=TIMEOUT)
@@ -51,7 +51,7 @@ def test_a_small_sweep_completes_with_the_bar_full(qtbot, sweep_widget):
     assert w.start_button.isEnabled() and not w.cancel_button.isEnabled() and w.save_button.isEnabled()
     # the rows are the core's, run by run: a sweep run here, one run at a time, agrees
     spec = SweepSpec(base=BASE.with_changes(n=8, m=8, steps=200), m_values=(8, 16), seeds=2)
-    expect = run_sweep(spec)
+    expect = spec.run()
     got = sorted(w.rows, key=lambda r: (r.m, r.seed))
     assert [(r.m, r.seed, r.polysemantic, r.opposite_pairs, r.same_pairs) for r in got] == [
         (r.m, r.seed, r.polysemantic, r.opposite_pairs, r.same_pairs) for r in expect

@@ -11,7 +11,7 @@ import pytest
 from helpers import type_into
 
 from sparsity_gui.core.interference.params import InterferenceParams
-from sparsity_gui.core.interference.sweep import SweepSpec, run_sweep
+from sparsity_gui.core.interference.sweep import SweepSpec
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
 
 TIMEOUT = 120_000
@@ -45,7 +45,7 @@ def test_a_sweep_on_the_cluster_shows_its_workers_and_gives_the_local_rows(qtbot
     assert w.cluster_label.text() == f"on the cluster {dask_cluster.address}: 2 workers, 0 training"
     assert "6 / 6 runs" in w.progress.text() and w.progress.value() == w.progress.maximum()
     spec = SweepSpec(base=BASE.with_changes(m=8), m_values=(8, 16, 24), seeds=2)
-    local = run_sweep(spec, workers=1)
+    local = spec.run(workers=1)
     assert without_seconds(sorted(w.rows, key=lambda r: (r.m, r.seed))) == without_seconds(local)
     assert w.scheduler.isEnabled() and not w.workers.isEnabled()
     type_into(w.scheduler, "")  # back to this machine's threads
@@ -71,4 +71,4 @@ def test_cancel_on_the_cluster_keeps_the_finished_runs(qtbot, sweep_widget, dask
         spec = SweepSpec(
             base=BASE.with_changes(m=row.m, seed=row.seed, steps=3000), m_values=(row.m,), seeds=1
         )
-        assert without_seconds([row]) == without_seconds(run_sweep(spec))
+        assert without_seconds([row]) == without_seconds(spec.run())
