@@ -267,6 +267,72 @@ def ticks_worked_out_once(fig):
         del _tick_memos[id(fig)]
 
 
+_layout_memos: dict[int, dict] = {}  # id(figure) being drawn in texts_laid_out_once: its memo
+TEXT_LAYOUTS_KEPT = 20_000  # a canvas's memo of text layouts is emptied when it holds more
+
+
+@functools.cache
+def _remember_text_layouts() -> None:
+    """Text._get_layout, once per process, made to consult the memo of a figure being drawn
+    in texts_laid_out_once (any other figure's texts are laid out as always)."""
+    from matplotlib.text import Text
+
+    original = Text._get_layout
+
+    def get_layout(text, renderer):
+        fig = text.get_figure(root=True)
+        memo = _layout_memos.get(id(fig)) if _layout_memos else None
+        if memo is None or text.get_wrap():  # a wrapped text depends on where it is
+            return original(text, renderer)
+        fp = text._fontproperties
+        key = (
+            text.get_text(),
+            text.get_usetex(),
+            text.get_parse_math(),
+            tuple(fp.get_family()),  # the font: what FontProperties hashes
+            fp.get_slant(),
+            fp.get_variant(),
+            fp.get_weight(),
+            fp.get_stretch(),
+            fp.get_size_in_points(),
+            fp.get_file(),
+            fp.get_math_fontfamily(),
+            text.get_rotation(),
+            text.get_rotation_mode(),
+            text.get_horizontalalignment(),
+            text.get_verticalalignment(),
+            text._multialignment,
+            text._linespacing,
+            fig.dpi,
+            type(renderer),
+            getattr(renderer, "dpi", None),
+        )
+        found = memo.get(key)
+        if found is None:
+            if len(memo) >= TEXT_LAYOUTS_KEPT:
+                memo.clear()
+            found = memo[key] = original(text, renderer)
+        return found
+
+    Text._get_layout = get_layout
+
+
+@contextlib.contextmanager
+def texts_laid_out_once(fig, memo: dict):
+    """While `fig` is drawn: each text's layout (its box, lines and their metrics, which the
+    constrained layout, the axis labels' placing, the legend and the draw each ask for again)
+    is taken from `memo` when a text of the same string, font, size, rotation, alignment and
+    DPI was laid out before; `_get_layout` is a function of these alone (a wrapped text, which
+    is not, is laid out as always). The memo may outlive the draw while the rcParams it was
+    made under hold (the font lookup and hinting read them)."""
+    _remember_text_layouts()
+    _layout_memos[id(fig)] = memo
+    try:
+        yield
+    finally:
+        del _layout_memos[id(fig)]
+
+
 class FrameCanvas:
     """The one Figure every frame of a movie is drawn into, and the strip with the time
     stamp. The figure function draws each frame into the axes it made for the first one
@@ -283,6 +349,7 @@ class FrameCanvas:
         self.reuse: ReusedFigure | None = None
         self.drawn: tuple | None = None  # (panel, size, style) of the figure's last frame
         self.layout_key: tuple | None = None
+        self.text_layouts: dict = {}  # texts_laid_out_once's memo, for frames of one `drawn`
         self.stamp_fig = None
         self.stamp_texts = None
         self.stamp_width = 0
@@ -341,6 +408,8 @@ class FrameCanvas:
         self.reuse.recording = False
         if not self.reuse.reusable:
             self.reuse = None
+        if drawn != self.drawn:  # another style: the fonts and hinting may differ
+            self.text_layouts = {}
         self.drawn, self.layout_key = drawn, None
         return self.fig
 
@@ -351,13 +420,13 @@ class FrameCanvas:
         if key is not None and key == self.layout_key:
             engine = fig.get_layout_engine()
             fig.set_layout_engine("none")
-            with ticks_worked_out_once(fig):
+            with ticks_worked_out_once(fig), texts_laid_out_once(fig, self.text_layouts):
                 fig.canvas.draw()
             fig.set_layout_engine(engine)
             return
         if self.reuse is not None:
             self.reuse.reset_positions()
-        with ticks_worked_out_once(fig):
+        with ticks_worked_out_once(fig), texts_laid_out_once(fig, self.text_layouts):
             fig.canvas.draw()
         self.layout_key = None if self.reuse is None else self.reuse.layout_key()
 
