@@ -18,33 +18,27 @@ import numpy as np
 STAMP_INCHES = 0.22  # the time stamp's strip under the figure
 
 
-def figure_rgb(fig, style: dict, dpi: float) -> np.ndarray:
+def figure_rgba(fig, style: dict, dpi: float) -> np.ndarray:
     """The figure as savefig draws its PNG at `dpi` (the same pipeline: layout, facecolor),
-    as an H x W x 3 uint8 array, a transparent background flattened onto white."""
+    as an H x W x 4 uint8 RGBA array."""
     import matplotlib
 
     buf = io.BytesIO()
     with matplotlib.rc_context(style):
         fig.savefig(buf, format="raw", dpi=dpi)
     width = int(fig.get_figwidth() * dpi)  # Agg's canvas: the size in pixels truncated
-    rgba = np.frombuffer(buf.getbuffer(), np.uint8).reshape(-1, width, 4)
-    return flatten_rgba(rgba)
+    return np.frombuffer(buf.getbuffer(), np.uint8).reshape(-1, width, 4)
 
 
-def flatten_rgba(rgba: np.ndarray) -> np.ndarray:
-    """RGBA over white, as a viewer shows a PNG."""
-    if np.all(rgba[..., 3] == 255):
-        return np.ascontiguousarray(rgba[..., :3])
+def flatten_into(dst: np.ndarray, rgba: np.ndarray) -> None:
+    """`rgba` over white, as a viewer shows a PNG, written opaque into the RGBA array `dst`
+    of its size."""
+    if rgba[..., 3].min() == 255:
+        dst[...] = rgba  # whole pixels: a copy of rows, several times quicker than of RGB
+        return
     alpha = rgba[..., 3:4].astype(np.float32) / 255.0
-    return np.round(rgba[..., :3] * alpha + 255.0 * (1.0 - alpha)).astype(np.uint8)
-
-
-def even_frame(rgb: np.ndarray) -> np.ndarray:
-    """Padded with white to an even width and height (yuv420p halves both for colour)."""
-    h, w = rgb.shape[:2]
-    if h % 2 == 0 and w % 2 == 0:
-        return rgb
-    return np.pad(rgb, ((0, h % 2), (0, w % 2), (0, 0)), constant_values=255)
+    dst[..., :3] = np.round(rgba[..., :3] * alpha + 255.0 * (1.0 - alpha)).astype(np.uint8)
+    dst[..., 3] = 255
 
 
 @dataclass(frozen=True)
@@ -333,6 +327,49 @@ def texts_laid_out_once(fig, memo: dict):
         del _layout_memos[id(fig)]
 
 
+class ShapedFont:
+    """An FT2Font (what RendererAgg._prepare_font gives) whose text shaping, `_layout`: the
+    glyphs of a string and their places at the font's size, is kept in a memo, as a
+    function of the font (its files, fallbacks and hinting factor), the size, the DPI, the
+    string and the shaping's options; all else is the font's own."""
+
+    def __init__(self, font, size: tuple, memo: dict):
+        self._font, self._size, self._memo = font, size, memo
+
+    def __getattr__(self, name):
+        return getattr(self._font, name)
+
+    def _layout(self, s, *args, **kwargs):
+        key = ("shape", self._font, self._size, s, args, tuple(sorted(kwargs.items())))
+        try:
+            found = self._memo.get(key)
+        except TypeError:  # an option that is not hashable: shaped as always
+            return self._font._layout(s, *args, **kwargs)
+        if found is None:
+            if len(self._memo) >= TEXT_LAYOUTS_KEPT:
+                self._memo.clear()
+            found = self._memo[key] = self._font._layout(s, *args, **kwargs)
+        return found
+
+
+def keep_shapes(renderer, memo: dict) -> None:
+    """`renderer` (one Agg renderer, not its class) shapes each string once per font, size
+    and DPI (RendererAgg.draw_text shapes the string anew at every draw: 0.5 ms a tick
+    label); for matplotlib versions whose draw_text shapes with FT2Font._layout, else nothing
+    changes."""
+    from matplotlib.ft2font import FT2Font
+
+    if not hasattr(FT2Font, "_layout") or renderer.__dict__.get("_kept_shapes") is memo:
+        return
+    prepare = type(renderer)._prepare_font
+
+    def prepare_font(prop):
+        return ShapedFont(prepare(renderer, prop), (prop.get_size_in_points(), renderer.dpi), memo)
+
+    renderer._prepare_font = prepare_font  # this instance's: any other renderer is untouched
+    renderer._kept_shapes = memo
+
+
 class FrameCanvas:
     """The one Figure every frame of a movie is drawn into, and the strip with the time
     stamp. The figure function draws each frame into the axes it made for the first one
@@ -350,30 +387,28 @@ class FrameCanvas:
         self.drawn: tuple | None = None  # (panel, size, style) of the figure's last frame
         self.layout_key: tuple | None = None
         self.text_layouts: dict = {}  # texts_laid_out_once's memo, for frames of one `drawn`
+        self.shapes: dict = {}  # keep_shapes's memo (of both figures)
         self.stamp_fig = None
         self.stamp_texts = None
         self.stamp_width = 0
 
-    def figure_rgb(self, frame: Frame) -> np.ndarray:
+    def figure_rgba(self, frame: Frame) -> np.ndarray:
+        """The frame's figure as its PNG's pixels, RGBA (a view of the canvas's buffer, valid
+        until its next draw). In the frame's rc_context."""
         import matplotlib
 
-        from sparsity_gui.figures.save import quicker_matplotlib
-
-        quicker_matplotlib()
-        with matplotlib.rc_context(frame.style):
-            rc = matplotlib.rcParams
-            if rc["savefig.transparent"] or rc["savefig.bbox"] is not None:
-                # a style that saves otherwise than the figure is drawn: savefig's own way
-                return figure_rgb(frame.fig, frame.style, self.dpi)
-            fig = self.draw_panel(frame, rc)
-            faces = {"facecolor": rc["savefig.facecolor"], "edgecolor": rc["savefig.edgecolor"]}
-            for key, value in faces.items():
-                if value != "auto":
-                    getattr(fig, f"set_{key}")(value)
-            fig.set_dpi(self.dpi)
-            self.draw_laid_out(fig)
-            rgba = np.asarray(fig.canvas.buffer_rgba())
-        return flatten_rgba(rgba)
+        rc = matplotlib.rcParams
+        if rc["savefig.transparent"] or rc["savefig.bbox"] is not None:
+            # a style that saves otherwise than the figure is drawn: savefig's own way
+            return figure_rgba(frame.fig, frame.style, self.dpi)
+        fig = self.draw_panel(frame, rc)
+        faces = {"facecolor": rc["savefig.facecolor"], "edgecolor": rc["savefig.edgecolor"]}
+        for key, value in faces.items():
+            if value != "auto":
+                getattr(fig, f"set_{key}")(value)
+        fig.set_dpi(self.dpi)
+        self.draw_laid_out(fig)
+        return np.asarray(fig.canvas.buffer_rgba())
 
     def draw_panel(self, frame: Frame, rc):
         """The frame's figure function drawn into the canvas's figure (as into a new
@@ -416,6 +451,7 @@ class FrameCanvas:
     def draw_laid_out(self, fig) -> None:
         """One draw, with the constrained layout run from a new figure's places when its
         inputs changed since it last ran, else in the last layout."""
+        keep_shapes(fig.canvas.get_renderer(), self.shapes)
         key = None if self.reuse is None or self.layout_key is None else self.reuse.layout_key()
         if key is not None and key == self.layout_key:
             engine = fig.get_layout_engine()
@@ -430,43 +466,55 @@ class FrameCanvas:
             fig.canvas.draw()
         self.layout_key = None if self.reuse is None else self.reuse.layout_key()
 
-    def stamp_rgb(self, left: str, right: str, width: int, style: dict) -> np.ndarray:
+    def stamp_rgba(self, left: str, right: str, width: int) -> np.ndarray:
         """The strip under a frame: the simulated time on the left, how it was reached (the
         solver, the step) on the right, in the figure's font, on the colour the figure is
-        saved on."""
+        saved on; RGBA, `width` wide or less. In the frame's rc_context."""
         import matplotlib
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        with matplotlib.rc_context(style):
-            if self.stamp_fig is None or self.stamp_width != width:
-                face = matplotlib.rcParams["savefig.facecolor"]
-                fig = Figure(
-                    figsize=(width / self.dpi, STAMP_INCHES),
-                    dpi=self.dpi,
-                    facecolor="white" if face == "auto" else face,
-                )
-                FigureCanvasAgg(fig)
-                self.stamp_texts = (
-                    fig.text(0.01, 0.5, "", ha="left", va="center", fontsize="medium"),
-                    fig.text(0.99, 0.5, "", ha="right", va="center", fontsize="small", color="0.35"),
-                )
-                self.stamp_fig, self.stamp_width = fig, width
-            for text, value in zip(self.stamp_texts, (left, right), strict=True):
-                text.set_text(value)
-            self.stamp_fig.canvas.draw()
-            rgb = flatten_rgba(np.asarray(self.stamp_fig.canvas.buffer_rgba()))
-        return (
-            rgb[:, :width]
-            if rgb.shape[1] >= width
-            else np.pad(rgb, ((0, 0), (0, width - rgb.shape[1]), (0, 0)))
-        )
+        if self.stamp_fig is None or self.stamp_width != width:
+            face = matplotlib.rcParams["savefig.facecolor"]
+            fig = Figure(
+                figsize=(width / self.dpi, STAMP_INCHES),
+                dpi=self.dpi,
+                facecolor="white" if face == "auto" else face,
+            )
+            FigureCanvasAgg(fig)
+            self.stamp_texts = (
+                fig.text(0.01, 0.5, "", ha="left", va="center", fontsize="medium"),
+                fig.text(0.99, 0.5, "", ha="right", va="center", fontsize="small", color="0.35"),
+            )
+            self.stamp_fig, self.stamp_width = fig, width
+        for text, value in zip(self.stamp_texts, (left, right), strict=True):
+            text.set_text(value)
+        keep_shapes(self.stamp_fig.canvas.get_renderer(), self.shapes)
+        self.stamp_fig.canvas.draw()
+        return np.asarray(self.stamp_fig.canvas.buffer_rgba())[:, :width]
+
+    def image_rgba(self, frame: Frame) -> np.ndarray:
+        """The figure's PNG pixels with the time stamp below, even-sized (padded with white;
+        a stamp narrower than the figure, with black), opaque RGBA."""
+        import matplotlib
+
+        from sparsity_gui.figures.save import quicker_matplotlib
+
+        quicker_matplotlib()
+        with matplotlib.rc_context(frame.style):  # one context for both figures: it costs
+            top = self.figure_rgba(frame)
+            h, w = top.shape[:2]
+            strip = self.stamp_rgba(frame.stamp, frame.note, w)
+            rows = h + strip.shape[0]
+            out = np.full((rows + rows % 2, w + w % 2, 4), 255, np.uint8)
+            flatten_into(out[:h, :w], top)
+            flatten_into(out[h:rows, : strip.shape[1]], strip)
+            out[h:rows, strip.shape[1] : w, :3] = 0
+        return out
 
     def image(self, frame: Frame) -> np.ndarray:
-        """The figure's PNG pixels with the time stamp below, even-sized."""
-        top = self.figure_rgb(frame)
-        strip = self.stamp_rgb(frame.stamp, frame.note, top.shape[1], frame.style)
-        return even_frame(np.concatenate([top, strip], axis=0))
+        """image_rgba's RGB."""
+        return self.image_rgba(frame)[..., :3]
 
 
 def frame_image(frame: Frame, dpi: float) -> np.ndarray:
