@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 STAMP_INCHES = 0.22  # the time stamp's strip under the figure
+STAMP_GAP = 3  # px: a text's anti-aliased ink stays this close to its box
 
 
 def figure_rgba(fig, style: dict, dpi: float) -> np.ndarray:
@@ -390,7 +391,9 @@ class FrameCanvas:
         self.shapes: dict = {}  # keep_shapes's memo (of both figures)
         self.stamp_fig = None
         self.stamp_texts = None
-        self.stamp_width = 0
+        self.stamp_made: tuple | None = None  # (width, style) the stamp's figure was made for
+        self.stamp_note: tuple | None = None  # (text, RGBA, left edge in px) of the right text alone
+        self.stamp_right: str | None = None  # the right text of the frame before
 
     def figure_rgba(self, frame: Frame) -> np.ndarray:
         """The frame's figure as its PNG's pixels, RGBA (a view of the canvas's buffer, valid
@@ -466,15 +469,22 @@ class FrameCanvas:
             fig.canvas.draw()
         self.layout_key = None if self.reuse is None else self.reuse.layout_key()
 
-    def stamp_rgba(self, left: str, right: str, width: int) -> np.ndarray:
+    def stamp_rgba(self, left: str, right: str, width: int, style: dict) -> np.ndarray:
         """The strip under a frame: the simulated time on the left, how it was reached (the
         solver, the step) on the right, in the figure's font, on the colour the figure is
-        saved on; RGBA, `width` wide or less. In the frame's rc_context."""
+        saved on; RGBA, `width` wide or less. In the frame's rc_context.
+
+        The right text changes seldom (never for the exact flow): once it is the same as the
+        frame before's, it is drawn alone, and each frame draws the left text alone and takes
+        the columns right of the gap between the two from that drawing, when there is a gap
+        of 2 STAMP_GAP pixels (else both are drawn); each text's pixels are the same drawn
+        alone or together."""
         import matplotlib
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        if self.stamp_fig is None or self.stamp_width != width:
+        made = (width, style)
+        if self.stamp_fig is None or self.stamp_made != made:
             face = matplotlib.rcParams["savefig.facecolor"]
             fig = Figure(
                 figsize=(width / self.dpi, STAMP_INCHES),
@@ -486,12 +496,34 @@ class FrameCanvas:
                 fig.text(0.01, 0.5, "", ha="left", va="center", fontsize="medium"),
                 fig.text(0.99, 0.5, "", ha="right", va="center", fontsize="small", color="0.35"),
             )
-            self.stamp_fig, self.stamp_width = fig, width
-        for text, value in zip(self.stamp_texts, (left, right), strict=True):
-            text.set_text(value)
-        keep_shapes(self.stamp_fig.canvas.get_renderer(), self.shapes)
-        self.stamp_fig.canvas.draw()
-        return np.asarray(self.stamp_fig.canvas.buffer_rgba())[:, :width]
+            self.stamp_fig, self.stamp_made, self.stamp_note = fig, made, None
+            self.stamp_right = None
+        fig, (left_text, right_text) = self.stamp_fig, self.stamp_texts
+        renderer = fig.canvas.get_renderer()
+        keep_shapes(renderer, self.shapes)
+        note = self.stamp_note
+        if right == self.stamp_right and (note is None or note[0] != right):
+            # the same right text as the frame before: drawn alone, once
+            left_text.set_text("")
+            right_text.set_text(right)
+            fig.canvas.draw()
+            x0 = right_text.get_window_extent(renderer).x0 if right else float(width)
+            note = self.stamp_note = (right, np.array(fig.canvas.buffer_rgba()), x0)
+        self.stamp_right = right
+        left_text.set_text(left)
+        if note is not None and note[0] == right:
+            right_text.set_text("")
+            fig.canvas.draw()
+            left_x1 = left_text.get_window_extent(renderer).x1 if left else 0.0
+            if left_x1 + 2 * STAMP_GAP <= note[2]:
+                rgba = np.array(fig.canvas.buffer_rgba())
+                split = int((left_x1 + note[2]) / 2)
+                rgba[:, split:] = note[1][:, split:]
+                return rgba[:, :width]
+        right_text.set_text(right)  # a new right text, or the texts meet: drawn together
+        fig.canvas.draw()
+        rgba = np.asarray(fig.canvas.buffer_rgba())
+        return rgba[:, :width]
 
     def image_rgba(self, frame: Frame) -> np.ndarray:
         """The figure's PNG pixels with the time stamp below, even-sized (padded with white;
@@ -504,7 +536,7 @@ class FrameCanvas:
         with matplotlib.rc_context(frame.style):  # one context for both figures: it costs
             top = self.figure_rgba(frame)
             h, w = top.shape[:2]
-            strip = self.stamp_rgba(frame.stamp, frame.note, w)
+            strip = self.stamp_rgba(frame.stamp, frame.note, w, frame.style)
             rows = h + strip.shape[0]
             out = np.full((rows + rows % 2, w + w % 2, 4), 255, np.uint8)
             flatten_into(out[:h, :w], top)
