@@ -221,8 +221,9 @@ _tick_memos: dict[int, dict] = {}  # id(figure) being drawn by ticks_worked_out_
 
 @functools.cache
 def _remember_ticks() -> None:
-    """Axis._update_ticks, once per process, made to consult the memo of a figure being
-    drawn in ticks_worked_out_once (any other figure's axes work out their ticks as always)."""
+    """Axis._update_ticks and _get_ticklabel_bboxes, once per process, made to consult the
+    memo of a figure being drawn in ticks_worked_out_once (any other figure's axes work out
+    their ticks and measure their labels as always)."""
     from matplotlib.axis import Axis
 
     original = Axis._update_ticks
@@ -241,19 +242,35 @@ def _remember_ticks() -> None:
         )
         last = memo.get(id(axis))
         if last is None or last[0] != key:  # only the last: the Tick artists hold its labels
-            last = memo[id(axis)] = (key, original(axis))
+            last = memo[id(axis)] = (key, original(axis), {})
         return last[1]
 
+    original_boxes = Axis._get_ticklabel_bboxes
+
+    def ticklabel_bboxes(axis, ticks, renderer):
+        # always asked right after _update_ticks, of its ticks: their labels' boxes are those
+        # of the last ticks worked out, while these stand (same view, place and ticks)
+        memo = _tick_memos.get(id(axis.get_figure(root=True))) if _tick_memos else None
+        last = None if memo is None else memo.get(id(axis))
+        if last is None:
+            return original_boxes(axis, ticks, renderer)
+        key = (id(renderer), renderer.dpi if hasattr(renderer, "dpi") else None, tuple(map(id, ticks)))
+        boxes = last[2].get(key)
+        if boxes is None:
+            boxes = last[2][key] = original_boxes(axis, ticks, renderer)
+        return boxes
+
     Axis._update_ticks = update_ticks
+    Axis._get_ticklabel_bboxes = ticklabel_bboxes
 
 
 @contextlib.contextmanager
 def ticks_worked_out_once(fig):
     """While `fig` is drawn once: each of its axes works out its ticks (locator, formatter,
-    the Tick artists) again only when its view interval or place changed since it last did,
-    not at each of the 20 or 30 times the layout and the draw ask (the layout at each of its
-    passes, every spine and each shared axis again). The memo lives for this one draw of
-    this one figure."""
+    the Tick artists) and measures their labels again only when its view interval or place
+    changed since it last did, not at each of the 20 or 30 times the layout and the draw ask
+    (the layout at each of its passes, every spine, the axis label's placing and each shared
+    axis again). The memo lives for this one draw of this one figure."""
     _remember_ticks()
     _tick_memos[id(fig)] = {}
     try:
