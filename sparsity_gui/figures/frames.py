@@ -16,35 +16,30 @@ from dataclasses import dataclass
 import numpy as np
 
 STAMP_INCHES = 0.22  # the time stamp's strip under the figure
+STAMP_GAP = 3  # px: a text's anti-aliased ink stays this close to its box
 
 
-def figure_rgb(fig, style: dict, dpi: float) -> np.ndarray:
+def figure_rgba(fig, style: dict, dpi: float) -> np.ndarray:
     """The figure as savefig draws its PNG at `dpi` (the same pipeline: layout, facecolor),
-    as an H x W x 3 uint8 array, a transparent background flattened onto white."""
+    as an H x W x 4 uint8 RGBA array."""
     import matplotlib
 
     buf = io.BytesIO()
     with matplotlib.rc_context(style):
         fig.savefig(buf, format="raw", dpi=dpi)
     width = int(fig.get_figwidth() * dpi)  # Agg's canvas: the size in pixels truncated
-    rgba = np.frombuffer(buf.getbuffer(), np.uint8).reshape(-1, width, 4)
-    return flatten_rgba(rgba)
+    return np.frombuffer(buf.getbuffer(), np.uint8).reshape(-1, width, 4)
 
 
-def flatten_rgba(rgba: np.ndarray) -> np.ndarray:
-    """RGBA over white, as a viewer shows a PNG."""
-    if np.all(rgba[..., 3] == 255):
-        return np.ascontiguousarray(rgba[..., :3])
+def flatten_into(dst: np.ndarray, rgba: np.ndarray) -> None:
+    """`rgba` over white, as a viewer shows a PNG, written opaque into the RGBA array `dst`
+    of its size."""
+    if rgba[..., 3].min() == 255:
+        dst[...] = rgba  # whole pixels: a copy of rows, several times quicker than of RGB
+        return
     alpha = rgba[..., 3:4].astype(np.float32) / 255.0
-    return np.round(rgba[..., :3] * alpha + 255.0 * (1.0 - alpha)).astype(np.uint8)
-
-
-def even_frame(rgb: np.ndarray) -> np.ndarray:
-    """Padded with white to an even width and height (yuv420p halves both for colour)."""
-    h, w = rgb.shape[:2]
-    if h % 2 == 0 and w % 2 == 0:
-        return rgb
-    return np.pad(rgb, ((0, h % 2), (0, w % 2), (0, 0)), constant_values=255)
+    dst[..., :3] = np.round(rgba[..., :3] * alpha + 255.0 * (1.0 - alpha)).astype(np.uint8)
+    dst[..., 3] = 255
 
 
 @dataclass(frozen=True)
@@ -226,8 +221,9 @@ _tick_memos: dict[int, dict] = {}  # id(figure) being drawn by ticks_worked_out_
 
 @functools.cache
 def _remember_ticks() -> None:
-    """Axis._update_ticks, once per process, made to consult the memo of a figure being
-    drawn in ticks_worked_out_once (any other figure's axes work out their ticks as always)."""
+    """Axis._update_ticks and _get_ticklabel_bboxes, once per process, made to consult the
+    memo of a figure being drawn in ticks_worked_out_once (any other figure's axes work out
+    their ticks and measure their labels as always)."""
     from matplotlib.axis import Axis
 
     original = Axis._update_ticks
@@ -246,25 +242,150 @@ def _remember_ticks() -> None:
         )
         last = memo.get(id(axis))
         if last is None or last[0] != key:  # only the last: the Tick artists hold its labels
-            last = memo[id(axis)] = (key, original(axis))
+            last = memo[id(axis)] = (key, original(axis), {})
         return last[1]
 
+    original_boxes = Axis._get_ticklabel_bboxes
+
+    def ticklabel_bboxes(axis, ticks, renderer):
+        # always asked right after _update_ticks, of its ticks: their labels' boxes are those
+        # of the last ticks worked out, while these stand (same view, place and ticks)
+        memo = _tick_memos.get(id(axis.get_figure(root=True))) if _tick_memos else None
+        last = None if memo is None else memo.get(id(axis))
+        if last is None:
+            return original_boxes(axis, ticks, renderer)
+        key = (id(renderer), renderer.dpi if hasattr(renderer, "dpi") else None, tuple(map(id, ticks)))
+        boxes = last[2].get(key)
+        if boxes is None:
+            boxes = last[2][key] = original_boxes(axis, ticks, renderer)
+        return boxes
+
     Axis._update_ticks = update_ticks
+    Axis._get_ticklabel_bboxes = ticklabel_bboxes
 
 
 @contextlib.contextmanager
 def ticks_worked_out_once(fig):
     """While `fig` is drawn once: each of its axes works out its ticks (locator, formatter,
-    the Tick artists) again only when its view interval or place changed since it last did,
-    not at each of the 20 or 30 times the layout and the draw ask (the layout at each of its
-    passes, every spine and each shared axis again). The memo lives for this one draw of
-    this one figure."""
+    the Tick artists) and measures their labels again only when its view interval or place
+    changed since it last did, not at each of the 20 or 30 times the layout and the draw ask
+    (the layout at each of its passes, every spine, the axis label's placing and each shared
+    axis again). The memo lives for this one draw of this one figure."""
     _remember_ticks()
     _tick_memos[id(fig)] = {}
     try:
         yield
     finally:
         del _tick_memos[id(fig)]
+
+
+_layout_memos: dict[int, dict] = {}  # id(figure) being drawn in texts_laid_out_once: its memo
+TEXT_LAYOUTS_KEPT = 20_000  # a canvas's memo of text layouts is emptied when it holds more
+
+
+@functools.cache
+def _remember_text_layouts() -> None:
+    """Text._get_layout, once per process, made to consult the memo of a figure being drawn
+    in texts_laid_out_once (any other figure's texts are laid out as always)."""
+    from matplotlib.text import Text
+
+    original = Text._get_layout
+
+    def get_layout(text, renderer):
+        fig = text.get_figure(root=True)
+        memo = _layout_memos.get(id(fig)) if _layout_memos else None
+        if memo is None or text.get_wrap():  # a wrapped text depends on where it is
+            return original(text, renderer)
+        fp = text._fontproperties
+        key = (
+            text.get_text(),
+            text.get_usetex(),
+            text.get_parse_math(),
+            tuple(fp.get_family()),  # the font: what FontProperties hashes
+            fp.get_slant(),
+            fp.get_variant(),
+            fp.get_weight(),
+            fp.get_stretch(),
+            fp.get_size_in_points(),
+            fp.get_file(),
+            fp.get_math_fontfamily(),
+            text.get_rotation(),
+            text.get_rotation_mode(),
+            text.get_horizontalalignment(),
+            text.get_verticalalignment(),
+            text._multialignment,
+            text._linespacing,
+            fig.dpi,
+            type(renderer),
+            getattr(renderer, "dpi", None),
+        )
+        found = memo.get(key)
+        if found is None:
+            if len(memo) >= TEXT_LAYOUTS_KEPT:
+                memo.clear()
+            found = memo[key] = original(text, renderer)
+        return found
+
+    Text._get_layout = get_layout
+
+
+@contextlib.contextmanager
+def texts_laid_out_once(fig, memo: dict):
+    """While `fig` is drawn: each text's layout (its box, lines and their metrics, which the
+    constrained layout, the axis labels' placing, the legend and the draw each ask for again)
+    is taken from `memo` when a text of the same string, font, size, rotation, alignment and
+    DPI was laid out before; `_get_layout` is a function of these alone (a wrapped text, which
+    is not, is laid out as always). The memo may outlive the draw while the rcParams it was
+    made under hold (the font lookup and hinting read them)."""
+    _remember_text_layouts()
+    _layout_memos[id(fig)] = memo
+    try:
+        yield
+    finally:
+        del _layout_memos[id(fig)]
+
+
+class ShapedFont:
+    """An FT2Font (what RendererAgg._prepare_font gives) whose text shaping, `_layout`: the
+    glyphs of a string and their places at the font's size, is kept in a memo, as a
+    function of the font (its files, fallbacks and hinting factor), the size, the DPI, the
+    string and the shaping's options; all else is the font's own."""
+
+    def __init__(self, font, size: tuple, memo: dict):
+        self._font, self._size, self._memo = font, size, memo
+
+    def __getattr__(self, name):
+        return getattr(self._font, name)
+
+    def _layout(self, s, *args, **kwargs):
+        key = ("shape", self._font, self._size, s, args, tuple(sorted(kwargs.items())))
+        try:
+            found = self._memo.get(key)
+        except TypeError:  # an option that is not hashable: shaped as always
+            return self._font._layout(s, *args, **kwargs)
+        if found is None:
+            if len(self._memo) >= TEXT_LAYOUTS_KEPT:
+                self._memo.clear()
+            found = self._memo[key] = self._font._layout(s, *args, **kwargs)
+        return found
+
+
+def keep_shapes(renderer, memo: dict) -> None:
+    """`renderer` (one Agg renderer, not its class) shapes each string once per font, size
+    and DPI (RendererAgg.draw_text shapes the string anew at every draw: 0.5 ms a tick
+    label); for matplotlib versions whose draw_text shapes with FT2Font._layout, else nothing
+    changes."""
+    from matplotlib.ft2font import FT2Font
+
+    if not hasattr(FT2Font, "_layout") or renderer.__dict__.get("_kept_shapes") is memo:
+        return
+    prepare = type(renderer)._prepare_font
+
+    def prepare_font(prop):
+        return ShapedFont(prepare(renderer, prop), (prop.get_size_in_points(), renderer.dpi), memo)
+
+    renderer._prepare_font = prepare_font  # this instance's: any other renderer is untouched
+    renderer._kept_shapes = memo
 
 
 class FrameCanvas:
@@ -275,7 +396,9 @@ class FrameCanvas:
     end ones reach past their axis, the axis labels, the legends' entries), else the last
     frame's is kept. A frame laid out anew is the figure function's PNG at the movie's DPI
     pixel for pixel, a frame in a kept layout the same but for a few anti-aliased pixels
-    (tested)."""
+    (tested). What matplotlib works out again and again to the same result is kept while
+    the frames are drawn (ticks, tick label boxes, text layouts and shapings: the memos
+    above), which changes no pixel."""
 
     def __init__(self, dpi: float):
         self.dpi = float(dpi)
@@ -283,30 +406,31 @@ class FrameCanvas:
         self.reuse: ReusedFigure | None = None
         self.drawn: tuple | None = None  # (panel, size, style) of the figure's last frame
         self.layout_key: tuple | None = None
+        self.text_layouts: dict = {}  # texts_laid_out_once's memo, for frames of one `drawn`
+        self.shapes: dict = {}  # keep_shapes's memo (of both figures)
         self.stamp_fig = None
         self.stamp_texts = None
-        self.stamp_width = 0
+        self.stamp_made: tuple | None = None  # (width, style) the stamp's figure was made for
+        self.stamp_note: tuple | None = None  # (text, RGBA, left edge in px) of the right text alone
+        self.stamp_right: str | None = None  # the right text of the frame before
 
-    def figure_rgb(self, frame: Frame) -> np.ndarray:
+    def figure_rgba(self, frame: Frame) -> np.ndarray:
+        """The frame's figure as its PNG's pixels, RGBA (a view of the canvas's buffer, valid
+        until its next draw). In the frame's rc_context."""
         import matplotlib
 
-        from sparsity_gui.figures.save import quicker_matplotlib
-
-        quicker_matplotlib()
-        with matplotlib.rc_context(frame.style):
-            rc = matplotlib.rcParams
-            if rc["savefig.transparent"] or rc["savefig.bbox"] is not None:
-                # a style that saves otherwise than the figure is drawn: savefig's own way
-                return figure_rgb(frame.fig, frame.style, self.dpi)
-            fig = self.draw_panel(frame, rc)
-            faces = {"facecolor": rc["savefig.facecolor"], "edgecolor": rc["savefig.edgecolor"]}
-            for key, value in faces.items():
-                if value != "auto":
-                    getattr(fig, f"set_{key}")(value)
-            fig.set_dpi(self.dpi)
-            self.draw_laid_out(fig)
-            rgba = np.asarray(fig.canvas.buffer_rgba())
-        return flatten_rgba(rgba)
+        rc = matplotlib.rcParams
+        if rc["savefig.transparent"] or rc["savefig.bbox"] is not None:
+            # a style that saves otherwise than the figure is drawn: savefig's own way
+            return figure_rgba(frame.fig, frame.style, self.dpi)
+        fig = self.draw_panel(frame, rc)
+        faces = {"facecolor": rc["savefig.facecolor"], "edgecolor": rc["savefig.edgecolor"]}
+        for key, value in faces.items():
+            if value != "auto":
+                getattr(fig, f"set_{key}")(value)
+        fig.set_dpi(self.dpi)
+        self.draw_laid_out(fig)
+        return np.asarray(fig.canvas.buffer_rgba())
 
     def draw_panel(self, frame: Frame, rc):
         """The frame's figure function drawn into the canvas's figure (as into a new
@@ -341,63 +465,107 @@ class FrameCanvas:
         self.reuse.recording = False
         if not self.reuse.reusable:
             self.reuse = None
+        if drawn != self.drawn:  # another style: the fonts and hinting may differ
+            self.text_layouts = {}
         self.drawn, self.layout_key = drawn, None
         return self.fig
 
     def draw_laid_out(self, fig) -> None:
         """One draw, with the constrained layout run from a new figure's places when its
         inputs changed since it last ran, else in the last layout."""
+        keep_shapes(fig.canvas.get_renderer(), self.shapes)
         key = None if self.reuse is None or self.layout_key is None else self.reuse.layout_key()
         if key is not None and key == self.layout_key:
             engine = fig.get_layout_engine()
             fig.set_layout_engine("none")
-            with ticks_worked_out_once(fig):
+            with ticks_worked_out_once(fig), texts_laid_out_once(fig, self.text_layouts):
                 fig.canvas.draw()
             fig.set_layout_engine(engine)
             return
         if self.reuse is not None:
             self.reuse.reset_positions()
-        with ticks_worked_out_once(fig):
+        with ticks_worked_out_once(fig), texts_laid_out_once(fig, self.text_layouts):
             fig.canvas.draw()
         self.layout_key = None if self.reuse is None else self.reuse.layout_key()
 
-    def stamp_rgb(self, left: str, right: str, width: int, style: dict) -> np.ndarray:
+    def stamp_rgba(self, left: str, right: str, width: int, style: dict) -> np.ndarray:
         """The strip under a frame: the simulated time on the left, how it was reached (the
         solver, the step) on the right, in the figure's font, on the colour the figure is
-        saved on."""
+        saved on; RGBA, `width` wide or less. In the frame's rc_context.
+
+        The right text changes seldom (never for the exact flow): once it is the same as the
+        frame before's, it is drawn alone, and each frame draws the left text alone and takes
+        the columns right of the gap between the two from that drawing, when there is a gap
+        of 2 STAMP_GAP pixels (else both are drawn); each text's pixels are the same drawn
+        alone or together."""
         import matplotlib
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        with matplotlib.rc_context(style):
-            if self.stamp_fig is None or self.stamp_width != width:
-                face = matplotlib.rcParams["savefig.facecolor"]
-                fig = Figure(
-                    figsize=(width / self.dpi, STAMP_INCHES),
-                    dpi=self.dpi,
-                    facecolor="white" if face == "auto" else face,
-                )
-                FigureCanvasAgg(fig)
-                self.stamp_texts = (
-                    fig.text(0.01, 0.5, "", ha="left", va="center", fontsize="medium"),
-                    fig.text(0.99, 0.5, "", ha="right", va="center", fontsize="small", color="0.35"),
-                )
-                self.stamp_fig, self.stamp_width = fig, width
-            for text, value in zip(self.stamp_texts, (left, right), strict=True):
-                text.set_text(value)
-            self.stamp_fig.canvas.draw()
-            rgb = flatten_rgba(np.asarray(self.stamp_fig.canvas.buffer_rgba()))
-        return (
-            rgb[:, :width]
-            if rgb.shape[1] >= width
-            else np.pad(rgb, ((0, 0), (0, width - rgb.shape[1]), (0, 0)))
-        )
+        made = (width, style)
+        if self.stamp_fig is None or self.stamp_made != made:
+            face = matplotlib.rcParams["savefig.facecolor"]
+            fig = Figure(
+                figsize=(width / self.dpi, STAMP_INCHES),
+                dpi=self.dpi,
+                facecolor="white" if face == "auto" else face,
+            )
+            FigureCanvasAgg(fig)
+            self.stamp_texts = (
+                fig.text(0.01, 0.5, "", ha="left", va="center", fontsize="medium"),
+                fig.text(0.99, 0.5, "", ha="right", va="center", fontsize="small", color="0.35"),
+            )
+            self.stamp_fig, self.stamp_made, self.stamp_note = fig, made, None
+            self.stamp_right = None
+        fig, (left_text, right_text) = self.stamp_fig, self.stamp_texts
+        renderer = fig.canvas.get_renderer()
+        keep_shapes(renderer, self.shapes)
+        note = self.stamp_note
+        if right == self.stamp_right and (note is None or note[0] != right):
+            # the same right text as the frame before: drawn alone, once
+            left_text.set_text("")
+            right_text.set_text(right)
+            fig.canvas.draw()
+            x0 = right_text.get_window_extent(renderer).x0 if right else float(width)
+            note = self.stamp_note = (right, np.array(fig.canvas.buffer_rgba()), x0)
+        self.stamp_right = right
+        left_text.set_text(left)
+        if note is not None and note[0] == right:
+            right_text.set_text("")
+            fig.canvas.draw()
+            left_x1 = left_text.get_window_extent(renderer).x1 if left else 0.0
+            if left_x1 + 2 * STAMP_GAP <= note[2]:
+                rgba = np.array(fig.canvas.buffer_rgba())
+                split = int((left_x1 + note[2]) / 2)
+                rgba[:, split:] = note[1][:, split:]
+                return rgba[:, :width]
+        right_text.set_text(right)  # a new right text, or the texts meet: drawn together
+        fig.canvas.draw()
+        rgba = np.asarray(fig.canvas.buffer_rgba())
+        return rgba[:, :width]
+
+    def image_rgba(self, frame: Frame) -> np.ndarray:
+        """The figure's PNG pixels with the time stamp below, even-sized (padded with white;
+        a stamp narrower than the figure, with black), opaque RGBA."""
+        import matplotlib
+
+        from sparsity_gui.figures.save import quicker_matplotlib
+
+        quicker_matplotlib()
+        with matplotlib.rc_context(frame.style):  # one context for both figures: it costs
+            top = self.figure_rgba(frame)
+            h, w = top.shape[:2]
+            strip = self.stamp_rgba(frame.stamp, frame.note, w, frame.style)
+            rows = h + strip.shape[0]
+            out = np.full((rows + rows % 2, w + w % 2, 4), 255, np.uint8)
+            flatten_into(out[:h, :w], top)
+            flatten_into(out[h:rows, : strip.shape[1]], strip)
+            out[h:rows, strip.shape[1] : w, :3] = 0
+        return out
 
     def image(self, frame: Frame) -> np.ndarray:
-        """The figure's PNG pixels with the time stamp below, even-sized."""
-        top = self.figure_rgb(frame)
-        strip = self.stamp_rgb(frame.stamp, frame.note, top.shape[1], frame.style)
-        return even_frame(np.concatenate([top, strip], axis=0))
+        """image_rgba's RGB."""
+        return self.image_rgba(frame)[..., :3]
 
 
 def frame_image(frame: Frame, dpi: float) -> np.ndarray:

@@ -198,8 +198,10 @@ class Encoder:
         self.stream.width, self.stream.height, self.stream.pix_fmt = width, height, pix_fmt
         self.size = (width, height)
 
-    def add(self, rgb: np.ndarray) -> None:
-        height, width = rgb.shape[:2]
+    def add(self, rgba: np.ndarray) -> None:
+        """One frame, opaque RGBA (FrameCanvas.image_rgba)."""
+        height, width = rgba.shape[:2]
+        rgb = rgba[..., :3]
         if self.container is None:
             self._open(width, height)
             if self.fmt == "gif":
@@ -212,7 +214,12 @@ class Encoder:
                 (self.palette.indices(rgb), self.palette.argb), format="pal8"
             )
         else:
-            frame = self.av.VideoFrame.from_ndarray(rgb, format="rgb24")
+            # written straight into the frame's plane (from_ndarray copies RGBA pixel by
+            # pixel); the encoder converts to yuv420p as it would from RGB, to the same bytes
+            frame = self.av.VideoFrame(width, height, "rgba")
+            plane = frame.planes[0]
+            rows = np.frombuffer(plane, np.uint8, count=height * plane.line_size).reshape(height, -1)
+            rows[:, : width * 4].reshape(height, width, 4)[...] = rgba
         frame.pts = self.frames
         for packet in self.stream.encode(frame):
             self.container.mux(packet)
@@ -256,7 +263,7 @@ def encode_frames(
             if cancelled():
                 raise MovieCancelled
             encoder.style = frame.style  # the GIF's palette takes the style's colours
-            encoder.add(canvas.image(frame))
+            encoder.add(canvas.image_rgba(frame))
             if progress is not None:
                 progress(k + 1, count)
         if encoder.frames != count:

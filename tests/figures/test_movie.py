@@ -27,7 +27,12 @@ from sparsity_gui.figures.interference import PANELS as INTERFERENCE_PANELS  # n
 from sparsity_gui.figures.interference import run_data  # noqa: E402
 from sparsity_gui.figures.movie import GifPalette, MovieCancelled, frame_times, movie_settings  # noqa: E402
 from sparsity_gui.figures.note import note_figure, panel_data  # noqa: E402
-from sparsity_gui.figures.note_movie import note_frames, solver_targets, write_note_movie  # noqa: E402
+from sparsity_gui.figures.note_movie import (  # noqa: E402
+    note_frames,
+    solver_targets,
+    stamp_text,
+    write_note_movie,
+)
 from sparsity_gui.figures.scripted import panel_size  # noqa: E402
 from sparsity_gui.figures.style import style_params  # noqa: E402
 
@@ -205,6 +210,35 @@ def test_a_canvas_given_another_panel_draws_it_anew(note_run):
         ref = png_rgb(frame.fig)
         image = canvas.image(frame)
         assert np.array_equal(image[: ref.shape[0], : ref.shape[1]], ref), (panel, k)
+
+
+@pytest.mark.parametrize("style", [None, "talk"])
+def test_a_stamp_drawn_in_two_parts_is_its_two_texts_drawn_together(style):
+    """The stamp's right text, the same from frame to frame, is drawn once and its columns
+    joined to each frame's left text: each strip is still both texts drawn together, pixel
+    for pixel, whether the right text stays (exact flow), changes at every frame (gradient
+    descent's step) or meets a long left text."""
+    import matplotlib
+
+    params = style_params(style)
+    canvas = FrameCanvas(DPI)
+    width = round(3.5 * DPI)
+    joined = 0
+    with matplotlib.rc_context(params):
+        for k, t in enumerate(np.concatenate([[0.0], np.geomspace(1e-6, 1e7, 24)])):
+            left = stamp_text(float(t), 1e-3 * (1 + k % 3))
+            right = "exact flow at t" if k < 16 else f"GD: its step at t = {t:.5g} (at or before t)"
+            if k == 12:
+                left = "t = 1.234     " + "λ = 0.001 " * 4  # reaches the right text
+            strip = canvas.stamp_rgba(left, right, width, params).copy()
+            joined += canvas.stamp_note is not None and canvas.stamp_note[0] == right and k != 12
+            left_text, right_text = canvas.stamp_texts
+            left_text.set_text(left)
+            right_text.set_text(right)
+            canvas.stamp_fig.canvas.draw()
+            together = np.asarray(canvas.stamp_fig.canvas.buffer_rgba())[:, :width]
+            assert np.array_equal(strip, together), (k, left, right)
+    assert joined >= 10  # the two-part drawing is exercised
 
 
 def test_mp4_decodes_to_the_frames_asked_each_the_figure_at_its_time(note_run, tmp_path):
