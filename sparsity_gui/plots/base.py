@@ -147,6 +147,7 @@ class Panel(QtWidgets.QFrame):
         self.time_plots: list[pg.PlotItem] = []
         self._user_zoomed: set[pg.PlotItem] = set()
         self._force_range = True  # the next ranges are set whatever the data
+        self._settled = False  # the run shown is paused or finished (update_from)
         # plot -> t: its y range is set by the data at t >= this (after a transient)
         self.settled_after: dict[pg.PlotItem, float] = {}
 
@@ -350,8 +351,10 @@ class Panel(QtWidgets.QFrame):
         below, above = lo < clo, hi > chi
         pad = max(0.06 * span, self._label_room(plot, axis, span))
         if self._steps_ahead(plot, axis):
-            # a linear time axis: its top moves in 1-2-5 steps (a few re-layouts a decade)
-            top = self._range_top(plot, axis, hi, span, pad)
+            # a linear time axis: while the run goes on its top moves in 1-2-5 steps (a few
+            # re-layouts a decade); once it stops, the axis ends where the run does (a run
+            # finished at t = 500 had filled half of an axis stepped to 1000)
+            top = hi + pad if self._settled else self._range_top(plot, axis, hi, span, pad)
             if not (force or below or above or top < chi):
                 return None
             return lo - pad, top
@@ -468,6 +471,8 @@ class LivePanel(Panel):
             self._clear_markers()
             self.reset_ranges()
         self.last = snap
+        # a paused or finished run is looked at, not followed: its time axes hug it
+        self._settled = getattr(snap, "state", "running") != "running"
         if not self._legends_cached:
             self._legends_cached = True
             self.cache_legends()
