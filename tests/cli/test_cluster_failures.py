@@ -6,8 +6,8 @@
 - a real dask scheduler (tests/dask_processes.py) killed mid-sweep (and mid-grid for
   `scaling`): every run that finished
   is kept (`complete: false`), stderr is one `error:` line (no traceback, none of
-  distributed's log), status 2; `--resume` trains the rest; with `--verbose` distributed's
-  own log is shown on stderr as well.
+  distributed's log), status 2; `--resume` trains the rest; with `--verbose` the same error
+  and the developer log of the run.
 """
 
 from __future__ import annotations
@@ -123,13 +123,18 @@ def test_a_scheduler_killed_mid_sweep_keeps_the_finished_runs(tmp_path):
     assert json.loads((res / "sweep.json").read_text())["complete"] is True
 
 
-def test_verbose_shows_distributed_s_log_when_the_scheduler_dies(tmp_path):
+def test_verbose_when_the_scheduler_dies_is_one_error_and_the_developer_log(tmp_path):
+    """With --verbose the same one error: line and status 2, and the developer log of the
+    run (the partial results written). Whether distributed logs its own failed reconnect
+    before the command has ended is a race (seen missing in one CI run of eight), so its
+    lines are not asserted here: test_messages.py shows that --verbose lets them through."""
     (tmp_path / "cluster").mkdir()
     status, shown = _sweep_until_the_scheduler_dies(tmp_path, ["--verbose"])
     assert status == 2, shown
     lines = _lines(shown)
-    assert sum("error:" in line for line in lines) == 1, shown
-    assert any("distributed." in line for line in lines), shown  # its loggers' names
+    errors = [line[line.index("error:") :] for line in lines if "error:" in line]
+    assert len(errors) == 1 and errors[0].startswith("error: scheduler: lost the connection"), shown
+    assert any(line.startswith("info sparsity_gui: res written") for line in lines), shown
 
 
 def test_a_scheduler_killed_mid_scaling_grid_keeps_the_finished_runs(tmp_path):
