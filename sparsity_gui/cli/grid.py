@@ -143,12 +143,12 @@ def run_grid(
             try:
                 rows = run_in_worker(work, stop)
             except KeyboardInterrupt:
-                # the worker closes the cluster after an interrupt: its closing log (and
-                # distributed's tracebacks of the streams it cuts) stay quiet too
+                # the worker closes the cluster after an interrupt: wait for it here, so that
+                # its closing log (and distributed's tracebacks of the streams it cuts) stay
+                # quiet too; the one wait of the interrupt
                 ended.wait(wait_seconds)
                 raise
     except KeyboardInterrupt as exc:
-        ended.wait(wait_seconds)
         rows = cancelled.get("rows") or (in_order(list(finished)) if in_order is not None else [])
         if len(rows) <= kept:
             raise  # nothing new: leave DIR as it was
