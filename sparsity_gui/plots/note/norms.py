@@ -148,8 +148,8 @@ class DecayPanel(NotePanel):
             else:
                 set_curve(self.measured, t, l1, positive=positive)
                 set_curve(self.law, t, 1.0 / fit_w, positive=positive)
-        name_m = "w = 1/‖W‖₁" if show_w else "‖W‖₁"
-        name_l = decay_law_label(snap.fit, snap.regime, show_w)
+        name_m = "w" if show_w else "‖W‖₁"  # the y axis says w = 1/‖W‖₁: room for the law
+        name_l, law_tip = decay_law_label(snap.fit, snap.regime, show_w)
         # text layout is slow, and re-flows the legend row: only on change, and the fitted
         # c (new every frame early in a run) at most LABEL_HZ times a second while running
         now = time.perf_counter()
@@ -159,38 +159,57 @@ class DecayPanel(NotePanel):
             self._names = (name_m, name_l)
             self.plot.legend.set_label(self.measured, name_m)
             self.plot.legend.set_label(self.law, name_l)
+            self.plot.legend.getLabel(self.law).setToolTip(law_tip)
 
 
-def decay_law_label(fit, regime, show_w: bool) -> str:
-    """The L1 panel's legend for the law: both constants, the largest deviation, and what is
-    wrong with them (no c, a negative c, outside the note's regime)."""
+def decay_law_label(fit, regime, show_w: bool) -> tuple[str, str]:
+    """The L1 panel's legend entry for the law and its tooltip. The entry gives c, the bulk
+    c, the law's largest deviation and what is wrong with them (no c, a negative c, outside
+    the note's regime) in at most two lines of a 1366x768 panel: a third line took the data
+    area below 60 % of the panel. The tooltip says the same in words, with the reasons."""
     from sparsity_gui.core.note.metrics import NO_C_DIVERGED, NO_C_ZERO_LAM, regime_holds
 
     law = "w(0) + c·λt" if show_w else "1/(w(0) + c·λt)"
     if NO_C_DIVERGED in fit.flags:
-        return f"{law}: no c (gradient descent diverged)"
+        text = f"{law}: no c (gradient descent diverged)"
+        return text, text
     if NO_C_ZERO_LAM in fit.flags:
-        return f"{law}: no c (λ = 0, nothing decays)"
+        text = f"{law}: no c (λ = 0, nothing decays)"
+        return text, text
     if not math.isfinite(fit.c):
-        return f"{law}, c = —"  # nothing to fit yet
+        return f"{law}, c = —", f"{law}: nothing to fit yet"
 
     def num(x: float) -> str:
         return f"{x:.3f}" if math.isfinite(x) else "—"
 
-    text = f"{law}, c = {num(fit.c)} (m′ ≥ 2), bulk c = {num(fit.c_bulk)} (m′ ≥ 10)"
-    if math.isfinite(fit.max_rel_dev):
-        text += f"; law off ‖W‖₁ by up to {100 * fit.max_rel_dev:.3g} %"
-    if fit.c < 0 or fit.c_bulk < 0:
-        text += "<br>c &lt; 0: w fell, the law does not describe this run"
-    if regime is not None and not regime_holds(regime):
+    c, bulk = f"c = {num(fit.c)}", f"bulk c = {num(fit.c_bulk)}"
+    pct = fit.max_rel_dev * 100
+    off = f"off ≤ {pct:.3g} %" if pct < 100 else f"off ≤ {pct:.0f} %" if math.isfinite(pct) else ""
+    negative = fit.c < 0 or fit.c_bulk < 0
+    outside = regime is not None and not regime_holds(regime)
+    if negative and outside:
+        short = f"{c if fit.c < 0 else bulk} &lt; 0, w fell; outside the note's regime"
+    elif negative:
+        short = f"{c}, {bulk}; c &lt; 0: w fell"
+    elif outside:  # the drawn curve's c and how well it fits, not the bulk c
+        short = ", ".join(x for x in (c, off, "outside the note's regime") if x)
+    else:
+        short = ", ".join(x for x in (c, bulk, off) if x)
+
+    full = f"{law}: {c} (rows with m′ ≥ 2), {bulk} (m′ ≥ 10)"
+    if off:
+        full += f"; the law is off ‖W‖₁ by up to {off.removeprefix('off ≤ ')}"
+    if negative:
+        full += "<br>c &lt; 0: w = 1/‖W‖₁ fell, the law does not describe this run"
+    if outside:
         if not regime["balance_possible"]:
             why = f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} &gt; 1/4, no balance"
         elif regime["norm2_w0"] >= 1.0:
             why = f"‖W(0)‖² = {regime['norm2_w0']:.3g} ≥ 1"
         else:
             why = "λ was lowered or the balance lost after a change of λ"
-        text += f"<br>outside the note's regime ({why}): a fit, not the note's Θ(1)"
-    return text
+        full += f"<br>outside the note's regime ({why}): c is a fit, not the note's Θ(1)"
+    return f"{law}: {short}", full
 
 
 class RelVarPanel(NotePanel):

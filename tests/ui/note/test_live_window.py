@@ -77,6 +77,59 @@ def test_each_panel_keeps_60_percent_of_its_height_for_data_at_1366x768(qtbot, m
             assert view.contains(legend.sceneBoundingRect()), f"{type(p).__name__}: legend cut off"
 
 
+def legend_lines(legend) -> int:
+    """How many lines of text the legend row holds (the tallest entry of each row)."""
+    line = QtGui.QFontMetricsF(legend.items[0][1].item.font()).lineSpacing()
+    rows = {}
+    for _sample, label in legend.items:
+        box = label.item.sceneBoundingRect()
+        top = round(label.sceneBoundingRect().top())
+        rows[top] = max(rows.get(top, 0), round(box.height() / line))
+    return sum(rows.values())
+
+
+@pytest.mark.parametrize("show_w", [False, True])
+def test_the_l1_law_legend_keeps_60_percent_for_data_in_every_state_at_1366x768(qtbot, make_window, show_w):
+    """Whatever the fit says (both constants and the deviation; a negative c; outside the
+    note's regime; both; no c), the law's legend entry takes at most two lines at 1366x768
+    and the L1 panel keeps 60 % of its height for data; the whole story is its tooltip.
+    (A third line, on a paused run whose early fit had c < 0, had left 50 %.)"""
+    import dataclasses
+
+    from sparsity_gui.core.note.metrics import NO_C_DIVERGED, DecayFit
+
+    win = make_window(SimParams(m=300, lam=1e-3))
+    on_laptop(win)
+    running_past(qtbot, win, 1.0)
+    snap = paused(qtbot, win)
+    decay = panel(win, "DecayPanel")
+    if show_w:
+        QTest.mouseClick(decay.show_w, QtCore.Qt.MouseButton.LeftButton)
+    inside = dict(snap.regime)
+    outside = dict(snap.regime, balance_possible=False, lam_l1_w0=0.7231)
+    # the widest numbers each form prints: three decimals with a sign, a four-digit deviation
+    regime_fails = "outside the note's regime"
+    states = {
+        "fits": (DecayFit(c=0.868, c_bulk=0.871, max_rel_dev=12.345), inside, "bulk c"),
+        "negative": (DecayFit(c=-0.012, c_bulk=-0.013, max_rel_dev=12.345), inside, "w fell"),
+        "negative bulk": (DecayFit(c=0.012, c_bulk=-0.013, max_rel_dev=12.345), inside, "w fell"),
+        "outside": (DecayFit(c=0.503, c_bulk=0.507, max_rel_dev=12.345), outside, regime_fails),
+        "both": (DecayFit(c=-0.012, c_bulk=-0.013, max_rel_dev=12.345), outside, regime_fails),
+        "diverged": (DecayFit(flags=(NO_C_DIVERGED,)), inside, "diverged"),
+    }
+    legend = decay.plot.legend
+    for name, (fit, regime, says) in states.items():
+        decay.update_from(dataclasses.replace(snap, fit=fit, regime=regime, seq=snap.seq + 1))
+        QtWidgets.QApplication.processEvents()
+        label = legend.getLabel(decay.law)
+        assert says in label.text, name
+        if name in ("outside", "both"):
+            assert "λ‖W(0)‖₁ = 0.723 &gt; 1/4" in label.toolTip(), name
+        assert legend_lines(legend) <= 2, f"{name}: {label.text!r} takes {legend_lines(legend)} lines"
+        data = decay.plot.vb.sceneBoundingRect().height()
+        assert data >= 0.6 * decay.graphics.height(), f"{name}: {data:.0f} of {decay.graphics.height()} px"
+
+
 def pen_key(pen: QtGui.QPen) -> tuple:
     return (pen.color().rgba(), tuple(pen.dashPattern()), pen.style())
 
