@@ -42,6 +42,12 @@ def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: boo
     type checks, finiteness scans and style updates (about 28 calls a frame: a third of
     the Python work of a frame at m = 10^3, measured with bench_gui.py --profile)."""
     x, y = finite_xy(np.asarray(x, float), np.asarray(y, float), positive)
+    _put_data(item, x, y, finite=True)
+
+
+def _put_data(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, finite: bool) -> None:
+    """set_curve's and set_broken_curve's fast path; ``finite``: no NaN in x or y (else
+    NaN rows, in both, are the breaks of a curve made with connect="finite")."""
     opts = item.opts
     if (
         not _FAST_CURVES
@@ -52,33 +58,41 @@ def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: boo
         or isinstance(opts["connect"], np.ndarray)
         or any(opts[name] for name in _TRANSFORMS)
     ):
-        item.setData(x, y, skipFiniteCheck=True)
+        item.setData(x, y, skipFiniteCheck=finite)
         return
     # what setData would leave: the data, their log10 where an axis is logarithmic (a
     # value <= 0 becomes a gap), the display data made from them (pyqtgraph's limit on
-    # far off-screen values), all known finite
-    item._dataset = PlotDataset(x, y, True, True)
-    mapped = PlotDataset(x, y, True, True)
+    # far off-screen values)
+    item._dataset = PlotDataset(x, y, finite, finite)
+    mapped = PlotDataset(x, y, finite, finite)
     if True in opts["logMode"]:
         mapped.applyLogMapping(opts["logMode"])
+    gaps = bool(mapped.containsNonfinite)
+    bounds = None
+    if not gaps:
+        # the data's bounds, which pyqtgraph works out twice more (nanmin and nanmax, per
+        # axis, for the display data's range limit and for the curve's bounding rect:
+        # about 80 µs a curve, 20 curves a frame), once, from data known finite
+        bounds = (float(mapped.x.min()), float(mapped.x.max()), float(mapped.y.min()), float(mapped.y.max()))
+        corners = QtCore.QPointF(bounds[0], bounds[2]), QtCore.QPointF(bounds[1], bounds[3])
+        mapped._dataRect = QtCore.QRectF(*corners)
     item._datasetMapped = mapped
     item._datasetDisplay = None
     shown = item._getDisplayDataset()
-    gaps = bool(mapped.containsNonfinite)
     curve = item.curve
     curve.setData(x=shown.x, y=shown.y, connect="finite" if gaps else "all", skipFiniteCheck=not gaps)
     if (
-        not gaps
+        bounds is not None
         and isinstance(getattr(curve, "_boundsCache", None), list)  # (pyqtgraph 0.13.7-0.14)
         and curve.opts["fillLevel"] is None
         and all(_cosmetic(curve.opts[p]) for p in ("pen", "shadowPen"))
     ):
-        # the bounds the curve would work out itself after new data (nanmin and nanmax
-        # under a warnings filter, per axis: about 50 µs a curve, 27 curves a frame),
-        # from data known finite; a cosmetic pen adds its width in pixels, not here
+        if shown.y is not mapped.y:  # clipped to pyqtgraph's limit around the view
+            bounds = (*bounds[:2], float(shown.y.min()), float(shown.y.max()))
+        # a cosmetic pen adds its width in pixels to the bounding rect, not here
         curve._boundsCache = [
-            [(1.0, None), (float(shown.x.min()), float(shown.x.max()))],
-            [(1.0, None), (float(shown.y.min()), float(shown.y.max()))],
+            [(1.0, None), bounds[:2]],
+            [(1.0, None), bounds[2:]],
         ]
     if not item.curve.isVisible():
         item.curve.show()
@@ -105,4 +119,4 @@ def set_broken_curve(
     if cuts.size:
         x = np.insert(x, cuts, np.nan)
         y = np.insert(y, cuts, np.nan)
-    item.setData(np.ascontiguousarray(x), np.ascontiguousarray(y), connect="finite")
+    _put_data(item, np.ascontiguousarray(x), np.ascontiguousarray(y), finite=not cuts.size)

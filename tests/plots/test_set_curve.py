@@ -8,7 +8,7 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 
-from sparsity_gui.plots.curves import finite_xy, set_curve
+from sparsity_gui.plots.curves import finite_xy, set_broken_curve, set_curve
 
 rng = np.random.default_rng(3)
 X = np.linspace(0.0, 50.0, 400)
@@ -43,7 +43,11 @@ def _same(fast: pg.PlotDataItem, reference: pg.PlotDataItem) -> None:
         # the curve's own bounds (set_curve hands them over; the twin works them out)
         assert fast.curve.dataBounds(axis) == reference.curve.dataBounds(axis)
     assert fast.curve.boundingRect() == reference.curve.boundingRect()
+    assert fast.curve.getPath() == reference.curve.getPath()  # what is drawn
     assert fast.dataRect() == reference.dataRect()
+    # the mapped data's rect (set_curve hands it over; the twin works it out)
+    rects = [None if d is None else d.dataRect() for d in (fast._datasetMapped, reference._datasetMapped)]
+    assert rects[0] == rects[1]
     assert fast.curve.isVisible() == reference.curve.isVisible()
 
 
@@ -71,3 +75,54 @@ def test_a_curve_emptied_then_filled_again(qtbot):
         set_curve(fast, x, y)
         reference.setData(x, y)
         _same(fast, reference)
+
+
+def _broken_reference(x, y, steps, positive):
+    """The rows a broken curve draws, worked out row by row: finite (and positive) rows,
+    with a NaN row wherever ``steps`` differs from the previous kept row's."""
+    xs, ys, last = [], [], None
+    for xi, yi, si in zip(x, y, steps, strict=True):
+        if not (np.isfinite(xi) and np.isfinite(yi)) or (positive and yi <= 0):
+            continue
+        if last is not None and si != last:
+            xs.append(np.nan)
+            ys.append(np.nan)
+        xs.append(xi)
+        ys.append(yi)
+        last = si
+    return np.array(xs, float), np.array(ys, float)
+
+
+THREE = np.where(X < 10, 1.0, np.where(X < 30, 2.0, 3.0))
+BROKEN = {
+    "no change": (X, np.sin(X) + 2.0, np.ones_like(X), (False, False), False),
+    "two changes": (X, np.sin(X) + 2.0, THREE, (False, False), False),
+    "log y, a change and gaps at y <= 0": (X, np.sin(X), np.where(X < 25, 1.0, 2.0), (False, True), True),
+    "non-finite rows at a change": (
+        X,
+        np.where(np.abs(X - 20) < 1, np.nan, X),
+        np.where(X < 20, 1.0, 2.0),
+        (False, False),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN))
+def test_a_broken_curve_leaves_what_set_data_leaves(qtbot, name):
+    x, y, steps, log, positive = BROKEN[name]
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    pen = pg.mkPen("#d62728", width=1)
+    fast, reference = (
+        widget.getPlotItem().plot(pen=pen, connect="finite"),
+        widget.getPlotItem().plot(pen=pen, connect="finite"),
+    )
+    for item in (fast, reference):
+        item.setLogMode(*log)
+    for scale in (1.0, 2.0):
+        set_broken_curve(fast, x * scale, y * scale, steps, positive)
+        reference.setData(*_broken_reference(x * scale, y * scale, steps, positive), connect="finite")
+        _same(fast, reference)
+        cuts = int(np.count_nonzero(np.isnan(fast.getOriginalDataset()[0])))
+        assert cuts == int(np.count_nonzero(np.isnan(reference.getOriginalDataset()[0])))
