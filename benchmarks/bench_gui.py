@@ -258,6 +258,45 @@ def replay_case(app, m: int, seconds: float, reps: int, pins: int) -> dict:
     return out
 
 
+def range_change_cost(app, pins: int, changes: int, pyqtgraphs_own: bool) -> list[tuple[str, int, float]]:
+    """GUI-thread CPU ms per change of a plot's y range, plot by plot, in a paused window
+    with ``pins`` pinned runs (the run, 3 s in, paused; the range moved ``changes`` times).
+    With ``pyqtgraphs_own`` the panels' curves take the change as pyqtgraph's PlotDataItem
+    does (setting its data again) instead of ClipAwareCurve's way (only where it clips)."""
+    from sparsity_gui.plots import curves
+
+    own = curves.ClipAwareCurve.viewRangeChanged
+    if pyqtgraphs_own:  # before the window is built: its curves connect this method
+        curves.ClipAwareCurve.viewRangeChanged = pg.PlotDataItem.viewRangeChanged
+    try:
+        win = NoteWindow(SimParams(m=1000, lam=1e-3), speed=None)
+        win.show()
+        while win.snapshot is None or win.snapshot.state != "running":
+            app.processEvents()
+        pin_finished_runs(app, win, pins)
+        end = time.perf_counter() + 3.0
+        while time.perf_counter() < end:
+            app.processEvents()
+        win.set_playing(False)
+        for _ in range(20):
+            app.processEvents()
+        out = []
+        for panel in win.panels:
+            for plot in panel.plots:
+                lo, hi = plot.vb.viewRange()[1]
+                start = time.thread_time()
+                for k in range(changes):
+                    plot.vb.setYRange(lo, hi + (0.01 * (hi - lo) if k % 2 else 0.0), padding=0)
+                ms = 1000 * (time.thread_time() - start) / changes
+                out.append((type(panel).__name__, len(plot.listDataItems()), ms))
+        win.close()
+        win.deleteLater()
+        app.processEvents()
+        return out
+    finally:
+        curves.ClipAwareCurve.viewRangeChanged = own
+
+
 def measure(app, m: int, seconds: float, naive: bool, pins: int = 0, drag: bool = False) -> dict:
     start = time.perf_counter()
     win = NoteWindow(SimParams(m=m, lam=1e-3), speed=None)
@@ -558,6 +597,14 @@ def main() -> int:
         help="only replay the frames of --seconds of a run REPS times (m of --sizes; with --pins), "
         "beside the straightforward window: GUI-thread CPU per frame without the worker's load",
     )
+    ap.add_argument(
+        "--range-change",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only time N changes of each plot's y range in a paused window with --pins pinned runs, "
+        "beside the same window whose curves take them as pyqtgraph's PlotDataItem does",
+    )
     ap.add_argument("--typed-m-child", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument(
         "--fitted-c",
@@ -625,6 +672,19 @@ def main() -> int:
         cases.append((f"{sizes[0]:,}, {args.pins} pins", sizes[0], args.pins, False))
     if args.drag:
         cases.append((f"{sizes[0]:,}, λ drag", sizes[0], 0, True))
+    if args.range_change:
+        ours = range_change_cost(app, args.pins, args.range_change, pyqtgraphs_own=False)
+        base = range_change_cost(app, args.pins, args.range_change, pyqtgraphs_own=True)
+        print(
+            f"a change of a plot's y range, paused run at m = 1000 with {args.pins} pinned runs: GUI CPU ms "
+            f"(mean of {args.range_change}); baseline: curves as pyqtgraph's PlotDataItem; load average "
+            f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        )
+        print(f"{'panel':>20} {'curves':>6} | {'ms':>6} | {'baseline ms':>11}")
+        for (name, n, ms), (_n2, _c2, base_ms) in zip(ours, base, strict=True):
+            print(f"{name:>20} {n:6d} | {ms:6.2f} | {base_ms:11.2f}")
+        print(f"{'all plots':>20} {'':6} | {sum(o[2] for o in ours):6.2f} | {sum(b[2] for b in base):11.2f}")
+        return 0
     if args.replay:
         print(
             f"replay: the frames of {args.seconds:g} s of a run painted one after the other with the "

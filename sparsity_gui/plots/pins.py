@@ -18,7 +18,7 @@ from PySide6 import QtCore, QtGui
 
 from sparsity_gui.core.pins import PinnedRun
 from sparsity_gui.plots.base import LIVE_WIDTH
-from sparsity_gui.plots.curves import set_curve
+from sparsity_gui.plots.curves import ClipAwareCurve, set_curve
 from sparsity_gui.plots.legend import RowSample
 
 PIN_ALPHA = 110  # of 255: faded behind the live curves
@@ -121,7 +121,7 @@ class PinLayer:
     def _add(self, pin: PinnedRun, label: str) -> None:
         items = []
         for curve in self.curves:
-            item = pg.PlotDataItem(pen=pin_pen(curve.colour, pin.number))
+            item = ClipAwareCurve(pen=pin_pen(curve.colour, pin.number))
             item.setZValue(PIN_Z)
             curve.plot.addItem(item)
             items.append(item)

@@ -8,7 +8,7 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 
-from sparsity_gui.plots.curves import finite_xy, set_broken_curve, set_curve
+from sparsity_gui.plots.curves import ClipAwareCurve, finite_xy, set_broken_curve, set_curve
 
 rng = np.random.default_rng(3)
 X = np.linspace(0.0, 50.0, 400)
@@ -126,3 +126,47 @@ def test_a_broken_curve_leaves_what_set_data_leaves(qtbot, name):
         _same(fast, reference)
         cuts = int(np.count_nonzero(np.isnan(fast.getOriginalDataset()[0])))
         assert cuts == int(np.count_nonzero(np.isnan(reference.getOriginalDataset()[0])))
+
+
+def test_a_static_curve_is_set_again_on_a_range_change_only_where_pyqtgraph_clips(qtbot):
+    """A pinned run's curve keeps its data when the y range moves (pyqtgraph re-set every
+    curve's data then), and shows what a plain curve shows in every range, including a zoom
+    so deep that pyqtgraph clips the values far outside the view, and back out."""
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    widget.resize(400, 300)
+    widget.show()
+    plot = widget.getPlotItem()
+    pen = pg.mkPen("#1f77b4", width=1)
+    static, plain = ClipAwareCurve(pen=pen), pg.PlotDataItem(pen=pen)
+    for item in (static, plain):
+        plot.addItem(item)
+        set_curve(item, X, np.sin(X))
+    sets = []
+    set_data = static.curve.setData
+    static.curve.setData = lambda *a, **k: (sets.append(1), set_data(*a, **k))[1]
+    view = plot.getViewBox()
+
+    def shows_the_same():
+        for got, want in zip(static.getData(), plain.getData(), strict=True):
+            np.testing.assert_array_equal(got, want)
+        for got, want in zip(static.curve.getData(), plain.curve.getData(), strict=True):
+            np.testing.assert_array_equal(got, want)
+
+    for lo, hi in ((-2.0, 2.0), (-0.5, 3.0), (0.1, 0.2)):
+        view.setYRange(lo, hi, padding=0)
+        qtbot.wait(1)
+    assert sets == []
+    shows_the_same()
+    # 2 high against 1e-8: more than 2 x dynamicRangeHyst x dynamicRangeLimit view heights
+    hyst, limit = static.opts["dynamicRangeHyst"], static.opts["dynamicRangeLimit"]
+    assert 2.0 > 2 * hyst * limit * 1e-8
+    view.setYRange(0.0, 1e-8, padding=0)
+    qtbot.wait(1)
+    assert sets, "a zoom that clips sets the curve again"
+    assert static.curve.getData()[1].max() < 1.0  # clipped, as the plain curve is
+    shows_the_same()
+    view.setYRange(-2.0, 2.0, padding=0)
+    qtbot.wait(1)
+    shows_the_same()
+    np.testing.assert_array_equal(static.curve.getData()[1], np.sin(X))

@@ -13,7 +13,7 @@ from sparsity_gui.core.note.metrics import COL
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.text import sci
 from sparsity_gui.plots.base import BLUE, DASH, DOT, GREY, ORANGE, PINK, PURPLE, RED, pen, transient_band
-from sparsity_gui.plots.curves import set_broken_curve, set_curve
+from sparsity_gui.plots.curves import add_curve, set_broken_curve, set_curve
 from sparsity_gui.plots.note.panel import NotePanel
 from sparsity_gui.plots.pins import PinCurve
 
@@ -41,12 +41,12 @@ class BalancePanel(NotePanel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "Pushes on ‖W‖²", "t", "push", time_axis=True)
-        self.feature = p.plot(pen=pen(BLUE), name="benefit (1−‖W‖²)‖W‖²")
-        self.reg = p.plot(pen=pen(ORANGE, DASH), name="regularization λ‖W‖₁")
+        self.feature = add_curve(p, pen=pen(BLUE), name="benefit (1−‖W‖²)‖W‖²")
+        self.reg = add_curve(p, pen=pen(ORANGE, DASH), name="regularization λ‖W‖₁")
         self.plot = p
         q = self.add_plot(1, None, "t", "ratio", time_axis=True, legend=False)
         self.stack(p, q)
-        self.ratio = q.plot(pen=pen(PURPLE))
+        self.ratio = add_curve(q, pen=pen(PURPLE))
         p.legend.addItem(self.ratio, "ratio benefit / regularization")
         one = pg.InfiniteLine(pos=1.0, angle=0, pen=pen(GREY, DOT))
         q.addItem(one, ignoreBounds=True)
@@ -101,8 +101,8 @@ class DecayPanel(NotePanel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "‖W‖₁(t) and the note's law", "t", "‖W‖₁", time_axis=True)
-        self.measured = p.plot(pen=pen(BLUE), name="‖W‖₁")
-        self.law = p.plot(pen=pen(RED, DASH), name="1/(w(0) + c·λt)")
+        self.measured = add_curve(p, pen=pen(BLUE), name="‖W‖₁")
+        self.law = add_curve(p, pen=pen(RED, DASH), name="1/(w(0) + c·λt)")
         self.plot = p
         self.show_w = self.add_toggle(
             "show w = 1/‖W‖₁",
@@ -225,13 +225,13 @@ class RelVarPanel(NotePanel):
         p = self.add_plot(0, "Relative variance Var[X]/E[X]²", "t", "relative variance", time_axis=True)
         # colours as in the note's figure: the run in orange between red bounds, the
         # idealized bounds pink and dashed; the run is drawn on top
-        self.rv = p.plot(pen=pen(ORANGE), name="run")
+        self.rv = add_curve(p, pen=pen(ORANGE), name="run")
         self.rv.setZValue(10)
         faint_red = "#e06666"
-        self.lo = p.plot(pen=pen(faint_red), name="bounds from W(0)")
-        self.hi = p.plot(pen=pen(faint_red))
-        self.ilo = p.plot(pen=pen(PINK, DASH), name="idealized bounds")
-        self.ihi = p.plot(pen=pen(PINK, DASH))
+        self.lo = add_curve(p, pen=pen(faint_red), name="bounds from W(0)")
+        self.hi = add_curve(p, pen=pen(faint_red))
+        self.ilo = add_curve(p, pen=pen(PINK, DASH), name="idealized bounds")
+        self.ihi = add_curve(p, pen=pen(PINK, DASH))
         self.plot = p
         self.log_x = self.add_toggle("log t", "Logarithmic time axis")
 
@@ -279,7 +279,7 @@ class PhasePlanePanel(NotePanel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "Path in (‖W‖², ‖W‖₁), balance curve", "‖W‖²", "‖W‖₁")
-        self.path = p.plot(pen=pen(BLUE), name="run: (‖W‖², ‖W‖₁)(t)")
+        self.path = add_curve(p, pen=pen(BLUE), name="run: (‖W‖², ‖W‖₁)(t)")
         # the curve spans 0 < ‖W‖² < 1; the view follows the path, not the whole curve
         self.curve = pg.PlotDataItem(pen=pen(PURPLE, DASH))
         p.addItem(self.curve, ignoreBounds=True)

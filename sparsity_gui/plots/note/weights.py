@@ -13,7 +13,7 @@ from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.note.simulation import shown_tracked
 from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, pen
-from sparsity_gui.plots.curves import set_broken_curve, set_curve
+from sparsity_gui.plots.curves import add_curve, set_broken_curve, set_curve
 from sparsity_gui.plots.note.panel import NotePanel
 from sparsity_gui.plots.pins import PinCurve
 from sparsity_gui.plots.ticks import whole_number_axis
@@ -60,8 +60,8 @@ class SortedWeightsPanel(NotePanel):
         p = self.add_plot(
             0, "Sorted weights |W<sub>k</sub>| vs threshold θ", "rank k (by |W(0)|)", "|W<sub>k</sub>|"
         )
-        self.growing = p.plot(pen=pen(BLUE), name="growing (|W<sub>k</sub>| &gt; θ)")
-        self.shrinking = p.plot(pen=pen(ORANGE), name="shrinking (|W<sub>k</sub>| &lt; θ)")
+        self.growing = add_curve(p, pen=pen(BLUE), name="growing (|W<sub>k</sub>| &gt; θ)")
+        self.shrinking = add_curve(p, pen=pen(ORANGE), name="shrinking (|W<sub>k</sub>| &lt; θ)")
         # no text labels on lines that move every frame (re-rendering text is slow): the
         # legend names them
         self.theta_line = pg.InfiniteLine(angle=0, pen=pen(RED))
@@ -142,7 +142,7 @@ class ThresholdPanel(NotePanel):
             time_axis=True,
         )
         # θ in black, dashed: no tracked weight shares its look (they are coloured by rank)
-        self.theta_curve = p.plot(pen=pen("k", DASH), name="θ(t)")
+        self.theta_curve = add_curve(p, pen=pen("k", DASH), name="θ(t)")
         self.curves: list[pg.PlotDataItem] = []
         self.below_marks = pg.ScatterPlotItem(symbol="t", size=9, pen=pen("k"), brush=None)
         self.death_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pen("k"), brush="k")
@@ -159,7 +159,7 @@ class ThresholdPanel(NotePanel):
         q = self.add_plot(1, None, "t", "m' (nonzero)", time_axis=True, legend=False)
         q.setLogMode(y=True)
         self.stack(p, q)
-        self.nonzero_curve = q.plot(pen=pen(GREEN), stepMode=None)
+        self.nonzero_curve = add_curve(q, pen=pen(GREEN), stepMode=None)
         self.graphics.ci.layout.setRowStretchFactor(0, 2)
         self.graphics.ci.layout.setRowStretchFactor(1, 1)
         self.nonzero_plot = q
@@ -196,7 +196,7 @@ class ThresholdPanel(NotePanel):
         set_broken_curve(self.theta_curve, t, h[:, COL["theta"]], h[:, COL["lam"]], positive=log_y)
         shown = self.shown_tracked(snap)
         while len(self.curves) < len(shown):
-            self.curves.append(self.plot.plot())
+            self.curves.append(add_curve(self.plot))
         if len(shown) != self._coloured:  # dark for the largest initial weight, lighter down the ranks
             self._coloured = len(shown)
             for i, curve in enumerate(self.curves[: len(shown)]):
@@ -260,7 +260,7 @@ class ForcePanel(NotePanel):
             "|W<sub>k</sub>|",
             "d|W<sub>k</sub>|/dt",
         )
-        self.line = p.plot(pen=pen(GREY), name="(1-‖W‖²)(|W<sub>k</sub>| - θ)")
+        self.line = add_curve(p, pen=pen(GREY), name="(1-‖W‖²)(|W<sub>k</sub>| - θ)")
         self.up = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(BLUE))
         self.down = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(ORANGE))
         p.addItem(self.up)
