@@ -5,6 +5,8 @@ app uses when idle (a finished or paused run).
 
     .venv/bin/python benchmarks/bench_gui.py [--seconds 6] [--sizes 1000,100000,1000000]
         [--typed-m 10000000]
+    .venv/bin/python benchmarks/bench_gui.py --replay 3 [--pins 8]   # CPU a frame, worker paused
+    .venv/bin/python benchmarks/bench_gui.py --range-change 20 [--pins 8]   # a y-range change
 
 Beside each figure it prints a baseline measured in the same run: the same window drawn the
 straightforward way (pyqtgraph's auto-range on every frame, 2 px pens, axes with their tick
