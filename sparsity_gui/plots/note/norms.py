@@ -184,7 +184,8 @@ def decay_law_label(fit, regime, show_w: bool) -> tuple[str, str]:
 
     c, bulk = f"c = {num(fit.c)}", f"bulk c = {num(fit.c_bulk)}"
     pct = fit.max_rel_dev * 100
-    off = f"off ≤ {pct:.3g} %" if pct < 100 else f"off ≤ {pct:.0f} %" if math.isfinite(pct) else ""
+    dev = f"{pct:.3g} %" if pct < 100 else f"{pct:.0f} %" if math.isfinite(pct) else ""
+    off = f"off ≤ {dev}" if dev else ""
     negative = fit.c < 0 or fit.c_bulk < 0
     outside = regime is not None and not regime_holds(regime)
     if negative and outside:
@@ -197,8 +198,8 @@ def decay_law_label(fit, regime, show_w: bool) -> tuple[str, str]:
         short = ", ".join(x for x in (c, bulk, off) if x)
 
     full = f"{law}: {c} (rows with m′ ≥ 2), {bulk} (m′ ≥ 10)"
-    if off:
-        full += f"; the law is off ‖W‖₁ by up to {off.removeprefix('off ≤ ')}"
+    if dev:
+        full += f"; the law is off ‖W‖₁ by up to {dev}"
     if negative:
         full += "<br>c &lt; 0: w = 1/‖W‖₁ fell, the law does not describe this run"
     if outside:
