@@ -33,9 +33,12 @@ BLUE, ORANGE, GREEN, RED, PURPLE, GREY, PINK = (
 )
 
 
-# Live pens are width 1: wider cosmetic pens take Qt's slow stroking path (3-15x slower
-# per frame, measured). Exported figures are matplotlib's, with their own widths.
-LIVE_WIDTH = 1
+# Live pens are 1 px: wider cosmetic pens take Qt's slow stroking path (3-15x slower
+# per frame, measured). Width 0 is Qt's 1 px line, drawn alike, but pyqtgraph then pads
+# no curve's bounding rect by the pen (a pixel-size computation per curve per frame:
+# about 1 ms of a frame's 21 at m = 10^3, paired replays). Exported figures are
+# matplotlib's, with their own widths.
+LIVE_WIDTH = 0
 
 
 def pen(color: str, style=QtCore.Qt.PenStyle.SolidLine) -> pg.QtGui.QPen:

@@ -220,9 +220,9 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     assert "exported as PNG" in win.last_error and not (tmp_path / "window.svg").exists()
     assert not win.exports.export_figure(1, tmp_path / "x.gif")
     assert "use .png, .svg or .pdf" in win.last_error
-    # the live panels are untouched: their fast width-1 pens
+    # the live panels are untouched: their fast 1 px pens (width 0: Qt's 1 px line)
     measured = win.panels[3].measured
-    assert measured.opts["pen"] == live_pen and measured.opts["pen"].widthF() == 1
+    assert measured.opts["pen"] == live_pen and measured.opts["pen"].widthF() == 0
 
 
 @contextlib.contextmanager
