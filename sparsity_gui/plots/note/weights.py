@@ -13,7 +13,7 @@ from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.note.simulation import shown_tracked
 from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, pen
-from sparsity_gui.plots.curves import add_curve, set_broken_curve, set_curve
+from sparsity_gui.plots.curves import Dots, add_curve, set_broken_curve, set_curve
 from sparsity_gui.plots.note.panel import NotePanel
 from sparsity_gui.plots.pins import PinCurve
 from sparsity_gui.plots.ticks import whole_number_axis
@@ -261,8 +261,8 @@ class ForcePanel(NotePanel):
             "d|W<sub>k</sub>|/dt",
         )
         self.line = add_curve(p, pen=pen(GREY), name="(1-‖W‖²)(|W<sub>k</sub>| - θ)")
-        self.up = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(BLUE))
-        self.down = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(ORANGE))
+        self.up = Dots(BLUE, size=5)
+        self.down = Dots(ORANGE, size=5)
         p.addItem(self.up)
         p.addItem(self.down)
         p.legend.addItem(self.up, "growing weights")

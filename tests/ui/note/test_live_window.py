@@ -399,8 +399,8 @@ def test_at_launch_every_weight_and_theta_line_is_inside_its_view(qtbot, make_wi
     assert snap.t == 0.0
     force = panel(win, "ForcePanel")
     (x0, x1), (y0, y1) = force.plot.vb.viewRange()
-    xs = np.concatenate([force.up.data["x"], force.down.data["x"]])
-    ys = np.concatenate([force.up.data["y"], force.down.data["y"]])
+    xs = np.concatenate([force.up.getData()[0], force.down.getData()[0]])
+    ys = np.concatenate([force.up.getData()[1], force.down.getData()[1]])
     assert xs.size == np.count_nonzero(snap.sorted_abs)  # every nonzero weight drawn
     assert x0 <= xs.min() and xs.max() <= x1 and y0 <= ys.min() and ys.max() <= y1
     assert force.theta_line.isVisible() and x0 <= force.theta_line.value() <= x1
