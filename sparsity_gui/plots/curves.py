@@ -188,16 +188,16 @@ class Dots(pg.GraphicsObject):
         self._pen.setCapStyle(QtCore.Qt.PenCapStyle.RoundCap)
         self.x = self.y = np.zeros(0)
         self._points = QtGui.QPolygonF()
+        self._data_rect = QtCore.QRectF()
         self._bounds: QtCore.QRectF | None = None
 
     def setData(self, x, y) -> None:
         """Dots at the finite (x, y) rows."""
         self.prepareGeometryChange()
         self.x, self.y = finite_xy(np.asarray(x, float), np.asarray(y, float))
-        self._points = pg.functions.create_qpolygonf(len(self.x))
-        if len(self.x):  # (an empty polygon's buffer is no buffer)
-            xy = pg.functions.ndarray_from_qpolygonf(self._points)
-            xy[:, 0], xy[:, 1] = self.x, self.y
+        # (pyqtgraph's conversion fails on no points)
+        self._points = pg.functions.arrayToQPolygonF(self.x, self.y) if self.x.size else QtGui.QPolygonF()
+        self._data_rect = self._points.boundingRect()  # the data's bounds, for both uses
         self._bounds = None
         self.informViewBoundsChanged()
         self.update()
@@ -206,8 +206,10 @@ class Dots(pg.GraphicsObject):
         return self.x, self.y
 
     def dataBounds(self, ax: int, frac: float = 1.0, orthoRange=None):
-        values = self.x if ax == 0 else self.y
-        return (float(values.min()), float(values.max())) if values.size else (None, None)
+        if not self.x.size:
+            return (None, None)
+        r = self._data_rect
+        return (r.left(), r.right()) if ax == 0 else (r.top(), r.bottom())
 
     def viewTransformChanged(self) -> None:
         super().viewTransformChanged()
@@ -219,14 +221,11 @@ class Dots(pg.GraphicsObject):
             if not self.x.size:
                 self._bounds = QtCore.QRectF()
             else:
-                rect = QtCore.QRectF(
-                    QtCore.QPointF(self.x.min(), self.y.min()), QtCore.QPointF(self.x.max(), self.y.max())
-                )
                 px, py = self.pixelVectors()
                 pad = self.opts["size"] / 2 + 1
                 dx = pad * px.length() if px is not None else 0.0
                 dy = pad * py.length() if py is not None else 0.0
-                self._bounds = rect.adjusted(-dx, -dy, dx, dy)
+                self._bounds = self._data_rect.adjusted(-dx, -dy, dx, dy)
         return QtCore.QRectF(self._bounds)
 
     def paint(self, painter, *args) -> None:
