@@ -26,6 +26,16 @@ _FAST_CURVES = PlotDataset is not None and all(
     hasattr(pg.PlotDataItem, name) for name in ("_getDisplayDataset", "informViewBoundsChanged")
 )
 
+# PlotDataItem's style options and their names on its curve (PlotDataItem.updateItems)
+_CURVE_STYLE = (
+    ("pen", "pen"),
+    ("shadowPen", "shadowPen"),
+    ("fillLevel", "fillLevel"),
+    ("fillOutline", "fillOutline"),
+    ("fillBrush", "brush"),
+    ("antialias", "antialias"),
+)
+
 # PlotDataItem options under which it draws its data as they are (no transform but log10)
 _TRANSFORMS = (
     "subtractMeanMode",
@@ -81,7 +91,13 @@ def _put_data(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, finite: bool)
     item._datasetDisplay = None
     shown = item._getDisplayDataset()
     curve = item.curve
-    curve.setData(x=shown.x, y=shown.y, connect="finite" if gaps else "all", skipFiniteCheck=not gaps)
+    # the item's style too, as setData hands it over: an item that never had data through
+    # setData has never given its curve its pen (the curve's own default, white, is
+    # invisible on the panels' white background)
+    style = {name: opts[key] for key, name in _CURVE_STYLE if key in opts}
+    curve.setData(
+        x=shown.x, y=shown.y, connect="finite" if gaps else "all", skipFiniteCheck=not gaps, **style
+    )
     if (
         bounds is not None
         and isinstance(getattr(curve, "_boundsCache", None), list)  # (pyqtgraph 0.13.7-0.14)

@@ -49,6 +49,8 @@ def _same(fast: pg.PlotDataItem, reference: pg.PlotDataItem) -> None:
     rects = [None if d is None else d.dataRect() for d in (fast._datasetMapped, reference._datasetMapped)]
     assert rects[0] == rects[1]
     assert fast.curve.isVisible() == reference.curve.isVisible()
+    # drawn in the item's pen (a curve never set through setData had pyqtgraph's white)
+    assert fast.curve.opts["pen"] == reference.curve.opts["pen"] == pg.mkPen(fast.opts["pen"])
 
 
 @pytest.mark.parametrize("name", list(CASES))
