@@ -278,12 +278,24 @@ def fit_decay_constant(rows: np.ndarray, samples: int | None = None, one_left_at
 
 
 def last_weight_fixed_point(lam: float) -> float:
-    """The stable root of (1 - w^2) w = lam near 1 (nan when lam > 2/(3*sqrt 3))."""
+    """The stable root of (1 - w^2) w = lam near 1 (nan when lam > 2/(3*sqrt 3)): the
+    largest root of w^3 - w + lam = 0, in its trigonometric form, polished by Newton's
+    method. (Not scipy's brentq: importing scipy.optimize held the GUI thread for
+    0.2-0.4 s at the argument dock's first update.)"""
     if lam <= 0:
         return 1.0
     top = 1 / math.sqrt(3)
     if lam >= (1 - top * top) * top:
         return math.nan
-    from scipy.optimize import brentq  # here: scipy.optimize costs 0.4-0.7 s of every start
-
-    return brentq(lambda w: (1 - w * w) * w - lam, top, 1.0, xtol=1e-15)
+    w = 2 * top * math.cos(math.acos(-1.5 * math.sqrt(3) * lam) / 3)
+    # Newton where the root is simple; near the double root at lam = 2/(3 sqrt 3) the
+    # closed form is the better of the two
+    for _ in range(4):
+        slope = 1 - 3 * w * w
+        if abs(slope) < 1e-4:
+            break
+        step = ((1 - w * w) * w - lam) / slope
+        w -= step
+        if abs(step) <= 4e-16 * w:
+            break
+    return w

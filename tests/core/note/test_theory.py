@@ -358,3 +358,29 @@ def test_fitted_c_of_a_run_is_the_slope_of_its_own_rows():
     y = 1 / rows[use, COL["norm1"]] - 1 / rows[0, COL["norm1"]]
     assert sim_c == pytest.approx(float(np.dot(x, y) / np.dot(x, x)), rel=1e-10)
     assert 0.3 < sim_c < 1.5
+
+
+def test_last_weight_fixed_point_is_the_stable_root_of_the_cubic():
+    """The last weight settles where (1 - w^2) w = lam: the largest real root of
+    w^3 - w + lam = 0, against numpy's companion-matrix roots (and scipy's brentq), from
+    tiny lam to just below 2/(3 sqrt 3), where the two positive roots meet."""
+    from scipy.optimize import brentq
+
+    from sparsity_gui.core.note.metrics import last_weight_fixed_point
+
+    top = 1 / math.sqrt(3)
+    limit = (1 - top * top) * top
+    for lam in [*np.geomspace(1e-12, 0.99 * limit, 200), 1e-3, 0.25]:
+        roots = np.roots([1.0, 0.0, -1.0, lam])
+        largest = max(r.real for r in roots if abs(r.imag) < 1e-9)
+        bracketed = brentq(lambda w, lam=lam: (1 - w * w) * w - lam, top, 1.0, xtol=1e-16, rtol=1e-15)
+        w = last_weight_fixed_point(lam)
+        assert w == pytest.approx(bracketed, rel=4e-15)
+        assert w == pytest.approx(largest, rel=1e-12)
+        assert (1 - w * w) * w == pytest.approx(lam, rel=1e-12, abs=1e-15)
+        assert 1 - 3 * w * w < 0, "the stable root: the force's slope there is negative"
+    # at the double root the closed form still lands on it, to the precision it allows
+    near = limit * (1 - 1e-10)
+    assert last_weight_fixed_point(near) == pytest.approx(top, rel=1e-4)
+    assert last_weight_fixed_point(0.0) == 1.0
+    assert math.isnan(last_weight_fixed_point(limit)) and math.isnan(last_weight_fixed_point(0.5))
