@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.plots.legend import add_legend_row, tight_text
+from sparsity_gui.plots.markers import ChangeMarkers
 from sparsity_gui.plots.ticks import (
     integer_tick_values,
     log_tick_strings,
@@ -458,7 +459,7 @@ class LivePanel(Panel):
         super().__init__(parent)
         self.last = None  # the snapshot drawn last
         self._run_id = None
-        self._markers: list[tuple[pg.PlotItem, pg.InfiniteLine]] = []
+        self._markers: list[tuple[pg.PlotItem, ChangeMarkers]] = []  # one item a time plot
         self._drawn: tuple[tuple[float, str], ...] = ()  # the (x, label) drawn on each time plot
         self._legends_cached = False
 
@@ -515,35 +516,24 @@ class LivePanel(Panel):
         return []
 
     def _clear_markers(self) -> None:
-        for plot, line in self._markers:
-            plot.removeItem(line)
-        self._markers.clear()
-        self._drawn: tuple[tuple[float, str], ...] = ()
+        for _plot, markers in self._markers:
+            markers.set_markers(())
+        self._drawn = ()
 
     def _mark_changes(self, snap) -> None:
         if not self.time_plots:
             return
         markers = tuple(self.change_markers(snap))
-        if markers[: len(self._drawn)] != self._drawn:  # a near change merged into the last
-            self._clear_markers()
-        for x, label in markers[len(self._drawn) :]:
+        if markers == self._drawn:
+            return
+        if not self._markers:
             for plot in self.time_plots:
-                # the label hangs down from the top, beside the line: never clipped
-                line = pg.InfiniteLine(
-                    pos=x,
-                    angle=90,
-                    pen=pen(GREY, DASH),
-                    label=label,
-                    labelOpts={
-                        "position": 0.97,
-                        "color": GREY,
-                        "rotateAxis": (1, 0),
-                        "anchors": [(1, 0.5), (1, 0.5)],
-                    },
-                )
-                line.setZValue(-5)
-                plot.addItem(line, ignoreBounds=True)
-                self._markers.append((plot, line))
+                item = ChangeMarkers(pen(GREY, DASH), GREY)
+                item.setZValue(-5)
+                plot.addItem(item, ignoreBounds=True)
+                self._markers.append((plot, item))
+        for _plot, item in self._markers:
+            item.set_markers(markers)  # a near change merged into the last moves it
         self._drawn = markers
 
     @property

@@ -34,8 +34,32 @@ def test_lam_change_reaches_running_simulation_without_reset(qtbot, make_window)
     # every time panel shows a vertical marker at the moment of the change
     qtbot.waitUntil(lambda: all(p.marker_count == 1 for p in win.panels if p.time_plots), timeout=TIMEOUT)
     for panel in win.panels:
-        for _plot, line in panel._markers:
-            assert line.value() == pytest.approx(change_t)
+        for _plot, markers in panel._markers:
+            assert markers.positions() == pytest.approx([change_t])
+
+
+def test_live_changes_add_no_items_to_the_plots(qtbot, make_window):
+    """Each λ change draws a marker on every time plot, all of a plot's in one item: the
+    items a plot holds do not grow with the changes (as pyqtgraph InfiniteLines, two
+    items a change and a plot, they slowed every frame after)."""
+    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+    wait_running(qtbot, win)
+    counts = None
+    for k, lam in enumerate(("0.02", "0.03", "0.015"), start=1):
+        if k > 1:  # far enough from the last change not to merge into it (1 % of the time shown)
+            last = win.snapshot.lam_changes[-1].t
+            qtbot.waitUntil(lambda last=last: win.snapshot.t > 1.5 * last + 0.5, timeout=TIMEOUT)
+        type_into(win.controls.lam, lam)
+        qtbot.waitUntil(
+            lambda k=k: all(p.marker_count == k for p in win.panels if p.time_plots), timeout=TIMEOUT
+        )
+        now = [len(plot.items) for panel in win.panels for plot in panel.time_plots]
+        assert counts is None or now == counts
+        counts = now
+    for panel in win.panels:
+        for plot, markers in panel._markers:
+            assert markers in plot.items
+            assert markers.labels() == ["λ = 2.0e-2", "λ = 3.0e-2", "λ = 1.5e-2"]
 
 
 def test_lam_slider_applies_live(qtbot, make_window):
@@ -410,8 +434,7 @@ def test_a_lam_drag_is_one_change_with_one_readable_marker(qtbot, make_window):
     assert lam != 1e-3
     qtbot.waitUntil(lambda: len(win.snapshot.lam_changes) == 2, timeout=TIMEOUT)
     qtbot.waitUntil(lambda: all(p.marker_count == 1 for p in win.panels if p.time_plots), timeout=TIMEOUT)
-    line = win.panels[1]._markers[0][1]
-    assert line.label.toPlainText() == f"λ = {sci(lam)}"
+    assert win.panels[1]._markers[0][1].labels() == [f"λ = {sci(lam)}"]
     assert sci(0.002) == "2.0e-3" and sci(0.0126) == "1.3e-2" and sci(150.0) == "1.5e2"
     # changes closer than 1 % of the time shown merge into the last one
     near = [LiveChange(10.0, "lam", 1e-3), LiveChange(10.5, "lam", 2e-3), LiveChange(40.0, "lam", 3e-3)]
