@@ -6,7 +6,7 @@ import html
 import math
 
 import numpy as np
-from PySide6 import QtWidgets
+from PySide6 import QtGui, QtWidgets
 
 from sparsity_gui.core.note.metrics import COL, last_weight_fixed_point, regime_failures
 from sparsity_gui.core.note.runner import Snapshot
@@ -78,12 +78,36 @@ def regime_sentence(regime: dict | None) -> tuple[str, str, bool]:
     return "The note's premise does not hold here:", "; ".join(why) + ".", False
 
 
+# The fields of STEPS_HTML that hold a number (or a count) of the run, changed in place
+# between frames; the others (the regime's sentence, the ok/off classes, the fit's flags)
+# change the document's shape, which is then set again whole.
+NUMBERS = (
+    "s", "theta", "growing", "shrinking", "fp", "rp", "ratio", "w", "dl1", "dl1_bal", "c",
+    "c_bulk", "dev", "rv", "lo", "hi", "ident", "nonzero", "wstar", "top",
+)  # fmt: skip
+ANCHOR = "value:"  # the name of the anchor around each number in the document
+
+
+def _utf16_length(text: str) -> int:
+    """A text's length in Qt's positions (UTF-16 code units)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 class NoteView(QtWidgets.QTextBrowser):
+    """The argument's steps with the run's numbers, updated a few times a second. Setting
+    the whole document again (HTML parsed, every block laid out and repainted) took
+    4-5 ms of the GUI thread each time, a dropped frame each; the numbers are instead
+    replaced where they stand, and only their lines are laid out again."""
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("note_view")
         self.setOpenExternalLinks(False)
+        self.document().setUndoRedoEnabled(False)  # edits in place would pile up undo steps
         self.values: dict[str, str] = {}
+        self.full_renders = 0  # times the whole document was set (the rest: numbers in place)
+        self._shape: tuple[str, ...] | None = None
+        self._spans: list[tuple[int, int, str]] = []  # (position, length, field), in order
 
     def update_from(self, snap: Snapshot) -> None:
         h = snap.history
@@ -136,7 +160,67 @@ class NoteView(QtWidgets.QTextBrowser):
             wstar=_f(last_weight_fixed_point(snap.lam), 6),
             top=_f(float(a[0]) if a.size else math.nan, 6),
         )
+        shape = tuple(v[k] for k in sorted(v) if k not in NUMBERS)
+        if shape != self._shape or not self._spans:
+            self._render(v, shape)
+        else:
+            self._replace_numbers(v)
         self.values = v
+
+    def _render(self, v: dict[str, str], shape: tuple[str, ...]) -> None:
+        """The whole document, each number in a named anchor (found again by _find_spans)."""
+        marked = dict(v)
+        for key in NUMBERS:
+            marked[key] = f'<a name="{ANCHOR}{key}">{v[key]}</a>'
         scroll = self.verticalScrollBar().value()
-        self.setHtml(STEPS_HTML.format(**v))
+        self.setHtml(STEPS_HTML.format(**marked))
         self.verticalScrollBar().setValue(scroll)
+        self.full_renders += 1
+        self._shape = shape
+        self._spans = self._find_spans(v)
+
+    def _find_spans(self, v: dict[str, str]) -> list[tuple[int, int, str]]:
+        """Where each number stands: Qt names only an anchor's first character, so its
+        length is that of the text put there (checked against the document: on any
+        surprise, no spans, and each update sets the whole document)."""
+        spans = []
+        block = self.document().begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                fragment = it.fragment()
+                for name in fragment.charFormat().anchorNames():
+                    if name.startswith(ANCHOR):
+                        key = name[len(ANCHOR) :]
+                        spans.append((fragment.position(), _utf16_length(v[key]), key))
+                it += 1
+            block = block.next()
+        cursor = QtGui.QTextCursor(self.document())
+        for position, length, key in spans:
+            cursor.setPosition(position)
+            cursor.setPosition(position + length, QtGui.QTextCursor.MoveMode.KeepAnchor)
+            if cursor.selectedText() != v[key]:
+                return []
+        return spans if {key for _p, _n, key in spans} == set(NUMBERS) else []
+
+    def _replace_numbers(self, v: dict[str, str]) -> None:
+        """Each changed number's text replaced where it stands (its format kept), last first
+        so that the positions of those before it hold; one edit block, one layout."""
+        changed = [span for span in self._spans if v[span[2]] != self.values.get(span[2])]
+        if not changed:
+            return
+        cursor = QtGui.QTextCursor(self.document())
+        cursor.beginEditBlock()
+        shift = {}
+        for position, length, key in reversed(changed):
+            cursor.setPosition(position)
+            cursor.setPosition(position + length, QtGui.QTextCursor.MoveMode.KeepAnchor)
+            cursor.insertText(v[key])  # in the format of the text it replaces
+            shift[position] = _utf16_length(v[key]) - length
+        cursor.endEditBlock()
+        spans, moved = [], 0
+        for position, length, key in self._spans:
+            grow = shift.get(position, 0)
+            spans.append((position + moved, length + grow, key))
+            moved += grow
+        self._spans = spans

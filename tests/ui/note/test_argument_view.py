@@ -1,0 +1,98 @@
+"""The argument dock's numbers, replaced in place between updates, against the same
+snapshots rendered from scratch: the same text and the same formats (the numbers'
+colour, the ok/off classes), through a run and a live change of λ."""
+
+from __future__ import annotations
+
+from PySide6 import QtGui
+
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.runner import Runner
+from sparsity_gui.ui.note.argument import NoteView
+
+
+def _fragments(view: NoteView) -> list[tuple[str, str, str, bool]]:
+    """The document as its fragments: (text, colour, font family, bold)."""
+    out = []
+    block = view.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            f = it.fragment()
+            fmt = f.charFormat()
+            family = (fmt.fontFamilies() or [""])[0]
+            out.append((f.text(), fmt.foreground().color().name(), family, fmt.fontWeight() >= 600))
+            it += 1
+        out.append(("¶", "", "", False))
+        block = block.next()
+    return out
+
+
+def _merged(fragments):
+    """Neighbouring fragments of one format joined (edits may split or join them)."""
+    out = []
+    for text, *fmt in fragments:
+        if out and out[-1][1:] == tuple(fmt) and text != "¶" and out[-1][0] != "¶":
+            out[-1] = (out[-1][0] + text, *fmt)
+        else:
+            out.append((text, *fmt))
+    return out
+
+
+def test_numbers_replaced_in_place_read_as_a_fresh_render(qapp):
+    runner = Runner(SimParams(m=2000, lam=2e-3), speed=0, warm_up=False, playing=True)
+    runner.step_once()
+    sim = runner.sim
+    live = NoteView()
+    updates = 0
+    for t, lam in (
+        (0.5, None),
+        (2.0, None),
+        (8.0, None),
+        (30.0, 4e-3),
+        (60.0, None),
+        (200.0, 1e-3),
+        (400.0, None),
+    ):
+        if lam is not None:
+            sim.set_lam(lam)
+            runner.params = sim.params
+        sim.advance(t)
+        snap = runner.make_snapshot()
+        live.update_from(snap)
+        updates += 1
+        fresh = NoteView()
+        fresh.update_from(snap)
+        assert fresh.full_renders == 1
+        assert live.toPlainText() == fresh.toPlainText(), f"t = {t}"
+        assert _merged(_fragments(live)) == _merged(_fragments(fresh)), f"t = {t}"
+        assert live.values == fresh.values
+    # the numbers went in place on most updates: the document was set again only when its
+    # shape changed (the regime's sentence after λ was lowered, an ok/off class)
+    assert live.full_renders < updates
+    num_colour = QtGui.QColor("#1f4e79").name()
+    assert any(colour == num_colour and text.strip() for text, colour, *_ in _fragments(live))
+
+
+def test_an_unchanged_snapshot_changes_nothing_and_scrolling_is_kept(qtbot):
+    runner = Runner(SimParams(m=500, lam=1e-3), speed=0, warm_up=False, playing=True)
+    runner.step_once()
+    runner.sim.advance(5.0)
+    view = NoteView()
+    qtbot.addWidget(view)
+    view.resize(300, 200)
+    view.show()
+    snap = runner.make_snapshot()
+    view.update_from(snap)
+    revision = view.document().revision()
+    view.update_from(snap)
+    assert view.document().revision() == revision and view.full_renders == 1
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    bar.setValue(bar.maximum() // 2)
+    kept = bar.value()
+    assert kept > 0
+    runner.sim.advance(50.0)
+    view.update_from(runner.make_snapshot())
+    assert bar.value() == kept
+    assert not view.document().isUndoAvailable(), "edits in place keep no undo steps"
