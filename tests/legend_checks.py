@@ -7,13 +7,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from sparsity_gui.plots.curves import Dots
+from sparsity_gui.plots.curves import Marks
 from sparsity_gui.plots.legend import LegendRow, tick_text_size
 
 
 def drawn_points(item) -> list[QtCore.QPointF]:
     """Scene positions of the points an item draws (up to 400 of each, evenly spread)."""
-    if isinstance(item, (pg.PlotDataItem, Dots)):
+    if isinstance(item, (pg.PlotDataItem, Marks)):
         x, y = item.getData()
     elif isinstance(item, pg.ScatterPlotItem):
         x, y = item.data["x"], item.data["y"]

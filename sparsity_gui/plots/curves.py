@@ -188,27 +188,21 @@ def add_curve(plot: pg.PlotItem, **opts) -> ClipAwareCurve:
     return item
 
 
-class Dots(pg.GraphicsObject):
-    """Round dots of one colour, ``size`` px across, at (x, y): a scatter of thousands of
-    points set anew every frame, drawn in one call (QPainter.drawPoints with a round pen).
-    pyqtgraph's ScatterPlotItem builds a record and a pixmap fragment per point on each
-    setData and paint: the Sparsity force panel's two scatters cost about 2.6 ms of a
-    frame's 21 at m = 10^3 that way (replay, in-process paired runs). Linear axes only;
-    the legend draws it as a dot (pyqtgraph's ItemSample reads ``opts``)."""
+class Marks(pg.GraphicsObject):
+    """Marks of ``size`` px at (x, y), drawn in device pixels (a mark keeps its shape
+    under the view's unequal x and y scales) by the subclass's paint; bounds padded by
+    the marks' radius. Linear axes only."""
 
-    def __init__(self, color, size: float = 5.0):
+    def __init__(self, opts: dict):
         super().__init__()
-        self.opts = {"pen": None, "brush": pg.mkBrush(color), "symbol": "o", "size": size}
-        self._pen = QtGui.QPen(QtGui.QColor(color), size)
-        self._pen.setCosmetic(True)  # size px on screen, whatever the view's scale
-        self._pen.setCapStyle(QtCore.Qt.PenCapStyle.RoundCap)
+        self.opts = opts  # what pyqtgraph's legend sample reads: pen, brush, symbol, size
         self.x = self.y = np.zeros(0)
         self._points = QtGui.QPolygonF()
         self._data_rect = QtCore.QRectF()
         self._bounds: QtCore.QRectF | None = None
 
     def setData(self, x, y) -> None:
-        """Dots at the finite (x, y) rows."""
+        """Marks at the finite (x, y) rows."""
         self.prepareGeometryChange()
         self.x, self.y = finite_xy(np.asarray(x, float), np.asarray(y, float))
         # (pyqtgraph's conversion fails on no points)
@@ -229,7 +223,7 @@ class Dots(pg.GraphicsObject):
 
     def viewTransformChanged(self) -> None:
         super().viewTransformChanged()
-        self._bounds = None  # the dots' radius, in data units, changed
+        self._bounds = None  # the marks' radius, in data units, changed
         self.prepareGeometryChange()
 
     def boundingRect(self) -> QtCore.QRectF:
@@ -244,11 +238,53 @@ class Dots(pg.GraphicsObject):
                 self._bounds = self._data_rect.adjusted(-dx, -dy, dx, dy)
         return QtCore.QRectF(self._bounds)
 
-    def paint(self, painter, *args) -> None:
-        # in device pixels: a wide pen's points under the view's unequal x and y scales
-        # are drawn as bars, not dots
+    def _device_points(self, painter) -> QtGui.QPolygonF:
+        """The points in device pixels, the painter reset to draw there."""
         points = painter.transform().map(self._points)
         painter.resetTransform()
-        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)  # round, as pyqtgraph's symbols
+        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)  # as pyqtgraph's symbols
+        return points
+
+
+class Dots(Marks):
+    """Round dots of one colour, ``size`` px across, at (x, y): a scatter of thousands of
+    points set anew every frame, drawn in one call (QPainter.drawPoints with a round pen).
+    pyqtgraph's ScatterPlotItem builds a record and a pixmap fragment per point on each
+    setData and paint: the Sparsity force panel's two scatters cost about 2.6 ms of a
+    frame's 21 at m = 10^3 that way (replay, in-process paired runs). The legend draws
+    it as a dot."""
+
+    def __init__(self, color, size: float = 5.0):
+        super().__init__({"pen": None, "brush": pg.mkBrush(color), "symbol": "o", "size": size})
+        self._pen = QtGui.QPen(QtGui.QColor(color), size)
+        self._pen.setCosmetic(True)  # size px on screen, whatever the view's scale
+        self._pen.setCapStyle(QtCore.Qt.PenCapStyle.RoundCap)
+
+    def paint(self, painter, *args) -> None:
+        points = self._device_points(painter)
         painter.setPen(self._pen)
         painter.drawPoints(points)
+
+
+class Symbols(Marks):
+    """A few marks of one of pyqtgraph's symbols ("t": ▽, "x": ×, ...), ``size`` px, at
+    (x, y), drawn as one path. As a ScatterPlotItem, a handful of static marks cost
+    about 0.2 ms of every frame they were repainted in (its per-point bookkeeping in
+    Python), for two of them about 4 % of a frame at m = 10^3 (py-spy, replay)."""
+
+    def __init__(self, symbol: str, size: float, pen: QtGui.QPen, brush=None):
+        brush = pg.mkBrush(brush) if brush is not None else None
+        super().__init__({"pen": pen, "brush": brush, "symbol": symbol, "size": size})
+        self._symbol = QtGui.QTransform.fromScale(size, size).map(
+            pg.graphicsItems.ScatterPlotItem.Symbols[symbol]
+        )
+        self._pen = QtGui.QPen(pen)
+        self._brush = brush if brush is not None else QtGui.QBrush(QtCore.Qt.BrushStyle.NoBrush)
+
+    def paint(self, painter, *args) -> None:
+        path = QtGui.QPainterPath()
+        for point in self._device_points(painter):
+            path.addPath(self._symbol.translated(point))
+        painter.setPen(self._pen)
+        painter.setBrush(self._brush)
+        painter.drawPath(path)

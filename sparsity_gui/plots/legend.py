@@ -5,7 +5,10 @@ rest of an export."""
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from sparsity_gui.plots.curves import Marks
 
 
 def tick_text_size(plot: pg.PlotItem) -> str:
@@ -35,6 +38,14 @@ class RowSample(pg.ItemSample):
 
     def paint(self, p, *args) -> None:
         p.translate(0, ((self.height() or 20) - 20) / 2)
+        if isinstance(self.item, Marks) and self.item.isVisible():
+            # marks, not a line: the symbol alone (pyqtgraph's sample draws its pen as a
+            # line through it for any item but a ScatterPlotItem)
+            opts = self.item.opts
+            p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+            p.translate(10, 10)
+            drawSymbol(p, opts["symbol"], opts["size"], pg.mkPen(opts["pen"]), pg.mkBrush(opts["brush"]))
+            return
         super().paint(p, *args)
 
 

@@ -13,7 +13,7 @@ from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.note.simulation import shown_tracked
 from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, pen
-from sparsity_gui.plots.curves import Dots, add_curve, set_broken_curve, set_curve
+from sparsity_gui.plots.curves import Dots, Symbols, add_curve, set_broken_curve, set_curve
 from sparsity_gui.plots.note.panel import NotePanel
 from sparsity_gui.plots.pins import PinCurve
 from sparsity_gui.plots.ticks import whole_number_axis
@@ -144,8 +144,8 @@ class ThresholdPanel(NotePanel):
         # θ in black, dashed: no tracked weight shares its look (they are coloured by rank)
         self.theta_curve = add_curve(p, pen=pen("k", DASH), name="θ(t)")
         self.curves: list[pg.PlotDataItem] = []
-        self.below_marks = pg.ScatterPlotItem(symbol="t", size=9, pen=pen("k"), brush=None)
-        self.death_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pen("k"), brush="k")
+        self.below_marks = Symbols("t", 9, pen("k"))
+        self.death_marks = Symbols("x", 9, pen("k"), brush="k")
         p.addItem(self.below_marks)
         p.addItem(self.death_marks)
         p.legend.addItem(self.below_marks, "falls below θ")
