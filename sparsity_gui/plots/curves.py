@@ -94,9 +94,8 @@ def _put_data(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, finite: bool)
     # the item's style too, as setData hands it over: an item that never had data through
     # setData has never given its curve its pen (the curve's own default, white, is
     # invisible on the panels' white background)
-    style = {name: opts[key] for key, name in _CURVE_STYLE if key in opts}
-    curve.setData(
-        x=shown.x, y=shown.y, connect="finite" if gaps else "all", skipFiniteCheck=not gaps, **style
+    _put_on_curve(
+        curve, shown.x, shown.y, gaps, {name: opts[key] for key, name in _CURVE_STYLE if key in opts}
     )
     if (
         bounds is not None
@@ -114,6 +113,50 @@ def _put_data(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, finite: bool)
     if not item.curve.isVisible():
         item.curve.show()
     item.informViewBoundsChanged()  # an auto-ranged view (a user's 'A') refits
+
+
+# what PlotCurveItem.updateData empties when the data change (0.13.7: _renderSegmentList;
+# 0.14: _lineSegmentsRendered)
+_CURVE_CACHES = (
+    ("path", None),
+    ("fillPath", None),
+    ("_fillPathList", None),
+    ("_mouseShape", None),
+    ("_renderSegmentList", None),
+    ("_lineSegmentsRendered", False),
+)
+
+
+def _put_on_curve(curve: pg.PlotCurveItem, x: np.ndarray, y: np.ndarray, gaps: bool, style: dict) -> None:
+    """What PlotCurveItem.setData(x=x, y=y, connect=..., skipFiniteCheck=..., **style)
+    leaves, for 1-D float arrays: the style set only where it changed (setPen makes a
+    new pen, and each setter invalidates the bounds), no argument checks, and no
+    sigPlotChanged (pyqtgraph listens to it only in OpenGL mode, which no panel uses)."""
+    copts = curve.opts
+    for name, value in style.items():
+        if name in ("pen", "shadowPen", "brush"):
+            if value is None or copts[name] is None:
+                changed = value is not copts[name]
+            else:
+                changed = copts[name] != value
+            if changed:
+                {"pen": curve.setPen, "shadowPen": curve.setShadowPen, "brush": curve.setBrush}[name](value)
+        elif name == "fillLevel":
+            if copts[name] != value:
+                curve.setFillLevel(value)
+        else:
+            copts[name] = value
+    curve.yData = y
+    curve.xData = x
+    curve.invalidateBounds()
+    curve.prepareGeometryChange()
+    curve.informViewBoundsChanged()
+    for name, empty in _CURVE_CACHES:
+        if hasattr(curve, name):
+            setattr(curve, name, empty)
+    copts["connect"] = "finite" if gaps else "all"
+    copts["skipFiniteCheck"] = not gaps
+    curve.update()
 
 
 def _cosmetic(pen) -> bool:
