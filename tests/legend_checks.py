@@ -7,12 +7,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from sparsity_gui.plots.curves import Marks
+from sparsity_gui.plots.curves import CurveBundle, Marks
 from sparsity_gui.plots.legend import LegendRow, tick_text_size
 
 
 def drawn_points(item) -> list[QtCore.QPointF]:
     """Scene positions of the points an item draws (up to 400 of each, evenly spread)."""
+    if isinstance(item, CurveBundle):
+        return [pt for k in range(item.curve_count) for pt in drawn_points_of(item, *item.view_data(k))]
     if isinstance(item, (pg.PlotDataItem, Marks)):
         x, y = item.getData()
     elif isinstance(item, pg.ScatterPlotItem):
@@ -21,6 +23,11 @@ def drawn_points(item) -> list[QtCore.QPointF]:
         x, y = item.opts["x"], item.opts["y"]
     else:
         return []
+    return drawn_points_of(item, x, y)
+
+
+def drawn_points_of(item, x, y) -> list[QtCore.QPointF]:
+    """Scene positions of up to 400 of the points (x, y), in ``item``'s coordinates."""
     if x is None or y is None or len(x) == 0:
         return []
     x, y = np.asarray(x, float), np.asarray(y, float)

@@ -13,7 +13,7 @@ from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.note.simulation import shown_tracked
 from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, pen
-from sparsity_gui.plots.curves import Dots, Symbols, add_curve, set_broken_curve, set_curve
+from sparsity_gui.plots.curves import CurveBundle, Dots, Symbols, add_curve, set_broken_curve, set_curve
 from sparsity_gui.plots.note.panel import NotePanel
 from sparsity_gui.plots.pins import PinCurve
 from sparsity_gui.plots.ticks import whole_number_axis
@@ -143,7 +143,8 @@ class ThresholdPanel(NotePanel):
         )
         # θ in black, dashed: no tracked weight shares its look (they are coloured by rank)
         self.theta_curve = add_curve(p, pen=pen("k", DASH), name="θ(t)")
-        self.curves: list[pg.PlotDataItem] = []
+        self.tracked = CurveBundle()  # the tracked weights, coloured by rank
+        p.addItem(self.tracked)
         self.below_marks = Symbols("t", 9, pen("k"))
         self.death_marks = Symbols("x", 9, pen("k"), brush="k")
         p.addItem(self.below_marks)
@@ -185,6 +186,12 @@ class ThresholdPanel(NotePanel):
     def apply_toggles(self) -> None:
         self.plot.setLogMode(y=self.log_y.isChecked())
 
+    def data_left_view(self) -> bool:
+        """LivePanel's check, and the tracked weights' (one item, not data items)."""
+        if super().data_left_view():
+            return True
+        return self.plot not in self._user_zoomed and self.tracked.left_view(self.plot.vb.viewRect())
+
     def shown_tracked(self, snap: Snapshot) -> np.ndarray:
         """Indices (into the tracked list) of the weights drawn: spread over all tracked."""
         return shown_tracked(len(snap.tracked_ranks), self.count.value())
@@ -195,12 +202,9 @@ class ThresholdPanel(NotePanel):
         log_y = self.log_y.isChecked()
         set_broken_curve(self.theta_curve, t, h[:, COL["theta"]], h[:, COL["lam"]], positive=log_y)
         shown = self.shown_tracked(snap)
-        while len(self.curves) < len(shown):
-            self.curves.append(add_curve(self.plot))
         if len(shown) != self._coloured:  # dark for the largest initial weight, lighter down the ranks
             self._coloured = len(shown)
-            for i, curve in enumerate(self.curves[: len(shown)]):
-                curve.setPen(pen(rank_colour(i / max(len(shown) - 1, 1))))
+            self.tracked.set_pens(pen(rank_colour(i / max(len(shown) - 1, 1))) for i in range(len(shown)))
         ranks = snap.tracked_ranks[shown] + 1 if len(shown) else []
         key = (
             f"|W_k| by initial rank, {int(ranks[0])} (dark) … {sci_count(int(ranks[-1]))}"
@@ -212,12 +216,9 @@ class ThresholdPanel(NotePanel):
             self.plot.legend.set_label(self.key_sample, key)
         below_x, below_y, dead_x, dead_y = [], [], [], []
         theta = h[:, COL["theta"]]
-        for curve in self.curves[len(shown) :]:
-            curve.setData([], [])
+        ys = h[:, N_COLS + shown]  # rows x shown weights
+        self.tracked.setData(t, ys)  # (its log mode is the plot's: positive values on log y)
         if len(shown):
-            ys = h[:, N_COLS + shown]  # rows x shown weights
-            for curve, y in zip(self.curves, ys.T, strict=False):
-                set_curve(curve, t, y, positive=log_y)
             # first recorded instant below theta while still alive (for weights that
             # started above it)
             below = (ys < theta[:, None]) & (ys > 0) & (ys[0] >= theta[0])[None, :]

@@ -105,7 +105,7 @@ def test_tracked_csv_holds_the_panels_tracked_weights(qtbot, make_window, tmp_pa
         assert header[1:] == [f"w{int(k)}" for k in sim.init.order[sim.tracked[shown]]]
         np.testing.assert_array_equal(table[:, 1:], run.rows[:, len(COLUMNS) + shown])
         # and the panel draws the same weights: the columns' initial values are its curves' first values
-        first = [curve.getData()[1][0] for curve in panel.curves[:count]]
+        first = [panel.tracked.getData(k)[1][0] for k in range(count)]
         np.testing.assert_allclose(first, table[0, 1:], rtol=1e-12)
 
 

@@ -398,7 +398,8 @@ def test_theta_is_unmistakable_and_tracked_weights_are_keyed_by_rank(qtbot, make
     theta = pg.mkPen(panel.theta_curve.opts["pen"])
     assert theta.style() == QtCore.Qt.PenStyle.DashLine and theta.color().name() == "#000000"
     shown = panel.shown_tracked(win.snapshot)
-    colours = [pg.mkPen(c.opts["pen"]).color() for c in panel.curves[: len(shown)]]
+    colours = [p.color() for p in panel.tracked.pens]
+    assert len(colours) == len(shown) == panel.tracked.curve_count
     assert all(c.name() != "#000000" and c.name() != theta.color().name() for c in colours)
     assert len({c.name() for c in colours}) == len(colours)
 
