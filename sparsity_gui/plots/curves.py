@@ -370,7 +370,9 @@ class CurveBundle(pg.GraphicsObject):
         """Curve k is (x, ys[:, k])."""
         self.prepareGeometryChange()
         x = np.asarray(x, float)
-        ys = np.asarray(ys, float).reshape(len(x), -1)
+        ys = np.asarray(ys, float)
+        if ys.ndim == 1:
+            ys = ys[:, None]
         self._source = (x, ys)
         self._data, self._paths = [], []
         lo, hi = [math.inf, math.inf], [-math.inf, -math.inf]

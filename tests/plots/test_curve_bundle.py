@@ -112,6 +112,8 @@ def test_log_mode_follows_the_plot_and_newest_points_are_checked_against_the_vie
     assert bundle.left_view(
         QtCore.QRectF(QtCore.QPointF(-1, -20), QtCore.QPointF(40, 1))
     )  # t = 50 is right of it
+    bundle.setData(np.zeros(0), np.zeros((0, 3)))  # a run with no rows yet (or failed)
+    assert bundle.curve_count == 3 and bundle.dataBounds(1) == (None, None) and bundle.boundingRect().isNull()
     bundle.setData(t, np.zeros((len(t), 0)))  # no curves: nothing drawn, nothing left behind
     for item in items:
         item.setData([], [])
