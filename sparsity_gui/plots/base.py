@@ -12,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from sparsity_gui.plots.axes import axes
 from sparsity_gui.plots.legend import add_legend_row, tight_text
 from sparsity_gui.plots.markers import ChangeMarkers
 from sparsity_gui.plots.ticks import (
@@ -164,7 +165,7 @@ class Panel(QtWidgets.QFrame):
         time_axis: bool = False,
         legend: bool = True,
     ) -> pg.PlotItem:
-        plot = self.graphics.addPlot(row=row, col=0, title=title)
+        plot = self.graphics.addPlot(row=row, col=0, title=title, axisItems=axes())
         # Qt's text items pad their text by 4 px on every side: 8 px of each title, axis
         # title and legend row that a 1366x768 screen needs for the data
         tight_text(plot.titleLabel.item)
