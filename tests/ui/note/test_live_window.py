@@ -388,6 +388,28 @@ def test_the_m_prime_axis_from_7_to_1000_has_three_labels_apart_at_1366x768(qtbo
         assert upper.bottom() <= lower.top(), "labels touch"
 
 
+def test_a_log_range_never_ends_just_past_a_decade_whose_label_it_would_cut(qtbot, make_window):
+    """Whatever the data's extent, a vertical log range ends on a decade, or half a label
+    or more past one: a decade just inside an end has its label cut by the edge, and
+    pyqtgraph drops it (the m' axis from 8 to 1000 showed no 10^1 in 1 run of 5)."""
+    import math
+
+    win = make_window(SimParams(m=1000, lam=1e-2), playing=False)
+    on_laptop(win)
+    qtbot.waitUntil(lambda: win.snapshot is not None, timeout=TIMEOUT)
+    threshold = panel(win, "ThresholdPanel")
+    plot = threshold.nonzero_plot
+    for lo in np.linspace(0.0, 1.0, 41):  # data from 10^lo to 10^3
+        got = threshold._range_for(plot, 1, (lo, 3.0), (lo, 3.0), force=True)
+        assert got is not None
+        bottom, top = got
+        room = threshold._label_room(plot, 1, 3.0 - lo)  # (as the range is worked out)
+        assert room > 0
+        for edge, decade in ((bottom, math.ceil(bottom)), (top, math.floor(top))):
+            assert abs(decade - edge) < 1e-12 or abs(decade - edge) >= room * (1 - 1e-9), (lo, bottom, top)
+        assert bottom <= lo and top >= 3.0
+
+
 def test_at_launch_every_weight_and_theta_line_is_inside_its_view(qtbot, make_window):
     """Paused at t = 0 (as launched with --paused) and then running: the Sparsity force
     shows every weight and its θ line inside its x range; the largest weight of Sorted
