@@ -354,7 +354,8 @@ class Panel(QtWidgets.QFrame):
             lo, hi = lo - 0.5 * span, hi + 0.5 * span
             span = hi - lo
         below, above = lo < clo, hi > chi
-        pad = max(0.06 * span, self._label_room(plot, axis, span))
+        room = self._label_room(plot, axis, span)
+        pad = max(0.06 * span, room)
         if self._steps_ahead(plot, axis):
             # a linear time axis: while the run goes on its top moves in 1-2-5 steps (a few
             # re-layouts a decade); once it stops, the axis ends where the run does (a run
@@ -370,7 +371,6 @@ class Panel(QtWidgets.QFrame):
         ahead = max(pad, ROOM_AHEAD * span)
         bottom = lo - (ahead if below and not force else pad)
         top = self._range_top(plot, axis, hi, span, ahead if above and not force else pad)
-        room = self._label_room(plot, axis, span)
         if room > 0:
             # a decade just inside an end has its label cut by the edge, and pyqtgraph
             # drops it (m' from 8 to 1000 shown from 10^0.8: no 10^1, in 1 of 5 runs)

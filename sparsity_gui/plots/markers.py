@@ -46,10 +46,7 @@ class ChangeMarkers(pg.GraphicsObject):
     def labels(self) -> list[str]:
         return [label for _x, label in self.markers]
 
-    # --- what pyqtgraph and Qt ask of an item -----------------------------------------
-    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange=None):
-        return (None, None)  # markers never widen a range
-
+    # --- what pyqtgraph and Qt ask of an item (added with ignoreBounds: no data bounds) ---
     def viewTransformChanged(self) -> None:
         super().viewTransformChanged()
         self._bounds = None  # the view moved: so did the lines' top and bottom
