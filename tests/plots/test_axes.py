@@ -8,17 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtWidgets
+from screen_pixels import screen_rgb, white_plot
 
 from sparsity_gui.plots.axes import Axis, axes
 
 
 def _plot(qtbot, ours: bool) -> tuple[pg.PlotWidget, pg.PlotItem]:
-    widget = pg.PlotWidget(background="w", axisItems=axes() if ours else None)
-    qtbot.addWidget(widget)
-    widget.resize(420, 300)
-    widget.show()
-    plot = widget.getPlotItem()
+    widget, plot = white_plot(qtbot, 420, 300, axisItems=axes() if ours else None)
     plot.showGrid(x=True, y=True, alpha=0.25)
     for side in ("left", "bottom", "top", "right"):
         plot.getAxis(side).setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
@@ -27,14 +24,7 @@ def _plot(qtbot, ours: bool) -> tuple[pg.PlotWidget, pg.PlotItem]:
 
 
 def _image(widget: pg.PlotWidget) -> np.ndarray:
-    for _ in range(3):
-        QtWidgets.QApplication.processEvents()
-    image = widget.grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB32)
-    return (
-        np.frombuffer(image.constBits(), np.uint8)
-        .reshape(image.height(), image.bytesPerLine() // 4, 4)
-        .copy()
-    )
+    return screen_rgb(widget, whole=True)  # the axes too
 
 
 STEPS = [

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore
+from screen_pixels import near, screen_rgb, white_plot
 
 from sparsity_gui.plots.curves import Dots
 
@@ -17,28 +18,14 @@ X = np.array([0.1, 0.2, 0.25, 0.5, 0.52, 0.8])
 
 
 def _plot(qtbot) -> tuple[pg.PlotWidget, pg.PlotItem]:
-    widget = pg.PlotWidget(background="w")
-    qtbot.addWidget(widget)
-    widget.resize(500, 320)
-    widget.show()
-    plot = widget.getPlotItem()
+    widget, plot = white_plot(qtbot)
     plot.setXRange(0, 1, padding=0)
     plot.setYRange(-0.2, 1.2, padding=0)
     return widget, plot
 
 
-def _image(widget: pg.PlotWidget) -> QtGui.QImage:
-    for _ in range(3):
-        QtWidgets.QApplication.processEvents()
-    return widget.viewport().grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB32)
-
-
-def _coloured(image: QtGui.QImage, color: str) -> np.ndarray:
-    """Pixels (rows, columns) within a small distance of ``color``, as a mask."""
-    pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
-    rgb = pixels[:, : image.width(), 2::-1]  # (B, G, R, A) in memory
-    want = np.array(QtGui.QColor(color).getRgb()[:3])
-    return np.abs(rgb.astype(int) - want).sum(axis=2) < 60
+_image = screen_rgb
+_coloured = near  # pixels (rows, columns) within a small distance of a colour
 
 
 def _on_screen(widget: pg.PlotWidget, item, x: float, y: float) -> tuple[int, int]:
@@ -139,7 +126,7 @@ def test_the_legend_shows_a_dot_of_its_colour(qtbot, color):
     image = _image(widget)
     sample = legend.items[0][0]
     box = widget.mapFromScene(sample.sceneBoundingRect()).boundingRect()
-    swatch = _coloured(image.copy(box), color)
+    swatch = _coloured(image[box.top() : box.bottom() + 1, box.left() : box.right() + 1], color)
     rows, cols = np.nonzero(swatch)
     assert swatch.sum() >= 9  # a dot, not a line: as tall as wide
     assert abs(np.ptp(rows) - np.ptp(cols)) <= 1 and np.ptp(cols) <= 7

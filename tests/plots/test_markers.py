@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore
+from screen_pixels import screen_rgb, white_plot
 
 from sparsity_gui.plots.base import DASH, pen
 from sparsity_gui.plots.markers import ChangeMarkers
@@ -16,13 +17,8 @@ RED = "#d62728"
 
 
 def _plot(qtbot) -> tuple[pg.PlotWidget, pg.PlotItem, ChangeMarkers]:
-    widget = pg.PlotWidget(background="w")
-    qtbot.addWidget(widget)
-    widget.resize(500, 320)
-    widget.show()
-    plot = widget.getPlotItem()
+    widget, plot = white_plot(qtbot, left_axis_width=40)
     plot.showGrid(x=False, y=False)
-    plot.getAxis("left").setWidth(40)  # the view's place fixed, whatever the tick labels
     plot.setXRange(0, 100, padding=0)
     plot.setYRange(0, 1, padding=0)
     markers = ChangeMarkers(pen(RED, DASH), RED)
@@ -32,11 +28,7 @@ def _plot(qtbot) -> tuple[pg.PlotWidget, pg.PlotItem, ChangeMarkers]:
 
 def _red(widget: pg.PlotWidget) -> np.ndarray:
     """The viewport's pixels near RED (the rims of antialiased text included), as a mask."""
-    for _ in range(3):
-        QtWidgets.QApplication.processEvents()
-    image = widget.viewport().grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB32)
-    pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
-    rgb = pixels[:, : image.width(), 2::-1].astype(int)  # (B, G, R, A) in memory
+    rgb = screen_rgb(widget)
     # reddish: red well above green and blue, however light (text rims blend with white)
     return (rgb[..., 0] - rgb[..., 1] > 40) & (rgb[..., 0] - rgb[..., 2] > 40)
 

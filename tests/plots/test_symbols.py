@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore
+from screen_pixels import screen_rgb, white_plot
 
 from sparsity_gui.plots.base import pen
 from sparsity_gui.plots.curves import Symbols
@@ -17,12 +18,7 @@ INK = "#1f77b4"
 
 
 def _plot(qtbot) -> tuple[pg.PlotWidget, pg.PlotItem]:
-    widget = pg.PlotWidget(background="w")
-    qtbot.addWidget(widget)
-    widget.resize(500, 320)
-    widget.show()
-    plot = widget.getPlotItem()
-    plot.getAxis("left").setWidth(40)
+    widget, plot = white_plot(qtbot, left_axis_width=40)
     plot.setXRange(0, 1, padding=0)
     plot.setYRange(0, 1, padding=0)
     return widget, plot
@@ -30,11 +26,7 @@ def _plot(qtbot) -> tuple[pg.PlotWidget, pg.PlotItem]:
 
 def _inked(widget: pg.PlotWidget) -> np.ndarray:
     """Pixels near INK (antialiased rims included), as a mask."""
-    for _ in range(3):
-        QtWidgets.QApplication.processEvents()
-    image = widget.viewport().grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB32)
-    pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
-    rgb = pixels[:, : image.width(), 2::-1].astype(int)
+    rgb = screen_rgb(widget)
     return (rgb[..., 2] - rgb[..., 0] > 40) & (rgb[..., 2] > 100)  # bluish
 
 
