@@ -39,8 +39,11 @@ def drawn_points_of(item, x, y) -> list[QtCore.QPointF]:
 
 def check_legends_clear_of_data(panel) -> int:
     """Every legend lies outside its plot's data area, holds no drawn point, is shown whole
-    in the panel's view and has the tick labels' text size. Returns the legends checked."""
+    in the panel's view and has the tick labels' text size. Returns the legends checked.
+    The panel is painted first: a view box maps its data to the screen with the range it
+    had at its last paint, so between a range change and the paint the mapping is stale."""
     QtWidgets.QApplication.processEvents()
+    panel.graphics.grab()
     view = QtCore.QRectF(panel.graphics.viewport().rect())  # scene = view coordinates
     checked = 0
     for plot in panel.plots:
