@@ -52,6 +52,28 @@ def test_each_dot_is_drawn_round_where_its_data_map(qtbot):
             assert abs(np.ptp(rows) - np.ptp(cols)) <= 1
 
 
+def test_each_dot_is_centred_within_a_fifth_of_a_pixel_of_where_its_data_map(qtbot):
+    """Dots are stamped from pre-drawn dots on whole pixels: their sub-pixel offsets must
+    still put each dot's middle where its (x, y) lands, as a dot drawn there would be."""
+    widget, plot = _plot(qtbot)
+    dots = Dots("#000000", size=5)
+    plot.addItem(dots)
+    rng = np.random.default_rng(11)
+    x = np.linspace(0.05, 0.95, 12) + rng.uniform(-0.01, 0.01, 12)  # at least 15 px apart
+    y = rng.uniform(0.0, 1.0, 12)
+    dots.setData(x, y)
+    ink = 765 - _image(widget).sum(axis=2)  # how dark each pixel is
+    to_view = widget.viewportTransform()
+    for xi, yi in zip(x, y, strict=True):
+        where = to_view.map(dots.mapToScene(QtCore.QPointF(xi, yi)))  # in pixels, unrounded
+        col, row = int(where.x()), int(where.y())
+        window = ink[row - 5 : row + 6, col - 5 : col + 6].astype(float)
+        rows, cols = np.mgrid[row - 5 : row + 6, col - 5 : col + 6] + 0.5  # pixel middles
+        assert window.sum() > 0, f"no dot at ({xi}, {yi})"
+        middle = ((window * cols).sum() / window.sum(), (window * rows).sum() / window.sum())
+        assert abs(middle[0] - where.x()) <= 0.2 and abs(middle[1] - where.y()) <= 0.2, (middle, where)
+
+
 def test_a_dot_covers_what_pyqtgraphs_scatter_symbol_of_the_same_size_covers(qtbot):
     widget, plot = _plot(qtbot)
     dots = Dots(COLOR, size=5)
