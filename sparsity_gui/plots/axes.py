@@ -1,4 +1,5 @@
-"""`Axis`: pyqtgraph's axis, its bounding rect worked out only when it can change."""
+"""`Axis`: pyqtgraph's axis, its bounding rect worked out only when it can change, its
+title set again only when its text changes."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ class Axis(pg.AxisItem):
     frame's GUI time at m = 10^3 (py-spy, replay)."""
 
     _bounds: QtCore.QRectF | None = None
+    _title_html: str | None = None  # what the title item was last given
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -39,6 +41,18 @@ class Axis(pg.AxisItem):
     def setGrid(self, grid) -> None:
         self._forget_bounds()
         super().setGrid(grid)
+
+    def _updateLabel(self) -> None:
+        """pyqtgraph sets the title's HTML again on every range change (for an SI prefix
+        that rarely changes): a re-layout of its text each time, 54 of them in one frame
+        in which the time axes stepped (5 ms). Set only when the text changes."""
+        html = self.labelString()
+        if html != self._title_html:
+            self._title_html = html
+            self.label.setHtml(html)
+        self._adjustSize()
+        self.picture = None
+        self.update()
 
     def setStyle(self, **kwargs) -> None:
         self._forget_bounds()  # (tick length, label overlap: both widen the rect)
