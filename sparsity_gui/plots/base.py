@@ -120,6 +120,7 @@ def nice_ceiling(x: float) -> float:
 
 
 STACKED_AXIS_WIDTH = 60  # px of both left axes of a stacked pair: tick labels of 5 characters
+LINEAR_TEXT_LEVEL = 1  # a linear axis labels its major and minor ticks (pyqtgraph: up to 2)
 AXIS_TITLE_MARGIN = 2.5  # ... an axis title's: its descenders clear of the legend below
 
 
@@ -410,7 +411,11 @@ class Panel(QtWidgets.QFrame):
         for plot in self.plots:
             for name in ("left", "bottom"):
                 axis = plot.getAxis(name)
-                axis.setStyle(maxTextLevel=0 if axis.logMode else 2)  # log: see log_tick_values
+                # log: see log_tick_values. Linear: pyqtgraph measures the labels of every
+                # tick level it may label, and the finest level (about 50 ticks on a time
+                # axis) never fits its text-fill limits on these panels: measuring it was
+                # a third of an axis's repaint (tests/plots/test_axes.py draws the same)
+                axis.setStyle(maxTextLevel=0 if axis.logMode else LINEAR_TEXT_LEVEL)
                 if not hasattr(axis, "_linear_si_prefix"):
                     axis._linear_si_prefix = axis.autoSIPrefix  # the panel's choice, kept for linear
                     axis.tickStrings = log_tick_strings(axis, axis.tickStrings)

@@ -388,6 +388,46 @@ def test_the_m_prime_axis_from_7_to_1000_has_three_labels_apart_at_1366x768(qtbo
         assert upper.bottom() <= lower.top(), "labels touch"
 
 
+@pytest.mark.parametrize("size", [(1600, 1000), (1366, 768)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_linear_axes_label_what_pyqtgraphs_finest_text_level_would(qtbot, make_window, size):
+    """A linear axis measures the labels of its major and minor ticks only, not of the
+    finest level (pyqtgraph's default, the costliest part of a repaint). The finest level
+    never fits on these panels: at either window size and any range, every linear axis
+    draws the labels pyqtgraph's default draws, at the same places."""
+    win = make_window(SimParams(m=1000, lam=1e-2), playing=False)
+    win.resize(*size)
+    qtbot.waitUntil(lambda: win.snapshot is not None, timeout=TIMEOUT)
+    QtWidgets.QApplication.processEvents()
+    rng = np.random.default_rng(3)
+    image = QtGui.QImage(64, 64, QtGui.QImage.Format.Format_ARGB32)
+    checked = labelled = 0
+    for p in win.panels:
+        p.sync_tick_text()  # (as its first frame does: a hidden panel has had none)
+        for plot in p.plots:
+            for side in ("left", "bottom"):
+                axis = plot.getAxis(side)
+                if axis.logMode:
+                    continue
+                level = axis.style["maxTextLevel"]
+                assert level == 1, (p.title, side)
+                for _ in range(25):
+                    low = rng.choice([0.0, rng.uniform(-5, 5)]) * 10.0 ** rng.integers(-6, 7)
+                    axis.setRange(low, low + 10 ** rng.uniform(-6, 7))
+                    drawn = []
+                    for text_level in (level, 2):
+                        axis.setStyle(maxTextLevel=text_level)
+                        painter = QtGui.QPainter(image)
+                        texts = axis.generateDrawSpecs(painter)[2]
+                        painter.end()
+                        drawn.append([(rect.x(), rect.y(), text) for rect, _flags, text in texts])
+                    axis.setStyle(maxTextLevel=level)
+                    assert drawn[0] == drawn[1], (p.title, side, axis.range)
+                    checked += 1
+                    labelled += bool(drawn[0])
+    # (a range whose span is a millionth of its values has no labels: a fifth of them)
+    assert checked >= 25 * 12 and labelled >= 0.6 * checked
+
+
 def test_a_log_range_never_ends_just_past_a_decade_whose_label_it_would_cut(qtbot, make_window):
     """Whatever the data's extent, a vertical log range ends on a decade, or half a label
     or more past one: a decade just inside an end has its label cut by the edge, and
