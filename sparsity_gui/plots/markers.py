@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
@@ -27,6 +28,7 @@ class ChangeMarkers(pg.GraphicsObject):
         self._pen.setCosmetic(True)
         self._color = QtGui.QColor(color)
         self.markers: tuple[tuple[float, str], ...] = ()
+        self._xs = np.zeros(0)  # the markers' x, for paint
         self._labels: dict[tuple[str, float], QtGui.QPixmap] = {}
         self._bounds: QtCore.QRectF | None = None
 
@@ -36,6 +38,7 @@ class ChangeMarkers(pg.GraphicsObject):
         if markers == self.markers:
             return
         self.markers = markers
+        self._xs = np.array([x for x, _label in markers], dtype=float)
         texts = {label for _x, label in markers}
         self._labels = {key: pixmap for key, pixmap in self._labels.items() if key[0] in texts}
         self.update()
@@ -72,15 +75,17 @@ class ChangeMarkers(pg.GraphicsObject):
         painter.resetTransform()
         painter.setPen(self._pen)
         ratio = painter.device().devicePixelRatioF() if painter.device() is not None else 1.0
-        for x, label in self.markers:
-            px = to_device.map(QtCore.QPointF(x, view.top())).x()
-            if not (left - 0.5 <= px <= right + 0.5) or not math.isfinite(px):
-                continue
-            px = round(px) + 0.5  # a crisp 1 px line
-            painter.drawLine(QtCore.QPointF(px, top), QtCore.QPointF(px, bottom))
-            pixmap = self._label(label, ratio)
-            size = pixmap.deviceIndependentSize()
-            painter.drawPixmap(QtCore.QPointF(px - GAP - size.width(), top + MARGIN), pixmap)
+        # where each line lands, worked out for all at once (a drag of the λ slider leaves
+        # dozens of markers, painted on every frame)
+        at = to_device.m11() * self._xs + to_device.m21() * view.top() + to_device.dx()
+        shown = np.flatnonzero((at >= left - 0.5) & (at <= right + 0.5))
+        if not shown.size:
+            return
+        lines = np.round(at[shown]) + 0.5  # crisp 1 px lines
+        painter.drawLines([QtCore.QLineF(px, top, px, bottom) for px in lines.tolist()])
+        for k, px in zip(shown.tolist(), lines.tolist(), strict=True):
+            pixmap = self._label(self.markers[k][1], ratio)
+            painter.drawPixmap(QtCore.QPointF(px - GAP - pixmap.width() / ratio, top + MARGIN), pixmap)
 
     def _label(self, text: str, ratio: float) -> QtGui.QPixmap:
         """``text`` turned to read upwards, its bottom to the right, on a clear ground."""
