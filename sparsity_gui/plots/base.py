@@ -7,6 +7,7 @@ items once and, per frame, only calls setData on them with arrays from a snapsho
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pyqtgraph as pg
@@ -117,6 +118,39 @@ def nice_ceiling(x: float) -> float:
         if top >= x * (1.0 - 1e-12):
             return top
     return 10.0 ** (k + 1)
+
+
+LOOK_AHEAD_S = 1.0  # a growing time axis holds at least this many wall seconds of the run
+
+
+class RunPace:
+    """How fast a live run's t goes: simulated time per wall second over its last half
+    second of frames (0 until two frames apart in time)."""
+
+    WINDOW_S = 0.5
+
+    def __init__(self) -> None:
+        self._samples: list[tuple[float, float]] = []  # (wall s, t), oldest first
+
+    def reset(self) -> None:
+        self._samples.clear()
+
+    def add(self, wall: float, t: float) -> None:
+        if not math.isfinite(t):
+            return
+        samples = self._samples
+        if samples and (t < samples[-1][1] or wall <= samples[-1][0]):
+            samples.clear()  # t went back (a restart) or the clock did not move
+        samples.append((wall, t))
+        while len(samples) > 2 and wall - samples[1][0] >= self.WINDOW_S:
+            samples.pop(0)
+
+    @property
+    def per_second(self) -> float:
+        if len(self._samples) < 2:
+            return 0.0
+        (w0, t0), (w1, t1) = self._samples[0], self._samples[-1]
+        return (t1 - t0) / (w1 - w0)
 
 
 STACKED_AXIS_WIDTH = 60  # px of both left axes of a stacked pair: tick labels of 5 characters
@@ -399,11 +433,17 @@ class Panel(QtWidgets.QFrame):
             return 0.0
         return 0.6 * label * span / (px - 1.2 * label)
 
+    # simulated time per wall second of the run drawn (LivePanel measures it)
+    pace_per_second = 0.0
+
     def _range_top(self, plot: pg.PlotItem, axis: int, hi: float, span: float, pad: float) -> float:
         # a growing time axis gets room ahead, to the next 1, 2 or 5 x 10^k: it (and with it
-        # every linked panel's axis) is re-laid out three times a decade of t, not per frame
+        # every linked panel's axis) is re-laid out three times a decade of t, not per frame;
+        # and room for the next second of the run at least: a step re-lays out every time
+        # axis in one frame (a 40-60 ms frame), and in a run's first second the steps 1, 2,
+        # 5, 10, 20, 50 came a few frames apart
         if self._steps_ahead(plot, axis) and hi + pad > 0:
-            return nice_ceiling(hi + pad)
+            return nice_ceiling(max(hi + pad, hi + LOOK_AHEAD_S * self.pace_per_second))
         return hi + pad
 
     def sync_tick_text(self) -> None:
@@ -477,6 +517,11 @@ class LivePanel(Panel):
         self._markers: list[tuple[pg.PlotItem, ChangeMarkers]] = []  # one item a time plot
         self._drawn: tuple[tuple[float, str], ...] = ()  # the (x, label) drawn on each time plot
         self._legends_cached = False
+        self.pace = RunPace()
+
+    @property
+    def pace_per_second(self) -> float:
+        return self.pace.per_second
 
     def redraw(self) -> None:
         if self.last is not None:
@@ -489,9 +534,14 @@ class LivePanel(Panel):
             self._run_id = snap.run_id
             self._clear_markers()
             self.reset_ranges()
+            self.pace.reset()
         self.last = snap
         # a paused or finished run is looked at, not followed: its time axes hug it
         self._settled = getattr(snap, "state", "running") != "running"
+        if self._settled:
+            self.pace.reset()  # (a pause stops the clock: the run's pace starts over)
+        else:
+            self.pace.add(time.perf_counter(), getattr(snap, "t", math.nan))
         if not self._legends_cached:
             self._legends_cached = True
             self.cache_legends()
