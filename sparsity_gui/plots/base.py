@@ -154,7 +154,7 @@ class RunPace:
 
 
 STACKED_AXIS_WIDTH = 60  # px of both left axes of a stacked pair: tick labels of 5 characters
-LINEAR_TEXT_LEVEL = 1  # a linear axis labels its major and minor ticks (pyqtgraph: up to 2)
+LINEAR_LEVELS = 1  # a linear axis draws and labels its major and minor ticks (pyqtgraph: up to 2)
 AXIS_TITLE_MARGIN = 2.5  # ... an axis title's: its descenders clear of the legend below
 
 
@@ -451,11 +451,17 @@ class Panel(QtWidgets.QFrame):
         for plot in self.plots:
             for name in ("left", "bottom"):
                 axis = plot.getAxis(name)
-                # log: see log_tick_values. Linear: pyqtgraph measures the labels of every
-                # tick level it may label, and the finest level (about 50 ticks on a time
-                # axis) never fits its text-fill limits on these panels: measuring it was
-                # a third of an axis's repaint (tests/plots/test_axes.py draws the same)
-                axis.setStyle(maxTextLevel=0 if axis.logMode else LINEAR_TEXT_LEVEL)
+                # log: see log_tick_values. Linear: ticks, grid lines and labels at two
+                # levels (major and minor), not pyqtgraph's three. Its finest level (about
+                # 50 ticks on a time axis) never fits its labels on these panels, and
+                # measuring them and working out its grid lines was half the cost of an
+                # axis's repaint (1.2 -> 0.6 ms; every time axis repaints in the frame the
+                # shared time axis steps). tests/ui/note/test_live_window.py checks labels
+                if axis.logMode:
+                    axis.setStyle(maxTextLevel=0)
+                else:
+                    levels = min(axis.style["maxTickLevel"], LINEAR_LEVELS)  # (a panel may ask fewer)
+                    axis.setStyle(maxTextLevel=LINEAR_LEVELS, maxTickLevel=levels)
                 if not hasattr(axis, "_linear_si_prefix"):
                     axis._linear_si_prefix = axis.autoSIPrefix  # the panel's choice, kept for linear
                     axis.tickStrings = log_tick_strings(axis, axis.tickStrings)
