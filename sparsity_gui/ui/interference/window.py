@@ -404,6 +404,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         if old is not None and snap.seq == old.seq and snap.run_id == old.run_id:
             # nothing new: an idle run sends nothing until a command (which wakes the timer)
             self.pace_painting(idle=snap.state in ("paused", "finished", "error"))
+            if self.tabs.currentIndex() == 0:
+                self.paint_owed(snap)
             return
         self.pace_painting(idle=False)
         if snap.latest is None:  # no run could be built: keep what is on screen, say why

@@ -384,6 +384,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         ):
             # nothing new: an idle run sends nothing until a command (which wakes the timer)
             self.pace_painting(idle=snap.state in ("paused", "finished", "error"))
+            self.paint_owed(snap)
             return
         self.pace_painting(idle=False)
         if not self._frozen_after_warm_up and snap.state != "compiling":

@@ -512,12 +512,14 @@ def test_the_time_axis_steps_to_1_2_5_and_always_holds_the_live_run(qtbot, make_
     looked = []
 
     def look():
-        snap = win.snapshot
-        if snap is None or snap.run_id != win.run_id or snap.state != "running":
+        # what each panel drew last (a new run's first frame reaches half of the panels,
+        # the next frame the others)
+        snap, drawn = threshold.last, decay.last
+        if any(s is None or s.run_id != win.run_id or s.state != "running" for s in (snap, drawn)):
             return False
         (x0, x1), _ = threshold.plot.vb.viewRange()
         _, (y0, y1) = decay.plot.vb.viewRange()
-        newest = float(np.log10(snap.history[-1, COL["norm1"]]))  # the log axis's coordinate
+        newest = float(np.log10(drawn.history[-1, COL["norm1"]]))  # the log axis's coordinate
         looked.append((snap.seq, snap.t, x0, x1, newest, y0, y1))
         return snap.t > 300
 
@@ -532,6 +534,47 @@ def test_the_time_axis_steps_to_1_2_5_and_always_holds_the_live_run(qtbot, make_
         assert np.isclose(mantissa, [1.0, 2.0, 5.0]).any() or np.isclose(mantissa, 10.0), top
     assert all(b >= 2 * a for a, b in zip(steps, steps[1:], strict=False)), steps
     assert steps[-1] > 300 and len(steps) <= 10  # 2, 5, 10, ..., 500: not one per frame
+
+
+def test_a_new_runs_first_frame_reaches_half_the_panels_and_the_next_frame_the_rest(qtbot, make_window):
+    """A running run's first frame lays out every axis anew (the longest stall of a run):
+    half of the panels draw it, and the next frame the others, whether or not a newer
+    snapshot has come. Paused, a new run reaches every panel on its first frame."""
+    win = make_window(SimParams(m=1000, lam=1e-3), speed=20.0)
+    running_past(qtbot, win, 0.2)
+    win.paint_timer.timeout.disconnect()  # frames painted here, one at a time
+    old_run = win.run_id
+    painted = win.painted_panels()
+    assert len(painted) == 6
+
+    def first_frame_of(run_id, state):
+        def painted_one():
+            win.paint_latest()
+            snap = win.snapshot
+            return snap is not None and snap.run_id == run_id and snap.state == state
+
+        qtbot.waitUntil(painted_one, timeout=TIMEOUT)
+
+    QTest.keySequence(win, QtGui.QKeySequence("Ctrl+R"))
+    assert win.run_id != old_run
+    first_frame_of(win.run_id, "running")
+    runs = [p.last.run_id for p in painted]
+    assert win.panels_owed and runs == [win.run_id] * 3 + [old_run] * 3, runs
+    win.paint_latest()  # the next frame, news or not
+    assert not win.panels_owed
+    assert all(p.last.run_id == win.run_id for p in painted)
+    for p in painted:  # and each drew it whole: its ranges hold its data
+        for plot in p.time_plots:
+            assert plot.vb.viewRange()[0][1] >= p.last.t, type(p).__name__
+
+    QTest.keySequence(win, QtGui.QKeySequence("Space"))  # paused
+    qtbot.waitUntil(lambda: (win.paint_latest(), win.snapshot.state == "paused")[1], timeout=TIMEOUT)
+    paused_run = win.run_id
+    QTest.keySequence(win, QtGui.QKeySequence("Ctrl+R"))  # a new run, still paused
+    assert win.run_id != paused_run
+    first_frame_of(win.run_id, "paused")
+    assert not win.panels_owed
+    assert all(p.last.run_id == win.run_id for p in painted)
 
 
 def click_menu_entry(qtbot, menu: QtWidgets.QMenu, text: str) -> None:
