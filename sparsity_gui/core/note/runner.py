@@ -359,8 +359,12 @@ class Runner(MailboxEngine):
                 self._wall_anchor = (now, sim.t)
             t_target = self._wall_anchor[1] + self.speed * (now - self._wall_anchor[0])
             if t_target <= sim.t:
+                # ahead of the clock, or its anchor just set (a live change, a resume): nap
+                # until the next tick. As "nothing to do" the loop napped 50 ms, as when
+                # idle: three frames without news after every change of λ
                 self._publish()
-                return False  # ahead of the clock: the loop naps
+                self._caught_up = True
+                return True
         else:
             t_target = math.inf
         start = time.perf_counter()
