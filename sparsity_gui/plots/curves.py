@@ -345,7 +345,7 @@ class Dots(Marks):
         # where the dots' middles land in device pixels (the views neither rotate nor shear)
         t = painter.transform()
         painter.resetTransform()
-        ratio = painter.device().devicePixelRatioF()
+        ratio = painter.device().devicePixelRatioF() if painter.device() is not None else 1.0
         stamps = self._stamps_for(ratio)
         side = stamps.width() // self.STEPS
         corner = side // 2
@@ -353,7 +353,8 @@ class Dots(Marks):
         fragments.resize(n)
         f = fragments.ndarray()
         for axis, (a, b, c) in enumerate(((t.m11(), t.m21(), t.dx()), (t.m12(), t.m22(), t.dy()))):
-            at = ratio * (a * self.x + b * self.y + c)
+            # (far outside the view, as pyqtgraph's scatter: Qt's raster engine overflows)
+            at = np.clip(ratio * (a * self.x + b * self.y + c), -(2.0**30), 2.0**30)
             whole = np.floor(at)
             cell = np.minimum((self.STEPS * (at - whole)).astype(np.int64), self.STEPS - 1)
             # the cell's top-left on a whole pixel: Qt does not round it

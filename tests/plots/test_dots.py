@@ -126,6 +126,16 @@ def test_its_data_bounds_and_bounding_rect_hold_every_dot_whole(qtbot):
             assert box.adjusted(2, 2, -2, -2).contains(QtCore.QPoint(col, row))  # and its 2.5 px radius
 
 
+def test_dots_far_outside_the_view_draw_nothing_there_and_fail_nothing(qtbot):
+    widget, plot = _plot(qtbot)
+    dots = Dots(COLOR, size=5)
+    plot.addItem(dots)
+    dots.setData(np.array([0.5, 1e15, -1e300, 0.5]), np.array([0.5, 0.5, 0.5, 1e200]))
+    mask = _coloured(_image(widget), COLOR)
+    col, row = _on_screen(widget, dots, 0.5, 0.5)
+    assert mask[row, col] and mask.sum() <= 40  # the one dot in view, nothing else
+
+
 def test_no_dots_draw_nothing_and_fail_nothing(qtbot):
     widget, plot = _plot(qtbot)
     dots = Dots(COLOR, size=5)
