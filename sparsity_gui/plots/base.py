@@ -125,9 +125,12 @@ LOOK_AHEAD_S = 1.0  # a growing time axis holds at least this many wall seconds 
 
 class RunPace:
     """How fast a live run's t goes: simulated time per wall second over its last half
-    second of frames (0 until two frames apart in time)."""
+    second of frames (0 until its frames span a tenth of a second: two frames a few ms
+    apart, around a jump of t, gave a pace that squeezed the run into the left of every
+    time panel)."""
 
     WINDOW_S = 0.5
+    LEAST_S = 0.1
 
     def __init__(self) -> None:
         self._samples: list[tuple[float, float]] = []  # (wall s, t), oldest first
@@ -150,7 +153,7 @@ class RunPace:
         if len(self._samples) < 2:
             return 0.0
         (w0, t0), (w1, t1) = self._samples[0], self._samples[-1]
-        return (t1 - t0) / (w1 - w0)
+        return (t1 - t0) / (w1 - w0) if w1 - w0 >= self.LEAST_S else 0.0
 
 
 STACKED_AXIS_WIDTH = 60  # px of both left axes of a stacked pair: tick labels of 5 characters
@@ -395,9 +398,15 @@ class Panel(QtWidgets.QFrame):
             # a linear time axis: while the run goes on its top moves in 1-2-5 steps (a few
             # re-layouts a decade); once it stops, the axis ends where the run does (a run
             # finished at t = 500 had filled half of an axis stepped to 1000)
-            top = hi + pad if self._settled else self._range_top(plot, axis, hi, span, pad)
-            if not (force or below or above or top < chi):
-                return None
+            if self._settled:
+                top = hi + pad
+                if not (force or below or above or top < chi):
+                    return None
+            else:
+                # while it runs the top only grows (the pace ahead varies: 100, 200, 100)
+                top = self._range_top(plot, axis, hi, span, pad)
+                if not (force or below or above):
+                    return None
             return lo - pad, top
         if not (force or below or above or span < 0.5 * (chi - clo)):
             return None

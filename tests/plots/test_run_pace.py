@@ -29,6 +29,8 @@ def test_the_pace_is_the_t_covered_per_wall_second_over_the_last_half_second():
 def test_a_restart_or_a_frozen_clock_starts_the_pace_over():
     pace = RunPace()
     pace.add(0.0, 0.0)
+    pace.add(0.05, 40.0)  # two frames close together, around a jump of t: no pace yet
+    assert pace.per_second == 0.0
     pace.add(0.5, 40.0)
     assert pace.per_second == pytest.approx(80.0)
     pace.add(0.6, 1.0)  # t went back: a new run
@@ -38,6 +40,24 @@ def test_a_restart_or_a_frozen_clock_starts_the_pace_over():
     assert pace.per_second == 0.0
     pace.add(0.8, 4.0)
     assert pace.per_second == pytest.approx(10.0)  # from (0.6, 2.0)
+
+
+def test_while_the_run_goes_on_its_time_axis_never_shrinks_with_a_slower_pace(qtbot):
+    """The pace varies (a live change, a busy machine): a top of 200 for the next second
+    at one frame must not become 100 at the next, a re-layout of every time axis each
+    time. Paused, the axis ends where the run does."""
+    panel = DecayPanel()
+    qtbot.addWidget(panel)
+    plot = panel.time_plots[0]
+    panel.pace.add(0.0, 0.0)
+    panel.pace.add(1.0, 150.0)  # 150 a second: room to 200 at t = 20
+    lo, hi = panel._range_for(plot, 0, (0.0, 20.0), (0.0, 10.0), force=False)
+    assert hi == pytest.approx(200.0)
+    panel.pace.add(1.5, 160.0)  # slower now: 20 a second
+    assert panel._range_for(plot, 0, (0.0, 25.0), (lo, hi), force=False) is None  # left as it is
+    panel._settled = True  # paused at t = 25: the axis hugs the run
+    lo2, hi2 = panel._range_for(plot, 0, (0.0, 25.0), (lo, hi), force=False)
+    assert 25.0 <= hi2 < 30.0
 
 
 @pytest.mark.parametrize(
