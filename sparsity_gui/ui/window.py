@@ -419,7 +419,8 @@ class LiveWindow:
     # --- painting --------------------------------------------------------------------
     _range_turn = 0
     panels_owed = False  # a new run's first frames left some panels for the next frame
-    NEW_RUN_PANELS = 1  # panels that take a new running run in one frame (the others wait)
+    # panels that take a new running run in one frame, the others waiting (None: all)
+    NEW_RUN_PANELS: int | None = None
 
     def paint_panels(self, snap) -> None:
         """Axis re-layout is the expensive part of a frame, and even finding whether it is
@@ -430,15 +431,15 @@ class LiveWindow:
 
         A running run's first frame lays out every axis of every panel anew (45-60 ms for
         the six panels at m = 10^6, the longest stall of a run; still 50-60 ms with three
-        panels a frame, 30-40 with one): NEW_RUN_PANELS of them take the new run each
-        frame, the others on the next frames (paint_owed, if no news comes), so the six
-        have it within 0.1 s. A paused or finished run reaches every panel at once."""
+        panels a frame, 30-40 with one): a window's NEW_RUN_PANELS take the new run each
+        frame, the others on the next frames (paint_owed, if no news comes), so the note's
+        six have it within 0.1 s. A paused or finished run reaches every panel at once."""
         panels = self.painted_panels()
         if not panels:
             return
         idle = snap.state != "running"
         new_run = [p for p in panels if getattr(p, "_run_id", snap.run_id) != snap.run_id]
-        held = [] if idle else new_run[self.NEW_RUN_PANELS :]
+        held = [] if idle or self.NEW_RUN_PANELS is None else new_run[self.NEW_RUN_PANELS :]
         self.panels_owed = bool(held)
         if held:
             panels = [p for p in panels if p not in held]

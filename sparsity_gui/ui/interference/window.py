@@ -49,6 +49,9 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
     LAYOUT_KEY = "interference"
     STOPPED_TITLE = "Training stopped"
     MODEL = "interference"
+    # NEW_RUN_PANELS stays None (every panel takes a new run at once): the panels find live
+    # changes by comparing the snapshots they see, and one that took the run late would
+    # miss a change made before it did
 
     def __init__(
         self,

@@ -55,6 +55,10 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
     LAYOUT_KEY = "window"
     STOPPED_TITLE = "Simulation stopped"
     MODEL = "note"
+    # a new running run reaches one panel a frame (LiveWindow.paint_panels): the markers of
+    # a run's live changes come from its log (Snapshot.changes), so a panel that takes the
+    # run a few frames late misses none
+    NEW_RUN_PANELS = 1
 
     def __init__(
         self,

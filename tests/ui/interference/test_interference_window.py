@@ -198,6 +198,27 @@ def test_live_change_keeps_the_run_and_m_or_optimizer_restart_it(qtbot, make_iwi
     assert "Adam" in win.controls.units.text()
 
 
+def test_a_new_run_reaches_every_panel_on_its_first_frame(qtbot, make_iwindow):
+    """Unlike the note's window, a new run is drawn on all six panels at once: the panels
+    find live changes by comparing the snapshots they see, and a panel that took the run
+    a frame late would miss a change made in between (its marker lost)."""
+    win = make_iwindow(LONG)
+    wait_step(qtbot, win)
+    win.paint_timer.timeout.disconnect()  # frames painted here, one at a time
+    old_run = win.run_id
+    win.restart()
+    assert win.run_id != old_run
+
+    def first_frame():
+        win.paint_latest()
+        snap = win.snapshot
+        return snap is not None and snap.run_id == win.run_id and snap.state == "running"
+
+    qtbot.waitUntil(first_frame, timeout=TIMEOUT)
+    assert not win.panels_owed
+    assert len(win.panels) == 6 and all(p.last.run_id == win.run_id for p in win.panels)
+
+
 def test_pause_step_and_restart(qtbot, make_iwindow):
     win = make_iwindow(LONG)
     wait_step(qtbot, win, above=100)
