@@ -398,15 +398,10 @@ class Panel(QtWidgets.QFrame):
             # a linear time axis: while the run goes on its top moves in 1-2-5 steps (a few
             # re-layouts a decade); once it stops, the axis ends where the run does (a run
             # finished at t = 500 had filled half of an axis stepped to 1000)
-            if self._settled:
-                top = hi + pad
-                if not (force or below or above or top < chi):
-                    return None
-            else:
-                # while it runs the top only grows (the pace ahead varies: 100, 200, 100)
-                top = self._range_top(plot, axis, hi, span, pad)
-                if not (force or below or above):
-                    return None
+            top = hi + pad if self._settled else self._range_top(plot, axis, hi, span, pad)
+            # while it runs the top only grows (the pace ahead varies: 100, 200, 100)
+            if not (force or below or above or (self._settled and top < chi)):
+                return None
             return lo - pad, top
         if not (force or below or above or span < 0.5 * (chi - clo)):
             return None
@@ -537,6 +532,11 @@ class LivePanel(Panel):
     @property
     def pace_per_second(self) -> float:
         return self.pace.per_second
+
+    @property
+    def run_drawn(self):
+        """The id of the run this panel draws (None before its first snapshot)."""
+        return self._run_id
 
     def redraw(self) -> None:
         if self.last is not None:

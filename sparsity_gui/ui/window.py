@@ -418,7 +418,6 @@ class LiveWindow:
 
     # --- painting --------------------------------------------------------------------
     _range_turn = 0
-    panels_owed = False  # a new run's first frames left some panels for the next frame
     # panels that take a new running run in one frame, the others waiting (None: all)
     NEW_RUN_PANELS: int | None = None
 
@@ -438,15 +437,19 @@ class LiveWindow:
         if not panels:
             return
         idle = snap.state != "running"
-        new_run = [p for p in panels if getattr(p, "_run_id", snap.run_id) != snap.run_id]
-        held = [] if idle or self.NEW_RUN_PANELS is None else new_run[self.NEW_RUN_PANELS :]
-        self.panels_owed = bool(held)
-        if held:
+        if not idle and self.NEW_RUN_PANELS is not None:
+            held = [p for p in panels if p.run_drawn != snap.run_id][self.NEW_RUN_PANELS :]
             panels = [p for p in panels if p not in held]
         turn = self._range_turn % len(panels)
         for i, panel in enumerate(panels):
             panel.update_from(snap, ranges=idle or i == turn or panel.range_due)
         self._range_turn = turn + 1
+
+    @property
+    def panels_owed(self) -> bool:
+        """Whether a new run's first frames left some shown panels for the next frame."""
+        snap = self.snapshot
+        return snap is not None and any(p.run_drawn != snap.run_id for p in self.painted_panels())
 
     def paint_owed(self, snap) -> None:
         """The panels a new run's first frame left, drawn now although nothing new came."""
