@@ -248,6 +248,10 @@ def test_a_pytorch_file_without_torch_gets_one_clear_message(tmp_path, monkeypat
             assert ".safetensors or .npy" in text
 
 
+class PickledThing:  # not a tensor: weights_only=True refuses to unpickle it (and torch.save
+    pass  # pickles only a class it can import by name, so it lives at module level)
+
+
 def test_a_pytorch_state_dict_when_torch_is_installed(tmp_path):
     torch = pytest.importorskip("torch")
     W = torch.tensor(MATRIX, dtype=torch.float32)
@@ -267,8 +271,5 @@ def test_a_pytorch_state_dict_when_torch_is_installed(tmp_path):
     np.testing.assert_array_equal(read_array(tmp_path / "ckpt.pt", "model.enc.weight", row=3)[0], got[3])
     np.testing.assert_array_equal(read_array(tmp_path / "ckpt.pt", "model.enc.bias")[0], np.zeros(5))
 
-    class Thing:  # not a tensor: weights_only=True refuses to unpickle it
-        pass
-
-    torch.save({"w": W, "thing": Thing()}, tmp_path / "code.pt")
+    torch.save({"w": W, "thing": PickledThing()}, tmp_path / "code.pt")
     refused(tmp_path / "code.pt", "PyTorch cannot load it safely")
