@@ -1,11 +1,14 @@
 """What many test files share, written once: the command line as the tests start it
 (`python -m sparsity_gui ARGS` in a subprocess, Qt offscreen), typing into a field of
-ui/fields.py, and a CSV file read back."""
+ui/fields.py, a CSV file read back, the default W(0) drawn without the package, and a free
+port on the loopback for a test's own Dask cluster."""
 
 from __future__ import annotations
 
 import csv
+import math
 import os
+import socket
 import subprocess
 import sys
 
@@ -70,3 +73,15 @@ def read_number_csv(path) -> tuple[list[str], np.ndarray]:
     """A CSV file of numbers: its header and its rows as a float array."""
     header, rows = read_csv(path)
     return header, np.array([[float(x) for x in row] for row in rows])
+
+
+def normal_w0(m: int, seed: int, sigma: float = 0.9) -> np.ndarray:
+    """The default W(0) (docs/theory.md §1), drawn here without the package's draw_normal."""
+    return np.random.default_rng(seed).standard_normal(m) * (sigma / math.sqrt(m))
+
+
+def free_port() -> int:
+    """A TCP port that nothing listens on at 127.0.0.1 now (for a test's scheduler)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

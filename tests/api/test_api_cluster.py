@@ -10,13 +10,13 @@ import csv
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
 import textwrap
 
 import numpy as np
 import pytest
+from helpers import free_port
 from result_files import assert_same_files, same_dir_both_ways
 
 from sparsity_gui import api
@@ -28,12 +28,6 @@ SWEEP_ARGV = ["--n", "8", "--m", "8,16", "--seeds", "2", "--steps", "100", "--no
 GRID = dict(m=[100, 1000], lam=[1e-2, 1e-1], seeds=2)
 GRID_ARGV = ["--m", "100,1000", "--lam", "1e-2,1e-1", "--seeds", "2", "--no-figure"]
 CALLS = [("sweep", SWEEP, SWEEP_ARGV), ("scaling", GRID, GRID_ARGV)]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def assert_same_rows(here: dict, there: dict) -> None:

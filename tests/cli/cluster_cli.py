@@ -11,11 +11,12 @@ import os
 import pty
 import re
 import select
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from helpers import free_port
 
 ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
 
@@ -92,12 +93,6 @@ def rows_without_seconds(csv_file: Path) -> list[list[str]]:
     header, *rows = list(csv.reader(io.StringIO(csv_file.read_text())))
     keep = [i for i, name in enumerate(header) if name != "seconds"]
     return [[header[i] for i in keep]] + [[r[i] for i in keep] for r in rows]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main_in_process(command: str, args, cwd, monkeypatch, capsys) -> tuple[int, str, str]:

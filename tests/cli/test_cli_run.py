@@ -14,17 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import cli, read_csv
+from helpers import cli, normal_w0, read_csv
 from note_oracles import gd_reference, reference_flow, relvar_bounds_direct
 
 import sparsity_gui
 
 HEADER10 = "t,norm2_sq,norm1,nonzero,theta,feature_push,reg_push,rel_var,rel_var_lo,rel_var_hi"
 REL = 1e-8
-
-
-def normal_w0(m: int, seed: int, sigma: float = 0.9) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(m) * (sigma / math.sqrt(m))
 
 
 def listing(folder: Path) -> dict[str, bytes]:

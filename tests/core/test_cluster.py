@@ -5,10 +5,10 @@ The functions mapped are the standard library's, which every worker can import."
 from __future__ import annotations
 
 import math
-import socket
 import time
 
 import pytest
+from helpers import free_port
 
 from sparsity_gui.core.cluster import (
     Scheduler,
@@ -66,12 +66,6 @@ def test_parse_scheduler_refuses_naming_the_field(text, reason):
 def test_str_of_a_scheduler_is_what_parses_back():
     for text in ("tcp://127.0.0.1:8786", "local:3"):
         assert str(parse_scheduler(text)) == text
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_an_unreachable_scheduler_is_refused_within_the_timeout():

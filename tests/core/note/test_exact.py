@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import normal_w0
 from note_oracles import (
     affine_from_two,
     equal_weights_limit,
@@ -27,11 +28,6 @@ from sparsity_gui.core.note.simulation import Simulation
 from sparsity_gui.core.note.solvers import ExactSolver, InitialState
 
 REL = 1e-8  # the issue's bar for ||W||_1 and ||W||^2 against the reference
-
-
-def normal_w0(m: int, seed: int, sigma: float = 0.9) -> np.ndarray:
-    """The default W(0) (docs/theory.md §1), drawn here without the package's draw_normal."""
-    return np.random.default_rng(seed).standard_normal(m) * (sigma / math.sqrt(m))
 
 
 def time_to_one(w0, lam) -> float:

@@ -7,16 +7,13 @@ import math
 
 import numpy as np
 import pytest
+from helpers import normal_w0
 from note_oracles import affine_from_two, gd_reference, last_survivor_limit, reference_flow
 
 from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.simulation import Simulation
 from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState
-
-
-def normal_w0(m: int, seed: int, sigma: float = 0.9) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(m) * (sigma / math.sqrt(m))
 
 
 def signed_w0_with_zeros(m=40, seed=21):

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import normal_w0
 from note_oracles import halfnormal_ideal, relvar, relvar_bounds_direct
 from scipy.integrate import quad
 from scipy.stats import norm
@@ -17,10 +18,6 @@ from sparsity_gui.core.note.metrics import COL, COLUMNS, fit_decay_constant
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.simulation import Simulation
 from sparsity_gui.core.note.solvers import ExactSolver, InitialState, ideal_abs_weights
-
-
-def normal_w0(m: int, seed: int, sigma: float = 0.9) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(m) * (sigma / math.sqrt(m))
 
 
 @functools.cache

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import normal_w0
 
 from sparsity_gui.core.note import metrics as M
 from sparsity_gui.core.note.files import run_metadata
@@ -20,10 +21,6 @@ from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.runner import Runner
 from sparsity_gui.core.note.sampled import replay_script, simulate_samples
 from sparsity_gui.core.note.simulation import LiveChange, RunScript, Simulation
-
-
-def normal_w0(m: int, seed: int, sigma: float) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(m) * (sigma / math.sqrt(m))
 
 
 def oracle_regime(w0: np.ndarray, lam: float) -> dict:
