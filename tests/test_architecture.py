@@ -51,3 +51,46 @@ def test_import_contracts_are_kept():
     out = subprocess.run([lint_imports, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "0 broken" in out.stdout and "kept" in out.stdout
+
+
+def _layout_tree() -> dict[str, str]:
+    """docs/architecture.md's Layout tree as {path: what it says}: each line's name, placed
+    under the folder above it by its indentation (two spaces a level); a line indented to
+    the descriptions' column goes on the description above it."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = text.split("## Layout", 1)[1].split("```", 2)[1]
+    lines = [line for line in block.splitlines() if line.strip()]
+    first = lines[1]  # "  __init__.py   __version__": where the descriptions start
+    column = len(first) - len(first.split(None, 1)[1])
+    entries: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []  # (indent, folder path)
+    for line in lines:
+        indent = len(line) - len(line.lstrip(" "))
+        if indent >= column:
+            continue  # a description's next line
+        name, _, words = line.strip().partition(" ")
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = (stack[-1][1] if stack else "") + name
+        entries[path] = words.strip()
+        if name.endswith("/"):
+            stack.append((indent, path))
+    return entries
+
+
+def test_the_layout_tree_in_architecture_md_lists_every_module():
+    """The map stays true: every tracked module of the package is in the tree, with words
+    beside it, and the tree names no module that is not there."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "sparsity_gui"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    if tracked.returncode != 0 or not tracked.stdout.strip():
+        pytest.skip("not a git checkout (an sdist or installed copy)")
+    # a package's __init__ needs no line of its own unless it holds something
+    modules = {p for p in tracked.stdout.splitlines() if p.endswith(".py") and not p.endswith("/__init__.py")}
+    tree = _layout_tree()
+    listed = {p for p in tree if p.endswith(".py") and not p.endswith("/__init__.py")}
+    assert "sparsity_gui/core/note/kernels.py" in listed  # the parser reads nesting
+    assert sorted(modules - listed) == [], "modules missing from docs/architecture.md's Layout"
+    assert sorted(listed - modules) == [], "docs/architecture.md's Layout names modules that are gone"
+    assert all(tree[p] for p in listed), [p for p in listed if not tree[p]]
