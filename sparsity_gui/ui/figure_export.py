@@ -1,5 +1,7 @@
 """`PanelExports`, the figure half of each model's File menu exports: a panel or the whole
-window as a figure file, from the Export figure menu and its save dialog."""
+window as a figure file, from the Export figure menu and its save dialog; and the one way
+either window's exports run beside the GUI (`run_job`: one at a time, progress and Cancel in
+the status bar)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,10 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.ui.background import BackgroundJob, JobOutcome, StatusProgress
 from sparsity_gui.ui.dialogs import in_last_folder, remember_folder
+
+BUSY = "an export is running: wait for it or cancel it"
 
 FORMAT_FILTERS = {
     "png": "PNG image (*.png)",
@@ -36,6 +41,49 @@ class PanelExports(QtCore.QObject):
     def __init__(self, window) -> None:
         super().__init__(window)
         self.win = window
+        self.job: BackgroundJob | None = None  # the export running, if any
+        self.progress: StatusProgress | None = None
+
+    def run_job(
+        self,
+        work: Callable[[BackgroundJob], object],
+        what: str,
+        finish: Callable[[JobOutcome], bool],
+        *,
+        total: int = 0,
+        wait: bool = True,
+        title: str = "Cannot export",
+    ) -> bool:
+        """``work(job)`` in a worker (ui/background.py) behind a progress bar and Cancel in the
+        status bar (``total`` steps, which the work reports as (done, text); 0: a busy bar);
+        ``finish(outcome)`` says on the GUI thread how it ended. One export at a time: a
+        second is refused with a message. With ``wait`` the caller gets finish's answer (the
+        worker joined: no event loop runs meanwhile); without, True once it has started and
+        the answer goes to the status bar or a dialog when it ends."""
+        if self.job is not None:
+            return self.win.fail(title, BUSY)
+        answer: dict[str, bool] = {}
+
+        def done(outcome: JobOutcome) -> None:
+            self.job = None
+            if self.progress is not None:
+                self.progress.close()
+                self.progress = None
+            answer["ok"] = finish(outcome)
+
+        def progress(state: tuple[int, str]) -> None:
+            if self.progress is not None:
+                self.progress.show(*state)
+
+        job = BackgroundJob(self, work, name="export", on_done=done, on_progress=progress)
+        tip = "Stop the export: the folder is left as it was"
+        self.progress = StatusProgress(self.win, total, job.cancel, tip)
+        self.progress.show(0, what)
+        self.job = job.start()
+        if not wait:
+            return True
+        job.wait()
+        return answer.get("ok", False)
 
     def panel(self, target):
         """The panel a target names, or None for the whole window."""
@@ -54,9 +102,8 @@ class PanelExports(QtCore.QObject):
         or a failed write leaves any earlier file."""
         raise NotImplementedError
 
-    def figure_files_for(self, path: Path, draw: Callable[[str], dict]) -> dict[str, bytes] | None:
-        """The files ``draw(fmt)`` makes for ``path``, whose suffix picks the format fmt;
-        None once the problem (an unknown suffix, bad input, a failed drawing) is shown."""
+    def figure_format(self, path: Path) -> str | None:
+        """The format ``path``'s suffix picks, or None once an unknown one is shown."""
         fmt = path.suffix.lower().lstrip(".")
         if fmt not in self.FORMATS:
             names = ", ".join(f".{f}" for f in self.FORMATS[:-1]) + f" or .{self.FORMATS[-1]}"
@@ -64,6 +111,14 @@ class PanelExports(QtCore.QObject):
                 "Cannot export the figure",
                 f"{path.name}: unknown format {path.suffix or '(no extension)'}; use {names}",
             )
+            return None
+        return fmt
+
+    def figure_files_for(self, path: Path, draw: Callable[[str], dict]) -> dict[str, bytes] | None:
+        """The files ``draw(fmt)`` makes for ``path``, whose suffix picks the format fmt;
+        None once the problem (an unknown suffix, bad input, a failed drawing) is shown."""
+        fmt = self.figure_format(path)
+        if fmt is None:
             return None
         try:
             return draw(fmt)

@@ -19,6 +19,7 @@ import time
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from sparsity_gui.ui.background import BackgroundJob
 from sparsity_gui.ui.dialogs import settings, show_warning
 
 PAINT_HZ = 60
@@ -517,6 +518,8 @@ class LiveWindow:
             return
         self.closed = True
         self.grid_tab().shutdown()
+        for job in self.findChildren(BackgroundJob):  # an export or a movie still being made
+            job.shutdown()
         self.stop_engine()
         if self.windows is not None:
             self.windows.closing(self)  # the main window closes the other model's

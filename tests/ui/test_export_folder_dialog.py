@@ -62,6 +62,7 @@ def test_a_new_folder_name_typed_into_the_export_all_dialog_is_created_and_fille
     seen = type_into_dialog(qtbot, tmp_path, target.name)
     win.exports.export_all_dialog()  # blocks in the dialog until the keys above are typed
     assert seen and isinstance(seen[0], FolderDialog) and "still open" not in seen
+    qtbot.waitUntil(lambda: win.exports.job is None, timeout=TIMEOUT)  # written beside the GUI
     assert target.is_dir(), win.last_error
     names = sorted(p.name for p in target.iterdir())
     for name in ("timeseries.csv", "run.json", "session.json", "window.png", "weights.csv"):

@@ -1,26 +1,26 @@
 """The interference window's exports: a panel (the sweep's too) or the whole layout as a
 matplotlib figure (PNG, SVG or PDF, with the data it is drawn from and the script that
 redraws it beside it), *Export all* (every figure, the shown run's data and the pinned
-runs, into one folder, in a worker thread with a progress bar and Cancel) and the shown
+runs, into one folder, beside the GUI with a progress bar and Cancel in the status bar) and the shown
 run's data alone: the history of the counts (CSV), W (.npy) and the active features per
 neuron (CSV), all from the snapshot on screen."""
 
 from __future__ import annotations
 
 import io
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtWidgets
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.interference.files import history_csv, neuron_counts_csv
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+from sparsity_gui.ui.background import BackgroundJob, JobOutcome
 from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder
-from sparsity_gui.ui.figure_export import PanelExports
+from sparsity_gui.ui.figure_export import BUSY, PanelExports
 from sparsity_gui.ui.figure_style import FigureStyleChoice
 
 DATA_KINDS = {
@@ -56,84 +56,38 @@ def change_text(text: str) -> str:
     return ", ".join(parts)
 
 
-class ExportJob(QtCore.QObject):
-    """Files made one by one in a worker thread (``parts`` yields (label, {name: bytes})),
-    then written into ``folder`` only if nothing failed and nobody cancelled: a cancelled
-    export writes nothing, and a write that fails takes back what it wrote. ``finished``
-    carries (ok, message)."""
-
-    finished = QtCore.Signal(bool, str)
-
-    def __init__(self, parent, folder: Path, parts: Callable[[], Iterator], count: int):
-        super().__init__(parent)
-        self.folder, self.parts, self.count = folder, parts, count
-        self.cancelled = threading.Event()
-        self.done = 0  # parts made so far (read by the GUI thread's timer)
-        self.label = "Drawing the figures…"
-        self.result: tuple[bool, str] | None = None
-        self.thread = threading.Thread(target=self._work, name="export-all", daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def cancel(self) -> None:
-        self.cancelled.set()
-
-    def _work(self) -> None:
-        files: dict[str, bytes] = {}
-        try:
-            for label, part in self.parts():
-                if self.cancelled.is_set():
-                    self.result = (False, "Export cancelled: nothing was written")
-                    return
-                files.update(part)
-                self.done += 1
-                self.label = label
-            if self.cancelled.is_set():
-                self.result = (False, "Export cancelled: nothing was written")
-                return
-            self.label = f"Writing {len(files)} files…"
-            self.result = self._write(files)
-        except InputError as exc:
-            self.result = (False, exc.message)
-        except (ValueError, RuntimeError, MemoryError) as exc:
-            self.result = (False, f"cannot draw the figures: {exc}")
-
-    def _write(self, files: dict[str, bytes]) -> tuple[bool, str]:
-        created: list[Path] = []
-        written: list[Path] = []
-        try:
-            for folder in (self.folder, self.folder / "figures"):
-                if not folder.exists():
-                    folder.mkdir(parents=True)
-                    created.append(folder)
-            for name, data in files.items():
-                path = self.folder / name
-                if path.exists():
-                    raise FileExistsError(17, "a file of that name is in the folder", str(path))
-                atomic_write_bytes(path, data)
-                written.append(path)
-        except OSError as exc:
-            for path in written:  # all of it or nothing
-                path.unlink(missing_ok=True)
-            for folder in reversed(created):
-                try:
-                    folder.rmdir()
-                except OSError:
-                    pass
-            where = exc.filename or self.folder
-            return (False, f"{where}: {exc.strerror or exc}. Nothing was written.")
-        return (True, f"Exported {len(written)} files to {self.folder}")
+def write_all_or_nothing(folder: Path, files: dict[str, bytes]) -> int:
+    """``files`` (names relative to ``folder``, figures/ inside it) written atomically into
+    ``folder``, new or without files of those names: all of them, or, if a write fails,
+    none (what was written is removed, the folders made are too) and the OSError raised."""
+    created: list[Path] = []
+    written: list[Path] = []
+    try:
+        for sub in (folder, folder / "figures"):
+            if not sub.exists():
+                sub.mkdir(parents=True)
+                created.append(sub)
+        for name, data in files.items():
+            path = folder / name
+            if path.exists():
+                raise FileExistsError(17, "a file of that name is in the folder", str(path))
+            atomic_write_bytes(path, data)
+            written.append(path)
+    except OSError:
+        for path in written:  # all of it or nothing
+            path.unlink(missing_ok=True)
+        for sub in reversed(created):
+            try:
+                sub.rmdir()
+            except OSError:
+                pass
+        raise
+    return len(written)
 
 
 class InterferenceExports(FigureStyleChoice, PanelExports):
     WINDOW_FIGURE = "layout"
     FORMATS = ("png", "svg", "pdf")
-
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.job: ExportJob | None = None
-        self.progress: QtWidgets.QProgressDialog | None = None
 
     def build_menus(self, file_menu: QtWidgets.QMenu) -> None:
         self.act_export_all = file_menu.addAction("Export all…")
@@ -252,21 +206,21 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         )
 
     # --- Export all ------------------------------------------------------------------------
-    def export_all(self, folder) -> ExportJob | None:
-        """Start writing every figure, the run's data and the pinned runs into ``folder``
-        (new, or without files of those names); returns the job (None when it could not
-        start: the reason is shown). The window keeps painting; Cancel writes nothing."""
+    def export_all(self, folder, wait: bool = True) -> bool:
+        """Every figure, the run's data and the pinned runs into ``folder`` (new, or without
+        files of those names), drawn beside the GUI behind a progress bar with Cancel in
+        the status bar (``wait``: see PanelExports.run_job). The window keeps painting; a
+        cancelled or failed export writes nothing."""
         from sparsity_gui.figures import interference as fi
         from sparsity_gui.figures.scripted import figure_files, panel_size
 
         win = self.win
         folder = Path(folder)
+        title = "Cannot export"
         if self.job is not None:
-            win.fail("Cannot export", "an export is running: wait for it or cancel it")
-            return None
+            return win.fail(title, BUSY)
         if folder.exists() and not folder.is_dir():
-            win.fail("Cannot export", f"{folder} is a file, not a folder")
-            return None
+            return win.fail(title, f"{folder} is a file, not a folder")
         try:
             data = self.run_data()
             data_files = {
@@ -276,8 +230,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             }
             data_files.update({name: text.encode("utf-8") for name, text in win.pin_control.files().items()})
         except InputError as exc:
-            win.fail("Cannot export", exc.message)
-            return None
+            return win.fail(title, exc.message)
         style = self.style()
         tab = win.sweep
         sweep = (
@@ -289,17 +242,17 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         def parts() -> Iterator[tuple[str, dict[str, bytes]]]:
             yield "the run's data", data_files
             for key in fi.PANEL_ORDER:
-                function, title = fi.PANELS[key]
+                function, panel_title = fi.PANELS[key]
                 files = figure_files(
                     key,
                     function,
                     data[key],
                     style,
                     panel_size(style),
-                    title=title,
+                    title=panel_title,
                     functions=fi.SCRIPT_FUNCTIONS,
                 )
-                yield title, {f"figures/{name}": blob for name, blob in files.items()}
+                yield panel_title, {f"figures/{name}": blob for name, blob in files.items()}
             whole = {"panels": [data[p] for p in fi.PANEL_ORDER]}
             files = figure_files(
                 "layout", fi.layout, whole, style, fi.layout_size(style), functions=fi.SCRIPT_FUNCTIONS
@@ -312,53 +265,41 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
                 yield "the sweep", {f"figures/{name}": blob for name, blob in files.items()}
 
         count = 2 + len(fi.PANEL_ORDER) + (sweep is not None)
-        job = ExportJob(self, folder, parts, count)
-        self.job = job
-        self._show_progress(job)
-        job.start()
-        return job
 
-    def _show_progress(self, job: ExportJob) -> None:
-        dialog = QtWidgets.QProgressDialog("Drawing the figures…", "Cancel", 0, job.count, self.win)
-        dialog.setObjectName("export_progress")
-        dialog.setWindowTitle("Export all")
-        dialog.setMinimumDuration(300)  # a quick export shows no dialog
-        dialog.setAutoClose(False)
-        dialog.setAutoReset(False)
-        dialog.canceled.connect(job.cancel)
-        self.progress = dialog
-        timer = QtCore.QTimer(self)
-        timer.setInterval(50)
+        def work(job: BackgroundJob) -> int:
+            files: dict[str, bytes] = {}
+            for done, (label, part) in enumerate(parts(), start=1):
+                job.check()
+                files.update(part)
+                job.report((done, f"Drew {label}…"))
+            job.check()
+            job.report((count, f"Writing {len(files)} files…"))
+            return write_all_or_nothing(folder, files)
 
-        def poll() -> None:
-            dialog.setValue(min(job.done, job.count - 1))
-            dialog.setLabelText(job.label)
-            if job.result is not None or not job.thread.is_alive():
-                timer.stop()
-                self._finish(job)
+        def finish(outcome: JobOutcome) -> bool:
+            error = outcome.error
+            if outcome.ok:
+                return win.done(f"Exported {outcome.value} files to {folder}")
+            if outcome.cancelled:
+                win.done("Export cancelled: nothing was written")
+                win.last_error = "Export cancelled"  # not written: the caller is told so
+                return False
+            if isinstance(error, OSError):
+                where = error.filename or folder
+                return win.fail(title, f"{where}: {error.strerror or error}. Nothing was written.")
+            if isinstance(error, InputError):
+                return win.fail(title, error.message)
+            if isinstance(error, (ValueError, RuntimeError, MemoryError)):
+                return win.fail(title, f"cannot draw the figures: {error}")
+            assert error is not None
+            raise error
 
-        timer.timeout.connect(poll)
-        timer.start()
-
-    def _finish(self, job: ExportJob) -> None:
-        ok, message = job.result if job.result is not None else (False, "the export stopped")
-        self.job = None
-        if self.progress is not None:
-            self.progress.reset()
-            self.progress.deleteLater()
-            self.progress = None
-        if ok:
-            self.win.done(message)
-        elif job.cancelled.is_set():
-            self.win.done(message)  # asked for: no warning box
-        else:
-            self.win.fail("Cannot export", message)
-        job.finished.emit(ok, message)
+        return self.run_job(work, "Drawing the figures…", finish, total=count, wait=wait, title=title)
 
     def export_all_dialog(self) -> None:
         folder = choose_folder(self.win, "Export all into folder")  # a new folder's name too
         if folder:
-            self.export_all(folder)
+            self.export_all(folder, wait=False)
 
     # --- data --------------------------------------------------------------------------------
     def data_bytes(self, kind: str) -> bytes:

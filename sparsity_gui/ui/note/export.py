@@ -2,20 +2,21 @@
 matplotlib (figures/note.py, the same figures as `run --figures`, each with the JSON it was
 drawn from and the script that redraws it), the whole window as a PNG screenshot; the
 run's data (timeseries, weights, deaths, tracked weights, run.json); and *Export all* into
-one folder, in a worker thread behind a progress bar with Cancel.
+one folder. Each runs as a job beside the GUI (ui/background.py, through
+PanelExports.run_job): a progress bar with Cancel in the status bar, one export at a time.
 
 Exported data come from re-simulating the run's script (parameters at t = 0, W(0), the
 schedule of live changes, evenly spaced sample times), taken from the snapshot on screen,
 not from the GUI's history (whose sampling depends on the wall clock): the same run or
 session always exports the same numbers, and every exported figure can be redrawn from
-the exported files. The replay and the writing run in a thread while the window paints.
+the exported files. The replay, the drawing and the writing run in the job's worker while
+the window paints; what they need from the window is read on the GUI thread first.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,8 +44,9 @@ from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
 from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.core.note.simulation import RunScript
+from sparsity_gui.ui.background import BackgroundJob, JobOutcome
 from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder, save_file_name
-from sparsity_gui.ui.figure_export import PanelExports
+from sparsity_gui.ui.figure_export import BUSY, PanelExports
 from sparsity_gui.ui.figure_style import FigureStyleChoice
 
 EXPORT_ALL_FORMATS = ("png", "svg", "pdf")  # of each panel in Export all
@@ -83,10 +85,6 @@ class _Binary:
         self.write = write
 
 
-class _Cancelled(Exception):
-    """Export all was cancelled: nothing is moved into the folder."""
-
-
 def _write_one(path: Path, payload: object) -> None:
     """Bytes, a _Binary's writer or a producer of text pieces, atomically at `path`."""
     if isinstance(payload, bytes):
@@ -103,25 +101,17 @@ class _WriteFailed(Exception):
         self.path, self.error, self.written = path, error, list(written)
 
 
-def beside_gui(work: Callable, poll: Callable[[], None]):
-    """`work()` in a worker thread while the GUI thread calls `poll()` (which keeps the
-    window painting) every 20 ms; its value, or its exception raised again here."""
-    result: dict = {}
-
-    def target() -> None:
+def _write_items(items: list[tuple[Path, object]]) -> list[Path]:
+    """(path, payload) pairs written atomically in turn; an OSError comes back as
+    _WriteFailed naming the path (the files before it stay written)."""
+    written: list[Path] = []
+    for path, payload in items:
         try:
-            result["value"] = work()
-        except BaseException as exc:  # re-raised on the GUI thread
-            result["error"] = exc
-
-    worker = threading.Thread(target=target, name="export", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.02)
-        poll()
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
+            _write_one(path, payload)
+        except OSError as exc:
+            raise _WriteFailed(path, exc, written) from None
+        written.append(path)
+    return written
 
 
 class NoteExports(FigureStyleChoice, PanelExports):
@@ -130,7 +120,6 @@ class NoteExports(FigureStyleChoice, PanelExports):
     def __init__(self, window) -> None:
         super().__init__(window)
         self._cache: tuple | None = None
-        self.progress: tuple[QtWidgets.QProgressBar, QtWidgets.QPushButton] | None = None
 
     # --- menus --------------------------------------------------------------------------
     def build_menus(self, file_menu: QtWidgets.QMenu, before: QtGui.QAction | None) -> None:
@@ -176,12 +165,14 @@ class NoteExports(FigureStyleChoice, PanelExports):
 
     # --- the run, replayed ------------------------------------------------------------------
     def replayed(self, script: RunScript) -> SampledRun:
-        """The run re-simulated from the script (cached: exporting several files replays once).
-        The work runs in a thread; the window keeps painting meanwhile."""
+        """The run re-simulated from the script in the calling thread (an export's worker),
+        cached: exporting several files replays once."""
         cached = self._cached(script)
         if cached is not None:
             return cached
-        return self._in_thread(lambda: self.replay_now(script), "Re-simulating the run for export…")
+        run = replay_script(script)
+        self._cache = ((script.params, script.t, script.changes, script.samples), script.w0, run)
+        return run
 
     def _cached(self, script: RunScript) -> SampledRun | None:
         key = (script.params, script.t, script.changes, script.samples)
@@ -190,105 +181,104 @@ class NoteExports(FigureStyleChoice, PanelExports):
             return cache[2]
         return None
 
-    def replay_now(self, script: RunScript) -> SampledRun:
-        """The replay in the calling thread (a worker's), through the same cache."""
-        cached = self._cached(script)
-        if cached is not None:
-            return cached
-        run = replay_script(script)
-        self._cache = ((script.params, script.t, script.changes, script.samples), script.w0, run)
-        return run
-
-    def _in_thread(self, fn: Callable, message: str):
-        status = self.win.statusBar()
-        status.showMessage(message)
-        QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.CursorShape.WaitCursor)
-        try:
-            return beside_gui(
-                fn,
-                lambda: QtWidgets.QApplication.processEvents(
-                    QtCore.QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents, 20
-                ),
-            )
-        finally:
-            QtWidgets.QApplication.restoreOverrideCursor()
-            status.clearMessage()
-
     # --- data -------------------------------------------------------------------------------
     def data_files(
         self, script: RunScript, source: W0Source, fmt: str = "auto", run: SampledRun | None = None
     ) -> dict[str, object]:
-        """Every data file of the run: name -> a function giving its text in pieces (large
-        CSVs are streamed, never held whole), or a _Binary for weights and deaths as .npz
-        (``fmt``: "csv", "npz" or "auto", by m as in `run --format`). Made on the GUI
-        thread (it reads the window); the files are produced in any thread."""
-        run = self.replayed(script) if run is None else run
-        sim = run.sim
+        """Every data file of the run (replayed here if not given): see `data_maker`."""
+        return self.data_maker(script, source, fmt)(self.replayed(script) if run is None else run)
+
+    def data_maker(
+        self, script: RunScript, source: W0Source, fmt: str = "auto"
+    ) -> Callable[[SampledRun], dict[str, object]]:
+        """What the data files need from the window, read now (on the GUI thread), and the
+        function that makes them from the replayed run in any thread: name -> a function
+        giving its text in pieces (large CSVs are streamed, never held whole), or a _Binary
+        for weights and deaths as .npz (``fmt``: "csv", "npz" or "auto", by m as in `run
+        --format`)."""
         pins = list(self.win.pin_control.pins)
         shown = self.tracked_shown()
-        if resolved_format(fmt, sim.m) == "npz":
-            table_files: dict[str, object] = {
-                "weights.npz": _Binary(weights_npz(sim.init.w0, sim.solver.weights, "w_now")),
-                "deaths.npz": _Binary(lambda f: deaths_npz(sim)(f)),  # its columns made when written
+        style = self.style()
+
+        def files(run: SampledRun) -> dict[str, object]:
+            sim = run.sim
+            if resolved_format(fmt, sim.m) == "npz":
+                table_files: dict[str, object] = {
+                    "weights.npz": _Binary(weights_npz(sim.init.w0, sim.solver.weights, "w_now")),
+                    "deaths.npz": _Binary(lambda f: deaths_npz(sim)(f)),  # its columns made when written
+                }
+            else:
+                table_files = {
+                    "weights.csv": lambda: iter_weights_csv(sim.init.w0, sim.solver.weights(), "w_now"),
+                    "deaths.csv": lambda: iter_deaths_csv(sim),
+                }
+            return {
+                "timeseries.csv": lambda: [timeseries_csv(run.rows)],
+                **table_files,
+                "tracked.csv": lambda: [tracked_csv(run, shown)],
+                "run.json": lambda: [json_text(run_metadata(run, script.params, COMMAND_LINE, source))],
+                "session.json": lambda: [
+                    session_text(script, source, pins, results_entry(run.regime, run.fit), style)
+                ],
             }
-        else:
-            table_files = {
-                "weights.csv": lambda: iter_weights_csv(sim.init.w0, sim.solver.weights(), "w_now"),
-                "deaths.csv": lambda: iter_deaths_csv(sim),
-            }
-        style = self.style()  # read here, on the GUI thread: the files are made in a worker
-        return {
-            "timeseries.csv": lambda: [timeseries_csv(run.rows)],
-            **table_files,
-            "tracked.csv": lambda: [tracked_csv(run, shown)],
-            "run.json": lambda: [json_text(run_metadata(run, script.params, COMMAND_LINE, source))],
-            "session.json": lambda: [
-                session_text(script, source, pins, results_entry(run.regime, run.fit), style)
-            ],
-        }
+
+        return files
 
     def tracked_shown(self) -> int | None:
         """How many tracked weights the window's threshold panel draws: tracked.csv holds
         those, not every weight recorded."""
         return next((p.count.value() for p in self.win.panels if hasattr(p, "shown_tracked")), None)
 
-    def _write(self, items: list[tuple[Path, object]]) -> list[Path]:
-        """Write (path, bytes or text-piece producer) pairs atomically, in a worker thread
-        (a CSV of 10^7 weights takes a while). An OSError comes back as _WriteFailed."""
-
-        def work() -> list[Path]:
-            written: list[Path] = []
-            for path, payload in items:
-                try:
-                    _write_one(path, payload)
-                except OSError as exc:
-                    raise _WriteFailed(path, exc, written) from None
-                written.append(path)
-            return written
-
-        return self._in_thread(work, f"Writing {len(items)} file(s)…")
-
-    def export_data(self, kind: str, path: str | Path) -> bool:
+    def export_data(self, kind: str, path: str | Path, wait: bool = True) -> bool:
         """One data file: timeseries, weights, deaths, tracked or run (run.json); weights
-        and deaths as .npz when the path ends in .npz, as CSV otherwise."""
+        and deaths as .npz when the path ends in .npz, as CSV otherwise. Replayed and
+        written beside the GUI (``wait``: see PanelExports.run_job)."""
         win = self.win
         path = Path(path)
+        title = "Cannot export data"
         if kind not in DATA_KINDS:
-            return win.fail("Cannot export data", f"unknown kind of data {kind!r}")
+            return win.fail(title, f"unknown kind of data {kind!r}")
         name = DATA_KINDS[kind][0]
         npz = path.suffix.lower() == ".npz"
         if npz and kind not in TABLE_KINDS:
-            return win.fail(
-                "Cannot export data", f"{name} is written as {name.split('.')[-1].upper()} only, not .npz"
-            )
+            return win.fail(title, f"{name} is written as {name.split('.')[-1].upper()} only, not .npz")
         try:
-            files = self.data_files(*win.current_script(), fmt="npz" if npz else "csv")
-            self._write([(path, files[name.replace(".csv", ".npz") if npz else name])])
+            script, source = win.current_script()
+            make = self.data_maker(script, source, fmt="npz" if npz else "csv")
         except InputError as exc:
-            return win.fail("Cannot export data", exc.message)
-        except _WriteFailed as exc:
-            return win.fail("Cannot export data", f"{path}: {_os_reason(exc.error)}. {UNCHANGED}")
-        return win.done(f"Wrote {path}")
+            return win.fail(title, exc.message)
+        key = name.replace(".csv", ".npz") if npz else name
+
+        def work(job: BackgroundJob) -> list[Path]:
+            files = make(self.replayed(script))
+            job.check()
+            return _write_items([(path, files[key])])
+
+        def finish(outcome: JobOutcome) -> bool:
+            if outcome.ok:
+                return win.done(f"Wrote {path}")
+            return self._said(outcome, title, f"Export cancelled; {path} is as it was")
+
+        return self.run_job(work, f"Writing {path.name}…", finish, wait=wait, title=title)
+
+    def _said(self, outcome: JobOutcome, title: str, cancelled: str) -> bool:
+        """A job that did not succeed, said: cancelled (in the status bar), or its reason in
+        a dialog; an error no export expects is raised again (the app's excepthook)."""
+        win, error = self.win, outcome.error
+        if outcome.cancelled:
+            win.done(cancelled)
+            win.last_error = "Export cancelled"  # not written: the caller is told so
+            return False
+        if isinstance(error, _WriteFailed):
+            return win.fail(title, f"{error.path}: {_os_reason(error.error)}. {UNCHANGED}")
+        if isinstance(error, InputError):
+            return win.fail(title, error.message)
+        if isinstance(error, OSError):
+            return win.fail(title, f"{error.filename or ''}: {_os_reason(error)}")
+        if isinstance(error, (ValueError, RuntimeError)):
+            return win.fail(title, str(error))
+        assert error is not None
+        raise error
 
     # --- figures ----------------------------------------------------------------------
     def views(self) -> dict[str, dict]:
@@ -359,109 +349,138 @@ class NoteExports(FigureStyleChoice, PanelExports):
 
     def figure_files(self, target, fmt: str, dpi: float, name: str = "figure") -> dict[str, bytes]:
         """{<name>.<fmt>, <name>.json, <name>.py} of a panel or the layout;
-        {<name>.png} of the window (a screenshot: PNG only)."""
-        from sparsity_gui.figures.note import note_figure_files
+        {<name>.png} of the window (a screenshot: PNG only). Drawn in the calling thread."""
+        return self.figure_maker(target, fmt, dpi, name)()
 
+    def figure_maker(self, target, fmt: str, dpi: float, name: str) -> Callable[[], dict[str, bytes]]:
+        """What `figure_files` draws from, read now on the GUI thread, and the function that
+        draws it in any thread."""
         figure = self.panel_name(target)
         if figure is None:
             if fmt != "png":
                 raise ValueError(
                     "the whole window is exported as PNG; for SVG or PDF export a panel or the layout"
                 )
-            return {f"{name}.png": self.window_png(dpi / 150.0)}
+            png = self.window_png(dpi / 150.0)
+            return lambda: {f"{name}.png": png}
         script, _source = self.win.current_script()
         job = self._figure_job()
         style = self.style()
 
-        def work() -> dict[str, bytes]:
-            data = self._figure_data(self.replay_now(script), job)
+        def draw() -> dict[str, bytes]:
+            from sparsity_gui.figures.note import note_figure_files
+
+            data = self._figure_data(self.replayed(script), job)
             names = [] if figure == "layout" else [figure]
             files = note_figure_files(
                 data, style, dpi=dpi, formats=(fmt,), names=names, layout=figure == "layout"
             )
             return {f"{name}{Path(k).suffix}": v for k, v in files.items()}
 
-        return self._in_thread(work, "Drawing the figure…")
+        return draw
 
-    def export_figure(self, target, path, scale: float = 2.0, dpi: float | None = None) -> bool:
+    def export_figure(
+        self, target, path, scale: float = 2.0, dpi: float | None = None, wait: bool = True
+    ) -> bool:
         """A panel or the layout to ``path`` (its suffix picks PNG, SVG or PDF; a PNG at
         ``dpi``, by default 150·scale), with <stem>.json and <stem>.py beside it (the
-        script redraws it); the window as a PNG screenshot. Each file is written
-        atomically; an error leaves earlier files."""
+        script redraws it); the window as a PNG screenshot. Drawn and written beside the
+        GUI (``wait``: see PanelExports.run_job); each file atomically, an error leaves
+        earlier files."""
         win = self.win
         path = Path(path)
+        title = "Cannot export the figure"
         dpi = dpi if dpi is not None else 150.0 * scale
-        files = self.figure_files_for(path, lambda fmt: self.figure_files(target, fmt, dpi, path.stem))
-        if files is None:
+        fmt = self.figure_format(path)
+        if fmt is None:
             return False
         try:
-            self._write([(path.with_name(name), data) for name, data in files.items()])
-        except _WriteFailed as exc:
-            return win.fail("Cannot export the figure", f"{exc.path}: {_os_reason(exc.error)}. {UNCHANGED}")
-        return win.done(
-            f"Wrote {path}" + (f" and its data and script ({path.stem}.json, .py)" if len(files) > 1 else "")
-        )
+            draw = self.figure_maker(target, fmt, dpi, path.stem)
+        except InputError as exc:
+            return win.fail(title, exc.message)
+        except (ValueError, RuntimeError) as exc:
+            return win.fail(title, str(exc))
 
-    def export_all(self, folder: str | Path, scale: float = 2.0) -> bool:
+        def work(job: BackgroundJob) -> list[Path]:
+            files = draw()
+            job.check()
+            return _write_items([(path.with_name(name), data) for name, data in files.items()])
+
+        def finish(outcome: JobOutcome) -> bool:
+            if outcome.ok:
+                more = f" and its data and script ({path.stem}.json, .py)" if len(outcome.value) > 1 else ""
+                return win.done(f"Wrote {path}{more}")
+            return self._said(outcome, title, f"Export cancelled; {path} is as it was")
+
+        return self.run_job(work, "Drawing the figure…", finish, wait=wait, title=title)
+
+    def export_all(self, folder: str | Path, scale: float = 2.0, wait: bool = True) -> bool:
         """One folder: every panel as PNG (300 dpi), SVG and PDF, each with its JSON and script
         (figures/note.py, drawn from the exported data with the live panels' toggles, pins
         and style), the window as PNG, timeseries.csv, weights.csv, deaths.csv (weights.npz
         and deaths.npz above 10^6 weights, as `run` writes them), tracked.csv, run.json,
-        session.json and the pinned runs. Made in a worker thread behind a progress bar
-        with Cancel (in the status bar), into a temporary folder inside `folder`, then moved
-        in file by file: a cancelled or failed export leaves the folder as it was."""
+        session.json and the pinned runs. Made beside the GUI behind a progress bar with
+        Cancel in the status bar (``wait``: see PanelExports.run_job), into a temporary
+        folder inside `folder`, then moved in file by file: a cancelled or failed export
+        leaves the folder as it was."""
         win = self.win
         folder = Path(folder)
+        title = "Cannot export"
+        if self.job is not None:
+            return win.fail(title, BUSY)
         try:
             if folder.exists() and not folder.is_dir():
                 raise InputError("", f"{folder} is a file, not a folder")
             script, source = win.current_script()
-            run = self._cached(script)
-            job = self._figure_job()
+            figure_job = self._figure_job()
             style = self.style()
             window_png = self.window_png(1.0)
             pin_files = win.pin_control.files()
-            if run is None:
-                run = self.replayed(script)
-            files = self.data_files(script, source, run=run)
+            make_data = self.data_maker(script, source)
         except InputError as exc:
-            return win.fail("Cannot export", exc.message)
+            return win.fail(title, exc.message)
         except (ValueError, RuntimeError) as exc:
-            return win.fail("Cannot export", str(exc))
+            return win.fail(title, str(exc))
         created = not folder.exists()
         try:
             folder.mkdir(parents=True, exist_ok=True)
             tmp = make_temp_dir(folder, "export")
         except OSError as exc:
-            return win.fail("Cannot export", f"{folder}: {_os_reason(exc)}. {UNCHANGED}")
-        state = {"done": 0, "total": 8 + len(files) + len(pin_files), "what": "Drawing the figures…"}
-        cancel = threading.Event()
+            return win.fail(title, f"{folder}: {_os_reason(exc)}. {UNCHANGED}")
+        data_count = 6  # timeseries, weights, deaths, tracked, run.json, session.json
+        total = len(VIEW_TOGGLES) + 1 + data_count + len(pin_files)  # figures, window, data, pins
 
-        def step(what: str) -> None:
-            state["done"] += 1
-            state["what"] = what
-            if cancel.is_set():
-                raise _Cancelled
-
-        def work() -> list[str]:
+        def work(job: BackgroundJob) -> list[str]:
             from sparsity_gui.figures.note import note_figure_files
 
-            data = self._figure_data(run, job)
-            names: list[str] = []
+            done = 0
 
-            def drew(done: int, total: int) -> None:
-                step(f"Drawing the figures ({done} of {total})…")
+            def step(what: str) -> None:
+                nonlocal done
+                done += 1
+                job.report((done, what))
+                job.check()
 
+            job.report((0, "Re-simulating the run…"))
+            run = self.replayed(script)
+            job.check()
+            files = make_data(run)
+            data = self._figure_data(run, figure_job)
             # the layout figure is left to Export figure and run --figures: the window's PNG
             # stands for it here
             figures = note_figure_files(
-                data, style, formats=EXPORT_ALL_FORMATS, layout=False, cancelled=cancel.is_set, progress=drew
+                data,
+                style,
+                formats=EXPORT_ALL_FORMATS,
+                layout=False,
+                cancelled=job.cancelled,
+                progress=lambda d, t: step(f"Drawing the figures ({d} of {t})…"),
             )
-            if cancel.is_set():
-                raise _Cancelled
+            job.check()
             items: list[tuple[str, object]] = [*figures.items(), ("window.png", window_png)]
             items += list(files.items())
             items += [(name, lambda t=text: [t]) for name, text in pin_files.items()]
+            names: list[str] = []
             for name, payload in items:
                 try:
                     _write_one(tmp / name, payload)
@@ -470,67 +489,27 @@ class NoteExports(FigureStyleChoice, PanelExports):
                 names.append(name)
                 if not name.endswith((".png", ".svg", ".pdf", ".py")) or name == "window.png":
                     step(f"Writing {name}…")
-            return names
-
-        try:
-            names = self._with_progress(work, state, cancel)
             for name in names:  # each one atomically into place
                 os.replace(tmp / name, folder / name)
-        except _Cancelled:
-            win.done(f"Export cancelled; {folder} is as it was")
-            win.last_error = "Export cancelled"  # not written: the caller is told so
-            return False
-        except _WriteFailed as exc:
-            return win.fail(
-                "Cannot export",
-                f"{exc.path}: {_os_reason(exc.error)}. No file was written; "
-                "earlier files of the same names are intact.",
-            )
-        except OSError as exc:
-            return win.fail("Cannot export", f"{folder}: {_os_reason(exc)}")
-        except InputError as exc:
-            return win.fail("Cannot export", exc.message)
-        except (ValueError, RuntimeError) as exc:
-            return win.fail("Cannot export", str(exc))
-        finally:
+            return names
+
+        def finish(outcome: JobOutcome) -> bool:
             shutil.rmtree(tmp, ignore_errors=True)
-            if created and not any(folder.iterdir()):
+            if created and folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
-        return win.done(f"Exported {len(names)} files to {folder}")
+            if outcome.ok:
+                return win.done(f"Exported {len(outcome.value)} files to {folder}")
+            if isinstance(outcome.error, _WriteFailed):
+                return win.fail(
+                    title,
+                    f"{outcome.error.path}: {_os_reason(outcome.error.error)}. No file was written; "
+                    "earlier files of the same names are intact.",
+                )
+            if isinstance(outcome.error, OSError):
+                return win.fail(title, f"{folder}: {_os_reason(outcome.error)}")
+            return self._said(outcome, title, f"Export cancelled; {folder} is as it was")
 
-    def _with_progress(self, work: Callable, state: dict, cancel: threading.Event):
-        """`work()` in a worker thread behind a progress bar with Cancel in the status bar
-        (the window keeps painting; Cancel sets `cancel`, which the work checks between
-        files)."""
-        # in the status bar, not a modal dialog: the window stays live and usable
-        status = self.win.statusBar()
-        bar = QtWidgets.QProgressBar()
-        bar.setObjectName("export_progress")
-        bar.setRange(0, state["total"])
-        bar.setMaximumWidth(220)
-        button = QtWidgets.QPushButton("Cancel")
-        button.setObjectName("export_cancel")
-        button.setToolTip("Stop the export: the folder is left as it was")
-        button.clicked.connect(cancel.set)
-        status.addPermanentWidget(bar)
-        status.addPermanentWidget(button)
-        self.progress = (bar, button)  # tests press its Cancel
-
-        def show_progress() -> None:
-            bar.setValue(min(state["done"], state["total"]))
-            status.showMessage(state["what"])
-            QtWidgets.QApplication.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 20)
-            if getattr(self.win, "closed", False):
-                cancel.set()  # the window closes: stop between files
-
-        try:
-            return beside_gui(work, show_progress)
-        finally:
-            for widget in (bar, button):
-                status.removeWidget(widget)
-                widget.deleteLater()
-            status.clearMessage()
-            self.progress = None
+        return self.run_job(work, "Drawing the figures…", finish, total=total, wait=wait, title=title)
 
     # --- dialogs ----------------------------------------------------------------------------
     def figure_menu(self) -> QtWidgets.QMenu:
@@ -564,7 +543,7 @@ class NoteExports(FigureStyleChoice, PanelExports):
             )
             if not ok:
                 return
-        self.export_figure(target, path, dpi=dpi)
+        self.export_figure(target, path, dpi=dpi, wait=False)
 
     def export_data_dialog(self, kind: str) -> None:
         name, _text, flt = DATA_KINDS[kind]
@@ -581,9 +560,9 @@ class NoteExports(FigureStyleChoice, PanelExports):
         if path and not Path(path).suffix and chosen == NPZ_FILTER:
             path += ".npz"  # a bare name typed under the NumPy filter means arrays
         if path:
-            self.export_data(kind, path)
+            self.export_data(kind, path, wait=False)
 
     def export_all_dialog(self) -> None:
         folder = choose_folder(self.win, "Export all into folder")  # a new folder's name too
         if folder:
-            self.export_all(folder)
+            self.export_all(folder, wait=False)

@@ -140,27 +140,46 @@ class FileMenu(QtCore.QObject):
             act.triggered.connect(lambda _c=False, n=preset.name: self.delete_preset(n))
 
     # --- sessions ---------------------------------------------------------------------------
-    def save_session(self, path: str | Path) -> bool:
+    def save_session(self, path: str | Path, wait: bool = True) -> bool:
+        """The session into ``path``, with the regime and the constants of the replayed run
+        (as Export all writes them: a function of the session alone; the screen's fit is of
+        the wall-clock history). Replayed and written beside the GUI, as an export
+        (``wait``: see PanelExports.run_job)."""
         win = self.win
         path = Path(path)
+        title = "Cannot save the session"
         try:
             script, source = win.current_script()
-            pins = win.pin_control.pins
-            # the regime and the constants of the replayed run, as Export all writes them: a
-            # function of the session alone (the screen's fit is of the wall-clock history)
-            run = win.exports.replayed(script)
-            results = results_entry(run.regime, run.fit)
-            text = session_text(script, source, pins, results, win.exports.style())
-            atomic_write_bytes(path, text.encode("utf-8"))
+            pins = list(win.pin_control.pins)
+            style = win.exports.style()
         except InputError as exc:
-            return win.fail("Cannot save the session", exc.message)
-        except OSError as exc:
-            return win.fail("Cannot save the session", f"{path}: {exc.strerror or exc}. {UNCHANGED}")
-        self.add_recent(path)
-        return win.done(
-            f"Saved the session (t = {script.t:.6g}, {len(script.changes)} live change(s), "
-            f"{len(pins)} pinned run(s)) to {path}"
-        )
+            return win.fail(title, exc.message)
+
+        def work(job) -> None:
+            run = win.exports.replayed(script)
+            job.check()
+            text = session_text(script, source, pins, results_entry(run.regime, run.fit), style)
+            atomic_write_bytes(path, text.encode("utf-8"))
+
+        def finish(outcome) -> bool:
+            error = outcome.error
+            if outcome.ok:
+                self.add_recent(path)
+                return win.done(
+                    f"Saved the session (t = {script.t:.6g}, {len(script.changes)} live change(s), "
+                    f"{len(pins)} pinned run(s)) to {path}"
+                )
+            if outcome.cancelled:
+                win.done(f"Saving cancelled; {path} is as it was")
+                return False
+            if isinstance(error, InputError):
+                return win.fail(title, error.message)
+            if isinstance(error, OSError):
+                return win.fail(title, f"{path}: {error.strerror or error}. {UNCHANGED}")
+            assert error is not None
+            raise error
+
+        return win.exports.run_job(work, "Saving the session…", finish, wait=wait, title=title)
 
     def open_session(self, path: str | Path) -> bool:
         """Reproduce a saved run: the window shows it at the saved time, paused. A bad file
@@ -293,7 +312,7 @@ class FileMenu(QtCore.QObject):
         if path:
             if not Path(path).suffix:
                 path += ".json"
-            self.save_session(path)
+            self.save_session(path, wait=False)
 
     def save_preset_dialog(self) -> None:
         name, ok = QtWidgets.QInputDialog.getText(

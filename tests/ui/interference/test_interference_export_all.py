@@ -1,5 +1,6 @@
 """The interference window's *Export all*: a worker thread draws every figure (matplotlib)
-while the window keeps painting, with a progress dialog and Cancel; a cancelled export
+while the window keeps painting, with a progress bar and Cancel in the status bar, as the
+note window's (ui/background.py); a cancelled export
 writes nothing, a finished one writes the figures (with their data and scripts), the
 shown run's data and the pinned runs. Real window, real training thread, real files."""
 
@@ -30,12 +31,11 @@ def finished_window(qtbot, make_iwindow, pin: bool = False):
 def test_export_all_writes_every_figure_and_the_data(qtbot, make_iwindow, tmp_path):
     win = finished_window(qtbot, make_iwindow, pin=True)
     snap = win.snapshot
-    job = win.exports.export_all(tmp_path / "all")
-    assert job is not None and job.thread.is_alive()
-    with qtbot.waitSignal(job.finished, timeout=TIMEOUT) as signal:
-        pass
-    ok, message = signal.args
-    assert ok, message
+    assert win.exports.export_all(tmp_path / "all", wait=False)
+    job = win.exports.job
+    assert job is not None and job.running
+    qtbot.waitUntil(lambda: not job.running, timeout=TIMEOUT)
+    assert job.outcome.ok, win.last_error
     assert win.snapshot is snap or win.snapshot.run_id == snap.run_id  # the run on screen untouched
     folder = tmp_path / "all"
     names = sorted(p.name for p in folder.iterdir())
@@ -54,27 +54,26 @@ def test_export_all_writes_every_figure_and_the_data(qtbot, make_iwindow, tmp_pa
 def test_a_cancelled_export_leaves_nothing_behind(qtbot, make_iwindow, tmp_path):
     win = finished_window(qtbot, make_iwindow)
     target = tmp_path / "new"
-    job = win.exports.export_all(target)
-    assert job is not None
-    dialog = win.findChild(QtWidgets.QProgressDialog, "export_progress")
-    assert dialog is not None and dialog.maximum() == job.count
+    assert win.exports.export_all(target, wait=False)
+    job, progress = win.exports.job, win.exports.progress
+    bar = win.statusBar().findChild(QtWidgets.QProgressBar, "export_progress")
+    assert bar is progress.bar and bar.maximum() == 2 + 6  # the data, 6 panels, the layout
     painted = win.snapshot.seq
-    (cancel,) = dialog.findChildren(QtWidgets.QPushButton)
+    cancel = win.statusBar().findChild(QtWidgets.QPushButton, "export_cancel")
     cancel.click()  # the user's Cancel
-    with qtbot.waitSignal(job.finished, timeout=TIMEOUT) as signal:
-        pass
-    assert signal.args[0] is False and "nothing was written" in signal.args[1]
+    qtbot.waitUntil(lambda: not job.running, timeout=TIMEOUT)
+    assert job.outcome.cancelled and "nothing was written" in win.statusBar().currentMessage()
     assert not target.exists()
-    assert win.last_error == ""  # asked for: no warning box
+    assert win.last_error == "Export cancelled" and win.error_box is None  # asked for: no warning box
     assert win.snapshot.seq >= painted
     # an existing folder keeps exactly what it had
     kept = tmp_path / "kept"
     kept.mkdir()
     (kept / "notes.txt").write_text("mine")
-    job = win.exports.export_all(kept)
+    assert win.exports.export_all(kept, wait=False)
+    job = win.exports.job
     job.cancel()
-    with qtbot.waitSignal(job.finished, timeout=TIMEOUT):
-        pass
+    qtbot.waitUntil(lambda: not job.running, timeout=TIMEOUT)
     assert sorted(p.name for p in kept.iterdir()) == ["notes.txt"]
 
 
@@ -82,12 +81,12 @@ def test_export_all_refuses_a_file_and_a_second_export(qtbot, make_iwindow, tmp_
     win = finished_window(qtbot, make_iwindow)
     afile = tmp_path / "a-file"
     afile.write_text("x")
-    assert win.exports.export_all(afile) is None
+    assert not win.exports.export_all(afile)
     assert "is a file, not a folder" in win.last_error
     win.error_box.close()
-    job = win.exports.export_all(tmp_path / "one")
-    assert win.exports.export_all(tmp_path / "two") is None and "an export is running" in win.last_error
+    assert win.exports.export_all(tmp_path / "one", wait=False)
+    job = win.exports.job
+    assert not win.exports.export_all(tmp_path / "two") and "an export is running" in win.last_error
     win.error_box.close()
-    with qtbot.waitSignal(job.finished, timeout=TIMEOUT):
-        pass
+    qtbot.waitUntil(lambda: not job.running, timeout=TIMEOUT)
     assert not (tmp_path / "two").exists() and (tmp_path / "one" / "figures" / "layout.png").is_file()

@@ -107,12 +107,14 @@ def test_above_the_csv_limit_export_all_and_the_dialog_take_npz(qtbot, paused_wi
     QtCore.QTimer.singleShot(0, drive)
     win.exports.export_data_dialog("weights")
     assert seen == {"filter": "NumPy arrays (*.npz)", "name": "weights.npz"}
+    qtbot.waitUntil(lambda: win.exports.job is None, timeout=60_000)  # written beside the GUI
     with np.load(tmp_path / "w.npz") as z:
         assert z["w0"].size == M
     # a bare name typed under the NumPy filter is written as arrays, with their extension
     typed["name"] = "bare"
     QtCore.QTimer.singleShot(0, drive)
     win.exports.export_data_dialog("deaths")
+    qtbot.waitUntil(lambda: win.exports.job is None, timeout=60_000)
     with np.load(tmp_path / "bare.npz") as z:
         assert sorted(z.files) == ["k", "t_death", "u"]
     assert not (tmp_path / "bare").exists()

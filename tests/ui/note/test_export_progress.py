@@ -1,12 +1,13 @@
 """Export all runs in a worker thread behind a progress bar with Cancel: the window keeps
-running and painting meanwhile, Cancel leaves the folder as it was (a new one is not
-left behind), and the chosen figure style is used and remembered."""
+running and painting meanwhile (its own event loop: no nested one), a second export is
+refused while one runs, Cancel leaves the folder as it was (a new one is not left behind),
+and the chosen figure style is used and remembered."""
 
 from __future__ import annotations
 
 import json
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtWidgets
 
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.ui.dialogs import settings
@@ -22,26 +23,23 @@ def _running(qtbot, win, t=1.0):
 def test_cancel_leaves_nothing_and_the_run_goes_on(qtbot, make_window, tmp_path):
     win = make_window(SimParams(m=3000, lam=1e-2, seed=2), speed=5.0)
     _running(qtbot, win)
-    seen: dict = {}
-
-    def press_cancel():
-        progress = win.exports.progress
-        if progress is None:
-            QtCore.QTimer.singleShot(20, press_cancel)
-            return
-        bar, button = progress
-        seen["bar"] = bar.isVisible() and bar.maximum() > 0
-        seen["t"] = win.snapshot.t
-        button.click()
-
     for folder in (tmp_path / "new", tmp_path / "earlier"):
         if folder.name == "earlier":
             folder.mkdir()
             (folder / "weights_sorted.png").write_bytes(b"earlier figure")
-        QtCore.QTimer.singleShot(0, press_cancel)
-        assert not win.exports.export_all(folder)
+        assert win.exports.export_all(folder, wait=False)  # started: the menu's way
+        job, progress = win.exports.job, win.exports.progress
+        assert job is not None and job.running and progress is not None
+        assert progress.bar.isVisible() and progress.bar.maximum() > 0
+        # one export at a time: the second is refused with a message, the first goes on
+        assert not win.exports.export_figure(3, tmp_path / "x.png", wait=False)
+        assert "an export is running" in win.last_error and job.running
+        before = win.snapshot.t
+        qtbot.waitUntil(lambda t=before: win.snapshot.t > t, timeout=TIMEOUT)  # it paints on meanwhile
+        progress.button.click()
+        qtbot.waitUntil(lambda: win.exports.job is None, timeout=TIMEOUT)
+        assert job.outcome is not None and job.outcome.cancelled
         assert win.last_error == "Export cancelled"
-        assert seen["bar"]
         if folder.name == "new":
             assert not folder.exists()
         else:
@@ -50,6 +48,7 @@ def test_cancel_leaves_nothing_and_the_run_goes_on(qtbot, make_window, tmp_path)
         assert win.exports.progress is None
         shown = [w for w in win.statusBar().findChildren(QtWidgets.QProgressBar) if w.isVisible()]
         assert not shown  # taken out of the status bar (deleted later)
+    assert not (tmp_path / "x.png").exists()
     # the run went on while the export was made, and paints on
     t = win.snapshot.t
     qtbot.waitUntil(lambda: win.snapshot.t > t, timeout=TIMEOUT)

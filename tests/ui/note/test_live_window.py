@@ -633,11 +633,13 @@ def test_session_and_export_data_dialogs_open_in_the_last_folder_used(qtbot, mak
     opened = []
     answer_file_dialog(opened, folder / "mine.json")
     win.files.save_session_dialog()
+    qtbot.waitUntil(lambda: win.exports.job is None, timeout=TIMEOUT)  # written beside the GUI
     assert (folder / "mine.json").is_file()
     answer_file_dialog(opened)
     win.files.open_session_dialog()
     answer_file_dialog(opened)
     win.exports.export_data_dialog("weights")
+    qtbot.waitUntil(lambda: win.exports.job is None, timeout=TIMEOUT)
     answer_file_dialog(opened)
     win.scaling.save_dialog()
     assert opened[1:] == [str(folder)] * 3
