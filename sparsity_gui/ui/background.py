@@ -62,7 +62,7 @@ class BackgroundJob(QtCore.QObject):
         self._progress: Any = None
         self._shown: Any = None
         self.outcome: JobOutcome | None = None  # set on the GUI thread when it ended
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.worker = threading.Thread(target=self._run, name=name, daemon=True)
         self._timer = QtCore.QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self._poll)
@@ -88,9 +88,14 @@ class BackgroundJob(QtCore.QObject):
 
     # --- the GUI's side ------------------------------------------------------------------------
     def start(self) -> BackgroundJob:
-        self._thread.start()
+        self.worker.start()
         self._timer.start()
         return self
+
+    @property
+    def progress(self) -> Any:
+        """The newest progress the work reported (None before its first)."""
+        return self._progress
 
     @property
     def running(self) -> bool:
@@ -106,7 +111,7 @@ class BackgroundJob(QtCore.QObject):
         if progress is not self._shown and self._on_progress is not None:
             self._shown = progress
             self._on_progress(progress)
-        if self._thread.is_alive() or self.outcome is not None:
+        if self.worker.is_alive() or self.outcome is not None:
             return
         self._deliver()
 
@@ -125,8 +130,8 @@ class BackgroundJob(QtCore.QObject):
         the worker is still running after `timeout` seconds."""
         if self.outcome is not None:
             return self.outcome
-        self._thread.join(timeout)
-        if self._thread.is_alive():
+        self.worker.join(timeout)
+        if self.worker.is_alive():
             return None
         self._poll()
         return self.outcome

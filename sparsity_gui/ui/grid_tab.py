@@ -3,11 +3,12 @@ the interference sweep, ui/interference/sweep_tab.py): the parallel-runs count, 
 field (tcp://HOST:PORT or local:N, core/cluster.py) with the cluster's worker count, Start /
 Cancel / Save, the progress bar with the time left, and the grid's own thread.
 
-The grid runs in that thread (its plan's run, core/grid.py, which starts and joins its worker
-threads or runs a session of tasks on a dask.distributed cluster). Nothing crosses threads as
-a signal: the progress callback only stores the latest progress and appends finished rows
-(immutable) under a lock; a GUI timer polls them ten times a second. Cancel sets an event
-the runs check (on a cluster: the pending tasks are cancelled); the finished rows stay shown
+The grid runs as a job beside the GUI (ui/background.py: its plan's run, core/grid.py, which
+starts and joins its worker threads or runs a session of tasks on a dask.distributed
+cluster). Nothing crosses threads as a signal: the progress callback appends finished rows
+(immutable) under a lock and leaves the latest progress for the job's timer, which draws
+them ten times a second. Cancel sets the flag the runs check (on a cluster: the pending
+tasks are cancelled); the finished rows stay shown
 and can be saved. A subclass lays out its own fields and figures and says how to plan, run
 and draw its grid.
 """
@@ -27,6 +28,7 @@ from sparsity_gui.core.cluster import EXTRA_HINT, Scheduler, usable_scheduler
 from sparsity_gui.core.errors import InputError, RunsCancelled
 from sparsity_gui.core.grid import GridPlan
 from sparsity_gui.core.text import format_duration
+from sparsity_gui.ui.background import BackgroundJob
 from sparsity_gui.ui.dialogs import show_warning
 from sparsity_gui.ui.fields import Field
 
@@ -70,12 +72,9 @@ class GridTab(QtWidgets.QWidget):
         self.rows: list = []
         self.outcome = ""  # "", running, done, cancelled, error
         self.error = ""
-        self.thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._progress: Any = None
+        self.job: BackgroundJob | None = None  # the grid running beside the GUI, if any
+        self._lock = threading.Lock()  # the grid's threads report finished runs at once
         self._worker_rows: list = []
-        self._result: tuple[str, list, str, str] | None = None  # kind, rows, message, field
         self._shown_rows = -1
         self._started_at = 0.0
         self.error_box: QtWidgets.QMessageBox | None = None
@@ -142,8 +141,6 @@ class GridTab(QtWidgets.QWidget):
         self.start_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
         self.save_button.clicked.connect(self.save_dialog)
-        self.timer = QtCore.QTimer(self)
-        self.timer.timeout.connect(self.poll)
 
     def lay_out(
         self, fields: list[tuple[str, Field]], figures: QtWidgets.QLayout | QtWidgets.QWidget
@@ -266,7 +263,7 @@ class GridTab(QtWidgets.QWidget):
     # --- running -------------------------------------------------------------------------
     @property
     def running(self) -> bool:
-        return self.thread is not None and self.thread.is_alive()
+        return self.job is not None and self.job.running
 
     @QtCore.Slot()
     def start(self) -> bool:
@@ -281,11 +278,8 @@ class GridTab(QtWidgets.QWidget):
         self.rows = []
         self.outcome = "running"
         self.error = ""
-        self._stop = threading.Event()
         with self._lock:
-            self._progress = None
             self._worker_rows = []
-            self._result = None
         self._shown_rows = -1
         self._started_at = time.perf_counter()
         self.show_rows([], plan, started=True)
@@ -300,97 +294,100 @@ class GridTab(QtWidgets.QWidget):
             f.setEnabled(False)
         self.workers.setEnabled(False)
         self.run_started()
-        self.thread = threading.Thread(
-            target=self._work,
-            args=(plan, self._stop, self.workers.value(), scheduler),
+        workers = self.workers.value()
+        self.job = BackgroundJob(
+            self,
+            lambda job: self._work(job, plan, workers, scheduler),
             name=self.name,
-            daemon=True,
-        )
-        self.thread.start()
-        self.timer.start(POLL_MS)
+            on_done=self._ended,
+            on_progress=self._show_progress,
+            interval_ms=POLL_MS,
+        ).start()
         return True
 
-    def _work(self, plan, stop: threading.Event, workers: int, scheduler: Scheduler | None) -> None:
-        """The grid's thread (the grid starts and joins its own workers, or runs a cluster
-        session in this thread): touches no widget."""
+    def _work(self, job: BackgroundJob, plan, workers: int, scheduler: Scheduler | None):
+        """The grid (it starts and joins its own workers, or runs a cluster session in
+        this thread): touches no widget. Its end as (kind, rows, message, field)."""
         try:
-            progress, stopping = self._on_progress, stop.is_set
-            rows = plan.run(progress, stopping, workers=workers, scheduler=scheduler)
-            result = ("done", list(rows), "", "")
+            rows = plan.run(self._on_progress_from(job), job.cancelled, workers=workers, scheduler=scheduler)
+            return ("done", list(rows), "", "")
         except RunsCancelled as exc:
-            result = ("cancelled", list(exc.rows), "", "")
+            return ("cancelled", list(exc.rows), "", "")
         except InputError as exc:
-            result = ("error", [], str(exc), exc.field)
+            with self._lock:
+                return ("error", list(self._worker_rows), str(exc), exc.field)
         except Exception as exc:  # shown in the GUI; the window stays usable
-            result = ("error", [], f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}", "")
-        with self._lock:
-            if result[0] == "error":
-                result = (result[0], list(self._worker_rows), result[2], result[3])
-            self._result = result
+            with self._lock:
+                rows = list(self._worker_rows)
+            return ("error", rows, f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}", "")
 
-    def _on_progress(self, progress) -> None:
-        """From the grid's threads: only stores (the GUI timer polls)."""
-        with self._lock:
-            self._progress = progress
-            if progress.row is not None:
-                self._worker_rows.append(progress.row)
+    def _on_progress_from(self, job: BackgroundJob):
+        """The grid's progress callback: called from its threads, it only stores (a run's
+        row at once, under the lock; the newest report for the GUI's timer)."""
+
+        def on_progress(progress) -> None:
+            with self._lock:
+                if progress.row is not None:
+                    self._worker_rows.append(progress.row)
+            job.report(progress)
+
+        return on_progress
 
     @QtCore.Slot()
     def cancel(self) -> None:
         if self.running:
-            self._stop.set()
+            self.job.cancel()
             self.cancel_button.setEnabled(False)
             self._show_info(
                 "cancelling the runs not finished on the cluster…" if self.ran_on else self.texts.cancelling
             )
 
-    @QtCore.Slot()
-    def poll(self) -> None:
-        with self._lock:
-            progress = self._progress
-            rows = list(self._worker_rows)
-            result = self._result
-        plan = self.plan
-        if plan is None:
-            return
-        if result is not None:
-            rows = result[1]
+    def _show_rows_now(self, rows: list) -> None:
         if len(rows) != self._shown_rows:
             self._shown_rows = len(rows)
             self.rows = rows
-            self.show_rows(rows, plan)
-        total = len(plan.runs())
+            self.show_rows(rows, self.plan)
+
+    def _show_progress(self, progress) -> None:
+        """On the GUI thread (the job's timer): the finished runs drawn, the bar, the info."""
+        with self._lock:
+            rows = list(self._worker_rows)
+        self._show_rows_now(rows)
+        self._show_cluster(progress)
+        stopping = self.job is not None and self.job.cancelled()
         doing, name = self.doing, self.name
+        total = len(self.plan.runs())
+        self.progress.setValue(int(round(progress.fraction * BAR_STEPS)))
+        self.progress.setFormat(
+            f"{100 * progress.fraction:.0f}%  ·  {progress.done_runs} / {progress.total_runs} runs  ·  "
+            f"{format_duration(progress.eta_seconds)} left"
+        )
+        so_far = f"({format_duration(progress.elapsed)} so far)"
+        if progress.current is None and progress.workers is not None and not stopping:
+            self._show_info(f"{progress.running} run(s) {doing} on the cluster {so_far}")
+        if progress.current is not None and not stopping:
+            self._show_info(f"{self.current_text(progress.current)} {so_far}")
+        self.statusChanged.emit(f"{name} {100 * progress.fraction:.0f}% ({progress.done_runs}/{total})")
+
+    def _show_cluster(self, progress) -> None:
         if progress is not None and progress.workers is not None:  # the last count, also at the end
             self.cluster_label.setText(
                 f"on the cluster {self.ran_on}: {progress.workers} "
-                f"worker{'s' if progress.workers != 1 else ''}, {progress.running} {doing}"
+                f"worker{'s' if progress.workers != 1 else ''}, {progress.running} {self.doing}"
             )
-        if progress is not None and result is None:
-            self.progress.setValue(int(round(progress.fraction * BAR_STEPS)))
-            self.progress.setFormat(
-                f"{100 * progress.fraction:.0f}%  ·  {progress.done_runs} / {progress.total_runs} runs  ·  "
-                f"{format_duration(progress.eta_seconds)} left"
-            )
-            if progress.current is None and progress.workers is not None and not self._stop.is_set():
-                self._show_info(
-                    f"{progress.running} run(s) {doing} on the cluster "
-                    f"({format_duration(progress.elapsed)} so far)"
-                )
-            if progress.current is not None and not self._stop.is_set():
-                self._show_info(
-                    f"{self.current_text(progress.current)} ({format_duration(progress.elapsed)} so far)"
-                )
-            self.statusChanged.emit(f"{name} {100 * progress.fraction:.0f}% ({progress.done_runs}/{total})")
-        if result is not None and self.thread is not None:
-            self.thread.join(JOIN_SECONDS)
-            self._finish(result, total)
+
+    def _ended(self, outcome) -> None:
+        """The job's end, on the GUI thread."""
+        if outcome.error is not None:  # _work catches what a grid raises: this is a bug
+            raise outcome.error
+        self._show_rows_now(outcome.value[1])
+        self._show_cluster(self.job.progress if self.job is not None else None)
+        self._finish(outcome.value, len(self.plan.runs()))
 
     def _finish(self, result, total: int) -> None:
         kind, rows, message, field = result
         name = self.name
-        self.timer.stop()
-        self.thread = None
+        self.job = None
         self.rows = list(rows)
         self.outcome = kind
         took = format_duration(time.perf_counter() - self._started_at)
@@ -454,8 +451,5 @@ class GridTab(QtWidgets.QWidget):
     # --- shutdown ----------------------------------------------------------------------------
     def shutdown(self) -> None:
         """Cancel a running grid and join its thread (the runs check the flag within ms)."""
-        self._stop.set()
-        self.timer.stop()
-        if self.thread is not None:
-            self.thread.join(JOIN_SECONDS)
-            self.thread = None
+        if self.job is not None:
+            self.job.shutdown(JOIN_SECONDS)

@@ -1,6 +1,6 @@
 """*File → Export movie…*, shared by both windows: the panel, the time range, the spacing
-of the frame times, the length, the frame rate and the format, then the movie drawn in a
-worker thread with a progress bar and Cancel while the live run goes on untouched (the
+of the frame times, the length, the frame rate and the format, then the movie drawn beside
+the GUI (ui/background.py) with a progress bar and Cancel while the live run goes on untouched (the
 movie replays the run's script in its own Simulation; the window's engine is never read).
 
 Each window supplies a `MovieSource`: the panels it offers, the run's span and a
@@ -10,12 +10,11 @@ menu item opens a dialog that names the extra."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import os_reason
@@ -28,6 +27,7 @@ from sparsity_gui.figures.movie import (
     movie_settings,
     require_encoder,
 )
+from sparsity_gui.ui.background import BackgroundJob, JobOutcome
 
 
 @dataclass(frozen=True)
@@ -52,10 +52,7 @@ class MovieDialog(QtWidgets.QDialog):
         self.source = source
         self.outcome = ""  # "written", "cancelled" or "failed" once an export ended
         self.message = ""
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._progress = (0, 1)
-        self._result: dict = {}
+        self.job: BackgroundJob | None = None
 
         form = QtWidgets.QFormLayout()
         self.panel = QtWidgets.QComboBox(objectName="movie_panel")
@@ -103,8 +100,6 @@ class MovieDialog(QtWidgets.QDialog):
         layout.addWidget(self.error)
         layout.addWidget(self.bar)
         layout.addWidget(self.buttons)
-        self._timer = QtCore.QTimer(self, interval=50)
-        self._timer.timeout.connect(self._poll)
 
     # --- the options -----------------------------------------------------------------------
     def options(self):
@@ -140,9 +135,12 @@ class MovieDialog(QtWidgets.QDialog):
         if path:
             self.start_export(path if Path(path).suffix else f"{path}.{suffix}")
 
-    # --- the export in a thread --------------------------------------------------------------
+    # --- the export beside the GUI ----------------------------------------------------------------
+    def _inputs(self) -> tuple:
+        return (self.panel, self.start, self.end, self.spacing, self.seconds, self.fps, self.format)
+
     def start_export(self, path: str | Path) -> bool:
-        """Start writing `path` in a worker thread; False (the reason shown) on bad options."""
+        """Start writing `path` in a worker; False (the reason shown) on bad options."""
         try:
             panel, settings, t_range = self.options()
         except InputError as exc:
@@ -150,52 +148,41 @@ class MovieDialog(QtWidgets.QDialog):
             return False
         self.error.setText("")
         self.path = Path(path)
-        self._stop.clear()
-        self._result = {}
-        self._progress = (0, settings.frames)
-        write = self.source.write
+        write, target = self.source.write, self.path
 
-        def work() -> None:
-            try:
-                self._result["size"] = write(
-                    self.path, panel, settings, t_range, self._stop.is_set, self._on_progress
-                )
-            except BaseException as exc:  # told on the GUI thread
-                self._result["error"] = exc
+        def work(job: BackgroundJob):
+            return write(
+                target, panel, settings, t_range, job.cancelled, lambda done, total: job.report((done, total))
+            )
 
-        for w in (self.panel, self.start, self.end, self.spacing, self.seconds, self.fps, self.format):
+        for w in self._inputs():
             w.setEnabled(False)
         self.export_button.setEnabled(False)
         self.bar.setRange(0, settings.frames)
         self.bar.setValue(0)
         self.bar.setVisible(True)
-        self._thread = threading.Thread(target=work, name="movie-export", daemon=True)
-        self._thread.start()
-        self._timer.start()
+        self.job = BackgroundJob(
+            self, work, name="movie-export", on_done=self._ended, on_progress=self._show_progress
+        ).start()
         return True
 
-    def _on_progress(self, done: int, total: int) -> None:
-        self._progress = (done, total)  # read by the GUI thread's timer
+    def _show_progress(self, progress: tuple[int, int]) -> None:
+        done, total = progress
+        self.bar.setMaximum(total)
+        self.bar.setValue(done)
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self.job is not None and self.job.running
 
-    def _poll(self) -> None:
-        done, total = self._progress
-        self.bar.setMaximum(total)
-        self.bar.setValue(done)
-        if self.running:
-            return
-        self._timer.stop()
-        self._thread = None
-        error = self._result.get("error")
+    def _ended(self, outcome: JobOutcome) -> None:
+        error = outcome.error
         if error is None:
-            width, height = self._result["size"]
+            width, height = outcome.value
             self.outcome, self.message = "written", f"Wrote {self.path} ({width}×{height})"
             self.accept()
             return
-        if isinstance(error, MovieCancelled):
+        if isinstance(error, MovieCancelled) or outcome.cancelled:
             self.outcome, self.message = "cancelled", "Movie export cancelled; nothing was written"
             self.reject()
             return
@@ -204,9 +191,11 @@ class MovieDialog(QtWidgets.QDialog):
             self.message = f"Cannot write {self.path}: {os_reason(error)}. Nothing was written."
         elif isinstance(error, InputError):
             self.message = error.message
-        else:
+        elif isinstance(error, (ValueError, RuntimeError, MemoryError)):
             self.message = f"The movie could not be made: {error}"
-        for w in (self.panel, self.start, self.end, self.spacing, self.seconds, self.fps, self.format):
+        else:
+            raise error
+        for w in self._inputs():
             w.setEnabled(True)
         self.export_button.setEnabled(True)
         self.bar.setVisible(False)
@@ -214,20 +203,18 @@ class MovieDialog(QtWidgets.QDialog):
 
     def wait(self, timeout: float = 300.0) -> None:
         """Block until the export ends (tests, and closing the dialog while it runs)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-        self._poll()
+        if self.job is not None:
+            self.job.wait(timeout)
 
     def cancel(self) -> None:
         if self.running:
-            self._stop.set()  # the worker stops before its next frame; _poll closes the dialog
+            self.job.cancel()  # the worker stops before its next frame; the end closes the dialog
         else:
             self.reject()
 
     def closeEvent(self, event) -> None:
         if self.running:
-            self._stop.set()
-            self.wait()
+            self.job.shutdown(300.0)
         super().closeEvent(event)
 
 

@@ -56,8 +56,8 @@ def make_iwindow(qtbot):
 
     def check(win):
         assert not win.thread.is_alive(), "closing the window must join the worker thread"
-        assert win.sweep.thread is None or not win.sweep.thread.is_alive()
-        assert not win.paint_timer.isActive() and not win.sweep.timer.isActive()
+        assert win.sweep.job is None or not win.sweep.job.worker.is_alive()
+        assert not win.paint_timer.isActive() and not win.sweep.running
 
     yield from _windows(qtbot, lambda *a, **kw: ModelWindows().open("interference", *a, **kw), check)
 
@@ -79,7 +79,7 @@ def show_tab(qtbot):
     yield show
     for widget in tabs:
         widget.shutdown()
-        assert widget.thread is None or not widget.thread.is_alive()
-        assert not widget.timer.isActive()
+        assert widget.job is None or not widget.job.worker.is_alive()
+        assert not widget.running
         if widget.error_box is not None:
             widget.error_box.close()

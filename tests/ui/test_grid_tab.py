@@ -44,7 +44,7 @@ def test_a_bad_scheduler_is_said_at_the_field_and_nothing_starts(tab, text, reas
     type_into(tab.scheduler, text)
     assert tab.scheduler.error.isVisibleTo(tab) and reason in tab.scheduler.error.text()
     assert not tab.start()
-    assert tab.thread is None and tab.outcome == ""
+    assert tab.job is None and tab.outcome == ""
 
 
 def test_an_unreachable_scheduler_fails_at_the_field_and_the_tab_stays_usable(qtbot, tab):
@@ -64,7 +64,7 @@ def test_without_the_extra_the_field_names_it(qtbot, tab, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` fails
     type_into(tab.scheduler, "local:2")
     assert "pip install 'sparsity-gui[cluster]'" in tab.scheduler.error.text()
-    assert not tab.start() and tab.thread is None
+    assert not tab.start() and tab.job is None
     type_into(tab.scheduler, "")  # the grid on this machine's threads is unchanged
     assert tab.workers.isEnabled()
     assert tab.start()

@@ -355,13 +355,14 @@ def test_closing_with_a_sweep_running_joins_every_thread(qtbot, make_iwindow):
     type_into(sweep.steps, "100000")
     sweep.pause_live.setChecked(False)
     assert sweep.start()
-    qtbot.waitUntil(lambda: sweep._progress is not None, timeout=TIMEOUT)
-    thread = sweep.thread
+    qtbot.waitUntil(lambda: sweep.job.progress is not None, timeout=TIMEOUT)
+    job = sweep.job
+    thread = job.worker
     assert thread.is_alive() and win.playing
     win.close()
     # close() stopped both and joined them with its deadline; on a loaded machine a thread can
     # take longer than that to reach its next check, so each gets a bounded wait to end by itself
-    assert sweep._stop.is_set()
+    assert job.cancelled()
     for t in (thread, win.thread):
         t.join(60)
     alive = [t for t in (thread, win.thread) if t.is_alive()]

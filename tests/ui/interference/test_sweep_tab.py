@@ -43,7 +43,7 @@ def test_a_small_sweep_completes_with_the_bar_full(qtbot, sweep_widget):
     assert started == [True]  # the window is asked to pause its live run
     assert w.workers.value() == default_workers()  # runs side by side (SweepSpec.run's threads)
     assert not w.start_button.isEnabled() and w.cancel_button.isEnabled()
-    assert w.thread.name == "sweep" and w.thread is not __import__("threading").main_thread()
+    assert w.job.worker.name == "sweep" and w.job.worker is not __import__("threading").main_thread()
     qtbot.waitUntil(lambda: w.outcome == "done", timeout=TIMEOUT)
     assert finished == [True]
     assert w.progress.value() == w.progress.maximum()
@@ -80,7 +80,7 @@ def test_bad_fields_are_shown_and_nothing_starts(qtbot, sweep_widget):
         assert not w.start(), text
         assert field.error.isVisibleTo(w), text
         assert reason in field.error.text(), (text, field.error.text())
-        assert w.thread is None
+        assert w.job is None
     fill(w, "8", "8", "1", "50")
     assert not any(f.error.isVisibleTo(w) for f in w.fields.values())
     # the base parameters are checked too: the window's lr and weight decay meet here
@@ -96,7 +96,7 @@ def test_cancel_stops_promptly_and_keeps_the_finished_runs(qtbot, sweep_widget, 
     fill(w, "32", "32:4096:32", "4", "20000")
     assert w.start()
     qtbot.waitUntil(lambda: len(w.panel.rows) >= 2, timeout=TIMEOUT)
-    thread = w.thread
+    thread = w.job.worker
     t0 = time.perf_counter()
     w.cancel_button.click()
     qtbot.waitUntil(lambda: w.outcome == "cancelled", timeout=TIMEOUT)
@@ -129,8 +129,8 @@ def test_shutdown_with_a_sweep_running_joins_its_thread(qtbot, sweep_widget):
     w = sweep_widget
     fill(w, "64", "64:4096:64", "4", "100000")
     assert w.start()
-    qtbot.waitUntil(lambda: w._progress is not None, timeout=TIMEOUT)
-    thread = w.thread
+    qtbot.waitUntil(lambda: w.job.progress is not None, timeout=TIMEOUT)
+    thread = w.job.worker
     w.shutdown()
     assert not thread.is_alive()  # joined: not left running at the shutdown's deadline
     assert len(w.rows) < 64 * 4

@@ -59,7 +59,7 @@ def test_cancel_on_the_cluster_keeps_the_finished_runs(qtbot, sweep_widget, dask
     fill(w, "8", "8:512:8", "2", "3000", dask_cluster.address)  # 128 runs: cancelled long before the end
     assert w.start()
     qtbot.waitUntil(lambda: len(w.panel.rows) >= 2, timeout=TIMEOUT)
-    thread = w.thread
+    thread = w.job.worker
     w.cancel_button.click()
     assert "cancelling the runs not finished on the cluster" in w.info.text()
     qtbot.waitUntil(lambda: w.outcome == "cancelled", timeout=TIMEOUT)

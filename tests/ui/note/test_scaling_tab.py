@@ -82,14 +82,14 @@ def test_refused_values_are_shown_at_their_fields_and_nothing_starts(qtbot, make
         type_keys(field, text)
         assert not field.error.isHidden() and message in field.error.text(), (text, field.error.text())
         assert not tab.start()
-        assert tab.thread is None and tab.outcome == ""
+        assert tab.job is None and tab.outcome == ""
         type_keys(field, good)
         assert field.error.isHidden()
     # a grid too large for memory: the reason under the buttons, nothing started
     type_keys(tab.m, "1e8")
     tab.workers.setValue(32)
     assert not tab.start()
-    assert tab.thread is None and "GiB" in tab.info.text()
+    assert tab.job is None and "GiB" in tab.info.text()
 
 
 def test_cancel_keeps_the_finished_runs(qtbot, make_window):
@@ -118,9 +118,9 @@ def test_closing_mid_run_joins_every_thread(qtbot, make_window):
     type_keys(tab.lam, "1e-3")
     type_keys(tab.seeds, "3")
     assert tab.start()
-    qtbot.waitUntil(lambda: tab._progress is not None, timeout=TIMEOUT)
-    thread = tab.thread
+    qtbot.waitUntil(lambda: tab.job.progress is not None, timeout=TIMEOUT)
+    thread = tab.job.worker
     assert thread.is_alive()
     win.close()
     assert not thread.is_alive() and not win.thread.is_alive()
-    assert not tab.timer.isActive()
+    assert not tab.running and tab.job is None
