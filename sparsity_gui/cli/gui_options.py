@@ -16,7 +16,7 @@ from sparsity_gui.cli.interference import (
 )
 from sparsity_gui.cli.note import add_param_options, params_from_args
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.initial import w0_label
+from sparsity_gui.core.interference.initial import W0File, w0_label
 
 DESCRIPTION = """\
 sparsity-gui: watch L1 regularization drive one feature encoding W to sparsity.
@@ -77,7 +77,7 @@ def gui_params(args: argparse.Namespace):
         check_training_work(params)
         if matrix is None:
             return "interference", params, None
-        return "interference", params, (matrix, w0_label(source["path"], source["tensor"]))
+        return "interference", params, W0File(matrix, w0_label(source["path"], source["tensor"]), source)
     given = [
         name
         for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay", "dtype")

@@ -1,5 +1,7 @@
 """Writing result files, for both models: atomic writes, CSV and JSON text that round-trip
-every double, and `ResultDir` (a whole output folder that appears at once, or not at all)."""
+every double, `ResultDir` (a whole output folder that appears at once, or not at all), and
+the payloads a run's files are made of (text, bytes, text in pieces, a binary writer), which
+every front end writes through `write_payload` or `ResultDir.write`."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import secrets
 import shutil
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -429,6 +432,17 @@ class ResultDir:
         except OSError as exc:
             raise _naming(exc, path) from None
 
+    def write(self, name: str, payload: Payload) -> None:
+        """Any of a run's payloads (see `Payload`)."""
+        if isinstance(payload, Streamed):
+            self.write_chunks(name, payload.pieces())
+        elif isinstance(payload, WrittenBy):
+            self.write_with(name, payload.write)
+        elif isinstance(payload, str):
+            self.write_text(name, payload)
+        else:
+            self.write_bytes(name, payload)
+
     def shown(self, path: str | Path) -> str:
         """A path inside the temporary folder as where it was going to be (in DIR)."""
         try:
@@ -473,6 +487,35 @@ class ResultDir:
     def abort(self) -> None:
         shutil.rmtree(self.tmp, ignore_errors=True)
         self._unlock()
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A file's text made in pieces as it is written: a CSV of 10^7 rows is never held whole."""
+
+    pieces: Callable[[], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class WrittenBy:
+    """A binary file filled by a function of the open file (an .npz)."""
+
+    write: Callable[[BinaryIO], None]
+
+
+Payload = str | bytes | Streamed | WrittenBy  # what one of a run's files holds
+
+
+def write_payload(path: str | Path, payload: Payload) -> None:
+    """One of a run's files, atomically at ``path`` (a window's exports)."""
+    if isinstance(payload, Streamed):
+        atomic_write_chunks(path, payload.pieces())
+    elif isinstance(payload, WrittenBy):
+        atomic_write_with(path, payload.write)
+    elif isinstance(payload, str):
+        atomic_write_text(path, payload)
+    else:
+        atomic_write_bytes(path, payload)
 
 
 def write_result_files(target: ResultDir | str | Path, files: dict[str, bytes]) -> list[Path]:

@@ -25,7 +25,7 @@ from sparsity_gui.core.checks import input_text, parse_json_text, read_input_byt
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir, csv_text, json_text, write_result_files
 from sparsity_gui.core.interference.params import InterferenceParams
-from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement, network_loss
 from sparsity_gui.core.interference.sweep import (
     BARS,
     PREDICTED_SLOPE,
@@ -224,19 +224,36 @@ def _npy_bytes(a: np.ndarray) -> bytes:
 def run_metadata(
     run: InterferenceRun, command_line: str | None = None, wall_seconds: float | None = None
 ) -> dict:
-    p = run.params
+    """run.json of a run trained here (measure() also refreshes run.counts)."""
     meas = run.measure()
+    return metadata(
+        run.params, meas, run.step, len(run.history), run.w0_source, run.failure, command_line, wall_seconds
+    )
+
+
+def metadata(
+    p: InterferenceParams,
+    meas: Measurement,
+    step: int,
+    samples: int,
+    w0_source: dict,
+    failure: str | None,
+    command_line: str | None = None,
+    wall_seconds: float | None = None,
+) -> dict:
+    """run.json: the parameters, where W(0) came from, the final counts (``meas``), the
+    note's units, the prediction and the platform."""
     return {
         "program": "sparsity-gui",
         "version": __version__,
         "model": "interference",
         "command_line": command_line,
         "parameters": p.as_dict(),
-        "w0": run.w0_source,
-        "note_units": note_units(p, run.step),
-        "steps_done": int(run.step),
-        "failure": run.failure,
-        "samples": len(run.history),
+        "w0": w0_source,
+        "note_units": note_units(p, step),
+        "steps_done": int(step),
+        "failure": failure,
+        "samples": int(samples),
         "final": dataclasses.asdict(meas),
         "polysemantic": int(meas.polysemantic),
         "prediction": p.prediction,
@@ -248,18 +265,36 @@ def run_metadata(
     }
 
 
+def files_of(
+    meta: dict, history: np.ndarray, w0: np.ndarray, W: np.ndarray, counts: np.ndarray
+) -> dict[str, bytes]:
+    """A run's files as {name: bytes}, the same whichever front end writes them (the
+    `interference` command, the API's save, the window's Export data and Export all)."""
+    return {
+        "history.csv": history_csv(history).encode("utf-8"),
+        "w0.npy": _npy_bytes(w0),
+        "w_final.npy": _npy_bytes(W),
+        "neuron_counts.csv": neuron_counts_csv(counts).encode("utf-8"),
+        "run.json": json_text(meta).encode("utf-8"),
+    }
+
+
 def run_files(
     run: InterferenceRun, command_line: str | None = None, wall_seconds: float | None = None
 ) -> dict[str, bytes]:
     """The files of one run as {name: bytes}; the history is what the run recorded."""
     meta = run_metadata(run, command_line, wall_seconds)  # measure() also refreshes run.counts
-    return {
-        "history.csv": history_csv(run.history_array()).encode("utf-8"),
-        "w0.npy": _npy_bytes(run.w0),
-        "w_final.npy": _npy_bytes(run.W),
-        "neuron_counts.csv": neuron_counts_csv(run.counts).encode("utf-8"),
-        "run.json": json_text(meta).encode("utf-8"),
-    }
+    return files_of(meta, run.history_array(), run.w0, run.W, run.counts)
+
+
+def snapshot_files(snap, w0_source: dict, command_line: str | None = None) -> dict[str, bytes]:
+    """The files of the run a window shows (an InterferenceSnapshot, with W(0) and where it
+    came from), as `run_files` makes them: the history is what the window recorded, the
+    final loss computed from the snapshot's W."""
+    final = dataclasses.replace(snap.latest, loss=network_loss(snap.params, snap.W))
+    failure = snap.message if snap.state == "error" else None
+    meta = metadata(snap.params, final, snap.step, len(snap.history), w0_source, failure, command_line)
+    return files_of(meta, snap.history, snap.w0, snap.W, snap.counts)
 
 
 def write_interference_run(

@@ -70,7 +70,7 @@ def training_w0(
     "given"); (None, None) for the normal draw. The other options as given, None where
     not: ``n`` and ``m`` must match the matrix, ``seed`` and ``sigma`` (which draw W(0) at
     random) do not go with it."""
-    from sparsity_gui.core.interference.initial import load_w0_matrix, w0_matrix_of_array
+    from sparsity_gui.core.interference.initial import file_source, load_w0_matrix, w0_matrix_of_array
 
     if w0 is None:
         if w0_tensor is not None:
@@ -84,7 +84,7 @@ def training_w0(
             raise InputError("w0-tensor", "names a tensor of a --w0 file; w0 is an array")
         return w0_matrix_of_array(w0, n, m), None
     matrix, info = load_w0_matrix(w0, w0_tensor, n, m)
-    return matrix, {"source": "file", "path": str(w0), "tensor": info.name, "dtype": info.dtype}
+    return matrix, file_source(w0, info)
 
 
 def train(

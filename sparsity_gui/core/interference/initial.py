@@ -4,12 +4,27 @@ for instance a layer's weights from a checkpoint (core/weights_files.py reads th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, check_memory
 from sparsity_gui.core.weights_files import ArrayInfo, finite_float64, read_array
+
+
+class W0File(NamedTuple):
+    """W(0) from a file as a window keeps it: the matrix, how the window names it, and
+    where it came from as run.json says (`file_source`)."""
+
+    matrix: np.ndarray
+    label: str
+    source: dict
+
+
+def file_source(path: str | Path, info: ArrayInfo) -> dict:
+    """run.json's "w0" for a W(0) read from a file (every front end writes this one)."""
+    return {"source": "file", "path": str(path), "tensor": info.name, "dtype": info.dtype}
 
 
 def load_w0_matrix(

@@ -93,6 +93,20 @@ class Measurement(Counts):
 HISTORY_COLUMNS = ("step", "t", *COUNT_COLUMNS, "norm1", "mean_norm2", "loss")
 
 
+def network_loss(params: InterferenceParams, W: np.ndarray) -> float:
+    """The loss of W, computed whole (one W W^T): what `InterferenceRun.loss` gives for
+    the same W, for a W that a window shows."""
+    with np.errstate(all="ignore"):  # a diverged run's loss is inf, not a warning
+        norm2 = np.einsum("ij,ij->i", W, W)
+        own = float(np.sum((1.0 - norm2) ** 2))
+        cross = 0.0
+        if params.n > 1 and params.interference:
+            G = W @ W.T
+            np.fill_diagonal(G, 0.0)
+            cross = float(np.sum(np.maximum(G, 0.0) ** 2))
+        return own + cross + params.l1 * float(np.abs(W).sum())
+
+
 class InterferenceRun:
     """W, the optimizer state and a bounded history of measurements. Not thread-safe:
     one thread owns it (the worker, or the CLI)."""
@@ -113,6 +127,9 @@ class InterferenceRun:
         if not np.all(np.isfinite(w0)):
             raise InputError("w0", "contains a value that is not finite")
         self.w0 = w0
+        # W(0) as snapshots share it: never written after this, so a read-only view
+        self.w0_shared = w0.view()
+        self.w0_shared.flags.writeable = False
         self.W = w0.copy()
         self.first_neuron = np.argmax(np.abs(w0), axis=1).astype(np.int64)
         self.norm2 = row_norms2(self.W)

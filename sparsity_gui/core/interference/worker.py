@@ -10,7 +10,7 @@ new run's id and an error state.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,6 +38,7 @@ class InterferenceSnapshot:
     latest: Measurement | None  # None: no run could be built yet (then the rest is empty)
     steps_per_second: float
     message: str = ""
+    w0: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # the run's W(0), read-only
 
 
 class InterferenceWorker(MailboxEngine):
@@ -201,4 +202,5 @@ class InterferenceWorker(MailboxEngine):
             latest=latest,
             steps_per_second=self._steps_per_second,
             message=self.message,
+            w0=run.w0_shared,
         )

@@ -15,7 +15,10 @@ import numpy as np
 from sparsity_gui import __version__
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.files import (
+    Payload,
     ResultDir,
+    Streamed,
+    WrittenBy,
     csv_text,
     iter_csv_columns,
     json_text,
@@ -166,6 +169,36 @@ def run_metadata(run: SampledRun, params: SimParams, command_line: str, source=N
     }
 
 
+def run_files(
+    run: SampledRun,
+    params: SimParams,
+    command_line: str,
+    source=None,
+    fmt: str = "auto",
+    include_weights: bool = True,
+) -> dict[str, Payload]:
+    """A run's files, the same whichever front end writes them (`run`, the API's save, the
+    window's Export data and Export all): timeseries.csv, weights and deaths (.csv streamed
+    in pieces, or .npz with ``fmt`` "npz"; "auto" picks by m, resolved_format), run.json."""
+    sim = run.sim
+    fmt = resolved_format(fmt, sim.m)
+    w0 = sim.init.w0
+    files: dict[str, Payload] = {"timeseries.csv": timeseries_csv(run.rows)}
+    if include_weights:
+        if fmt == "npz":
+            files["weights.npz"] = WrittenBy(weights_npz(w0, sim.solver.weights))
+        else:
+            files["weights.csv"] = Streamed(lambda: iter_weights_csv(w0, sim.solver.weights()))
+    if fmt == "npz":
+        files["deaths.npz"] = WrittenBy(lambda f: deaths_npz(sim)(f))  # its columns made when written
+    else:
+        files["deaths.csv"] = Streamed(lambda: iter_deaths_csv(sim))
+    meta = run_metadata(run, params, command_line, source)
+    meta["format"] = fmt
+    files["run.json"] = json_text(meta)
+    return files
+
+
 def write_results(
     out: ResultDir,
     run: SampledRun,
@@ -175,24 +208,9 @@ def write_results(
     fmt: str = "auto",
     source=None,
 ) -> None:
-    """timeseries.csv, weights and deaths (.csv streamed in pieces, or .npz with `fmt`
-    "npz"; "auto" picks by m, resolved_format), run.json into `out`."""
-    sim = run.sim
-    fmt = resolved_format(fmt, sim.m)
-    out.write_text("timeseries.csv", timeseries_csv(run.rows))
-    w0 = sim.init.w0
-    if include_weights:
-        if fmt == "npz":
-            out.write_with("weights.npz", weights_npz(w0, sim.solver.weights))
-        else:
-            out.write_chunks("weights.csv", iter_weights_csv(w0, sim.solver.weights()))
-    if fmt == "npz":
-        out.write_with("deaths.npz", deaths_npz(sim))
-    else:
-        out.write_chunks("deaths.csv", iter_deaths_csv(sim))
-    meta = run_metadata(run, params, command_line, source)
-    meta["format"] = fmt
-    out.write_text("run.json", json_text(meta))
+    """The run's files (`run_files`) into `out`."""
+    for name, payload in run_files(run, params, command_line, source, fmt, include_weights).items():
+        out.write(name, payload)
 
 
 def tracked_csv(run, shown: int | None = None) -> str:

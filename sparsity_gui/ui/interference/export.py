@@ -7,16 +7,14 @@ neuron (CSV), all from the snapshot on screen."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 from PySide6 import QtWidgets
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
-from sparsity_gui.core.interference.files import history_csv, neuron_counts_csv
+from sparsity_gui.core.interference.files import snapshot_files
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 from sparsity_gui.ui.background import BackgroundJob, JobOutcome
 from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder
@@ -24,11 +22,14 @@ from sparsity_gui.ui.figure_export import BUSY, PanelExports
 from sparsity_gui.ui.figure_style import FigureStyleChoice
 
 DATA_KINDS = {
-    # kind: (file name, menu text, dialog filter)
-    "history": ("interference_history.csv", "History of the counts (CSV)…", "CSV (*.csv)"),
-    "weights": ("W.npy", "Weights W, n × m (.npy)…", "NumPy array (*.npy)"),
+    # kind: (file name, menu text, dialog filter): the run's files, as `interference` names them
+    "history": ("history.csv", "History of the counts (CSV)…", "CSV (*.csv)"),
+    "weights": ("w_final.npy", "Weights W, n × m (.npy)…", "NumPy array (*.npy)"),
+    "w0": ("w0.npy", "Initial weights W(0), n × m (.npy)…", "NumPy array (*.npy)"),
     "counts": ("neuron_counts.csv", "Active features per neuron (CSV)…", "CSV (*.csv)"),
+    "run": ("run.json", "Run metadata (run.json)…", "JSON (*.json)"),
 }
+COMMAND_LINE = "sparsity-gui (desktop app export)"
 PIN_LABEL_CHARS = 28  # a legend's pin name at most; the whole name is in pins.json
 
 
@@ -223,11 +224,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             return win.fail(title, f"{folder} is a file, not a folder")
         try:
             data = self.run_data()
-            data_files = {
-                "history.csv": self.data_bytes("history"),
-                "w_final.npy": self.data_bytes("weights"),
-                "neuron_counts.csv": self.data_bytes("counts"),
-            }
+            data_files = self.run_files()
             data_files.update({name: text.encode("utf-8") for name, text in win.pin_control.files().items()})
         except InputError as exc:
             return win.fail(title, exc.message)
@@ -302,20 +299,19 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             self.export_all(folder, wait=False)
 
     # --- data --------------------------------------------------------------------------------
-    def data_bytes(self, kind: str) -> bytes:
-        """The shown snapshot's data: history (CSV), weights (W as .npy), counts (CSV)."""
+    def run_files(self) -> dict[str, bytes]:
+        """The shown run's files, as the `interference` command writes them (core's
+        snapshot_files): history.csv, w0.npy, w_final.npy, neuron_counts.csv, run.json."""
         snap = self.win.snapshot
-        if snap is None:
+        if snap is None or snap.latest is None:
             raise InputError("", "the run is still starting; try again in a moment")
-        if kind == "history":
-            return history_csv(snap.history).encode("utf-8")
-        if kind == "weights":
-            buf = io.BytesIO()
-            np.save(buf, snap.W, allow_pickle=False)
-            return buf.getvalue()
-        if kind == "counts":
-            return neuron_counts_csv(snap.counts).encode("utf-8")
-        raise InputError("", f"unknown kind of data {kind!r}")
+        return snapshot_files(snap, self.win.run_w0_source, COMMAND_LINE)
+
+    def data_bytes(self, kind: str) -> bytes:
+        """One of the shown run's files (DATA_KINDS)."""
+        if kind not in DATA_KINDS:
+            raise InputError("", f"unknown kind of data {kind!r}")
+        return self.run_files()[DATA_KINDS[kind][0]]
 
     def export_data(self, kind: str, path) -> bool:
         path = Path(path)

@@ -16,7 +16,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.files import history_csv
-from sparsity_gui.core.interference.initial import load_w0_matrix, w0_label
+from sparsity_gui.core.interference.initial import W0File, file_source, load_w0_matrix, w0_label
 from sparsity_gui.core.interference.params import (
     GD_OPTIMIZERS,
     M_MAX,
@@ -60,7 +60,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         playing: bool = True,
         windows=None,
         blas_threads: int | None = None,
-        w0_file: tuple[np.ndarray, str] | None = None,
+        w0_file: W0File | None = None,
         parent=None,
     ):
         """``w0_file``: the first run's W(0), n x m as ``params`` says, and its name (a
@@ -80,6 +80,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         # W(0) loaded from a file, (matrix, where it came from), kept through restarts until
         # n, m, seed or sigma change (they describe a normal draw) or a preset is applied
         self.w0_file = w0_file
+        # where the W(0) of the run on screen came from, as run.json says it
+        self.run_w0_source: dict = {"source": "normal"} if w0_file is None else w0_file.source
 
         # --- centre: the live panels and the sweep, as tabs -------------------------------
         live, grid = self.panel_grid()
@@ -285,6 +287,10 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.failure_line.hide()
         self.params = params
         self.worker.start_run(params, self.run_id, w0=w0)
+        if w0 is None:
+            self.run_w0_source = {"source": "normal"}
+        else:  # a file's (start_run is given only a file's W(0))
+            self.run_w0_source = self.w0_file.source if self.w0_file is not None else {"source": "given"}
         self.worker.play(self.playing)  # the new run follows the Play button
         self.pace_painting(idle=False)
         self.controls.show_params(params)
@@ -336,7 +342,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         except InputError as exc:
             return self.fail("Cannot load W(0)", exc.message)
         where = w0_label(path, info.name)
-        self.w0_file = (w0, where)
+        self.w0_file = W0File(w0, where, file_source(path, info))
         self.start_run(params, w0)
         return self.done(f"W(0) from {where}: n = {params.n}, m = {params.m}")
 

@@ -23,22 +23,8 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.files import (
-    atomic_write_bytes,
-    atomic_write_chunks,
-    atomic_write_with,
-    json_text,
-    make_temp_dir,
-)
-from sparsity_gui.core.note.files import (
-    deaths_npz,
-    iter_deaths_csv,
-    iter_weights_csv,
-    run_metadata,
-    timeseries_csv,
-    tracked_csv,
-    weights_npz,
-)
+from sparsity_gui.core.files import Payload, Streamed, make_temp_dir, write_payload
+from sparsity_gui.core.note.files import run_files, tracked_csv
 from sparsity_gui.core.note.headless import resolved_format
 from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
@@ -78,36 +64,19 @@ def _os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-class _Binary:
-    """A file written by a function of the open binary file (an .npz)."""
-
-    def __init__(self, write: Callable) -> None:
-        self.write = write
-
-
-def _write_one(path: Path, payload: object) -> None:
-    """Bytes, a _Binary's writer or a producer of text pieces, atomically at `path`."""
-    if isinstance(payload, bytes):
-        atomic_write_bytes(path, payload)
-    elif isinstance(payload, _Binary):
-        atomic_write_with(path, payload.write)
-    else:
-        atomic_write_chunks(path, payload())
-
-
 class _WriteFailed(Exception):
     def __init__(self, path: Path, error: OSError, written: list[Path]):
         super().__init__(str(path))
         self.path, self.error, self.written = path, error, list(written)
 
 
-def _write_items(items: list[tuple[Path, object]]) -> list[Path]:
+def _write_items(items: list[tuple[Path, Payload]]) -> list[Path]:
     """(path, payload) pairs written atomically in turn; an OSError comes back as
     _WriteFailed naming the path (the files before it stay written)."""
     written: list[Path] = []
     for path, payload in items:
         try:
-            _write_one(path, payload)
+            write_payload(path, payload)
         except OSError as exc:
             raise _WriteFailed(path, exc, written) from None
         written.append(path)
@@ -184,43 +153,29 @@ class NoteExports(FigureStyleChoice, PanelExports):
     # --- data -------------------------------------------------------------------------------
     def data_files(
         self, script: RunScript, source: W0Source, fmt: str = "auto", run: SampledRun | None = None
-    ) -> dict[str, object]:
+    ) -> dict[str, Payload]:
         """Every data file of the run (replayed here if not given): see `data_maker`."""
         return self.data_maker(script, source, fmt)(self.replayed(script) if run is None else run)
 
     def data_maker(
         self, script: RunScript, source: W0Source, fmt: str = "auto"
-    ) -> Callable[[SampledRun], dict[str, object]]:
+    ) -> Callable[[SampledRun], dict[str, Payload]]:
         """What the data files need from the window, read now (on the GUI thread), and the
-        function that makes them from the replayed run in any thread: name -> a function
-        giving its text in pieces (large CSVs are streamed, never held whole), or a _Binary
-        for weights and deaths as .npz (``fmt``: "csv", "npz" or "auto", by m as in `run
-        --format`)."""
+        function that makes them from the replayed run in any thread: the run's files
+        (core/note/files.run_files, weights and deaths as .npz with ``fmt`` "npz", or by m
+        with "auto", as `run --format`), tracked.csv and session.json."""
         pins = list(self.win.pin_control.pins)
         shown = self.tracked_shown()
         style = self.style()
 
-        def files(run: SampledRun) -> dict[str, object]:
-            sim = run.sim
-            if resolved_format(fmt, sim.m) == "npz":
-                table_files: dict[str, object] = {
-                    "weights.npz": _Binary(weights_npz(sim.init.w0, sim.solver.weights, "w_now")),
-                    "deaths.npz": _Binary(lambda f: deaths_npz(sim)(f)),  # its columns made when written
-                }
-            else:
-                table_files = {
-                    "weights.csv": lambda: iter_weights_csv(sim.init.w0, sim.solver.weights(), "w_now"),
-                    "deaths.csv": lambda: iter_deaths_csv(sim),
-                }
-            return {
-                "timeseries.csv": lambda: [timeseries_csv(run.rows)],
-                **table_files,
-                "tracked.csv": lambda: [tracked_csv(run, shown)],
-                "run.json": lambda: [json_text(run_metadata(run, script.params, COMMAND_LINE, source))],
-                "session.json": lambda: [
-                    session_text(script, source, pins, results_entry(run.regime, run.fit), style)
-                ],
-            }
+        def files(run: SampledRun) -> dict[str, Payload]:
+            # the run's own files, as `run` writes them; then the window's: tracked, session
+            made = run_files(run, script.params, COMMAND_LINE, source, fmt)
+            made["tracked.csv"] = Streamed(lambda: [tracked_csv(run, shown)])
+            made["session.json"] = session_text(
+                script, source, pins, results_entry(run.regime, run.fit), style
+            )
+            return made
 
         return files
 
@@ -477,13 +432,12 @@ class NoteExports(FigureStyleChoice, PanelExports):
                 progress=lambda d, t: step(f"Drawing the figures ({d} of {t})…"),
             )
             job.check()
-            items: list[tuple[str, object]] = [*figures.items(), ("window.png", window_png)]
-            items += list(files.items())
-            items += [(name, lambda t=text: [t]) for name, text in pin_files.items()]
+            items: list[tuple[str, Payload]] = [*figures.items(), ("window.png", window_png)]
+            items += [*files.items(), *pin_files.items()]
             names: list[str] = []
             for name, payload in items:
                 try:
-                    _write_one(tmp / name, payload)
+                    write_payload(tmp / name, payload)
                 except OSError as exc:
                     raise _WriteFailed(folder / name, exc, []) from None
                 names.append(name)

@@ -39,7 +39,16 @@ def test_export_all_writes_every_figure_and_the_data(qtbot, make_iwindow, tmp_pa
     assert win.snapshot is snap or win.snapshot.run_id == snap.run_id  # the run on screen untouched
     folder = tmp_path / "all"
     names = sorted(p.name for p in folder.iterdir())
-    assert names == ["figures", "history.csv", "neuron_counts.csv", "pin_1.csv", "pins.json", "w_final.npy"]
+    assert names == [
+        "figures",
+        "history.csv",
+        "neuron_counts.csv",
+        "pin_1.csv",
+        "pins.json",
+        "run.json",
+        "w0.npy",
+        "w_final.npy",
+    ]
     figures = sorted(p.name for p in (folder / "figures").iterdir())
     assert figures == sorted(f"{p}.{ext}" for p in PANELS for ext in ("json", "pdf", "png", "py", "svg"))
     # the figure is drawn from the data exported beside it

@@ -292,8 +292,8 @@ def test_exports_write_real_files(qtbot, make_iwindow, tmp_path):
     assert lines[0].split(",") == list(HISTORY_COLUMNS)
     table = np.loadtxt(tmp_path / "history.csv", delimiter=",", skiprows=1, ndmin=2)
     np.testing.assert_array_equal(table, snap.history)
-    assert win.exports.export_data("weights", tmp_path / "W.npy")
-    np.testing.assert_array_equal(np.load(tmp_path / "W.npy"), snap.W)
+    assert win.exports.export_data("weights", tmp_path / "w_final.npy")
+    np.testing.assert_array_equal(np.load(tmp_path / "w_final.npy"), snap.W)
     assert win.exports.export_data("counts", tmp_path / "counts.csv")
     lines = (tmp_path / "counts.csv").read_text().splitlines()
     assert lines[0] == "neuron,active_features,polysemantic"
@@ -304,7 +304,7 @@ def test_exports_write_real_files(qtbot, make_iwindow, tmp_path):
     # refusals: a message, no file, the window goes on
     assert not win.exports.export_figure(0, tmp_path / "x.gif")
     assert "unknown format" in win.last_error and not (tmp_path / "x.gif").exists()
-    assert not win.exports.export_data("weights", tmp_path / "missing" / "W.npy")
+    assert not win.exports.export_data("weights", tmp_path / "missing" / "w_final.npy")
     assert "missing" in win.last_error
     assert win.error_box.isVisible()
     win.error_box.close()

@@ -10,6 +10,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 from safetensors.numpy import save_file
 
+from sparsity_gui.core.interference.initial import W0File
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
 
@@ -93,7 +94,11 @@ def test_a_window_opened_with_a_w0_starts_from_it(qtbot, make_iwindow):
     """`sparsity-gui --model interference --w0 FILE` opens the window with the file's
     matrix (app.py hands it over): the first run and its restarts start from it."""
     matrix = W0.astype(np.float64)
-    win = make_iwindow(START.with_changes(n=7, m=12), playing=False, w0_file=(matrix, "ae.safetensors [W]"))
+    win = make_iwindow(
+        START.with_changes(n=7, m=12),
+        playing=False,
+        w0_file=W0File(matrix, "ae.safetensors [W]", {"source": "file"}),
+    )
     snap = shown_run(qtbot, win)
     np.testing.assert_array_equal(snap.W, matrix)  # paused at step 0: W = W(0)
     assert win.w0_line.text() == "W(0): ae.safetensors [W], 7 × 12; a new n, m, seed or σ draws it again"

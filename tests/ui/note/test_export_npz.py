@@ -43,7 +43,7 @@ def paused_window(qtbot, make_window):
 
 def test_export_data_as_npz_holds_the_numbers_of_the_csv(paused_window, tmp_path):
     win = paused_window
-    for kind, cols in (("weights", ("k", "w0", "w_now")), ("deaths", ("k", "u", "t_death"))):
+    for kind, cols in (("weights", ("k", "w0", "w_final")), ("deaths", ("k", "u", "t_death"))):
         assert win.exports.export_data(kind, tmp_path / f"{kind}.csv"), win.last_error
         assert win.exports.export_data(kind, tmp_path / f"{kind}.npz"), win.last_error
         header, columns = _csv_columns(tmp_path / f"{kind}.csv")
@@ -55,7 +55,7 @@ def test_export_data_as_npz_holds_the_numbers_of_the_csv(paused_window, tmp_path
                 assert z[name].dtype == np.float64
                 assert np.array_equal(_bits(z[name]), _bits([float(x) for x in columns[j]])), name
     with np.load(tmp_path / "weights.npz") as z:
-        assert np.count_nonzero(z["w_now"]) == win.snapshot.nonzero
+        assert np.count_nonzero(z["w_final"]) == win.snapshot.nonzero
     with np.load(tmp_path / "deaths.npz") as z:
         assert z["k"].size == M - win.snapshot.nonzero and np.all(np.diff(z["t_death"]) >= 0)
     # a table only written as CSV refuses an .npz name, and the run stays as it was
@@ -81,7 +81,7 @@ def test_above_the_csv_limit_export_all_and_the_dialog_take_npz(qtbot, paused_wi
     run = replay_script(load_session(out / "session.json").script)  # the core's own replay
     with np.load(out / "weights.npz") as z:
         assert np.array_equal(_bits(z["w0"]), _bits(run.sim.init.w0))
-        assert np.array_equal(_bits(z["w_now"]), _bits(run.sim.solver.weights()))
+        assert np.array_equal(_bits(z["w_final"]), _bits(run.sim.solver.weights()))
     with np.load(out / "deaths.npz") as z:
         dead = np.flatnonzero(np.isfinite(run.sim.solver.death_times()))
         assert sorted(z["k"].tolist()) == dead.tolist()

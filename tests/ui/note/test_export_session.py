@@ -171,7 +171,7 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     assert header == list(COLUMNS)
     np.testing.assert_array_equal(ts, run.rows[:, : len(COLUMNS)])
     header, weights = read_number_csv(out / "weights.csv")
-    assert header == ["k", "w0", "w_now"]
+    assert header == ["k", "w0", "w_final"]
     np.testing.assert_array_equal(weights[:, 1], run.sim.init.w0)
     np.testing.assert_array_equal(weights[:, 2], run.sim.solver.weights())
     assert np.count_nonzero(weights[:, 2]) == win.snapshot.nonzero

@@ -67,12 +67,12 @@ def test_the_issue_case_exported_with_ctrl_e_writes_the_screen(qtbot, make_windo
         assert math.isfinite(meta[key]), key
     with open(out / "weights.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    w_now = np.array([float(r["w_now"]) for r in rows])
+    w_final = np.array([float(r["w_final"]) for r in rows])
     w0 = np.array([float(r["w0"]) for r in rows])
-    assert np.count_nonzero(w_now) == 1
-    k = int(np.flatnonzero(w_now)[0])
-    assert k == int(np.argmax(np.abs(w0))) and np.sign(w_now[k]) == np.sign(w0[k])
-    assert w_now[k] == pytest.approx(snap.sorted_abs[0] * np.sign(w0[k]), rel=1e-9)
+    assert np.count_nonzero(w_final) == 1
+    k = int(np.flatnonzero(w_final)[0])
+    assert k == int(np.argmax(np.abs(w0))) and np.sign(w_final[k]) == np.sign(w0[k])
+    assert w_final[k] == pytest.approx(snap.sorted_abs[0] * np.sign(w0[k]), rel=1e-9)
     session = json.loads((out / "session.json").read_text())
     assert session["results"]["regime"] == meta["regime"]
     assert session["results"]["fitted_c_bulk"] == meta["fitted_c_bulk"]
