@@ -33,7 +33,13 @@ def panel_child(engine: str, m: int) -> dict:
     run = simulate_samples(SimParams(m=m, lam=1e-3, seed=0), None, 501)
     out: dict = {"engine": engine, "m": m}
     if engine == "matplotlib":
-        from sparsity_gui.figures.note import PANELS, fit_constants, panel_data, panel_size, run_snapshot
+        from sparsity_gui.figures.note.figures import (
+            PANELS,
+            fit_constants,
+            panel_data,
+            panel_size,
+            run_snapshot,
+        )
         from sparsity_gui.figures.save import figure_bytes, figure_of
         from sparsity_gui.figures.style import PAPER
 

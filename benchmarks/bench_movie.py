@@ -1,4 +1,4 @@
-"""Benchmark of a movie of one panel (figures/note_movie.py), beside drawing the same frames
+"""Benchmark of a movie of one panel (figures/note/movie.py), beside drawing the same frames
 as PNG files in the same run.
 
 Run from the project root (needs the [movie] extra, which `make` installs):
@@ -56,7 +56,7 @@ def run_child(cmd: list[str]) -> dict:
 def part_one(m: int, panel: str, seconds: float, fps: int) -> None:
     from sparsity_gui import api
     from sparsity_gui.figures.movie import frame_times
-    from sparsity_gui.figures.note_movie import note_frames
+    from sparsity_gui.figures.note.movie import note_frames
     from sparsity_gui.figures.save import figure_bytes
 
     t0 = time.perf_counter()

@@ -87,7 +87,7 @@ class TrainingResult(Result):
         MP4 (H.264, yuv420p) or GIF by the path's suffix or ``format``. Written atomically.
         Needs the [movie] extra (PyAV): without it, MovieExtraMissing, an ImportError naming
         it. Returns the path."""
-        from sparsity_gui.figures.interference_movie import write_interference_movie
+        from sparsity_gui.figures.interference.movie import write_interference_movie
         from sparsity_gui.figures.movie import movie_format, movie_settings, require_encoder
 
         require_encoder()
@@ -104,7 +104,7 @@ class TrainingResult(Result):
         ``sparsity`` or ``layout`` (all six; not into an ``ax``). Returns a new
         ``matplotlib.figure.Figure``, or draws in place of ``ax`` and returns its figure.
         ``style``: "paper" (the default), "talk", a dict of rcParams or a .mplstyle path."""
-        from sparsity_gui.figures.interference import PANELS, layout, layout_size, run_data
+        from sparsity_gui.figures.interference.figures import PANELS, layout, layout_size, run_data
         from sparsity_gui.figures.scripted import panel_named, plot_panel
 
         data = run_data(self.history, self.columns, self.w_final, self.neuron_counts, self.params.n)
@@ -261,8 +261,8 @@ class SweepResult(Result):
         """Polysemantic neurons against m (the ``sweep`` panel, as `sweep` draws it into
         DIR/figures/): a new ``matplotlib.figure.Figure``, or drawn in place of ``ax``.
         ``style``: "paper" (the default), "talk", a dict of rcParams or a .mplstyle path."""
+        from sparsity_gui.figures.interference.sweep import sweep, sweep_data
         from sparsity_gui.figures.scripted import panel_named, plot_panel
-        from sparsity_gui.figures.sweep import sweep, sweep_data
 
         function = panel_named({"sweep": sweep}, panel)
         spec = self.spec

@@ -110,7 +110,7 @@ class SimulationResult(Result):
         the default, "talk" or a .mplstyle file). With ``ax``: drawn into it (a panel of
         two sub-plots splits its place), in the current rcParams; its Figure is returned."""
         from sparsity_gui.core.errors import InputError
-        from sparsity_gui.figures.note import (
+        from sparsity_gui.figures.note.figures import (
             PANELS,
             fit_constants,
             note_figure,
@@ -152,7 +152,7 @@ class SimulationResult(Result):
         at ``dpi``. Written atomically. Needs the [movie] extra (PyAV): without it,
         MovieExtraMissing, an ImportError naming it. Returns the path."""
         from sparsity_gui.figures.movie import movie_format, movie_settings, require_encoder
-        from sparsity_gui.figures.note_movie import write_note_movie
+        from sparsity_gui.figures.note.movie import write_note_movie
 
         require_encoder()
         settings = movie_settings(seconds, fps, spacing, movie_format(path, format), dpi)
@@ -305,7 +305,7 @@ class ScalingResult(Result):
         ``lam_t_one`` (λ·T), ``fitted_c`` or ``rel_var``. A new
         ``matplotlib.figure.Figure``, or drawn in place of ``ax``. ``style``: "paper" (the
         default), "talk", a dict of rcParams or a .mplstyle path."""
-        from sparsity_gui.figures.scaling import FIGURES, scaling_data, scaling_panel
+        from sparsity_gui.figures.note.scaling import FIGURES, scaling_data, scaling_panel
         from sparsity_gui.figures.scripted import panel_named, plot_panel
 
         panel_named(FIGURES, panel)

@@ -261,7 +261,7 @@ def w0_from_args(args: argparse.Namespace):
 def write_run_figures(folder, run, style, dpi: int) -> list[Path]:
     """The six panels of a finished run and their layout, with data and scripts."""
     from sparsity_gui.core.interference.run import HISTORY_COLUMNS
-    from sparsity_gui.figures.interference import run_data, run_figure_files
+    from sparsity_gui.figures.interference.figures import run_data, run_figure_files
     from sparsity_gui.figures.save import write_files
 
     run.measure(with_loss=False)  # refreshes run.counts
@@ -305,7 +305,7 @@ def interference_command(argv: Sequence[str]) -> int:
         if args.figures:
             write_run_figures(result_dir.path("figures"), run, style, dpi)
         if movies:
-            from sparsity_gui.figures.interference_movie import write_interference_movie
+            from sparsity_gui.figures.interference.movie import write_interference_movie
 
             write_movies(
                 result_dir,

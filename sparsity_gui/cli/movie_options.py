@@ -41,7 +41,7 @@ def add_movie_options(p: argparse.ArgumentParser, panels: str) -> None:
 
 def movie_from_args(args: argparse.Namespace, model: str):
     """(panels asked for, MovieSettings), or (empty, None) without --movie. The panels are
-    those of ``model``'s movies (MOVIE_PANELS of figures/<model>_movie.py, imported only
+    those of ``model``'s movies (MOVIE_PANELS of figures/<model>/movie.py, imported only
     when a movie is asked for: it loads matplotlib). Exits with one error line on a bad
     value or without the encoder."""
     if not args.movie:
@@ -51,7 +51,7 @@ def movie_from_args(args: argparse.Namespace, model: str):
     from sparsity_gui.figures.movie import MovieExtraMissing, movie_settings, require_encoder
 
     try:
-        names = importlib.import_module(f"sparsity_gui.figures.{model}_movie").MOVIE_PANELS
+        names = importlib.import_module(f"sparsity_gui.figures.{model}.movie").MOVIE_PANELS
         for panel in args.movie:
             if panel not in names:
                 raise InputError("movie", f"unknown panel {panel!r}; use one of {', '.join(names)}")

@@ -189,7 +189,7 @@ def run_command(argv: Sequence[str]) -> int:
             lambda: simulate_samples(params, w0, args.samples, Progress, should_stop=stop.is_set), stop
         )
         if args.figures:
-            from sparsity_gui.figures.note import write_note_figures  # matplotlib, no Qt
+            from sparsity_gui.figures.note.figures import write_note_figures  # matplotlib, no Qt
 
             write_note_figures(run, result_dir.path("figures"), style=args.style)
         from sparsity_gui.core.note.session import W0Source
@@ -205,7 +205,7 @@ def run_command(argv: Sequence[str]) -> int:
             source=source,
         )
         if movies:
-            from sparsity_gui.figures.note_movie import write_note_movie
+            from sparsity_gui.figures.note.movie import write_note_movie
 
             script = run.sim.script(run.t_end, args.samples)
             write_movies(

@@ -118,7 +118,7 @@ def scaling_command(argv: Sequence[str]) -> int:
     from sparsity_gui.core.note.files import write_scaling
 
     def figure_files(rows: list, _interrupted: bool) -> dict:
-        from sparsity_gui.figures.scaling import scaling_figure_files  # matplotlib: only if asked
+        from sparsity_gui.figures.note.scaling import scaling_figure_files  # matplotlib: only if asked
 
         return scaling_figure_files(grid, rows, style=style, dpi=dpi)
 

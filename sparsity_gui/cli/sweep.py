@@ -95,7 +95,7 @@ def sweep_command(argv: Sequence[str]) -> int:
     from sparsity_gui.core.interference.files import write_sweep
 
     def figure_files(rows: list, interrupted: bool) -> dict:
-        from sparsity_gui.figures.sweep import sweep_figure_files  # matplotlib: only if asked
+        from sparsity_gui.figures.interference.sweep import sweep_figure_files  # matplotlib: only if asked
 
         return sweep_figure_files(spec, rows, style=style, dpi=dpi, cancelled=interrupted)
 

@@ -9,7 +9,7 @@ length.
 The encoder is PyAV (FFmpeg's libraries in its wheels), the optional extra `[movie]`;
 `require_encoder()` raises MovieExtraMissing, an ImportError naming the extra, when it is
 not installed. The frame times of both models come from `frame_times`; the model modules
-(note_movie.py, interference_movie.py) replay a run and hand each frame's figure here."""
+(note/movie.py, interference/movie.py) replay a run and hand each frame's figure here."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from sparsity_gui import api
 from sparsity_gui.core.note.metrics import COL
 from sparsity_gui.figures import layout
-from sparsity_gui.figures.note import PANELS
+from sparsity_gui.figures.note.figures import PANELS
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The interference model's figures (figures/interference.py), the sweep's and the scaling
+"""The interference model's figures (figures/interference/figures.py), the sweep's and the scaling
 figures, drawn from known arrays: the drawn data are the CSV columns (read back from the
 CSV text the app writes, or computed here by numpy), the layout rules hold at a journal's
 column (3.5 in) and text width (7 in), the script beside each figure redraws its PNG pixel
@@ -21,18 +21,18 @@ from sparsity_gui.core.interference.sweep import SweepRow
 from sparsity_gui.core.note.scaling import ROW_COLUMNS as SCALING_COLUMNS
 from sparsity_gui.core.note.scaling import ScalingRow, rows_csv
 from sparsity_gui.core.pins import PinnedRun
-from sparsity_gui.figures import interference as fi
 from sparsity_gui.figures import layout
-from sparsity_gui.figures.save import arrays_of, data_json, figure_of
-from sparsity_gui.figures.scaling import (
+from sparsity_gui.figures.interference import figures as fi
+from sparsity_gui.figures.interference.sweep import sweep, sweep_data, sweep_figure_files
+from sparsity_gui.figures.note.scaling import (
     BALANCE_LIMIT,
     FIGURES,
     scaling_data,
     scaling_figure_files,
     scaling_panel,
 )
+from sparsity_gui.figures.save import arrays_of, data_json, figure_of
 from sparsity_gui.figures.style import DOUBLE_COLUMN, PAPER, SINGLE_COLUMN, TALK
-from sparsity_gui.figures.sweep import sweep, sweep_data, sweep_figure_files
 from tests.figures.figure_files import (
     assert_fonts_embedded,
     assert_same_pixels,

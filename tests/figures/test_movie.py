@@ -23,11 +23,11 @@ from sparsity_gui.core.note.runner import snapshot_of  # noqa: E402
 from sparsity_gui.core.note.simulation import Simulation  # noqa: E402
 from sparsity_gui.figures import save  # noqa: E402
 from sparsity_gui.figures.frames import FrameCanvas, frame_image  # noqa: E402
-from sparsity_gui.figures.interference import PANELS as INTERFERENCE_PANELS  # noqa: E402
-from sparsity_gui.figures.interference import run_data  # noqa: E402
+from sparsity_gui.figures.interference.figures import PANELS as INTERFERENCE_PANELS  # noqa: E402
+from sparsity_gui.figures.interference.figures import run_data  # noqa: E402
 from sparsity_gui.figures.movie import GifPalette, MovieCancelled, frame_times, movie_settings  # noqa: E402
-from sparsity_gui.figures.note import note_figure, panel_data  # noqa: E402
-from sparsity_gui.figures.note_movie import (  # noqa: E402
+from sparsity_gui.figures.note.figures import note_figure, panel_data  # noqa: E402
+from sparsity_gui.figures.note.movie import (  # noqa: E402
     note_frames,
     solver_targets,
     stamp_text,
@@ -341,7 +341,7 @@ def test_a_replay_that_misses_the_ws_on_screen_is_refused_and_writes_nothing(tra
     """The window's movie dialog passes the W it shows at the last step: a replay that ends
     elsewhere (here the run's W with one weight changed) is refused, and no file is left;
     the run's own final W is accepted."""
-    from sparsity_gui.figures.interference_movie import write_interference_movie
+    from sparsity_gui.figures.interference.movie import write_interference_movie
     from sparsity_gui.figures.movie import MovieSettings
 
     settings = MovieSettings(seconds=1, fps=3, fmt="gif", dpi=DPI)

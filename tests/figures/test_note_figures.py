@@ -20,7 +20,7 @@ from sparsity_gui.core.note.sampled import replay_script
 from sparsity_gui.core.note.simulation import LiveChange, RunScript
 from sparsity_gui.core.pins import PinBoard
 from sparsity_gui.figures import layout
-from sparsity_gui.figures.note import (
+from sparsity_gui.figures.note.figures import (
     PANELS,
     fit_constants,
     note_figure,
@@ -227,7 +227,7 @@ def test_fit_constants_of_the_run_are_shown(case):
 
 
 def test_long_runs_are_thinned_but_keep_their_ends_and_changes():
-    from sparsity_gui.figures.note import MAX_ROWS, thinned_rows
+    from sparsity_gui.figures.note.figures import MAX_ROWS, thinned_rows
 
     lam = np.r_[np.full(6000, 1e-3), np.full(6000, 2e-3)]
     rows = np.zeros((12000, 1))
@@ -258,7 +258,7 @@ def test_an_axis_given_is_drawn_into(case):
     from matplotlib.figure import Figure
 
     _run_, _board, _labels, data = case
-    from sparsity_gui.figures.note_panels import l1_decay, norm_balance
+    from sparsity_gui.figures.note.panels import l1_decay, norm_balance
 
     fig = Figure(figsize=(7, 3))
     left, right = fig.subplots(1, 2)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparsity_gui.figures.note import PANELS
+from sparsity_gui.figures.note.figures import PANELS
 from tests.figures.figure_files import assert_fonts_embedded, needs_pdffonts
 
 BLOCKER = '''

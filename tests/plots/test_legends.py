@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.sampled import simulate_samples
-from sparsity_gui.figures.note import run_snapshot as sampled_snapshot
+from sparsity_gui.figures.note.figures import run_snapshot as sampled_snapshot
 from sparsity_gui.plots.note import PANEL_TYPES
 from sparsity_gui.plots.qt_setup import prepare_qt
 
@@ -78,7 +78,7 @@ def test_entries_flow_into_columns_that_fit_the_width(qtbot, snap):
 def test_sweep_panel_legend_is_clear_of_data(qtbot):
     from test_sweep_figure import ROWS
 
-    from sparsity_gui.plots.sweep import SweepPanel
+    from sparsity_gui.plots.interference.sweep import SweepPanel
 
     # the headless figure, and the sweep tab's plot in windows of 1600 x 1000 and 1366 x 768
     for size in ((720, 520), (1000, 560), (760, 420)):

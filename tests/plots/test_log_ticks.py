@@ -16,7 +16,7 @@ from PySide6 import QtCore, QtGui
 from test_scaling_figure import LAMS, M_VALUES, fake_rows
 
 from sparsity_gui.plots.base import Panel
-from sparsity_gui.plots.scaling import DecayConstantPanel
+from sparsity_gui.plots.note.scaling import DecayConstantPanel
 
 _DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 

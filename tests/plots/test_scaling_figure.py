@@ -1,4 +1,4 @@
-"""The scaling figures (plots/scaling.py): the means and error bars drawn against numpy, the
+"""The scaling figures (plots/note/scaling.py): the means and error bars drawn against numpy, the
 curves of each lam apart, the m ticks, and the exported files (PNG, and plain SVG that
 rsvg-convert renders like the PNG)."""
 
@@ -11,7 +11,7 @@ import pytest
 from PySide6 import QtWidgets
 
 from sparsity_gui.core.note.scaling import ScalingRow
-from sparsity_gui.plots.scaling import (
+from sparsity_gui.plots.note.scaling import (
     DODGE_DECADES,
     SCALING_PANEL_TYPES,
     RelVarPanel,

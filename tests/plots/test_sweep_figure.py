@@ -61,7 +61,7 @@ ROWS = [row(*t) for t in TABLE]
 @pytest.fixture
 def panel(qtbot):
 
-    from sparsity_gui.plots.sweep import SweepPanel
+    from sparsity_gui.plots.interference.sweep import SweepPanel
 
     prepare_qt()
     p = SweepPanel()

@@ -113,7 +113,7 @@ def sweep_texts(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str | N
 
 def write_sweep(target: ResultDir | str | Path, spec: SweepSpec, rows: Sequence[SweepRow], command_line=None):
     """Write sweep.csv and sweep.json (into a ResultDir or a folder: write_result_files;
-    the figures are figures/sweep.py's). ``rows`` may be fewer than the spec's runs (a
+    the figures are figures/interference/sweep.py's). ``rows`` may be fewer than the spec's runs (a
     cancelled sweep: sweep.json says so). Returns the paths written (for a ResultDir:
     where they will be after commit)."""
     files = {name: text.encode("utf-8") for name, text in sweep_texts(spec, rows, command_line).items()}

@@ -277,7 +277,7 @@ def scaling_metadata(
 
 
 def scaling_files(grid: ScalingGrid, rows: Sequence[ScalingRow], command_line=None, scheduler=None):
-    """{name: bytes}: scaling.csv and scaling.json (the figures are figures/scaling.py's)."""
+    """{name: bytes}: scaling.csv and scaling.json (the figures are figures/note/scaling.py's)."""
     metadata = scaling_metadata(grid, rows, command_line, scheduler)
     return {
         "scaling.csv": rows_csv(rows).encode("utf-8"),

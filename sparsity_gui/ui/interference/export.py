@@ -111,7 +111,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
     def run_data(self) -> dict[str, dict]:
         """Each live panel's data: the shown snapshot, the pinned runs, the live changes of
         l1 and lr, and the panels' toggles (neurons ordered by feature, log histogram)."""
-        from sparsity_gui.figures.interference import run_data
+        from sparsity_gui.figures.interference.figures import run_data
 
         win = self.win
         snap = win.snapshot
@@ -138,7 +138,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         )
 
     def sweep_files(self, name: str = "sweep", formats=("png", "svg", "pdf")) -> dict[str, bytes]:
-        from sparsity_gui.figures.sweep import sweep_figure_files
+        from sparsity_gui.figures.interference.sweep import sweep_figure_files
 
         tab = self.win.sweep
         if tab.spec is None or not tab.rows:
@@ -155,7 +155,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
     def figure_files(self, target, name: str, formats=("png", "svg", "pdf")) -> dict[str, bytes]:
         """A panel (or "window": the layout of the tab shown) as `name`.<fmt>, `name`.json
         and `name`.py."""
-        from sparsity_gui.figures import interference as fi
+        from sparsity_gui.figures.interference import figures as fi
         from sparsity_gui.figures.scripted import figure_files, panel_size
 
         panel = self.panel(target)
@@ -212,7 +212,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         files of those names), drawn beside the GUI behind a progress bar with Cancel in
         the status bar (``wait``: see PanelExports.run_job). The window keeps painting; a
         cancelled or failed export writes nothing."""
-        from sparsity_gui.figures import interference as fi
+        from sparsity_gui.figures.interference import figures as fi
         from sparsity_gui.figures.scripted import figure_files, panel_size
 
         win = self.win
@@ -256,7 +256,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             )
             yield "the layout", {f"figures/{name}": blob for name, blob in files.items()}
             if sweep is not None:
-                from sparsity_gui.figures.sweep import sweep_figure_files
+                from sparsity_gui.figures.interference.sweep import sweep_figure_files
 
                 files = sweep_figure_files(sweep[0], sweep[1], style=style, cancelled=sweep[2])
                 yield "the sweep", {f"figures/{name}": blob for name, blob in files.items()}

@@ -5,7 +5,7 @@ untouched). The replay is checked against the W on screen at its last step."""
 from __future__ import annotations
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.figures.interference_movie import MOVIE_PANELS, write_interference_movie
+from sparsity_gui.figures.interference.movie import MOVIE_PANELS, write_interference_movie
 from sparsity_gui.ui.movie_dialog import MovieSource
 
 

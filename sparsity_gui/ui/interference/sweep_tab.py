@@ -19,7 +19,7 @@ from sparsity_gui.core.checks import parse_m_values
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
 from sparsity_gui.core.interference.sweep import SweepSpec
-from sparsity_gui.plots.sweep import SweepPanel
+from sparsity_gui.plots.interference.sweep import SweepPanel
 from sparsity_gui.ui.dialogs import choose_folder
 from sparsity_gui.ui.fields import Field, parse_int_in
 from sparsity_gui.ui.grid_tab import GridTab, GridTabTexts
@@ -151,8 +151,8 @@ class SweepWidget(GridTab):
     # --- saving ----------------------------------------------------------------------------
     def write_files(self, folder, rows: list) -> list:
         from sparsity_gui.core.interference.files import write_sweep
+        from sparsity_gui.figures.interference.sweep import sweep_figure_files
         from sparsity_gui.figures.save import write_files
-        from sparsity_gui.figures.sweep import sweep_figure_files
 
         figures = sweep_figure_files(self.spec, rows, cancelled=self.outcome == "cancelled")
         command_line = "sparsity-gui --model interference (desktop app)"

@@ -31,7 +31,7 @@ from sparsity_gui.core.interference.pins import PIN_COLUMNS, interference_pin_la
 from sparsity_gui.core.interference.worker import InterferenceSnapshot, InterferenceWorker
 from sparsity_gui.core.weights_files import FILE_FILTER, ArrayInfo, list_arrays
 from sparsity_gui.plots.base import Panel
-from sparsity_gui.plots.interference import INTERFERENCE_PANEL_TYPES
+from sparsity_gui.plots.interference.panels import INTERFERENCE_PANEL_TYPES
 from sparsity_gui.ui.dialogs import last_folder, remember_folder
 from sparsity_gui.ui.interference.controls import InterferenceControls
 from sparsity_gui.ui.interference.export import InterferenceExports

@@ -1,5 +1,5 @@
 """The note window's exports: every panel as PNG (at a chosen DPI), SVG or PDF drawn by
-matplotlib (figures/note.py, the same figures as `run --figures`, each with the JSON it was
+matplotlib (figures/note/figures.py, the same figures as `run --figures`, each with the JSON it was
 drawn from and the script that redraws it), the whole window as a PNG screenshot; the
 run's data (timeseries, weights, deaths, tracked weights, run.json); and *Export all* into
 one folder. Each runs as a job beside the GUI (ui/background.py, through
@@ -36,7 +36,7 @@ from sparsity_gui.ui.figure_export import BUSY, PanelExports
 from sparsity_gui.ui.figure_style import FigureStyleChoice
 
 EXPORT_ALL_FORMATS = ("png", "svg", "pdf")  # of each panel in Export all
-# each live panel's toggles as the figure's view (figures/note.py DEFAULT_VIEWS)
+# each live panel's toggles as the figure's view (figures/note/figures.py DEFAULT_VIEWS)
 VIEW_TOGGLES = {
     "weights_sorted": ("log_x", "log_y"),
     "threshold_crossing": ("log_y",),
@@ -238,7 +238,7 @@ class NoteExports(FigureStyleChoice, PanelExports):
     # --- figures ----------------------------------------------------------------------
     def views(self) -> dict[str, dict]:
         """Each panel's toggles on screen, as its figure's view."""
-        from sparsity_gui.figures.note import TITLES
+        from sparsity_gui.figures.note.figures import TITLES
 
         by_title = {title: name for name, title in TITLES.items()}
         out: dict[str, dict] = {}
@@ -258,14 +258,14 @@ class NoteExports(FigureStyleChoice, PanelExports):
 
     @staticmethod
     def _figure_data(run: SampledRun, job) -> dict:
-        from sparsity_gui.figures.note import fit_constants, panel_data, run_snapshot
+        from sparsity_gui.figures.note.figures import fit_constants, panel_data, run_snapshot
 
         views, pins, labels = job
         return panel_data(run_snapshot(run), views, pins, labels, fit_constants(run))
 
     def panel_name(self, target) -> str | None:
         """The figure name of a target (a panel, its index, "layout"), or None: "window"."""
-        from sparsity_gui.figures.note import TITLES
+        from sparsity_gui.figures.note.figures import TITLES
 
         if target in ("layout", "window"):
             return None if target == "window" else "layout"
@@ -323,7 +323,7 @@ class NoteExports(FigureStyleChoice, PanelExports):
         style = self.style()
 
         def draw() -> dict[str, bytes]:
-            from sparsity_gui.figures.note import note_figure_files
+            from sparsity_gui.figures.note.figures import note_figure_files
 
             data = self._figure_data(self.replayed(script), job)
             names = [] if figure == "layout" else [figure]
@@ -371,7 +371,7 @@ class NoteExports(FigureStyleChoice, PanelExports):
 
     def export_all(self, folder: str | Path, scale: float = 2.0, wait: bool = True) -> bool:
         """One folder: every panel as PNG (300 dpi), SVG and PDF, each with its JSON and script
-        (figures/note.py, drawn from the exported data with the live panels' toggles, pins
+        (figures/note/figures.py, drawn from the exported data with the live panels' toggles, pins
         and style), the window as PNG, timeseries.csv, weights.csv, deaths.csv (weights.npz
         and deaths.npz above 10^6 weights, as `run` writes them), tracked.csv, run.json,
         session.json and the pinned runs. Made beside the GUI behind a progress bar with
@@ -406,7 +406,7 @@ class NoteExports(FigureStyleChoice, PanelExports):
         total = len(VIEW_TOGGLES) + 1 + data_count + len(pin_files)  # figures, window, data, pins
 
         def work(job: BackgroundJob) -> list[str]:
-            from sparsity_gui.figures.note import note_figure_files
+            from sparsity_gui.figures.note.figures import note_figure_files
 
             done = 0
 

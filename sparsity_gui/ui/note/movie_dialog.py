@@ -1,11 +1,11 @@
 """The note window's *Export movie…*: a movie of the run on screen up to the instant
-shown, its pinned runs and live changes of λ drawn as in its figures (figures/note_movie.py
+shown, its pinned runs and live changes of λ drawn as in its figures (figures/note/movie.py
 replays the script; the window's engine goes on untouched)."""
 
 from __future__ import annotations
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.figures.note_movie import MOVIE_PANELS, write_note_movie
+from sparsity_gui.figures.note.movie import MOVIE_PANELS, write_note_movie
 from sparsity_gui.ui.movie_dialog import MovieSource
 
 

@@ -22,7 +22,7 @@ from sparsity_gui.core.note.files import write_scaling
 from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams
 from sparsity_gui.core.note.scaling import ScalingGrid, in_regime, summarize
 from sparsity_gui.core.text import short_number
-from sparsity_gui.plots.scaling import SCALING_PANEL_TYPES, power_text
+from sparsity_gui.plots.note.scaling import SCALING_PANEL_TYPES, power_text
 from sparsity_gui.ui.dialogs import choose_folder
 from sparsity_gui.ui.fields import Field, parse_int_in
 from sparsity_gui.ui.grid_tab import GridTab, GridTabTexts
@@ -208,8 +208,8 @@ class ScalingWidget(GridTab):
     def write_files(self, folder, rows: list) -> list:
         from pathlib import Path
 
+        from sparsity_gui.figures.note.scaling import scaling_figure_files
         from sparsity_gui.figures.save import write_files
-        from sparsity_gui.figures.scaling import scaling_figure_files
 
         figures = scaling_figure_files(self.grid, rows)
         command_line = "sparsity-gui (desktop app, scaling tab)"

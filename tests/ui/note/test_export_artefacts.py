@@ -20,7 +20,7 @@ from sparsity_gui.core.note.runner import snapshot_of
 from sparsity_gui.core.note.sampled import replay_script
 from sparsity_gui.core.note.session import load_session
 from sparsity_gui.core.note.simulation import Simulation
-from sparsity_gui.figures.note import note_figure, panel_data, run_snapshot
+from sparsity_gui.figures.note.figures import note_figure, panel_data, run_snapshot
 from sparsity_gui.plots.qt_setup import prepare_qt
 
 TIMEOUT = 20_000

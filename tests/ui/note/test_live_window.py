@@ -653,7 +653,7 @@ def test_session_and_export_data_dialogs_open_in_the_last_folder_used(qtbot, mak
 def test_the_scaling_legend_shows_each_lam_in_its_colour_before_the_first_run(qtbot, make_window):
     """The scaling tab, clicked open before any grid has run: each λ's legend sample is
     painted in that λ's colour (all three were one colour)."""
-    from sparsity_gui.plots.scaling import lam_colour
+    from sparsity_gui.plots.note.scaling import lam_colour
 
     win = make_window(SimParams(m=200, lam=1e-2))
     bar = win.tabs.tabBar()

@@ -6,7 +6,7 @@ bound at or below zero is cut at the axis and marked with an open triangle inste
 the paper's estimate n^2/(4m) a dashed line over the swept m. Under the plot: the
 settings, what the bars are, the fitted log-log slope beside the prediction's -1, the
 colliding pairs, and, for a sweep cut short, how many runs and which m it holds. Used live by
-the GUI (rows arrive one run at a time); the exported figure is matplotlib's (figures/sweep.py).
+the GUI (rows arrive one run at a time); the exported figure is matplotlib's (figures/interference/sweep.py).
 A plain Panel: it draws rows, not snapshots.
 """
 

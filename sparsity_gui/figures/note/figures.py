@@ -1,6 +1,6 @@
 """The note model's figures: the arrays each panel draws, gathered from a run (the same
 arrays timeseries.csv, tracked.csv, the weights file and pin_<n>.csv hold), the panels
-(figures/note_panels.py) and the whole layout drawn from them, and `write_note_figures`
+(figures/note/panels.py) and the whole layout drawn from them, and `write_note_figures`
 for `run --figures` and the window's *Export all*."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.runner import Snapshot, snapshot_of
 from sparsity_gui.core.note.simulation import merged_changes, shown_tracked
-from sparsity_gui.figures.note_panels import (  # by name: note_layout finds them so, here and in its script
+from sparsity_gui.figures.note.panels import (  # by name: note_layout finds them so, here and in its script
     PANELS,
     l1_decay,  # noqa: F401
     norm_balance,  # noqa: F401

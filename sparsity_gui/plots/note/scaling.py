@@ -5,7 +5,7 @@ standard deviation error bars. The curves of different lam are set apart by a fe
 of a decade so that their bars do not hide each other.
 
 Used live by the note window's scaling tab (rows arrive one run at a time); the exported
-figures are matplotlib's (figures/scaling.py). Plain Panels: they draw rows, not snapshots.
+figures are matplotlib's (figures/note/scaling.py). Plain Panels: they draw rows, not snapshots.
 """
 
 from __future__ import annotations

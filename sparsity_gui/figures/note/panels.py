@@ -1,6 +1,6 @@
 """The note model's seven panels as matplotlib drawing functions. Each draws from plain
 arrays and a small dict (the arrays timeseries.csv, tracked.csv, weights and pin_<n>.csv
-hold; figures/note.py gathers them) and depends only on numpy, matplotlib and the helpers
+hold; figures/note/figures.py gathers them) and depends only on numpy, matplotlib and the helpers
 of figures/draw.py: the script beside each exported figure is the function's own source.
 
 Every function is `panel(fig, d, ax=None)`: it fills `fig` (a Figure or SubFigure), or

@@ -1,7 +1,7 @@
 """The six live plots of the interference window (the n-encoding model).
 
 Each panel is a `base.LivePanel` (titled, legend, managed ranges; its figure is exported by
-figures/interference.py) that creates its plot items once and, per frame, only calls
+figures/interference/figures.py) that creates its plot items once and, per frame, only calls
 setData / setImage with arrays taken from an `InterferenceSnapshot`.
 """
 

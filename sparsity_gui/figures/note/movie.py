@@ -1,4 +1,4 @@
-"""A movie of a run of the note's model: frame k is the panel's figure (figures/note.py)
+"""A movie of a run of the note's model: frame k is the panel's figure (figures/note/figures.py)
 at simulated time t_k.
 
 The run is replayed from its script (parameters at t = 0, W(0), the live changes) by
@@ -21,7 +21,7 @@ from sparsity_gui.core.note.runner import snapshot_of
 from sparsity_gui.core.note.simulation import RunScript, Simulation
 from sparsity_gui.figures.frames import Frame
 from sparsity_gui.figures.movie import MovieSettings, frame_times, write_movie
-from sparsity_gui.figures.note import MAX_ROWS, PANELS, note_drawing, panel_data
+from sparsity_gui.figures.note.figures import MAX_ROWS, PANELS, note_drawing, panel_data
 from sparsity_gui.figures.style import style_params
 
 MOVIE_PANELS = (*PANELS, "layout")

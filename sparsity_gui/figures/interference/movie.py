@@ -1,4 +1,4 @@
-"""A movie of an interference run: frame k is the panel's figure (figures/interference.py)
+"""A movie of an interference run: frame k is the panel's figure (figures/interference/figures.py)
 at the step reached at or before the frame's time.
 
 Training is a sequence of whole steps: the run is trained again from W(0) (the same
@@ -18,7 +18,7 @@ from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.sampled import sample_steps
 from sparsity_gui.figures.frames import Frame
-from sparsity_gui.figures.interference import PANEL_ORDER, PANELS, layout, layout_size, run_data
+from sparsity_gui.figures.interference.figures import PANEL_ORDER, PANELS, layout, layout_size, run_data
 from sparsity_gui.figures.movie import MovieSettings, frame_times, write_movie
 from sparsity_gui.figures.scripted import panel_size
 from sparsity_gui.figures.style import style_params
