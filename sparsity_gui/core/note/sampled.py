@@ -53,8 +53,9 @@ class SampledRun:
 
     @property
     def regime(self) -> dict:
-        """Whether the note's premise holds (metrics.regime_of), at t = 0 and each change of lam."""
-        return self.sim.regime()
+        """Whether the note's premise holds (metrics.regime_of), at t = 0 and each change of
+        lam, theta measured on the rows (and the run's start)."""
+        return self.sim.regime(self.rows)
 
 
 def sample_times_of(

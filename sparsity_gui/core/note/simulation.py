@@ -23,6 +23,8 @@ from sparsity_gui.core.note.metrics import (
     Moments,
     fit_decay,
     regime_of,
+    theta_fall,
+    theta_rise_condition,
     tied_group_dies,
 )
 from sparsity_gui.core.note.params import SimParams, needs_restart
@@ -44,6 +46,14 @@ DEFER_IDEAL_M = 1_000_000
 # (a signal, a window closing) acts at once. Chunking changes no result: a kernel's next
 # step depends only on the state it hands back.
 STOP_CHECK_WORK = {"gd": 1 << 24, "exact": 1 << 16}
+# theta of a run's start is measured on a copy of its solver at these many times a decade
+# (log-spaced from the history's first grid time), for at most PROBE_DECADES decades: the
+# rows of a run (501 evenly spaced over t ~ 2/lam) can step over the whole of an initial
+# fall of theta, which lasts t ~ 1 (||W||^2 relaxes at rate ~2).
+PROBE_PER_DECADE = 40
+PROBE_DECADES = 12
+# a gradient-descent copy holds m weights: up to this m only (above it, the rows alone)
+PROBE_GD_M_MAX = 10_000_000
 
 
 def tracked_ranks(nonzero: int, count: int = N_TRACKED_MAX) -> np.ndarray:
@@ -185,6 +195,8 @@ class Simulation:
             start = min(start, 1e-3 * float(self.init.u[self.init.nonzero0 // 2]) / params.lam)
         # the next grid time is grid_time(_grid_k)
         self._grid_k = math.floor(ROWS_PER_DECADE * math.log10(max(start, 1e-300)))
+        self._probe_start = start
+        self._theta_start: tuple[np.ndarray, np.ndarray] | None = None  # _theta_at_start's
         if record:
             self.record()
 
@@ -510,11 +522,52 @@ class Simulation:
         self.history.append(row, provisional=provisional)
         return row
 
-    def regime(self) -> dict:
-        """The note's premise for this run (metrics.regime_of): from W(0), and at each live
-        change of lam so far."""
+    def _theta_at_start(self) -> tuple[np.ndarray, np.ndarray]:
+        """(t, theta) of this run from t = 0, on a copy of its solver at t = 0 (the same
+        trajectory: the solvers are deterministic), log-spaced (PROBE_PER_DECADE a decade)
+        until the feature push on ||W||^2 is at least the regularization push: under the flow
+        theta cannot fall after that while lam stays (metrics.theta_rise_condition), so a fall
+        at the start, however short, is measured whatever rows the run records. Computed once."""
+        if self._theta_start is not None:
+            return self._theta_start
+        p = self.initial_params
+        if p.method == "exact":
+            probe: Solver = ExactSolver(self.init, p.lam)
+        elif self.init.m <= PROBE_GD_M_MAX:
+            probe = GDSolver(self.init, p.lam, p.eta)
+        else:
+            self._theta_start = (np.zeros(0), np.zeros(0))
+            return self._theta_start
+        mo = probe.moments()
+        t, theta = [mo.t], [mo.theta]
+        steps = np.arange(1, PROBE_PER_DECADE * PROBE_DECADES + 1) / PROBE_PER_DECADE
+        for at in self._probe_start * 10.0**steps:
+            if theta_rise_condition(mo.norm1, mo.norm2_sq, mo.lam) or mo.nonzero == 0 or probe.diverged:
+                break
+            probe.advance_to(float(at))
+            mo = probe.moments()
+            t.append(mo.t)
+            theta.append(mo.theta)
+        self._theta_start = (np.array(t), np.array(theta))
+        return self._theta_start
+
+    def regime(self, rows: np.ndarray | None = None) -> dict:
+        """The note's premise for this run (metrics.regime_of): from W(0), at each live
+        change of lam so far, and theta as the run went: on ``rows`` of it (by default its
+        history) and, up to its first live change, on _theta_at_start."""
+        rows = self.history.array() if rows is None else rows
+        t_start, theta_start = self._theta_at_start()
+        until = min([self.t, *(c.t for c in self.changes)])
+        early = t_start <= until
+        t = np.concatenate([t_start[early], rows[:, COL["t"]]])
+        theta = np.concatenate([theta_start[early], rows[:, COL["theta"]]])
+        order = np.argsort(t, kind="stable")
         return regime_of(
-            float(self.init.p1[-1]), float(self.init.p2[-1]), self.initial_params.lam, tuple(self.lam_states)
+            float(self.init.p1[-1]),
+            float(self.init.p2[-1]),
+            self.initial_params.lam,
+            tuple(self.lam_states),
+            fall=theta_fall(t[order], theta[order]),
         )
 
     def decay_fit(self, rows: np.ndarray | None = None, *, exported: bool = False) -> DecayFit:
@@ -524,12 +577,12 @@ class Simulation:
         rows = self.history.array() if rows is None else rows
         diverged = bool(self.solver.diverged)
         if exported:
-            return fit_decay(rows, regime=self.regime(), diverged=diverged)
+            return fit_decay(rows, regime=self.regime(rows), diverged=diverged)
         return fit_decay(
             rows,
             samples=DEFAULT_SAMPLES,
             death_t=self.solver.death_t,
-            regime=self.regime(),
+            regime=self.regime(rows),
             diverged=diverged,
         )
 

@@ -92,7 +92,7 @@ class BalancePanel(NotePanel):
 class DecayPanel(NotePanel):
     title = "L1 decay"
     claim = (
-        "In the note's regime (λ‖W(0)‖₁ ≤ 1/4, ‖W(0)‖² < 1), ‖W‖₁ ≈ 1/(w(0) + c·λt): the typical "
+        "In the note's regime (λ‖W(0)‖₁ ≤ 1/4, θ never falling), ‖W‖₁ ≈ 1/(w(0) + c·λt): the typical "
         "nonzero weight w = 1/‖W‖₁ grows about linearly in λt, but its slope λ·RV/‖W‖² at balance "
         "drifts (about 0.2λ to 2λ while m′ ≥ 10), so c = Θ(1) is an average; the legend gives c over m′ ≥ 2, "
         "the bulk c over m′ ≥ 10 and the law's largest relative deviation."
