@@ -99,7 +99,12 @@ def _print_table(rows) -> None:
     )
     for c in summarize(rows):
         mu, sd = c.mean, c.std
-        regime = "yes" if in_regime(c) else f"no: lam*||W(0)||_1 = {mu['lam_norm1_0']:.3g} > 1/4"
+        if not in_regime(c):
+            regime = f"no: lam*||W(0)||_1 = {mu['lam_norm1_0']:.3g} > 1/4"
+        elif c.theta_fell:
+            regime = f"no: theta fell in {c.theta_fell} of {c.runs} runs"
+        else:
+            regime = "yes"
         say(
             f"{c.m:>10} {c.lam:>8.2g} {c.runs:>4}  {mu['lam_t_one']:>8.4g} ± {sd['lam_t_one']:<6.2g}  "
             f"{mu['fitted_c']:>9.4g} ± {sd['fitted_c']:<6.2g}  "

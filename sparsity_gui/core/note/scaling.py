@@ -311,6 +311,7 @@ class ScalingCell:
     runs: int
     mean: dict[str, float]
     std: dict[str, float]
+    theta_fell: int = 0  # runs on which theta fell (theta_rises false)
 
 
 def summarize(rows: Sequence[ScalingRow]) -> list[ScalingCell]:
@@ -324,5 +325,5 @@ def summarize(rows: Sequence[ScalingRow]) -> list[ScalingCell]:
             vals = vals[np.isfinite(vals)]
             mean[name] = float(vals.mean()) if vals.size else math.nan
             std[name] = float(vals.std(ddof=1)) if vals.size > 1 else (0.0 if vals.size else math.nan)
-        cells.append(ScalingCell(m, lam, len(group), mean, std))
+        cells.append(ScalingCell(m, lam, len(group), mean, std, sum(1 for r in group if not r.theta_rises)))
     return cells
