@@ -226,12 +226,17 @@ def run_metadata(
 ) -> dict:
     p = run.params
     meas = run.measure()
+    parameters = p.as_dict()
+    if run.w0_source.get("source") != "normal":
+        # W(0) came from a file or an array: seed and sigma drew nothing (as the note's run.json)
+        for name in ("seed", "sigma"):
+            parameters.pop(name)
     return {
         "program": "sparsity-gui",
         "version": __version__,
         "model": "interference",
         "command_line": command_line,
-        "parameters": p.as_dict(),
+        "parameters": parameters,
         "w0": run.w0_source,
         "note_units": note_units(p, run.step),
         "steps_done": int(run.step),
