@@ -46,13 +46,18 @@ DEFER_IDEAL_M = 1_000_000
 # (a signal, a window closing) acts at once. Chunking changes no result: a kernel's next
 # step depends only on the state it hands back.
 STOP_CHECK_WORK = {"gd": 1 << 24, "exact": 1 << 16}
-# theta of a run's start is measured on a copy of its solver at these many times a decade
-# (log-spaced from the history's first grid time), for at most PROBE_DECADES decades: the
-# rows of a run (501 evenly spaced over t ~ 2/lam) can step over the whole of an initial
-# fall of theta, which lasts t ~ 1 (||W||^2 relaxes at rate ~2).
+# theta of an exported run's start: the rows of a run (501 evenly spaced over t ~ 2/lam) can
+# step over the whole of an initial fall of theta, which lasts t ~ 1 (||W||^2 relaxes at rate
+# ~2). The window's history is dense there (its log grid); an exact solve sampled from
+# snapshots has theta at each snapshot, dense where deaths are (from m = PROBE_SNAPSHOTS_M_MIN
+# on that is enough); otherwise a copy of the solver from t = 0 measures it at PROBE_PER_DECADE
+# instants a decade (at most PROBE_DECADES decades), where that is cheap: the exact copy redoes
+# the deaths of the start (1 s at m = 10^6, 14 s at 10^7), the gradient-descent one holds m
+# weights and steps them all (0.4 s to t ~ 1.5 at m = 10^6, eta = 0.05).
 PROBE_PER_DECADE = 40
 PROBE_DECADES = 12
-# a gradient-descent copy holds m weights: up to this m only (above it, the rows alone)
+PROBE_SNAPSHOTS_M_MIN = 100_000
+PROBE_EXACT_M_MAX = 1_000_000
 PROBE_GD_M_MAX = 10_000_000
 
 
@@ -197,6 +202,8 @@ class Simulation:
         self._grid_k = math.floor(ROWS_PER_DECADE * math.log10(max(start, 1e-300)))
         self._probe_start = start
         self._theta_start: tuple[np.ndarray, np.ndarray] | None = None  # _theta_at_start's
+        # (t, theta) of the run's own solve at its snapshots (note_snapshots)
+        self._theta_seen: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))
         if record:
             self.record()
 
@@ -522,22 +529,40 @@ class Simulation:
         self.history.append(row, provisional=provisional)
         return row
 
-    def _theta_at_start(self) -> tuple[np.ndarray, np.ndarray]:
+    def note_snapshots(self, snap_t, snaps) -> None:
+        """Keep theta of an exact solve's snapshots ((fs, ist) copies at times snap_t) of
+        this run's own trajectory: what regime() measures theta on besides the rows."""
+        theta = np.empty(len(snaps))
+        for i, (fs, ist) in enumerate(snaps):
+            _mp, _l1, n2 = K.exact_moments(fs, ist)
+            theta[i] = Moments(0.0, float(fs[K.F_LAM]), 0, 0.0, float(n2)).theta
+        t = np.asarray(snap_t, dtype=np.float64)
+        self._theta_seen = (
+            np.concatenate([self._theta_seen[0], t]),
+            np.concatenate([self._theta_seen[1], theta]),
+        )
+
+    def _theta_at_start(self, compute: bool) -> tuple[np.ndarray, np.ndarray]:
         """(t, theta) of this run from t = 0, on a copy of its solver at t = 0 (the same
         trajectory: the solvers are deterministic), log-spaced (PROBE_PER_DECADE a decade)
         until the feature push on ||W||^2 is at least the regularization push: under the flow
         theta cannot fall after that while lam stays (metrics.theta_rise_condition), so a fall
-        at the start, however short, is measured whatever rows the run records. Computed once."""
-        if self._theta_start is not None:
-            return self._theta_start
-        p = self.initial_params
+        at the start, however short, is measured whatever rows the run records. Computed once
+        (with ``compute``), where cheap and needed (see PROBE_SNAPSHOTS_M_MIN); else empty."""
+        empty = (np.zeros(0), np.zeros(0))
+        if self._theta_start is not None or not compute:
+            return self._theta_start or empty
+        p, m = self.initial_params, self.init.m
         if p.method == "exact":
-            probe: Solver = ExactSolver(self.init, p.lam)
-        elif self.init.m <= PROBE_GD_M_MAX:
-            probe = GDSolver(self.init, p.lam, p.eta)
+            dense = self._theta_seen[0].size > 0 and m >= PROBE_SNAPSHOTS_M_MIN
+            probe: Solver | None = (
+                ExactSolver(self.init, p.lam) if m <= PROBE_EXACT_M_MAX and not dense else None
+            )
         else:
-            self._theta_start = (np.zeros(0), np.zeros(0))
-            return self._theta_start
+            probe = GDSolver(self.init, p.lam, p.eta) if m <= PROBE_GD_M_MAX else None
+        if probe is None:
+            self._theta_start = empty
+            return empty
         mo = probe.moments()
         t, theta = [mo.t], [mo.theta]
         steps = np.arange(1, PROBE_PER_DECADE * PROBE_DECADES + 1) / PROBE_PER_DECADE
@@ -551,16 +576,16 @@ class Simulation:
         self._theta_start = (np.array(t), np.array(theta))
         return self._theta_start
 
-    def regime(self, rows: np.ndarray | None = None) -> dict:
+    def regime(self, rows: np.ndarray | None = None, *, probe: bool = False) -> dict:
         """The note's premise for this run (metrics.regime_of): from W(0), at each live
         change of lam so far, and theta as the run went: on ``rows`` of it (by default its
-        history) and, up to its first live change, on _theta_at_start."""
+        history), on its snapshots (note_snapshots) and, up to its first live change, on
+        _theta_at_start (computed with ``probe``: for rows evenly spaced, an export's)."""
         rows = self.history.array() if rows is None else rows
-        t_start, theta_start = self._theta_at_start()
         until = min([self.t, *(c.t for c in self.changes)])
-        early = t_start <= until
-        t = np.concatenate([t_start[early], rows[:, COL["t"]]])
-        theta = np.concatenate([theta_start[early], rows[:, COL["theta"]]])
+        parts = [self._theta_at_start(probe), self._theta_seen]
+        t = np.concatenate([*(pt[pt <= until] for pt, _ in parts), rows[:, COL["t"]]])
+        theta = np.concatenate([*(th[pt <= until] for pt, th in parts), rows[:, COL["theta"]]])
         order = np.argsort(t, kind="stable")
         return regime_of(
             float(self.init.p1[-1]),
@@ -577,7 +602,7 @@ class Simulation:
         rows = self.history.array() if rows is None else rows
         diverged = bool(self.solver.diverged)
         if exported:
-            return fit_decay(rows, regime=self.regime(rows), diverged=diverged)
+            return fit_decay(rows, regime=self.regime(rows, probe=True), diverged=diverged)
         return fit_decay(
             rows,
             samples=DEFAULT_SAMPLES,

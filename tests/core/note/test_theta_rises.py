@@ -180,3 +180,26 @@ def test_theta_at_a_live_lower_lam_falls():
     assert regime["at_changes"][0]["lam_lowered"] is True
     assert regime["theta_rises"] is False and regime["theta_rise_condition"] is False
     assert regime["theta_fall"]["t_from"] <= 50.0 <= regime["theta_fall"]["t_to"]
+
+
+@pytest.mark.parametrize(
+    ("m", "lam", "seed", "t_end"), [(1000, 1e-2, 0, None), (1000, 1e-2, 3, None), (20_000, 1e-2, 1, 50.0)]
+)
+def test_a_fall_is_measured_whatever_the_rows(m, lam, seed, t_end):
+    """A fall of theta at the start against the flow solved here, where the run's rows are
+    far apart (m = 1000: 501 rows ~5 apart, the exact solve's snapshots ~0.25 apart) and
+    with --t-end (rows 0.1 apart, a separate code path)."""
+    w0 = normal_w0(m, seed, 0.9)
+    assert not condition(w0, lam)
+    times = np.linspace(0.0, 3.0, 601)
+    n2, _, _ = flow(w0, lam, times)
+    theta = lam / (1.0 - n2)
+    low = int(np.argmin(theta))
+    assert 0 < low < 600
+    run = simulate_samples(SimParams(m=m, lam=lam, seed=seed, t_end=t_end), None, 501)
+    regime = run.regime
+    assert regime["theta_rises"] is False and regime["theta_rise_condition"] is False
+    fall = regime["theta_fall"]
+    assert fall["t_from"] == 0.0
+    assert fall["theta_to"] == pytest.approx(theta[low], rel=1e-4)
+    assert fall["t_to"] == pytest.approx(times[low], abs=0.1)
