@@ -217,6 +217,7 @@ class Simulation:
         """The run replayed to ``script.t``, its history holding the sampled rows."""
         sim = cls(script.params, script.w0, history_capacity, record=False)
         sim.replay(script.changes, script.sample_times(), record=True, should_stop=should_stop)
+        sim._theta_at_start(True)  # the history's rows are evenly spaced: measure theta's start
         return sim
 
     # --- construction ---------------------------------------------------------------

@@ -207,6 +207,12 @@ def decay_law_label(fit, regime, show_w: bool) -> tuple[str, str]:
             why = f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} &gt; 1/4, no balance"
         elif regime["norm2_w0"] >= 1.0:
             why = f"‖W(0)‖² = {regime['norm2_w0']:.3g} ≥ 1"
+        elif regime.get("theta_fall") is not None:
+            fall = regime["theta_fall"]
+            why = (
+                f"θ fell by {100 * fall['fall']:.3g} % from t = {fall['t_from']:.3g} to "
+                f"{fall['t_to']:.3g}: (1−‖W‖²)‖W‖² &lt; λ‖W‖₁"
+            )
         else:
             why = "λ was lowered or the balance lost after a change of λ"
         full += f"<br>outside the note's regime ({why}): c is a fit, not the note's Θ(1)"

@@ -78,7 +78,7 @@ def regime_sentence(regime: dict | None) -> tuple[str, str, bool]:
             "fallen on this run (it rises).",
             True,
         )
-    return "The note's premise does not hold here:", "; ".join(why) + ".", False
+    return "The note's premise does not hold here:", html.escape("; ".join(why) + ".", quote=False), False
 
 
 def theta_rise_sentence(regime: dict | None) -> tuple[str, bool]:

@@ -96,7 +96,7 @@ def test_the_dock_and_legend_say_when_the_premise_fails(qtbot, make_window):
     v = win.note.values
     assert v["regime_head"] == "The note's premise does not hold here:"
     lam_l1 = 1e-2 * float(np.abs(win.snapshot.w0).sum())
-    assert f"λ‖W(0)‖₁ = {lam_l1:.3g} > 1/4" in v["regime_why"]
+    assert f"λ‖W(0)‖₁ = {lam_l1:.3g} &gt; 1/4" in v["regime_why"]  # HTML
     assert "outside the note's regime" in v["fit_flags"]
 
 
@@ -192,4 +192,6 @@ def test_the_dock_says_what_theta_did_beside_the_condition(qtbot, make_window, m
         assert v["rise"].startswith("θ fell by ") and f"from {theta0:.4g} at t = 0 to " in v["rise"]
         assert v["rise"].endswith(f"(the condition {cond})")
         assert v["regime_head"] == "The note's premise does not hold here:"
-        assert "‖W‖² falls first" in v["regime_why"]
+        assert "&lt; λ‖W(0)‖₁" in v["regime_why"] and "‖W‖² falls first" in v["regime_why"]
+    decay = next(p for p in win.panels if type(p).__name__ == "DecayPanel")
+    qtbot.waitUntil(lambda: ("outside" in decay._names[1]) is not rises)
