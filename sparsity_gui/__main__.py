@@ -24,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The program; ``argv`` None means the process's own arguments (the command is then
     the whole process, which an interrupt may end at once once it has cleaned up)."""
     whole_process = argv is None
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _command_first(list(sys.argv[1:] if argv is None else argv))
     if "--version" in argv and argv[0] not in COMMANDS:
         from sparsity_gui.cli.common import closed_pipe_status
 
@@ -44,6 +44,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sparsity_gui.app import gui_main  # imports Qt
 
     return gui_main(args)
+
+
+# what may come before a command as well as after it: `sparsity-gui -q run ...`
+MESSAGE_OPTIONS = ("-q", "--quiet", "-v", "--verbose")
+
+
+def _command_first(argv: list[str]) -> list[str]:
+    """``argv`` with message options given before a command moved after it (each command's
+    parser takes them); anything else unchanged (the app's own arguments)."""
+    lead = 0
+    while lead < len(argv) and argv[lead] in MESSAGE_OPTIONS:
+        lead += 1
+    if lead and lead < len(argv) and argv[lead] in COMMANDS:
+        return [argv[lead], *argv[:lead], *argv[lead + 1 :]]
+    return argv
 
 
 def _headless_command(name: str):

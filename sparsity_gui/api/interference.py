@@ -32,7 +32,9 @@ class TrainingResult(Result):
     ``history``: a row per recorded step, columns ``columns`` (history.csv's: ``step``,
     ``t`` in the note's time = 4 lr per step, NaN for Adam, ``polysemantic``, ...).
     ``w0``, ``w_final``: W (n x m: features by neurons) at the start and the end.
-    ``neuron_counts``: active features per neuron at the end (|w| from 0.8 to 1.2)."""
+    ``neuron_counts``: active features per neuron at the end (|w| from 0.8 to 1.2).
+    With ``w0`` given, ``params.seed`` and ``params.sigma`` are unused (the defaults; they
+    drew nothing) and ``save()``'s run.json leaves them out, as the CLI's with --w0."""
 
     params: InterferenceParams
     columns: tuple[str, ...]

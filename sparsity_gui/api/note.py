@@ -41,7 +41,9 @@ class SimulationResult(Result):
     constant to quote) and ``fit_max_rel_dev`` (max |1/(w(0) + c lam t) - |W|_1| / |W|_1
     over fitted_c's rows), NaN with a reason in ``fit_flags`` where there is no c;
     ``regime``: run.json's (lam |W(0)|_1, whether the balance is possible, |W(0)|^2,
-    whether theta rises, and the values at each live change of lam)."""
+    whether theta rose throughout (measured on the run) and its largest fall, whether the
+    sufficient condition (1 - |W|^2)|W|^2 >= lam |W|_1 held, and the values at each live
+    change of lam)."""
 
     params: SimParams
     schedule: tuple[tuple[float, str, float | str], ...]  # (t, name, value) of each live change
@@ -260,7 +262,9 @@ class ScalingResult(Result):
     ``lam_t_one`` = lam t_one, ``fitted_c`` (m' >= 2), ``fitted_c_bulk`` (m' >= 10),
     ``fit_max_rel_dev``, ``rel_var_mean``/``_min``/``_max``, ``balance_ratio``, ``w_last``,
     ``w_last_root`` (the stable root of (1 - w^2) w = lam), ``lam_norm1_0``, ``norm2_w0``,
-    ``balance_possible`` (lam |W(0)|_1 <= 1/4), ``theta_rises`` (|W(0)|^2 < 1), ``sigma``,
+    ``balance_possible`` (lam |W(0)|_1 <= 1/4), ``theta_rises`` (theta never fell on the run),
+    ``theta_rise_condition`` ((1 - |W(0)|^2)|W(0)|^2 >= lam |W(0)|_1, sufficient for it),
+    ``theta_fall`` (theta's largest relative fall, 0 if none) and ``theta_fall_t``, ``sigma``,
     ``t_end`` and ``seconds`` (wall time of the run).
     ``m``, ``lam``, ``runs``: one entry per (m, lam), ordered by m, then lam; ``mean`` and
     ``std``: {column: array over those (m, lam)} of the mean and sample standard deviation

@@ -26,10 +26,10 @@ takes Theta(1/lam). For every m, lam and seed the exact solver runs to one weigh
 Writes scaling.csv (a row per run: m, lam, seed, t_one, lam_t_one, fitted_c (m' >= 2),
 fitted_c_bulk (m' >= 10, the bulk decay), fit_max_rel_dev, rel_var_mean, rel_var_min,
 rel_var_max, balance_ratio, w_last, w_last_root, lam_norm1_0, norm2_w0, balance_possible,
-theta_rises, ...), scaling.json (the settings, the command line, mean and standard
-deviation per (m, lam)) and, in DIR/figures/, the figures lam_t_one, fitted_c and rel_var
-against m (matplotlib) as PNG, SVG and PDF, each with the arrays it is drawn from (.json)
-and the script that redraws it (.py, numpy and matplotlib only). The law holds where
+theta_rises, theta_rise_condition, theta_fall, ...), scaling.json (the settings, the command
+line, mean and standard deviation per (m, lam)) and, in DIR/figures/, the figures lam_t_one,
+fitted_c and rel_var against m (matplotlib) as PNG, SVG and PDF, each with the arrays it is
+drawn from (.json) and the script that redraws it (.py, numpy and matplotlib only). The law holds where
 lam ||W(0)||_1 <= 1/4: the figures draw those means filled, the others hollow.
 
 example: sparsity-gui scaling --m 1e3,1e4,1e5,1e6 --lam 1e-4,1e-3,1e-2 --seeds 3 --out DIR
@@ -99,7 +99,12 @@ def _print_table(rows) -> None:
     )
     for c in summarize(rows):
         mu, sd = c.mean, c.std
-        regime = "yes" if in_regime(c) else f"no: lam*||W(0)||_1 = {mu['lam_norm1_0']:.3g} > 1/4"
+        if not in_regime(c):
+            regime = f"no: lam*||W(0)||_1 = {mu['lam_norm1_0']:.3g} > 1/4"
+        elif c.theta_fell:
+            regime = f"no: theta fell in {c.theta_fell} of {c.runs} runs"
+        else:
+            regime = "yes"
         say(
             f"{c.m:>10} {c.lam:>8.2g} {c.runs:>4}  {mu['lam_t_one']:>8.4g} ± {sd['lam_t_one']:<6.2g}  "
             f"{mu['fitted_c']:>9.4g} ± {sd['fitted_c']:<6.2g}  "

@@ -243,12 +243,17 @@ def metadata(
 ) -> dict:
     """run.json: the parameters, where W(0) came from, the final counts (``meas``), the
     note's units, the prediction and the platform."""
+    parameters = p.as_dict()
+    if w0_source.get("source") != "normal":
+        # W(0) came from a file or an array: seed and sigma drew nothing (as the note's run.json)
+        for name in ("seed", "sigma"):
+            parameters.pop(name)
     return {
         "program": "sparsity-gui",
         "version": __version__,
         "model": "interference",
         "command_line": command_line,
-        "parameters": p.as_dict(),
+        "parameters": parameters,
         "w0": w0_source,
         "note_units": note_units(p, step),
         "steps_done": int(step),

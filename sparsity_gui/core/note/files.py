@@ -257,8 +257,13 @@ def scaling_metadata(
             "describes (||W||_1 = 1/Theta(1/sqrt(m) + lam t)), the constant to quote",
             "fit_max_rel_dev": "max |1/(w(0) + fitted_c lam t) - ||W||_1| / ||W||_1 over the rows "
             "with m' >= 2: how far the law with fitted_c is from the run",
-            "norm2_w0": "||W(0)||^2; theta_rises: ||W(0)||^2 < 1 (the note's premise that "
-            "theta rises as W gets sparser); balance_possible: lam ||W(0)||_1 <= 1/4",
+            "norm2_w0": "||W(0)||^2; balance_possible: lam ||W(0)||_1 <= 1/4",
+            "theta_rises": "theta = lam/(1-||W||^2) never fell on the run (the note's premise that "
+            "theta rises as W gets sparser), measured on its rows and on its start (run.json's regime); "
+            "theta_fall: its largest relative fall (0 if none), theta_fall_t: when theta was lowest in it",
+            "theta_rise_condition": "(1-||W(0)||^2)||W(0)||^2 >= lam ||W(0)||_1: the feature push on "
+            "||W||^2 at least the regularization push at t = 0, sufficient for theta_rises (and, lam "
+            "constant, necessary: otherwise ||W||^2 and theta fall first)",
             "rel_var": "Var[X]/E[X]^2 of the nonzero |W_k|, over the rows with m' >= 2",
             "balance_ratio": f"(1-||W||^2)||W||^2 / (lam ||W||_1), mean over the rows with m' >= 2 "
             f"and t >= {T_TRANSIENT:g}",

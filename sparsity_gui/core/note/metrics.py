@@ -89,36 +89,91 @@ FIT_NONZERO_MIN = 2  # fitted_c: the rows with m' >= 2 (the spec's fit)
 BULK_NONZERO_MIN = 10  # fitted_c_bulk: the rows with m' >= 10, the bulk decay the note describes
 
 
-def regime_of(norm1_w0: float, norm2_w0: float, lam0: float, lam_states=()) -> dict:
+# theta moves by ~1e-12 relative from rounding where the last weight sits at its fixed point:
+# a fall of theta counts from THETA_RTOL of it on
+THETA_RTOL = 1e-9
+
+
+def theta_rise_condition(norm1: float, norm2: float, lam: float) -> bool:
+    """Whether (1 - ||W||^2)||W||^2 >= lam ||W||_1 with ||W||^2 < 1: the feature push on ||W||^2
+    at least the regularization push. d||W||^2/dt = 2[(1 - ||W||^2)||W||^2 - lam ||W||_1] and
+    theta = lam/(1 - ||W||^2), so theta falls exactly while this fails; and (Cauchy-Schwarz,
+    ||W||_1^2 <= m' ||W||^2) the flow never leaves the set where it holds while lam stays:
+    holding at t = 0 and after each live raise of lam, with lam never lowered, it is
+    sufficient for theta never to fall (docs/theory.md §4)."""
+    return bool(norm2 < 1.0 and (1.0 - norm2) * norm2 >= lam * norm1)
+
+
+def theta_fall(t, theta, rtol: float = THETA_RTOL) -> dict | None:
+    """The largest relative fall of theta over the instants ``t`` (ascending): from its
+    highest value so far (``t_from``, ``theta_from``; null when that was +inf, ||W||^2 >= 1)
+    down to ``theta_to`` at ``t_to``, ``fall`` = (theta_from - theta_to) / theta_from (1 from
+    +inf). None when theta never fell by more than ``rtol`` of itself: theta rose (or stayed)."""
+    t = np.asarray(t, dtype=np.float64)
+    th = np.asarray(theta, dtype=np.float64)
+    keep = ~np.isnan(th)
+    t, th = t[keep], th[keep]
+    if th.size < 2:
+        return None
+    top = np.maximum.accumulate(th)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fall = np.where(
+            np.isinf(top),
+            np.where(np.isinf(th), 0.0, 1.0),
+            np.where(top > 0.0, (top - th) / top, 0.0),
+        )
+    i = int(np.argmax(fall))
+    if not fall[i] > rtol:
+        return None
+    j = int(np.flatnonzero(th[: i + 1] == top[i])[0])
+    return {
+        "t_from": float(t[j]),
+        "theta_from": float(th[j]) if math.isfinite(th[j]) else None,
+        "t_to": float(t[i]),
+        "theta_to": float(th[i]),
+        "fall": float(fall[i]),
+    }
+
+
+def regime_of(norm1_w0: float, norm2_w0: float, lam0: float, lam_states=(), *, fall: dict | None) -> dict:
     """Whether the note's premise holds: the balance is possible (lam ||W(0)||_1 <= 1/4) and
-    theta rises (||W(0)||^2 < 1 and lam never lowered). ``lam_states`` holds, for each live
-    change of lam, (t, lam before, lam after, ||W||_1, ||W||^2) at that instant; the values
-    there are under "at_changes"."""
+    theta rises. ``theta_rises`` is what the run did: ``fall`` (theta_fall of theta measured on
+    the run) is None; ``theta_fall`` is that fall. ``theta_rise_condition`` is the sufficient
+    condition (theta_rise_condition at t = 0 and after every live change of lam, lam never
+    lowered). ``lam_states`` holds, for each live change of lam, (t, lam before, lam after,
+    ||W||_1, ||W||^2) at that instant; the values there are under "at_changes"."""
     lam_l1 = float(lam0) * float(norm1_w0)
-    lowered = any(after < before for _t, before, after, _n1, _n2 in lam_states)
+    at_changes = [
+        {
+            "t": float(t),
+            "lam": float(after),
+            "lam_l1": float(after) * float(n1),
+            "balance_possible": bool(float(after) * float(n1) <= BALANCE_LIMIT),
+            "norm2": float(n2),
+            "lam_lowered": bool(after < before),
+            "theta_rise_condition": bool(after >= before and theta_rise_condition(n1, n2, after)),
+        }
+        for t, before, after, n1, n2 in lam_states
+    ]
     out = {
         "lam_l1_w0": lam_l1,
         "balance_possible": bool(lam_l1 <= BALANCE_LIMIT),
         "norm2_w0": float(norm2_w0),
-        "theta_rises": bool(norm2_w0 < 1.0 and not lowered),
+        "theta_rise_condition": bool(
+            theta_rise_condition(norm1_w0, norm2_w0, lam0)
+            and all(c["theta_rise_condition"] for c in at_changes)
+        ),
+        "theta_rises": fall is None,
+        "theta_fall": fall,
     }
-    if lam_states:
-        out["at_changes"] = [
-            {
-                "t": float(t),
-                "lam": float(after),
-                "lam_l1": float(after) * float(n1),
-                "balance_possible": bool(float(after) * float(n1) <= BALANCE_LIMIT),
-                "norm2": float(n2),
-                "lam_lowered": bool(after < before),
-            }
-            for t, before, after, n1, n2 in lam_states
-        ]
+    if at_changes:
+        out["at_changes"] = at_changes
     return out
 
 
 def regime_holds(regime: dict) -> bool:
-    """The note's premise holds at t = 0 and at every live change of lam."""
+    """The note's premise holds: a balance is possible at t = 0 and at every live change of
+    lam, and theta never fell on the run."""
     return bool(
         regime["balance_possible"]
         and regime["theta_rises"]
@@ -134,13 +189,29 @@ def regime_failures(regime: dict) -> list[str]:
             f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} > 1/4, so no balance is possible at the start "
             "((1−‖W‖²)‖W‖² ≤ 1/4 cannot match λ‖W‖₁)"
         )
-    if regime["norm2_w0"] >= 1.0:
+    fall = regime.get("theta_fall")
+    if fall is not None:
+        start = "∞" if fall["theta_from"] is None else f"{fall['theta_from']:.3g}"
         why.append(
-            f"‖W(0)‖² = {regime['norm2_w0']:.3g} ≥ 1: feature benefit starts by shrinking every weight"
+            f"θ fell from {start} at t = {fall['t_from']:.3g} to {fall['theta_to']:.3g} at "
+            f"t = {fall['t_to']:.3g}, so weights below θ could grow again"
+        )
+    n2 = regime["norm2_w0"]
+    if n2 >= 1.0:
+        why.append(f"‖W(0)‖² = {n2:.3g} ≥ 1: feature benefit starts by shrinking every weight")
+    elif fall is not None and fall["t_from"] == 0.0:
+        why.append(
+            f"(1−‖W(0)‖²)‖W(0)‖² = {(1.0 - n2) * n2:.3g} < λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g}: "
+            "‖W‖² falls first, and θ with it"
         )
     for c in regime.get("at_changes", ()):
         if c["lam_lowered"]:
             why.append(f"λ lowered at t = {c['t']:.4g}: θ falls, so weights below it can grow again")
+        elif not c["theta_rise_condition"]:
+            why.append(
+                f"after the change at t = {c['t']:.4g}, λ‖W‖₁ = {c['lam_l1']:.3g} > (1−‖W‖²)‖W‖²: "
+                "θ falls until ‖W‖² recovers"
+            )
         if not c["balance_possible"]:
             why.append(f"λ‖W‖₁ = {c['lam_l1']:.3g} > 1/4 after the change at t = {c['t']:.4g}")
     return why

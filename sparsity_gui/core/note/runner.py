@@ -175,7 +175,7 @@ def snapshot_of(
         steps_per_second=steps_per_second,
         message=message,
         fit=fit,
-        regime=sim.regime(),
+        regime=sim.regime(history),
         growing=sim.weights_at_or_above(mo.theta),
         initial_params=sim.initial_params,
         w0=sim.init.w0,

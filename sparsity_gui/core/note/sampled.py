@@ -53,8 +53,9 @@ class SampledRun:
 
     @property
     def regime(self) -> dict:
-        """Whether the note's premise holds (metrics.regime_of), at t = 0 and each change of lam."""
-        return self.sim.regime()
+        """Whether the note's premise holds (metrics.regime_of), at t = 0 and each change of
+        lam, theta measured on the rows (and the run's start)."""
+        return self.sim.regime(self.rows, probe=True)
 
 
 def sample_times_of(
@@ -76,6 +77,7 @@ def sample_times_of(
         snap_t, snaps = _solve_with_snapshots(
             sim.solver, float(times[-1]), -1, _snapshot_gap(sim, times.shape[0]), should_stop
         )
+        sim.note_snapshots(snap_t, snaps)
         rows = _rows_from_snapshots(sim, snap_t, snaps, times, progress, should_stop)
         return rows, time.perf_counter() - start
     try:
@@ -212,6 +214,7 @@ def _sample_exact_once(sim: Simulation, samples: int, progress=None, should_stop
     start = time.perf_counter()
     gap = _snapshot_gap(sim, samples)
     snap_t, snaps = _solve_with_snapshots(sim.solver, math.inf, 1, gap, should_stop)
+    sim.note_snapshots(snap_t, snaps)
     sim.complete_ideal_bounds()  # before the rows, which carry the idealized bounds
     t_one = sim.solver.t
     t_end = 1.1 * t_one

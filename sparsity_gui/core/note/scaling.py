@@ -57,9 +57,12 @@ class ScalingRow:
     w_last: float  # the last weight at the end (1.1 * t_one)
     w_last_root: float  # the stable root of (1 - w^2) w = lam
     lam_norm1_0: float  # lam ||W(0)||_1: a balance needs lam ||W||_1 = (1-||W||^2)||W||^2 <= 1/4
-    norm2_w0: float  # ||W(0)||^2: theta rises only if it starts below 1
+    norm2_w0: float  # ||W(0)||^2
     balance_possible: bool  # lam ||W(0)||_1 <= 1/4 (run.json's regime)
-    theta_rises: bool  # ||W(0)||^2 < 1 (lam is never lowered in a grid)
+    theta_rises: bool  # theta never fell on the run (run.json's regime)
+    theta_rise_condition: bool  # (1 - ||W(0)||^2)||W(0)||^2 >= lam ||W(0)||_1: sufficient for theta_rises
+    theta_fall: float  # theta's largest relative fall (0 when theta rose throughout)
+    theta_fall_t: float  # when theta was lowest in that fall (NaN when theta rose throughout)
     sigma: float
     t_end: float
     seconds: float  # wall time of this run
@@ -67,7 +70,13 @@ class ScalingRow:
 
 # scaling.csv's columns: a ScalingRow's fields, in order
 ROW_COLUMNS = tuple(f.name for f in fields(ScalingRow))
-INT_COLUMNS = ("m", "seed", "balance_possible", "theta_rises")  # written as whole numbers (0/1)
+INT_COLUMNS = (
+    "m",
+    "seed",
+    "balance_possible",
+    "theta_rises",
+    "theta_rise_condition",
+)  # written as whole numbers (0/1)
 # what the summary gives mean and standard deviation of, per (m, lam)
 SUMMARY_COLUMNS = (
     "t_one",
@@ -121,9 +130,16 @@ def scaling_row(
     balanced = live & (rows[:, COL["t"]] >= T_TRANSIENT)
     ratio = rows[balanced, COL["feature_push"]] / rows[balanced, COL["reg_push"]]
     last = rows[-1]
+    regime = run.regime
+    fall = regime["theta_fall"]
     return ScalingRow(
         **{name: getattr(params, name) for name in ("m", "lam", "seed", "sigma")},
-        **{name: run.regime[name] for name in ("norm2_w0", "balance_possible", "theta_rises")},
+        **{
+            name: regime[name]
+            for name in ("norm2_w0", "balance_possible", "theta_rises", "theta_rise_condition")
+        },
+        theta_fall=0.0 if fall is None else fall["fall"],
+        theta_fall_t=math.nan if fall is None else fall["t_to"],
         t_one=run.t_one,
         lam_t_one=params.lam * run.t_one,
         fitted_c=run.fitted_c,
@@ -295,6 +311,7 @@ class ScalingCell:
     runs: int
     mean: dict[str, float]
     std: dict[str, float]
+    theta_fell: int = 0  # runs on which theta fell (theta_rises false)
 
 
 def summarize(rows: Sequence[ScalingRow]) -> list[ScalingCell]:
@@ -308,5 +325,5 @@ def summarize(rows: Sequence[ScalingRow]) -> list[ScalingCell]:
             vals = vals[np.isfinite(vals)]
             mean[name] = float(vals.mean()) if vals.size else math.nan
             std[name] = float(vals.std(ddof=1)) if vals.size > 1 else (0.0 if vals.size else math.nan)
-        cells.append(ScalingCell(m, lam, len(group), mean, std))
+        cells.append(ScalingCell(m, lam, len(group), mean, std, sum(1 for r in group if not r.theta_rises)))
     return cells

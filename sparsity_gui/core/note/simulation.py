@@ -23,6 +23,8 @@ from sparsity_gui.core.note.metrics import (
     Moments,
     fit_decay,
     regime_of,
+    theta_fall,
+    theta_rise_condition,
     tied_group_dies,
 )
 from sparsity_gui.core.note.params import SimParams, needs_restart
@@ -44,6 +46,19 @@ DEFER_IDEAL_M = 1_000_000
 # (a signal, a window closing) acts at once. Chunking changes no result: a kernel's next
 # step depends only on the state it hands back.
 STOP_CHECK_WORK = {"gd": 1 << 24, "exact": 1 << 16}
+# theta of an exported run's start: the rows of a run (501 evenly spaced over t ~ 2/lam) can
+# step over the whole of an initial fall of theta, which lasts t ~ 1 (||W||^2 relaxes at rate
+# ~2). The window's history is dense there (its log grid); an exact solve sampled from
+# snapshots has theta at each snapshot, dense where deaths are (from m = PROBE_SNAPSHOTS_M_MIN
+# on that is enough); otherwise a copy of the solver from t = 0 measures it at PROBE_PER_DECADE
+# instants a decade (at most PROBE_DECADES decades), where that is cheap: the exact copy redoes
+# the deaths of the start (1 s at m = 10^6, 14 s at 10^7), the gradient-descent one holds m
+# weights and steps them all (0.4 s to t ~ 1.5 at m = 10^6, eta = 0.05).
+PROBE_PER_DECADE = 40
+PROBE_DECADES = 12
+PROBE_SNAPSHOTS_M_MIN = 100_000
+PROBE_EXACT_M_MAX = 1_000_000
+PROBE_GD_M_MAX = 10_000_000
 
 
 def tracked_ranks(nonzero: int, count: int = N_TRACKED_MAX) -> np.ndarray:
@@ -185,6 +200,10 @@ class Simulation:
             start = min(start, 1e-3 * float(self.init.u[self.init.nonzero0 // 2]) / params.lam)
         # the next grid time is grid_time(_grid_k)
         self._grid_k = math.floor(ROWS_PER_DECADE * math.log10(max(start, 1e-300)))
+        self._probe_start = start
+        self._theta_start: tuple[np.ndarray, np.ndarray] | None = None  # _theta_at_start's
+        # (t, theta) of the run's own solve at its snapshots (note_snapshots)
+        self._theta_seen: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))
         if record:
             self.record()
 
@@ -198,6 +217,7 @@ class Simulation:
         """The run replayed to ``script.t``, its history holding the sampled rows."""
         sim = cls(script.params, script.w0, history_capacity, record=False)
         sim.replay(script.changes, script.sample_times(), record=True, should_stop=should_stop)
+        sim._theta_at_start(True)  # the history's rows are evenly spaced: measure theta's start
         return sim
 
     # --- construction ---------------------------------------------------------------
@@ -510,11 +530,70 @@ class Simulation:
         self.history.append(row, provisional=provisional)
         return row
 
-    def regime(self) -> dict:
-        """The note's premise for this run (metrics.regime_of): from W(0), and at each live
-        change of lam so far."""
+    def note_snapshots(self, snap_t, snaps) -> None:
+        """Keep theta of an exact solve's snapshots ((fs, ist) copies at times snap_t) of
+        this run's own trajectory: what regime() measures theta on besides the rows."""
+        theta = np.empty(len(snaps))
+        for i, (fs, ist) in enumerate(snaps):
+            _mp, _l1, n2 = K.exact_moments(fs, ist)
+            theta[i] = Moments(0.0, float(fs[K.F_LAM]), 0, 0.0, float(n2)).theta
+        t = np.asarray(snap_t, dtype=np.float64)
+        self._theta_seen = (
+            np.concatenate([self._theta_seen[0], t]),
+            np.concatenate([self._theta_seen[1], theta]),
+        )
+
+    def _theta_at_start(self, compute: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(t, theta) of this run from t = 0, on a copy of its solver at t = 0 (the same
+        trajectory: the solvers are deterministic), log-spaced (PROBE_PER_DECADE a decade)
+        until the feature push on ||W||^2 is at least the regularization push: under the flow
+        theta cannot fall after that while lam stays (metrics.theta_rise_condition), so a fall
+        at the start, however short, is measured whatever rows the run records. Computed once
+        (with ``compute``), where cheap and needed (see PROBE_SNAPSHOTS_M_MIN); else empty."""
+        empty = (np.zeros(0), np.zeros(0))
+        if self._theta_start is not None or not compute:
+            return self._theta_start or empty
+        p, m = self.initial_params, self.init.m
+        if p.method == "exact":
+            dense = self._theta_seen[0].size > 0 and m >= PROBE_SNAPSHOTS_M_MIN
+            probe: Solver | None = (
+                ExactSolver(self.init, p.lam) if m <= PROBE_EXACT_M_MAX and not dense else None
+            )
+        else:
+            probe = GDSolver(self.init, p.lam, p.eta) if m <= PROBE_GD_M_MAX else None
+        if probe is None:
+            self._theta_start = empty
+            return empty
+        mo = probe.moments()
+        t, theta = [mo.t], [mo.theta]
+        steps = np.arange(1, PROBE_PER_DECADE * PROBE_DECADES + 1) / PROBE_PER_DECADE
+        for at in self._probe_start * 10.0**steps:
+            if theta_rise_condition(mo.norm1, mo.norm2_sq, mo.lam) or mo.nonzero == 0 or probe.diverged:
+                break
+            probe.advance_to(float(at))
+            mo = probe.moments()
+            t.append(mo.t)
+            theta.append(mo.theta)
+        self._theta_start = (np.array(t), np.array(theta))
+        return self._theta_start
+
+    def regime(self, rows: np.ndarray | None = None, *, probe: bool = False) -> dict:
+        """The note's premise for this run (metrics.regime_of): from W(0), at each live
+        change of lam so far, and theta as the run went: on ``rows`` of it (by default its
+        history), on its snapshots (note_snapshots) and, up to its first live change, on
+        _theta_at_start (computed with ``probe``: for rows evenly spaced, an export's)."""
+        rows = self.history.array() if rows is None else rows
+        until = min([self.t, *(c.t for c in self.changes)])
+        parts = [self._theta_at_start(probe), self._theta_seen]
+        t = np.concatenate([*(pt[pt <= until] for pt, _ in parts), rows[:, COL["t"]]])
+        theta = np.concatenate([*(th[pt <= until] for pt, th in parts), rows[:, COL["theta"]]])
+        order = np.argsort(t, kind="stable")
         return regime_of(
-            float(self.init.p1[-1]), float(self.init.p2[-1]), self.initial_params.lam, tuple(self.lam_states)
+            float(self.init.p1[-1]),
+            float(self.init.p2[-1]),
+            self.initial_params.lam,
+            tuple(self.lam_states),
+            fall=theta_fall(t[order], theta[order]),
         )
 
     def decay_fit(self, rows: np.ndarray | None = None, *, exported: bool = False) -> DecayFit:
@@ -524,12 +603,12 @@ class Simulation:
         rows = self.history.array() if rows is None else rows
         diverged = bool(self.solver.diverged)
         if exported:
-            return fit_decay(rows, regime=self.regime(), diverged=diverged)
+            return fit_decay(rows, regime=self.regime(rows, probe=True), diverged=diverged)
         return fit_decay(
             rows,
             samples=DEFAULT_SAMPLES,
             death_t=self.solver.death_t,
-            regime=self.regime(),
+            regime=self.regime(rows),
             diverged=diverged,
         )
 

@@ -92,7 +92,7 @@ class BalancePanel(NotePanel):
 class DecayPanel(NotePanel):
     title = "L1 decay"
     claim = (
-        "In the note's regime (λ‖W(0)‖₁ ≤ 1/4, ‖W(0)‖² < 1), ‖W‖₁ ≈ 1/(w(0) + c·λt): the typical "
+        "In the note's regime (λ‖W(0)‖₁ ≤ 1/4, θ never falling), ‖W‖₁ ≈ 1/(w(0) + c·λt): the typical "
         "nonzero weight w = 1/‖W‖₁ grows about linearly in λt, but its slope λ·RV/‖W‖² at balance "
         "drifts (about 0.2λ to 2λ while m′ ≥ 10), so c = Θ(1) is an average; the legend gives c over m′ ≥ 2, "
         "the bulk c over m′ ≥ 10 and the law's largest relative deviation."
@@ -207,6 +207,12 @@ def decay_law_label(fit, regime, show_w: bool) -> tuple[str, str]:
             why = f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} &gt; 1/4, no balance"
         elif regime["norm2_w0"] >= 1.0:
             why = f"‖W(0)‖² = {regime['norm2_w0']:.3g} ≥ 1"
+        elif regime.get("theta_fall") is not None:
+            fall = regime["theta_fall"]
+            why = (
+                f"θ fell by {100 * fall['fall']:.3g} % from t = {fall['t_from']:.3g} to "
+                f"{fall['t_to']:.3g}: (1−‖W‖²)‖W‖² &lt; λ‖W‖₁"
+            )
         else:
             why = "λ was lowered or the balance lost after a change of λ"
         full += f"<br>outside the note's regime ({why}): c is a fit, not the note's Θ(1)"

@@ -127,9 +127,10 @@ class SortedWeightsPanel(NotePanel):
 class ThresholdPanel(NotePanel):
     title = "Threshold crossing"
     claim = (
-        "While θ(t) rises (‖W(0)‖² < 1 and λ never lowered), a weight that falls below it "
-        "keeps shrinking and dies; θ rises as W gets sparser until one weight is left. When θ "
-        "falls (‖W(0)‖² ≥ 1, or after λ is lowered) weights below it can grow again."
+        "While θ(t) rises, a weight that falls below it keeps shrinking and dies. θ = λ/(1−‖W‖²) "
+        "rises exactly while (1−‖W‖²)‖W‖² ≥ λ‖W‖₁, and keeps rising once that holds while λ stays. "
+        "When θ falls (that push short at the start, as when ‖W(0)‖² ≥ 1 or λ‖W(0)‖₁ is near 1/4; "
+        "after λ is lowered, or raised past it) weights below it can grow again."
     )
 
     def __init__(self, parent=None, tracked: int = 8):

@@ -55,9 +55,12 @@ gets w(t) ≈ w(0) + c·λt, c = Θ(1), in its regime. Fitted to this run: c = <
 (1+RV)‖W‖₁²/‖W‖² = <span class=num>{ident}</span> = m′ = <span class=num>{nonzero}</span>.
 <i>Panel: Relative variance.</i></p>
 <h3>6. Until one weight is left</h3>
-<p>The survivors are always the largest m′ of |W(0)|. While θ rises (‖W(0)‖² &lt; 1, λ never
-lowered) a weight that falls below θ keeps shrinking and dies; when θ falls, weights below it
-can grow again. The last one settles at the root of (1−w²)w = λ (for λ &lt; 2/(3√3)):
+<p>The survivors are always the largest m′ of |W(0)|. While θ rises a weight that falls below θ
+keeps shrinking and dies; when θ falls, weights below it can grow again. θ = λ/(1−‖W‖²) rises
+exactly while ‖W‖² does, that is while (1−‖W‖²)‖W‖² ≥ λ‖W‖₁ (step 2); once that holds it keeps
+holding while λ stays, so it is enough at t = 0 and after each raise of λ, with λ never lowered.
+Here: <span class="{rise_cls}">{rise}</span>.
+The last one settles at the root of (1−w²)w = λ (for λ &lt; 2/(3√3)):
 w* = <span class=num>{wstar}</span> (largest weight now: <span class=num>{top}</span>).
 <i>Panel: Threshold crossing.</i></p>
 """
@@ -71,11 +74,27 @@ def regime_sentence(regime: dict | None) -> tuple[str, str, bool]:
     if not why:
         return (
             "The note's premise holds:",
-            f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} ≤ 1/4 (a balance is possible) and "
-            f"‖W(0)‖² = {regime['norm2_w0']:.3g} &lt; 1 with λ never lowered (θ rises).",
+            f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} ≤ 1/4 (a balance is possible) and θ has never "
+            "fallen on this run (it rises).",
             True,
         )
-    return "The note's premise does not hold here:", "; ".join(why) + ".", False
+    return "The note's premise does not hold here:", html.escape("; ".join(why) + ".", quote=False), False
+
+
+def theta_rise_sentence(regime: dict | None) -> tuple[str, bool]:
+    """(what theta did on the run, beside the sufficient condition; whether it rose) for step 6."""
+    if regime is None:
+        return "–", True
+    cond = "holds" if regime["theta_rise_condition"] else "does not hold"
+    fall = regime["theta_fall"]
+    if fall is None:
+        return f"θ has never fallen (the condition {cond})", True
+    start = "∞" if fall["theta_from"] is None else _f(fall["theta_from"])
+    return (
+        f"θ fell by {100 * fall['fall']:.3g} %, from {start} at t = {_f(fall['t_from'])} to "
+        f"{_f(fall['theta_to'])} at t = {_f(fall['t_to'])} (the condition {cond})",
+        False,
+    )
 
 
 # The fields of STEPS_HTML that hold a number (or a count) of the run, changed in place
@@ -124,6 +143,7 @@ class NoteView(QtWidgets.QTextBrowser):
         ident = (1 + rv) * snap.norm1**2 / snap.norm2_sq if snap.norm2_sq > 0 else math.nan
         fit = snap.fit
         head, why, holds = regime_sentence(snap.regime)
+        rise, rose = theta_rise_sentence(snap.regime)
         mp = snap.nonzero
         dl1 = snap.lam * mp - snap.s * snap.norm1 if mp else math.nan
         dl1_bal = (
@@ -134,6 +154,8 @@ class NoteView(QtWidgets.QTextBrowser):
             regime_head=head,
             regime_why=why,
             regime_cls="ok" if holds else "off",
+            rise=html.escape(rise, quote=False),
+            rise_cls="ok" if rose else "off",
             s=_f(snap.s),
             theta=_f(snap.theta),
             growing=plural(growing, "weight"),

@@ -196,7 +196,10 @@ class ScalingWidget(GridTab):
         for i, c in enumerate(cells):
             texts = [f"{c.m:,}", power_text(c.lam), str(c.runs)]
             texts += [_mean_sd(c.mean[col], c.std[col]) for _name, col in TABLE_COLUMNS[3:]]
-            texts.append("yes" if in_regime(c) else "no: λ‖W(0)‖₁ > 1/4")
+            if not in_regime(c):
+                texts.append("no: λ‖W(0)‖₁ > 1/4")
+            else:
+                texts.append(f"no: θ fell in {c.theta_fell} of {c.runs}" if c.theta_fell else "yes")
             for j, text in enumerate(texts):
                 item = QtWidgets.QTableWidgetItem(text)
                 item.setTextAlignment(

@@ -81,7 +81,10 @@ def test_row_fields_and_determinism():
     assert (a.m, a.lam, a.seed, a.sigma) == (500, 1e-3, 3, 0.7)
     for name in ROW_COLUMNS:
         if name != "seconds":
-            assert getattr(a, name) == getattr(b, name), name
+            assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+    # theta rose throughout (the condition holds: ||W(0)||^2 ~ 0.49, lam ||W(0)||_1 ~ 0.016)
+    assert (a.theta_rises, a.theta_rise_condition, a.theta_fall) == (True, True, 0.0)
+    assert math.isnan(a.theta_fall_t)
     # the note's claims hold on one run: balance after the transient, RV of order one
     assert 1.0 < a.balance_ratio < 1.02
     assert 0.05 < a.rel_var_mean < 2 and a.rel_var_min <= a.rel_var_mean <= a.rel_var_max

@@ -30,7 +30,9 @@ def oracle_regime(w0: np.ndarray, lam: float) -> dict:
         "lam_l1_w0": lam * l1,
         "balance_possible": lam * l1 <= 0.25,
         "norm2_w0": n2,
-        "theta_rises": n2 < 1,
+        # sufficient for theta never to fall, and (lam constant) necessary: theta = lam/(1-||W||^2)
+        # falls while the feature push on ||W||^2 is below lam ||W||_1 (docs/theory.md §4)
+        "theta_rises": n2 < 1 and (1 - n2) * n2 >= lam * l1,
     }
 
 
@@ -73,10 +75,11 @@ def test_regime_and_fit_against_numpy(case):
     assert (got["balance_possible"], got["theta_rises"]) == (want["balance_possible"], want["theta_rises"])
     expected_flags = {
         "inside": (True, True),
-        "outside": (False, True),
+        "outside": (False, False),
         "sigma 1.2": (True, False),
     }[case]
     assert (got["balance_possible"], got["theta_rises"]) == expected_flags
+    assert got["theta_rise_condition"] == want["theta_rises"]
     if case == "outside":
         assert 0.6 < got["lam_l1_w0"] < 0.8
 
