@@ -224,13 +224,12 @@ class RelVarPanel(NotePanel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "Relative variance Var[X]/E[X]²", "t", "relative variance", time_axis=True)
-        # colours as in the note's figure: the run in orange between red bounds, the
-        # idealized bounds pink and dashed; the run is drawn on top
-        self.rv = add_curve(p, pen=pen(ORANGE), name="run")
+        # the run blue between red bounds, the idealized bounds pink and dashed: colours a
+        # colour-blind reader tells apart, as in the exported figure; the run is drawn on top
+        self.rv = add_curve(p, pen=pen(BLUE), name="run")
         self.rv.setZValue(10)
-        faint_red = "#e06666"
-        self.lo = add_curve(p, pen=pen(faint_red), name="bounds from W(0)")
-        self.hi = add_curve(p, pen=pen(faint_red))
+        self.lo = add_curve(p, pen=pen(RED), name="bounds from W(0)")
+        self.hi = add_curve(p, pen=pen(RED))
         self.ilo = add_curve(p, pen=pen(PINK, DASH), name="idealized bounds")
         self.ihi = add_curve(p, pen=pen(PINK, DASH))
         self.plot = p
@@ -240,7 +239,7 @@ class RelVarPanel(NotePanel):
         def xy(p):
             return _positive_t(p.column("t"), p.column("rel_var"), self.log_x.isChecked())
 
-        return [PinCurve(self.plot, ORANGE, xy)]
+        return [PinCurve(self.plot, BLUE, xy)]
 
     def apply_toggles(self) -> None:
         self.plot.setLogMode(x=self.log_x.isChecked())
