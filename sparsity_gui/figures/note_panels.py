@@ -215,7 +215,7 @@ def l1_decay(fig, d, ax=None):
     a.plot(*finite_xy(t[keep], measured[keep], positive), color=c["blue"], label=name)
     fitted, bulk = fit["c"], fit.get("c_bulk", np.nan)
     off = f", off ≤ {100 * fit['max_rel_dev']:.3g} %" if np.isfinite(fit.get("max_rel_dev", np.nan)) else ""
-    c_text = f"$c$ = {fitted:.3f} ($m'$ ≥ 2)" if np.isfinite(fitted) else "no $c$"
+    c_text = f"$c$ = {fitted:.3f} ($m$′ ≥ 2)" if np.isfinite(fitted) else "no $c$"
     if fitted < 0:
         c_text += ", $c$ < 0: $w$ fell"
     if regime["holds"] and np.isfinite(bulk) and bulk >= 0:  # the constant to quote, and c's
@@ -223,7 +223,7 @@ def l1_decay(fig, d, ax=None):
             *finite_xy(t[keep], law(bulk)[keep], positive),
             color=c["red"],
             linestyle="--",
-            label=f"{law_name}, bulk $c$ = {bulk:.3f} ($m'$ ≥ 10)",
+            label=f"{law_name}, bulk $c$ = {bulk:.3f} ($m$′ ≥ 10)",
         )
         a.plot(
             *finite_xy(t[keep], law(fitted)[keep], positive),

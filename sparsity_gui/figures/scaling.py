@@ -28,7 +28,7 @@ FIGURES = {
     # mostly the last few survivors'); the file keeps its name, fitted_c.*
     "fitted_c": (
         "fitted_c_bulk",
-        "bulk $c$ ($m' \\geq 10$) in $w = w(0) + c\\,\\lambda t$",
+        "bulk $c$ ($m$′ ≥ 10) in $w = w(0) + c\\,\\lambda t$",
         True,
         "Fitted decay constant (bulk, m′ ≥ 10)",
     ),
