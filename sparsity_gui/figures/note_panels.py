@@ -232,13 +232,11 @@ def l1_decay(fig, d, ax=None):
             label=f"the same, {c_text}{off}",
         )
     else:
-        outside = "" if regime["holds"] else "\noutside the note's regime: " + regime["reason"]
-        a.plot(
-            *finite_xy(t[keep], law(fitted)[keep], positive),
-            color=c["red"],
-            linestyle="--",
-            label=f"{law_name}, {c_text}{off}{outside}",
-        )
+        label = f"{law_name}, {c_text}{off}"
+        if not regime["holds"]:  # the reason on a figure of its own; a layout says it above
+            label = f"{law_name}, {c_text}\n{off[2:]}{', ' if off else ''}outside the note's regime"
+            label += f":\n{regime['reason']}" if fig is fig.figure else ""
+        a.plot(*finite_xy(t[keep], law(fitted)[keep], positive), color=c["red"], linestyle="--", label=label)
     for pin in d["pins"]:
         with np.errstate(divide="ignore"):
             y = 1.0 / pin["norm1"] if view["show_w"] else pin["norm1"]

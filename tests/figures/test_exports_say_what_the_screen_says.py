@@ -121,6 +121,11 @@ def test_outside_the_regime_every_figure_says_so(outside):
             drawn.append("".join(fig._suptitle.get_text().split()))
         assert any(says in t for t in drawn), name  # the script's drawing (legend or title)
         assert any(f"={lam_l1:.2f}>1/4" in t for t in texts), name  # with the reason
+        # the flag's longer lines fit: nothing sticks out of the figure or overlaps
+        from sparsity_gui.figures import layout
+        from sparsity_gui.figures.style import DEFAULT_DPI
+
+        assert layout.layout_faults(fig, DEFAULT_DPI) == [], name
     # outside, the L1 law is c's alone: no bulk c shown (the screen hides it there too)
     _data, fig, texts = exported(outside, "l1_decay")
     assert not any("bulk" in t for t in texts)
