@@ -60,8 +60,11 @@ def weights_sorted(fig, d, ax=None):
         pad = (hi / lo) ** 0.04 if hi > lo else 2.0
         a.set_xlim(lo / pad, hi * pad)
     else:
+        from matplotlib.ticker import MaxNLocator
+
         pad = 0.04 * (hi - lo) if hi > lo else 1.0
         a.set_xlim(lo - pad, hi + pad)
+        a.xaxis.set_major_locator(MaxNLocator(integer=True))  # ranks are whole (the live axis's too)
     a.set_xlabel(r"rank $k$ (by $|W_k(0)|$)")
     a.set_ylabel(r"$|W_k|$")
     log_ticks(a)
