@@ -153,14 +153,17 @@ def norm_balance(fig, d, ax=None):
         with np.errstate(divide="ignore", invalid="ignore"):
             pin_line(bottom, pin["t"], pin["feature_push"] / pin["reg_push"], c["purple"], pin["number"])
     # both ranges from t >= 1, as the live panel's: the start (a spike of the pushes, a ratio
-    # far from 1) would flatten the rest
-    after = t >= 1.0 if (t >= 1.0).any() else np.ones(t.shape, bool)
-    settled = np.isfinite(ratio) & after
-    if settled.any():
-        lo, hi = min(ratio[settled].min(), 1.0), max(ratio[settled].max(), 1.0)
+    # far from 1) would flatten the rest; the pinned runs' rows count too
+    t0 = 1.0 if (t >= 1.0).any() else -np.inf
+    runs = [(t, feature, reg)] + [(p["t"], p["feature_push"], p["reg_push"]) for p in d["pins"]]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.concatenate([(f / r)[x >= t0] for x, f, r in runs])
+    ratios = ratios[np.isfinite(ratios)]
+    if ratios.size:
+        lo, hi = min(ratios.min(), 1.0), max(ratios.max(), 1.0)
         pad = 0.06 * (hi - lo) if hi > lo else 0.05
         bottom.set_ylim(lo - pad, hi + pad)
-    pushes = np.concatenate([feature[after], reg[after]])
+    pushes = np.concatenate([np.r_[f[x >= t0], r[x >= t0]] for x, f, r in runs])
     pushes = pushes[np.isfinite(pushes) & ((pushes > 0) if log_y else True)]
     if pushes.size:
         lo, hi = float(pushes.min()), float(pushes.max())
