@@ -141,6 +141,17 @@ def pin_entries(pins, colours):
     return handles, labels
 
 
+def regime_entries(fig, d):
+    """The legend's line saying the run is outside the note's regime, and why (nothing in
+    it, or in a layout's cell: the layout says it once above its panels)."""
+    from matplotlib.lines import Line2D
+
+    regime = d.get("regime") or {"holds": True}
+    if regime["holds"] or fig is not fig.figure:
+        return [], []
+    return [Line2D([], [], linestyle="none")], ["outside the note's regime: " + regime["reason"]]
+
+
 def panel_legend(fig, ax, handles, labels, own_ax=False):
     """The panel's one legend, in as many columns as its width holds (about 1.7 in
     each): above the plots on the figure, or on `ax` when drawing into a given one."""

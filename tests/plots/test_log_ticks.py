@@ -128,10 +128,10 @@ def test_a_log_axis_is_readable_over_any_span(qapp, log_axis, decades, lo):
 
 
 def c_rows(hi: float = 1e5):
-    """fake_rows with c from 0.5 to `hi`, evenly in log."""
+    """fake_rows with the bulk c (the figure's column) from 0.5 to `hi`, evenly in log."""
     rows = fake_rows()
     n = len(rows) - 1
-    return [dataclasses.replace(r, fitted_c=0.5 * (hi / 0.5) ** (i / n)) for i, r in enumerate(rows)]
+    return [dataclasses.replace(r, fitted_c_bulk=0.5 * (hi / 0.5) ** (i / n)) for i, r in enumerate(rows)]
 
 
 def test_the_scaling_figure_labels_six_decades_of_c(qapp):

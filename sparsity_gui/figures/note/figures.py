@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sparsity_gui.core.note.metrics import COL, COLUMNS
+from sparsity_gui.core.note.metrics import COL, COLUMNS, regime_holds
 from sparsity_gui.core.note.runner import Snapshot, snapshot_of
 from sparsity_gui.core.note.simulation import merged_changes, shown_tracked
 from sparsity_gui.figures.note.panels import (  # by name: note_layout finds them so, here and in its script
@@ -97,11 +97,35 @@ def fit_constants(run) -> dict:
     fit = getattr(run, "fit", None)
     if fit is None:  # a run without the fit's record: c only
         return {"c": float(run.fitted_c)}
+    return fit_entry(fit)
+
+
+def fit_entry(fit) -> dict:
+    """A DecayFit as the L1 figure's data: c, and c_bulk and max_rel_dev where finite."""
     out = {"c": float(fit.c)}
     for name, value in (("c_bulk", fit.c_bulk), ("max_rel_dev", fit.max_rel_dev)):
         if math.isfinite(value):
             out[name] = float(value)
     return out
+
+
+def regime_data(regime: Mapping | None) -> dict:
+    """The note's premise as a figure carries it (in its JSON, so its script keeps it):
+    run.json's regime, whether it holds, and why not in mathtext (the reasons the L1 panel's
+    tooltip and the argument dock give)."""
+    if regime is None:
+        return {"holds": True, "reason": ""}
+    why = []
+    if not regime["balance_possible"]:
+        why.append(rf"$\lambda\|W(0)\|_1$ = {regime['lam_l1_w0']:.3g} > 1/4, no balance")
+    if regime["norm2_w0"] >= 1.0:
+        why.append(rf"$\|W(0)\|^2$ = {regime['norm2_w0']:.3g} ≥ 1")
+    for change in regime.get("at_changes", ()):
+        if change["lam_lowered"]:
+            why.append(rf"$\lambda$ lowered at $t$ = {change['t']:.4g}")
+        if not change["balance_possible"]:
+            why.append(rf"$\lambda\|W\|_1$ = {change['lam_l1']:.3g} > 1/4 at $t$ = {change['t']:.4g}")
+    return {**regime, "holds": regime_holds(regime), "reason": "; ".join(why)}
 
 
 def run_snapshot(run) -> Snapshot:
@@ -176,7 +200,7 @@ def panel_data(
         },
         "l1_decay": {
             **{k: col[k] for k in ("t", "norm1", "lam_t", "w")},
-            "fit": dict(fit or {"c": snap.fitted_c}),
+            "fit": dict(fit or fit_entry(snap.fit)),
             "pins": pin_rows("l1_decay"),
         },
         "relative_variance": {
@@ -196,15 +220,21 @@ def panel_data(
             "pins": pin_rows("phase_plane"),
         },
     }
+    regime = regime_data(snap.regime)
     for name, d in data.items():
         d["view"] = views[name]
+        d["regime"] = regime
         if name in PIN_COLUMNS and name != "phase_plane":
             d["changes"] = changes
     return data
 
 
 def note_layout(fig, d):
-    """The window's grid of six panels, two rows of three, each with its own legend."""
+    """The window's grid of six panels, two rows of three, each with its own legend; above
+    them, outside the note's regime, the argument dock's first line: its premise fails."""
+    regime = d.get("regime") or {"holds": True}
+    if not regime["holds"]:
+        fig.suptitle("The note's premise does not hold here: " + regime["reason"], fontsize="small")
     cells = fig.subfigures(2, 3, wspace=0.02, hspace=0.02)
     for cell, name in zip(cells.flat, d["panels"], strict=True):
         globals()[name](cell, d[name])  # the panel functions by name (the script defines them)
@@ -232,7 +262,7 @@ def note_figure(name: str, data: dict, style=None, width: str = "single"):
 
 
 def layout_data(data: dict) -> dict:
-    return {"panels": list(GRID), **{name: data[name] for name in GRID}}
+    return {"panels": list(GRID), "regime": data[GRID[0]]["regime"], **{name: data[name] for name in GRID}}
 
 
 def note_figure_files(

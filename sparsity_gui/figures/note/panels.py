@@ -21,6 +21,7 @@ from sparsity_gui.figures.draw import (
     panel_legend,
     pin_entries,
     pin_line,
+    regime_entries,
 )
 
 
@@ -51,11 +52,25 @@ def weights_sorted(fig, d, ax=None):
         )
     a.set_xscale("log" if view["log_x"] else "linear")
     a.set_yscale("log" if view["log_y"] else "linear")
-    a.set_xlim(rank[0], rank[-1]) if rank.size > 1 else None
+    # the ranks still alive, as the live panel's range follows the drawn weights (at m = 10^4
+    # with 8 left, ranks 1..8, not 1..10^4 with the survivors on the spine)
+    shown = rank[alive] if alive.any() else rank
+    lo, hi = (float(shown.min()), float(shown.max())) if shown.size else (1.0, 1.0)
+    if view["log_x"]:
+        pad = (hi / lo) ** 0.04 if hi > lo else 2.0
+        a.set_xlim(lo / pad, hi * pad)
+    else:
+        from matplotlib.ticker import MaxNLocator
+
+        pad = 0.04 * (hi - lo) if hi > lo else 1.0
+        a.set_xlim(lo - pad, hi + pad)
+        a.xaxis.set_major_locator(MaxNLocator(integer=True))  # ranks are whole (the live axis's too)
     a.set_xlabel(r"rank $k$ (by $|W_k(0)|$)")
     a.set_ylabel(r"$|W_k|$")
     log_ticks(a)
-    panel_legend(fig, a, *a.get_legend_handles_labels(), own_ax=ax is not None)
+    handles, labels = a.get_legend_handles_labels()
+    flag_handles, flag_labels = regime_entries(fig, d)
+    panel_legend(fig, a, handles + flag_handles, labels + flag_labels, own_ax=ax is not None)
 
 
 def threshold_crossing(fig, d, ax=None):
@@ -123,28 +138,41 @@ def norm_balance(fig, d, ax=None):
     feature, reg = d["feature_push"], d["reg_push"]
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = feature / reg
-    top.plot(*finite_xy(t, feature, log_y), color=c["blue"], label=r"feature $(1-\|W\|^2)\|W\|^2$")
+    top.plot(*finite_xy(t, feature, log_y), color=c["blue"], label=r"benefit $(1-\|W\|^2)\|W\|^2$")
     top.plot(
         *broken_xy(t, reg, lam, log_y),
         color=c["orange"],
         linestyle="--",
         label=r"regularization $\lambda\|W\|_1$",
     )
-    bottom.plot(*broken_xy(t, ratio, lam), color=c["purple"], label="ratio")
+    (ratio_line,) = bottom.plot(*broken_xy(t, ratio, lam), color=c["purple"], label="ratio")
     bottom.axhline(1.0, color=c["grey"], linestyle=":", linewidth=0.8)
     for pin in d["pins"]:
         pin_line(top, pin["t"], pin["feature_push"], c["blue"], pin["number"], log_y)
         pin_line(top, pin["t"], pin["reg_push"], c["orange"], pin["number"], log_y)
         with np.errstate(divide="ignore", invalid="ignore"):
             pin_line(bottom, pin["t"], pin["feature_push"] / pin["reg_push"], c["purple"], pin["number"])
-    # the ratio's range from t >= 1: the start (ratio far from 1) would flatten the rest
-    settled = np.isfinite(ratio) & (t >= 1.0)
-    if not settled.any():
-        settled = np.isfinite(ratio)
-    if settled.any():
-        lo, hi = min(ratio[settled].min(), 1.0), max(ratio[settled].max(), 1.0)
+    # both ranges from t >= 1, as the live panel's: the start (a spike of the pushes, a ratio
+    # far from 1) would flatten the rest; the pinned runs' rows count too
+    t0 = 1.0 if (t >= 1.0).any() else -np.inf
+    runs = [(t, feature, reg)] + [(p["t"], p["feature_push"], p["reg_push"]) for p in d["pins"]]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.concatenate([(f / r)[x >= t0] for x, f, r in runs])
+    ratios = ratios[np.isfinite(ratios)]
+    if ratios.size:
+        lo, hi = min(ratios.min(), 1.0), max(ratios.max(), 1.0)
         pad = 0.06 * (hi - lo) if hi > lo else 0.05
         bottom.set_ylim(lo - pad, hi + pad)
+    pushes = np.concatenate([np.r_[f[x >= t0], r[x >= t0]] for x, f, r in runs])
+    pushes = pushes[np.isfinite(pushes) & ((pushes > 0) if log_y else True)]
+    if pushes.size:
+        lo, hi = float(pushes.min()), float(pushes.max())
+        if log_y:
+            pad = (hi / lo) ** 0.06 if hi > lo else 1.2
+            top.set_ylim(lo / pad, hi * pad)
+        else:
+            pad = 0.06 * (hi - lo) if hi > lo else 0.05 * max(abs(hi), 1e-300)
+            top.set_ylim(lo - pad, hi + pad)
     band = bottom.axvspan(t[0], min(1.0, t[-1]), color="0.92", zorder=0, linewidth=0) if t.size else None
     top.axvspan(t[0], min(1.0, t[-1]), color="0.92", zorder=0, linewidth=0) if t.size else None
     top.set_yscale("log" if log_y else "linear")
@@ -157,39 +185,64 @@ def norm_balance(fig, d, ax=None):
     for sub in (top, bottom):
         log_ticks(sub)
     handles, labels = top.get_legend_handles_labels()
+    handles.append(ratio_line)
+    labels.append("ratio benefit / regularization")
     if band is not None:
         handles.append(Patch(color="0.92"))
         labels.append("transient ($t < 1$)")
     pin_handles, pin_labels = pin_entries(d["pins"], [c["blue"], c["orange"], c["purple"]])
-    panel_legend(fig, top, handles + pin_handles, labels + pin_labels, own_ax=ax is not None)
+    flag_handles, flag_labels = regime_entries(fig, d)
+    handles, labels = handles + pin_handles + flag_handles, labels + pin_labels + flag_labels
+    panel_legend(fig, top, handles, labels, own_ax=ax is not None)
 
 
 def l1_decay(fig, d, ax=None):
-    """‖W‖₁(t) against the note's law 1/(w(0) + c·λt), c fitted (or w = 1/‖W‖₁, a line)."""
+    """‖W‖₁(t) against the note's law 1/(w(0) + c·λt) (or w = 1/‖W‖₁, a line): drawn with
+    the bulk c (m′ ≥ 10, the constant to quote) in the note's regime, and with c (m′ ≥ 2),
+    each labelled; outside the regime only c's, saying so."""
     c = colours()
     view = d["view"]
     (a,) = panel_axes(fig, ax)
     t, l1, lam_t = d["t"], d["norm1"], d["lam_t"]
     fit = d["fit"]
-    law_w = d["w"][0] + fit["c"] * lam_t if t.size else t
+    regime = d.get("regime") or {"holds": True}
     keep = t > 0 if view["log_x"] else np.ones(t.shape, bool)
     positive = view["log_x"] or view["log_y"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        measured, law = (1.0 / l1, law_w) if view["show_w"] else (l1, 1.0 / law_w)
     name = r"$w = 1/\|W\|_1$" if view["show_w"] else r"$\|W\|_1$"
     law_name = r"$w(0) + c\lambda t$" if view["show_w"] else r"$1/(w(0) + c\lambda t)$"
-    constants = [f"$c$ = {fit['c']:.3f}"]
-    if "c_bulk" in fit:
-        constants.append(f"bulk $c$ = {fit['c_bulk']:.3f}")
-    if "max_rel_dev" in fit:
-        constants.append(f"max. dev. {100 * fit['max_rel_dev']:.1f} %")
+
+    def law(constant):
+        law_w = d["w"][0] + constant * lam_t if t.size else t
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return law_w if view["show_w"] else 1.0 / law_w
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        measured = 1.0 / l1 if view["show_w"] else l1
     a.plot(*finite_xy(t[keep], measured[keep], positive), color=c["blue"], label=name)
-    a.plot(
-        *finite_xy(t[keep], law[keep], positive),
-        color=c["red"],
-        linestyle="--",
-        label=law_name + ", " + "\n".join(constants),
-    )
+    fitted, bulk = fit["c"], fit.get("c_bulk", np.nan)
+    off = f", off ≤ {100 * fit['max_rel_dev']:.3g} %" if np.isfinite(fit.get("max_rel_dev", np.nan)) else ""
+    c_text = f"$c$ = {fitted:.3f} ($m$′ ≥ 2)" if np.isfinite(fitted) else "no $c$"
+    if fitted < 0:
+        c_text += ", $c$ < 0: $w$ fell"
+    if regime["holds"] and np.isfinite(bulk) and bulk >= 0:  # the constant to quote, and c's
+        a.plot(
+            *finite_xy(t[keep], law(bulk)[keep], positive),
+            color=c["red"],
+            linestyle="--",
+            label=f"{law_name}, bulk $c$ = {bulk:.3f} ($m$′ ≥ 10)",
+        )
+        a.plot(
+            *finite_xy(t[keep], law(fitted)[keep], positive),
+            color=c["grey"],
+            linestyle=":",
+            label=f"the same, {c_text}{off}",
+        )
+    else:
+        label = f"{law_name}, {c_text}{off}"
+        if not regime["holds"]:  # the reason on a figure of its own; a layout says it above
+            label = f"{law_name}, {c_text}\n{off[2:]}{', ' if off else ''}outside the note's regime"
+            label += f":\n{regime['reason']}" if fig is fig.figure else ""
+        a.plot(*finite_xy(t[keep], law(fitted)[keep], positive), color=c["red"], linestyle="--", label=label)
     for pin in d["pins"]:
         with np.errstate(divide="ignore"):
             y = 1.0 / pin["norm1"] if view["show_w"] else pin["norm1"]
@@ -216,9 +269,10 @@ def relative_variance(fig, d, ax=None):
     t = d["t"]
     keep = t > 0 if view["log_x"] else np.ones(t.shape, bool)
     t = t[keep]
-    faint_red = "#e8a07a"
-    a.plot(*finite_xy(t, d["rel_var_lo"][keep]), color=faint_red, label="bounds from $W(0)$")
-    a.plot(*finite_xy(t, d["rel_var_hi"][keep]), color=faint_red)
+    # the run blue, the bounds vermillion and reddish purple (dashed): Okabe & Ito's colours
+    # a colour-blind reader tells apart (the pinned runs share the run's colour, faded)
+    a.plot(*finite_xy(t, d["rel_var_lo"][keep]), color=c["red"], label="bounds from $W(0)$")
+    a.plot(*finite_xy(t, d["rel_var_hi"][keep]), color=c["red"])
     a.plot(
         *finite_xy(t, d["rel_var_ideal_lo"][keep]),
         color=c["purple"],
@@ -226,10 +280,10 @@ def relative_variance(fig, d, ax=None):
         label="idealized bounds",
     )
     a.plot(*finite_xy(t, d["rel_var_ideal_hi"][keep]), color=c["purple"], linestyle="--")
-    a.plot(*finite_xy(t, d["rel_var"][keep]), color=c["orange"], zorder=3, label="run")
+    a.plot(*finite_xy(t, d["rel_var"][keep]), color=c["blue"], zorder=3, label="run")
     for pin in d["pins"]:
         pin_keep = pin["t"] > 0 if view["log_x"] else np.ones(pin["t"].shape, bool)
-        pin_line(a, pin["t"][pin_keep], pin["rel_var"][pin_keep], c["orange"], pin["number"])
+        pin_line(a, pin["t"][pin_keep], pin["rel_var"][pin_keep], c["blue"], pin["number"])
     a.set_xscale("log" if view["log_x"] else "linear")
     end_at_data(a, t)
     mark_changes(a, d["changes"])
@@ -237,8 +291,10 @@ def relative_variance(fig, d, ax=None):
     a.set_ylabel(r"$\mathrm{Var}[X]/\mathrm{E}[X]^2$")
     log_ticks(a)
     handles, labels = a.get_legend_handles_labels()
-    pin_handles, pin_labels = pin_entries(d["pins"], [c["orange"]])
-    panel_legend(fig, a, handles + pin_handles, labels + pin_labels, own_ax=ax is not None)
+    pin_handles, pin_labels = pin_entries(d["pins"], [c["blue"]])
+    flag_handles, flag_labels = regime_entries(fig, d)
+    handles, labels = handles + pin_handles + flag_handles, labels + pin_labels + flag_labels
+    panel_legend(fig, a, handles, labels, own_ax=ax is not None)
 
 
 def sparsity_force(fig, d, ax=None):

@@ -102,7 +102,11 @@ class DecayPanel(NotePanel):
         super().__init__(parent)
         p = self.add_plot(0, "‖W‖₁(t) and the note's law", "t", "‖W‖₁", time_axis=True)
         self.measured = add_curve(p, pen=pen(BLUE), name="‖W‖₁")
+        # the law with the bulk c (m′ ≥ 10: the constant to quote) in the note's regime, and
+        # with c (m′ ≥ 2), dotted, each named; with only c, the first curve draws c's
         self.law = add_curve(p, pen=pen(RED, DASH), name="1/(w(0) + c·λt)")
+        self.law_c = add_curve(p, pen=pen(GREY, DOT))
+        self._law_c_named = False
         self.plot = p
         self.show_w = self.add_toggle(
             "show w = 1/‖W‖₁",
@@ -111,7 +115,7 @@ class DecayPanel(NotePanel):
         )
         self.log_x = self.add_toggle("log t", "Logarithmic time axis")
         self.log_y = self.add_toggle("log y", "Logarithmic value axis", checked=True)
-        self._names: tuple[str, str] = ("", "")
+        self._names: tuple[str, str, str] = ("", "", "")
         self._names_due = 0.0
         self.apply_toggles()
 
@@ -133,33 +137,65 @@ class DecayPanel(NotePanel):
         t = h[:, COL["t"]]
         l1 = h[:, COL["norm1"]]
         lam_t = h[:, COL["lam_t"]]
-        c = snap.fitted_c
         w0 = h[0, COL["w"]] if h.shape[0] else math.nan
-        fit_w = w0 + (c if math.isfinite(c) else math.nan) * lam_t
+        drawn = law_constants(snap.fit, snap.regime)
         show_w = self.show_w.isChecked()
         positive = self.log_x.isChecked() or self.log_y.isChecked()
         if self.log_x.isChecked():
             keep = t > 0
-            t, l1, fit_w = t[keep], l1[keep], fit_w[keep]
+            t, l1, lam_t = t[keep], l1[keep], lam_t[keep]
         with np.errstate(divide="ignore", invalid="ignore"):
-            if show_w:
-                set_curve(self.measured, t, 1.0 / l1, positive=positive)
-                set_curve(self.law, t, fit_w, positive=positive)
-            else:
-                set_curve(self.measured, t, l1, positive=positive)
-                set_curve(self.law, t, 1.0 / fit_w, positive=positive)
+            set_curve(self.measured, t, 1.0 / l1 if show_w else l1, positive=positive)
+            for curve, c in zip((self.law, self.law_c), (*drawn, math.nan, math.nan), strict=False):
+                fit_w = w0 + (c if math.isfinite(c) else math.nan) * lam_t
+                set_curve(curve, t, fit_w if show_w else 1.0 / fit_w, positive=positive)
         name_m = "w" if show_w else "‖W‖₁"  # the y axis says w = 1/‖W‖₁: room for the law
         name_l, law_tip = decay_law_label(snap.fit, snap.regime, show_w)
+        name_c = ""
+        if len(drawn) == 2:
+            name_l, name_c = bulk_law_labels(snap.fit, show_w)
         # text layout is slow, and re-flows the legend row: only on change, and the fitted
         # c (new every frame early in a run) at most LABEL_HZ times a second while running
         now = time.perf_counter()
         due = now >= self._names_due or snap.state != "running" or name_m != self._names[0]
-        if (name_m, name_l) != self._names and due:
+        if (name_m, name_l, name_c) != self._names and due:
             self._names_due = now + 1.0 / LABEL_HZ
-            self._names = (name_m, name_l)
+            self._names = (name_m, name_l, name_c)
             self.plot.legend.set_label(self.measured, name_m)
             self.plot.legend.set_label(self.law, name_l)
             self.plot.legend.getLabel(self.law).setToolTip(law_tip)
+            if name_c and not self._law_c_named:
+                self._law_c_named = True
+                self.plot.legend.addItem(self.law_c, name_c)
+            elif name_c:
+                self.plot.legend.set_label(self.law_c, name_c)
+            elif self._law_c_named:
+                self._law_c_named = False
+                self.plot.legend.removeItem(self.law_c)
+            if name_c:
+                self.plot.legend.getLabel(self.law_c).setToolTip(law_tip)
+
+
+def law_constants(fit, regime) -> tuple[float, ...]:
+    """The constants the L1 panel draws its law with: (bulk c, c) in the note's regime when
+    the bulk c is a number ≥ 0 (the constant to quote, README's "What the numbers mean"),
+    else (c,) alone."""
+    from sparsity_gui.core.note.metrics import regime_holds
+
+    inside = regime is None or regime_holds(regime)
+    if inside and math.isfinite(fit.c_bulk) and fit.c_bulk >= 0:
+        return (fit.c_bulk, fit.c)
+    return (fit.c,)
+
+
+def bulk_law_labels(fit, show_w: bool) -> tuple[str, str]:
+    """The legend's names of the law with the bulk c and of the law with c, dotted."""
+    law = "w(0) + c·λt" if show_w else "1/(w(0) + c·λt)"
+    c = f"c = {fit.c:.3f}" if math.isfinite(fit.c) else "c = —"
+    pct = fit.max_rel_dev * 100
+    off = f", off ≤ {pct:.3g} %" if math.isfinite(pct) else ""
+    fell = "; c &lt; 0: w fell" if fit.c < 0 else ""
+    return f"{law}, bulk c = {fit.c_bulk:.3f}", f"with {c}{off}{fell}"
 
 
 def decay_law_label(fit, regime, show_w: bool) -> tuple[str, str]:
@@ -230,13 +266,12 @@ class RelVarPanel(NotePanel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, "Relative variance Var[X]/E[X]²", "t", "relative variance", time_axis=True)
-        # colours as in the note's figure: the run in orange between red bounds, the
-        # idealized bounds pink and dashed; the run is drawn on top
-        self.rv = add_curve(p, pen=pen(ORANGE), name="run")
+        # the run blue between red bounds, the idealized bounds pink and dashed: colours a
+        # colour-blind reader tells apart, as in the exported figure; the run is drawn on top
+        self.rv = add_curve(p, pen=pen(BLUE), name="run")
         self.rv.setZValue(10)
-        faint_red = "#e06666"
-        self.lo = add_curve(p, pen=pen(faint_red), name="bounds from W(0)")
-        self.hi = add_curve(p, pen=pen(faint_red))
+        self.lo = add_curve(p, pen=pen(RED), name="bounds from W(0)")
+        self.hi = add_curve(p, pen=pen(RED))
         self.ilo = add_curve(p, pen=pen(PINK, DASH), name="idealized bounds")
         self.ihi = add_curve(p, pen=pen(PINK, DASH))
         self.plot = p
@@ -246,7 +281,7 @@ class RelVarPanel(NotePanel):
         def xy(p):
             return _positive_t(p.column("t"), p.column("rel_var"), self.log_x.isChecked())
 
-        return [PinCurve(self.plot, ORANGE, xy)]
+        return [PinCurve(self.plot, BLUE, xy)]
 
     def apply_toggles(self) -> None:
         self.plot.setLogMode(x=self.log_x.isChecked())
