@@ -100,10 +100,20 @@ def test_a_late_instant_outside_the_regime(qtbot, make_window, tmp_path):
 
 
 def test_after_a_live_lam_change_in_the_regime_both_draw_the_bulk_c(qtbot, make_window, tmp_path):
-    win = make_window(SimParams(m=1000, lam=4e-3, seed=0), speed=40.0)
-    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 40.0, timeout=TIMEOUT)
-    win.on_params_changed({"lam": 5e-3})  # raised: θ still rises, the balance still possible
-    qtbot.waitUntil(lambda: win.snapshot.lam == 5e-3 and win.snapshot.t > 90.0, timeout=TIMEOUT)
+    # raised within the transient (t = 0.2 < 0.3), while the feature push is still ahead:
+    # θ still rises, the balance still possible, so the note's premise holds (a raise at
+    # balance makes θ fall back for a while after its jump: outside the premise)
+    win = make_window(SimParams(m=1000, lam=4e-3, seed=0), playing=False, speed=1.0)
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id, timeout=TIMEOUT)
+    for k in range(1, 7):  # six steps of 1/30 of simulated time at speed 1
+        win.single_step()
+        qtbot.waitUntil(lambda k=k: win.snapshot.t >= k / 30 - 1e-12, timeout=TIMEOUT)
+    assert win.snapshot.t < 0.3
+    win.on_params_changed({"lam": 5e-3})
+    qtbot.waitUntil(lambda: win.snapshot.lam == 5e-3, timeout=TIMEOUT)
+    win.on_speed_changed(40.0)
+    win.set_playing(True)
+    qtbot.waitUntil(lambda: win.snapshot.t > 90.0, timeout=TIMEOUT)
     snap = paused(qtbot, win)
     from sparsity_gui.core.note.metrics import regime_holds
 
