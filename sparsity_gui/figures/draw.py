@@ -94,28 +94,56 @@ def end_at_data(ax, x):
 
 def mark_changes(ax, changes, label=True):
     """A thin dashed line at each [t, text] of a live change of λ and, with `label`, its
-    text above the plot just right of the line (clear of the line and the curves); labels
-    that would overlap are put on a second row."""
+    text above the plot just right of the line (clear of the line and the curves); a
+    label that would run into the one before it (less than a space between them, at the
+    axes' final size) is put on the other of two rows."""
     from matplotlib import rcParams
+    from matplotlib.text import Annotation
+    from matplotlib.transforms import IdentityTransform
+
+    class ChangeLabel(Annotation):
+        previous = None
+        row = 0
+
+        def place(self):
+            self.xyann, self.row = (2.0, 1.5), 0
+            if self.previous is not None and self.previous.get_visible():
+                mine = Annotation.get_window_extent(self)
+                theirs = self.previous.get_window_extent()
+                space = 0.4 * self.get_fontsize() * self.figure.dpi / 72.0
+                if mine.x0 < theirs.x1 + space:
+                    self.row = 1 - self.previous.row
+                    self.xyann = (2.0, 1.5 + self.row * 1.3 * self.get_fontsize())
+
+        def get_window_extent(self, renderer=None):
+            self.place()
+            return super().get_window_extent(renderer)
+
+        def draw(self, renderer):
+            self.place()
+            super().draw(renderer)
 
     texts = []
     for t, text in changes:
         ax.axvline(t, color="0.55", linestyle=(0, (2.5, 2.0)), linewidth=0.6, zorder=0.8)
         if label:
-            texts.append(
-                ax.annotate(
-                    text,
-                    xy=(t, 1.0),
-                    xycoords=ax.get_xaxis_transform(),
-                    xytext=(2.0, 1.5),
-                    textcoords="offset points",
-                    ha="left",
-                    va="bottom",
-                    fontsize=rcParams["xtick.labelsize"],  # a journal's least: 6-7 pt
-                    color="0.3",
-                    gid="lam-change-label",
-                )
+            note = ChangeLabel(
+                text,
+                xy=(t, 1.0),
+                xycoords=ax.get_xaxis_transform(),
+                xytext=(2.0, 1.5),
+                textcoords="offset points",
+                ha="left",
+                va="bottom",
+                fontsize=rcParams["xtick.labelsize"],  # a journal's least: 6-7 pt
+                color="0.3",
+                gid="lam-change-label",
             )
+            note.previous = texts[-1] if texts else None
+            note.set_transform(IdentityTransform())  # as Axes.annotate adds one
+            note.set_clip_on(False)
+            ax.add_artist(note)
+            texts.append(note)
     return texts
 
 
@@ -170,7 +198,8 @@ def panel_legend(fig, ax, handles, labels, own_ax=False):
     """The panel's one legend, in as many columns as its width holds (about 1.7 in
     each): above the plots on the figure, or on `ax` when drawing into a given one. In a
     panel of a larger figure (a SubFigure: the layout's grid) the legend is compact (6 pt,
-    tight rows and short samples) so that the data keep the panel's room."""
+    tight rows, short samples, pinned runs' names cut to 20 characters) so that the data
+    keep the panel's room."""
     import re
 
     from matplotlib import rcParams
@@ -183,6 +212,12 @@ def panel_legend(fig, ax, handles, labels, own_ax=False):
     if compact:
         size = max(6.0, 0.86 * size)
     handle = 1.5 if compact else rcParams["legend.handlelength"]
+
+    if compact:  # plain labels (pinned runs' names) cut to what two columns hold
+        labels = [
+            label[:19].rstrip(" ,") + "…" if "$" not in label and len(label) > 20 else label
+            for label in labels
+        ]
 
     def shown(label):  # mathtext as the characters it shows: \\lambda is one
         return re.sub(r"[$^_{}]", "", re.sub(r"\\[A-Za-z]+", "x", label))
