@@ -12,15 +12,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import runpy
 import subprocess
 import sys
 from pathlib import Path
 
-import matplotlib
 import numpy as np
 import pytest
-from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 
 from sparsity_gui.core.note.initial import draw_normal
@@ -40,6 +37,7 @@ from sparsity_gui.figures.note import (
     run_snapshot,
 )
 from sparsity_gui.figures.save import write_files
+from tests.figures.figure_files import redraw
 from tests.helpers import ENV
 
 NAMES = [*PANELS, "layout"]
@@ -61,19 +59,6 @@ def falls_oracle(y, theta, tol=TOL) -> list[int]:
                 out.append(i)
             state = "below"
     return out
-
-
-def redraw(folder: Path, name: str) -> Figure:
-    """The figure as its script beside it draws it from its JSON (the script's own
-    functions, style and size; not its __main__)."""
-    script = runpy.run_path(str(folder / f"{name}.py"), run_name="figure_script")
-    data = script["arrays_of"](json.loads((folder / f"{name}.json").read_text(encoding="utf-8")))
-    with matplotlib.rc_context(script["STYLE"]):
-        fig = Figure(figsize=script["SIZE"], layout="constrained")
-        script["note_layout" if name == "layout" else name](fig, data)
-        fig.set_dpi(script["DPI"])
-        fig.draw_without_rendering()
-    return fig
 
 
 @pytest.fixture(scope="module")
@@ -286,4 +271,4 @@ def test_pdf_and_svg_carry_the_title(cli_figures, name):
     title = TITLES.get(name, "Layout")
     assert _pdf_info_title((cli_figures / f"{name}.pdf").read_bytes()) == title
     svg = (cli_figures / f"{name}.svg").read_text(encoding="utf-8")
-    assert f"<dc:title>{title}</dc:title>" in svg
+    assert f"<title>{title}</title>" in svg and f"<dc:title>{title}</dc:title>" in svg
