@@ -256,17 +256,17 @@ def panel_legend(fig, ax, handles, labels, own_ax=False):
 
 def scaled_ticks(ax, which="y"):
     """A linear axis of small (or large) numbers as the screen shows it: tick labels in
-    units of 10^k and the axis label ending in (×10^k), k from the larger end (none for
-    numbers between 0.01 and 10^4)."""
+    units of 10^k, k a multiple of 3 (the screen's SI scale: labels from 1 to 999), and
+    the axis label ending in (×10^k); none for numbers between 0.1 and 10^4."""
     import math
 
     from matplotlib.ticker import FuncFormatter
 
     axis = ax.yaxis if which == "y" else ax.xaxis
     big = max(abs(v) for v in axis.get_view_interval())
-    if not math.isfinite(big) or big == 0 or 1e-2 <= big < 1e4:
+    if not math.isfinite(big) or big == 0 or 0.1 <= big < 1e4:
         return
-    k = math.floor(math.log10(big))
+    k = 3 * math.floor(math.log10(big) / 3)
     axis.set_major_formatter(
         FuncFormatter(lambda v, _pos=None: f"{round(v / 10.0**k, 6) + 0.0:g}".replace("-", "\u2212"))
     )
