@@ -70,6 +70,9 @@ def threshold_crossing(fig, d, ax=None):
     view = d["view"]
     top, bottom = panel_axes(fig, ax, (2, 1))
     t, log_y = d["t"], view["log_y"]
+    # m′: DejaVu's prime drawn up to the italic m (mathtext's own, $m'$, is a glyph of
+    # Computer Modern's cmsy10: an SVG names that font, which viewers lack, and shows m0)
+    m_prime = r"$m\hspace{-0.06}′$"
     top.plot(*broken_xy(t, d["theta"], d["lam"], log_y), color="k", linestyle="--", label=r"$\theta(t)$")
     shades = matplotlib.colormaps["viridis"]
     tracked = d["tracked"]
@@ -87,7 +90,7 @@ def threshold_crossing(fig, d, ax=None):
             dead_y.append(y[alive[-1]] if log_y and alive.size else 0.0)
     top.plot(below_x, below_y, "v", color="k", fillstyle="none", markersize=4, label=r"falls below $\theta$")
     top.plot(dead_x, dead_y, "x", color="k", markersize=4, label="dies")
-    bottom.plot(*finite_xy(t, d["nonzero"], True), color=c["green"], drawstyle="steps-post", label="$m'$")
+    bottom.plot(*finite_xy(t, d["nonzero"], True), color=c["green"], drawstyle="steps-post", label=m_prime)
     for pin in d["pins"]:
         pin_line(top, pin["t"], pin["theta"], "k", pin["number"], log_y)
         pin_line(bottom, pin["t"], pin["nonzero"], c["green"], pin["number"], True)
@@ -97,7 +100,7 @@ def threshold_crossing(fig, d, ax=None):
     mark_changes(top, d["changes"])
     mark_changes(bottom, d["changes"], label=False)
     top.set_ylabel(r"$|W_k|$")
-    bottom.set_ylabel("$m'$")
+    bottom.set_ylabel(m_prime)
     bottom.set_xlabel("$t$")
     for sub in (top, bottom):
         log_ticks(sub)

@@ -253,9 +253,14 @@ def test_the_sparsity_force_keeps_the_screens_scale(export_figures):
     assert 1 <= max(shown) < 1000
 
 
-def test_m_prime_is_one_glyph_run_in_mathtext(export_figures):
-    fig = redraw(export_figures, "threshold_crossing")
-    assert fig.axes[1].get_ylabel() == "$m'$"
+@pytest.mark.parametrize("name", ["threshold_crossing", "layout"])
+def test_m_prime_in_fonts_every_svg_viewer_has(cli_figures, name):
+    """m′ is the italic m and DejaVu's prime (mathtext's $m'$ takes its prime from cmsy10,
+    a font the SVG names and viewers lack: librsvg showed m0); no SVG text names any
+    font but DejaVu Sans."""
+    svg = (cli_figures / f"{name}.svg").read_text(encoding="utf-8")
+    assert set(re.findall(r"font-family: '?([^;'\"]+)", svg)) == {"DejaVu Sans"}
+    assert re.search(r">m</tspan>\s*<tspan[^>]*DejaVu Sans[^>]*>′</tspan>", svg)
 
 
 def _pdf_info_title(pdf: bytes) -> str:
