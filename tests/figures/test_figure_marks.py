@@ -10,7 +10,6 @@ PDF and SVG carry the figure's title."""
 from __future__ import annotations
 
 import json
-import math
 import re
 import subprocess
 import sys
@@ -39,26 +38,10 @@ from sparsity_gui.figures.note import (
 from sparsity_gui.figures.save import write_files
 from tests.figures.figure_files import redraw
 from tests.helpers import ENV
+from tests.note_oracles import theta_falls
 
 NAMES = [*PANELS, "layout"]
 ROOT = Path(__file__).resolve().parents[2]
-TOL = 1e-5  # how far from θ (relative) a weight must be to count as above or below it
-
-
-def falls_oracle(y, theta, tol=TOL) -> list[int]:
-    """The rows where a weight falls below θ, walked row by row: it was last clearly
-    above θ (more than tol·|θ|) and is now clearly below it, still alive."""
-    out, state = [], None
-    for i, (v, th) in enumerate(zip(y, theta, strict=True)):
-        if not (math.isfinite(v) and math.isfinite(th)):
-            continue
-        if v > th + tol * abs(th):
-            state = "above"
-        elif v < th - tol * abs(th):
-            if state == "above" and v > 0:
-                out.append(i)
-            state = "below"
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +103,7 @@ def _expected_falls(folder: Path) -> tuple[np.ndarray, int]:
     points, from_below = [], 0
     for weight in d["tracked"]:
         y = np.array([np.nan if v is None else v for v in weight["w"]], float)
-        rows = falls_oracle(y, theta)
+        rows = theta_falls(y, theta)
         points += [(t[i], y[i]) for i in rows]
         if rows and y[0] < theta[0]:
             from_below += 1

@@ -5,9 +5,8 @@ again. The falls are found here, row by row, from the rows the panel drew."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
+from note_oracles import theta_falls
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtTest import QTest
 
@@ -15,23 +14,6 @@ from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.params import SimParams
 
 TIMEOUT = 60_000
-TOL = 1e-5  # how far from θ (relative) a weight must be to count as above or below it
-
-
-def falls_oracle(y, theta, tol=TOL) -> list[int]:
-    """The rows where a weight falls below θ: last clearly above θ (by more than tol·|θ|),
-    now clearly below it and alive."""
-    out, state = [], None
-    for i, (v, th) in enumerate(zip(y, theta, strict=True)):
-        if not (math.isfinite(v) and math.isfinite(th)):
-            continue
-        if v > th + tol * abs(th):
-            state = "above"
-        elif v < th - tol * abs(th):
-            if state == "above" and v > 0:
-                out.append(i)
-            state = "below"
-    return out
 
 
 def test_a_triangle_at_every_fall_below_theta_after_a_live_lam_change(qtbot, make_window):
@@ -54,7 +36,7 @@ def test_a_triangle_at_every_fall_below_theta_after_a_live_lam_change(qtbot, mak
     want, from_below = [], 0
     for col in threshold.shown_tracked(snap):
         y = h[:, len(COLUMNS) + col]
-        rows = falls_oracle(y, theta)
+        rows = theta_falls(y, theta)
         want += [(t[i], y[i]) for i in rows]
         from_below += bool(rows) and y[0] < theta[0]
     assert from_below >= 3, "the case: weights that start below θ(0) fall below it later"
