@@ -199,3 +199,23 @@ def affine_from_two(u_i: float, u_j: float, a_i: float, a_j: float) -> tuple[flo
     """(B, C) of a_k = B*(u_k - C) through two survivors."""
     b = (a_i - a_j) / (u_i - u_j)
     return b, u_i - a_i / b
+
+
+THETA_BAND = 1e-5  # how far from θ (relative) a weight must be to count as above or below it
+
+
+def theta_falls(y, theta, tol=THETA_BAND) -> list[int]:
+    """The rows where a tracked weight falls below θ, walked row by row: it was last clearly
+    above θ (by more than tol·|θ|) and is now clearly below it, still alive (y > 0). Rows
+    where y or θ is not finite are skipped."""
+    out, state = [], None
+    for i, (v, th) in enumerate(zip(y, theta, strict=True)):
+        if not (math.isfinite(v) and math.isfinite(th)):
+            continue
+        if v > th + tol * abs(th):
+            state = "above"
+        elif v < th - tol * abs(th):
+            if state == "above" and v > 0:
+                out.append(i)
+            state = "below"
+    return out

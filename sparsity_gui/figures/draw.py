@@ -61,6 +61,29 @@ def panel_axes(fig, ax=None, ratios=(1,)):
     return axes
 
 
+def falls_below(y, theta, tol=1e-5):
+    """Where a weight y falls below the threshold theta (rows along axis 0; a 2-D y holds
+    one weight a column): the rows where it is below theta, still alive (y > 0), having
+    been above it on its last row clear of theta. Every downward crossing, also of a
+    weight that started below theta and rose above it. "Clear": more than `tol` of
+    theta away, so a lone weight resting at theta (its fixed point, up to rounding)
+    marks nothing. Row indices of a 1-D y, (rows, columns) of a 2-D one. (The same as
+    core/note/metrics.py's, which the screen uses: the script carries this one.)"""
+    y, theta = np.asarray(y, float), np.asarray(theta, float)
+    if y.ndim == 2:
+        theta = theta[:, None]
+    with np.errstate(invalid="ignore"):
+        band = tol * np.abs(theta)
+        side = np.where(y > theta + band, 1, np.where(y < theta - band, -1, 0))  # NaN: 0
+    # each row's side, or the last clear one before it
+    rows = np.arange(y.shape[0]).reshape((-1,) + (1,) * (y.ndim - 1))
+    last = np.maximum.accumulate(np.where(side != 0, rows, 0) + 0 * side, axis=0)
+    held = np.take_along_axis(side, last, axis=0)
+    falls = np.zeros(y.shape, bool)
+    falls[1:] = (held[:-1] == 1) & (side[1:] == -1) & (y[1:] > 0)
+    return np.nonzero(falls) if y.ndim == 2 else np.flatnonzero(falls)
+
+
 def end_at_data(ax, x):
     """The x axis from the first to the last finite x (a time axis ends at the data)."""
     x = np.asarray(x, float)
@@ -71,27 +94,65 @@ def end_at_data(ax, x):
 
 def mark_changes(ax, changes, label=True):
     """A thin dashed line at each [t, text] of a live change of λ and, with `label`, its
-    text above the plot just right of the line (clear of the line and the curves); labels
-    that would overlap are put on a second row."""
+    text above the plot just right of the line (clear of the line and the curves); a
+    label that would run into the one before it (less than a space between them, at the
+    axes' final size) is put on the other of two rows."""
+    from matplotlib import rcParams
+    from matplotlib.text import Annotation
+    from matplotlib.transforms import IdentityTransform
+
+    class ChangeLabel(Annotation):
+        previous = None
+        row = 0
+
+        def place(self):
+            self.xyann, self.row = (2.0, 1.5), 0
+            if self.previous is not None and self.previous.get_visible():
+                mine = Annotation.get_window_extent(self)
+                theirs = self.previous.get_window_extent()
+                space = 0.4 * self.get_fontsize() * self.figure.dpi / 72.0
+                if mine.x0 < theirs.x1 + space:
+                    self.row = 1 - self.previous.row
+                    self.xyann = (2.0, 1.5 + self.row * 1.3 * self.get_fontsize())
+
+        def get_window_extent(self, renderer=None):
+            self.place()
+            return super().get_window_extent(renderer)
+
+        def draw(self, renderer):
+            self.place()
+            super().draw(renderer)
+
     texts = []
     for t, text in changes:
         ax.axvline(t, color="0.55", linestyle=(0, (2.5, 2.0)), linewidth=0.6, zorder=0.8)
         if label:
-            texts.append(
-                ax.annotate(
-                    text,
-                    xy=(t, 1.0),
-                    xycoords=ax.get_xaxis_transform(),
-                    xytext=(2.0, 1.5),
-                    textcoords="offset points",
-                    ha="left",
-                    va="bottom",
-                    fontsize="x-small",
-                    color="0.3",
-                    gid="lam-change-label",
-                )
+            note = ChangeLabel(
+                text,
+                xy=(t, 1.0),
+                xycoords=ax.get_xaxis_transform(),
+                xytext=(2.0, 1.5),
+                textcoords="offset points",
+                ha="left",
+                va="bottom",
+                fontsize=rcParams["xtick.labelsize"],  # a journal's least: 6-7 pt
+                color="0.3",
+                gid="lam-change-label",
             )
+            note.previous = texts[-1] if texts else None
+            note.set_transform(IdentityTransform())  # as Axes.annotate adds one
+            note.set_clip_on(False)
+            ax.add_artist(note)
+            texts.append(note)
     return texts
+
+
+def least_legend_size():
+    """A small legend's text size in points: x-small of the style's font (5.6 pt of the
+    paper style's 8 pt), but never under 6 pt, a journal's least."""
+    from matplotlib.font_manager import FontProperties
+
+    return max(6.0, FontProperties(size="x-small").get_size_in_points())
 
 
 def pin_dashes(number):
@@ -154,29 +215,44 @@ def regime_entries(fig, d):
 
 def panel_legend(fig, ax, handles, labels, own_ax=False):
     """The panel's one legend, in as many columns as its width holds (about 1.7 in
-    each): above the plots on the figure, or on `ax` when drawing into a given one."""
+    each): above the plots on the figure, or on `ax` when drawing into a given one. In a
+    panel of a larger figure (a SubFigure: the layout's grid) the legend is compact (6 pt,
+    tight rows, short samples, pinned runs' names cut to 20 characters) so that the data
+    keep the panel's room."""
     import re
 
     from matplotlib import rcParams
     from matplotlib.font_manager import FontProperties
     from matplotlib.legend_handler import HandlerTuple
 
+    compact = fig is not fig.figure
     # columns as wide as the longest entry (handle and text, estimated), as many as fit
     size = FontProperties(size=rcParams["legend.fontsize"]).get_size_in_points()
+    if compact:
+        size = max(6.0, 0.86 * size)
+    handle = 1.5 if compact else rcParams["legend.handlelength"]
+
+    if compact:  # plain labels (pinned runs' names) cut to what two columns hold
+        labels = [
+            label[:19].rstrip(" ,") + "…" if "$" not in label and len(label) > 20 else label
+            for label in labels
+        ]
 
     def shown(label):  # mathtext as the characters it shows: \\lambda is one
         return re.sub(r"[$^_{}]", "", re.sub(r"\\[A-Za-z]+", "x", label))
 
     chars = max((len(line) for label in labels for line in shown(label).split("\n")), default=1)
-    entry = (0.56 * chars + rcParams["legend.handlelength"] + 2.0) * size
+    entry = ((0.5 if compact else 0.56) * chars + handle + 2.0) * size
     width = fig.bbox.width * 72.0 / fig.dpi
     options = {
         "ncols": max(1, min(int(0.95 * width // entry), len(labels))),
         "handler_map": {tuple: HandlerTuple(ndivide=None, pad=0.3)},
-        "columnspacing": 1.0,
-        "handletextpad": 0.5,
+        "columnspacing": 0.8 if compact else 1.0,
+        "handletextpad": 0.4 if compact else 0.5,
         "borderaxespad": 0.2,
     }
+    if compact:
+        options.update(fontsize=size, handlelength=handle, labelspacing=0.2, borderpad=0.1)
     if own_ax:
         return ax.legend(handles, labels, loc="best", **options)
     if fig is fig.figure:  # a figure of its own: as tall as a legend of a quarter needs
@@ -189,22 +265,51 @@ def panel_legend(fig, ax, handles, labels, own_ax=False):
     return fig.legend(handles, labels, loc="outside upper center", **options)
 
 
+def scaled_ticks(ax, which="y"):
+    """A linear axis of small (or large) numbers as the screen shows it: tick labels in
+    units of 10^k, k a multiple of 3 (the screen's SI scale: labels from 1 to 999), and
+    the axis label ending in (×10^k); none for numbers between 0.1 and 10^4."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter
+
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    big = max(abs(v) for v in axis.get_view_interval())
+    if not math.isfinite(big) or big == 0 or 0.1 <= big < 1e4:
+        return
+    k = 3 * math.floor(math.log10(big) / 3)
+    axis.set_major_formatter(
+        FuncFormatter(lambda v, _pos=None: f"{round(v / 10.0**k, 6) + 0.0:g}".replace("-", "\u2212"))
+    )
+    axis.set_label_text(axis.get_label_text() + rf" ($\times10^{{{k}}}$)")
+
+
 def log_ticks(ax):
     """Labelled ticks on each log axis of `ax`, chosen when drawn, for the axis's final
     length: decades where it spans several, else 1-2-5 or more multiples, as many as fit
-    (at least three); plain numbers where short (0.02, 500), 10^k beyond; no minor labels."""
+    (at least three); one form on each axis: plain numbers where every label is short (0.02,
+    500), else 10^k on every one (never 100 beside 10^4); no minor labels."""
     from matplotlib import rcParams
     from matplotlib.font_manager import FontProperties
-    from matplotlib.ticker import FuncFormatter, Locator, NullFormatter
+    from matplotlib.ticker import Formatter, Locator, NullFormatter
 
     font = FontProperties(size=rcParams["ytick.labelsize"]).get_size_in_points()
 
-    def text(v, _pos=None):
-        if 1e-3 <= abs(v) < 1e4:
-            return f"{v:g}"
-        mantissa, exponent = f"{v:.0e}".split("e")
-        power = f"10^{{{int(exponent)}}}"
-        return f"${power}$" if mantissa == "1" else rf"${mantissa}\times{power}$"
+    class OneFormFormatter(Formatter):
+        plain = True
+
+        def set_locs(self, locs):
+            super().set_locs(locs)
+            lo, hi = sorted(self.axis.get_view_interval())
+            shown = [v for v in locs if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)]
+            self.plain = all(1e-3 <= abs(v) < 1e4 for v in shown)
+
+        def __call__(self, v, pos=None):
+            if self.plain:
+                return f"{v:g}"
+            mantissa, exponent = f"{v:.0e}".split("e")
+            power = f"10^{{{int(exponent)}}}"
+            return f"${power}$" if mantissa == "1" else rf"${mantissa}\times{power}$"
 
     class FittingLogLocator(Locator):
         def __init__(self, vertical):
@@ -237,5 +342,5 @@ def log_ticks(ax):
     for axis, scale, vertical in ((ax.xaxis, ax.get_xscale(), False), (ax.yaxis, ax.get_yscale(), True)):
         if scale == "log":
             axis.set_major_locator(FittingLogLocator(vertical))
-            axis.set_major_formatter(FuncFormatter(text))
+            axis.set_major_formatter(OneFormFormatter())
             axis.set_minor_formatter(NullFormatter())

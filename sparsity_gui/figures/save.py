@@ -142,9 +142,10 @@ def figure_of(panel: PanelFunction, data: dict, style: dict, size: tuple[float, 
     return fig
 
 
-def figure_bytes(fig, fmt: str, style: dict, dpi: float = DEFAULT_DPI) -> bytes:
+def figure_bytes(fig, fmt: str, style: dict, dpi: float = DEFAULT_DPI, title: str = "") -> bytes:
     """The figure as PNG (at `dpi`), SVG or PDF bytes, saved in its style (the font
-    embedding and SVG text settings are read at save time)."""
+    embedding and SVG text settings are read at save time); `title` in the file's
+    metadata (PDF Title, SVG <title>, PNG Title)."""
     import matplotlib
 
     if fmt not in FORMATS:
@@ -160,9 +161,20 @@ def figure_bytes(fig, fmt: str, style: dict, dpi: float = DEFAULT_DPI) -> bytes:
         if fmt == "pdf":
             undo.enter_context(lean_pdf_fonts())
         # no dates in SVG/PDF metadata: the same figure gives the same bytes
-        metadata = {"Date": None} if fmt == "svg" else ({"CreationDate": None} if fmt == "pdf" else None)
+        metadata = save_metadata(fmt, title)
         fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
     return buf.getvalue()
+
+
+def save_metadata(fmt, title=""):
+    """savefig's metadata: the figure's title (PDF Title, SVG title, PNG Title) and, in
+    SVG and PDF, no date (the same figure gives the same bytes)."""
+    metadata = {"Title": title} if title else {}
+    if fmt == "svg":
+        metadata["Date"] = None
+    elif fmt == "pdf":
+        metadata["CreationDate"] = None
+    return metadata
 
 
 # --- the script beside a figure ---------------------------------------------------------
@@ -189,6 +201,7 @@ def script_text(
     sources = [inspect.getsource(f) for f in calls] + [inspect.getsource(panel)]
     source = "\n\n".join(sources)
     helpers = [inspect.getsource(getattr(draw_helpers, h)) for h in _helpers_used(source)]
+    helpers.append(inspect.getsource(save_metadata))
     style_lines = "\n".join(f"    {key!r}: {value!r}," for key, value in style.items())
     loader = inspect.getsource(arrays_of)
     head = f'''\
@@ -211,6 +224,7 @@ STYLE = {{
 }}
 SIZE = {tuple(float(v) for v in size)!r}  # inches
 DPI = {dpi!r}
+TITLE = {title or name!r}  # in each file's metadata (PDF Title, SVG title)
 FORMATS = ("png",)  # add "svg", "pdf" for the vector versions
 '''
     main = f'''
@@ -222,7 +236,7 @@ if __name__ == "__main__":
         fig = Figure(figsize=SIZE, layout="constrained")
         {panel.__name__}(fig, data)
         for fmt in FORMATS:
-            fig.savefig(here / f"{name}.{{fmt}}", dpi=DPI)
+            fig.savefig(here / f"{name}.{{fmt}}", dpi=DPI, metadata=save_metadata(fmt, TITLE))
 '''
     body = "\n\n".join(textwrap.dedent(s).rstrip() + "\n" for s in [loader, *helpers, *sources])
     return head + "\n\n" + body + "\n" + main
@@ -247,7 +261,7 @@ def figure_files(
     # the PNG first, laid out as its script lays it out; the other formats keep that layout
     # (the constrained layout, which measures every text, is most of a save's time)
     for fmt in sorted(formats, key=lambda f: f != "png"):
-        out[f"{name}.{fmt}"] = figure_bytes(fig, fmt, style, dpi)
+        out[f"{name}.{fmt}"] = figure_bytes(fig, fmt, style, dpi, title or name)
         fig.set_layout_engine("none")
     out[f"{name}.json"] = text.encode("utf-8")
     out[f"{name}.py"] = script_text(name, panel, style, size, dpi, title, calls).encode("utf-8")

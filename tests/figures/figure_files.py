@@ -83,3 +83,25 @@ def assert_fonts_embedded(pdf: Path) -> None:
 def svg_texts(svg: bytes) -> list[str]:
     root = ET.fromstring(svg)
     return ["".join(el.itertext()) for el in root.iter(SVG + "text")]
+
+
+def redraw(folder: Path, name: str):
+    """The figure as the script beside it draws it from its JSON, as a Figure to measure:
+    the script's own drawing function (the one its __main__ calls), STYLE, SIZE and DPI."""
+    import json
+    import re
+    import runpy
+
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    path = folder / f"{name}.py"
+    function = re.search(r"^        (\w+)\(fig, data\)$", path.read_text(encoding="utf-8"), re.M).group(1)
+    script = runpy.run_path(str(path), run_name="figure_script")
+    data = script["arrays_of"](json.loads((folder / f"{name}.json").read_text(encoding="utf-8")))
+    with matplotlib.rc_context(script["STYLE"]):
+        fig = Figure(figsize=script["SIZE"], layout="constrained")
+        script[function](fig, data)
+        fig.set_dpi(script["DPI"])
+        fig.draw_without_rendering()
+    return fig

@@ -37,6 +37,7 @@ from tests.figures.figure_files import (
     assert_fonts_embedded,
     assert_same_pixels,
     needs_pdffonts,
+    redraw,
     run_script_alone,
     svg_texts,
 )
@@ -515,3 +516,12 @@ def test_svg_keeps_the_text_as_text(written):
     assert "cancelled: 13 of 13 runs" not in " ".join(svg_texts(files["sweep.svg"]))  # all planned ran
     texts = " ".join(svg_texts(files["polysemantic.svg"]))
     assert "polysemantic neurons" in texts and "pin 1: m = 16" in texts
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_text_is_at_least_6_pt(written, name):
+    """A journal's least text size, in each figure as its script draws it."""
+    folder, _files = written
+    fig = redraw(folder, name)
+    small = [(t.get_text(), t.get_fontsize()) for t in layout.visible_texts(fig) if t.get_fontsize() < 6.0]
+    assert small == [], small

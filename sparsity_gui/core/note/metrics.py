@@ -73,6 +73,30 @@ def sparsity_force(abs_w: np.ndarray, s: float, lam: float) -> np.ndarray:
     return np.where(abs_w > 0.0, s * abs_w - lam, 0.0)
 
 
+def falls_below(y, theta, tol=1e-5):
+    """Where a weight y falls below the threshold theta (rows along axis 0; a 2-D y holds
+    one weight a column): the rows where it is below theta, still alive (y > 0), having
+    been above it on its last row clear of theta. Every downward crossing, also of a
+    weight that started below theta and rose above it. "Clear": more than `tol` of
+    theta away, so a lone weight resting at theta (its fixed point, up to rounding)
+    marks nothing. Row indices of a 1-D y, (rows, columns) of a 2-D one. The threshold
+    panel's triangles, on screen; figures/draw.py holds the same function for the
+    standalone script beside an exported figure."""
+    y, theta = np.asarray(y, float), np.asarray(theta, float)
+    if y.ndim == 2:
+        theta = theta[:, None]
+    with np.errstate(invalid="ignore"):
+        band = tol * np.abs(theta)
+        side = np.where(y > theta + band, 1, np.where(y < theta - band, -1, 0))  # NaN: 0
+    # each row's side, or the last clear one before it
+    rows = np.arange(y.shape[0]).reshape((-1,) + (1,) * (y.ndim - 1))
+    last = np.maximum.accumulate(np.where(side != 0, rows, 0) + 0 * side, axis=0)
+    held = np.take_along_axis(side, last, axis=0)
+    falls = np.zeros(y.shape, bool)
+    falls[1:] = (held[:-1] == 1) & (side[1:] == -1) & (y[1:] > 0)
+    return np.nonzero(falls) if y.ndim == 2 else np.flatnonzero(falls)
+
+
 def tied_group_dies(k: int, a: float, lam: float) -> bool:
     """Whether k equal weights a, alone, reach 0: da/dt = f(a) = (1 - k a^2) a - lam, with
     f increasing below its peak at 1/sqrt(3k); they die iff f < 0 on all of (0, a]."""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sparsity_gui.figures.draw import log_ticks, panel_axes
+from sparsity_gui.figures.draw import least_legend_size, log_ticks, panel_axes
 from sparsity_gui.figures.scripted import panels_files, planned_values, row_columns
 
 NAME = "sweep"
@@ -113,7 +113,7 @@ def sweep(fig, data, ax=None):
         )
     else:
         ax.set_title(title, fontsize="small")
-    ax.legend(loc="upper right", fontsize="x-small", handlelength=1.6)
+    ax.legend(loc="upper right", fontsize=least_legend_size(), handlelength=1.6)
 
 
 SCRIPT_FUNCTIONS = (per_m, loglog_slope)

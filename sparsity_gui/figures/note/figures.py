@@ -68,8 +68,9 @@ LAYOUT_SIZE = (DOUBLE_COLUMN, 6.4)
 
 
 def lam_text(lam: float) -> str:
-    """λ as mathtext: 0.05, 2×10⁻³ (never 2e-03)."""
-    if not math.isfinite(lam) or lam == 0 or 1e-2 <= abs(lam) < 1e4:
+    """λ as text: 0.05, 0.002 (a plain number down to 10⁻⁴: no exponent smaller than a
+    journal's least text size), 2×10⁻⁵ in mathtext below (never 2e-05)."""
+    if not math.isfinite(lam) or lam == 0 or 1e-4 <= abs(lam) < 1e4:
         return f"{lam:.3g}"
     mantissa, _, exponent = f"{lam:.1e}".partition("e")
     return rf"${mantissa}\times10^{{{int(exponent)}}}$"

@@ -14,6 +14,7 @@ from sparsity_gui.figures.draw import (
     broken_xy,
     colours,
     end_at_data,
+    falls_below,
     finite_xy,
     log_ticks,
     mark_changes,
@@ -22,6 +23,7 @@ from sparsity_gui.figures.draw import (
     pin_entries,
     pin_line,
     regime_entries,
+    scaled_ticks,
 )
 
 
@@ -74,14 +76,18 @@ def weights_sorted(fig, d, ax=None):
 
 
 def threshold_crossing(fig, d, ax=None):
-    """Tracked weights |W_k|(t) against θ(t): each shrinks once below θ and dies; below,
-    the number m′ of nonzero weights."""
+    """Tracked weights |W_k|(t) against θ(t), a triangle at each fall below θ (every one:
+    outside the note's regime a weight may rise above θ and fall back), a cross at each
+    death; below, the number m′ of nonzero weights."""
     import matplotlib
 
     c = colours()
     view = d["view"]
     top, bottom = panel_axes(fig, ax, (2, 1))
     t, log_y = d["t"], view["log_y"]
+    # m′: DejaVu's prime drawn up to the italic m (mathtext's own, $m'$, is a glyph of
+    # Computer Modern's cmsy10: an SVG names that font, which viewers lack, and shows m0)
+    m_prime = r"$m\hspace{-0.06}′$"
     top.plot(*broken_xy(t, d["theta"], d["lam"], log_y), color="k", linestyle="--", label=r"$\theta(t)$")
     shades = matplotlib.colormaps["viridis"]
     tracked = d["tracked"]
@@ -90,18 +96,16 @@ def threshold_crossing(fig, d, ax=None):
         colour = shades(0.8 * i / max(len(tracked) - 1, 1))  # dark: the largest initial weight
         y = weight["w"]
         top.plot(*finite_xy(t, y, log_y), color=colour)
-        below = (y < d["theta"]) & (y > 0)
-        if below.any() and y[0] >= d["theta"][0]:  # the first instant below θ, still alive
-            first = int(np.argmax(below))
-            below_x.append(t[first])
-            below_y.append(y[first])
+        falls = falls_below(y, d["theta"])
+        below_x.extend(t[falls])
+        below_y.extend(y[falls])
         if np.isfinite(weight["t_death"]):
             alive = np.flatnonzero(y > 0)
             dead_x.append(weight["t_death"])
             dead_y.append(y[alive[-1]] if log_y and alive.size else 0.0)
     top.plot(below_x, below_y, "v", color="k", fillstyle="none", markersize=4, label=r"falls below $\theta$")
     top.plot(dead_x, dead_y, "x", color="k", markersize=4, label="dies")
-    bottom.plot(*finite_xy(t, d["nonzero"], True), color=c["green"], drawstyle="steps-post", label="$m$′")
+    bottom.plot(*finite_xy(t, d["nonzero"], True), color=c["green"], drawstyle="steps-post", label=m_prime)
     for pin in d["pins"]:
         pin_line(top, pin["t"], pin["theta"], "k", pin["number"], log_y)
         pin_line(bottom, pin["t"], pin["nonzero"], c["green"], pin["number"], True)
@@ -111,7 +115,7 @@ def threshold_crossing(fig, d, ax=None):
     mark_changes(top, d["changes"])
     mark_changes(bottom, d["changes"], label=False)
     top.set_ylabel(r"$|W_k|$")
-    bottom.set_ylabel("$m$′")
+    bottom.set_ylabel(m_prime)
     bottom.set_xlabel("$t$")
     for sub in (top, bottom):
         log_ticks(sub)
@@ -317,7 +321,7 @@ def sparsity_force(fig, d, ax=None):
     a.set_xlim(xs[0], xs[1])
     a.set_xlabel(r"$|W_k|$")
     a.set_ylabel(r"$d|W_k|/dt$")
-    log_ticks(a)
+    scaled_ticks(a, "y")
     panel_legend(fig, a, *a.get_legend_handles_labels(), own_ax=ax is not None)
 
 
@@ -356,22 +360,27 @@ def phase_plane(fig, d, ax=None):
                 scaley=False,
                 **style,
             )
+    xs, ys = [x], [y]
     for pin in d["pins"]:
-        pin_line(a, *path(pin["norm2_sq"], pin["norm1"]), c["blue"], pin["number"], log_y)
+        px, py = path(pin["norm2_sq"], pin["norm1"])
+        pin_line(a, px, py, c["blue"], pin["number"], log_y)
+        xs.append(px)
+        ys.append(py)
     if x.size:
         a.plot(x[:1], y[:1], "o", color=c["blue"], fillstyle="none", label="$W(0)$")
         a.plot(x[-1:], y[-1:], "o", color=c["red"], label="end")
     a.set_xscale("log" if gap else "linear")
     a.set_yscale("log" if log_y else "linear")
-    if x.size > 1:  # the view follows the path, not the whole curve
-        a.set_xlim(x.min(), x.max()) if x.max() > x.min() else None
-        a.set_ylim(
-            *(
-                np.array([y.min() / 1.15, y.max() * 1.15])
-                if log_y
-                else np.array([y.min(), y.max()]) + 0.04 * np.ptp(y) * np.array([-1, 1])
-            )
-        )
+    # the view holds the path, the pinned runs and both end marks whole, not the whole
+    # balance curve: 5 % of the span (of log10 on a log axis) beyond the furthest point
+    for values, log, set_lim in ((xs, gap, a.set_xlim), (ys, log_y, a.set_ylim)):
+        v = np.concatenate(values)
+        v = v[np.isfinite(v) & ((v > 0) if log else True)]
+        if v.size:
+            lo, hi = (np.log10(v.min()), np.log10(v.max())) if log else (v.min(), v.max())
+            pad = 0.05 * (hi - lo) if hi > lo else (0.05 if log else 0.05 * max(abs(hi), 1e-12))
+            lo, hi = lo - pad, hi + pad
+            set_lim(*((10.0**lo, 10.0**hi) if log else (lo, hi)))
     a.set_xlabel(r"$1 - \|W\|^2$" if gap else r"$\|W\|^2$")
     a.set_ylabel(r"$\|W\|_1$")
     log_ticks(a)

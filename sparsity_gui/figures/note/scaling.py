@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sparsity_gui.core.note.metrics import BALANCE_LIMIT  # the note's regime: lam ||W(0)||_1 <= 1/4
-from sparsity_gui.figures.draw import log_ticks, panel_axes
+from sparsity_gui.figures.draw import least_legend_size, log_ticks, panel_axes
 from sparsity_gui.figures.scripted import panels_files, planned_values, row_columns
 
 DODGE_DECADES = 0.025  # horizontal offset between the curves of neighbouring lam
@@ -132,7 +132,12 @@ def scaling_panel(fig, data, ax=None):
     ax.set_ylabel(data["y_label"])
     if labels:
         ax.legend(
-            handles, labels, loc="best", fontsize="x-small", handlelength=1.6, ncols=1 + (len(labels) > 4)
+            handles,
+            labels,
+            loc="best",
+            fontsize=least_legend_size(),
+            handlelength=1.6,
+            ncols=1 + (len(labels) > 4),
         )
 
 

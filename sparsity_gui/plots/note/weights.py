@@ -9,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtWidgets
 
-from sparsity_gui.core.note.metrics import COL, COLUMNS
+from sparsity_gui.core.note.metrics import COL, COLUMNS, falls_below
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.note.simulation import shown_tracked
 from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, pen
@@ -220,14 +220,11 @@ class ThresholdPanel(NotePanel):
         ys = h[:, N_COLS + shown]  # rows x shown weights
         self.tracked.setData(t, ys)  # (its log mode is the plot's: positive values on log y)
         if len(shown):
-            # first recorded instant below theta while still alive (for weights that
-            # started above it)
-            below = (ys < theta[:, None]) & (ys > 0) & (ys[0] >= theta[0])[None, :]
-            has = below.any(axis=0)
-            first = below.argmax(axis=0)
-            cols = np.flatnonzero(has)
-            below_x = t[first[cols]].tolist()
-            below_y = ys[first[cols], cols].tolist()
+            # every fall below theta of a weight still alive (outside the note's regime a
+            # weight may rise above theta and fall back, more than once)
+            rows, cols = falls_below(ys, theta)
+            below_x = t[rows].tolist()
+            below_y = ys[rows, cols].tolist()
             td = snap.tracked_death_t[shown]
             for col in np.flatnonzero(np.isfinite(td)):
                 dead_x.append(float(td[col]))
