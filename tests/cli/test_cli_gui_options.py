@@ -131,11 +131,13 @@ def test_interference_takes_w0_from_a_file_which_sets_n_and_m(tmp_path):
     )
     assert model == "interference"
     assert params == InterferenceParams(n=6, m=10, optimizer="gd-zero")  # seed and sigma: the defaults
-    matrix, name = w0
+    matrix, name, _ = w0
     np.testing.assert_array_equal(matrix, MATRIX.astype(np.float32).astype(np.float64))
     assert name == "ae.safetensors [enc.weight]"
     np.save(tmp_path / "w.npy", MATRIX)
-    _, params, (matrix, name) = parse("--model", "interference", "--w0", str(tmp_path / "w.npy"), "--m", "10")
+    _, params, (matrix, name, _) = parse(
+        "--model", "interference", "--w0", str(tmp_path / "w.npy"), "--m", "10"
+    )
     assert (params.n, params.m, name) == (6, 10, "w.npy") and np.array_equal(matrix, MATRIX)
 
 

@@ -192,7 +192,7 @@ def test_norm_balance_push_range_from_t_at_least_1(outside):
     assert lo <= settled.min() and hi >= settled.max()
     assert hi - lo <= 1.2 * (settled.max() - settled.min())
     labels = legend_texts(fig)
-    assert "ratio benefit / regularization" in labels
+    assert "benefit / regularization" in labels
     assert any(label.startswith("benefit ") for label in labels)
     assert not any("feature" in label for label in labels)
     assert not any("feature" in t for t in texts)

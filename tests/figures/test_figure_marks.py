@@ -26,7 +26,7 @@ from sparsity_gui.core.note.sampled import replay_script
 from sparsity_gui.core.note.simulation import LiveChange, RunScript
 from sparsity_gui.core.pins import PinBoard
 from sparsity_gui.figures import layout
-from sparsity_gui.figures.note import (
+from sparsity_gui.figures.note.figures import (
     GRID,
     PANELS,
     TITLES,

@@ -209,7 +209,7 @@ def test_pins_in_every_sub_plot_with_their_legend_entry(case):
 def test_lam_change_labels_plain_down_to_1e_minus_4_then_mathtext(case):
     """No exponent (smaller than a journal's least text size) where a plain number reads
     as well; never 2e-05."""
-    from sparsity_gui.figures.note import lam_text
+    from sparsity_gui.figures.note.figures import lam_text
 
     _run_, _board, _labels, data = case
     assert [c[1] for c in data["l1_decay"]["changes"]] == [r"$\lambda$ = 0.004", r"$\lambda$ = 0.0015"]

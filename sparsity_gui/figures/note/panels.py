@@ -189,8 +189,9 @@ def norm_balance(fig, d, ax=None):
     for sub in (top, bottom):
         log_ticks(sub)
     handles, labels = top.get_legend_handles_labels()
-    handles.append(ratio_line)
-    labels.append("ratio benefit / regularization")
+    if fig is fig.figure:  # in a layout's cell the sub-plot's own label names the ratio
+        handles.append(ratio_line)
+        labels.append("benefit / regularization")
     if band is not None:
         handles.append(Patch(color="0.92"))
         labels.append("transient ($t < 1$)")
@@ -242,10 +243,11 @@ def l1_decay(fig, d, ax=None):
             label=f"the same, {c_text}{off}",
         )
     else:
-        label = f"{law_name}, {c_text}{off}"
-        if not regime["holds"]:  # the reason on a figure of its own; a layout says it above
+        # in a layout's narrow cell, the law over its constant
+        label = f"{law_name}, {c_text}{off}" if fig is fig.figure else f"{law_name},\n{c_text}"
+        if not regime["holds"] and fig is fig.figure:  # a layout says it once, above its cells
             label = f"{law_name}, {c_text}\n{off[2:]}{', ' if off else ''}outside the note's regime"
-            label += f":\n{regime['reason']}" if fig is fig.figure else ""
+            label += f":\n{regime['reason']}"
         a.plot(*finite_xy(t[keep], law(fitted)[keep], positive), color=c["red"], linestyle="--", label=label)
     for pin in d["pins"]:
         with np.errstate(divide="ignore"):

@@ -47,7 +47,7 @@ class BalancePanel(NotePanel):
         q = self.add_plot(1, None, "t", "ratio", time_axis=True, legend=False)
         self.stack(p, q)
         self.ratio = add_curve(q, pen=pen(PURPLE))
-        p.legend.addItem(self.ratio, "ratio benefit / regularization")
+        p.legend.addItem(self.ratio, "benefit / regularization")
         one = pg.InfiniteLine(pos=1.0, angle=0, pen=pen(GREY, DOT))
         q.addItem(one, ignoreBounds=True)
         self.ratio_plot = q
