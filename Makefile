@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure bundle dist icons clean
+.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure bundle dist icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -93,6 +93,13 @@ screenshot-pins: $(STAMP)
 sweep-figure: $(STAMP)
 	$(VENV)/bin/sparsity-gui sweep --out docs/sweep-n128 --n 128 --m 128,256,512,1024,2048 \
 	  --seeds 8 --steps 7500 --force
+
+# a series written by a small torch training run (docs/checkpoints/train_series.py), compared
+checkpoint-figure: $(STAMP)
+	rm -rf docs/checkpoints/series && $(PY) docs/checkpoints/train_series.py docs/checkpoints/series
+	$(VENV)/bin/sparsity-gui checkpoints docs/checkpoints/series --row 0 --l1 0.04 --lr 2e-3 \
+	  --optimizer sgd --figures --out docs/checkpoints/compare --force
+	rm -rf docs/checkpoints/series
 
 scaling-figure: $(STAMP)
 	$(VENV)/bin/sparsity-gui scaling --m 1e3,1e4,1e5,1e6 --lam 1e-4,1e-3,1e-2 --seeds 5 \

@@ -1,5 +1,6 @@
 """Entry point: `sparsity-gui` (desktop app) and the headless commands `sparsity-gui run`,
-`sparsity-gui sweep`, `sparsity-gui interference` and `sparsity-gui scaling`."""
+`sparsity-gui sweep`, `sparsity-gui interference`, `sparsity-gui scaling` and
+`sparsity-gui checkpoints`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Sequence
 
 from sparsity_gui.core.versions import LIBRARIES, library_version
 
-COMMANDS = ("run", "sweep", "interference", "scaling")
+COMMANDS = ("run", "sweep", "interference", "scaling", "checkpoints")
 
 
 def version_text() -> str:
@@ -79,6 +80,10 @@ def _headless_command(name: str):
         from sparsity_gui.cli.scaling import scaling_command
 
         return scaling_command
+    if name == "checkpoints":
+        from sparsity_gui.cli.checkpoints import checkpoints_command
+
+        return checkpoints_command
     raise ValueError(name)
 
 

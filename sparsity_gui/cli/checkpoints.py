@@ -1,0 +1,167 @@
+"""`sparsity-gui checkpoints`: a series of snapshots from a training run against the theory
+(core/compare.py), written as DIR/compare.csv and DIR/run.json."""
+
+from __future__ import annotations
+
+import shlex
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from sparsity_gui.cli.common import (
+    CleanParser,
+    add_figure_options,
+    add_output_options,
+    fail,
+    figure_style_from_args,
+    number_arg,
+    run_in_worker,
+    say,
+    whole_arg,
+    write_headless,
+)
+from sparsity_gui.core.errors import InputError
+
+CHECKPOINTS_DESCRIPTION = """\
+Compare a series of weight snapshots from your own training run with the theory, from its
+first snapshot on: at every snapshot's step, the interference model trained from the first
+snapshot with the same optimizer and hyperparameters (exact in the steps), and for one row
+trained by plain SGD the note's exact flow at t = 4 lr (step - step0) with lam = l1/4 (the
+continuum limit, off by O(lr)). PATH is a folder of files named with their step
+(step_000100.safetensors, ckpt-100.pt, 100.npy, ...; or a scalar 'step' stored in each),
+a folder of SAELens checkpoints (cfg.json beside sae_weights.safetensors; --latent K picks
+W_enc's column K), or one file holding a stacked tensor [T, n, m] or [T, m] and a vector
+'steps'. Writes DIR/compare.csv (per snapshot: measured, predicted and flow values of
+|W|_1, |W|^2, the weights above the zero tolerance, theta and the polysemantic count, and
+their differences) and DIR/run.json.
+"""
+
+
+def build_checkpoints_parser() -> CleanParser:
+    from sparsity_gui.core.compare import COMPARE_OPTIMIZERS
+
+    p = CleanParser.for_command("checkpoints", CHECKPOINTS_DESCRIPTION)
+    p.add_argument("path", metavar="PATH", help="the series: a folder of snapshots or one stacked file")
+    g = p.add_argument_group("what to compare")
+    g.add_argument(
+        "--tensor", metavar="NAME", help="the tensor of each file (needed when a file holds several)"
+    )
+    pick = g.add_mutually_exclusive_group()
+    pick.add_argument("--row", type=whole_arg, metavar="R", help="row R of a matrix (one feature's encoding)")
+    pick.add_argument(
+        "--latent", type=whole_arg, metavar="K", help="latent K of a SAELens encoder (a column)"
+    )
+    pick.add_argument("--all-rows", action="store_true", help="the whole matrix (features x neurons)")
+    t = p.add_argument_group("the training run's settings")
+    t.add_argument("--l1", type=number_arg, required=True, metavar="L", help="the L1 coefficient of the loss")
+    t.add_argument("--lr", type=number_arg, required=True, metavar="R", help="the learning rate")
+    t.add_argument(
+        "--optimizer",
+        required=True,
+        choices=COMPARE_OPTIMIZERS,
+        help="sgd (torch.optim.SGD, the model's gd), gd-zero, gd, adam or adamw",
+    )
+    t.add_argument(
+        "--weight-decay",
+        type=number_arg,
+        metavar="WD",
+        help="torch's weight decay (default torch's: 0.01 for adamw, 0 otherwise)",
+    )
+    t.add_argument(
+        "--zero-tol",
+        type=number_arg,
+        metavar="TOL",
+        help="a weight counts as zero when |w| <= TOL (default 2 lr l1: one L1 step either side of zero)",
+    )
+    o = p.add_argument_group("output")
+    o.add_argument(
+        "--figures",
+        action="store_true",
+        help="also write DIR/figures/: each measure's snapshots over the predicted curves as PNG, "
+        "SVG and PDF, each with its data (.json) and the script that redraws it (.py)",
+    )
+    add_figure_options(o)
+    add_output_options(o)
+    return p
+
+
+def checkpoints_command(argv: Sequence[str]) -> int:
+    from sparsity_gui.core.compare import COLUMNS, compare
+    from sparsity_gui.core.files import csv_text, json_text
+    from sparsity_gui.core.series import open_series
+
+    args = build_checkpoints_parser().parse_args(argv)
+    try:
+        series = open_series(args.path, args.tensor, row=args.row, latent=args.latent, all_rows=args.all_rows)
+        style, dpi = figure_style_from_args(args)
+    except InputError as exc:
+        fail(str(exc))
+
+    def body(result_dir):
+        import threading
+
+        stop = threading.Event()
+        started = time.perf_counter()
+        result = run_in_worker(
+            lambda: compare(
+                series,
+                l1=args.l1,
+                lr=args.lr,
+                optimizer=args.optimizer,
+                weight_decay=args.weight_decay,
+                zero_tol=args.zero_tol,
+                should_stop=stop.is_set,
+            ),
+            stop,
+        )
+        int_cols = [COLUMNS.index("step")]
+        result_dir.write_text("compare.csv", csv_text(COLUMNS, result.rows, int_cols))
+        meta = {
+            "program": "sparsity-gui",
+            "command_line": shlex.join(["sparsity-gui", "checkpoints", *argv]),
+            "series": {
+                "path": str(args.path),
+                "layout": series.layout,
+                "tensor": series.snapshots[0].tensor,
+                "pick": series.pick,
+                "index": series.index,
+                "shape": list(series.shape),
+                "snapshots": len(series.snapshots),
+                "first_step": int(series.steps[0]),
+                "last_step": int(series.steps[-1]),
+            },
+            "settings": result.settings,
+            "zero_tolerance": f"a weight counts as zero when |w| <= {result.zero_tol:g}",
+            "flow": result.flow_note or "the note's exact flow at t = 4 lr (step - step0), lam = l1/4",
+            "columns": list(COLUMNS),
+            "largest": {
+                "max_abs_diff": _finite_max(result.column("max_abs_diff")),
+                "max_abs_diff_flow": _finite_max(result.column("max_abs_diff_flow")),
+            },
+            "wall_seconds": time.perf_counter() - started,
+        }
+        result_dir.write_text("run.json", json_text(meta))
+        if args.figures:
+            from sparsity_gui.figures.compare import comparison_figure_files
+            from sparsity_gui.figures.save import write_files
+
+            write_files(result_dir.path("figures"), comparison_figure_files(result, style=style, dpi=dpi))
+        return result
+
+    result = write_headless(args.out, args.force, body)
+    if result.flow_note:
+        say(f"note: {result.flow_note}")
+    flow = _finite_max(result.column("max_abs_diff_flow"))
+    model = _finite_max(result.column("max_abs_diff"))
+    say(
+        f"wrote {args.out}: {len(series.snapshots)} snapshots, steps {int(series.steps[0])} to "
+        f"{int(series.steps[-1])}; largest |W - trained model| = {model:.3g}"
+        + (f", |W - note's flow| = {flow:.3g}" if flow is not None else "")
+    )
+    return 0
+
+
+def _finite_max(values: np.ndarray) -> float | None:
+    values = values[np.isfinite(values)]
+    return float(values.max()) if values.size else None

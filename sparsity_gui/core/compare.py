@@ -1,0 +1,167 @@
+"""A series of snapshots from training (core/series.py) against the theory, for both
+models: each snapshot beside the interference model trained from the first snapshot with
+the same optimizer (exact in the discrete steps), and, for one row trained by plain SGD,
+beside the note's exact flow at t = 4 lr (step - step0) with lam = l1/4 (the continuum
+limit: off by O(lr)). Under Adam no time maps steps to the flow: the flow's columns are
+then empty and ``flow_note`` says why. Qt-free."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.compare import polysemantic, trained_at
+from sparsity_gui.core.interference.params import OPTIMIZERS
+from sparsity_gui.core.note.compare import flow_at
+from sparsity_gui.core.series import Series
+
+# torch.optim.SGD on the paper's loss is the model's plain "gd" (sign(0) = 0, no zero rule)
+OPTIMIZER_ALIASES = {"sgd": "gd"}
+COMPARE_OPTIMIZERS = ("sgd", *OPTIMIZERS)
+FLOW_OPTIMIZERS = ("gd", "gd-zero")
+
+MEASURES = ("norm1", "norm2", "nonzero", "theta", "polysemantic")
+COLUMNS = (
+    "step",
+    "t",
+    *[f"{name}{suffix}" for name in MEASURES for suffix in ("", "_pred", "_flow")],
+    "max_abs_diff",
+    "max_abs_diff_alive",
+    "max_abs_diff_flow",
+    "rel_diff_norm1",
+    "rel_diff_norm2",
+    "rel_diff_norm1_flow",
+    "rel_diff_norm2_flow",
+)
+
+# the predictions between the snapshots, for the figures' curves
+CURVE_POINTS = 401
+CURVE_COLUMNS = ("step", "t", *[f"{n}_pred" for n in MEASURES], *[f"{n}_flow" for n in MEASURES])
+
+
+@dataclass
+class Comparison:
+    """The table of compare.csv (``rows``, in ``COLUMNS``' order) and what it was made with."""
+
+    series: Series
+    optimizer: str
+    l1: float
+    lr: float
+    weight_decay: float | None
+    zero_tol: float
+    rows: np.ndarray
+    curve: np.ndarray  # CURVE_COLUMNS at the snapshots' steps and CURVE_POINTS between
+    flow_note: str = ""
+    settings: dict = field(default_factory=dict)
+
+    def column(self, name: str) -> np.ndarray:
+        return self.rows[:, COLUMNS.index(name)]
+
+
+def default_zero_tol(l1: float, lr: float) -> float:
+    """A weight counts as zero when |w| <= 2 lr l1: under plain SGD a dead weight keeps
+    crossing zero by up to one L1 step, lr l1; with l1 = 0, a fixed 1e-12."""
+    return 2.0 * lr * l1 if l1 > 0 else 1e-12
+
+
+def _measures(w: np.ndarray, lam: float, zero_tol: float, matrix: bool) -> tuple[float, ...]:
+    """(|W|_1, |W|^2 (mean over rows for a matrix), weights above the tolerance, theta
+    (a row's), polysemantic neurons (a matrix's))."""
+    if not np.all(np.isfinite(w)):
+        return (math.nan,) * 5
+    norm1 = float(np.abs(w).sum())
+    norm2 = float(np.mean(np.sum(np.atleast_2d(w) ** 2, axis=1)))
+    nonzero = float(np.count_nonzero(np.abs(w) > zero_tol))
+    theta = math.nan if matrix or norm2 >= 1.0 else lam / (1.0 - norm2)
+    poly = float(polysemantic(w)) if matrix else math.nan
+    return norm1, norm2, nonzero, theta, poly
+
+
+def _rel(a: float, b: float) -> float:
+    return abs(a - b) / abs(b) if b != 0 and math.isfinite(b) else math.nan
+
+
+def compare(
+    series: Series,
+    *,
+    l1: float,
+    lr: float,
+    optimizer: str,
+    weight_decay: float | None = None,
+    zero_tol: float | None = None,
+    should_stop=None,
+) -> Comparison:
+    """Every snapshot of ``series`` against the predictions from its first snapshot."""
+    if optimizer not in COMPARE_OPTIMIZERS:
+        raise InputError("optimizer", f"must be one of {', '.join(COMPARE_OPTIMIZERS)}, got {optimizer!r}")
+    model_optimizer = OPTIMIZER_ALIASES.get(optimizer, optimizer)
+    tol = default_zero_tol(l1, lr) if zero_tol is None else float(zero_tol)
+    if not (math.isfinite(tol) and tol >= 0.0):
+        raise InputError("zero-tol", f"must be a finite number >= 0, got {zero_tol}")
+    steps = series.steps
+    offsets = steps - steps[0]
+    matrix = series.pick == "matrix"
+    first = series.read(0)
+    lam = l1 / 4.0
+    # the predictions at the snapshots and between them (the figures' curves)
+    grid = np.unique(np.r_[offsets, np.round(np.linspace(0, offsets[-1], CURVE_POINTS))]).astype(np.int64)
+    # checks the hyperparameters (InputError naming each) before any work
+    predicted = trained_at(first, grid, l1=l1, lr=lr, optimizer=model_optimizer, weight_decay=weight_decay)
+    flow_note = ""
+    if matrix:
+        flow_note = "the note's flow is for one row; a matrix is compared with the trained model only"
+        flows = None
+    elif model_optimizer not in FLOW_OPTIMIZERS:
+        flow_note = (
+            f"under {optimizer} no time maps steps to the note's flow (a step's size is not "
+            "4 lr times the gradient): the flow's columns are empty; the trained model's are exact"
+        )
+        flows = None
+    else:
+        flows = flow_at(first, lam, 4.0 * lr * grid)
+    rows = np.full((len(steps), len(COLUMNS)), np.nan)
+    curve = np.full((len(grid), len(CURVE_COLUMNS)), np.nan)
+    i = 0
+    for g, offset in enumerate(grid):
+        if should_stop is not None and should_stop():
+            raise KeyboardInterrupt
+        pred = next(predicted)
+        pred = pred[0] if not matrix else pred
+        flow = next(flows) if flows is not None else None
+        t = 4.0 * lr * offset if flows is not None else math.nan
+        want = _measures(pred, lam, tol, matrix)
+        along = _measures(flow, lam, tol, matrix) if flow is not None else (math.nan,) * 5
+        curve[g] = [steps[0] + offset, t, *want, *along]
+        if offset != offsets[i]:
+            continue
+        w = first if i == 0 else series.read(i)
+        row = dict(step=float(steps[i]), t=t)
+        got = _measures(w, lam, tol, matrix)
+        for k, name in enumerate(MEASURES):
+            row[name], row[f"{name}_pred"], row[f"{name}_flow"] = got[k], want[k], along[k]
+        row["max_abs_diff"] = float(np.max(np.abs(w - pred)))
+        # the weights alive in both: a dead weight under plain SGD chatters within lr l1 of
+        # zero, and a rounding difference can flip its sign at a step (off by 2 lr l1 at most)
+        alive = (np.abs(w) > tol) & (np.abs(pred) > tol)
+        row["max_abs_diff_alive"] = float(np.max(np.abs(w - pred)[alive])) if alive.any() else 0.0
+        row["rel_diff_norm1"] = _rel(got[0], want[0])
+        row["rel_diff_norm2"] = _rel(got[1], want[1])
+        if flow is not None:
+            row["max_abs_diff_flow"] = float(np.max(np.abs(w - flow)))
+            row["rel_diff_norm1_flow"] = _rel(got[0], along[0])
+            row["rel_diff_norm2_flow"] = _rel(got[1], along[1])
+        rows[i] = [row.get(c, math.nan) for c in COLUMNS]
+        i += 1
+    settings = dict(
+        l1=l1,
+        lr=lr,
+        optimizer=optimizer,
+        model_optimizer=model_optimizer,
+        weight_decay=weight_decay,
+        zero_tol=tol,
+        lam=lam,
+    )
+    return Comparison(series, optimizer, l1, lr, weight_decay, tol, rows, curve, flow_note, settings)

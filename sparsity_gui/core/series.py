@@ -1,0 +1,282 @@
+"""A series of weight snapshots from a training run (checkpoints), for both models: found in
+a folder of files whose names carry the step (``step_000100.safetensors``, ``ckpt-100.pt``,
+``100.npy``; or a scalar ``step`` stored in the file), in one file holding a stacked tensor
+``[T, n, m]`` or ``[T, m]`` beside a vector of steps, or in SAELens' layout (``cfg.json``
+beside ``sae_weights.safetensors``, ``W_enc`` of shape ``[d_in, d_sae]``: a latent is a
+column), one folder per snapshot.
+
+Every snapshot's shape and step are checked before any is read whole (headers only, where
+the format has them); the snapshots are then read one at a time (``Series.read``), so a
+long series never sits in memory at once. Problems raise InputError naming the file.
+Qt-free."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.weights_files import EXTENSIONS, list_arrays, read_array
+
+FIELD = "checkpoints"
+SERIES_EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".npz", ".npy")
+STEP_NAMES = ("step", "global_step", "steps", "iteration")
+SAE_CONFIG = "cfg.json"
+SAE_WEIGHTS = "sae_weights.safetensors"
+SAE_TENSOR = "W_enc"
+MAX_SNAPSHOTS = 100_000
+_LAST_NUMBER = re.compile(r"(\d+)(?!.*\d)")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Where one snapshot lives: a file and its tensor (None: the file's only array), and
+    in a stacked file the index along its first axis."""
+
+    step: int
+    path: Path
+    tensor: str | None
+    index: int | None = None
+
+
+@dataclass
+class Series:
+    """The snapshots in order of step, what is taken of each (``pick``: "row" R, "column"
+    K (a SAELens latent), or "matrix") and the shape of what ``read`` gives."""
+
+    snapshots: tuple[Snapshot, ...]
+    pick: str
+    index: int | None
+    shape: tuple[int, ...]
+    layout: str  # "files", "stacked" or "saelens"
+    label: str  # the series' name: its folder's or file's
+    file_ndim: int  # dimensions of a snapshot as its file holds it
+    _stacked: np.ndarray | None = None  # a stacked file's tensor, read once when first asked
+
+    @property
+    def steps(self) -> np.ndarray:
+        return np.array([s.step for s in self.snapshots], dtype=np.int64)
+
+    def read(self, i: int) -> np.ndarray:
+        """Snapshot ``i`` as finite float64: a vector (a row or a latent) or a matrix. A
+        file's row is read alone where the format allows; a stacked file is read once."""
+        snap = self.snapshots[i]
+        if snap.index is not None:
+            if self._stacked is None:
+                self._stacked, _ = read_array(snap.path, snap.tensor, field=FIELD)
+            return _take(self._stacked[snap.index], self.pick, self.index)
+        row = self.index if self.pick == "row" and self.file_ndim == 2 else None
+        arr, _ = read_array(snap.path, snap.tensor, row, field=FIELD)
+        return arr if row is not None else _take(arr, self.pick, self.index)
+
+
+def _take(arr: np.ndarray, pick: str, index: int | None) -> np.ndarray:
+    if pick == "matrix" or arr.ndim == 1:
+        return np.ascontiguousarray(arr)
+    if pick == "row":
+        return np.ascontiguousarray(arr[index])
+    return np.ascontiguousarray(arr[:, index])
+
+
+def _step_in_name(path: Path) -> int | None:
+    name = path.name[: -len(path.suffix)] if path.suffix else path.name
+    found = _LAST_NUMBER.search(name)
+    return int(found.group(1)) if found else None
+
+
+def _stored_step(path: Path, names: list[str | None]) -> int | None:
+    """A scalar step stored in the file (a tensor or array named step, global_step, ...)."""
+    for name in STEP_NAMES:
+        if name in names:
+            value, _ = read_array(path, name, field=FIELD)
+            if value.size == 1 and float(value.reshape(-1)[0]).is_integer():
+                return int(value.reshape(-1)[0])
+            raise InputError(FIELD, f"{path}: {name!r} is not a whole step number")
+    return None
+
+
+def _weights_tensor(path: Path, infos, tensor: str | None) -> tuple[str | None, tuple[int, ...]]:
+    """The tensor of a snapshot file: the one named, else the only one that is not a step."""
+    weights = [i for i in infos if i.name not in STEP_NAMES]
+    if tensor is not None:
+        for info in infos:
+            if info.name == tensor:
+                return info.name, info.shape
+        listed = ", ".join(str(i.name) for i in weights[:8])
+        raise InputError(FIELD, f"{path}: no tensor named {tensor!r} (it holds {listed})")
+    if len(weights) != 1:
+        listed = ", ".join(repr(i.name) for i in weights[:8])
+        raise InputError(
+            FIELD, f"{path}: holds {len(weights)} tensors ({listed}); name one with --tensor NAME"
+        )
+    return weights[0].name, weights[0].shape
+
+
+def _checked_pick(shape: tuple[int, ...], where: str, row: int | None, column: int | None, all_rows: bool):
+    """(pick, index, shape read) for a snapshot of ``shape``."""
+    if sum(x is not None and x is not False for x in (row, column, all_rows or None)) > 1:
+        raise InputError(FIELD, "choose one of --row, --latent and --all-rows")
+    if len(shape) == 1:
+        if all_rows or column is not None:
+            raise InputError(
+                FIELD, f"{where}: a vector of {shape[0]} weights has no rows or columns to choose"
+            )
+        if row not in (None, 0):
+            raise InputError(FIELD, f"{where}: a vector has only row 0")
+        return "row", 0, shape
+    if len(shape) != 2:
+        raise InputError(FIELD, f"{where}: a snapshot is a matrix or a vector, not shape {tuple(shape)}")
+    if all_rows:
+        return "matrix", None, shape
+    if row is not None:
+        if not 0 <= row < shape[0]:
+            raise InputError(FIELD, f"{where}: row {row} is out of range (0 to {shape[0] - 1})")
+        return "row", row, (shape[1],)
+    if column is not None:
+        if not 0 <= column < shape[1]:
+            raise InputError(FIELD, f"{where}: latent {column} is out of range (0 to {shape[1] - 1})")
+        return "column", column, (shape[0],)
+    raise InputError(
+        FIELD, f"{where}: a matrix {shape[0]} x {shape[1]}; choose --row R, --latent K or --all-rows"
+    )
+
+
+def _saelens_folder(folder: Path) -> bool:
+    return (folder / SAE_CONFIG).is_file() and (folder / SAE_WEIGHTS).is_file()
+
+
+def _saelens_snapshots(folder: Path) -> list[tuple[int, Path]]:
+    """SAELens' checkpoints: sub-folders named by their step (tokens seen), each a snapshot;
+    or ``folder`` itself, one snapshot (its step from cfg.json's ``step``, else 0)."""
+    if _saelens_folder(folder):
+        return [(_saelens_step(folder), folder / SAE_WEIGHTS)]
+    found = []
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and _saelens_folder(p)):
+        step = _step_in_name(sub)
+        if step is None:
+            step = _saelens_step(sub)
+        found.append((step, sub / SAE_WEIGHTS))
+    return found
+
+
+def _saelens_step(folder: Path) -> int:
+    try:
+        cfg = json.loads((folder / SAE_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise InputError(FIELD, f"{folder / SAE_CONFIG}: not a SAELens configuration ({exc})") from None
+    step = cfg.get("step", 0) if isinstance(cfg, dict) else 0
+    return int(step) if isinstance(step, int) else 0
+
+
+def open_series(
+    path: str | Path,
+    tensor: str | None = None,
+    *,
+    row: int | None = None,
+    latent: int | None = None,
+    all_rows: bool = False,
+) -> Series:
+    """The series at ``path`` (a folder of snapshots, SAELens checkpoints, or one stacked
+    file), checked: at least two snapshots, each step once, in order, every snapshot of the
+    first one's shape, the chosen row, latent or matrix inside it."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(FIELD, f"{path}: no such file or folder")
+    if path.is_file():
+        return _stacked_series(path, tensor, row, latent, all_rows)
+    if not path.is_dir():
+        raise InputError(FIELD, f"{path}: not a file or a folder")
+    sae = _saelens_snapshots(path)
+    if sae:
+        if tensor not in (None, SAE_TENSOR):
+            raise InputError(FIELD, f"{path}: a SAELens folder; its encoder is {SAE_TENSOR!r}")
+        entries = [(step, file, SAE_TENSOR) for step, file in sae]
+        layout = "saelens"
+    else:
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in SERIES_EXTENSIONS)
+        if not files:
+            raise InputError(
+                FIELD,
+                f"{path}: no snapshots (files named with their step, like step_000100.safetensors, "
+                f"ckpt-100.pt or 100.npy: {', '.join(SERIES_EXTENSIONS)})",
+            )
+        if len(files) > MAX_SNAPSHOTS:
+            raise InputError(FIELD, f"{path}: {len(files)} files, at most {MAX_SNAPSHOTS} snapshots")
+        entries = []
+        for file in files:
+            kind, infos = list_arrays(file, FIELD)
+            name, _ = _weights_tensor(file, infos, tensor)
+            step = _step_in_name(file)
+            if step is None:
+                step = _stored_step(file, [i.name for i in infos])
+            if step is None:
+                raise InputError(
+                    FIELD, f"{file}: no step in its name and none stored in it (a scalar 'step')"
+                )
+            entries.append((step, file, name))
+        layout = "files"
+    entries.sort(key=lambda e: e[0])
+    for (s0, f0, _), (s1, f1, _) in zip(entries, entries[1:], strict=False):
+        if s0 == s1:
+            raise InputError(FIELD, f"{f0} and {f1} both hold step {s0}")
+    if len(entries) < 2:
+        raise InputError(FIELD, f"{path}: one snapshot; a comparison needs two or more")
+    first_shape = None
+    for _step, file, name in entries:
+        _, infos = list_arrays(file, FIELD)
+        shape = next(i.shape for i in infos if i.name == name)
+        if first_shape is None:
+            first_shape, first_file = shape, file
+        elif shape != first_shape:
+            raise InputError(
+                FIELD, f"{file}: shape {tuple(shape)}, but {first_file.name}'s is {tuple(first_shape)}"
+            )
+    column = latent if layout == "saelens" else None
+    if latent is not None and layout != "saelens":
+        raise InputError(FIELD, f"{path}: --latent K is for SAELens folders (cfg.json beside {SAE_WEIGHTS})")
+    pick, index, shape = _checked_pick(first_shape, str(entries[0][1]), row, column, all_rows)
+    snaps = tuple(Snapshot(step, file, name) for step, file, name in entries)
+    return Series(snaps, pick, index, tuple(shape), layout, path.name, len(first_shape))
+
+
+def _stacked_series(path: Path, tensor: str | None, row, latent, all_rows) -> Series:
+    if path.suffix.lower() not in EXTENSIONS:
+        raise InputError(FIELD, f"{path}: not a series (a folder of snapshots, or one stacked file)")
+    _, infos = list_arrays(path, FIELD)
+    names = [i.name for i in infos]
+    steps_name = next((n for n in STEP_NAMES if n in names), None)
+    if steps_name is None:
+        raise InputError(
+            FIELD, f"{path}: one file holds a series when it has a stacked tensor and a vector 'steps'"
+        )
+    stacked = [i for i in infos if i.name != steps_name and (tensor is None or i.name == tensor)]
+    if len(stacked) != 1:
+        listed = ", ".join(repr(i.name) for i in infos if i.name != steps_name)
+        raise InputError(FIELD, f"{path}: name the stacked tensor with --tensor NAME (it holds {listed})")
+    info = stacked[0]
+    if len(info.shape) not in (2, 3):
+        raise InputError(
+            FIELD, f"{path}: a stacked tensor is [T, n, m] or [T, m], not shape {tuple(info.shape)}"
+        )
+    steps, _ = read_array(path, steps_name, field=FIELD)
+    steps = steps.reshape(-1)
+    if steps.size != info.shape[0]:
+        raise InputError(FIELD, f"{path}: {steps.size} steps for {info.shape[0]} snapshots")
+    if not np.all(steps == np.round(steps)):
+        raise InputError(FIELD, f"{path}: the steps are not whole numbers")
+    order = np.diff(steps)
+    if (order <= 0).any():
+        k = int(np.flatnonzero(order <= 0)[0])
+        raise InputError(
+            FIELD,
+            f"{path}: steps out of order: {int(steps[k + 1])} follows {int(steps[k])} (snapshot {k + 1})",
+        )
+    if steps.size < 2:
+        raise InputError(FIELD, f"{path}: one snapshot; a comparison needs two or more")
+    pick, index, shape = _checked_pick(tuple(info.shape[1:]), f"{path} [{info.name}]", row, latent, all_rows)
+    snaps = tuple(Snapshot(int(s), path, info.name, k) for k, s in enumerate(steps))
+    return Series(snaps, pick, index, tuple(shape), "stacked", path.name, len(info.shape) - 1)

@@ -1,0 +1,97 @@
+"""The figures of `checkpoints`: a training run's snapshots as points over the curves the
+theory predicts from its first snapshot, one figure per measure (|W|_1, |W|^2, the weights
+above the zero tolerance, theta for a row or the polysemantic neurons for a matrix), with
+the step on the x axis. The trained model's curve is solid; the note's flow (one row under
+plain SGD, t = 4 lr (step - step0)) dashed. Drawn from compare.csv's and the curve's
+columns (the JSON beside each figure holds them)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sparsity_gui.figures.draw import least_legend_size, panel_axes
+from sparsity_gui.figures.scripted import panels_files
+
+LABELS = {
+    "norm1": r"$\|W\|_1$",
+    "norm2": r"$\|W\|^2$ (mean over rows)",
+    "nonzero": r"weights with $|w| >$ tolerance",
+    "theta": r"$\theta = \lambda/(1-\|W\|^2)$",
+    "polysemantic": "polysemantic neurons",
+}
+
+TITLES = {
+    "norm1": "L1 norm",
+    "norm2": "squared norm",
+    "nonzero": "weights above the zero tolerance",
+    "theta": "threshold theta",
+    "polysemantic": "polysemantic neurons",
+}
+
+
+def snapshots_against_theory(fig, data, ax=None):
+    """One measure: the snapshots (points), the trained model and the note's flow (curves)."""
+    (ax,) = panel_axes(fig, ax)
+    ax.plot(
+        data["curve_step"], data["pred"], color="C0", label=f"trained from step {int(data['first_step'])}"
+    )
+    flow = np.asarray(data["flow"], float)
+    if np.isfinite(flow).any():
+        ax.plot(data["curve_step"], flow, color="C3", linestyle="--", label=r"note's flow, $t = 4\,lr\,$step")
+    ax.plot(
+        data["step"],
+        data["measured"],
+        "o",
+        color="black",
+        markerfacecolor="none",
+        markersize=4,
+        label=f"snapshots ({len(data['step'])}) of {data['label']}",
+        zorder=5,
+    )
+    ax.margins(x=0.03)  # the first and last snapshots' circles whole
+    ax.set_xlabel("step")
+    ax.set_ylabel(data["ylabel"])
+    ax.set_title(data["title"], fontsize="small")
+    ax.legend(fontsize=least_legend_size(), handlelength=1.8)
+
+
+def comparison_data(result, measure: str) -> dict:
+    """One measure's figure data from a core.compare.Comparison."""
+    from sparsity_gui.core.compare import COLUMNS, CURVE_COLUMNS
+
+    def curve(name):
+        return result.curve[:, CURVE_COLUMNS.index(name)]
+
+    series = result.series
+    what = "the matrix" if series.pick == "matrix" else f"{series.pick} {series.index}"
+    return {
+        "measure": measure,
+        "ylabel": LABELS[measure],
+        "label": series.label,
+        "first_step": int(series.steps[0]),
+        "step": result.rows[:, COLUMNS.index("step")],
+        "measured": result.rows[:, COLUMNS.index(measure)],
+        "curve_step": curve("step"),
+        "pred": curve(f"{measure}_pred"),
+        "flow": curve(f"{measure}_flow"),
+        "title": f"{what} · {result.optimizer}, lr = {result.lr:g}, l1 = {result.l1:g}",
+    }
+
+
+def comparison_measures(result) -> tuple[str, ...]:
+    last = "polysemantic" if result.series.pick == "matrix" else "theta"
+    return ("norm1", "norm2", "nonzero", last)
+
+
+def comparison_figure_files(result, **how) -> dict[str, bytes]:
+    """{<measure>.png, .svg, .pdf, .json, .py: bytes} for each measure of ``result``."""
+    panels = [
+        (
+            measure,
+            snapshots_against_theory,
+            comparison_data(result, measure),
+            f"{LABELS[measure]} against step",
+        )
+        for measure in comparison_measures(result)
+    ]
+    return panels_files(panels, (), **how)
