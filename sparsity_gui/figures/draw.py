@@ -85,11 +85,16 @@ def falls_below(y, theta, tol=1e-5):
 
 
 def end_at_data(ax, x):
-    """The x axis from the first to the last finite x (a time axis ends at the data)."""
+    """The x axis from the first to the last finite x (a time axis ends at the data); a
+    single instant (a movie's first frame, at t = 0) gets a little room around it, not the
+    pinned runs' span, which the next frame would drop."""
     x = np.asarray(x, float)
     x = x[np.isfinite(x) & ((x > 0) if ax.get_xscale() == "log" else True)]
     if x.size and x.max() > x.min():
         ax.set_xlim(x.min(), x.max())
+    elif x.size:
+        room = 0.05 * abs(float(x[0])) or 0.05
+        ax.set_xlim(float(x[0]) - room, float(x[0]) + room)
 
 
 def mark_changes(ax, changes, label=True):

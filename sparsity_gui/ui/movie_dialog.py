@@ -10,7 +10,7 @@ menu item opens a dialog that names the extra."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,14 +28,16 @@ from sparsity_gui.figures.movie import (
     require_encoder,
 )
 from sparsity_gui.ui.background import BackgroundJob, JobOutcome
+from sparsity_gui.ui.dialogs import in_last_folder, remember_folder
 
 
 @dataclass(frozen=True)
 class MovieSource:
-    """What a window offers a movie of: panel names (the layout last), the run's end (in
-    its time unit: t, or steps), and the writer of a movie of it."""
+    """What a window offers a movie of: panel names and the titles the dialog shows (the
+    layout last), the run's end (in its time unit: t, or steps), and the writer of a movie
+    of it."""
 
-    panels: Sequence[str]
+    panels: Mapping[str, str]
     end: float
     unit: str  # "t" or "step"
     write: Callable  # (path, panel, settings, t_range, cancelled, progress) -> (width, height)
@@ -56,7 +58,8 @@ class MovieDialog(QtWidgets.QDialog):
 
         form = QtWidgets.QFormLayout()
         self.panel = QtWidgets.QComboBox(objectName="movie_panel")
-        self.panel.addItems(list(source.panels))
+        for name, title in source.panels.items():
+            self.panel.addItem(title, name)
         form.addRow("Panel", self.panel)
         unit = "steps" if source.unit == "step" else "t"
         self.start = QtWidgets.QLineEdit("0", objectName="movie_start")
@@ -120,7 +123,7 @@ class MovieDialog(QtWidgets.QDialog):
             self.spacing.currentData(),
             self.format.currentData(),
         )
-        return self.panel.currentText(), settings, (start, end)
+        return self.panel.currentData(), settings, (start, end)
 
     def ask_path(self) -> None:
         try:
@@ -129,13 +132,19 @@ class MovieDialog(QtWidgets.QDialog):
             self.error.setText(exc.message)
             return
         suffix = settings.fmt
+        # offered in the last folder used (not the working directory), which it then becomes
         path, _ = QtWidgets.QFileDialog.getSaveFileName(
-            self, "Export movie", f"{panel}.{suffix}", f"{suffix.upper()} movie (*.{suffix})"
+            self, "Export movie", in_last_folder(f"{panel}.{suffix}"), f"{suffix.upper()} movie (*.{suffix})"
         )
         if path:
+            remember_folder(path)
             self.start_export(path if Path(path).suffix else f"{path}.{suffix}")
 
     # --- the export beside the GUI ----------------------------------------------------------------
+    def select_panel(self, name: str) -> None:
+        """Show the panel ``name`` (its title in the list)."""
+        self.panel.setCurrentIndex(self.panel.findData(name))
+
     def _inputs(self) -> tuple:
         return (self.panel, self.start, self.end, self.spacing, self.seconds, self.fps, self.format)
 

@@ -17,21 +17,31 @@ def test_a_schedule_of_lam_follows_the_reference_flow():
     t_end, t1, lam0, lam1 = 6.0, 2.0, 1e-2, 4e-2
     run = api.simulate(m=40, lam=lam0, seed=5, t_end=t_end, samples=13, schedule=[(t1, {"lam": lam1})])
     cols = {name: run.timeseries[:, i] for i, name in enumerate(run.columns)}
-    assert np.array_equal(cols["t"], np.linspace(0.0, t_end, 13))
+    # the evenly spaced instants, and the change's (t1, one of them) once more: a row each side
+    assert np.array_equal(cols["t"], np.sort(np.r_[np.linspace(0.0, t_end, 13), t1]))
     ref = NO.reference_flow(run.w0, [(0.0, lam0), (t1, lam1)], cols["t"])
     np.testing.assert_allclose(cols["norm2_sq"], ref.norm2_sq, rtol=1e-9)
     np.testing.assert_allclose(cols["norm1"], ref.norm1, rtol=1e-9)
     assert np.array_equal(cols["nonzero"], ref.nonzero)
     np.testing.assert_allclose(np.abs(run.w_final), ref.abs_w[-1], rtol=1e-8, atol=1e-12)
     assert run.schedule == ((t1, "lam", lam1),)
-    # the same run without the change (solved in other steps) differs from t1 on only (a
-    # change at a sample's time comes before the sample)
+    # the same run without the change (solved in other steps) differs from t1 on only (the
+    # first row at t1 is the one before the change, the second the one at it)
     plain = api.simulate(m=40, lam=lam0, seed=5, t_end=t_end, samples=13)
     before = cols["t"] < t1
-    np.testing.assert_allclose(run.timeseries[before], plain.timeseries[before], rtol=1e-12, atol=0)
+    plain_before = plain.timeseries[:, 0] < t1
+    np.testing.assert_allclose(run.timeseries[before], plain.timeseries[plain_before], rtol=1e-12, atol=0)
     lam_col = run.columns.index("lam")
-    assert list(run.timeseries[:, lam_col]) == [lam0 if t < t1 else lam1 for t in cols["t"]]
-    assert not np.allclose(plain.timeseries[~before, 1:3], run.timeseries[~before, 1:3], rtol=1e-6)
+    first_at_t1 = int(np.flatnonzero(cols["t"] == t1)[0])
+    expected = [lam0 if t < t1 or i == first_at_t1 else lam1 for i, t in enumerate(cols["t"])]
+    assert list(run.timeseries[:, lam_col]) == expected
+    theta = run.timeseries[:, run.columns.index("theta")]
+    at = slice(first_at_t1, first_at_t1 + 2)  # theta jumps by lam1/lam0 at the change, |W|^2 holds
+    assert cols["norm2_sq"][at][0] == cols["norm2_sq"][at][1]
+    assert theta[at][1] / theta[at][0] == pytest.approx(lam1 / lam0, rel=1e-12)
+    after = cols["t"] > t1
+    plain_after = plain.timeseries[:, 0] > t1
+    assert not np.allclose(plain.timeseries[plain_after, 1:3], run.timeseries[after, 1:3], rtol=1e-6)
 
 
 def test_gradient_descent_with_a_change_of_lam_and_eta_matches_plain_numpy():

@@ -45,7 +45,7 @@ def test_note_window_exports_a_movie_while_the_run_goes_on(qtbot, make_window, t
     dialog = open_dialog(qtbot, win)
     t_shown = win.snapshot.t
     assert float(dialog.end.text()) == pytest.approx(t_shown)
-    dialog.panel.setCurrentText("l1_decay")
+    dialog.select_panel("l1_decay")
     dialog.seconds.setValue(1.0)
     dialog.fps.setValue(4)
     win.set_playing(True)  # the live run goes on meanwhile
@@ -68,7 +68,7 @@ def test_cancel_leaves_nothing_and_a_bad_range_is_told(qtbot, make_window, tmp_p
     assert not dialog.start_export(tmp_path / "x.mp4")
     dialog.end.setText("2.0")
     dialog.seconds.setValue(20.0)  # 600 frames: long enough to be cancelled midway
-    dialog.panel.setCurrentText("layout")
+    dialog.select_panel("layout")
     assert dialog.start_export(tmp_path / "x.mp4")
     qtbot.waitUntil(lambda: dialog.bar.value() >= 1, timeout=TIMEOUT)
     dialog.cancel_button.click()
@@ -95,7 +95,7 @@ def test_interference_window_exports_a_gif_matching_its_run(qtbot, make_iwindow,
         assert win.exports.style() == "talk" and talk.isChecked()
         dialog = open_dialog(qtbot, win)
         assert float(dialog.end.text()) == 200
-        dialog.panel.setCurrentText("weights")
+        dialog.select_panel("weights")
         dialog.seconds.setValue(1.0)
         dialog.fps.setValue(3)
         dialog.format.setCurrentIndex(1)  # GIF
@@ -149,3 +149,30 @@ def test_without_pyav_the_menu_item_names_the_extra(tmp_path):
     assert proc.stdout.strip() == (
         "None | movies need the PyAV encoder, which is not installed: pip install 'sparsity-gui[movie]'"
     )
+
+
+def test_the_dialog_lists_titles_and_saves_in_the_last_folder(qtbot, make_window, tmp_path, monkeypatch):
+    from PySide6 import QtWidgets
+
+    from sparsity_gui.ui.dialogs import last_folder, remember_folder
+
+    win = make_window()
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 1.0, timeout=TIMEOUT)
+    dialog = open_dialog(qtbot, win)
+    shown = [dialog.panel.itemText(i) for i in range(dialog.panel.count())]
+    assert shown[0] == "Weights, sorted" and shown[-1] == "All panels (layout)"
+    assert not any("_" in text for text in shown)  # titles, not the figures' file names
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    remember_folder(str(earlier / "x.csv"))
+    offered = []
+
+    def save_file_name(parent, caption, name, filters):
+        offered.append(name)
+        return "", ""  # the user cancels
+
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", save_file_name)
+    dialog.select_panel("l1_decay")
+    dialog.ask_path()
+    assert offered == [str(earlier / "l1_decay.mp4")]
+    assert last_folder() == str(earlier)

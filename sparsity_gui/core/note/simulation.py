@@ -111,9 +111,11 @@ class RunScript:
     samples: int = DEFAULT_SAMPLES
 
     def sample_times(self) -> np.ndarray:
+        """`samples` instants evenly spaced from 0 to `t`, and each live change's instant
+        twice: the row just before the change and the row at it (see with_change_instants)."""
         if self.t <= 0.0:
             return np.zeros(1)
-        return np.linspace(0.0, self.t, max(int(self.samples), 2))
+        return with_change_instants(np.linspace(0.0, self.t, max(int(self.samples), 2)), self.changes)
 
     def final_params(self) -> SimParams:
         """The parameters in force at the end of the schedule."""
@@ -121,6 +123,21 @@ class RunScript:
         for c in self.changes:
             params = params.with_changes(**{c.name: c.value})
         return params
+
+
+def with_change_instants(times: np.ndarray, changes: Sequence[LiveChange]) -> np.ndarray:
+    """``times`` (ascending) with the instant of each change inside them, twice: replay
+    takes the first row of a repeated instant before the changes there, the second after,
+    so θ's jump at a change of λ (and the weights it sends below θ) are in every file and
+    frame, not smeared over the grid's neighbours. An instant already in ``times`` is
+    added once more."""
+    times = np.asarray(times, dtype=np.float64)
+    if times.size == 0:
+        return times
+    extra = []
+    for t in sorted({float(c.t) for c in changes if times[0] < c.t <= times[-1]}):
+        extra += [t] * (2 - int(np.count_nonzero(times == t)))
+    return np.sort(np.concatenate([times, extra]), kind="stable") if extra else times
 
 
 def merged_changes(changes, span: float, share: float = 0.01) -> list:
@@ -425,7 +442,8 @@ class Simulation:
     ) -> np.ndarray:
         """From the current instant, advance stopping exactly at each change time (to apply
         the change) and at each sample time (to take a row; changes at a sample's time
-        come first). Returns the rows (also appended to the history with record=True).
+        come first, except for the first row of an instant given twice: the row before
+        them, see with_change_instants). Returns the rows (also appended to the history with record=True).
         The rows depend only on the start, the changes and the times."""
         times = np.asarray(times, dtype=np.float64)
         changes = sorted(changes, key=lambda c: c.t)  # stable: same-time order is kept
@@ -434,7 +452,9 @@ class Simulation:
         for i, t in enumerate(times):
             if should_stop is not None and should_stop():
                 raise ReplayStopped  # the window is closing: do not finish a long replay
-            while ci < len(changes) and changes[ci].t <= t:
+            # the first of a repeated instant is the row just before its changes
+            before = i + 1 < times.shape[0] and times[i + 1] == t
+            while ci < len(changes) and (changes[ci].t < t or (changes[ci].t == t and not before)):
                 self.advance_stoppable(changes[ci].t, should_stop)
                 self.apply_change(changes[ci])
                 ci += 1

@@ -18,10 +18,10 @@ import numpy as np
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.runner import snapshot_of
-from sparsity_gui.core.note.simulation import RunScript, Simulation
+from sparsity_gui.core.note.simulation import RunScript, Simulation, with_change_instants
 from sparsity_gui.figures.frames import Frame
 from sparsity_gui.figures.movie import MovieSettings, frame_times, write_movie
-from sparsity_gui.figures.note.figures import MAX_ROWS, PANELS, note_drawing, panel_data
+from sparsity_gui.figures.note.figures import MAX_ROWS, PANELS, fit_entry, note_drawing, panel_data
 from sparsity_gui.figures.style import style_params
 
 MOVIE_PANELS = (*PANELS, "layout")
@@ -57,10 +57,12 @@ def solver_targets(script: RunScript, times: np.ndarray) -> np.ndarray:
 
 def history_times(script: RunScript) -> np.ndarray:
     """The rows the figures draw besides the frames': the script's samples, at most
-    MAX_ROWS of them (the figures thin longer series to that many)."""
+    MAX_ROWS of them (the figures thin longer series to that many), and each live change's
+    instant on both sides, as an export's."""
     if script.t <= 0:
         return np.zeros(1)
-    return np.linspace(0.0, script.t, min(max(int(script.samples), 2), MAX_ROWS))
+    grid = np.linspace(0.0, script.t, min(max(int(script.samples), 2), MAX_ROWS))
+    return with_change_instants(grid, script.changes)
 
 
 def note_frames(
@@ -80,19 +82,25 @@ def note_frames(
     targets = solver_targets(script, times)
     rows = history_times(script)
     rows = rows[rows <= targets[-1]]
-    stops = np.union1d(rows, targets)
-    frame_of_stop = np.searchsorted(stops, targets)  # frame k is taken at stops[frame_of_stop[k]]
+    # the rows (a change's instant twice: before it and at it) and the frames' instants
+    stops = np.sort(np.concatenate([rows, np.setdiff1d(targets, rows)]), kind="stable")
+    # frame k is taken at stops[frame_of_stop[k]]: at a change's instant, the row after it
+    frame_of_stop = np.searchsorted(stops, targets, side="right") - 1
     sim = Simulation(script.params, script.w0, record=False)
     changes = sorted(script.changes, key=lambda c: c.t)
     applied = 0
     k = 0
     for i, t in enumerate(stops):
-        due = [c for c in changes[applied:] if c.t <= t]
+        before = i + 1 < stops.size and stops[i + 1] == t  # the row before the changes at t
+        due = [c for c in changes[applied:] if c.t < t or (c.t == t and not before)]
         applied += len(due)
         sim.replay(due, np.array([t]), record=True)
         while k < len(times) and frame_of_stop[k] == i:
             snap = snapshot_of(sim, sim.params, run_id=1, seq=k + 1, state="paused")
-            data = panel_data(snap, views, pins, pin_labels)
+            # the decay law's constants (c, bulk c, deviation) fitted to the frame's rows as
+            # they are, as an export's: never a resample between rows
+            fit = fit_entry(sim.decay_fit(exported=True))
+            data = panel_data(snap, views, pins, pin_labels, fit)
             drawing = note_drawing(panel, data, style, width)  # the style by name: its size too
             yield Frame(*drawing, stamp_text(float(times[k]), sim.lam), solver_note(sim, float(times[k])))
             k += 1

@@ -5,6 +5,7 @@ untouched). The replay is checked against the W on screen at its last step."""
 from __future__ import annotations
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.figures.interference.figures import PANELS
 from sparsity_gui.figures.interference.movie import MOVIE_PANELS, write_interference_movie
 from sparsity_gui.ui.movie_dialog import MovieSource
 
@@ -50,4 +51,5 @@ def interference_movie_source(win) -> MovieSource:
             progress=progress,
         )
 
-    return MovieSource(MOVIE_PANELS, float(last), "step", write)
+    titles = {name: PANELS[name][1] if name in PANELS else "All panels (layout)" for name in MOVIE_PANELS}
+    return MovieSource(titles, float(last), "step", write)

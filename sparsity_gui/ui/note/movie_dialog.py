@@ -5,6 +5,7 @@ replays the script; the window's engine goes on untouched)."""
 from __future__ import annotations
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.figures.note.figures import TITLES
 from sparsity_gui.figures.note.movie import MOVIE_PANELS, write_note_movie
 from sparsity_gui.ui.movie_dialog import MovieSource
 
@@ -35,4 +36,5 @@ def note_movie_source(win) -> MovieSource:
             progress=progress,
         )
 
-    return MovieSource(MOVIE_PANELS, float(script.t), "t", write)
+    titles = {name: TITLES.get(name, "All panels (layout)") for name in MOVIE_PANELS}
+    return MovieSource(titles, float(script.t), "t", write)
