@@ -196,7 +196,7 @@ def _helpers_used(source: str, seen: set[str] | None = None) -> list[str]:
 def script_text(
     name: str, panel: PanelFunction, style: dict, size, dpi: float, title: str = "", calls: Iterable = ()
 ) -> str:
-    """`<name>.py`: standalone, reads `<name>.json` beside it and writes `<name>.png`.
+    """`<name>.py`: standalone, reads the JSON of its own name beside it and writes the PNG.
     `calls`: the other drawing functions `panel` calls (a layout's panels)."""
     sources = [inspect.getsource(f) for f in calls] + [inspect.getsource(panel)]
     source = "\n\n".join(sources)
@@ -204,15 +204,19 @@ def script_text(
     helpers.append(inspect.getsource(save_metadata))
     style_lines = "\n".join(f"    {key!r}: {value!r}," for key, value in style.items())
     loader = inspect.getsource(arrays_of)
-    head = f'''\
-"""{title or name}: redraws {name}.png from {name}.json (the arrays it was drawn from).
+    # Nothing a user typed (the file's name, its title) is pasted into code: the title
+    # is a repr literal, and the script finds its data and writes its figure by its own
+    # file name, so any name (quotes, braces, a newline) and any later renaming works.
+    head = f"""\
+\"\"\"Redraws the figure beside this script from the JSON file of the same name.
 
-Run `python {name}.py` in this folder (numpy and matplotlib only). Restyle it here:
-STYLE holds matplotlib's rcParams, SIZE the size in inches, FORMATS what is written;
-{panel.__name__}() below draws the figure.
-"""
+Run `python <this file>` (numpy and matplotlib only): it reads <name>.json beside it
+and writes <name>.png. Restyle it here: STYLE holds matplotlib's rcParams, SIZE the
+size in inches, FORMATS what is written; {panel.__name__}() below draws the figure.
+\"\"\"
 
 import json
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -226,18 +230,25 @@ SIZE = {tuple(float(v) for v in size)!r}  # inches
 DPI = {dpi!r}
 TITLE = {title or name!r}  # in each file's metadata (PDF Title, SVG title)
 FORMATS = ("png",)  # add "svg", "pdf" for the vector versions
-'''
-    main = f'''
+"""
+    main = f"""
 if __name__ == "__main__":
-    here = Path(__file__).resolve().parent
-    with open(here / "{name}.json", encoding="utf-8") as f:
-        data = arrays_of(json.load(f))
+    script = Path(__file__).resolve()
+    source = script.with_suffix(".json")
+    try:
+        with open(source, encoding="utf-8") as f:
+            data = arrays_of(json.load(f))
+    except (OSError, ValueError, TypeError, AttributeError, RecursionError) as exc:
+        sys.exit(f"error: cannot read {{source.name!r}}: {{exc}}")
     with matplotlib.rc_context(STYLE):
         fig = Figure(figsize=SIZE, layout="constrained")
-        {panel.__name__}(fig, data)
+        try:
+            {panel.__name__}(fig, data)
+        except (KeyError, IndexError, ValueError, TypeError) as exc:
+            sys.exit(f"error: {{source.name!r}} is not this figure's data ({{type(exc).__name__}}: {{exc}})")
         for fmt in FORMATS:
-            fig.savefig(here / f"{name}.{{fmt}}", dpi=DPI, metadata=save_metadata(fmt, TITLE))
-'''
+            fig.savefig(script.with_suffix(f".{{fmt}}"), dpi=DPI, metadata=save_metadata(fmt, TITLE))
+"""
     body = "\n\n".join(textwrap.dedent(s).rstrip() + "\n" for s in [loader, *helpers, *sources])
     return head + "\n\n" + body + "\n" + main
 

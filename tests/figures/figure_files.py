@@ -96,7 +96,7 @@ def redraw(folder: Path, name: str):
     from matplotlib.figure import Figure
 
     path = folder / f"{name}.py"
-    function = re.search(r"^        (\w+)\(fig, data\)$", path.read_text(encoding="utf-8"), re.M).group(1)
+    function = re.search(r"^ +(\w+)\(fig, data\)$", path.read_text(encoding="utf-8"), re.M).group(1)
     script = runpy.run_path(str(path), run_name="figure_script")
     data = script["arrays_of"](json.loads((folder / f"{name}.json").read_text(encoding="utf-8")))
     with matplotlib.rc_context(script["STYLE"]):
