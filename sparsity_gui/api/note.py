@@ -128,6 +128,9 @@ class SimulationResult(Result):
             return note_figure(panel, data, style=style)
         if panel == "layout":
             raise InputError("panel", "the layout is a figure of its own: call plot('layout') without ax")
+        from sparsity_gui.figures.scripted import check_axes
+
+        check_axes(ax)
         PANELS[panel](ax.figure, data[panel], ax=ax)
         return ax.figure
 
@@ -208,6 +211,10 @@ def simulate(
     from sparsity_gui.core.note.metrics import COLUMNS
     from sparsity_gui.core.note.sampled import simulate_samples
 
+    if not isinstance(schedule, (list, tuple)):
+        raise TypeError(
+            f"schedule must be a list of (t, {{name: value}}) pairs, not {type(schedule).__name__}"
+        )
     values = dict(
         m=as_whole(m),
         lam=as_number(lam),

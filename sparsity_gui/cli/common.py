@@ -18,12 +18,13 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import NoReturn, TypeVar
 
 from sparsity_gui.core.checks import parse_whole
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir
-from sparsity_gui.core.text import format_duration
+from sparsity_gui.core.text import format_duration, printable
 
 T = TypeVar("T")
 
@@ -138,8 +139,31 @@ def say(text: str) -> None:
 
 
 def fail(message: str) -> NoReturn:
-    sys.stderr.write(f"error: {message}\n")
+    # one line, and never the terminal's escapes a file or a library put in the message
+    sys.stderr.write(f"error: {printable(str(message))}\n")
     raise SystemExit(2)
+
+
+def figures_kept_apart(folder: Path, draw: Callable[[], object], failures: list[str]) -> None:
+    """``draw()`` the figures into ``folder`` after the data are written: a drawing that
+    fails (a style matplotlib chokes on after all) removes the figures and is kept in
+    ``failures`` as one line, not a lost run. A write error or an interrupt still ends the
+    command as any other does."""
+    import shutil
+
+    try:
+        draw()
+    except (KeyboardInterrupt, SystemExit, OSError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever matplotlib raised, said in one line
+        shutil.rmtree(folder, ignore_errors=True)
+        failures.append(f"{type(exc).__name__}: {exc}")
+
+
+def report_figure_failures(failures: list[str], out: str) -> None:
+    """The one `error:` line (status 2) of figures that could not be drawn, if any."""
+    if failures:
+        fail(f"the figures could not be drawn ({failures[0]}); the data are in {out}, without figures/")
 
 
 def add_output_options(group) -> None:
@@ -182,6 +206,10 @@ def figure_style_from_args(args) -> tuple[str | None, int]:
 
     if args.style is not None and args.style not in STYLES:
         style_params(args.style)
+    if getattr(args, "movie", None):
+        from sparsity_gui.figures.style import movie_style_params
+
+        movie_style_params(args.style)
     dpi = DEFAULT_DPI if args.dpi is None else args.dpi
     if not 50 <= dpi <= 1200:
         raise InputError("dpi", f"must be from 50 to 1200, got {dpi}")

@@ -16,7 +16,9 @@ from sparsity_gui.cli.common import (
     add_figure_options,
     add_output_options,
     exit_status,
+    figures_kept_apart,
     interrupts_deferred,
+    report_figure_failures,
     run_in_worker,
     say_error,
     whole_arg,
@@ -233,8 +235,15 @@ def grid_command(
             if figure_files is not None and not args.no_figure:
                 from sparsity_gui.figures.save import write_files
 
-                write_files(result_dir.path("figures"), figure_files(outcome.rows, outcome.interrupted))
+                folder = result_dir.path("figures")
+                figures_kept_apart(
+                    folder,
+                    lambda: write_files(folder, figure_files(outcome.rows, outcome.interrupted)),
+                    figure_failures,
+                )
 
+    figure_failures: list[str] = []
     write_headless(args.out, args.force or bool(done_rows) or getattr(args, "resume", False), body)
     outcome = state["outcome"]
+    report_figure_failures(figure_failures, args.out)
     return outcome, outcome.ended_early(len(plan.runs()), args.out, f"{name}.json", hint)

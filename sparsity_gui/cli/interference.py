@@ -17,7 +17,9 @@ from sparsity_gui.cli.common import (
     add_output_options,
     fail,
     figure_style_from_args,
+    figures_kept_apart,
     number_arg,
+    report_figure_failures,
     run_in_worker,
     say,
     whole_arg,
@@ -303,7 +305,8 @@ def interference_command(argv: Sequence[str]) -> int:
         wall = time.perf_counter() - started
         write_interference_run(result_dir, run, shlex.join(["sparsity-gui", "interference", *argv]), wall)
         if args.figures:
-            write_run_figures(result_dir.path("figures"), run, style, dpi)
+            folder = result_dir.path("figures")
+            figures_kept_apart(folder, lambda: write_run_figures(folder, run, style, dpi), figure_failures)
         if movies:
             from sparsity_gui.figures.interference.movie import write_interference_movie
 
@@ -317,7 +320,9 @@ def interference_command(argv: Sequence[str]) -> int:
             )
         return run
 
+    figure_failures: list[str] = []
     run = write_headless(args.out, args.force, body)
+    report_figure_failures(figure_failures, args.out)
     meas = run.measure(with_loss=False)
     say(
         f"wrote {args.out}: n = {params.n}, m = {params.m}, {run.step} steps ({params.optimizer}"

@@ -16,7 +16,9 @@ from sparsity_gui.cli.common import (
     add_output_group,
     add_output_options,
     fail,
+    figures_kept_apart,
     number_arg,
+    report_figure_failures,
     run_in_worker,
     say,
     whole_arg,
@@ -169,9 +171,11 @@ def run_command(argv: Sequence[str]) -> int:
         if args.style is not None:
             if not args.figures and not args.movie:
                 raise InputError("style", "applies to figures and movies: add --figures or --movie")
-            from sparsity_gui.figures.style import style_params
+            from sparsity_gui.figures.style import movie_style_params, style_params
 
             style_params(args.style)  # a bad style file is refused before the run
+            if args.movie:
+                movie_style_params(args.style)
     except InputError as exc:
         fail(str(exc))
     movies, movie = movie_from_args(args, "note")
@@ -188,10 +192,6 @@ def run_command(argv: Sequence[str]) -> int:
         run = run_in_worker(
             lambda: simulate_samples(params, w0, args.samples, Progress, should_stop=stop.is_set), stop
         )
-        if args.figures:
-            from sparsity_gui.figures.note.figures import write_note_figures  # matplotlib, no Qt
-
-            write_note_figures(run, result_dir.path("figures"), style=args.style)
         from sparsity_gui.core.note.session import W0Source
 
         source = W0Source("file", args.w0, args.w0_tensor, args.w0_row) if args.w0 is not None else None
@@ -204,6 +204,13 @@ def run_command(argv: Sequence[str]) -> int:
             command_line=shlex.join(["sparsity-gui", "run", *argv]),
             source=source,
         )
+        if args.figures:  # after the data: a figure that cannot be drawn loses no run
+            from sparsity_gui.figures.note.figures import write_note_figures  # matplotlib, no Qt
+
+            folder = result_dir.path("figures")
+            figures_kept_apart(
+                folder, lambda: write_note_figures(run, folder, style=args.style), figure_failures
+            )
         if movies:
             from sparsity_gui.figures.note.movie import write_note_movie
 
@@ -218,7 +225,9 @@ def run_command(argv: Sequence[str]) -> int:
             )
         return run
 
+    figure_failures: list[str] = []
     run = write_headless(args.out, args.force, body)
+    report_figure_failures(figure_failures, args.out)
     fmt = resolved_format(args.format, run.sim.m)
     files = (
         ""

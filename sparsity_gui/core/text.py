@@ -38,3 +38,13 @@ def sci(x: float, digits: int = 2) -> str:
     """A value in scientific notation with ``digits`` significant digits: 2.0e-3, 1.5e2."""
     mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
     return f"{mantissa}e{int(exponent)}"
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters escaped (a newline as \\n, a terminal's escape
+    as \\x1b): a message is one line and never drives the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text
+    )

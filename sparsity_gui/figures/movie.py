@@ -22,6 +22,7 @@ import numpy as np
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_with
+from sparsity_gui.core.text import printable
 from sparsity_gui.figures.frames import Frame, FrameCanvas
 
 FORMATS = ("mp4", "gif")
@@ -289,6 +290,12 @@ def write_movie(
     a cancel or an encoder's failure, a full disk included, leaves nothing). `write_with`
     (a ResultDir's) writes into a result folder instead. Returns (width, height)."""
     require_encoder()  # before any work: the missing extra is the first thing said
+    if write_with is None:
+        target = Path(path)
+        if target.is_dir():
+            raise InputError("path", f"{printable(str(target))} is a folder; give the movie's file name")
+        if not target.parent.is_dir():
+            raise InputError("path", f"{printable(str(target.parent))}: no such folder")
     size: list[tuple[int, int]] = []
 
     def write(f) -> None:

@@ -91,6 +91,18 @@ def panels_files(
     return out
 
 
+def check_axes(ax) -> None:
+    """TypeError unless ``ax`` is a matplotlib Axes; ValueError unless it is a sub-plot."""
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise TypeError(
+            f"ax must be a matplotlib Axes (made by add_subplot or subplots), not {type(ax).__name__}"
+        )
+    if ax.get_subplotspec() is None:
+        raise ValueError("ax must be a sub-plot (made by add_subplot or subplots)")
+
+
 def plot_panel(panel, data: dict, ax=None, style=None, size: tuple[float, float] | None = None):
     """The Python API's figure: `panel` drawn from `data` (through its JSON, as the files
     are) into a new `matplotlib.figure.Figure` of `size` inches, or in place of `ax` (its
@@ -107,8 +119,7 @@ def plot_panel(panel, data: dict, ax=None, style=None, size: tuple[float, float]
             fig = Figure(figsize=size or panel_size(style), layout="constrained")
             panel(fig, data)
             return fig
-        if ax.get_subplotspec() is None:
-            raise ValueError("ax must be a sub-plot (made by add_subplot or subplots)")
+        check_axes(ax)
         fig = ax.figure
         panel(fig, data, ax=ax)
         return fig

@@ -201,3 +201,44 @@ def test_save_format_is_checked_as_the_cli_does(tmp_path, capsys):
         run.save(tmp_path / "res", format="hdf5")
     assert cli_line == f"error: {err.value}" == "error: format: must be one of auto, csv, npz, got 'hdf5'"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def small_results():
+    return api.simulate(m=50, lam=1e-2, samples=40), api.train(n=8, m=4, steps=40)
+
+
+def _made(folder):
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.mark.parametrize(
+    "call, kind, words",
+    [
+        (lambda r, t, d: r.plot("l1_decay", style=5), TypeError, "style must be"),
+        (lambda r, t, d: t.plot("weights", style=5), TypeError, "style must be"),
+        (lambda r, t, d: r.plot("l1_decay", style={"no.such.key": 1}), ValueError, "'no.such.key'"),
+        (lambda r, t, d: r.plot("l1_decay", ax=42), TypeError, "ax must be a matplotlib Axes"),
+        (lambda r, t, d: t.plot("weights", ax=42), TypeError, "ax must be a matplotlib Axes"),
+        (lambda r, t, d: r.movie(d / "m.gif", width="huge"), ValueError, "width: must be one of single"),
+        (lambda r, t, d: t.movie(d / "m.gif", width="huge"), ValueError, "width: must be a width"),
+        (lambda r, t, d: r.movie(d / "folder.gif"), ValueError, "is a folder"),
+        (lambda r, t, d: t.movie(d / "folder.gif"), ValueError, "is a folder"),
+        (lambda r, t, d: r.movie(d / "none" / "m.gif"), ValueError, "no such folder"),
+        (lambda r, t, d: r.movie(d / "m.gif", style={"savefig.bbox": "tight"}), ValueError, "savefig.bbox"),
+        (
+            lambda r, t, d: api.simulate(m=50, lam=1e-2, t_end=5.0, schedule=np.array([[1.0, 2e-2]])),
+            TypeError,
+            "schedule must be a list",
+        ),
+    ],
+)
+def test_wrong_types_and_kinds_name_the_argument_and_leave_nothing(small_results, tmp_path, call, kind, words):
+    pytest.importorskip("av")
+    r, t = small_results
+    (tmp_path / "folder.gif").mkdir()
+    before = _made(tmp_path)
+    with pytest.raises(kind) as caught:
+        call(r, t, tmp_path)
+    assert words in str(caught.value), str(caught.value)
+    assert _made(tmp_path) == before

@@ -17,11 +17,12 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.sampled import sample_steps
+from sparsity_gui.core.text import printable
 from sparsity_gui.figures.frames import Frame
 from sparsity_gui.figures.interference.figures import PANEL_ORDER, PANELS, layout, layout_size, run_data
 from sparsity_gui.figures.movie import MovieSettings, frame_times, write_movie
 from sparsity_gui.figures.scripted import panel_size
-from sparsity_gui.figures.style import style_params
+from sparsity_gui.figures.style import movie_style_params
 
 MOVIE_PANELS = (*PANEL_ORDER, "layout")
 CHUNK = 250  # steps per advance between stops (as train_sampled takes them)
@@ -51,7 +52,7 @@ def interference_frames(
     the last step), a replay that does not reproduce it is refused before its last frame."""
     if panel not in MOVIE_PANELS:
         raise InputError("panel", f"unknown panel {panel!r}; use one of {', '.join(MOVIE_PANELS)}")
-    params_style = style_params(style)
+    params_style = movie_style_params(style)
     records = sample_steps(params.steps, samples)
     stops = np.union1d(records[records <= steps[-1]], steps)
     run = InterferenceRun(params, w0, history_capacity=max(16, stops.size + 1))
@@ -101,6 +102,11 @@ def write_interference_movie(
     expect_final). Returns its (width, height) in pixels."""
     if panel not in MOVIE_PANELS:
         raise InputError("panel", f"unknown panel {panel!r}; use one of {', '.join(MOVIE_PANELS)}")
+    width = drawing.get("width")
+    if width is not None and (
+        not isinstance(width, (int, float)) or isinstance(width, bool) or not 1.0 <= width <= 20.0
+    ):
+        raise InputError("width", f"must be a width in inches from 1 to 20, got {printable(repr(width))}")
     steps = frame_steps(params.steps, settings.frames, settings.spacing, first_step, last_step)
     return write_movie(
         path,

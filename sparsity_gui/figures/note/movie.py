@@ -19,10 +19,11 @@ import numpy as np
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.runner import snapshot_of
 from sparsity_gui.core.note.simulation import RunScript, Simulation, with_change_instants
+from sparsity_gui.core.text import printable
 from sparsity_gui.figures.frames import Frame
 from sparsity_gui.figures.movie import MovieSettings, frame_times, write_movie
 from sparsity_gui.figures.note.figures import MAX_ROWS, PANELS, fit_entry, note_drawing, panel_data
-from sparsity_gui.figures.style import style_params
+from sparsity_gui.figures.style import WIDTHS, movie_style_params
 
 MOVIE_PANELS = (*PANELS, "layout")
 GD_BEFORE = 0.5 - 1e-6  # GD lands on the step nearest its target: aim half a step earlier
@@ -77,7 +78,7 @@ def note_frames(
 ) -> Iterator[Frame]:
     """The frames at `times` (ascending), replaying the script."""
     check_panel(panel)
-    style_params(style)  # a bad style file is refused before the replay
+    movie_style_params(style)  # a bad style is refused before the replay
     pins = list(pins)
     targets = solver_targets(script, times)
     rows = history_times(script)
@@ -135,6 +136,8 @@ def write_note_movie(
     """The movie of the run in `script` from t = 0 (or t_range[0]) to its end (or
     t_range[1]) into `path`. Returns its (width, height) in pixels."""
     check_panel(panel)
+    if width not in WIDTHS:
+        raise InputError("width", f"must be one of {', '.join(WIDTHS)}, got {printable(repr(width))}")
     start, end = (0.0, script.t) if t_range is None else (float(t_range[0]), float(t_range[1]))
     if not (math.isfinite(start) and math.isfinite(end) and 0.0 <= start < end <= script.t):
         raise InputError("t_range", f"must lie within the run, 0 to {script.t:.6g}, start before end")
