@@ -8,8 +8,21 @@ import sys
 import traceback
 
 from sparsity_gui.cli.common import fail
-from sparsity_gui.cli.gui_options import gui_params
+from sparsity_gui.cli.gui_options import check_automation, gui_params
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.files import atomic_write_bytes
+from sparsity_gui.core.text import printable
+
+
+def png_bytes(pixmap) -> bytes:
+    """A QPixmap (or QImage) encoded as PNG."""
+    from PySide6 import QtCore
+
+    buf = QtCore.QBuffer()
+    buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    if not pixmap.save(buf, "PNG"):
+        raise OSError("Qt could not encode the PNG image")
+    return bytes(buf.data())
 
 
 def _excepthook(exc_type, exc, tb) -> None:
@@ -29,11 +42,10 @@ def _excepthook(exc_type, exc, tb) -> None:
 
 def gui_main(args: argparse.Namespace) -> int:
     try:
+        check_automation(args)
         model, params, w0 = gui_params(args)
     except InputError as exc:
         fail(str(exc))
-    if args.screenshot and args.quit_after is None:
-        fail("--screenshot needs --quit-after MS (the screenshot is taken just before quitting)")
 
     faulthandler.enable()
     from PySide6 import QtCore, QtWidgets
@@ -63,18 +75,23 @@ def gui_main(args: argparse.Namespace) -> int:
     else:
         win = ModelWindows().open("note", params, w0, playing=not args.paused, speed=args.speed)
 
+    failed: list[int] = []  # the status of a screenshot that could not be written
     if args.quit_after is not None:
 
         def finish() -> None:
             if args.screenshot:
                 app.processEvents()
-                win.grab().save(args.screenshot, "PNG")
+                try:  # whole or not at all, with the user's umask, as every file written
+                    atomic_write_bytes(args.screenshot, png_bytes(win.grab()))
+                except OSError as exc:
+                    sys.stderr.write(f"error: --screenshot: {printable(str(exc))}\n")
+                    failed.append(2)
             win.close()
             app.quit()
 
         QtCore.QTimer.singleShot(args.quit_after, finish)
 
-    rc = app.exec()
+    rc = app.exec() or (failed[0] if failed else 0)
     win.shutdown()  # also closes the other model's window if this one opened it
     delete_widgets(app, win)
     return rc

@@ -91,6 +91,42 @@ def gui_params(args: argparse.Namespace):
     return "note", params, w0
 
 
+MAX_QUIT_AFTER_MS = 2**31 - 1  # Qt's timers take a signed 32-bit interval (about 24 days)
+
+
+def check_automation(args: argparse.Namespace) -> None:
+    """--quit-after, --screenshot and --speed checked before the window opens (InputError):
+    a time Qt can wait, a PNG in a folder that exists, a speed that is a number >= 0."""
+    import math
+    import os
+    from pathlib import Path
+
+    from sparsity_gui.core.text import printable
+
+    if args.quit_after is not None and not 0 <= args.quit_after <= MAX_QUIT_AFTER_MS:
+        raise InputError(
+            "quit-after", f"must be from 0 to {MAX_QUIT_AFTER_MS} milliseconds, got {args.quit_after}"
+        )
+    if args.speed is not None and not (math.isfinite(args.speed) and args.speed >= 0):
+        raise InputError("speed", f"must be a number >= 0 (0: as fast as possible), got {args.speed:g}")
+    if args.screenshot:
+        if args.quit_after is None:
+            raise InputError(
+                "screenshot", "needs --quit-after MS (the screenshot is taken just before quitting)"
+            )
+        path = Path(args.screenshot)
+        shown = printable(str(path))
+        if path.suffix.lower() != ".png":
+            raise InputError("screenshot", f"{shown}: the screenshot is a PNG; name it .png")
+        if path.is_dir():
+            raise InputError("screenshot", f"{shown} is a folder")
+        folder = path.parent
+        if not folder.is_dir():
+            raise InputError("screenshot", f"{printable(str(folder))}: no such folder")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError("screenshot", f"{printable(str(folder))}: cannot write there")
+
+
 def build_gui_parser() -> CleanParser:
     p = CleanParser.for_command("", DESCRIPTION, EPILOG)
     p.add_argument("--version", action="version", version=f"sparsity-gui {__version__}")

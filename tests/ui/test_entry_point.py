@@ -43,13 +43,24 @@ def test_app_runs_and_quits_cleanly(tmp_path):
         (["--m", "0"], "m"),
         (["--w0", "/nonexistent/w.npy"], "no such file"),
         (["--screenshot", "x.png"], "--quit-after"),
+        (["--screenshot", "{tmp}/missing/x.png", "--quit-after", "100"], "missing: no such folder"),
+        (["--screenshot", "{tmp}", "--quit-after", "100"], "name it .png"),
+        (["--screenshot", "{tmp}/shot.jpg", "--quit-after", "100"], "name it .png"),
+        (["--screenshot", "{tmp}/new\nline/x.png", "--quit-after", "100"], "new\\nline: no such folder"),
+        (["--quit-after", "-5"], "quit-after: must be from 0"),
+        (["--quit-after", "1e12"], "quit-after: must be from 0"),
+        (["--speed", "nan"], "speed: must be a number >= 0"),
+        (["--speed", "-1"], "speed: must be a number >= 0"),
+        (["--speed", "inf"], "speed: must be a number >= 0"),
     ],
 )
-def test_bad_options_give_one_error_line(args, needle):
-    out = run_app(*args)
+def test_bad_options_give_one_error_line(tmp_path, args, needle):
+    """Refused before the window opens: one line, status 2, nothing written."""
+    out = run_app(*[a.replace("{tmp}", str(tmp_path)) for a in args])
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], out.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_version_and_help_need_no_display():
