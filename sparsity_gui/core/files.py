@@ -87,8 +87,15 @@ def _leftover_pattern(name: str) -> re.Pattern:
     return re.compile(rf"^\.{re.escape(name[:_NAME_KEEP])}\.(?:tmp-(\d+)-[0-9a-f]{{12}}|old-(\d+))$")
 
 
+# Linux's highest process id (pid_max's limit); a name beyond it cannot be one of our writes
+_PID_MAX = 1 << 22
+
+
 def _process_alive(pid: int) -> bool:
-    if pid == os.getpid():
+    """Whether process ``pid`` may still be writing its entry. An id no process can have
+    (0, or past pid_max: a name anyone who can write the folder could make) counts as alive,
+    so the entry is left alone: os.kill would raise OverflowError on it."""
+    if pid == os.getpid() or not 0 < pid <= _PID_MAX:
         return True
     try:
         os.kill(pid, 0)

@@ -274,3 +274,21 @@ def test_a_write_killed_outright_leaves_a_file_the_next_write_removes(tmp_path):
     assert len([p for p in tmp_path.iterdir() if p.name.startswith(".session.json.tmp-")]) == 1
     atomic_write_text(target, "again")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.json", "session.json"]
+
+
+@pytest.mark.parametrize("pid", ["0", "99999999999", "9" * 40, "4194305"])
+def test_a_leftover_name_no_process_can_have_blocks_nothing(tmp_path, pid):
+    """Anyone who can write the folder can make `.NAME.tmp-<pid>-<hex>` or `.NAME.old-<pid>`
+    with an id out of range (os.kill raised OverflowError on each write there): such
+    entries are not ours, so the writes go on and leave them alone."""
+    from sparsity_gui.core.files import ResultDir
+
+    planted = [tmp_path / f".session.json.tmp-{pid}-0123456789ab", tmp_path / f".out.old-{pid}"]
+    planted[0].write_text("not ours")
+    planted[1].mkdir()
+    atomic_write_text(tmp_path / "session.json", "whole")
+    result = ResultDir(tmp_path / "out", False)
+    (result.path("a.txt")).write_text("x")
+    result.commit()
+    assert (tmp_path / "session.json").read_text() == "whole" and (tmp_path / "out" / "a.txt").is_file()
+    assert all(p.exists() for p in planted)
