@@ -364,6 +364,9 @@ class _Interrupts:
     pending: int | None = None
     first_at = -math.inf
     depth = 0  # interrupt_handlers() entered and not left
+    # a signal whose Interrupted Python swallowed: raised in a weakref callback or a
+    # __del__, it goes to sys.unraisablehook ("Exception ignored") and the code goes on
+    swallowed: int | None = None
 
     @classmethod
     def handler(cls, signum, _frame) -> None:
@@ -396,7 +399,7 @@ def interrupt_handlers() -> Iterator[None]:
     import signal
 
     if _Interrupts.depth == 0:  # a new command (tests run several in one process)
-        _Interrupts.first_at, _Interrupts.pending = -math.inf, None
+        _Interrupts.first_at, _Interrupts.pending, _Interrupts.swallowed = -math.inf, None, None
     _Interrupts.depth += 1
     saved = []
     for sig in _handled_signals():
@@ -404,10 +407,22 @@ def interrupt_handlers() -> Iterator[None]:
             saved.append((sig, signal.signal(sig, _Interrupts.handler)))
         except ValueError:  # not the main thread (called from a test harness)
             pass
+    unraisable = sys.unraisablehook
+
+    def quiet_interrupt(info) -> None:
+        # raised in a weakref callback or __del__ and swallowed by Python: kept, for
+        # write_headless to end the command; no "Exception ignored" traceback
+        if isinstance(info.exc_value, Interrupted):
+            _Interrupts.swallowed = info.exc_value.signum
+        else:
+            unraisable(info)
+
+    sys.unraisablehook = quiet_interrupt
     try:
         yield
     finally:
         _Interrupts.depth -= 1
+        sys.unraisablehook = unraisable
         for sig, old in saved:
             signal.signal(sig, old)
 
@@ -584,6 +599,8 @@ def write_headless(out: str, replace: bool, body: Callable[[ResultDir], T]) -> T
         log.debug(f"command: {' '.join(sys.argv)}; writing {out} through a temporary folder")
         try:
             value = body(result_dir)
+            if _Interrupts.swallowed is not None:  # a signal whose exception went nowhere
+                raise Interrupted(_Interrupts.swallowed)
             result_dir.commit()
             _COMMITTED.append(out)
             log.info(f"{out} written in {time.perf_counter() - started:.3f} s")

@@ -245,3 +245,37 @@ def test_closing_the_terminal_ends_the_command_as_sighup(tmp_path):
     assert proc.returncode == 128 + signal.SIGHUP
     assert out == b""
     assert list(tmp_path.iterdir()) == []
+
+
+WEAKREF_BODY = """
+import signal, sys, weakref
+from sparsity_gui.cli.common import write_headless
+
+class Held:
+    pass
+
+def body(result_dir):
+    result_dir.path("a.txt").write_text("a")
+    held = Held()
+    weakref.finalize(held, signal.raise_signal, signal.SIGTERM)
+    del held  # the signal arrives inside this weakref callback, as during run --figures
+    result_dir.path("b.txt").write_text("b")
+
+write_headless(sys.argv[1], False, body)
+print("committed")
+"""
+
+
+def test_a_signal_inside_a_weakref_callback_still_ends_the_command(tmp_path):
+    """Python swallows an exception raised in a weakref callback ("Exception ignored"):
+    the handler's Interrupted went nowhere and the command wrote its folder with status 0.
+    The signal is remembered and ends the command before its folder is committed."""
+    script = tmp_path / "body.py"
+    script.write_text(WEAKREF_BODY)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, str(script), str(out)], capture_output=True, text=True, timeout=120, env=ENV
+    )
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert proc.stdout == "" and proc.stderr.strip() == "error: interrupted; nothing was written", proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["body.py"]
