@@ -233,7 +233,9 @@ def _made(folder):
         ),
     ],
 )
-def test_wrong_types_and_kinds_name_the_argument_and_leave_nothing(small_results, tmp_path, call, kind, words):
+def test_wrong_types_and_kinds_name_the_argument_and_leave_nothing(
+    small_results, tmp_path, call, kind, words
+):
     pytest.importorskip("av")
     r, t = small_results
     (tmp_path / "folder.gif").mkdir()
