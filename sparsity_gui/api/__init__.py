@@ -25,15 +25,18 @@ that command line in its metadata.
 1
 """
 
+from sparsity_gui.api.checkpoints import CheckpointComparison, compare_checkpoints
 from sparsity_gui.api.interference import SweepResult, TrainingResult, sweep, train
 from sparsity_gui.api.note import ScalingResult, SimulationResult, scaling, simulate
 from sparsity_gui.api.note import Schedule as Schedule  # the type of simulate(schedule=)
 
 __all__ = [
+    "CheckpointComparison",
     "ScalingResult",
     "SimulationResult",
     "SweepResult",
     "TrainingResult",
+    "compare_checkpoints",
     "scaling",
     "simulate",
     "sweep",

@@ -7,15 +7,15 @@ import shlex
 import time
 from collections.abc import Sequence
 
-import numpy as np
-
 from sparsity_gui.cli.common import (
     CleanParser,
     add_figure_options,
     add_output_options,
     fail,
     figure_style_from_args,
+    figures_kept_apart,
     number_arg,
+    report_figure_failures,
     run_in_worker,
     say,
     whole_arg,
@@ -87,8 +87,7 @@ def build_checkpoints_parser() -> CleanParser:
 
 
 def checkpoints_command(argv: Sequence[str]) -> int:
-    from sparsity_gui.core.compare import COLUMNS, compare
-    from sparsity_gui.core.files import csv_text, json_text
+    from sparsity_gui.core.compare import compare, finite_max, write_comparison
     from sparsity_gui.core.series import open_series
 
     args = build_checkpoints_parser().parse_args(argv)
@@ -115,53 +114,30 @@ def checkpoints_command(argv: Sequence[str]) -> int:
             ),
             stop,
         )
-        int_cols = [COLUMNS.index("step")]
-        result_dir.write_text("compare.csv", csv_text(COLUMNS, result.rows, int_cols))
-        meta = {
-            "program": "sparsity-gui",
-            "command_line": shlex.join(["sparsity-gui", "checkpoints", *argv]),
-            "series": {
-                "path": str(args.path),
-                "layout": series.layout,
-                "tensor": series.snapshots[0].tensor,
-                "pick": series.pick,
-                "index": series.index,
-                "shape": list(series.shape),
-                "snapshots": len(series.snapshots),
-                "first_step": int(series.steps[0]),
-                "last_step": int(series.steps[-1]),
-            },
-            "settings": result.settings,
-            "zero_tolerance": f"a weight counts as zero when |w| <= {result.zero_tol:g}",
-            "flow": result.flow_note or "the note's exact flow at t = 4 lr (step - step0), lam = l1/4",
-            "columns": list(COLUMNS),
-            "largest": {
-                "max_abs_diff": _finite_max(result.column("max_abs_diff")),
-                "max_abs_diff_flow": _finite_max(result.column("max_abs_diff_flow")),
-            },
-            "wall_seconds": time.perf_counter() - started,
-        }
-        result_dir.write_text("run.json", json_text(meta))
+        command_line = shlex.join(["sparsity-gui", "checkpoints", *argv])
+        write_comparison(result_dir, result, args.path, command_line, time.perf_counter() - started)
         if args.figures:
             from sparsity_gui.figures.compare import comparison_figure_files
             from sparsity_gui.figures.save import write_files
 
-            write_files(result_dir.path("figures"), comparison_figure_files(result, style=style, dpi=dpi))
+            folder = result_dir.path("figures")
+            figures_kept_apart(
+                folder,
+                lambda: write_files(folder, comparison_figure_files(result, style=style, dpi=dpi)),
+                figure_failures,
+            )
         return result
 
+    figure_failures: list[str] = []
     result = write_headless(args.out, args.force, body)
+    report_figure_failures(figure_failures, args.out)
     if result.flow_note:
         say(f"note: {result.flow_note}")
-    flow = _finite_max(result.column("max_abs_diff_flow"))
-    model = _finite_max(result.column("max_abs_diff"))
+    flow = finite_max(result.column("max_abs_diff_flow"))
+    model = finite_max(result.column("max_abs_diff"))
     say(
         f"wrote {args.out}: {len(series.snapshots)} snapshots, steps {int(series.steps[0])} to "
         f"{int(series.steps[-1])}; largest |W - trained model| = {model:.3g}"
         + (f", |W - note's flow| = {flow:.3g}" if flow is not None else "")
     )
     return 0
-
-
-def _finite_max(values: np.ndarray) -> float | None:
-    values = values[np.isfinite(values)]
-    return float(values.max()) if values.size else None

@@ -165,3 +165,44 @@ def compare(
         lam=lam,
     )
     return Comparison(series, optimizer, l1, lr, weight_decay, tol, rows, curve, flow_note, settings)
+
+
+def finite_max(values: np.ndarray) -> float | None:
+    """The largest finite value, or None when there is none (an empty flow column)."""
+    values = values[np.isfinite(values)]
+    return float(values.max()) if values.size else None
+
+
+def write_comparison(result_dir, result: Comparison, path, command_line: str, wall_seconds: float) -> None:
+    """compare.csv and run.json of ``result`` into a ResultDir: what `checkpoints` and the
+    API's save() write, byte for byte alike."""
+    from sparsity_gui.core.files import csv_text, json_text
+
+    series = result.series
+    int_cols = [COLUMNS.index("step")]
+    result_dir.write_text("compare.csv", csv_text(COLUMNS, result.rows, int_cols))
+    meta = {
+        "program": "sparsity-gui",
+        "command_line": command_line,
+        "series": {
+            "path": str(path),
+            "layout": series.layout,
+            "tensor": series.snapshots[0].tensor,
+            "pick": series.pick,
+            "index": series.index,
+            "shape": list(series.shape),
+            "snapshots": len(series.snapshots),
+            "first_step": int(series.steps[0]),
+            "last_step": int(series.steps[-1]),
+        },
+        "settings": result.settings,
+        "zero_tolerance": f"a weight counts as zero when |w| <= {result.zero_tol:g}",
+        "flow": result.flow_note or "the note's exact flow at t = 4 lr (step - step0), lam = l1/4",
+        "columns": list(COLUMNS),
+        "largest": {
+            "max_abs_diff": finite_max(result.column("max_abs_diff")),
+            "max_abs_diff_flow": finite_max(result.column("max_abs_diff_flow")),
+        },
+        "wall_seconds": wall_seconds,
+    }
+    result_dir.write_text("run.json", json_text(meta))

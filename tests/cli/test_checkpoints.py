@@ -275,3 +275,44 @@ def test_help_names_the_command_and_its_choices():
     assert proc.returncode == 0
     for word in ("--all-rows", "--latent", "sgd", "adamw", "--zero-tol", "SAELens"):
         assert word in proc.stdout
+
+
+def test_the_api_is_the_command_table_files_and_figure(tmp_path):
+    """api.compare_checkpoints: the table of torch's AdamW run meets the trained model, and
+    save() writes the command's compare.csv digit for digit, with the command line that
+    writes them; plot() draws the snapshots as points over the curves."""
+    from matplotlib.figure import Figure
+
+    from sparsity_gui import api
+
+    snaps = train(w0_matrix(seed=7), "adamw", STEPS)
+    series = write_pt_series(tmp_path / "series", snaps)
+    result = api.compare_checkpoints(
+        series, tensor="enc.weight", all_rows=True, l1=L1, lr=LR, optimizer="adamw"
+    )
+    assert list(result.steps) == list(STEPS)
+    assert result.max_abs_diff <= 1e-10 and result.max_abs_diff_flow is None and result.flow_note
+    for step, r in zip(STEPS, result.table, strict=True):
+        assert r[result.columns.index("norm1")] == pytest.approx(np.abs(snaps[step]).sum(), rel=1e-14)
+    assert result.measures == ("norm1", "norm2", "nonzero", "polysemantic")
+
+    saved = result.save(tmp_path / "api")
+    meta = json.loads((saved / "run.json").read_text(encoding="utf-8"))
+    line = meta["command_line"].split()
+    assert line[:3] == ["sparsity-gui", "checkpoints", str(series)]
+    proc = cli([*line[1:-1], tmp_path / "cli"])  # the same command into another folder
+    assert proc.returncode == 0, proc.stderr
+    assert (saved / "compare.csv").read_bytes() == (tmp_path / "cli" / "compare.csv").read_bytes()
+
+    fig = result.plot("nonzero")
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    measured = next(line for line in ax.lines if line.get_linestyle() in ("None", ""))
+    np.testing.assert_array_equal(measured.get_xdata(), np.array(STEPS, float))
+    np.testing.assert_array_equal(measured.get_ydata(), result.column("nonzero"))
+    with pytest.raises(ValueError, match="measure: must be one of"):
+        result.plot("theta")
+    with pytest.raises(TypeError, match="path must be"):
+        api.compare_checkpoints(42, l1=L1, lr=LR, optimizer="sgd")
+    with pytest.raises(ValueError, match="optimizer"):
+        api.compare_checkpoints(series, tensor="enc.weight", all_rows=True, l1=L1, lr=LR, optimizer="rmsprop")

@@ -1,0 +1,171 @@
+"""Your training run's snapshots against the theory, for notebooks: ``compare_checkpoints``
+is the `checkpoints` command (core/compare.py), its result a table like every other
+result's, with ``plot(measure)`` and ``save(dir)``."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sparsity_gui.api.results import Result, as_number, as_whole, cli_argv, given_options
+from sparsity_gui.core.files import ResultDir
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from sparsity_gui.core.compare import Comparison
+
+
+class CheckpointComparison(Result):
+    """Every snapshot of a series against the interference model trained from its first
+    snapshot (``*_pred``: exact in the steps) and, for one row under plain SGD, the note's
+    exact flow (``*_flow``). ``table``: compare.csv's rows in ``columns``' order; ``steps``:
+    the snapshots' steps; ``flow_note``: why the flow's columns are empty, if they are."""
+
+    command = "checkpoints"
+
+    def __init__(self, comparison: Comparison, path: str, options: dict[str, Any], wall_seconds: float):
+        from sparsity_gui.core.compare import COLUMNS, finite_max
+
+        self.comparison = comparison
+        self.path = path
+        self.options = options
+        self.wall_seconds = wall_seconds
+        self.columns = COLUMNS
+        self.table = comparison.rows
+        self.steps = comparison.rows[:, COLUMNS.index("step")].astype(np.int64)
+        self.flow_note = comparison.flow_note
+        self.zero_tol = comparison.zero_tol
+        self.max_abs_diff = finite_max(comparison.column("max_abs_diff"))
+        self.max_abs_diff_flow = finite_max(comparison.column("max_abs_diff_flow"))
+
+    @property
+    def measures(self) -> tuple[str, ...]:
+        """The measures plot() draws: norm1, norm2, nonzero, and theta (a row) or
+        polysemantic (the whole matrix)."""
+        from sparsity_gui.figures.compare import comparison_measures
+
+        return comparison_measures(self.comparison)
+
+    def column(self, name: str) -> np.ndarray:
+        """One column of the table by its name (see ``columns``)."""
+        if name not in self.columns:
+            raise ValueError(f"unknown column {name!r}; use one of {', '.join(self.columns)}")
+        return self.comparison.column(name)
+
+    def command_line(self, out: str | Path, save_options: Mapping[str, Any] | None = None) -> str:
+        argv = cli_argv({**self.options, **(save_options or {})})
+        return shlex.join(["sparsity-gui", self.command, self.path, *argv, "--out", str(out)])
+
+    def save(self, out: str | Path, *, force: bool = False, figures: bool = False, style: Any = None) -> Path:
+        """compare.csv and run.json into the folder ``out`` (new or empty; ``force``
+        replaces a non-empty one), as `checkpoints` writes them, atomically; ``figures``:
+        each measure's figure too (PNG, SVG, PDF, with its data and script) in ``style``."""
+        save_options: dict[str, Any] = {"figures": True} if figures else {}
+        if style is not None:
+            from sparsity_gui.figures.style import style_params
+
+            style_params(style)  # refused before anything is written
+            if isinstance(style, (str, os.PathLike)):
+                save_options["style"] = str(style)
+        result_dir = ResultDir(out, force)
+        try:
+            from sparsity_gui.core.compare import write_comparison
+
+            write_comparison(
+                result_dir,
+                self.comparison,
+                self.path,
+                self.command_line(out, save_options),
+                self.wall_seconds,
+            )
+            if figures:
+                from sparsity_gui.figures.compare import comparison_figure_files
+                from sparsity_gui.figures.save import write_files
+
+                write_files(result_dir.path("figures"), comparison_figure_files(self.comparison, style=style))
+            result_dir.commit()
+        except BaseException:
+            result_dir.abort()
+            raise
+        return result_dir.out
+
+    def plot(self, measure: str = "nonzero", ax: Axes | None = None, style: Any = None) -> Figure:
+        """The snapshots of ``measure`` (one of ``measures``) as points over the predicted
+        curves, as `checkpoints --figures` draws it; into ``ax`` when given."""
+        from sparsity_gui.core.errors import InputError
+        from sparsity_gui.figures.compare import comparison_data, snapshots_against_theory
+        from sparsity_gui.figures.scripted import plot_panel
+
+        if measure not in self.measures:
+            raise InputError("measure", f"must be one of {', '.join(self.measures)}, got {measure!r}")
+        return plot_panel(snapshots_against_theory, comparison_data(self.comparison, measure), ax, style)
+
+    def _table(self):
+        return self.columns, self.table
+
+    def _summary(self) -> str:
+        flow = "" if self.max_abs_diff_flow is None else f", |W - flow| <= {self.max_abs_diff_flow:.3g}"
+        return (
+            f"{len(self.steps)} snapshots, steps {self.steps[0]} to {self.steps[-1]}: "
+            f"|W - trained model| <= {self.max_abs_diff:.3g}{flow}"
+        )
+
+
+def compare_checkpoints(
+    path: str | os.PathLike,
+    *,
+    l1: float,
+    lr: float,
+    optimizer: str,
+    tensor: str | None = None,
+    row: int | None = None,
+    latent: int | None = None,
+    all_rows: bool = False,
+    weight_decay: float | None = None,
+    zero_tol: float | None = None,
+) -> CheckpointComparison:
+    """A series of snapshots from your training run (``path``: a folder of files named by
+    their step, a folder of SAELens checkpoints, or one file with a stacked tensor and
+    ``steps``) against the theory, from its first snapshot on: `sparsity-gui checkpoints`.
+    ``tensor`` names each file's tensor; ``row`` / ``latent`` / ``all_rows`` pick one
+    feature's encoding, a SAELens latent or the whole matrix. ``l1``, ``lr``,
+    ``optimizer`` (sgd, gd-zero, gd, adam, adamw) and ``weight_decay`` are your run's;
+    ``zero_tol`` is when a weight counts as zero (default 2 lr l1). Bad input raises
+    ValueError in the command's words."""
+    from sparsity_gui.core.compare import compare
+    from sparsity_gui.core.series import open_series
+
+    values = dict(
+        tensor=tensor,
+        row=None if row is None else as_whole(row),
+        latent=None if latent is None else as_whole(latent),
+        all_rows=all_rows,
+        l1=as_number(l1),
+        lr=as_number(lr),
+        optimizer=optimizer,
+        weight_decay=None if weight_decay is None else as_number(weight_decay),
+        zero_tol=None if zero_tol is None else as_number(zero_tol),
+    )
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a folder's or a file's path, not {type(path).__name__}")
+    shown = str(os.fspath(path))
+    series = open_series(shown, tensor, row=values["row"], latent=values["latent"], all_rows=all_rows)
+    started = time.perf_counter()
+    comparison = compare(
+        series,
+        l1=values["l1"],
+        lr=values["lr"],
+        optimizer=optimizer,
+        weight_decay=values["weight_decay"],
+        zero_tol=values["zero_tol"],
+    )
+    options = given_options(compare_checkpoints, values)  # l1, lr, optimizer always: no defaults
+    return CheckpointComparison(comparison, shown, options, time.perf_counter() - started)
