@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sparsity_gui.figures.mpl_compat import scoped_patch
+
 STAMP_INCHES = 0.22  # the time stamp's strip under the figure
 STAMP_GAP = 3  # px: a text's anti-aliased ink stays this close to its box
 
@@ -219,14 +221,10 @@ class ReusedFigure:
 _tick_memos: dict[int, dict] = {}  # id(figure) being drawn by ticks_worked_out_once: its memo
 
 
-@functools.cache
-def _remember_ticks() -> None:
-    """Axis._update_ticks and _get_ticklabel_bboxes, once per process, made to consult the
-    memo of a figure being drawn in ticks_worked_out_once (any other figure's axes work out
-    their ticks and measure their labels as always)."""
-    from matplotlib.axis import Axis
-
-    original = Axis._update_ticks
+@scoped_patch("matplotlib.axis", "Axis", "_update_ticks")
+def _remembered_ticks(original):
+    """Axis._update_ticks, while the tool draws, made to consult the memo of a figure being
+    drawn in ticks_worked_out_once (any other figure's axes work out their ticks as always)."""
 
     def update_ticks(axis):
         memo = _tick_memos.get(id(axis.get_figure(root=True))) if _tick_memos else None
@@ -245,7 +243,12 @@ def _remember_ticks() -> None:
             last = memo[id(axis)] = (key, original(axis), {})
         return last[1]
 
-    original_boxes = Axis._get_ticklabel_bboxes
+    return update_ticks
+
+
+@scoped_patch("matplotlib.axis", "Axis", "_get_ticklabel_bboxes")
+def _remembered_tick_boxes(original_boxes):
+    """Axis._get_ticklabel_bboxes, while the tool draws, made to consult the same memo."""
 
     def ticklabel_bboxes(axis, ticks, renderer):
         # always asked right after _update_ticks, of its ticks: their labels' boxes are those
@@ -260,8 +263,7 @@ def _remember_ticks() -> None:
             boxes = last[2][key] = original_boxes(axis, ticks, renderer)
         return boxes
 
-    Axis._update_ticks = update_ticks
-    Axis._get_ticklabel_bboxes = ticklabel_bboxes
+    return ticklabel_bboxes
 
 
 @contextlib.contextmanager
@@ -271,25 +273,22 @@ def ticks_worked_out_once(fig):
     changed since it last did, not at each of the 20 or 30 times the layout and the draw ask
     (the layout at each of its passes, every spine, the axis label's placing and each shared
     axis again). The memo lives for this one draw of this one figure."""
-    _remember_ticks()
-    _tick_memos[id(fig)] = {}
-    try:
-        yield
-    finally:
-        del _tick_memos[id(fig)]
+    with _remembered_ticks.active(), _remembered_tick_boxes.active():
+        _tick_memos[id(fig)] = {}
+        try:
+            yield
+        finally:
+            del _tick_memos[id(fig)]
 
 
 _layout_memos: dict[int, dict] = {}  # id(figure) being drawn in texts_laid_out_once: its memo
 TEXT_LAYOUTS_KEPT = 20_000  # a canvas's memo of text layouts is emptied when it holds more
 
 
-@functools.cache
-def _remember_text_layouts() -> None:
-    """Text._get_layout, once per process, made to consult the memo of a figure being drawn
-    in texts_laid_out_once (any other figure's texts are laid out as always)."""
-    from matplotlib.text import Text
-
-    original = Text._get_layout
+@scoped_patch("matplotlib.text", "Text", "_get_layout")
+def _remembered_text_layouts(original):
+    """Text._get_layout, while the tool draws, made to consult the memo of a figure being
+    drawn in texts_laid_out_once (any other figure's texts are laid out as always)."""
 
     def get_layout(text, renderer):
         fig = text.get_figure(root=True)
@@ -326,7 +325,7 @@ def _remember_text_layouts() -> None:
             found = memo[key] = original(text, renderer)
         return found
 
-    Text._get_layout = get_layout
+    return get_layout
 
 
 @contextlib.contextmanager
@@ -337,12 +336,12 @@ def texts_laid_out_once(fig, memo: dict):
     DPI was laid out before; `_get_layout` is a function of these alone (a wrapped text, which
     is not, is laid out as always). The memo may outlive the draw while the rcParams it was
     made under hold (the font lookup and hinting read them)."""
-    _remember_text_layouts()
-    _layout_memos[id(fig)] = memo
-    try:
-        yield
-    finally:
-        del _layout_memos[id(fig)]
+    with _remembered_text_layouts.active():
+        _layout_memos[id(fig)] = memo
+        try:
+            yield
+        finally:
+            del _layout_memos[id(fig)]
 
 
 class ShapedFont:
@@ -549,10 +548,10 @@ class FrameCanvas:
         a stamp narrower than the figure, with black), opaque RGBA."""
         import matplotlib
 
-        from sparsity_gui.figures.save import quicker_matplotlib
+        from sparsity_gui.figures.save import shared_mathtext
 
-        quicker_matplotlib()
-        with matplotlib.rc_context(frame.style):  # one context for both figures: it costs
+        # one rc context for both figures: entering one costs
+        with shared_mathtext.active(), matplotlib.rc_context(frame.style):
             top = self.figure_rgba(frame)
             h, w = top.shape[:2]
             strip = self.stamp_rgba(frame.stamp, frame.note, w, frame.style)

@@ -26,6 +26,7 @@ import numpy as np
 
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.figures import draw as draw_helpers
+from sparsity_gui.figures.mpl_compat import scoped_patch
 from sparsity_gui.figures.style import DEFAULT_DPI
 
 FORMATS = ("png", "svg", "pdf")
@@ -71,31 +72,32 @@ def data_json(data: dict) -> str:
 PDF_UNUSED_FONT_TABLES = ("GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH")
 
 
-@functools.cache
-def quicker_matplotlib() -> None:
-    """A process-wide speed-up of matplotlib that changes no output, made once: mathtext
-    parses shared by every renderer. matplotlib caches a parse per parser, and every renderer
-    (each figure, each savefig) has its own, so a figure's labels were parsed by pyparsing
-    again at every save; the parse is a pure function of its key and the mathtext rcParams."""
+@scoped_patch("matplotlib.mathtext", "MathTextParser", "_parse_cached", needs="__wrapped__")
+def shared_mathtext(cached):
+    """Mathtext parses shared by every renderer while the tool draws (no output changes).
+    matplotlib caches a parse per parser, and every renderer (each figure, each savefig) has
+    its own, so a figure's labels were parsed by pyparsing again at every save; the parse is
+    a pure function of its key and the mathtext rcParams."""
     import matplotlib
     from matplotlib import mathtext
 
-    cached = mathtext.MathTextParser._parse_cached
-    parse = getattr(cached, "__wrapped__", None)
-    if parse is not None:  # matplotlib's own (an lru_cache over the method) as expected
-        mathtext_keys = [k for k in matplotlib.rcParams if k.startswith("mathtext.")]
+    parse = cached.__wrapped__  # matplotlib's own: an lru_cache over the method
+    mathtext_keys = [k for k in matplotlib.rcParams if k.startswith("mathtext.")]
 
-        @functools.lru_cache(4096)
-        def shared(output_type, s, dpi, prop, antialiased, load_glyph_flags, _mathtext_rc):
-            return parse(mathtext.MathTextParser(output_type), s, dpi, prop, antialiased, load_glyph_flags)
+    def parse_shared(self, s, dpi, prop, antialiased, load_glyph_flags):
+        output = {"vector": "path", "raster": "agg"}[self._output_type]
+        # the parse also reads the mathtext.* rcParams (a style may set them): part of the key
+        rc = tuple(str(matplotlib.rcParams[k]) for k in mathtext_keys)
+        return _shared_parse(
+            parse, mathtext.MathTextParser, output, s, dpi, prop, antialiased, load_glyph_flags, rc
+        )
 
-        def parse_shared(self, s, dpi, prop, antialiased, load_glyph_flags):
-            output = {"vector": "path", "raster": "agg"}[self._output_type]
-            # the parse also reads the mathtext.* rcParams (a style may set them): part of the key
-            rc = tuple(str(matplotlib.rcParams[k]) for k in mathtext_keys)
-            return shared(output, s, dpi, prop, antialiased, load_glyph_flags, rc)
+    return parse_shared
 
-        mathtext.MathTextParser._parse_cached = parse_shared
+
+@functools.lru_cache(4096)
+def _shared_parse(parse, parser, output_type, s, dpi, prop, antialiased, load_glyph_flags, _mathtext_rc):
+    return parse(parser(output_type), s, dpi, prop, antialiased, load_glyph_flags)
 
 
 # PDF saves in progress (threads: Export all beside a worker's figures) and the defaults
@@ -135,8 +137,7 @@ def figure_of(panel: PanelFunction, data: dict, style: dict, size: tuple[float, 
     import matplotlib
     from matplotlib.figure import Figure
 
-    quicker_matplotlib()
-    with matplotlib.rc_context(style):
+    with shared_mathtext.active(), matplotlib.rc_context(style):
         fig = Figure(figsize=size, layout="constrained")
         panel(fig, data)
     return fig
@@ -150,13 +151,12 @@ def figure_bytes(fig, fmt: str, style: dict, dpi: float = DEFAULT_DPI, title: st
 
     if fmt not in FORMATS:
         raise ValueError(f"unknown figure format {fmt!r} (use png, svg or pdf)")
-    quicker_matplotlib()
     buf = io.BytesIO()
     # fontTools warns on stderr about DejaVu's font dates while embedding them in a PDF
     fonttools = logging.getLogger("fontTools")
     level = fonttools.level
     fonttools.setLevel(logging.ERROR)
-    with contextlib.ExitStack() as undo, matplotlib.rc_context(style):
+    with contextlib.ExitStack() as undo, shared_mathtext.active(), matplotlib.rc_context(style):
         undo.callback(fonttools.setLevel, level)
         if fmt == "pdf":
             undo.enter_context(lean_pdf_fonts())

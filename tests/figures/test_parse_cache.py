@@ -1,4 +1,4 @@
-"""The figure layer shares mathtext parses across renderers (figures/save.quicker_matplotlib).
+"""The figure layer shares mathtext parses across renderers (figures/save.shared_mathtext).
 A parse depends on the mathtext rcParams a style may set as well as on its text: figures drawn
 under different mathtext settings in one process must each look as matplotlib alone draws them."""
 
@@ -13,8 +13,8 @@ import io, sys
 import matplotlib
 from matplotlib.figure import Figure
 if sys.argv[1] == "shared":
-    from sparsity_gui.figures.save import quicker_matplotlib
-    quicker_matplotlib()
+    from sparsity_gui.figures.save import shared_mathtext
+    shared_mathtext.active().__enter__()  # in force for the whole script
 
 def png(default):
     with matplotlib.rc_context({"mathtext.default": default, "mathtext.fontset": "dejavusans"}):
