@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sparsity_gui.api.results import Result, api_call, as_number, as_path, as_whole, given_options
+from sparsity_gui.api.results import (
+    Result,
+    api_call,
+    as_number,
+    as_path,
+    as_whole,
+    given_options,
+    layout_takes_no_ax,
+    movie_width_inches,
+)
 from sparsity_gui.core.files import ResultDir
 
 if TYPE_CHECKING:
@@ -78,7 +87,7 @@ class TrainingResult(Result):
         fps: int = 30,
         spacing: str = "linear",
         style: Any = None,
-        width: float | None = None,
+        width: str = "single",
         dpi: float = 150,
         format: str | None = None,
     ) -> Path:
@@ -86,17 +95,19 @@ class TrainingResult(Result):
         figure of ``panel`` (a panel name of plot(), or "layout") at the last step at or
         before its time, the run trained again from W(0) to stop there, a stamp below.
         ``seconds`` x ``fps`` frames, evenly or log-spaced (``spacing``) over the steps;
-        MP4 (H.264, yuv420p) or GIF by the path's suffix or ``format``. Written atomically.
-        Needs the [movie] extra (PyAV): without it, MovieExtraMissing, an ImportError naming
-        it. Returns the path."""
+        MP4 (H.264, yuv420p) or GIF by the path's suffix or ``format``; ``width``: "single"
+        (a journal's column, the style's size) or "double" (the text width), as in the
+        note's movie(). Written atomically. Needs the [movie] extra (PyAV): without it,
+        MovieExtraMissing, an ImportError naming it. Returns the path."""
         from sparsity_gui.figures.interference.movie import write_interference_movie
         from sparsity_gui.figures.movie import movie_format, movie_settings, require_encoder
 
         require_encoder()
+        inches = movie_width_inches(width)
         settings = movie_settings(seconds, fps, spacing, movie_format(path, format), dpi)
         samples = int(self.options.get("samples", 501))
         write_interference_movie(
-            path, self.params, self.w0, panel, settings, samples, style=style, width=width
+            path, self.params, self.w0, panel, settings, samples, style=style, width=inches
         )
         return Path(path)
 
@@ -112,7 +123,7 @@ class TrainingResult(Result):
         data = run_data(self.history, self.columns, self.w_final, self.neuron_counts, self.params.n)
         if panel == "layout":
             if ax is not None:
-                raise ValueError("the layout draws six panels: it takes no ax")
+                raise layout_takes_no_ax()
             return plot_panel(
                 layout, {"panels": [data[name] for name in PANELS]}, None, style, layout_size(style)
             )

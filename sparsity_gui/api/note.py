@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sparsity_gui.api.results import Result, api_call, as_number, as_path, as_whole, given_options, same_value
+from sparsity_gui.api.results import (
+    Result,
+    api_call,
+    as_number,
+    as_path,
+    as_whole,
+    given_options,
+    layout_takes_no_ax,
+    movie_width_inches,
+    same_value,
+)
 from sparsity_gui.core.files import ResultDir
 
 if TYPE_CHECKING:
@@ -104,10 +114,11 @@ class SimulationResult(Result):
     def _table(self) -> tuple[Sequence[str], np.ndarray]:
         return self.columns, self.timeseries
 
-    def plot(self, panel: str, ax: Axes | None = None, style: str | os.PathLike | None = None) -> Figure:
+    def plot(self, panel: str = "layout", ax: Axes | None = None, style: Any = None) -> Figure:
         """One of the window's panels, drawn by matplotlib as `run --figures` draws it:
         ``panel`` is weights_sorted, threshold_crossing, norm_balance, l1_decay,
-        relative_variance, sparsity_force, phase_plane or layout (all six of the grid).
+        relative_variance, sparsity_force, phase_plane or layout (the default: all six of
+        the grid).
         Without ``ax``: a new Figure at a journal's column width in ``style`` ("paper",
         the default, "talk" or a .mplstyle file). With ``ax``: drawn into it (a panel of
         two sub-plots splits its place), in the current rcParams; its Figure is returned."""
@@ -127,7 +138,7 @@ class SimulationResult(Result):
         if ax is None:
             return note_figure(panel, data, style=style)
         if panel == "layout":
-            raise InputError("panel", "the layout is a figure of its own: call plot('layout') without ax")
+            raise layout_takes_no_ax()
         from sparsity_gui.figures.scripted import check_axes
 
         check_axes(ax)
@@ -160,6 +171,7 @@ class SimulationResult(Result):
         from sparsity_gui.figures.note.movie import write_note_movie
 
         require_encoder()
+        movie_width_inches(width)  # "single" or "double", as the interference result's movie()
         settings = movie_settings(seconds, fps, spacing, movie_format(path, format), dpi)
         script = self.run.sim.script(self.t_end, len(self.timeseries))
         write_note_movie(path, script, panel, settings, t_range, style, width)

@@ -167,3 +167,22 @@ def as_number(value: Any) -> Any:
     if isinstance(value, (int, float, np.integer, np.floating)):
         return float(value)
     return value
+
+
+# --- what plot() and movie() mean alike in both models ------------------------------------
+def layout_takes_no_ax() -> ValueError:
+    """The one error of plot("layout", ax=...) in every result."""
+    from sparsity_gui.core.errors import InputError
+
+    return InputError("panel", "the layout is a figure of its own: call plot('layout') without ax")
+
+
+def movie_width_inches(width: Any) -> float | None:
+    """movie(width=): "single" (a journal's column: the style's own size, None) or "double"
+    (the text width, 7 in); anything else a ValueError naming width."""
+    from sparsity_gui.core.errors import InputError
+    from sparsity_gui.figures.style import DOUBLE_COLUMN, WIDTHS
+
+    if not isinstance(width, str) or width not in WIDTHS:
+        raise InputError("width", f"must be one of {', '.join(WIDTHS)}, got {width!r}")
+    return None if width == "single" else DOUBLE_COLUMN

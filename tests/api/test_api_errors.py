@@ -221,7 +221,18 @@ def _made(folder):
         (lambda r, t, d: r.plot("l1_decay", ax=42), TypeError, "ax must be a matplotlib Axes"),
         (lambda r, t, d: t.plot("weights", ax=42), TypeError, "ax must be a matplotlib Axes"),
         (lambda r, t, d: r.movie(d / "m.gif", width="huge"), ValueError, "width: must be one of single"),
-        (lambda r, t, d: t.movie(d / "m.gif", width="huge"), ValueError, "width: must be a width"),
+        (lambda r, t, d: t.movie(d / "m.gif", width="huge"), ValueError, "width: must be one of single"),
+        (lambda r, t, d: t.movie(d / "m.gif", width=7.0), ValueError, "width: must be one of single"),
+        (
+            lambda r, t, d: r.plot("layout", ax=_axes()),
+            ValueError,
+            "panel: the layout is a figure of its own",
+        ),
+        (
+            lambda r, t, d: t.plot("layout", ax=_axes()),
+            ValueError,
+            "panel: the layout is a figure of its own",
+        ),
         (lambda r, t, d: r.movie(d / "folder.gif"), ValueError, "is a folder"),
         (lambda r, t, d: t.movie(d / "folder.gif"), ValueError, "is a folder"),
         (lambda r, t, d: r.movie(d / "none" / "m.gif"), ValueError, "no such folder"),
@@ -244,3 +255,9 @@ def test_wrong_types_and_kinds_name_the_argument_and_leave_nothing(
         call(r, t, tmp_path)
     assert words in str(caught.value), str(caught.value)
     assert _made(tmp_path) == before
+
+
+def _axes():
+    from matplotlib.figure import Figure
+
+    return Figure().add_subplot()

@@ -205,5 +205,5 @@ def test_the_api_draws_the_same_figures(interference_out):
     assert left in fig.axes and right not in fig.axes and len(fig.axes) == 3  # signs: two sub-plots
     with pytest.raises(ValueError, match="unknown panel 'nope'"):
         result.plot("nope")
-    with pytest.raises(ValueError, match="takes no ax"):
+    with pytest.raises(ValueError, match="the layout is a figure of its own"):
         result.plot("layout", ax=left)
