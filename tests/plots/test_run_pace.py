@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-from sparsity_gui.plots.base import LOOK_AHEAD_S, RunPace
 from sparsity_gui.plots.note.norms import DecayPanel
+from sparsity_gui.plots.ranges import LOOK_AHEAD_S, RunPace
 
 
 def test_the_pace_is_the_t_covered_per_wall_second_over_the_last_half_second():
