@@ -5,6 +5,7 @@ rest of an export."""
 from __future__ import annotations
 
 import pyqtgraph as pg
+import shiboken6
 from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -142,6 +143,9 @@ class LegendRow(pg.LegendItem):
         for line in self._lines:
             for j in range(line.count() - 1, -1, -1):
                 line.removeAt(j)
+            # Qt's removeAt does not delete a layout: each relayout (every rename of a pin
+            # at a live λ change) left its rows' layouts behind, 4-6 MB a minute with pins
+            shiboken6.delete(line)
         self._lines = []
 
     def relayout(self, force: bool = False) -> bool:

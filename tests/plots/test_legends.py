@@ -88,3 +88,25 @@ def test_sweep_panel_legend_is_clear_of_data(qtbot):
         # the text under the plot is shown whole too
         view = QtCore.QRectF(panel.graphics.viewport().rect())
         assert view.contains(panel.note.sceneBoundingRect())
+
+
+def test_a_relayout_leaves_no_layout_behind(qtbot, snap):
+    """Each re-flow of a legend's rows (every rename of a pinned run at a live λ change,
+    every new width) made new row layouts, and Qt's removeAt deletes none: the window grew
+    by 4-6 MB a minute with pins. The rows' old layouts are deleted, and a thousand
+    re-flows end with no more rows than entries."""
+    import shiboken6
+
+    panel = make_panel(qtbot, PANEL_TYPES[0], (900, 500))
+    panel.update_from(snap)
+    legend = panel.plot.legend
+    item = legend.items[0][0].item
+    old_lines = []
+    for k in range(1000):
+        old_lines.extend(legend._lines)
+        legend.set_label(item, "x" * (5 + 200 * (k % 2)))  # short, then too long for one row
+        legend.relayout(force=True)
+    assert old_lines and not any(shiboken6.isValid(line) for line in old_lines)
+    assert all(shiboken6.isValid(line) for line in legend._lines)
+    assert len(legend._lines) <= len(legend.items)
+    check_legends_clear_of_data(panel)
