@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure bundle dist icons clean
+.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure bundle dist icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,9 @@ bench-gui-interference: $(STAMP)
 
 bench-pins: $(STAMP)
 	$(PY) benchmarks/bench_pins.py $(ARGS)
+
+bench-pins-memory: $(STAMP)
+	$(PY) benchmarks/bench_pins_memory.py $(ARGS)
 
 bench-cluster: $(STAMP)
 	$(PY) benchmarks/bench_cluster.py $(ARGS)
