@@ -24,6 +24,9 @@ from sparsity_gui.core.note.params import SimParams  # noqa: E402
 from sparsity_gui.plots.qt_setup import prepare_qt  # noqa: E402
 from sparsity_gui.ui.note.window import NoteWindow  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(__file__))
+from bench_pins import wait  # noqa: E402
+
 
 def rss_mb() -> float:
     with open("/proc/self/status", encoding="ascii") as f:
@@ -31,14 +34,6 @@ def rss_mb() -> float:
             if line.startswith("VmRSS"):
                 return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def wait(app, cond, seconds: float = 300.0) -> None:
-    end = time.perf_counter() + seconds
-    while not cond():
-        if time.perf_counter() > end:
-            raise SystemExit("error: the run did not get there in time")
-        app.processEvents()
 
 
 def session(app, win, minutes: float) -> list[float]:

@@ -14,17 +14,6 @@ from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.text import printable
 
 
-def png_bytes(pixmap) -> bytes:
-    """A QPixmap (or QImage) encoded as PNG."""
-    from PySide6 import QtCore
-
-    buf = QtCore.QBuffer()
-    buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
-    if not pixmap.save(buf, "PNG"):
-        raise OSError("Qt could not encode the PNG image")
-    return bytes(buf.data())
-
-
 def _excepthook(exc_type, exc, tb) -> None:
     """An uncaught exception on the GUI thread: show it, keep the app alive."""
     text = "".join(traceback.format_exception(exc_type, exc, tb))
@@ -81,9 +70,11 @@ def gui_main(args: argparse.Namespace) -> int:
         def finish() -> None:
             if args.screenshot:
                 app.processEvents()
+                from sparsity_gui.ui.figure_export import png_bytes
+
                 try:  # whole or not at all, with the user's umask, as every file written
                     atomic_write_bytes(args.screenshot, png_bytes(win.grab()))
-                except OSError as exc:
+                except (OSError, RuntimeError) as exc:
                     sys.stderr.write(f"error: --screenshot: {printable(str(exc))}\n")
                     failed.append(2)
             win.close()

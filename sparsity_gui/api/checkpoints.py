@@ -75,27 +75,19 @@ class CheckpointComparison(Result):
             style_params(style)  # refused before anything is written
             if isinstance(style, (str, os.PathLike)):
                 save_options["style"] = str(style)
-        result_dir = ResultDir(out, force)
-        try:
-            from sparsity_gui.core.compare import write_comparison
+        return self._save(out, force, save_options, figures=figures, style=style)
 
-            write_comparison(
-                result_dir,
-                self.comparison,
-                self.path,
-                self.command_line(out, save_options),
-                self.wall_seconds,
-            )
-            if figures:
-                from sparsity_gui.figures.compare import comparison_figure_files
-                from sparsity_gui.figures.save import write_files
+    def _write(
+        self, result_dir: ResultDir, command_line: str, figures: bool = False, style: Any = None
+    ) -> None:
+        from sparsity_gui.core.compare import write_comparison
 
-                write_files(result_dir.path("figures"), comparison_figure_files(self.comparison, style=style))
-            result_dir.commit()
-        except BaseException:
-            result_dir.abort()
-            raise
-        return result_dir.out
+        write_comparison(result_dir, self.comparison, self.path, command_line, self.wall_seconds)
+        if figures:
+            from sparsity_gui.figures.compare import comparison_figure_files
+            from sparsity_gui.figures.save import write_files
+
+            write_files(result_dir.path("figures"), comparison_figure_files(self.comparison, style=style))
 
     def plot(self, measure: str = "nonzero", ax: Axes | None = None, style: Any = None) -> Figure:
         """The snapshots of ``measure`` (one of ``measures``) as points over the predicted

@@ -24,6 +24,15 @@ FORMAT_FILTERS = {
 }
 
 
+def png_bytes(image) -> bytes:
+    """A QImage or QPixmap encoded as PNG (RuntimeError when Qt cannot)."""
+    buf = QtCore.QBuffer()
+    buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buf, "PNG"):
+        raise RuntimeError("Qt could not encode the PNG image")
+    return bytes(buf.data())
+
+
 def file_stem(title: str) -> str:
     """A panel's title as the name its figure's file is offered under: 'L1 decay' -> l1_decay."""
     return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_") or "panel"

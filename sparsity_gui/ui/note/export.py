@@ -32,7 +32,7 @@ from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.ui.background import BackgroundJob, JobOutcome
 from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder, save_file_name
-from sparsity_gui.ui.figure_export import BUSY, PanelExports
+from sparsity_gui.ui.figure_export import BUSY, PanelExports, png_bytes
 from sparsity_gui.ui.figure_style import FigureStyleChoice
 
 EXPORT_ALL_FORMATS = ("png", "svg", "pdf")  # of each panel in Export all
@@ -291,11 +291,7 @@ class NoteExports(FigureStyleChoice, PanelExports):
             win.render(painter, QtCore.QPoint(0, 0))
         finally:
             painter.end()
-        buf = QtCore.QBuffer()
-        buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
-        if not image.save(buf, "PNG"):
-            raise RuntimeError("Qt could not encode the PNG image")
-        return bytes(buf.data())
+        return png_bytes(image)
 
     def figure_bytes(self, target, fmt: str, scale: float = 2.0) -> bytes:
         """A panel's (or the layout's) figure in `fmt` at 150·scale dpi, drawn by
