@@ -6,6 +6,8 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6 import QtCore
 
+from sparsity_gui.plots import pg_compat
+
 
 class Axis(pg.AxisItem):
     """pyqtgraph's AxisItem with its bounding rect kept until the axis or its view moves
@@ -50,7 +52,7 @@ class Axis(pg.AxisItem):
         if html != self._title_html:
             self._title_html = html
             self.label.setHtml(html)
-        self._adjustSize()
+        pg_compat.adjust_axis_size(self)
         self.picture = None
         self.update()
 

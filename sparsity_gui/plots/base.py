@@ -12,6 +12,7 @@ import time
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from sparsity_gui.plots import pg_compat
 from sparsity_gui.plots.axes import axes
 from sparsity_gui.plots.legend import add_legend_row, tight_text
 from sparsity_gui.plots.markers import ChangeMarkers
@@ -260,7 +261,7 @@ class Panel(ManagedRanges, QtWidgets.QFrame):
                             lin(v, sc, sp) if a.logMode else wh(v, sc, sp)
                         )
                     axis.labelString = scale_label(axis)
-                    axis._updateLabel()
+                    pg_compat.refresh_axis_label(axis)
                 # 10⁻⁸ labelled "(x1e+09)" reads worse than 10¹ on a log axis
                 axis.enableAutoSIPrefix(axis._linear_si_prefix and not axis.logMode)
 

@@ -9,8 +9,9 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from pyqtgraph.Qt.internals import PrimitiveArray
 from PySide6 import QtCore, QtGui
+
+from sparsity_gui.plots import pg_compat
 
 
 def finite_xy(x: np.ndarray, y: np.ndarray, positive: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -19,35 +20,6 @@ def finite_xy(x: np.ndarray, y: np.ndarray, positive: bool = False) -> tuple[np.
     if positive:
         keep &= y > 0
     return np.ascontiguousarray(x[keep]), np.ascontiguousarray(y[keep])
-
-
-try:  # set_curve's fast path writes what PlotDataItem.setData would (pyqtgraph 0.13.7-0.14)
-    from pyqtgraph.graphicsItems.PlotDataItem import PlotDataset
-except ImportError:  # a pyqtgraph that moved it: setData, as every other curve
-    PlotDataset = None
-_FAST_CURVES = PlotDataset is not None and all(
-    hasattr(pg.PlotDataItem, name) for name in ("_getDisplayDataset", "informViewBoundsChanged")
-)
-
-# PlotDataItem's style options and their names on its curve (PlotDataItem.updateItems)
-_CURVE_STYLE = (
-    ("pen", "pen"),
-    ("shadowPen", "shadowPen"),
-    ("fillLevel", "fillLevel"),
-    ("fillOutline", "fillOutline"),
-    ("fillBrush", "brush"),
-    ("antialias", "antialias"),
-)
-
-# PlotDataItem options under which it draws its data as they are (no transform but log10)
-_TRANSFORMS = (
-    "subtractMeanMode",
-    "fftMode",
-    "derivativeMode",
-    "phasemapMode",
-    "clipToView",
-    "autoDownsample",
-)
 
 
 def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: bool = False) -> None:
@@ -60,111 +32,11 @@ def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: boo
 
 
 def _put_data(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, finite: bool) -> None:
-    """set_curve's and set_broken_curve's fast path; ``finite``: no NaN in x or y (else
-    NaN rows, in both, are the breaks of a curve made with connect="finite")."""
-    opts = item.opts
-    if (
-        not _FAST_CURVES
-        or len(x) == 0
-        or opts["symbol"] is not None
-        or opts["stepMode"]
-        or opts["downsample"] != 1
-        or isinstance(opts["connect"], np.ndarray)
-        or any(opts[name] for name in _TRANSFORMS)
-    ):
+    """set_curve's and set_broken_curve's data: through pyqtgraph's fast path where its
+    internals are known (plots/pg_compat.py), else setData. ``finite``: no NaN in x or y
+    (else NaN rows, in both, are the breaks of a curve made with connect="finite")."""
+    if not pg_compat.put_curve_data(item, x, y, finite):
         item.setData(x, y, skipFiniteCheck=finite, **({} if finite else {"connect": "finite"}))
-        return
-    # what setData would leave: the data, their log10 where an axis is logarithmic (a
-    # value <= 0 becomes a gap), the display data made from them (pyqtgraph's limit on
-    # far off-screen values)
-    item._dataset = PlotDataset(x, y, finite, finite)
-    mapped = PlotDataset(x, y, finite, finite)
-    if True in opts["logMode"]:
-        mapped.applyLogMapping(opts["logMode"])
-    gaps = bool(mapped.containsNonfinite)
-    bounds = None
-    if not gaps:
-        # the data's bounds, which pyqtgraph works out twice more (nanmin and nanmax, per
-        # axis, for the display data's range limit and for the curve's bounding rect:
-        # about 80 µs a curve, 20 curves a frame), once, from data known finite
-        bounds = (float(mapped.x.min()), float(mapped.x.max()), float(mapped.y.min()), float(mapped.y.max()))
-        corners = QtCore.QPointF(bounds[0], bounds[2]), QtCore.QPointF(bounds[1], bounds[3])
-        mapped._dataRect = QtCore.QRectF(*corners)
-    item._datasetMapped = mapped
-    item._datasetDisplay = None
-    shown = item._getDisplayDataset()
-    curve = item.curve
-    # the item's style too, as setData hands it over: an item that never had data through
-    # setData has never given its curve its pen (the curve's own default, white, is
-    # invisible on the panels' white background)
-    _put_on_curve(
-        curve, shown.x, shown.y, gaps, {name: opts[key] for key, name in _CURVE_STYLE if key in opts}
-    )
-    if (
-        bounds is not None
-        and isinstance(getattr(curve, "_boundsCache", None), list)  # (pyqtgraph 0.13.7-0.14)
-        and curve.opts["fillLevel"] is None
-        and all(_cosmetic(curve.opts[p]) for p in ("pen", "shadowPen"))
-    ):
-        if shown.y is not mapped.y:  # clipped to pyqtgraph's limit around the view
-            bounds = (*bounds[:2], float(shown.y.min()), float(shown.y.max()))
-        # a cosmetic pen adds its width in pixels to the bounding rect, not here
-        curve._boundsCache = [
-            [(1.0, None), bounds[:2]],
-            [(1.0, None), bounds[2:]],
-        ]
-    if not item.curve.isVisible():
-        item.curve.show()
-    item.informViewBoundsChanged()  # an auto-ranged view (a user's 'A') refits
-
-
-# what PlotCurveItem.updateData empties when the data change (0.13.7: _renderSegmentList;
-# 0.14: _lineSegmentsRendered)
-_CURVE_CACHES = (
-    ("path", None),
-    ("fillPath", None),
-    ("_fillPathList", None),
-    ("_mouseShape", None),
-    ("_renderSegmentList", None),
-    ("_lineSegmentsRendered", False),
-)
-
-
-def _put_on_curve(curve: pg.PlotCurveItem, x: np.ndarray, y: np.ndarray, gaps: bool, style: dict) -> None:
-    """What PlotCurveItem.setData(x=x, y=y, connect=..., skipFiniteCheck=..., **style)
-    leaves, for 1-D float arrays: the style set only where it changed (setPen makes a
-    new pen, and each setter invalidates the bounds), no argument checks, and no
-    sigPlotChanged (pyqtgraph listens to it only in OpenGL mode, which no panel uses)."""
-    copts = curve.opts
-    for name, value in style.items():
-        if name in ("pen", "shadowPen", "brush"):
-            if value is None or copts[name] is None:
-                changed = value is not copts[name]
-            else:
-                changed = copts[name] != value
-            if changed:
-                {"pen": curve.setPen, "shadowPen": curve.setShadowPen, "brush": curve.setBrush}[name](value)
-        elif name == "fillLevel":
-            if copts[name] != value:
-                curve.setFillLevel(value)
-        else:
-            copts[name] = value
-    curve.yData = y
-    curve.xData = x
-    curve.invalidateBounds()
-    curve.prepareGeometryChange()
-    curve.informViewBoundsChanged()
-    for name, empty in _CURVE_CACHES:
-        if hasattr(curve, name):
-            setattr(curve, name, empty)
-    copts["connect"] = "finite" if gaps else "all"
-    copts["skipFiniteCheck"] = not gaps
-    curve.update()
-
-
-def _cosmetic(pen) -> bool:
-    """Whether a curve's pen adds nothing to its data bounds (none, or cosmetic)."""
-    return pen is None or pen.isCosmetic() or pen.style() == QtCore.Qt.PenStyle.NoPen
 
 
 def set_broken_curve(
@@ -198,27 +70,15 @@ class ClipAwareCurve(pg.PlotDataItem):
         if not self._clipped_as_before():
             super().viewRangeChanged(vb, ranges, changed)
             return
-        # what pyqtgraph records for the next display data it makes (getData, an export)
-        if changed is None or changed[0]:
-            self.setProperty("xViewRangeWasChanged", True)
-        if changed is None or changed[1]:
-            self.setProperty("yViewRangeWasChanged", True)
+        pg_compat.note_view_range_changed(self, changed)
 
     def _clipped_as_before(self) -> bool:
         """Whether the data shown are the data, unclipped, and stay so in the new range."""
         opts = self.opts
-        mapped, shown, view = self._datasetMapped, self._datasetDisplay, self.getViewBox()
-        if (
-            opts["clipToView"]
-            or opts["autoDownsample"]
-            or opts["dynamicRangeLimit"] is None
-            or mapped is None
-            or shown is None
-            or view is None
-            or shown.y is not mapped.y
-        ):
+        view = self.getViewBox()
+        if opts["clipToView"] or opts["autoDownsample"] or opts["dynamicRangeLimit"] is None or view is None:
             return False
-        rect = mapped.dataRect()
+        rect = pg_compat.unclipped_data_rect(self)
         height = view.viewRect().height()
         if rect is None or not height > 0:
             return False
@@ -307,7 +167,10 @@ class Dots(Marks):
         self._pen.setCosmetic(True)  # size px on screen, whatever the view's scale
         self._pen.setCapStyle(QtCore.Qt.PenCapStyle.RoundCap)
         self._stamp: QtGui.QPixmap | None = None  # the dots, for the device's pixel ratio
-        self._fragments = PrimitiveArray(QtGui.QPainter.PixmapFragment, 10)
+        # (pyqtgraph's array of Qt structs; without it the dots are drawn by the round pen)
+        self._fragments = (
+            pg_compat.PrimitiveArray(QtGui.QPainter.PixmapFragment, 10) if pg_compat.fast_dots() else None
+        )
 
     STEPS = 4  # a dot lands within 1/8 px of its place: stamps for 4 x 4 sub-pixel offsets
 
@@ -341,6 +204,11 @@ class Dots(Marks):
     def paint(self, painter, *args) -> None:
         n = self.x.size
         if not n:
+            return
+        if self._fragments is None:
+            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+            painter.setPen(self._pen)
+            painter.drawPoints(self._points)
             return
         # where the dots' middles land in device pixels (the views neither rotate nor shear)
         t = painter.transform()

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 import shiboken6
-from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from sparsity_gui.plots import pg_compat
 from sparsity_gui.plots.curves import Marks
 
 
@@ -45,7 +45,8 @@ class RowSample(pg.ItemSample):
             opts = self.item.opts
             p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
             p.translate(10, 10)
-            drawSymbol(p, opts["symbol"], opts["size"], pg.mkPen(opts["pen"]), pg.mkBrush(opts["brush"]))
+            pen, brush = pg.mkPen(opts["pen"]), pg.mkBrush(opts["brush"])
+            pg_compat.draw_symbol(p, opts["symbol"], opts["size"], pen, brush)
             return
         super().paint(p, *args)
 
