@@ -38,9 +38,7 @@ class SimParams:
             raise InputError("m", f"must be a whole number from 1 to {short_number(M_MAX)}, got {self.m!r}")
         if not 1 <= self.m <= M_MAX:
             raise InputError("m", f"must be from 1 to {short_number(M_MAX)}, got {self.m}")
-        lam = finite_number("lam", self.lam)
-        if not 0.0 <= lam <= LAM_MAX:
-            raise InputError("lam", f"must be from 0 to {LAM_MAX:g}, got {self.lam}")
+        lam = check_lam(self.lam)
         sigma = finite_number("sigma", self.sigma)
         if sigma <= 0.0 or sigma > 1e6:
             raise InputError("sigma", f"must be > 0 (and at most 1e6), got {self.sigma}")
@@ -69,6 +67,28 @@ class SimParams:
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def check_lam(lam: Any) -> float:
+    """One run's λ as a float, or InputError: the one rule every front end's λ goes
+    through (the dock's field, the commands' options, the API, SimParams)."""
+    value = finite_number("lam", lam)
+    if not 0.0 <= value <= LAM_MAX:
+        raise InputError("lam", f"must be from 0 to {LAM_MAX:g}, got {lam}")
+    return value
+
+
+def check_grid_lam(lam: Any) -> float:
+    """One λ of a scaling grid (the command, the API, the window's tab): as a run's, but
+    not 0 (a grid's run ends at one weight left, which λ = 0 never reaches)."""
+    try:
+        value = finite_number("lam", lam)
+    except InputError:
+        raise InputError("lam", f"every lam must be a finite number, got {lam!r}") from None
+    if not 0.0 < value <= LAM_MAX:
+        why = " (with lam = 0 no weight ever dies)" if value == 0 else ""
+        raise InputError("lam", f"every lam must be > 0 and at most {LAM_MAX:g}, got {value:g}{why}")
+    return value
 
 
 def check_memory(m: int) -> None:

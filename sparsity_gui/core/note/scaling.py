@@ -28,7 +28,13 @@ from sparsity_gui.core.checks import available_memory
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import MAX_RUNS, GridPlan
 from sparsity_gui.core.note.metrics import BALANCE_LIMIT, COL, last_weight_fixed_point
-from sparsity_gui.core.note.params import BYTES_PER_WEIGHT, LAM_MAX, SimParams, check_memory, check_run_work
+from sparsity_gui.core.note.params import (
+    BYTES_PER_WEIGHT,
+    SimParams,
+    check_grid_lam,
+    check_memory,
+    check_run_work,
+)
 from sparsity_gui.core.threads import GridBook
 
 SAMPLES = 501  # the `run` command's default: fitted c is a fit over these rows
@@ -183,11 +189,7 @@ class ScalingGrid(GridPlan):
         if isinstance(self.seeds, bool) or not isinstance(self.seeds, int) or self.seeds < 1:
             raise InputError("seeds", f"must be a whole number of at least 1, got {self.seeds!r}")
         for lam in self.lam_values:
-            if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not math.isfinite(lam):
-                raise InputError("lam", f"every lam must be a finite number, got {lam!r}")
-            if not 0.0 < lam <= LAM_MAX:
-                why = " (with lam = 0 no weight ever dies)" if lam == 0 else ""
-                raise InputError("lam", f"every lam must be > 0 and at most {LAM_MAX:g}, got {lam:g}{why}")
+            check_grid_lam(lam)
         for m in self.m_values:
             if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
                 raise InputError("m", f"every m must be a whole number of at least 1, got {m!r}")

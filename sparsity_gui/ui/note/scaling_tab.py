@@ -17,9 +17,8 @@ from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.checks import parse_m_values, parse_number_list
 from sparsity_gui.core.cluster import Scheduler
-from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.files import write_scaling
-from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams
+from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams, check_grid_lam
 from sparsity_gui.core.note.scaling import ScalingGrid, in_regime, summarize
 from sparsity_gui.core.text import short_number
 from sparsity_gui.plots.note.scaling import SCALING_PANEL_TYPES, power_text
@@ -66,11 +65,7 @@ def parse_grid_m(text: str) -> tuple[int, ...]:
 
 
 def parse_grid_lam(text: str) -> tuple[float, ...]:
-    values = parse_number_list("lam", text)
-    bad = [lam for lam in values if not 0.0 < lam <= LAM_MAX]
-    if bad:
-        raise InputError("lam", f"every λ must be > 0 and at most {LAM_MAX:g}, got {bad[0]:g}")
-    return values
+    return tuple(check_grid_lam(lam) for lam in parse_number_list("lam", text))
 
 
 def _mean_sd(mean: float, sd: float) -> str:
