@@ -265,7 +265,9 @@ class SweepResult(Result):
     def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
         from sparsity_gui.core.interference.files import write_sweep
 
-        write_sweep(result_dir, self.spec, list(self.sweep_rows), command_line=command_line)
+        write_sweep(
+            result_dir, self.spec, list(self.sweep_rows), command_line=command_line, scheduler=self.scheduler
+        )
 
     def _table(self) -> tuple[Sequence[str], dict[str, np.ndarray]]:
         return tuple(self.rows), self.rows

@@ -105,7 +105,9 @@ def sweep_command(argv: Sequence[str]) -> int:
         args,
         spec,
         args.jobs,
-        lambda result_dir, rows, command_line: write_sweep(result_dir, spec, rows, command_line=command_line),
+        lambda result_dir, rows, command_line: write_sweep(
+            result_dir, spec, rows, command_line=command_line, scheduler=args.scheduler
+        ),
         figure_files,
         describe=lambda p: f"  m={p.m} seed={p.seed}",
         done_rows=done_rows,

@@ -1,23 +1,18 @@
 """`sparsity-gui scaling --scheduler`: each (m, lam, seed) run a task on a real dask
 scheduler with real workers (subprocesses on 127.0.0.1, tests/dask_processes.py), or on
 `local:N` worker processes. The rows must equal the local grid's digit for digit (all but
-the wall-clock `seconds`); SIGTERM keeps the finished rows; bad input is one `error:` line,
-exit status 2 and nothing written."""
+the wall-clock `seconds`); SIGTERM keeps the finished rows. (Bad scheduler options:
+tests/cli/test_grid_scheduler_options.py.)"""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import sys
 
 import pytest
 from cluster_cli import (
-    BAD_SCHEDULERS,
-    NO_EXTRA,
-    check_bad_scheduler_refused,
     in_terminal,
-    main_in_process,
     read_rest,
     read_until,
     runs_done,
@@ -95,32 +90,3 @@ def test_local_workers_equal_the_local_grid(tmp_path, local_rows):
     assert proc.stdout.splitlines()[0].endswith("on 2 worker(s) of local:2"), proc.stdout
     assert rows_without_seconds(tmp_path / "res") == local_rows
     assert json.loads((tmp_path / "res" / "scaling.json").read_text())["scheduler"] == "local:2"
-
-
-@pytest.mark.parametrize("option, message", BAD_SCHEDULERS)
-def test_bad_scheduler_is_one_error_line_and_nothing_written(tmp_path, monkeypatch, capsys, option, message):
-    check_bad_scheduler_refused("scaling", GRID, option, message, tmp_path, monkeypatch, capsys)
-
-
-def test_jobs_with_a_scheduler_is_refused(tmp_path, monkeypatch, capsys):
-    code, out, err = main_in_process(
-        "scaling",
-        [*GRID, "--scheduler", "local:2", "--jobs", "2", "--out", "res"],
-        tmp_path,
-        monkeypatch,
-        capsys,
-    )
-    assert code == 2 and err.startswith("error: jobs: ") and len(err.splitlines()) == 1, err
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_without_the_extra_one_error_line(tmp_path, monkeypatch, capsys):
-    """With distributed unimportable (None in sys.modules: `import distributed` raises
-    ImportError, as when it is not installed), --scheduler names the extra to install."""
-    monkeypatch.setitem(sys.modules, "distributed", None)
-    code, out, err = main_in_process(
-        "scaling", [*GRID, "--scheduler", "local:2", "--out", "res"], tmp_path, monkeypatch, capsys
-    )
-    assert code == 2, err
-    assert err.splitlines() == [NO_EXTRA]
-    assert list(tmp_path.iterdir()) == []

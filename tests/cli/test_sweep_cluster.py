@@ -1,8 +1,8 @@
 """`sparsity-gui sweep --scheduler`: each run a task on a real dask scheduler with real
 workers (subprocesses on 127.0.0.1, tests/dask_processes.py), or on `local:N` worker
 processes. The rows must equal the local sweep's digit for digit (all but the wall-clock
-`seconds`), also after a worker is killed mid-run, after SIGTERM or Ctrl+C and --resume;
-bad input is one `error:` line, exit status 2 and nothing written."""
+`seconds`), also after a worker is killed mid-run, after SIGTERM or Ctrl+C and --resume.
+(Bad scheduler options: tests/cli/test_grid_scheduler_options.py.)"""
 
 from __future__ import annotations
 
@@ -10,17 +10,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from cluster_cli import (
-    BAD_SCHEDULERS,
-    NO_EXTRA,
-    check_bad_scheduler_refused,
     in_terminal,
-    main_in_process,
     read_rest,
     read_until,
     runs_done,
@@ -43,6 +38,7 @@ def local_rows(tmp_path_factory):
     d = tmp_path_factory.mktemp("local")
     proc = cli(["sweep", *SWEEP, "--jobs", "2", "--out", "res"], d)
     assert proc.returncode == 0, proc.stderr
+    assert json.loads((d / "res" / "sweep.json").read_text())["scheduler"] is None
     return rows_without_seconds(d / "res")
 
 
@@ -79,7 +75,8 @@ def test_sigterm_keeps_the_finished_runs_and_resume_finishes_on_the_cluster(
     final = (res / "sweep.csv").read_text().splitlines()
     assert set(kept) <= set(final)  # the finished rows as they were, their seconds too
     assert rows_without_seconds(res) == local_rows  # in the sweep's order, m then seed
-    assert json.loads((res / "sweep.json").read_text())["complete"] is True
+    meta = json.loads((res / "sweep.json").read_text())
+    assert meta["complete"] is True and meta["scheduler"] == dask_cluster.address
 
 
 def test_ctrl_c_on_local_workers_keeps_the_finished_runs_and_resume_finishes_here(tmp_path, local_rows):
@@ -117,39 +114,6 @@ def test_ctrl_c_on_local_workers_keeps_the_finished_runs_and_resume_finishes_her
     again = cli(["sweep", *SWEEP, "--resume", "--out", "res"], tmp_path)
     assert again.returncode == 0, again.stderr
     assert rows_without_seconds(tmp_path / "res") == local_rows
-
-
-@pytest.mark.parametrize("option, message", BAD_SCHEDULERS)
-def test_bad_scheduler_is_one_error_line_and_nothing_written(tmp_path, monkeypatch, capsys, option, message):
-    check_bad_scheduler_refused("sweep", TINY, option, message, tmp_path, monkeypatch, capsys)
-
-
-def test_jobs_with_a_scheduler_is_refused(tmp_path, monkeypatch, capsys):
-    code, out, err = main_in_process(
-        "sweep",
-        [*TINY, "--scheduler", "local:2", "--jobs", "2", "--out", "res"],
-        tmp_path,
-        monkeypatch,
-        capsys,
-    )
-    assert code == 2 and err.startswith("error: jobs: ") and len(err.splitlines()) == 1
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_without_the_extra_one_error_line_and_the_local_sweep_unchanged(tmp_path, monkeypatch, capsys):
-    """With distributed unimportable (None in sys.modules: `import distributed` raises
-    ImportError, as when it is not installed), --scheduler names the extra to install; the
-    local sweep runs as before."""
-    monkeypatch.setitem(sys.modules, "distributed", None)
-    code, out, err = main_in_process(
-        "sweep", [*TINY, "--scheduler", "local:2", "--out", "res"], tmp_path, monkeypatch, capsys
-    )
-    assert code == 2, err
-    assert err.splitlines() == [NO_EXTRA]
-    assert list(tmp_path.iterdir()) == []
-    code, out, err = main_in_process("sweep", [*TINY, "--out", "res"], tmp_path, monkeypatch, capsys)
-    assert code == 0, err
-    assert out.startswith("wrote res: 4 runs") and "with " in out.splitlines()[0]
 
 
 def test_a_killed_worker_has_its_run_trained_again(tmp_path, dask_cluster, local_rows):

@@ -2,7 +2,7 @@
 each tab: a bad scheduler said at the field with nothing started, an unreachable one failing
 at the field with the tab left usable, and without the extra the field naming it while the
 grid on this machine's threads runs as before. Real widgets, real threads. (A grid on a real
-cluster: tests/ui/note/test_scaling_tab_cluster.py, tests/ui/interference/test_sweep_tab_cluster.py.)"""
+cluster: tests/ui/test_grid_tab_cluster.py.)"""
 
 from __future__ import annotations
 

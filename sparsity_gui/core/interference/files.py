@@ -22,6 +22,7 @@ import numpy as np
 
 from sparsity_gui import __version__
 from sparsity_gui.core.checks import input_text, parse_json_text, read_input_bytes
+from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir, csv_text, json_text, write_result_files
 from sparsity_gui.core.interference.params import InterferenceParams
@@ -54,7 +55,12 @@ def note_units(p: InterferenceParams, steps: int) -> dict:
 
 
 # --- a sweep -------------------------------------------------------------------------------
-def sweep_metadata(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str | None = None) -> dict:
+def sweep_metadata(
+    spec: SweepSpec,
+    rows: Sequence[SweepRow],
+    command_line: str | None = None,
+    scheduler: Scheduler | None = None,
+) -> dict:
     s = summarize(rows) if rows else None
     per_m = []
     if s is not None:
@@ -77,6 +83,8 @@ def sweep_metadata(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str 
         "command_line": command_line,
         "spec": spec.as_dict(),
         "note_units": note_units(spec.base, spec.base.steps),
+        # where the runs ran: a cluster's address or local:N, null for this machine's threads
+        "scheduler": str(scheduler) if scheduler is not None else None,
         "runs_done": len(rows),
         "runs_planned": total_runs,
         "complete": len(rows) == total_runs,
@@ -106,17 +114,27 @@ def _json_number(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None  # JSON has no NaN
 
 
-def sweep_texts(spec: SweepSpec, rows: Sequence[SweepRow], command_line: str | None = None) -> dict[str, str]:
+def sweep_texts(
+    spec: SweepSpec, rows: Sequence[SweepRow], command_line: str | None = None, scheduler=None
+) -> dict[str, str]:
     """sweep.csv (a row per run) and sweep.json (the spec, the summary per m, the version)."""
-    return {SWEEP_CSV: rows_csv(rows), SWEEP_JSON: json_text(sweep_metadata(spec, rows, command_line))}
+    metadata = sweep_metadata(spec, rows, command_line, scheduler)
+    return {SWEEP_CSV: rows_csv(rows), SWEEP_JSON: json_text(metadata)}
 
 
-def write_sweep(target: ResultDir | str | Path, spec: SweepSpec, rows: Sequence[SweepRow], command_line=None):
+def write_sweep(
+    target: ResultDir | str | Path,
+    spec: SweepSpec,
+    rows: Sequence[SweepRow],
+    command_line: str | None = None,
+    scheduler: Scheduler | None = None,
+):
     """Write sweep.csv and sweep.json (into a ResultDir or a folder: write_result_files;
     the figures are figures/interference/sweep.py's). ``rows`` may be fewer than the spec's runs (a
     cancelled sweep: sweep.json says so). Returns the paths written (for a ResultDir:
     where they will be after commit)."""
-    files = {name: text.encode("utf-8") for name, text in sweep_texts(spec, rows, command_line).items()}
+    texts = sweep_texts(spec, rows, command_line, scheduler)
+    files = {name: text.encode("utf-8") for name, text in texts.items()}
     return write_result_files(target, files)
 
 

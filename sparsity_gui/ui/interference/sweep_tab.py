@@ -156,7 +156,7 @@ class SweepWidget(GridTab):
 
         figures = sweep_figure_files(self.spec, rows, cancelled=self.outcome == "cancelled")
         command_line = "sparsity-gui --model interference (desktop app)"
-        written = write_sweep(folder, self.spec, rows, command_line=command_line)
+        written = write_sweep(folder, self.spec, rows, command_line=command_line, scheduler=self.ran_on)
         return written + write_files(Path(folder) / "figures", figures)
 
     @QtCore.Slot()
