@@ -1,30 +1,15 @@
 """Drawing helpers every panel shares. Each depends only on numpy, matplotlib and its
-arguments: the script beside a figure carries the source of those it uses (save.py)."""
+arguments: the script beside a figure carries the source of those it uses (save.py),
+with those of core's that it names in CARRIED (numpy only, shared with the live panels)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from sparsity_gui.core.note.metrics import falls_below
+from sparsity_gui.core.points import broken_xy, finite_xy
 
-def finite_xy(x, y, positive=False):
-    """Rows where x and y are finite (and y > 0 for a log axis)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    keep = np.isfinite(x) & np.isfinite(y)
-    if positive:
-        keep &= y > 0
-    return x[keep], y[keep]
-
-
-def broken_xy(x, y, steps, positive=False):
-    """A curve broken (a NaN put in) where `steps` (λ) changes from one row to the next,
-    so a value that jumps there is not joined by a steep segment."""
-    x, y, steps = (np.asarray(a, float) for a in (x, y, steps))
-    keep = np.isfinite(x) & np.isfinite(y)
-    if positive:
-        keep &= y > 0
-    x, y, steps = x[keep], y[keep], steps[keep]
-    cuts = np.flatnonzero(steps[1:] != steps[:-1]) + 1
-    return np.insert(x, cuts, np.nan), np.insert(y, cuts, np.nan)
+CARRIED = (finite_xy, broken_xy, falls_below)  # core's functions a script carries too
 
 
 def colours():
@@ -59,29 +44,6 @@ def panel_axes(fig, ax=None, ratios=(1,)):
     for a in axes[:-1]:
         a.tick_params(labelbottom=False)
     return axes
-
-
-def falls_below(y, theta, tol=1e-5):
-    """Where a weight y falls below the threshold theta (rows along axis 0; a 2-D y holds
-    one weight a column): the rows where it is below theta, still alive (y > 0), having
-    been above it on its last row clear of theta. Every downward crossing, also of a
-    weight that started below theta and rose above it. "Clear": more than `tol` of
-    theta away, so a lone weight resting at theta (its fixed point, up to rounding)
-    marks nothing. Row indices of a 1-D y, (rows, columns) of a 2-D one. (The same as
-    core/note/metrics.py's, which the screen uses: the script carries this one.)"""
-    y, theta = np.asarray(y, float), np.asarray(theta, float)
-    if y.ndim == 2:
-        theta = theta[:, None]
-    with np.errstate(invalid="ignore"):
-        band = tol * np.abs(theta)
-        side = np.where(y > theta + band, 1, np.where(y < theta - band, -1, 0))  # NaN: 0
-    # each row's side, or the last clear one before it
-    rows = np.arange(y.shape[0]).reshape((-1,) + (1,) * (y.ndim - 1))
-    last = np.maximum.accumulate(np.where(side != 0, rows, 0) + 0 * side, axis=0)
-    held = np.take_along_axis(side, last, axis=0)
-    falls = np.zeros(y.shape, bool)
-    falls[1:] = (held[:-1] == 1) & (side[1:] == -1) & (y[1:] > 0)
-    return np.nonzero(falls) if y.ndim == 2 else np.flatnonzero(falls)
 
 
 def end_at_data(ax, x):

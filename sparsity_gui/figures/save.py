@@ -184,7 +184,8 @@ def _helpers_used(source: str, seen: set[str] | None = None) -> list[str]:
     names = [
         name
         for name, obj in vars(draw_helpers).items()
-        if inspect.isfunction(obj) and obj.__module__ == draw_helpers.__name__
+        if inspect.isfunction(obj)
+        and (obj.__module__ == draw_helpers.__name__ or obj in draw_helpers.CARRIED)
     ]
     for name in names:
         if name not in seen and f"{name}(" in source:

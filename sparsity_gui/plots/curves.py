@@ -11,15 +11,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from sparsity_gui.core.points import broken_xy, finite_xy
 from sparsity_gui.plots import pg_compat
-
-
-def finite_xy(x: np.ndarray, y: np.ndarray, positive: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Rows where both are finite (and y > 0 when a log axis will show them)."""
-    keep = np.isfinite(x) & np.isfinite(y)
-    if positive:
-        keep &= y > 0
-    return np.ascontiguousarray(x[keep]), np.ascontiguousarray(y[keep])
 
 
 def set_curve(item: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, positive: bool = False) -> None:
@@ -45,16 +38,8 @@ def set_broken_curve(
     """A curve broken where ``steps`` changes from one row to the next (e.g. lam): a value
     that jumps there (θ = λ/(1-‖W‖²)) is not joined by a steep segment, which reads as a
     spike. Needs the item made with connect="finite"."""
-    x, y, steps = (np.asarray(a, float) for a in (x, y, steps))
-    keep = np.isfinite(x) & np.isfinite(y)
-    if positive:
-        keep &= y > 0
-    x, y, steps = x[keep], y[keep], steps[keep]
-    cuts = np.flatnonzero(steps[1:] != steps[:-1]) + 1
-    if cuts.size:
-        x = np.insert(x, cuts, np.nan)
-        y = np.insert(y, cuts, np.nan)
-    _put_data(item, np.ascontiguousarray(x), np.ascontiguousarray(y), finite=not cuts.size)
+    x, y = broken_xy(x, y, steps, positive)
+    _put_data(item, x, y, finite=not np.isnan(x).any())
 
 
 class ClipAwareCurve(pg.PlotDataItem):

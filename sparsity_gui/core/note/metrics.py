@@ -80,8 +80,8 @@ def falls_below(y, theta, tol=1e-5):
     weight that started below theta and rose above it. "Clear": more than `tol` of
     theta away, so a lone weight resting at theta (its fixed point, up to rounding)
     marks nothing. Row indices of a 1-D y, (rows, columns) of a 2-D one. The threshold
-    panel's triangles, on screen; figures/draw.py holds the same function for the
-    standalone script beside an exported figure."""
+    panel's triangles, on screen and in a figure (numpy only: the script beside an
+    exported figure carries its source)."""
     y, theta = np.asarray(y, float), np.asarray(theta, float)
     if y.ndim == 2:
         theta = theta[:, None]

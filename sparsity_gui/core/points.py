@@ -1,0 +1,29 @@
+"""A drawn series' points, shared by the live panels (plots/) and the figures (figures/):
+only the finite rows (only y > 0 for a log axis), and a curve broken where its quantity
+jumps. Numpy only: the script beside an exported figure carries these functions' source."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def finite_xy(x, y, positive=False):
+    """Rows where x and y are finite (and y > 0 for a log axis), as contiguous arrays."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    if positive:
+        keep &= y > 0
+    return np.ascontiguousarray(x[keep]), np.ascontiguousarray(y[keep])
+
+
+def broken_xy(x, y, steps, positive=False):
+    """finite_xy's rows with a NaN put in where `steps` (λ) changes from one row to the
+    next, so a value that jumps there (θ = λ/(1-‖W‖²)) is not joined by a steep segment,
+    which reads as a spike."""
+    x, y, steps = (np.asarray(a, float) for a in (x, y, steps))
+    keep = np.isfinite(x) & np.isfinite(y)
+    if positive:
+        keep &= y > 0
+    x, y, steps = x[keep], y[keep], steps[keep]
+    cuts = np.flatnonzero(steps[1:] != steps[:-1]) + 1
+    return np.insert(x, cuts, np.nan), np.insert(y, cuts, np.nan)
