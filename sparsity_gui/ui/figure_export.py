@@ -53,6 +53,15 @@ class PanelExports(QtCore.QObject):
         self.job: BackgroundJob | None = None  # the export running, if any
         self.progress: StatusProgress | None = None
 
+    def cannot_export_into(self, folder: Path) -> str | None:
+        """Why an Export all into ``folder`` cannot start, or None: one is running (a
+        second is refused, not queued), or the name is a file's."""
+        if self.job is not None:
+            return BUSY
+        if folder.exists() and not folder.is_dir():
+            return f"{folder} is a file, not a folder"
+        return None
+
     def run_job(
         self,
         work: Callable[[BackgroundJob], object],

@@ -18,7 +18,7 @@ from sparsity_gui.core.interference.files import snapshot_files
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 from sparsity_gui.ui.background import BackgroundJob, JobOutcome
 from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder
-from sparsity_gui.ui.figure_export import BUSY, PanelExports
+from sparsity_gui.ui.figure_export import PanelExports
 from sparsity_gui.ui.figure_style import FigureStyleChoice
 
 DATA_KINDS = {
@@ -218,10 +218,9 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         win = self.win
         folder = Path(folder)
         title = "Cannot export"
-        if self.job is not None:
-            return win.fail(title, BUSY)
-        if folder.exists() and not folder.is_dir():
-            return win.fail(title, f"{folder} is a file, not a folder")
+        refused = self.cannot_export_into(folder)
+        if refused:
+            return win.fail(title, refused)
         try:
             data = self.run_data()
             data_files = self.run_files()

@@ -32,7 +32,7 @@ from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.ui.background import BackgroundJob, JobOutcome
 from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder, save_file_name
-from sparsity_gui.ui.figure_export import BUSY, PanelExports, png_bytes
+from sparsity_gui.ui.figure_export import PanelExports, png_bytes
 from sparsity_gui.ui.figure_style import FigureStyleChoice
 
 EXPORT_ALL_FORMATS = ("png", "svg", "pdf")  # of each panel in Export all
@@ -377,11 +377,10 @@ class NoteExports(FigureStyleChoice, PanelExports):
         win = self.win
         folder = Path(folder)
         title = "Cannot export"
-        if self.job is not None:
-            return win.fail(title, BUSY)
+        refused = self.cannot_export_into(folder)
+        if refused:
+            return win.fail(title, refused)
         try:
-            if folder.exists() and not folder.is_dir():
-                raise InputError("", f"{folder} is a file, not a folder")
             script, source = win.current_script()
             figure_job = self._figure_job()
             style = self.style()
