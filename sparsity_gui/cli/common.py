@@ -1,8 +1,8 @@
 """What the headless commands share: a parser whose errors are one `error:` line and whose
 --verbose/--quiet set the messages and the logs, the number parsers, the progress bar,
-Ctrl+C and SIGTERM handling, the worker thread a command runs in, the frame that writes a
+the worker thread a command runs in, the frame that writes a
 command's folder, and the guard that turns failures into exit statuses (a grid of runs:
-cli/grid.py).
+cli/grid.py; Ctrl+C, SIGTERM and SIGHUP: cli/interrupts.py).
 
 Nothing in cli/ imports Qt at module level: figures are drawn (through plots/) only when
 asked for, and the GUI is imported by __main__ only when it is asked for.
@@ -11,16 +11,21 @@ asked for, and the GUI is imported by __main__ only when it is asked for.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
+from sparsity_gui.cli.interrupts import (
+    Interrupted,
+    exit_status,
+    interrupt_handlers,
+    raise_swallowed,
+)
 from sparsity_gui.core.checks import parse_whole
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir
@@ -331,115 +336,6 @@ def _progress_bar(total: float, label: str, after: float):
     return bar
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGINT (Ctrl+C), SIGTERM or SIGHUP (the terminal closed) while a command runs: a
-    KeyboardInterrupt, so that every ``except KeyboardInterrupt`` acts on all three, that
-    knows the exit status a shell expects of it (128 + the signal's number)."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-    @property
-    def status(self) -> int:
-        return 128 + self.signum
-
-
-def exit_status(interrupt: BaseException) -> int:
-    """The exit status of an interrupt: 130 for Ctrl+C, 143 for SIGTERM, 129 for SIGHUP."""
-    return interrupt.status if isinstance(interrupt, Interrupted) else 130
-
-
-REPEAT_IGNORED_SECONDS = 2.0  # a second signal this soon after the first does not cut the cleanup
-
-
-class _Interrupts:
-    """The commands' signal handler: the first signal raises Interrupted, except inside
-    ``interrupts_deferred()`` (drawing the figure: an exception raised in a Qt paint callback
-    is printed by Qt, not propagated), which raises it on leaving. Another signal within
-    REPEAT_IGNORED_SECONDS of the first (a second Ctrl+C, a SIGTERM from the shell that
-    closes) is ignored, so that it cannot interrupt the removal of the temporary folder."""
-
-    deferred = False
-    pending: int | None = None
-    first_at = -math.inf
-    depth = 0  # interrupt_handlers() entered and not left
-    # a signal whose Interrupted Python swallowed: raised in a weakref callback or a
-    # __del__, it goes to sys.unraisablehook ("Exception ignored") and the code goes on
-    swallowed: int | None = None
-
-    @classmethod
-    def handler(cls, signum, _frame) -> None:
-        now = time.monotonic()
-        if now - cls.first_at < REPEAT_IGNORED_SECONDS:
-            return
-        cls.first_at = now
-        if cls.deferred:
-            cls.pending = signum
-            return
-        raise Interrupted(signum)
-
-
-def _handled_signals() -> list:
-    """SIGINT and SIGTERM always, even when ignored on entry (a command started in the
-    background with `&` ignores SIGINT, yet `kill -INT` should still end it cleanly), and
-    SIGHUP unless ignored on entry (nohup asks for that: a closed terminal must not end it)."""
-    import signal
-
-    wanted = [signal.SIGINT, signal.SIGTERM]
-    hup = getattr(signal, "SIGHUP", None)
-    if hup is not None and signal.getsignal(hup) is not signal.SIG_IGN:
-        wanted.append(hup)
-    return wanted
-
-
-@contextlib.contextmanager
-def interrupt_handlers() -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP raise Interrupted (unless deferred) while inside."""
-    import signal
-
-    if _Interrupts.depth == 0:  # a new command (tests run several in one process)
-        _Interrupts.first_at, _Interrupts.pending, _Interrupts.swallowed = -math.inf, None, None
-    _Interrupts.depth += 1
-    saved = []
-    for sig in _handled_signals():
-        try:
-            saved.append((sig, signal.signal(sig, _Interrupts.handler)))
-        except ValueError:  # not the main thread (called from a test harness)
-            pass
-    unraisable = sys.unraisablehook
-
-    def quiet_interrupt(info) -> None:
-        # raised in a weakref callback or __del__ and swallowed by Python: kept, for
-        # write_headless to end the command; no "Exception ignored" traceback
-        if isinstance(info.exc_value, Interrupted):
-            _Interrupts.swallowed = info.exc_value.signum
-        else:
-            unraisable(info)
-
-    sys.unraisablehook = quiet_interrupt
-    try:
-        yield
-    finally:
-        _Interrupts.depth -= 1
-        sys.unraisablehook = unraisable
-        for sig, old in saved:
-            signal.signal(sig, old)
-
-
-@contextlib.contextmanager
-def interrupts_deferred() -> Iterator[None]:
-    outer = _Interrupts.deferred
-    _Interrupts.deferred = True
-    try:
-        yield
-    finally:
-        _Interrupts.deferred = outer
-        if not outer and _Interrupts.pending is not None:
-            signum, _Interrupts.pending = _Interrupts.pending, None
-            raise Interrupted(signum)
-
-
 def say_error(text: str) -> None:
     """A line on stderr that may have nowhere to go (the terminal closed: SIGHUP, or a
     closed pipe): then it is dropped rather than raised over the cleanup."""
@@ -599,8 +495,7 @@ def write_headless(out: str, replace: bool, body: Callable[[ResultDir], T]) -> T
         log.debug(f"command: {' '.join(sys.argv)}; writing {out} through a temporary folder")
         try:
             value = body(result_dir)
-            if _Interrupts.swallowed is not None:  # a signal whose exception went nowhere
-                raise Interrupted(_Interrupts.swallowed)
+            raise_swallowed()  # a signal whose exception went nowhere
             result_dir.commit()
             _COMMITTED.append(out)
             log.info(f"{out} written in {time.perf_counter() - started:.3f} s")

@@ -15,15 +15,14 @@ from sparsity_gui.cli.common import (
     Progress,
     add_figure_options,
     add_output_options,
-    exit_status,
     figures_kept_apart,
-    interrupts_deferred,
     report_figure_failures,
     run_in_worker,
     say_error,
     whole_arg,
     write_headless,
 )
+from sparsity_gui.cli.interrupts import exit_status, interrupts_deferred
 from sparsity_gui.core.cluster import EXTRA_HINT, quiet_logs
 from sparsity_gui.core.errors import RunsCancelled, RunsFailed
 

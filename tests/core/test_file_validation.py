@@ -27,10 +27,10 @@ import pytest
 from sparsity_gui.core import checks
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note import presets as P
+from sparsity_gui.core.note.changes import RunScript
 from sparsity_gui.core.note.initial import draw_normal
 from sparsity_gui.core.note.params import SimParams, check_run_work, one_left_time_estimate, run_steps
 from sparsity_gui.core.note.session import W0Source, load_session, save_session, session_dict
-from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.core.note.solvers import ExactSolver, InitialState
 
 DEEP = "[" * 100_000 + "]" * 100_000

@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sparsity_gui.core.note.changes import RunScript
 from sparsity_gui.core.note.initial import draw_normal
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.pins import PIN_COLUMNS, pin_params
 from sparsity_gui.core.note.sampled import replay_script
-from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.core.pins import PinBoard
 from sparsity_gui.figures.note.movie import note_frames
 

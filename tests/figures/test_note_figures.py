@@ -11,13 +11,13 @@ import math
 import numpy as np
 import pytest
 
+from sparsity_gui.core.note.changes import LiveChange, RunScript
 from sparsity_gui.core.note.files import timeseries_csv
 from sparsity_gui.core.note.initial import draw_normal
 from sparsity_gui.core.note.metrics import COL, COLUMNS
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.pins import PIN_COLUMNS, note_pin_label, pin_params
 from sparsity_gui.core.note.sampled import replay_script
-from sparsity_gui.core.note.simulation import LiveChange, RunScript
 from sparsity_gui.core.pins import PinBoard
 from sparsity_gui.figures import layout
 from sparsity_gui.figures.note.figures import (

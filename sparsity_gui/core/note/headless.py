@@ -117,10 +117,10 @@ def scheduled_run(
     time order, from 0 to t_end, each value one the parameter may take), sampled at
     ``samples`` times from 0 to params.t_end (needed: the default end, one weight left,
     depends on the changes). A diverged gradient descent raises InputError, as in `run`."""
+    from sparsity_gui.core.note.changes import RunScript
     from sparsity_gui.core.note.initial import initial_weights
     from sparsity_gui.core.note.sampled import replay_script
     from sparsity_gui.core.note.session import SessionProblem, check_session_work, session_changes
-    from sparsity_gui.core.note.simulation import RunScript
 
     if params.t_end is None:
         raise InputError("t_end", "a schedule of live changes needs an end time: give t_end")

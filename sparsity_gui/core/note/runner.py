@@ -17,16 +17,10 @@ import numpy as np
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.mailbox import Mail, MailboxEngine, StartRun, error_message
 from sparsity_gui.core.note import kernels as K
+from sparsity_gui.core.note.changes import LamChange, LiveChange, RunScript, lam_schedule
 from sparsity_gui.core.note.metrics import COLUMNS, DecayFit
 from sparsity_gui.core.note.params import METHODS, SimParams
-from sparsity_gui.core.note.simulation import (
-    LamChange,
-    LiveChange,
-    ReplayStopped,
-    RunScript,
-    Simulation,
-    lam_schedule,
-)
+from sparsity_gui.core.note.simulation import ReplayStopped, Simulation
 
 # How long one chunk of simulation may run before the loop looks at its mailbox again.
 CHUNK_SECONDS = 0.010

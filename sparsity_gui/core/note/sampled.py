@@ -16,9 +16,10 @@ import numpy as np
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note import kernels as K
+from sparsity_gui.core.note.changes import RunScript
 from sparsity_gui.core.note.metrics import DecayFit
 from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.core.note.simulation import ReplayStopped, RunScript, Simulation
+from sparsity_gui.core.note.simulation import ReplayStopped, Simulation
 from sparsity_gui.core.note.solvers import ExactSolver
 
 

@@ -23,6 +23,7 @@ from sparsity_gui import __version__
 from sparsity_gui.core.checks import input_text, parse_json_text, read_input_bytes, whole_or_none
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
+from sparsity_gui.core.note.changes import LiveChange, RunScript
 from sparsity_gui.core.note.initial import draw_normal
 from sparsity_gui.core.note.metrics import DEFAULT_SAMPLES
 from sparsity_gui.core.note.params import (
@@ -34,7 +35,6 @@ from sparsity_gui.core.note.params import (
     check_segments_work,
 )
 from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_SYMBOLS
-from sparsity_gui.core.note.simulation import LiveChange, RunScript
 from sparsity_gui.core.pins import MAX_PINS, PinnedRun, pin_dict, pin_from_dict
 from sparsity_gui.core.text import short_number
 

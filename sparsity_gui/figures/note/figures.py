@@ -11,9 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
+from sparsity_gui.core.note.changes import merged_changes
 from sparsity_gui.core.note.metrics import COL, COLUMNS, regime_holds
 from sparsity_gui.core.note.runner import Snapshot, snapshot_of
-from sparsity_gui.core.note.simulation import merged_changes, shown_tracked
+from sparsity_gui.core.note.simulation import shown_tracked
 from sparsity_gui.figures.note.panels import (  # by name: note_layout finds them so, here and in its script
     PANELS,
     l1_decay,  # noqa: F401

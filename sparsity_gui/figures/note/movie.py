@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.changes import RunScript, with_change_instants
 from sparsity_gui.core.note.runner import snapshot_of
-from sparsity_gui.core.note.simulation import RunScript, Simulation, with_change_instants
+from sparsity_gui.core.note.simulation import Simulation
 from sparsity_gui.core.text import printable
 from sparsity_gui.figures.frames import Frame
 from sparsity_gui.figures.movie import MovieSettings, frame_times, write_movie

@@ -3,8 +3,8 @@ and the marker it puts where lam was changed."""
 
 from __future__ import annotations
 
+from sparsity_gui.core.note.changes import merged_changes
 from sparsity_gui.core.note.runner import Snapshot
-from sparsity_gui.core.note.simulation import merged_changes
 from sparsity_gui.core.text import sci
 from sparsity_gui.plots.base import LivePanel
 from sparsity_gui.plots.pins import PinnablePanel

@@ -24,12 +24,12 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import Payload, Streamed, make_temp_dir, write_payload
+from sparsity_gui.core.note.changes import RunScript
 from sparsity_gui.core.note.files import run_files, tracked_csv
 from sparsity_gui.core.note.headless import resolved_format
 from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
 from sparsity_gui.core.note.session import W0Source, session_text
-from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.ui.background import BackgroundJob, JobOutcome
 from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder, save_file_name
 from sparsity_gui.ui.figure_export import PanelExports, png_bytes

@@ -10,12 +10,12 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.changes import RunScript
 from sparsity_gui.core.note.files import timeseries_csv
 from sparsity_gui.core.note.params import SimParams, check_memory, check_run_work, needs_restart
 from sparsity_gui.core.note.pins import PIN_COLUMNS, note_pin_label, pin_params
 from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
 from sparsity_gui.core.note.session import DEFAULT_SAMPLES, W0Source
-from sparsity_gui.core.note.simulation import RunScript
 from sparsity_gui.core.weights_files import FILE_FILTER
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.note import GRID_PANELS, PANEL_TYPES, TABBED_WITH

@@ -11,6 +11,7 @@ import pytest
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note import presets as P
+from sparsity_gui.core.note.changes import LiveChange, RunScript
 from sparsity_gui.core.note.files import timeseries_csv
 from sparsity_gui.core.note.initial import draw_normal, load_array, load_w0, npz_array_names
 from sparsity_gui.core.note.metrics import COLUMNS
@@ -25,7 +26,7 @@ from sparsity_gui.core.note.session import (
     session_dict,
     session_text,
 )
-from sparsity_gui.core.note.simulation import LiveChange, RunScript, Simulation
+from sparsity_gui.core.note.simulation import Simulation
 
 
 def live_run(params, schedule, t_end, chunk_work=37):

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
+from sparsity_gui.core.note.changes import LiveChange, RunScript
 from sparsity_gui.core.note.files import run_metadata
 from sparsity_gui.core.note.metrics import COL
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.sampled import replay_script, simulate_samples
-from sparsity_gui.core.note.simulation import LiveChange, RunScript
 
 
 def normal_w0(m: int, seed: int, sigma: float) -> np.ndarray:

@@ -16,11 +16,12 @@ import pytest
 from helpers import normal_w0
 
 from sparsity_gui.core.note import metrics as M
+from sparsity_gui.core.note.changes import LiveChange, RunScript
 from sparsity_gui.core.note.files import run_metadata
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.runner import Runner
 from sparsity_gui.core.note.sampled import replay_script, simulate_samples
-from sparsity_gui.core.note.simulation import LiveChange, RunScript, Simulation
+from sparsity_gui.core.note.simulation import Simulation
 
 
 def oracle_regime(w0: np.ndarray, lam: float) -> dict:

@@ -110,7 +110,7 @@ def test_tracked_csv_holds_the_panels_tracked_weights(qtbot, make_window, tmp_pa
 
 
 def _script(params, t):
-    from sparsity_gui.core.note.simulation import RunScript
+    from sparsity_gui.core.note.changes import RunScript
 
     return RunScript(params, Simulation(params, None).init.w0, (), t=t, samples=101)
 

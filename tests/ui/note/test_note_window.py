@@ -418,7 +418,7 @@ def test_theta_is_unmistakable_and_tracked_weights_are_keyed_by_rank(qtbot, make
 
 
 def test_a_lam_drag_is_one_change_with_one_readable_marker(qtbot, make_window):
-    from sparsity_gui.core.note.simulation import LiveChange, merged_changes
+    from sparsity_gui.core.note.changes import LiveChange, merged_changes
     from sparsity_gui.core.text import sci
 
     win = make_window(SimParams(m=3000, lam=1e-3), speed=20.0)
