@@ -44,22 +44,31 @@ class FlowReference:
 
 
 def reference_flow(
-    w0, lam_schedule, times, rtol=REF_RTOL, atol=REF_ATOL, until_nonzero: int | None = None
+    w0,
+    lam_schedule,
+    times,
+    rtol=REF_RTOL,
+    atol=REF_ATOL,
+    until_nonzero: int | None = None,
+    linear: bool = False,
 ) -> FlowReference:
     """Integrate d|W_k|/dt = (1 - ||W||^2)|W_k| - lam(t) for the live weights with scipy's
     DOP853 at rtol 1e-13, one terminal event per death (the smallest live weight hitting
     0; exact ties stay bitwise equal and die together).
 
     lam_schedule: a float (constant lam) or a list of (t_start, lam), t_start ascending
-    and the first one 0: lam is piecewise constant. Integration restarts at every lam
-    change and at every requested time, so no value comes from dense-output interpolation.
+    and the first one 0: lam is piecewise constant. With ``linear``, lam_schedule is a
+    list of knots (t, lam) through which lam is piecewise linear (constant before the
+    first and after the last), the schedule's definition in docs/theory.md §7. Integration
+    restarts at every lam change or knot and at every requested time, so no value comes
+    from dense-output interpolation.
     """
     a = np.abs(np.asarray(w0, dtype=np.float64)).copy()
     m = a.shape[0]
     if np.isscalar(lam_schedule):
         lam_schedule = [(0.0, float(lam_schedule))]
     changes = [(float(t), float(v)) for t, v in lam_schedule]
-    assert changes[0][0] == 0.0
+    assert changes[0][0] == 0.0 or linear
     times = np.asarray(times, dtype=np.float64)
     assert np.all(np.diff(times) >= 0) and times[0] >= 0.0
     alive = a > 0.0
@@ -70,6 +79,13 @@ def reference_flow(
     scale = float(a.max()) if m else 1.0
 
     def lam_at(t: float) -> float:
+        if linear:  # written from the definition, not from the package's code
+            if t <= changes[0][0]:
+                return changes[0][1]
+            for (t0, v0), (t1, v1) in zip(changes, changes[1:], strict=False):
+                if t0 <= t <= t1:
+                    return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+            return changes[-1][1]
         lam = changes[0][1]
         for t0, v in changes:
             if t >= t0:
@@ -77,7 +93,7 @@ def reference_flow(
         return lam
 
     # every point where the integration must stop and restart
-    stops = sorted(set([float(t) for t in times] + [t for t, _ in changes[1:]]))
+    stops = sorted(set([float(t) for t in times] + [t for t, _ in changes[0 if linear else 1 :] if t > 0]))
     t = 0.0
     sample_i = 0
     while sample_i < times.shape[0] and times[sample_i] <= 0.0:
@@ -92,10 +108,12 @@ def reference_flow(
                 break
             lam = lam_at(t)
             y0 = a[idx]
+            if linear:  # lam(t) linear on [t, t_stop]: the largest at one end
+                lam = max(lam, lam_at(t_stop))
 
             def rhs(_t, y, lam=lam):
                 s = 1.0 - float(np.dot(y, y))
-                return s * y - lam
+                return s * y - (lam_at(_t) if linear else lam)
 
             def hits_zero(_t, y):
                 return float(np.min(y))

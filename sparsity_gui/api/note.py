@@ -188,7 +188,7 @@ class SimulationResult(Result):
 def simulate(
     *,
     m: int = 1000,
-    lam: float = 1e-3,
+    lam: float | None = None,
     sigma: float = 0.9,
     seed: int = 0,
     w0: str | os.PathLike[str] | np.ndarray | None = None,
@@ -199,6 +199,8 @@ def simulate(
     t_end: float | None = None,
     samples: int = 501,
     schedule: Schedule = (),
+    lam_schedule: str | Sequence[tuple[float, float]] | None = None,
+    lam_warmup: float | None = None,
 ) -> SimulationResult:
     """Run the note's model, W' = (1 - |W|^2) W - lam sign(W), from W(0) ~ normal(0,
     sigma/sqrt(m)) drawn with ``seed`` (or the weights in the file ``w0``: .npy, .npz,
@@ -208,7 +210,10 @@ def simulate(
     array is; m is its length, and save() records this call (W(0) is the weights file's
     w0 column).
 
-    ``lam``: the L1 strength, 0 to 1 (the interference model's l1 = 4 lam). ``method``:
+    ``lam``: the L1 strength, 0 to 1 (the interference model's l1 = 4 lam; default 1e-3).
+    ``lam_schedule``: λ(t) piecewise linear through knots, ``[(0, 0), (200, 1e-3)]`` or the
+    CLI's text "0:0,200:1e-3" (constant before the first knot and after the last, which
+    sets lam); ``lam_warmup=T``: λ from 0 up to ``lam`` over [0, T]. ``method``:
     "exact" (the flow, solved exactly) or "gd" (gradient descent with step ``eta`` in the
     note's time: t = eta * step). ``t_end``: the end, in the note's time (default: when one
     weight is left, plus 10 %). ``samples``: rows of the time series, at t = i t_end/(K-1).
@@ -217,11 +222,14 @@ def simulate(
     sessions record them: ``[(t, {"lam": 2e-3}), (t2, {"method": "gd", "eta": 0.1})]``,
     times in order from 0 to ``t_end`` (which a schedule needs). A change at a sample's
     time comes before that sample. The CLI has no such option: save() then records this
-    call instead of a command line."""
+    call instead of a command line. A live change of lam ends a ``lam_schedule``: λ stays
+    at the new value from then on, as a change in the window does."""
     from sparsity_gui.core.note.files import death_columns
     from sparsity_gui.core.note.headless import run_settings, scheduled_run
     from sparsity_gui.core.note.metrics import COLUMNS
+    from sparsity_gui.core.note.params import LAM_MAX
     from sparsity_gui.core.note.sampled import simulate_samples
+    from sparsity_gui.core.note.schedule import check_knots, knots_text
 
     if not isinstance(schedule, (list, tuple)):
         raise TypeError(
@@ -239,8 +247,14 @@ def simulate(
         eta=as_number(eta),
         t_end=None if t_end is None else as_number(t_end),
         samples=as_whole(samples),
+        lam_schedule=(
+            None if lam_schedule is None else knots_text(check_knots(lam_schedule, LAM_MAX, "lam-schedule"))
+        ),
+        lam_warmup=None if lam_warmup is None else as_number(lam_warmup),
     )
-    params, weights = run_settings(**values, scheduled=bool(schedule))
+    if values["lam"] is None:
+        del values["lam"]  # (None: 1e-3, or the λ a schedule ends at)
+    params, weights = run_settings(**{"lam": None, **values}, scheduled=bool(schedule))
     if schedule:
         run = scheduled_run(params, weights, schedule, values["samples"])
     else:

@@ -63,9 +63,24 @@ def add_param_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--lam",
         type=number_arg,
-        default=1e-3,
+        default=None,
         metavar="L",
-        help="L1 regularization strength lam (0 to 1; default 1e-3)",
+        help="L1 regularization strength lam (0 to 1; default 1e-3, or where --lam-schedule ends)",
+    )
+    g.add_argument(
+        "--lam-schedule",
+        default=None,
+        metavar="KNOTS",
+        help="lam(t) piecewise linear through knots t:value, like 0:0,200:1e-3,3000:5e-4 "
+        "(times increasing from 0, each lam 0 to 1; constant before the first knot and after "
+        "the last, where it sets --lam); the exact flow and GD both follow it",
+    )
+    g.add_argument(
+        "--lam-warmup",
+        type=number_arg,
+        default=None,
+        metavar="T",
+        help="lam rises linearly from 0 to --lam over [0, T], then stays (the schedule 0:0,T:lam)",
     )
     g.add_argument(
         "--sigma",
@@ -120,7 +135,20 @@ def add_param_options(p: argparse.ArgumentParser) -> None:
 def params_from_args(args: argparse.Namespace) -> tuple[SimParams, np.ndarray | None]:
     """Validated parameters and, with --w0, the loaded weights (core/note/headless.py: the
     Python API checks its arguments there too)."""
-    names = ("m", "lam", "sigma", "seed", "w0", "w0_row", "w0_tensor", "method", "eta", "t_end")
+    names = (
+        "m",
+        "lam",
+        "sigma",
+        "seed",
+        "w0",
+        "w0_row",
+        "w0_tensor",
+        "method",
+        "eta",
+        "t_end",
+        "lam_schedule",
+        "lam_warmup",
+    )
     options = {name: getattr(args, name) for name in names}
     return run_settings(**options, samples=getattr(args, "samples", SAMPLES))  # the GUI has no --samples
 

@@ -4,6 +4,7 @@ schedule they make. Qt-free; the solver steps with it (core/note/simulation.py).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -11,6 +12,7 @@ import numpy as np
 
 from sparsity_gui.core.note.metrics import DEFAULT_SAMPLES
 from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.schedule import Knots, lam_at
 
 
 @dataclass(frozen=True)
@@ -86,10 +88,14 @@ def merged_changes(changes, span: float, share: float = 0.01) -> list:
     return out
 
 
-def lam_schedule(lam0: float, changes: Sequence[LiveChange]) -> tuple[LamChange, ...]:
-    """lam at t = 0 and after each live change of it (a later change at the same instant
-    replaces the earlier one)."""
-    out = [LamChange(0.0, lam0)]
+def lam_schedule(lam0: float, changes: Sequence[LiveChange], knots: Knots = ()) -> tuple[LamChange, ...]:
+    """lam at t = 0, at each knot of a schedule ``knots`` (until the first live change of
+    lam, which ends it) and after each live change of lam (a later change at the same
+    instant replaces the earlier one)."""
+    out = [LamChange(0.0, lam0 if not knots else lam_at(knots, 0.0))]
+    if knots:
+        ended = min((c.t for c in changes if c.name == "lam"), default=math.inf)
+        out += [LamChange(t, v) for t, v in knots if 0.0 < t < ended]
     for c in changes:
         if c.name != "lam":
             continue

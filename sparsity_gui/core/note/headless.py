@@ -14,8 +14,9 @@ from sparsity_gui.core.checks import list_text, parse_number_list
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import grid_m_values
-from sparsity_gui.core.note.params import M_MAX, SimParams, check_memory, check_run_work
+from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams, check_lam, check_memory, check_run_work
 from sparsity_gui.core.note.scaling import ScalingGrid
+from sparsity_gui.core.note.schedule import Knots, check_knots, warmup_knots
 
 SAMPLES = 501  # rows of timeseries.csv by default
 SAMPLES_MAX = 10**6
@@ -29,7 +30,7 @@ CSV_MAX_WEIGHTS = 1_000_000
 def run_settings(
     *,
     m: int,
-    lam: float,
+    lam: float | None,
     sigma: float,
     seed: int,
     w0: str | np.ndarray | None,
@@ -40,11 +41,14 @@ def run_settings(
     samples: int,
     w0_tensor: str | None = None,
     scheduled: bool = False,
+    lam_schedule: str | Knots | None = None,
+    lam_warmup: float | None = None,
 ) -> tuple[SimParams, np.ndarray | None]:
     """The checked parameters of a `run` (the CLI's options, by name) and, with ``w0`` (a
     file, or for the Python API an array), the loaded weights. Raises InputError naming the
     option, or the work the run would take past the limit (check_run_work; a ``scheduled``
-    run's work is scheduled_run's to check, by its segments)."""
+    run's work is scheduled_run's to check, by its segments). ``lam`` None: 1e-3, or the
+    λ a schedule ends at (``lam_schedule`` knots, or ``lam_warmup``: 0 up to lam)."""
     from sparsity_gui.core.note.initial import load_w0, vector_from
 
     loaded = None
@@ -60,7 +64,18 @@ def run_settings(
     elif w0 is not None:
         loaded = load_w0(w0, w0_row, w0_tensor)
         m = int(loaded.shape[0])
-    params = SimParams(m=m, lam=lam, sigma=sigma, seed=seed, w0_path=w0, method=method, eta=eta, t_end=t_end)
+    lam, knots = lam_settings(lam, lam_schedule, lam_warmup, t_end)
+    params = SimParams(
+        m=m,
+        lam=lam,
+        sigma=sigma,
+        seed=seed,
+        w0_path=w0,
+        method=method,
+        eta=eta,
+        t_end=t_end,
+        lam_schedule=knots,
+    )
     if loaded is None:
         check_memory(params.m)
     if isinstance(samples, bool) or not isinstance(samples, int) or not 2 <= samples <= SAMPLES_MAX:
@@ -68,6 +83,41 @@ def run_settings(
     if not scheduled:
         check_run_work(params, loaded)
     return params, loaded
+
+
+def lam_settings(
+    lam: float | None, lam_schedule: str | Knots | None, lam_warmup: float | None, t_end: float | None
+) -> tuple[float, Knots]:
+    """λ and its schedule's knots from the options: --lam alone, --lam-schedule (which
+    sets λ: --lam, if given, must be where it ends) or --lam-warmup T (0 up to --lam over
+    [0, T]). A schedule whose last knot comes after --t-end is refused: the run would end
+    before λ reached it."""
+    if lam_schedule is not None and lam_warmup is not None:
+        raise InputError("lam-warmup", "and --lam-schedule both give λ(t): give one of them")
+    if lam_schedule is not None:
+        knots = check_knots(lam_schedule, LAM_MAX, "lam-schedule")
+        if lam is not None and lam != knots[-1][1]:
+            raise InputError(
+                "lam",
+                f"{lam:g} conflicts with --lam-schedule, which ends at λ = {knots[-1][1]:g} "
+                "(a schedule sets λ: leave --lam out)",
+            )
+        option = "lam-schedule"
+    elif lam_warmup is not None:
+        lam = check_lam(1e-3 if lam is None else lam)
+        if lam == 0.0:
+            raise InputError("lam-warmup", "warms λ up to --lam, which is 0: give --lam > 0")
+        knots = warmup_knots(lam_warmup, lam)
+        option = "lam-warmup"
+    else:
+        return (1e-3 if lam is None else lam), ()
+    if t_end is not None and isinstance(t_end, (int, float)) and knots[-1][0] > t_end:
+        raise InputError(
+            option,
+            f"reaches its last λ at t = {knots[-1][0]:g}, after the run's end (t_end = {t_end:g}): "
+            "λ would never get there; shorten it or give a later --t-end",
+        )
+    return knots[-1][1], knots
 
 
 def scaling_settings(

@@ -26,9 +26,10 @@ RK_C = np.ascontiguousarray(dop853.C, dtype=np.float64)
 RK_E3 = np.ascontiguousarray(dop853.E3, dtype=np.float64)
 RK_E5 = np.ascontiguousarray(dop853.E5, dtype=np.float64)
 
-# Layout of the exact solver's float state vector.
-F_T, F_B, F_DELTA, F_CREF, F_SUMD, F_SUMD2, F_H, F_LAM, F_LOGSHIFT = range(9)
-N_FSTATE = 9
+# Layout of the exact solver's float state vector. lam(t) = F_LAM + F_SLOPE (t - F_LAM_T0)
+# on the schedule's piece in force, which ends at F_NEXT_KNOT (inf: constant from there).
+F_T, F_B, F_DELTA, F_CREF, F_SUMD, F_SUMD2, F_H, F_LAM, F_LOGSHIFT, F_SLOPE, F_LAM_T0, F_NEXT_KNOT = range(12)
+N_FSTATE = 12
 # Layout of its integer state vector.
 I_MP, I_STEPS, I_DEATHS = range(3)
 N_ISTATE = 3
@@ -124,10 +125,13 @@ def relvar_bounds_at(u, p1, p2, mps, lo, hi):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _rhs(mode, x, y0, y1, lam, mp, sd, sd2):
+def _rhs(mode, x, y0, y1, lam, mp, sd, sd2, slope, t0):
     """mode 0: d(B, delta)/dt at y = (B, delta). mode 1: d(B, t)/d delta at x = delta.
+    lam(t) = lam + slope (t - t0) (slope 0: lam itself, whatever t).
 
     B = e^S is integrated directly so the right-hand side is a polynomial (no exp)."""
+    if slope != 0.0:
+        lam = lam + slope * ((x if mode == 0 else y1) - t0)
     b = y0
     delta = y1 if mode == 0 else x
     q = sd2 - 2.0 * delta * sd + mp * delta * delta
@@ -138,9 +142,9 @@ def _rhs(mode, x, y0, y1, lam, mp, sd, sd2):
 
 
 @njit(cache=True, nogil=True)
-def _dop853_step(mode, x, y0, y1, h, lam, mp, sd, sd2, K, atol1):
+def _dop853_step(mode, x, y0, y1, h, lam, mp, sd, sd2, K, atol1, slope, t0):
     """One DOP853 step from (x, y); returns (y0_new, y1_new, scaled error norm)."""
-    k0, k1 = _rhs(mode, x, y0, y1, lam, mp, sd, sd2)
+    k0, k1 = _rhs(mode, x, y0, y1, lam, mp, sd, sd2, slope, t0)
     K[0, 0] = k0
     K[0, 1] = k1
     for s in range(1, N_STAGES):
@@ -150,7 +154,7 @@ def _dop853_step(mode, x, y0, y1, h, lam, mp, sd, sd2, K, atol1):
             a = RK_A[s, j] * h
             z0 += a * K[j, 0]
             z1 += a * K[j, 1]
-        k0, k1 = _rhs(mode, x + RK_C[s] * h, z0, z1, lam, mp, sd, sd2)
+        k0, k1 = _rhs(mode, x + RK_C[s] * h, z0, z1, lam, mp, sd, sd2, slope, t0)
         K[s, 0] = k0
         K[s, 1] = k1
     n0 = y0
@@ -158,7 +162,7 @@ def _dop853_step(mode, x, y0, y1, h, lam, mp, sd, sd2, K, atol1):
     for s in range(N_STAGES):
         n0 += h * RK_B[s] * K[s, 0]
         n1 += h * RK_B[s] * K[s, 1]
-    k0, k1 = _rhs(mode, x + h, n0, n1, lam, mp, sd, sd2)
+    k0, k1 = _rhs(mode, x + h, n0, n1, lam, mp, sd, sd2, slope, t0)
     K[N_STAGES, 0] = k0
     K[N_STAGES, 1] = k1
     if not (math.isfinite(n0) and math.isfinite(n1)):
@@ -228,8 +232,42 @@ def count_positive(u):
 
 
 @njit(cache=True, nogil=True)
-def exact_init(fs, ist, u, p1, p2, t0, lam):
-    """Start at C = 0, B = 1 from u = |W(0)| sorted descending."""
+def lam_piece(kt, kv, t):
+    """The piece of the schedule through knots (kt, kv) in force at t: (lam at t0, slope,
+    t0, the piece's end). Piecewise linear, constant before the first knot and from the
+    last; at a jump (two knots at one instant) the value after it."""
+    n = kt.shape[0]
+    j = 0
+    while j < n and kt[j] <= t:
+        j += 1
+    if j == 0:
+        return kv[0], 0.0, t, kt[0]
+    if j == n:
+        return kv[n - 1], 0.0, t, math.inf
+    return kv[j - 1], (kv[j] - kv[j - 1]) / (kt[j] - kt[j - 1]), kt[j - 1], kt[j]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def lam_now(fs, t):
+    """lam(t) on the piece in force (fs's)."""
+    slope = fs[F_SLOPE]
+    return fs[F_LAM] if slope == 0.0 else fs[F_LAM] + slope * (t - fs[F_LAM_T0])
+
+
+@njit(cache=True, nogil=True)
+def set_lam_piece(fs, kt, kv):
+    """The schedule's piece in force at fs's time."""
+    lam, slope, t0, end = lam_piece(kt, kv, fs[F_T])
+    fs[F_LAM] = lam
+    fs[F_SLOPE] = slope
+    fs[F_LAM_T0] = t0
+    fs[F_NEXT_KNOT] = end
+
+
+@njit(cache=True, nogil=True)
+def exact_init(fs, ist, u, p1, p2, t0, kt, kv):
+    """Start at C = 0, B = 1 from u = |W(0)| sorted descending, lam(t) through the knots
+    (kt, kv) (one knot: a constant)."""
     ist[I_MP] = count_positive(u)
     ist[I_STEPS] = 0
     ist[I_DEATHS] = 0
@@ -237,7 +275,7 @@ def exact_init(fs, ist, u, p1, p2, t0, lam):
     fs[F_B] = 1.0
     fs[F_LOGSHIFT] = 0.0
     fs[F_H] = 0.01
-    fs[F_LAM] = lam
+    set_lam_piece(fs, kt, kv)
     _set_segment(fs, ist, u, p1, p2)
     fs[F_DELTA] = -fs[F_CREF]
 
@@ -266,6 +304,8 @@ def _integrate_to_death(fs, ist, t_limit, K):
     one within that comes at t_limit."""
     t_late = t_limit + DEATH_SNAP * abs(t_limit)
     lam = fs[F_LAM]
+    slope = fs[F_SLOPE]
+    t0 = fs[F_LAM_T0]
     mp = ist[I_MP]
     sd = fs[F_SUMD]
     sd2 = fs[F_SUMD2]
@@ -273,7 +313,7 @@ def _integrate_to_death(fs, ist, t_limit, K):
     b = fs[F_B]
     t = fs[F_T]
     # first guess: the whole way, or the delta covered by one time step
-    hx = min(-x, fs[F_H] * lam / b)
+    hx = min(-x, fs[F_H] * lam_now(fs, t) / b)
     if not hx > 0.0:
         hx = -x
     steps = 0
@@ -281,7 +321,7 @@ def _integrate_to_death(fs, ist, t_limit, K):
         last = hx >= -x
         if last:
             hx = -x
-        nb, nt, err = _dop853_step(1, x, b, t, hx, lam, mp, sd, sd2, K, ATOL_T)
+        nb, nt, err = _dop853_step(1, x, b, t, hx, lam, mp, sd, sd2, K, ATOL_T, slope, t0)
         steps += 1
         if err <= 1.0:
             if nt > t_late:
@@ -303,10 +343,11 @@ def _integrate_to_death(fs, ist, t_limit, K):
 
 
 @njit(cache=True, nogil=True)
-def exact_advance(fs, ist, u, p1, p2, death_t, t_target, stop_nonzero, max_steps):
+def exact_advance(fs, ist, u, p1, p2, death_t, kt, kv, t_target, stop_nonzero, max_steps):
     """Advance the exact flow to t_target (landing on it), stopping early when
     m' <= stop_nonzero or after max_steps steps. Deaths land exactly on C = u_k;
-    death_t[k] (k in sorted order) receives each death time."""
+    death_t[k] (k in sorted order) receives each death time. lam(t) follows the knots
+    (kt, kv); the flow lands on each knot (its right-hand side is smooth between)."""
     K = np.empty((N_STAGES + 1, 2))
     steps = 0
     while True:
@@ -318,31 +359,41 @@ def exact_advance(fs, ist, u, p1, p2, death_t, t_target, stop_nonzero, max_steps
             return REACHED_TARGET
         if steps >= max_steps:
             return REACHED_MAX_STEPS
-        lam = fs[F_LAM]
+        if t >= fs[F_NEXT_KNOT]:
+            set_lam_piece(fs, kt, kv)  # a knot reached: the next piece
+            continue
         if mp == 0:
             fs[F_T] = t_target  # nothing left to move
+            set_lam_piece(fs, kt, kv)
             return REACHED_TARGET
+        # this piece's end, or the target if sooner: a step never crosses a knot
+        t_stop = min(t_target, fs[F_NEXT_KNOT])
         if mp == 1 and fs[F_B] > REBASE_B:
             # a_1 = B |delta| and the segment sums are 0: move B into delta
             fs[F_DELTA] *= fs[F_B]
             fs[F_LOGSHIFT] += math.log(fs[F_B])
             fs[F_B] = 1.0
-        h = min(fs[F_H], t_target - t)
+        h = min(fs[F_H], t_stop - t)
         delta = fs[F_DELTA]
         b = fs[F_B]
-        reach = h + DEATH_SNAP * abs(t_target) if h == t_target - t else h
-        if lam > 0.0 and delta + 1.05 * reach * lam / b >= 0.0:
+        reach = h + DEATH_SNAP * abs(t_stop) if h == t_stop - t else h
+        lam = lam_now(fs, t)
+        # (lam is linear on the piece: its largest over the step is at one end)
+        lam_most = max(lam, lam_now(fs, t + reach))
+        if lam > 0.0 and delta + 1.05 * reach * lam_most / b >= 0.0:
             # the next death is (probably) within this step: land on it exactly
             steps += 1
-            if _integrate_to_death(fs, ist, t_target, K):
+            if _integrate_to_death(fs, ist, t_stop, K):
                 _kill_at_cref(fs, ist, u, p1, p2, death_t)
                 continue
-            h = t_target - t  # it dies after t_target: step to t_target
-        nb, nd, err = _dop853_step(0, t, b, delta, h, lam, mp, fs[F_SUMD], fs[F_SUMD2], K, 0.0)
+            h = t_stop - t  # it dies after t_stop: step to t_stop
+        nb, nd, err = _dop853_step(
+            0, t, b, delta, h, fs[F_LAM], mp, fs[F_SUMD], fs[F_SUMD2], K, 0.0, fs[F_SLOPE], fs[F_LAM_T0]
+        )
         ist[I_STEPS] += 1
         steps += 1
         if err <= 1.0 and nd < 0.0:
-            fs[F_T] = t_target if h == t_target - t else t + h
+            fs[F_T] = t_stop if h == t_stop - t else t + h
             fs[F_B] = nb
             fs[F_DELTA] = nd
             # a step clipped to land on t_target says little about the next one
@@ -403,16 +454,25 @@ def _gd_pass(a, mp, g, h):
 
 
 @njit(cache=True, nogil=True)
-def gd_run(a, mp, norm2, n_steps, eta, lam, step0, death_step, stop_nonzero):
+def gd_run(a, mp, norm2, n_steps, eta, kt, kv, t_eta0, s0, step0, death_step, stop_nonzero):
     """n_steps of GD on sorted |W| (survivors a[:mp]), stopping after the step that
     brings m' to stop_nonzero or below; returns (mp, norm2, steps_done, unstable, low).
+    Step n is taken at t = t_eta0 + eta (s0 + n) with lam(t) through the knots (kt, kv).
     unstable is True when a step flipped the sign of every weight (1 + eta*(1 - ||W||^2)
     <= 0), which the zero rule turns into instant death. low is the last step (1-based, 0
     if none) taken with 0 < 1 + eta*(1 - ||W||^2) < 1/2 while weights were alive: an
     overshoot of ||W||^2 past 1 that more than halves every weight in one step."""
+    lam, slope, t0, end = lam_piece(kt, kv, t_eta0 + eta * s0)
     h = eta * lam
     low = 0
     for n in range(n_steps):
+        t = t_eta0 + eta * (s0 + n)
+        if t >= end:
+            lam, slope, t0, end = lam_piece(kt, kv, t)
+        if slope != 0.0:
+            h = eta * (lam + slope * (t - t0))
+        else:
+            h = eta * lam
         g = 1.0 + eta * (1.0 - norm2)
         if not (g > 0.0) and mp > 0:
             for k in range(mp):

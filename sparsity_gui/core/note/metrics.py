@@ -159,14 +159,22 @@ def theta_fall(t, theta, rtol: float = THETA_RTOL) -> dict | None:
     }
 
 
-def regime_of(norm1_w0: float, norm2_w0: float, lam0: float, lam_states=(), *, fall: dict | None) -> dict:
+def regime_of(
+    norm1_w0: float, norm2_w0: float, lam0: float, lam_states=(), *, fall: dict | None, schedule=()
+) -> dict:
     """Whether the note's premise holds: the balance is possible (lam ||W(0)||_1 <= 1/4) and
     theta rises. ``theta_rises`` is what the run did: ``fall`` (theta_fall of theta measured on
     the run) is None; ``theta_fall`` is that fall. ``theta_rise_condition`` is the sufficient
     condition (theta_rise_condition at t = 0 and after every live change of lam, lam never
     lowered). ``lam_states`` holds, for each live change of lam, (t, lam before, lam after,
-    ||W||_1, ||W||^2) at that instant; the values there are under "at_changes"."""
-    lam_l1 = float(lam0) * float(norm1_w0)
+    ||W||_1, ||W||^2) at that instant; the values there are under "at_changes".
+
+    Under a λ schedule (``schedule``: its knots (t, λ)) the start is judged with the
+    largest λ it reaches, and the sufficient condition fails where it lowers λ (θ may
+    then fall: "lam_schedule" says so); whether θ rose is measured all the same."""
+    lam_most = max([float(lam0), *(float(v) for _t, v in schedule)])
+    lowered = any(v1 < v0 for (_a, v0), (_b, v1) in zip(schedule, schedule[1:], strict=False))
+    lam_l1 = lam_most * float(norm1_w0)
     at_changes = [
         {
             "t": float(t),
@@ -184,7 +192,8 @@ def regime_of(norm1_w0: float, norm2_w0: float, lam0: float, lam_states=(), *, f
         "balance_possible": bool(lam_l1 <= BALANCE_LIMIT),
         "norm2_w0": float(norm2_w0),
         "theta_rise_condition": bool(
-            theta_rise_condition(norm1_w0, norm2_w0, lam0)
+            theta_rise_condition(norm1_w0, norm2_w0, lam_most)
+            and not lowered
             and all(c["theta_rise_condition"] for c in at_changes)
         ),
         "theta_rises": fall is None,
@@ -192,6 +201,8 @@ def regime_of(norm1_w0: float, norm2_w0: float, lam0: float, lam_states=(), *, f
     }
     if at_changes:
         out["at_changes"] = at_changes
+    if schedule:
+        out["lam_schedule"] = {"lam_max": lam_most, "lam_lowered": lowered}
     return out
 
 

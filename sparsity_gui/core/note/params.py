@@ -10,6 +10,7 @@ import numpy as np
 
 from sparsity_gui.core.checks import check_fits, check_work, finite_number
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.schedule import Knots, check_knots
 from sparsity_gui.core.text import round_number, short_number
 
 M_MAX = 10**8
@@ -32,6 +33,9 @@ class SimParams:
     method: str = "exact"
     eta: float = 0.05
     t_end: float | None = None
+    # λ(t) through knots (t, λ) (core/note/schedule.py); () for a constant λ. With a
+    # schedule, lam is the value it ends at (the λ in force after the last knot).
+    lam_schedule: Knots = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.m, bool) or not isinstance(self.m, int):
@@ -57,6 +61,14 @@ class SimParams:
                 raise InputError("t_end", f"must be > 0, got {self.t_end}")
         if self.w0_path is not None and not isinstance(self.w0_path, str):
             raise InputError("w0", f"must be a file path, got {self.w0_path!r}")
+        if self.lam_schedule != ():
+            knots = check_knots(self.lam_schedule, LAM_MAX)
+            if knots[-1][1] != lam:
+                raise InputError(
+                    "lam_schedule",
+                    f"ends at λ = {knots[-1][1]:g}, but lam is {lam:g} (lam is the λ a schedule ends at)",
+                )
+            object.__setattr__(self, "lam_schedule", knots)
         # normalise numeric types so equal snapshots compare equal
         object.__setattr__(self, "lam", lam)
         object.__setattr__(self, "sigma", sigma)
@@ -66,7 +78,19 @@ class SimParams:
         return replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """Every field; lam_schedule only when there is one (a run without a schedule
+        writes the files it always has)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if not self.lam_schedule:
+            del out["lam_schedule"]
+        else:
+            out["lam_schedule"] = [list(k) for k in self.lam_schedule]
+        return out
+
+    def settings(self) -> dict[str, Any]:
+        """What sessions and presets save (SETTING_FIELDS; lam_schedule as as_dict)."""
+        values = self.as_dict()
+        return {name: values[name] for name in SETTING_FIELDS if name in values}
 
 
 def check_lam(lam: Any) -> float:
@@ -165,7 +189,9 @@ def check_run_work(params: SimParams, w0: np.ndarray | None = None) -> None:
     else:
         if params.lam == 0.0:
             return  # no default end: sampled.simulate_samples says so
-        duration = one_left_time_estimate(params.lam, w0)  # inf past the float range
+        # (after a schedule's last knot λ is params.lam: its time to one weight from there, at most)
+        ramp = params.lam_schedule[-1][0] if params.lam_schedule else 0.0
+        duration = one_left_time_estimate(params.lam, w0) + ramp  # inf past the float range
         what = f"lam = {short_number(params.lam)} to one weight left (at t of about {round_number(duration)})"
         probe = [("exact", 0.0, duration)] if params.method == "gd" else []
         if params.method == "gd":
@@ -184,8 +210,11 @@ SETTING_FIELDS = tuple(f.name for f in fields(SimParams) if f.name != "w0_path")
 
 
 def needs_restart(old: SimParams, new: SimParams) -> bool:
+    """A new schedule restarts; none (a live change of λ ended it) goes on."""
     return any(
         getattr(old, f.name) != getattr(new, f.name)
         for f in fields(SimParams)
-        if f.name not in LIVE_FIELDS and f.name != "t_end"
+        if f.name not in LIVE_FIELDS
+        and f.name != "t_end"
+        and not (f.name == "lam_schedule" and not new.lam_schedule)
     )

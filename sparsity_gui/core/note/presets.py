@@ -75,7 +75,7 @@ def presets_path(directory: str | Path | None = None) -> Path:
 
 
 def preset_values(params: SimParams) -> dict[str, Any]:
-    return {name: getattr(params, name) for name in SETTING_FIELDS}
+    return params.settings()
 
 
 def _problem(path: Path, message: str) -> InputError:

@@ -81,8 +81,9 @@ class Snapshot:
     @property
     def lam_changes(self) -> tuple[LamChange, ...]:
         """lam at t = 0 and at each live change of it (the panels' markers)."""
-        start = self.initial_params.lam if self.initial_params is not None else self.lam
-        return lam_schedule(start, self.changes)
+        if self.initial_params is None:
+            return lam_schedule(self.lam, self.changes)
+        return lam_schedule(self.initial_params.lam, self.changes, self.initial_params.lam_schedule)
 
     def script(self, samples: int) -> RunScript:
         """This run up to the snapshot's instant, as a script to re-simulate (exports,

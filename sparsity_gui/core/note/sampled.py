@@ -114,7 +114,11 @@ def simulate_samples(
         t_end = params.t_end
     elif math.isinf(t_one):
         why = (
-            "with lam = 0 no weight ever dies"
+            (
+                "the λ schedule ends at 0, after which no weight dies"
+                if params.lam_schedule
+                else "with lam = 0 no weight ever dies"
+            )
             if params.lam == 0
             else "the largest weights of W(0) are tied and settle together, so one weight is never left"
         )
@@ -141,7 +145,7 @@ def _solves_once(sim: Simulation) -> bool:
     u = sim.init.u
     return (
         isinstance(solver, ExactSolver)
-        and solver.lam > 0.0
+        and sim.params.lam > 0.0  # (under a schedule, the λ it ends at)
         and sim.init.nonzero0 > 1
         and u.shape[0] > 1
         and u[0] != u[1]

@@ -30,7 +30,6 @@ from sparsity_gui.core.note.params import (
     LIVE_FIELDS,
     M_MAX,
     METHODS,
-    SETTING_FIELDS,
     SimParams,
     check_segments_work,
 )
@@ -113,7 +112,7 @@ def session_dict(
         "format": FORMAT,
         "version": VERSION,
         "program": f"sparsity-gui {__version__}",
-        "parameters": {name: getattr(p, name) for name in SETTING_FIELDS},
+        "parameters": p.settings(),
         "w0": w0_entry,
         "w0_sha256": weights_sha256(script.w0),
         "changes": [{"t": c.t, "name": c.name, "value": c.value} for c in script.changes],
@@ -208,6 +207,8 @@ def _params(obj: Any) -> SimParams:
     values["method"] = method
     t_end = obj.get("t_end")
     values["t_end"] = None if t_end is None else _number(t_end, "parameters.t_end")
+    if "lam_schedule" in obj:  # (sessions of runs without one have none)
+        values["lam_schedule"] = obj["lam_schedule"]
     try:
         return SimParams(**values)
     except InputError as exc:

@@ -28,7 +28,15 @@ from sparsity_gui.core.note.metrics import (
     tied_group_dies,
 )
 from sparsity_gui.core.note.params import SimParams, needs_restart
-from sparsity_gui.core.note.solvers import ExactSolver, GDSolver, InitialState, Solver
+from sparsity_gui.core.note.schedule import Knots, lam_integral, lowers_lam
+from sparsity_gui.core.note.solvers import (
+    ExactSolver,
+    GDSolver,
+    InitialState,
+    LamKnots,
+    Solver,
+    lam_knots_of,
+)
 
 N_TRACKED_MAX = 16
 # The history keeps a row at every time 10^(k/ROWS_PER_DECADE) a run passes, however long
@@ -117,6 +125,8 @@ class Simulation:
         # (t, lam before, lam after, ||W||_1, ||W||^2) at each live change of lam: the regime there
         self.lam_states: list[tuple[float, float, float, float, float]] = []
         self._change_rows_at: float | None = None  # apply_live's rows of this instant are open
+        # λ(t)'s knots while the schedule is in force (a live change of λ ends it)
+        self._schedule: Knots | None = params.lam_schedule or None
         self.solver: Solver = self._new_solver(params.method)
         self.tracked = tracked_ranks(self.init.nonzero0)
         self.history = History(len(COLUMNS) + N_TRACKED_MAX, history_capacity)
@@ -126,8 +136,9 @@ class Simulation:
         # acts, and three before the median weight would die under lam alone
         rate = max(abs(1.0 - float(self.init.p2[-1])), 1.0)
         start = 1e-2 / rate
-        if params.lam > 0 and self.init.nonzero0 > 0:
-            start = min(start, 1e-3 * float(self.init.u[self.init.nonzero0 // 2]) / params.lam)
+        lam_most = max([params.lam, *(v for _t, v in params.lam_schedule)])
+        if lam_most > 0 and self.init.nonzero0 > 0:
+            start = min(start, 1e-3 * float(self.init.u[self.init.nonzero0 // 2]) / lam_most)
         # the next grid time is grid_time(_grid_k)
         self._grid_k = math.floor(ROWS_PER_DECADE * math.log10(max(start, 1e-300)))
         self._probe_start = start
@@ -153,7 +164,7 @@ class Simulation:
     # --- construction ---------------------------------------------------------------
     def _new_solver(self, method: str, start: Solver | None = None) -> Solver:
         """A solver of ``method`` from W(0), or going on from ``start``'s state."""
-        lam = self.params.lam
+        lam = self._lam_now_on()
         if method == "exact":
             return ExactSolver(self.init, lam, start)
         return GDSolver(self.init, lam, self.params.eta, start)
@@ -176,7 +187,14 @@ class Simulation:
 
     @property
     def lam_changes(self) -> tuple[LamChange, ...]:
-        return lam_schedule(self.initial_params.lam, self.changes)
+        return lam_schedule(self.initial_params.lam, self.changes, self.initial_params.lam_schedule)
+
+    def _lam_now_on(self) -> float | LamKnots:
+        """λ from now on, as a solver takes it: the schedule's knots while it is in force,
+        else the constant λ."""
+        if self._schedule is None:
+            return self.params.lam
+        return lam_knots_of(self._schedule)
 
     # --- live changes (no reset) ----------------------------------------------------
     def _log_change(self, name: str, value: float | str) -> None:
@@ -193,7 +211,8 @@ class Simulation:
         self.changes.append(LiveChange(t, name, value))
 
     def set_lam(self, lam: float) -> None:
-        if lam == self.solver.lam:
+        """A live change of λ: constant from now (it ends a schedule in force)."""
+        if lam == self.solver.lam and self._schedule is None:
             return
         self._accumulate_lam_t()
         mo = self.solver.moments()
@@ -204,7 +223,8 @@ class Simulation:
         if lam != before:
             self.lam_states.append((mo.t, before, float(lam), mo.norm1, mo.norm2_sq))
         self.solver.set_lam(lam)
-        self.params = self.params.with_changes(lam=lam)
+        self._schedule = None
+        self.params = self.params.with_changes(lam=lam, lam_schedule=())
         self._log_change("lam", float(lam))
 
     def set_eta(self, eta: float) -> None:
@@ -249,7 +269,8 @@ class Simulation:
             return False
         self.set_method(params.method)
         self.set_eta(params.eta)
-        self.set_lam(params.lam)
+        if self._schedule is None or params.lam_schedule != self.params.lam_schedule:
+            self.set_lam(params.lam)  # (a schedule in force goes on while the window's λ is its own)
         self.params = params
         return True
 
@@ -392,25 +413,35 @@ class Simulation:
         in advance_stoppable."""
         if self.init.nonzero0 <= nonzero:
             return 0.0
-        if self.lam <= 0.0:
+        # under the schedule in force (from t = 0), else the current λ
+        lam: float | LamKnots = self.lam
+        t_limit = math.inf  # after it λ = 0: no weight dies any more
+        if self._schedule is not None:
+            lam = lam_knots_of(self._schedule)
+            if self._schedule[-1][1] <= 0.0:
+                t_limit = self._schedule[-1][0]
+        elif self.lam <= 0.0:
             return math.inf
-        probe = ExactSolver(self.init, self.lam)
+        probe = ExactSolver(self.init, lam)
         # Tied top weights move as one and die together or never: with more of them than
         # `nonzero`, run until they are alone and stop if they settle (else this never ends).
         u = self.init.u
         ties = int(np.count_nonzero(u == u[0]))
         if ties > nonzero:
-            _advance_stoppable(probe, math.inf, should_stop, ties)
+            _advance_stoppable(probe, t_limit, should_stop, ties)
             mo = probe.moments()
-            if mo.nonzero == ties and not tied_group_dies(ties, mo.norm1 / ties, self.lam):
+            if mo.nonzero == ties and not tied_group_dies(ties, mo.norm1 / ties, probe.lam):
                 return math.inf
-        _advance_stoppable(probe, math.inf, should_stop, nonzero)
-        return probe.t
+        _advance_stoppable(probe, t_limit, should_stop, nonzero)
+        return probe.t if probe.moments().nonzero <= nonzero else math.inf
 
     # --- what is shown and saved ----------------------------------------------------
     def _accumulate_lam_t(self) -> None:
         t = self.t
-        self._lam_t += self.solver.lam * (t - self._lam_t_at)
+        if self._schedule is not None:  # Λ(t) = ∫ λ exactly over the schedule's pieces
+            self._lam_t += lam_integral(self._schedule, self._lam_t_at, t)
+        else:
+            self._lam_t += self.solver.lam * (t - self._lam_t_at)
         self._lam_t_at = t
 
     def moments(self) -> Moments:
@@ -469,7 +500,7 @@ class Simulation:
         theta = np.empty(len(snaps))
         for i, (fs, ist) in enumerate(snaps):
             _mp, _l1, n2 = K.exact_moments(fs, ist)
-            theta[i] = Moments(0.0, float(fs[K.F_LAM]), 0, 0.0, float(n2)).theta
+            theta[i] = Moments(0.0, float(K.lam_now(fs, fs[K.F_T])), 0, 0.0, float(n2)).theta
         t = np.asarray(snap_t, dtype=np.float64)
         self._theta_seen = (
             np.concatenate([self._theta_seen[0], t]),
@@ -487,13 +518,16 @@ class Simulation:
         if self._theta_start is not None or not compute:
             return self._theta_start or empty
         p, m = self.initial_params, self.init.m
+        lam0 = lam_knots_of(p.lam_schedule) if p.lam_schedule else p.lam
+        # the sufficient condition that θ cannot fall from then on needs λ never lowered
+        lowered = lowers_lam(p.lam_schedule)
         if p.method == "exact":
             dense = self._theta_seen[0].size > 0 and m >= PROBE_SNAPSHOTS_M_MIN
             probe: Solver | None = (
-                ExactSolver(self.init, p.lam) if m <= PROBE_EXACT_M_MAX and not dense else None
+                ExactSolver(self.init, lam0) if m <= PROBE_EXACT_M_MAX and not dense else None
             )
         else:
-            probe = GDSolver(self.init, p.lam, p.eta) if m <= PROBE_GD_M_MAX else None
+            probe = GDSolver(self.init, lam0, p.eta) if m <= PROBE_GD_M_MAX else None
         if probe is None:
             self._theta_start = empty
             return empty
@@ -501,7 +535,8 @@ class Simulation:
         t, theta = [mo.t], [mo.theta]
         steps = np.arange(1, PROBE_PER_DECADE * PROBE_DECADES + 1) / PROBE_PER_DECADE
         for at in self._probe_start * 10.0**steps:
-            if theta_rise_condition(mo.norm1, mo.norm2_sq, mo.lam) or mo.nonzero == 0 or probe.diverged:
+            rises = not lowered and theta_rise_condition(mo.norm1, mo.norm2_sq, mo.lam)
+            if rises or mo.nonzero == 0 or probe.diverged:
                 break
             probe.advance_to(float(at))
             mo = probe.moments()
@@ -527,6 +562,7 @@ class Simulation:
             self.initial_params.lam,
             tuple(self.lam_states),
             fall=theta_fall(t[order], theta[order]),
+            schedule=self.initial_params.lam_schedule,
         )
 
     def decay_fit(self, rows: np.ndarray | None = None, *, exported: bool = False) -> DecayFit:

@@ -166,6 +166,27 @@ def ideal_abs_weights(m: int) -> np.ndarray:
     return ndtri(1.0 - (k - 0.5) / (2.0 * m))
 
 
+LamKnots = tuple[np.ndarray, np.ndarray]  # (times, values) of lam's schedule
+
+
+def lam_knots(lam: float | LamKnots) -> LamKnots:
+    """The kernels' form of lam: a constant is one knot (at t = 0; constant before and after)."""
+    if isinstance(lam, tuple):
+        kt, kv = lam
+        if not (isinstance(kt, np.ndarray) and isinstance(kv, np.ndarray)):
+            raise TypeError("lam: a number or (times, values) arrays (lam_knots_of makes them)")
+        return np.ascontiguousarray(kt, dtype=np.float64), np.ascontiguousarray(kv, dtype=np.float64)
+    return np.zeros(1), np.full(1, float(lam))
+
+
+def lam_knots_of(knots) -> LamKnots:
+    """The kernels' form of a schedule's knots ((t, λ) pairs)."""
+    return (
+        np.array([t for t, _v in knots], dtype=np.float64),
+        np.array([v for _t, v in knots], dtype=np.float64),
+    )
+
+
 class Solver:
     """What the simulation needs from a solver. Ranks index the sorted |W(0)|."""
 
@@ -226,8 +247,9 @@ class ExactSolver(Solver):
 
     method = "exact"
 
-    def __init__(self, init: InitialState, lam: float, start: Solver | None = None):
+    def __init__(self, init: InitialState, lam: float | LamKnots, start: Solver | None = None):
         super().__init__(init, start)
+        self.knots = lam_knots(lam)
         if start is None:
             self.u, self.p1, self.p2 = init.u, init.p1, init.p2
         else:
@@ -237,7 +259,7 @@ class ExactSolver(Solver):
         self.fs = np.zeros(K.N_FSTATE)
         self.ist = np.zeros(K.N_ISTATE, dtype=np.int64)
         t0 = 0.0 if start is None else start.t
-        K.exact_init(self.fs, self.ist, self.u, self.p1, self.p2, float(t0), float(lam))
+        K.exact_init(self.fs, self.ist, self.u, self.p1, self.p2, float(t0), *self.knots)
 
     @property
     def t(self) -> float:
@@ -245,10 +267,13 @@ class ExactSolver(Solver):
 
     @property
     def lam(self) -> float:
-        return float(self.fs[K.F_LAM])
+        """lam in force now."""
+        return float(K.lam_now(self.fs, self.fs[K.F_T]))
 
-    def set_lam(self, lam: float) -> None:
-        self.fs[K.F_LAM] = float(lam)
+    def set_lam(self, lam: float | LamKnots) -> None:
+        """lam from now: a constant, or knots (the schedule's)."""
+        self.knots = lam_knots(lam)
+        K.set_lam_piece(self.fs, *self.knots)
 
     @property
     def steps(self) -> int:
@@ -293,6 +318,7 @@ class ExactSolver(Solver):
                 self.p1,
                 self.p2,
                 self.death_t,
+                *self.knots,
                 float(t_target),
                 int(stop_nonzero),
                 int(max_work),
@@ -305,13 +331,13 @@ class GDSolver(Solver):
 
     method = "gd"
 
-    def __init__(self, init: InitialState, lam: float, eta: float, start: Solver | None = None):
+    def __init__(self, init: InitialState, lam: float | LamKnots, eta: float, start: Solver | None = None):
         super().__init__(init, start)
         src = init.u if start is None else start.abs_sorted()
         self.a = np.array(src, dtype=np.float64)  # own copy: the kernel writes it
         self.mp = int(np.count_nonzero(self.a))
         _, self.norm2 = K.sorted_moments(self.a, self.mp)
-        self._lam = float(lam)
+        self.knots = lam_knots(lam)
         self.steps = 0
         self._eta = float(eta)
         # t = t_eta0 + eta * steps_at_eta, so that t stays on the step grid exactly
@@ -326,14 +352,17 @@ class GDSolver(Solver):
 
     @property
     def lam(self) -> float:
-        return self._lam
+        """lam in force now (at this step's time)."""
+        lam, slope, t0, _end = K.lam_piece(*self.knots, self.t)
+        return float(lam if slope == 0.0 else lam + slope * (self.t - t0))
 
     @property
     def eta(self) -> float:
         return self._eta
 
-    def set_lam(self, lam: float) -> None:
-        self._lam = float(lam)
+    def set_lam(self, lam: float | LamKnots) -> None:
+        """lam from now: a constant, or knots (the schedule's)."""
+        self.knots = lam_knots(lam)
 
     def set_eta(self, eta: float) -> None:
         self._t_eta0 = self.t
@@ -342,7 +371,7 @@ class GDSolver(Solver):
 
     def moments(self) -> Moments:
         l1, n2 = K.sorted_moments(self.a, self.mp)
-        return Moments(self.t, self._lam, self.mp, float(l1), float(n2))
+        return Moments(self.t, self.lam, self.mp, float(l1), float(n2))
 
     def abs_at_ranks(self, ranks: np.ndarray) -> np.ndarray:
         return self.a[np.asarray(ranks, dtype=np.int64)]
@@ -361,7 +390,17 @@ class GDSolver(Solver):
         steps_before = self.steps
         death_steps = np.zeros(max(mp_before, 1), dtype=np.int64)
         mp, norm2, done, unstable, low = K.gd_run(
-            self.a, self.mp, self.norm2, int(n_steps), self._eta, self._lam, 0, death_steps, int(stop_nonzero)
+            self.a,
+            self.mp,
+            self.norm2,
+            int(n_steps),
+            self._eta,
+            *self.knots,
+            self._t_eta0,
+            self._steps_at_eta,
+            0,
+            death_steps,
+            int(stop_nonzero),
         )
         if low:
             self._low_gain_step = steps_before + int(low)

@@ -1,0 +1,119 @@
+"""λ(t) as a schedule: piecewise linear through knots ``t:value`` (constant before the first
+knot and after the last), as `run --lam-schedule "0:0,200:1e-3,3000:5e-4"` and its
+shorthand `--lam-warmup T` (λ from 0 up to --lam over [0, T]) give it. The exact flow and
+gradient descent both follow it (core/note/kernels.py); Λ(t) = ∫₀ᵗ λ is what the decay law
+w(t) = w(0) + c·Λ(t) is fitted on. Qt-free, numpy-free."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from sparsity_gui.core.errors import InputError
+
+Knots = tuple[tuple[float, float], ...]  # (t, λ) with t increasing
+
+MAX_KNOTS = 1000
+FIELD = "lam_schedule"
+
+
+def check_knots(knots: Any, lam_max: float, field: str = FIELD) -> Knots:
+    """``knots`` (pairs (t, λ), or their text) as a Knots, or InputError: times finite,
+    from 0, strictly increasing; each λ from 0 to ``lam_max``."""
+    if isinstance(knots, str):
+        knots = parse_knots(knots, field)
+    if isinstance(knots, (bytes, dict)) or not hasattr(knots, "__iter__"):
+        raise InputError(field, f"must be knots t:value (or (t, value) pairs), got {knots!r}")
+    pairs = []
+    for item in knots:
+        if isinstance(item, (str, bytes, dict)) or not hasattr(item, "__len__") or len(item) != 2:
+            raise InputError(field, f"every knot must be a pair (t, value), got {item!r}")
+        pairs.append(tuple(item))
+    if not pairs:
+        raise InputError(field, "needs at least one knot t:value")
+    if len(pairs) > MAX_KNOTS:
+        raise InputError(field, f"{len(pairs)} knots; at most {MAX_KNOTS} are allowed")
+    out = []
+    for t, value in pairs:
+        for what, x in (("time", t), ("value", value)):
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                raise InputError(field, f"every knot's {what} must be a finite number, got {x!r}")
+        t, value = float(t), float(value)
+        if t < 0.0:
+            raise InputError(field, f"a knot's time must be >= 0, got {t:g}")
+        if not 0.0 <= value <= lam_max:
+            raise InputError(field, f"every λ must be from 0 to {lam_max:g}, got {value:g} at t = {t:g}")
+        if out and t <= out[-1][0]:
+            order = "repeated" if t == out[-1][0] else "out of order"
+            raise InputError(
+                field, f"knot times must increase; t = {t:g} is {order} (after t = {out[-1][0]:g})"
+            )
+        out.append((t, value))
+    return tuple(out)
+
+
+def parse_knots(text: str, field: str = FIELD) -> Knots:
+    """'0:0,200:1e-3' as ((0, 0), (200, 1e-3)) (unchecked: see check_knots)."""
+    out = []
+    for item in (x for x in text.replace(" ", "").split(",") if x):
+        parts = item.split(":")
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            out.append((float(parts[0]), float(parts[1])))
+        except ValueError:
+            raise InputError(
+                field, f"expected knots t:value separated by commas, like 0:0,200:1e-3, got {item!r}"
+            ) from None
+    return tuple(out)
+
+
+def warmup_knots(t_warmup: float, lam: float, field: str = "lam_warmup") -> Knots:
+    """λ rising linearly from 0 at t = 0 to ``lam`` at ``t_warmup``, then constant."""
+    if isinstance(t_warmup, bool) or not isinstance(t_warmup, (int, float)) or not math.isfinite(t_warmup):
+        raise InputError(field, f"must be a finite time, got {t_warmup!r}")
+    if t_warmup <= 0.0:
+        raise InputError(field, f"must be > 0, got {t_warmup:g}")
+    return ((0.0, 0.0), (float(t_warmup), float(lam)))
+
+
+def knots_text(knots: Knots) -> str:
+    """The option's text of ``knots`` ('0:0,200:0.001'), exact (repr of each number)."""
+    return ",".join(f"{t!r}:{v!r}" for t, v in knots)
+
+
+def lam_at(knots: Knots, t: float) -> float:
+    """λ(t): the value after a knot's instant at the knot itself."""
+    if t < knots[0][0]:
+        return knots[0][1]
+    for (t0, v0), (t1, v1) in zip(knots, knots[1:], strict=False):
+        if t0 <= t < t1:
+            return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+    return knots[-1][1]
+
+
+def lam_integral(knots: Knots, t_from: float, t_to: float) -> float:
+    """∫ λ over [t_from, t_to] (t_from <= t_to), exactly for the pieces (trapezoids)."""
+    if not t_to > t_from:
+        return 0.0
+    edges = [t_from, *(t for t, _ in knots if t_from < t < t_to), t_to]
+    total = 0.0
+    for a, b in zip(edges, edges[1:], strict=False):
+        if math.isinf(b):
+            return math.inf if lam_at(knots, a) > 0.0 else total
+        total += (b - a) * 0.5 * (lam_at(knots, a) + _lam_before(knots, b))
+    return total
+
+
+def _lam_before(knots: Knots, t: float) -> float:
+    """λ just before t (the left limit: a piece's end value)."""
+    for (t0, v0), (t1, v1) in zip(knots, knots[1:], strict=False):
+        if t0 < t <= t1:
+            return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+    return knots[0][1] if t <= knots[0][0] else knots[-1][1]
+
+
+def lowers_lam(knots: Knots) -> bool:
+    """Whether λ decreases anywhere on the schedule (then θ may fall: the note's premise
+    that θ rises needs λ never lowered)."""
+    return any(v1 < v0 for (_t0, v0), (_t1, v1) in zip(knots, knots[1:], strict=False))
