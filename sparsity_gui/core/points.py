@@ -17,13 +17,18 @@ def finite_xy(x, y, positive=False):
 
 
 def broken_xy(x, y, steps, positive=False):
-    """finite_xy's rows with a NaN put in where `steps` (λ) changes from one row to the
-    next, so a value that jumps there (θ = λ/(1-‖W‖²)) is not joined by a steep segment,
-    which reads as a spike."""
+    """finite_xy's rows with a NaN put in where `steps` (λ) jumps, so a value that jumps
+    there (θ = λ/(1-‖W‖²)) is not joined by a steep segment, which reads as a spike. A
+    jump: λ changes between two rows of one instant (a change's instant is sampled twice),
+    or between two stretches where it is constant. λ that changes on every row (a
+    schedule's ramp) is continuous: not cut."""
     x, y, steps = (np.asarray(a, float) for a in (x, y, steps))
     keep = np.isfinite(x) & np.isfinite(y)
     if positive:
         keep &= y > 0
     x, y, steps = x[keep], y[keep], steps[keep]
-    cuts = np.flatnonzero(steps[1:] != steps[:-1]) + 1
+    changed = steps[1:] != steps[:-1]  # between rows i and i + 1
+    flat_before = np.concatenate([[True], ~changed[:-1]]) if changed.size else changed
+    flat_after = np.concatenate([~changed[1:], [True]]) if changed.size else changed
+    cuts = np.flatnonzero(changed & ((x[1:] == x[:-1]) | (flat_before & flat_after))) + 1
     return np.insert(x, cuts, np.nan), np.insert(y, cuts, np.nan)

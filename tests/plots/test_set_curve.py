@@ -81,17 +81,25 @@ def test_a_curve_emptied_then_filled_again(qtbot):
 
 def _broken_reference(x, y, steps, positive):
     """The rows a broken curve draws, worked out row by row: finite (and positive) rows,
-    with a NaN row wherever ``steps`` differs from the previous kept row's."""
-    xs, ys, last = [], [], None
-    for xi, yi, si in zip(x, y, steps, strict=True):
-        if not (np.isfinite(xi) and np.isfinite(yi)) or (positive and yi <= 0):
-            continue
-        if last is not None and si != last:
-            xs.append(np.nan)
-            ys.append(np.nan)
+    with a NaN row where ``steps`` jumps: it differs from the previous kept row's at the
+    same x, or between two kept stretches where it stays constant (a ramp, steps that
+    change on every row, is one curve)."""
+    kept = [
+        (xi, yi, si)
+        for xi, yi, si in zip(x, y, steps, strict=True)
+        if np.isfinite(xi) and np.isfinite(yi) and not (positive and yi <= 0)
+    ]
+    xs, ys = [], []
+    for i, (xi, yi, si) in enumerate(kept):
+        if i > 0 and si != kept[i - 1][2]:
+            same_x = xi == kept[i - 1][0]
+            flat_before = i < 2 or kept[i - 2][2] == kept[i - 1][2]
+            flat_after = i + 1 >= len(kept) or kept[i + 1][2] == si
+            if same_x or (flat_before and flat_after):
+                xs.append(np.nan)
+                ys.append(np.nan)
         xs.append(xi)
         ys.append(yi)
-        last = si
     return np.array(xs, float), np.array(ys, float)
 
 
@@ -100,6 +108,14 @@ BROKEN = {
     "no change": (X, np.sin(X) + 2.0, np.ones_like(X), (False, False), False),
     "two changes": (X, np.sin(X) + 2.0, THREE, (False, False), False),
     "log y, a change and gaps at y <= 0": (X, np.sin(X), np.where(X < 25, 1.0, 2.0), (False, True), True),
+    # a warm-up: λ rises on every row, then stays; then a jump sampled twice at one instant
+    "a ramp, then a jump at a repeated instant": (
+        np.concatenate([X[:30], X[29:]]),
+        np.concatenate([np.sin(X[:30]), np.sin(X[29:]) + 1.0]) + 2.0,
+        np.concatenate([np.minimum(X[:30], 10.0), np.full(X.size - 29, 20.0)]),
+        (False, False),
+        False,
+    ),
     "non-finite rows at a change": (
         X,
         np.where(np.abs(X - 20) < 1, np.nan, X),
