@@ -56,7 +56,7 @@ class RunScript:
         """The parameters in force at the end of the schedule."""
         params = self.params
         for c in self.changes:
-            params = params.with_changes(**{c.name: c.value})
+            params = params.with_live_change(c.name, c.value)
         return params
 
 

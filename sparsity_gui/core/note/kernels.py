@@ -350,6 +350,7 @@ def exact_advance(fs, ist, u, p1, p2, death_t, kt, kv, t_target, stop_nonzero, m
     (kt, kv); the flow lands on each knot (its right-hand side is smooth between)."""
     K = np.empty((N_STAGES + 1, 2))
     steps = 0
+    clear_until = -math.inf  # under a ramp of λ: no death before this instant (known)
     while True:
         t = fs[F_T]
         mp = ist[I_MP]
@@ -380,13 +381,19 @@ def exact_advance(fs, ist, u, p1, p2, death_t, kt, kv, t_target, stop_nonzero, m
         lam = lam_now(fs, t)
         # (lam is linear on the piece: its largest over the step is at one end)
         lam_most = max(lam, lam_now(fs, t + reach))
-        if lam > 0.0 and delta + 1.05 * reach * lam_most / b >= 0.0:
+        if lam > 0.0 and t_stop > clear_until and delta + 1.05 * reach * lam_most / b >= 0.0:
             # the next death is (probably) within this step: land on it exactly
             steps += 1
             if _integrate_to_death(fs, ist, t_stop, K):
                 _kill_at_cref(fs, ist, u, p1, p2, death_t)
                 continue
-            h = t_stop - t  # it dies after t_stop: step to t_stop
+            # it dies after t_stop: step to t_stop (under a ramp of λ at most the step
+            # size the control allows: the whole way may be refused again and again)
+            if fs[F_SLOPE] == 0.0:
+                h = t_stop - t
+            else:
+                h = min(fs[F_H], t_stop - t)
+                clear_until = t_stop
         nb, nd, err = _dop853_step(
             0, t, b, delta, h, fs[F_LAM], mp, fs[F_SUMD], fs[F_SUMD2], K, 0.0, fs[F_SLOPE], fs[F_LAM_T0]
         )

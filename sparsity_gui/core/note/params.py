@@ -77,6 +77,12 @@ class SimParams:
     def with_changes(self, **changes: Any) -> SimParams:
         return replace(self, **changes)
 
+    def with_live_change(self, name: str, value: float | str) -> SimParams:
+        """The parameters after a live change of ``name``: one of λ ends a schedule."""
+        if name == "lam":
+            return replace(self, lam=value, lam_schedule=())
+        return replace(self, **{name: value})
+
     def as_dict(self) -> dict[str, Any]:
         """Every field; lam_schedule only when there is one (a run without a schedule
         writes the files it always has)."""

@@ -68,7 +68,7 @@ def parse_knots(text: str, field: str = FIELD) -> Knots:
     return tuple(out)
 
 
-def warmup_knots(t_warmup: float, lam: float, field: str = "lam_warmup") -> Knots:
+def warmup_knots(t_warmup: float, lam: float, field: str = "lam-warmup") -> Knots:
     """λ rising linearly from 0 at t = 0 to ``lam`` at ``t_warmup``, then constant."""
     if isinstance(t_warmup, bool) or not isinstance(t_warmup, (int, float)) or not math.isfinite(t_warmup):
         raise InputError(field, f"must be a finite time, got {t_warmup!r}")

@@ -327,7 +327,7 @@ def check_session_work(script: RunScript) -> None:
     for c in (*script.changes, LiveChange(script.t, "end", 0.0)):
         segments.append((params.method, params.eta, c.t - t_prev))
         if c.name != "end":
-            params = params.with_changes(**{c.name: c.value})
+            params = params.with_live_change(c.name, c.value)
         t_prev = c.t
     try:
         check_segments_work("t", f"replaying to t = {short_number(script.t)}", script.params.m, segments)

@@ -520,7 +520,8 @@ class Simulation:
         p, m = self.initial_params, self.init.m
         lam0 = lam_knots_of(p.lam_schedule) if p.lam_schedule else p.lam
         # the sufficient condition that θ cannot fall from then on needs λ never lowered
-        lowered = lowers_lam(p.lam_schedule)
+        # from then on: past a lowering schedule's last knot
+        lowered_until = p.lam_schedule[-1][0] if lowers_lam(p.lam_schedule) else -math.inf
         if p.method == "exact":
             dense = self._theta_seen[0].size > 0 and m >= PROBE_SNAPSHOTS_M_MIN
             probe: Solver | None = (
@@ -535,7 +536,7 @@ class Simulation:
         t, theta = [mo.t], [mo.theta]
         steps = np.arange(1, PROBE_PER_DECADE * PROBE_DECADES + 1) / PROBE_PER_DECADE
         for at in self._probe_start * 10.0**steps:
-            rises = not lowered and theta_rise_condition(mo.norm1, mo.norm2_sq, mo.lam)
+            rises = mo.t >= lowered_until and theta_rise_condition(mo.norm1, mo.norm2_sq, mo.lam)
             if rises or mo.nonzero == 0 or probe.diverged:
                 break
             probe.advance_to(float(at))

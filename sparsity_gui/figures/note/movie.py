@@ -41,7 +41,7 @@ def params_at(script: RunScript, t: float):
     params = script.params
     for c in script.changes:
         if c.t <= t:
-            params = params.with_changes(**{c.name: c.value})
+            params = params.with_live_change(c.name, c.value)
     return params
 
 

@@ -170,3 +170,21 @@ def test_theta_may_fall_where_the_schedule_lowers_lambda():
     assert regime["theta_rise_condition"] is False
     assert regime["theta_rises"] is False and 30.0 <= regime["theta_fall"]["t_to"] <= 32.0
     assert math.isfinite(regime["theta_fall"]["fall"])
+
+
+def test_a_session_keeps_the_schedule_and_a_live_change_after_it(tmp_path):
+    from sparsity_gui.core.note.changes import LiveChange, RunScript
+    from sparsity_gui.core.note.session import W0Source, parse_session, session_text
+
+    knots = SCHEDULES["three knots"]
+    params = SimParams(m=300, lam=knots[-1][1], lam_schedule=knots, t_end=80.0)
+    from sparsity_gui.core.note.initial import initial_weights
+
+    script = RunScript(params, initial_weights(params), (LiveChange(70.0, "lam", 2e-3),), 80.0, 41)
+    back = parse_session(session_text(script, W0Source("normal")))
+    assert back.script.params == params and back.script.params.lam_schedule == knots
+    assert back.params.lam == 2e-3 and back.params.lam_schedule == ()  # after the change
+    a = Simulation.from_script(script).history.array()
+    b = Simulation.from_script(back.script).history.array()
+    np.testing.assert_array_equal(a, b)
+    assert a[-1, COL["lam"]] == 2e-3 and a[0, COL["lam"]] == 5e-3
