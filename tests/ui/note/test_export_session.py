@@ -441,3 +441,26 @@ def test_run_figures_headless(tmp_path):
     assert len(drawn["t"]) == 101, "one point per row of timeseries.csv"
     header, _ = read_number_csv(out / "timeseries.csv")
     assert header == list(COLUMNS)
+
+
+def test_a_session_naming_an_unusable_style_opens_without_it(qtbot, make_window, tmp_path):
+    """A session's style is read only if it is a small regular style file: a megabyte-long
+    line and a device are refused with one line that does not echo them, the run opens
+    and the window's style stays as it was."""
+    win = make_window(SimParams(m=200, lam=1e-2, seed=3), speed=20.0)
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id, timeout=TIMEOUT)
+    session = tmp_path / "s.json"
+    assert win.files.save_session(session), win.last_error
+    huge = tmp_path / "huge.mplstyle"
+    huge.write_text("lines.linewidth: " + "1" * 2_000_000 + "\n")
+    before = win.exports.style()
+    for style in (str(huge), "/dev/zero"):
+        obj = json.loads(session.read_text())
+        obj["style"] = style
+        named = tmp_path / "named.json"
+        named.write_text(json.dumps(obj))
+        assert win.files.open_session(named), win.last_error
+        assert win.exports.style() == before
+        said = win.statusBar().currentMessage()
+        assert "its figure style is not used" in said, said
+        assert "\n" not in said and len(said) < 500 and "111111" not in said, said
