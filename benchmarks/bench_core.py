@@ -46,6 +46,7 @@ K = importlib.import_module("sparsity_gui.core.note.kernels")
 draw_normal = importlib.import_module("sparsity_gui.core.note.initial").draw_normal
 _solvers = importlib.import_module("sparsity_gui.core.note.solvers")
 ExactSolver, GDSolver, InitialState = _solvers.ExactSolver, _solvers.GDSolver, _solvers.InitialState
+lam_knots = _solvers.lam_knots
 IMPORT_S = time.perf_counter() - _T_IMPORT0
 
 SIGMA = 0.9
@@ -326,7 +327,8 @@ def warm_up() -> None:
     g = GDSolver(init, 1e-3, 0.5)
     g.step(3)
     g.moments()
-    K.gd_run(np.array(init.u), init.m, 0.5, 2, 0.5, 1e-3, 0, np.zeros(init.m, dtype=np.int64), -1)
+    deaths = np.zeros(init.m, dtype=np.int64)
+    K.gd_run(np.array(init.u), init.m, 0.5, 2, 0.5, *lam_knots(1e-3), 0.0, 0, 0, deaths, -1)
 
 
 def compile_probe() -> None:
@@ -805,7 +807,7 @@ def bench_gd(m: int, lam: float, eta: float, n_steps: int, reps_kernel: int, rep
         ds = np.zeros(m, dtype=np.int64)
         n2_0 = float(a @ a)
         t0 = now()
-        K.gd_run(a, m, n2_0, n_steps, eta, lam, 0, ds, -1)
+        K.gd_run(a, m, n2_0, n_steps, eta, *lam_knots(lam), 0.0, 0, 0, ds, -1)
         raw_times.append(now() - t0)
 
     # numpy, with each BLAS thread setting (W@W is the only BLAS call); the faster is the baseline
