@@ -58,7 +58,15 @@ def gui_params(args: argparse.Namespace):
                 "w0-row",
                 "is an option of the note's model: with --model interference W(0) is the whole matrix",
             )
-        note_only = {"lam": 1e-3, "method": "exact", "eta": 0.05, "t_end": None, "speed": None}
+        note_only = {
+            "lam": None,
+            "lam_schedule": None,
+            "lam_warmup": None,
+            "method": "exact",
+            "eta": 0.05,
+            "t_end": None,
+            "speed": None,
+        }
         for name, default in note_only.items():
             if getattr(args, name) != default:
                 flag = "--" + name.replace("_", "-")
