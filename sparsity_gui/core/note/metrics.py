@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sparsity_gui.core.note.schedule import lowers_lam
+
 # Columns of the time series, in the order of the `run` command's timeseries.csv.
 # The first ten are fixed by the spec; the rest add what the panels need.
 COLUMNS = (
@@ -173,7 +175,7 @@ def regime_of(
     largest λ it reaches, and the sufficient condition fails where it lowers λ (θ may
     then fall: "lam_schedule" says so); whether θ rose is measured all the same."""
     lam_most = max([float(lam0), *(float(v) for _t, v in schedule)])
-    lowered = any(v1 < v0 for (_a, v0), (_b, v1) in zip(schedule, schedule[1:], strict=False))
+    lowered = lowers_lam(schedule)
     lam_l1 = lam_most * float(norm1_w0)
     at_changes = [
         {
