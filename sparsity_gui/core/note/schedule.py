@@ -10,62 +10,24 @@ import math
 from typing import Any
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.knots import MAX_KNOTS, Knots, knots_text
+from sparsity_gui.core.knots import check_knots as _check_knots
+from sparsity_gui.core.knots import parse_knots as _parse_knots
 
-Knots = tuple[tuple[float, float], ...]  # (t, λ) with t increasing
-
-MAX_KNOTS = 1000
 FIELD = "lam_schedule"
+
+__all__ = ["MAX_KNOTS", "Knots", "check_knots", "knots_text", "parse_knots", "warmup_knots"]
 
 
 def check_knots(knots: Any, lam_max: float, field: str = FIELD) -> Knots:
-    """``knots`` (pairs (t, λ), or their text) as a Knots, or InputError: times finite,
-    from 0, strictly increasing; each λ from 0 to ``lam_max``."""
-    if isinstance(knots, str):
-        knots = parse_knots(knots, field)
-    if isinstance(knots, (bytes, dict)) or not hasattr(knots, "__iter__"):
-        raise InputError(field, f"must be knots t:value (or (t, value) pairs), got {knots!r}")
-    pairs = []
-    for item in knots:
-        if isinstance(item, (str, bytes, dict)) or not hasattr(item, "__len__") or len(item) != 2:
-            raise InputError(field, f"every knot must be a pair (t, value), got {item!r}")
-        pairs.append(tuple(item))
-    if not pairs:
-        raise InputError(field, "needs at least one knot t:value")
-    if len(pairs) > MAX_KNOTS:
-        raise InputError(field, f"{len(pairs)} knots; at most {MAX_KNOTS} are allowed")
-    out = []
-    for t, value in pairs:
-        for what, x in (("time", t), ("value", value)):
-            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-                raise InputError(field, f"every knot's {what} must be a finite number, got {x!r}")
-        t, value = float(t), float(value)
-        if t < 0.0:
-            raise InputError(field, f"a knot's time must be >= 0, got {t:g}")
-        if not 0.0 <= value <= lam_max:
-            raise InputError(field, f"every λ must be from 0 to {lam_max:g}, got {value:g} at t = {t:g}")
-        if out and t <= out[-1][0]:
-            order = "repeated" if t == out[-1][0] else "out of order"
-            raise InputError(
-                field, f"knot times must increase; t = {t:g} is {order} (after t = {out[-1][0]:g})"
-            )
-        out.append((t, value))
-    return tuple(out)
+    """``knots`` (pairs (t, λ), or their text) as Knots, or InputError: times finite, from
+    0, strictly increasing; each λ from 0 to ``lam_max``."""
+    return _check_knots(knots, lam_max, field, value_name="λ", time_name="t")
 
 
 def parse_knots(text: str, field: str = FIELD) -> Knots:
     """'0:0,200:1e-3' as ((0, 0), (200, 1e-3)) (unchecked: see check_knots)."""
-    out = []
-    for item in (x for x in text.replace(" ", "").split(",") if x):
-        parts = item.split(":")
-        try:
-            if len(parts) != 2:
-                raise ValueError
-            out.append((float(parts[0]), float(parts[1])))
-        except ValueError:
-            raise InputError(
-                field, f"expected knots t:value separated by commas, like 0:0,200:1e-3, got {item!r}"
-            ) from None
-    return tuple(out)
+    return _parse_knots(text, field)
 
 
 def warmup_knots(t_warmup: float, lam: float, field: str = "lam-warmup") -> Knots:
@@ -75,11 +37,6 @@ def warmup_knots(t_warmup: float, lam: float, field: str = "lam-warmup") -> Knot
     if t_warmup <= 0.0:
         raise InputError(field, f"must be > 0, got {t_warmup:g}")
     return ((0.0, 0.0), (float(t_warmup), float(lam)))
-
-
-def knots_text(knots: Knots) -> str:
-    """The option's text of ``knots`` ('0:0,200:0.001'), exact (repr of each number)."""
-    return ",".join(f"{t!r}:{v!r}" for t, v in knots)
 
 
 def lam_at(knots: Knots, t: float) -> float:
