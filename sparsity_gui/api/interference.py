@@ -151,6 +151,29 @@ def training_numbers(seed, steps, optimizer, l1, lr, sigma) -> dict[str, Any]:
     )
 
 
+def schedule_options(
+    l1_warmup, l1_schedule, lr_warmup, lr_decay, lr_decay_steps, lr_schedule
+) -> dict[str, Any]:
+    """The schedule options train() and sweep() share, as the CLI's: knots as their text
+    (checked here, so that save() writes the option that reads back as them)."""
+    from sparsity_gui.core.interference.schedules import check_step_knots
+    from sparsity_gui.core.knots import knots_text
+
+    def text(name: str, knots: Any, most: float) -> str | None:
+        if knots is None:
+            return None
+        return knots_text(check_step_knots(f"{name}-schedule", knots, name, most))
+
+    return dict(
+        l1_warmup=as_whole(l1_warmup),
+        l1_schedule=text("l1", l1_schedule, 4.0),
+        lr_warmup=as_whole(lr_warmup),
+        lr_decay=lr_decay,
+        lr_decay_steps=as_whole(lr_decay_steps),
+        lr_schedule=text("lr", lr_schedule, 1.0),
+    )
+
+
 def train(
     *,
     n: int | None = None,
@@ -158,8 +181,8 @@ def train(
     seed: int | None = None,
     steps: int = 7500,
     optimizer: str = "adamw",
-    l1: float = 1e-3,
-    lr: float = 1e-3,
+    l1: float | None = None,
+    lr: float | None = None,
     sigma: float | None = None,
     w0: str | os.PathLike[str] | np.ndarray | None = None,
     w0_tensor: str | None = None,
@@ -167,6 +190,12 @@ def train(
     weight_decay: float | None = None,
     dtype: str = "float64",
     samples: int = 501,
+    l1_warmup: int | None = None,
+    l1_schedule: str | Sequence[tuple[float, float]] | None = None,
+    lr_warmup: int | None = None,
+    lr_decay: str | None = None,
+    lr_decay_steps: int | None = None,
+    lr_schedule: str | Sequence[tuple[float, float]] | None = None,
 ) -> TrainingResult:
     """Train the interference model once (Lecomte et al. 2023: y = ReLU(W W^T x) on the n
     basis vectors, loss sum_i (1 - |W_i|^2)^2 + sum_{i != j} ReLU(W_i . W_j)^2 + l1 |W|_1),
@@ -186,11 +215,24 @@ def train(
     for adam). ``no_interference``: every feature trains alone. ``dtype``: "float64" or
     "float32" (the paper's precision: W, the products and the optimizer's state in float32;
     counts agree with float64's in distribution, not run by run). ``samples``: rows of the
-    history, at steps round(i steps/(K-1)).
+    history, at steps round(i steps/(K-1)). ``l1`` and ``lr``: None for 1e-3, or the value
+    a schedule ends at.
+
+    Schedules over steps (step k = 1 .. steps uses the value at k), as the CLI's options:
+    ``l1_warmup=T`` (l1 * min(1, k/T)), ``l1_schedule`` (knots, "0:0,1000:1e-3" or
+    [(0, 0), (1000, 1e-3)], piecewise linear: sets l1), ``lr_warmup=T`` (lr * min(1, k/T)),
+    ``lr_decay="linear"|"cosine"`` with ``lr_decay_steps=D`` (to 0 over the last D steps),
+    ``lr_schedule`` (knots: sets lr). For Adam and AdamW an lr schedule scales the whole
+    step, as torch's LambdaLR. The history's ``l1`` and ``lr`` columns show them.
 
     Like the CLI this caps OpenBLAS at one thread in this process (faster for these
     products, and the same numbers as the CLI's)."""
-    from sparsity_gui.core.interference.headless import INTERFERENCE_DEFAULTS, training_settings, training_w0
+    from sparsity_gui.core.interference.headless import (
+        INTERFERENCE_DEFAULTS,
+        training_settings,
+        training_w0,
+        values_from_schedules,
+    )
     from sparsity_gui.core.interference.headless import train as train_run
     from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 
@@ -204,14 +246,16 @@ def train(
         weight_decay=None if weight_decay is None else as_number(weight_decay),
         dtype=dtype,
         samples=as_whole(samples),
+        **schedule_options(l1_warmup, l1_schedule, lr_warmup, lr_decay, lr_decay_steps, lr_schedule),
     )
     given = {k: v for k, v in values.items() if k not in ("w0", "w0_tensor")}
+    values_from_schedules(given)
     matrix, source = training_w0(
         values["w0"], w0_tensor, n=given["n"], m=given["m"], seed=given["seed"], sigma=given["sigma"]
     )
     if matrix is not None:
         given["n"], given["m"] = matrix.shape
-    for name in ("n", "m", "seed", "sigma"):  # None: the CLI's default (or the matrix's shape)
+    for name in ("n", "m", "seed", "sigma", "l1", "lr"):  # None: the CLI's default (or the matrix's shape)
         if given[name] is None:
             given[name] = INTERFERENCE_DEFAULTS[name]
     params = training_settings(**given)
@@ -306,6 +350,12 @@ def sweep(
     paper: bool = False,
     jobs: int | None = None,
     scheduler: str | None = None,
+    l1_warmup: int | None = None,
+    l1_schedule: str | Sequence[tuple[float, float]] | None = None,
+    lr_warmup: int | None = None,
+    lr_decay: str | None = None,
+    lr_decay_steps: int | None = None,
+    lr_schedule: str | Sequence[tuple[float, float]] | None = None,
 ) -> SweepResult:
     """Train the interference model for every m with ``seeds`` seeds each (``seed`` ..
     ``seed + seeds - 1``) and count the polysemantic neurons of each run, against the
@@ -321,9 +371,14 @@ def sweep(
     dask.distributed cluster instead (the extra ``pip install 'sparsity-gui[cluster]'``):
     the address of a running scheduler, "tcp://HOST:PORT", or "local:N" to start N worker
     processes on this machine for this call; the rows are the same digit for digit (all
-    but ``seconds``)."""
+    but ``seconds``). The schedule options as in train(), for every run."""
     from sparsity_gui.core.cluster import parse_scheduler
-    from sparsity_gui.core.interference.headless import PAPER, SWEEP_DEFAULTS, sweep_settings
+    from sparsity_gui.core.interference.headless import (
+        PAPER,
+        SWEEP_DEFAULTS,
+        sweep_settings,
+        values_from_schedules,
+    )
     from sparsity_gui.core.interference.sweep import ROW_COLUMNS, summarize
 
     given = dict(
@@ -337,7 +392,9 @@ def sweep(
         paper=paper,
         jobs=as_whole(jobs),
         scheduler=scheduler,
+        **schedule_options(l1_warmup, l1_schedule, lr_warmup, lr_decay, lr_decay_steps, lr_schedule),
     )
+    values_from_schedules(given)
     if isinstance(given["m"], list):
         given["m"] = [as_whole(v) for v in given["m"]]
     settings: dict[str, Any] = {

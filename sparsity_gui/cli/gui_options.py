@@ -16,6 +16,7 @@ from sparsity_gui.cli.interference import (
 )
 from sparsity_gui.cli.note import add_param_options, params_from_args
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.headless import SCHEDULE_OPTIONS, values_from_schedules
 from sparsity_gui.core.interference.initial import W0File, w0_label
 
 DESCRIPTION = """\
@@ -76,6 +77,7 @@ def gui_params(args: argparse.Namespace):
                     f"interference model takes --l1, --lr, --optimizer, --steps",
                 )
         matrix, source = w0_from_args(args)  # --w0 FILE sets n and m, as `interference` does
+        values_from_schedules(vars(args))
         resolve_defaults(args, INTERFERENCE_DEFAULTS)
         params = base_params(args, args.m)
         from sparsity_gui.core.interference.params import check_memory as check_interference_memory
@@ -88,7 +90,7 @@ def gui_params(args: argparse.Namespace):
         return "interference", params, W0File(matrix, w0_label(source["path"], source["tensor"]), source)
     given = [
         name
-        for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay", "dtype")
+        for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay", "dtype", *SCHEDULE_OPTIONS)
         if getattr(args, name) is not None
     ] + (["no-interference"] if args.no_interference else [])
     if given:

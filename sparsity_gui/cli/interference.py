@@ -30,10 +30,12 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.headless import (
     INTERFERENCE_DEFAULTS,
     SAMPLES,
+    SCHEDULE_OPTIONS,
     model_params,
     train,
     training_settings,
     training_w0,
+    values_from_schedules,
 )
 from sparsity_gui.core.interference.params import DTYPES, OPTIMIZERS
 
@@ -180,6 +182,57 @@ def add_model_options(
         "paper's (torch's default) and about twice as fast in the products; counts agree "
         f"with float64's in distribution, not run by run ({dflt('dtype')})",
     )
+    add_schedule_options(g)
+
+
+def add_schedule_options(g) -> None:
+    """l1 and lr over steps (core/interference/schedules.py): step k = 1 .. steps uses the
+    value at k."""
+    g.add_argument(
+        "--l1-warmup",
+        type=whole_arg,
+        default=None,
+        metavar="STEPS",
+        help="l1 rises linearly from 0 to --l1 over the first STEPS steps (l1 * min(1, k/STEPS) "
+        "at step k, as SAELens' l1_warm_up_steps)",
+    )
+    g.add_argument(
+        "--l1-schedule",
+        default=None,
+        metavar="KNOTS",
+        help='l1 piecewise linear through knots step:value, like "0:0,1000:1e-3" (constant '
+        "before the first and after the last; sets --l1, the value after the last knot)",
+    )
+    g.add_argument(
+        "--lr-warmup",
+        type=whole_arg,
+        default=None,
+        metavar="STEPS",
+        help="lr rises linearly over the first STEPS steps: lr * min(1, k/STEPS) at step k "
+        "(torch's LinearLR with start_factor 1/STEPS)",
+    )
+    g.add_argument(
+        "--lr-decay",
+        choices=("linear", "cosine"),
+        default=None,
+        help="lr decays to 0 over the last --lr-decay-steps steps, linearly or as a half cosine "
+        "(the last step's lr is 0); composes with --lr-warmup",
+    )
+    g.add_argument(
+        "--lr-decay-steps",
+        type=whole_arg,
+        default=None,
+        metavar="STEPS",
+        help="the length of --lr-decay, in steps",
+    )
+    g.add_argument(
+        "--lr-schedule",
+        default=None,
+        metavar="KNOTS",
+        help='lr piecewise linear through knots step:value, like "0:0,500:1e-3,7500:1e-4" '
+        "(sets --lr; not with --lr-warmup or --lr-decay). For Adam and AdamW a schedule "
+        "scales the whole step, decoupled weight decay included, as torch's LambdaLR",
+    )
 
 
 def resolve_defaults(args: argparse.Namespace, defaults: dict, paper: dict | None = None) -> None:
@@ -208,6 +261,7 @@ def model_options(args: argparse.Namespace) -> dict:
         "no_interference",
         "weight_decay",
         "dtype",
+        *SCHEDULE_OPTIONS,
     )
     return {name: getattr(args, name) for name in names}
 
@@ -275,6 +329,7 @@ def interference_command(argv: Sequence[str]) -> int:
     args = build_interference_parser().parse_args(argv)
     try:
         w0, w0_source = w0_from_args(args)
+        values_from_schedules(vars(args))
         resolve_defaults(args, INTERFERENCE_DEFAULTS)
         params = training_settings(samples=args.samples, m=args.m, **model_options(args))
         style, dpi = figure_style_from_args(args)

@@ -22,7 +22,12 @@ from sparsity_gui.cli.interference import (
 )
 from sparsity_gui.core.cluster import parse_scheduler
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.headless import PAPER, SWEEP_DEFAULTS, sweep_settings
+from sparsity_gui.core.interference.headless import (
+    PAPER,
+    SWEEP_DEFAULTS,
+    sweep_settings,
+    values_from_schedules,
+)
 from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, summarize
 from sparsity_gui.core.text import format_duration
 
@@ -71,6 +76,7 @@ def build_sweep_parser() -> CleanParser:
 def sweep_spec_from_args(args: argparse.Namespace):
     """The validated SweepSpec of parsed `sweep` options (defaults and --paper applied);
     sets args.jobs to the runs trained side by side."""
+    values_from_schedules(vars(args))
     resolve_defaults(args, SWEEP_DEFAULTS, PAPER)
     args.scheduler = parse_scheduler(args.scheduler or "")
     spec, args.jobs = sweep_settings(

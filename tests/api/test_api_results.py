@@ -129,8 +129,9 @@ def test_defaults_are_the_clis():
             assert p.default == run_defaults[name], name
     train_defaults = {**vars(build_interference_parser().parse_args(["--out", "x"])), **INTERFERENCE_DEFAULTS}
     # n, m, seed and sigma: None, as the CLI's options before its defaults are filled in,
-    # since a W(0) given as w0 sets n and m and does not go with seed or sigma
-    drawn = ("n", "m", "seed", "sigma")
+    # since a W(0) given as w0 sets n and m and does not go with seed or sigma; l1 and lr
+    # too, since a schedule's last knot sets them
+    drawn = ("n", "m", "seed", "sigma", "l1", "lr")
     train_defaults.update(dict.fromkeys(drawn))
     for name, p in inspect.signature(api.train).parameters.items():
         assert p.default == train_defaults[name], name

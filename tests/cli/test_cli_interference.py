@@ -58,6 +58,8 @@ HISTORY_COLUMNS = [
     "norm1",
     "mean_norm2",
     "loss",
+    "l1",
+    "lr",
 ]
 SWEEP_FILES = ["figures", "sweep.csv", "sweep.json"]
 SWEEP_FIGURES = [f"sweep.{ext}" for ext in ("json", "pdf", "png", "py", "svg")]
@@ -493,6 +495,8 @@ def test_interference_files_agree_with_numpy(runs):
     # the first row is W(0)
     assert col["norm1"][0] == pytest.approx(np.abs(w0).sum(), rel=1e-12)
     assert col["loss"][0] == pytest.approx(IO.network_loss(w0, l1), rel=1e-9)
+    # no schedule: the l1 and lr in force are the constants given, at every row
+    assert np.all(col["l1"] == l1) and np.all(col["lr"] == lr)
 
 
 def test_interference_gd_zero_matches_the_reference_at_every_sample(runs):

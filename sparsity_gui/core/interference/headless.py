@@ -13,6 +13,7 @@ from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import grid_m_values
 from sparsity_gui.core.interference.params import M_MAX, InterferenceParams, check_memory, check_training_work
+from sparsity_gui.core.interference.schedules import check_step_knots
 from sparsity_gui.core.interference.sweep import SweepSpec
 
 SWEEP_DEFAULTS = dict(
@@ -39,11 +40,42 @@ SAMPLES = 501  # rows of history.csv by default
 SAMPLES_MAX = 10**5
 
 
+# the schedule options (core/interference/schedules.py), by name, and their values when
+# not given: a constant l1 and lr
+SCHEDULE_OPTIONS = dict(
+    l1_warmup=None, l1_schedule=None, lr_warmup=None, lr_decay=None, lr_decay_steps=None, lr_schedule=None
+)
+
+
 def model_params(*, no_interference: bool, **model: Any) -> InterferenceParams:
     """The run's InterferenceParams from the commands' options: ``model`` is its fields by
-    name (n, m, seed, steps, optimizer, l1, lr, sigma, weight_decay, dtype), and
-    ``no_interference`` turns its interference off."""
-    return InterferenceParams(**model, interference=not no_interference)
+    name (n, m, seed, steps, optimizer, l1, lr, sigma, weight_decay, dtype, and the
+    SCHEDULE_OPTIONS, None where not given), and ``no_interference`` turns its
+    interference off."""
+    fields = dict(model)
+    for name in SCHEDULE_OPTIONS:
+        if fields.get(name, None) is None:
+            fields.pop(name, None)
+    return InterferenceParams(**fields, interference=not no_interference)
+
+
+def values_from_schedules(options: dict[str, Any]) -> None:
+    """Sets ``options["l1"]`` (``["lr"]``) from --l1-schedule's (--lr-schedule's) last knot
+    when it was not given (None), or refuses a given one that the schedule does not end
+    at; in place, before the defaults are filled in."""
+    for name, most in (("l1", 4.0), ("lr", 1.0)):
+        text = options.get(f"{name}_schedule")
+        if text is None:
+            continue
+        knots = check_step_knots(f"{name}-schedule", text, name, most)
+        if options.get(name) is None:
+            options[name] = knots[-1][1]
+        elif options[name] != knots[-1][1]:
+            raise InputError(
+                name,
+                f"{options[name]:g} conflicts with --{name}-schedule, which ends at "
+                f"{name} = {knots[-1][1]:g} (a schedule sets {name}: leave --{name} out)",
+            )
 
 
 def training_settings(*, samples: int, **model) -> InterferenceParams:

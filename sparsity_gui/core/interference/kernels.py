@@ -128,11 +128,12 @@ def _adam_row(w, p, m1, m2, c, l1, factor, decoupled, beta1, beta2, step_size, b
 
 
 @njit(cache=True, nogil=True)
-def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lr, l1, wd, beta1, beta2, eps):
+def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lrs, l1s, wd, beta1, beta2, eps):
     """n_steps of the chosen integrator, in place, with the interference term ``push``
     held fixed (zeros without interference; with it, the caller recomputes push and calls
-    one step at a time). ``norm2`` holds |W_i|^2 and is kept current. Returns (steps
-    taken, stop):
+    one step at a time). Step s (0-based) uses lr = lrs[s] and l1 = l1s[s] (their
+    schedules: core/interference/schedules.py). ``norm2`` holds |W_i|^2 and is kept
+    current. Returns (steps taken, stop):
     stop is STOP_NONE, or why the run stopped early: STOP_GAIN (a gd-zero step would flip
     a whole row, 1 + eta (1 - |W_i|^2) <= 0; W is left at the last good state),
     STOP_WIPED (a gd-zero step zeroed a whole row and the interference push, not L1,
@@ -140,9 +141,11 @@ def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lr, l1, wd
     at once, are the note's dynamics and go on; W shows the step),
     STOP_NONFINITE (the weights overflowed)."""
     n = W.shape[0]
-    eta = 4.0 * lr
-    h = lr * l1  # eta * lam
     for s in range(n_steps):
+        lr = lrs[s]
+        l1 = l1s[s]
+        eta = 4.0 * lr
+        h = lr * l1  # eta * lam
         if opt_code == 0:
             for i in range(n):
                 if not (1.0 + eta * (1.0 - norm2[i]) > 0.0):
@@ -356,18 +359,16 @@ def _sort_marked(a, count, seen, stamp):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def gd_zero_sparse_steps(W, norm2, rptr, rcol, work, pcol, pval, n_steps, lr, l1, most_nnz):
+def gd_zero_sparse_steps(W, norm2, rptr, rcol, work, pcol, pval, n_steps, lrs, l1s, most_nnz):
     """n_steps of gd-zero with interference, following W's nonzeros; the same step as
     interference_push + train_steps(opt gd-zero) up to the order of summation in the
-    products. (rptr, rcol) is W's pattern (nonzero_pattern) and is kept current; ``work``
-    is int64 scratch of 3 n + 3 m + 2 + rcol's length; pcol/pval hold one step's pushes.
-    Returns (steps taken, stop, nonzeros): stop as train_steps', or STOP_DENSE (the
-    nonzeros grew past ``most_nnz``: carry on densely) or STOP_ROOM (rcol or pcol too
-    short for the next step: grow them and call again); with either, W is the state after
-    the steps taken."""
+    products (step s with lrs[s], l1s[s]). (rptr, rcol) is W's pattern (nonzero_pattern)
+    and is kept current; ``work`` is int64 scratch of 3 n + 3 m + 2 + rcol's length;
+    pcol/pval hold one step's pushes. Returns (steps taken, stop, nonzeros): stop as
+    train_steps', or STOP_DENSE (the nonzeros grew past ``most_nnz``: carry on densely)
+    or STOP_ROOM (rcol or pcol too short for the next step: grow them and call again);
+    with either, W is the state after the steps taken."""
     n, m = W.shape
-    eta = 4.0 * lr
-    h = lr * l1
     cap = rcol.shape[0]
     pcap = pcol.shape[0]
     # work: cptr (m + 1) | crow (cap) | gseen (n) | glist (n) | pseen (m) | plist (m) | pptr (n + 1)
@@ -385,6 +386,8 @@ def gd_zero_sparse_steps(W, norm2, rptr, rcol, work, pcol, pval, n_steps, lr, l1
     ncol = np.empty(cap, dtype=rcol.dtype)
     nptr = np.zeros(n + 1, dtype=rptr.dtype)
     for s in range(n_steps):
+        eta = 4.0 * lrs[s]
+        h = lrs[s] * l1s[s]
         for i in range(n):
             if not (1.0 + eta * (1.0 - norm2[i]) > 0.0):
                 return s, STOP_GAIN, rptr[n]

@@ -22,6 +22,14 @@ import numpy as np
 
 from sparsity_gui.core.checks import check_fits, check_work, finite_number, whole_or_none
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.schedules import (
+    L1_SCHEDULE_DEFAULTS,
+    LR_SCHEDULE_DEFAULTS,
+    SCHEDULE_FIELDS,
+    check_schedules,
+    schedule_summary,
+)
+from sparsity_gui.core.knots import Knots
 from sparsity_gui.core.text import short_number
 
 OPTIMIZERS = ("gd-zero", "gd", "adam", "adamw")
@@ -83,6 +91,14 @@ class InterferenceParams:
     beta2: float = 0.999
     eps: float = 1e-8
     dtype: str = "float64"  # or "float32", the paper's precision (see DTYPES)
+    # l1 and lr over steps (core/interference/schedules.py); the defaults: constant. With
+    # knots, l1 (lr) is the value after the last knot.
+    l1_warmup: int = 0
+    l1_schedule: Knots = ()
+    lr_warmup: int = 0
+    lr_decay: str = "none"  # or "linear", "cosine": to 0 over the last lr_decay_steps
+    lr_decay_steps: int = 0
+    lr_schedule: Knots = ()
 
     def __post_init__(self) -> None:
         for name, lo, hi, text in (
@@ -137,6 +153,9 @@ class InterferenceParams:
             ("eps", eps),
         ):
             object.__setattr__(self, name, v)
+        checked = check_schedules({f: getattr(self, f) for f in SCHEDULE_FIELDS}, l1, lr, STEPS_MAX)
+        for name, v in checked.items():
+            object.__setattr__(self, name, v)
 
     # --- the note's units ---------------------------------------------------------------
     @property
@@ -166,9 +185,20 @@ class InterferenceParams:
     def with_changes(self, **changes: Any) -> InterferenceParams:
         return replace(self, **changes)
 
+    def with_live_change(self, **changes: Any) -> InterferenceParams:
+        """``changes`` made during a run: a new l1 (lr) ends l1's (lr's) schedule, the value
+        given holds from then on (as for the note's λ)."""
+        for name, dropped in (("l1", L1_SCHEDULE_DEFAULTS), ("lr", LR_SCHEDULE_DEFAULTS)):
+            if name in changes and changes[name] != getattr(self, name):
+                changes = {**dropped, **changes}
+        return replace(self, **changes)
+
     def as_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        """Every field; the schedule fields only when set (a run without a schedule writes
+        the same parameters as before schedules existed)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in SCHEDULE_FIELDS}
         d["weight_decay"] = self.effective_weight_decay
+        d.update(schedule_summary(self))
         return d
 
 
@@ -235,8 +265,14 @@ LIVE_FIELDS = ("l1", "lr", "steps", "interference", "weight_decay", "beta1", "be
 
 
 def needs_restart(old: InterferenceParams, new: InterferenceParams) -> bool:
+    """Whether going from ``old`` to ``new`` needs a new run: a change of a field that is
+    not live, other than a schedule ended by a live change (with_live_change)."""
+    ended = {}
+    for name, group in (("l1", L1_SCHEDULE_DEFAULTS), ("lr", LR_SCHEDULE_DEFAULTS)):
+        if getattr(old, name) != getattr(new, name) and all(getattr(new, f) == v for f, v in group.items()):
+            ended.update(group)
     return any(
         getattr(old, f.name) != getattr(new, f.name)
         for f in fields(InterferenceParams)
-        if f.name not in LIVE_FIELDS
+        if f.name not in LIVE_FIELDS and f.name not in ended
     )

@@ -33,6 +33,7 @@ from sparsity_gui.core.interference.params import (
     check_memory,
     step_multiply_adds,
 )
+from sparsity_gui.core.interference.schedules import has_lr_schedule, l1_values, lr_values, values_in_force
 
 # gd-zero with interference follows W's nonzeros (kernels.gd_zero_sparse_steps) once they
 # are fewer than SPARSE_BELOW of W, and goes back to the dense products above DENSE_ABOVE
@@ -84,13 +85,15 @@ class Measurement(Counts):
     norm1: float
     mean_norm2: float
     loss: float
+    l1: float  # the l1 and lr in force (schedules.values_in_force)
+    lr: float
 
     def row(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in HISTORY_COLUMNS], dtype=float)
 
 
 # the history's columns: a Measurement's, in this order
-HISTORY_COLUMNS = ("step", "t", *COUNT_COLUMNS, "norm1", "mean_norm2", "loss")
+HISTORY_COLUMNS = ("step", "t", *COUNT_COLUMNS, "norm1", "mean_norm2", "loss", "l1", "lr")
 
 
 def network_loss(params: InterferenceParams, W: np.ndarray) -> float:
@@ -166,7 +169,9 @@ class InterferenceRun:
         if n_steps == 0 or self.failure is not None:
             return 0
         args = (self.W, self.norm2, self._push, self._mom1, self._mom2, OPT_CODE[p.optimizer])
-        hyper = (p.lr, p.l1, p.effective_weight_decay, p.beta1, p.beta2, p.eps)
+        lrs = lr_values(p, self.step, n_steps)
+        l1s = l1_values(p, self.step, n_steps)
+        rest = (p.effective_weight_decay, p.beta1, p.beta2, p.eps)
         if p.interference and p.n > 1:
             done, stop = 0, STOP_NONE
             may_follow = p.optimizer == "gd-zero"
@@ -178,17 +183,19 @@ class InterferenceRun:
                 ):
                     self._follow_nonzeros()
                 if self._pattern is not None:
-                    taken, stop = self._sparse_steps(n_steps - done)
+                    taken, stop = self._sparse_steps(n_steps - done, lrs[done:], l1s[done:])
                 else:
                     interference_push(self.W, self._push, self._gram)
-                    taken, stop = train_steps(*args, 1, self.step + done, *hyper)
+                    one = slice(done, done + 1)
+                    taken, stop = train_steps(*args, 1, self.step + done, lrs[one], l1s[one], *rest)
                 done += taken
         else:
             self._pattern = None  # the dense kernel moves W: the pattern would go stale
             self._push.fill(0.0)
-            done, stop = train_steps(*args, n_steps, self.step, *hyper)
+            done, stop = train_steps(*args, n_steps, self.step, lrs, l1s, *rest)
         self.step += done
-        self.t += p.eta * done
+        # t = sum of 4 lr; a constant lr keeps the product (the digits before schedules)
+        self.t += 4.0 * float(np.sum(lrs[:done])) if has_lr_schedule(p) else p.eta * done
         if stop == STOP_NONFINITE:
             self.failure = f"diverged at step {self.step}: the weights overflowed; lower lr (now {p.lr:g})"
         elif stop == STOP_GAIN:
@@ -226,10 +233,9 @@ class InterferenceRun:
         pval = np.empty(room)
         self._pattern = (rptr, rcol, work, pcol, pval)
 
-    def _sparse_steps(self, n_steps: int) -> tuple[int, int]:
-        p = self.params
+    def _sparse_steps(self, n_steps: int, lrs: np.ndarray, l1s: np.ndarray) -> tuple[int, int]:
         most = int(self.dense_above * self.W.size)
-        taken, stop, _ = gd_zero_sparse_steps(self.W, self.norm2, *self._pattern, n_steps, p.lr, p.l1, most)
+        taken, stop, _ = gd_zero_sparse_steps(self.W, self.norm2, *self._pattern, n_steps, lrs, l1s, most)
         self.sparse_steps += taken
         if stop == STOP_ROOM:  # grow, from W as it is now, and go on
             self.pattern_grown += 1
@@ -248,6 +254,7 @@ class InterferenceRun:
         poly, active, opp, same, kept, nonzero, norm1 = measure(
             self.W, self.first_neuron, self.counts, *pattern
         )
+        l1_now, lr_now = values_in_force(p, self.step)
         return Measurement(
             step=self.step,
             t=self.t if p.optimizer in GD_OPTIMIZERS else math.nan,
@@ -261,6 +268,8 @@ class InterferenceRun:
             norm1=float(norm1),
             mean_norm2=float(np.mean(self.norm2)),
             loss=self.loss(norm1) if with_loss else float("nan"),
+            l1=l1_now,
+            lr=lr_now,
         )
 
     def loss(self, norm1: float | None = None) -> float:
@@ -278,7 +287,7 @@ class InterferenceRun:
                 G = W @ W.T
                 np.fill_diagonal(G, 0.0)
                 cross = float(np.sum(np.maximum(G, 0.0) ** 2))
-            return own + cross + self.params.l1 * norm1
+            return own + cross + values_in_force(self.params, self.step)[0] * norm1
 
     def record(self) -> Measurement:
         meas = self.measure()

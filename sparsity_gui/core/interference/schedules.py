@@ -1,0 +1,137 @@
+"""The interference model's schedules over steps: the l1 coefficient and the learning rate in
+force at each step, as the field schedules them (SAELens, torch's LR schedulers).
+
+A schedule's value at step k (k = 1 .. steps, the step that uses it; a run's history row
+after k steps shows the value of step k, and row 0 that of step 1):
+- l1: knots ``step:value`` piecewise linear (constant before the first knot and after the
+  last), or the warm-up ``l1 * min(1, k / T)`` (SAELens' ``l1_warm_up_steps``: the knots
+  0:0, T:l1);
+- lr: knots, or the constant lr times a warm-up factor ``min(1, k / T)`` (torch's
+  ``LinearLR(start_factor=1/T, total_iters=T-1)``, SAELens' lr warm-up) and a decay to 0
+  over the last D steps, ``1 - x`` (linear) or ``(1 + cos(pi x)) / 2`` (cosine) with
+  ``x = (k - (steps - D)) / D``: the last step's lr is 0.
+For Adam and AdamW the lr schedule is torch's LambdaLR: the whole step scales with it,
+decoupled weight decay (``1 - lr wd``) included. A live change of l1 (of lr) ends its
+schedule: the value given holds from then on. Qt-free.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.knots import Knots, check_knots
+from sparsity_gui.core.text import short_number
+
+LR_DECAYS = ("none", "linear", "cosine")
+
+# the fields of InterferenceParams that schedule l1 and lr (a live change of l1 or lr
+# resets its group to these defaults)
+L1_SCHEDULE_DEFAULTS = {"l1_warmup": 0, "l1_schedule": ()}
+LR_SCHEDULE_DEFAULTS = {"lr_warmup": 0, "lr_decay": "none", "lr_decay_steps": 0, "lr_schedule": ()}
+SCHEDULE_FIELDS = (*L1_SCHEDULE_DEFAULTS, *LR_SCHEDULE_DEFAULTS)
+
+
+def check_steps_count(field: str, value: Any, most: int) -> int:
+    """A count of steps from 0 to ``most`` (a warm-up or decay length; longer than the run
+    is allowed: the ramp is then cut by the run's end)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise InputError(field, f"must be a whole number of steps, got {value!r}")
+    if not float(value).is_integer() or not 0 <= value <= most:
+        raise InputError(
+            field, f"must be a whole number of steps from 0 to {short_number(most)}, got {value:g}"
+        )
+    return int(value)
+
+
+def check_step_knots(field: str, knots: Any, value_name: str, value_max: float) -> Knots:
+    return check_knots(knots, value_max, field, value_name=value_name, time_name="step")
+
+
+def check_schedules(values: dict[str, Any], l1: float, lr: float, most_steps: int) -> dict[str, Any]:
+    """The schedule fields (SCHEDULE_FIELDS) checked and normalised, or InputError: a warm-up
+    and knots of the same quantity do not go together; a schedule ends at the value given
+    for that quantity (l1, lr), which is the one in force after its last knot."""
+    out = dict(values)
+    for name in ("l1_warmup", "lr_warmup", "lr_decay_steps"):
+        out[name] = check_steps_count(name, values[name], most_steps)
+    if values["lr_decay"] not in LR_DECAYS:
+        raise InputError("lr_decay", f"must be one of {', '.join(LR_DECAYS)}, got {values['lr_decay']!r}")
+    if (values["lr_decay"] == "none") != (out["lr_decay_steps"] == 0):
+        raise InputError(
+            "lr_decay_steps",
+            "goes with --lr-decay linear|cosine: both, or neither "
+            f"(got lr_decay {values['lr_decay']!r}, lr_decay_steps {out['lr_decay_steps']})",
+        )
+    for name, value, most, warm in (("l1", l1, 4.0, "l1_warmup"), ("lr", lr, 1.0, "lr_warmup")):
+        field = f"{name}_schedule"
+        if values[field] in ((), None):
+            out[field] = ()
+            continue
+        knots = check_step_knots(field, values[field], name, most)
+        if out[warm] or (name == "lr" and out["lr_decay"] != "none"):
+            other = warm if out[warm] else "lr_decay"
+            raise InputError(field, f"and {other} do not go together: give one or the other")
+        if knots[-1][1] != value:
+            raise InputError(
+                field, f"ends at {name} = {knots[-1][1]:g}, but {name} is {value:g}: they must be the same"
+            )
+        out[field] = knots
+    return out
+
+
+def _knot_values(knots: Knots, k: np.ndarray) -> np.ndarray:
+    xs = np.array([x for x, _ in knots])
+    vs = np.array([v for _, v in knots])
+    return np.interp(k, xs, vs)
+
+
+def l1_values(p, k0: int, count: int) -> np.ndarray:
+    """l1 at steps k0 + 1 .. k0 + count of ``p`` (InterferenceParams)."""
+    k = np.arange(k0 + 1, k0 + count + 1, dtype=float)
+    if p.l1_schedule:
+        return _knot_values(p.l1_schedule, k)
+    if p.l1_warmup:
+        return p.l1 * np.minimum(1.0, k / p.l1_warmup)
+    return np.full(count, p.l1)
+
+
+def lr_values(p, k0: int, count: int) -> np.ndarray:
+    """lr at steps k0 + 1 .. k0 + count of ``p`` (InterferenceParams)."""
+    k = np.arange(k0 + 1, k0 + count + 1, dtype=float)
+    if p.lr_schedule:
+        return _knot_values(p.lr_schedule, k)
+    out = np.full(count, p.lr)
+    if p.lr_warmup:
+        out *= np.minimum(1.0, k / p.lr_warmup)
+    if p.lr_decay != "none":
+        x = np.clip((k - (p.steps - p.lr_decay_steps)) / p.lr_decay_steps, 0.0, 1.0)
+        out *= 1.0 - x if p.lr_decay == "linear" else 0.5 * (1.0 + np.cos(math.pi * x))
+    return out
+
+
+def has_l1_schedule(p) -> bool:
+    return bool(p.l1_schedule or p.l1_warmup)
+
+
+def has_lr_schedule(p) -> bool:
+    return bool(p.lr_schedule or p.lr_warmup or p.lr_decay != "none")
+
+
+def values_in_force(p, step: int) -> tuple[float, float]:
+    """(l1, lr) of the step that brought the run to ``step`` (of the first step at 0)."""
+    k0 = max(step, 1) - 1
+    return float(l1_values(p, k0, 1)[0]), float(lr_values(p, k0, 1)[0])
+
+
+def schedule_summary(p) -> dict[str, Any]:
+    """The schedule fields that are set, for run.json and a sweep's rows (empty without)."""
+    out: dict[str, Any] = {}
+    for name, default in (*L1_SCHEDULE_DEFAULTS.items(), *LR_SCHEDULE_DEFAULTS.items()):
+        value = getattr(p, name)
+        if value != default:
+            out[name] = [list(k) for k in value] if name.endswith("_schedule") else value
+    return out
