@@ -135,3 +135,18 @@ def schedule_summary(p) -> dict[str, Any]:
         if value != default:
             out[name] = [list(k) for k in value] if name.endswith("_schedule") else value
     return out
+
+
+def schedule_marks(p) -> list[tuple[float, str]]:
+    """Where the schedules of ``p`` turn, as (step, label), in step order: the ends of the
+    warm-ups, the start of the lr decay, every knot after step 0 (the step panels mark them)."""
+    marks: list[tuple[float, str]] = []
+    if p.l1_warmup:
+        marks.append((float(p.l1_warmup), "l1 warmed up"))
+    if p.lr_warmup:
+        marks.append((float(p.lr_warmup), "lr warmed up"))
+    if p.lr_decay != "none":
+        marks.append((float(max(p.steps - p.lr_decay_steps, 0)), f"lr {p.lr_decay} decay"))
+    for name, knots in (("l1", p.l1_schedule), ("lr", p.lr_schedule)):
+        marks += [(x, f"{name} {v:.3g}") for x, v in knots if x > 0.0]
+    return sorted(marks)

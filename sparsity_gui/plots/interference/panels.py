@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from sparsity_gui.core.interference.image import max_abs_pool, neuron_order
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+from sparsity_gui.core.interference.schedules import schedule_marks
 from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, LivePanel, pen
 from sparsity_gui.plots.curves import set_curve
 from sparsity_gui.plots.pins import PinCurve, PinnablePanel
@@ -93,8 +94,9 @@ class InterferencePanel(PinnablePanel, LivePanel):
         return super().update_from(snap, ranges)
 
     def change_markers(self, snap) -> list[tuple[float, str]]:
-        """Where l1 or lr changed, found by comparing each snapshot's parameters with the
-        last one's (the run does not log its live changes)."""
+        """Where a schedule of l1 or lr turns, and where l1 or lr changed live, found by
+        comparing each snapshot's parameters with the last one's (the run does not log its
+        live changes)."""
         if snap.run_id != self._markers_run:
             self._markers_run, self._seen_params, self._changes = snap.run_id, None, []
         p = snap.params
@@ -107,7 +109,8 @@ class InterferencePanel(PinnablePanel, LivePanel):
                 if new != was
             ]
             self._changes.append((float(snap.step), " ".join(parts)))
-        return self._changes
+        # the schedules' turns the run has passed, then the live changes
+        return [m for m in schedule_marks(p) if m[0] <= snap.step] + self._changes
 
     def add_step_plot(self, row: int, title: str | None, y_label: str, **kw) -> pg.PlotItem:
         plot = self.add_plot(row, title, "step", y_label, time_axis=True, **kw)

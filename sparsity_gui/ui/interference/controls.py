@@ -17,7 +17,26 @@ from sparsity_gui.core.interference.params import (
     InterferenceParams,
     check_memory,
 )
+from sparsity_gui.core.interference.schedules import (
+    check_step_knots,
+    has_l1_schedule,
+    has_lr_schedule,
+    values_in_force,
+)
+from sparsity_gui.core.knots import Knots, knots_text
 from sparsity_gui.ui.fields import Field, parse_float, parse_int
+
+
+def _steps_or_none(text: str) -> int:
+    """A warm-up or decay length: empty (or 0) for none."""
+    return 0 if not text.strip() else parse_int(text)
+
+
+def _knots_or_none(name: str, most: float) -> Callable[[str], Knots]:
+    def parse(text: str) -> Knots:
+        return () if not text.strip() else check_step_knots(f"{name}_schedule", text, name, most)
+
+    return parse
 
 
 def units_text(p: InterferenceParams) -> str:
@@ -147,6 +166,7 @@ class InterferenceControls(QtWidgets.QWidget):
             "exact enough to compare with the note's flow. The counts agree in distribution "
             "over seeds, not run by run. Starts a new run.",
         )
+        self._build_schedules(form)
         self.units = QtWidgets.QLabel()
         self.units.setObjectName("units")
         self.units.setWordWrap(True)
@@ -158,6 +178,103 @@ class InterferenceControls(QtWidgets.QWidget):
         self.units.setStyleSheet("color: #444; background: #f4f4f4; padding: 2px;")
         form.addRow("note", self.units)
         self.show_params(params)
+
+    def _build_schedules(self, form: QtWidgets.QFormLayout) -> None:
+        """l1 and lr over steps (core/interference/schedules.py). A warm-up and knots of the
+        same quantity exclude each other: setting one clears the other. Each starts a new
+        run; a live change of l1 or lr ends its schedule."""
+
+        def schedule_field(name: str, parse, tip: str, changes) -> Field:
+            f = Field(name, self._checked_changes(name, parse, changes), tip)
+            f.accepted.connect(lambda v, changes=changes: self.changed.emit(changes(v)))
+            self.fields[name] = f
+            return f
+
+        self.l1_warmup = schedule_field(
+            "l1_warmup",
+            _steps_or_none,
+            "l1 warm-up: l1 rises linearly from 0 to l1 over the first STEPS steps "
+            "(l1·min(1, k/STEPS) at step k, as SAELens). Empty: none. Starts a new run.",
+            lambda v: {"l1_warmup": v, "l1_schedule": ()},
+        )
+        self.l1_warmup.edit.setPlaceholderText("warm-up steps")
+        self.l1_schedule = schedule_field(
+            "l1_schedule",
+            _knots_or_none("l1", 4.0),
+            "l1 knots step:value, piecewise linear, like 0:0,1000:1e-3 (constant before the "
+            "first and after the last; sets l1 to the last value). Empty: none. Starts a new run.",
+            lambda v: {"l1_schedule": v, "l1_warmup": 0, **({"l1": v[-1][1]} if v else {})},
+        )
+        self.l1_schedule.edit.setPlaceholderText("knots step:value")
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.l1_warmup, 2)
+        row.addWidget(self.l1_schedule, 3)
+        form.addRow("l1 warm-up,\nknots", row)
+
+        self.lr_warmup = schedule_field(
+            "lr_warmup",
+            _steps_or_none,
+            "lr warm-up: lr·min(1, k/STEPS) at step k (torch's LinearLR from 1/STEPS). "
+            "Empty: none. Starts a new run.",
+            lambda v: {"lr_warmup": v, "lr_schedule": ()},
+        )
+        self.lr_warmup.edit.setPlaceholderText("warm-up steps")
+        self.lr_decay_steps = schedule_field(
+            "lr_decay_steps",
+            _steps_or_none,
+            "lr decay: to 0 over the last STEPS steps, linearly or as a half cosine (the "
+            "choice beside). Empty: none. Starts a new run.",
+            lambda v: {
+                "lr_decay_steps": v,
+                "lr_decay": (self.lr_decay.currentData() or "cosine") if v else "none",
+                "lr_schedule": (),
+            },
+        )
+        self.lr_decay_steps.edit.setPlaceholderText("decay steps")
+        self.lr_decay = QtWidgets.QComboBox()
+        self.lr_decay.setObjectName("lr_decay")
+        for value in ("linear", "cosine"):
+            self.lr_decay.addItem(value, value)
+        self.lr_decay.setCurrentIndex(1)
+        self.lr_decay.setToolTip("The shape of the lr decay over its last steps")
+        self.lr_decay.activated.connect(self._decay_shape_chosen)
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.lr_warmup, 2)
+        row.addWidget(self.lr_decay_steps, 2)
+        row.addWidget(self.lr_decay, 0, QtCore.Qt.AlignmentFlag.AlignTop)
+        form.addRow("lr warm-up,\ndecay", row)
+        self.lr_schedule = schedule_field(
+            "lr_schedule",
+            _knots_or_none("lr", 1.0),
+            "lr knots step:value, piecewise linear, like 0:0,500:1e-3,7500:1e-4 (sets lr to "
+            "the last value; not with a warm-up or decay). Empty: none. Starts a new run.",
+            lambda v: {
+                "lr_schedule": v,
+                **({"lr": v[-1][1], "lr_warmup": 0, "lr_decay": "none", "lr_decay_steps": 0} if v else {}),
+            },
+        )
+        self.lr_schedule.edit.setPlaceholderText("lr knots step:value")
+        form.addRow("lr knots", self.lr_schedule)
+
+    @QtCore.Slot(int)
+    def _decay_shape_chosen(self, _index: int) -> None:
+        p = self._current()
+        if p.lr_decay != "none" and p.lr_decay != self.lr_decay.currentData():
+            self.changed.emit({"lr_decay": self.lr_decay.currentData()})
+
+    def _checked_changes(self, name: str, convert, changes) -> Callable[[str], object]:
+        """Parse, then let InterferenceParams validate the snapshot with all the changes the
+        field makes (a schedule's companions)."""
+
+        def parse(text: str):
+            value = convert(text)
+            try:
+                self._current().with_changes(**changes(value))
+            except InputError as exc:
+                raise InputError(name, exc.message) from None
+            return value
+
+        return parse
 
     @staticmethod
     def _weight_decay(text: str):
@@ -193,4 +310,27 @@ class InterferenceControls(QtWidgets.QWidget):
         self.dtype.setCurrentIndex(DTYPES.index(p.dtype))
         self.weight_decay.set_text("" if p.weight_decay is None else f"{p.weight_decay:g}")
         self.weight_decay.edit.setPlaceholderText(f"default ({p.effective_weight_decay:g})")
-        self.units.setText(units_text(p))
+        self.l1_warmup.set_text(str(p.l1_warmup) if p.l1_warmup else "")
+        self.l1_schedule.set_text(knots_text(p.l1_schedule) if p.l1_schedule else "")
+        self.lr_warmup.set_text(str(p.lr_warmup) if p.lr_warmup else "")
+        self.lr_decay_steps.set_text(str(p.lr_decay_steps) if p.lr_decay_steps else "")
+        if p.lr_decay != "none":
+            self.lr_decay.setCurrentIndex(self.lr_decay.findData(p.lr_decay))
+        self.lr_schedule.set_text(knots_text(p.lr_schedule) if p.lr_schedule else "")
+        self._params = p
+        self.show_in_force(None)
+
+    def show_in_force(self, meas) -> None:
+        """The note's units, and with a schedule the l1 and lr in force at the painted step
+        (``meas``: the snapshot's latest Measurement, or None before one)."""
+        p = self._params
+        text = units_text(p)
+        if has_l1_schedule(p) or has_lr_schedule(p):
+            if meas is None:
+                l1, lr = values_in_force(p, 0)
+                step = 0
+            else:
+                l1, lr, step = meas.l1, meas.lr, meas.step
+            text += f"\nin force at step {step:,}: l1 = {l1:.4g}, lr = {lr:.4g}"
+        if text != self.units.text():
+            self.units.setText(text)

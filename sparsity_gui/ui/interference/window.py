@@ -369,7 +369,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         """Validated edits from the dock: live for LIVE_FIELDS, a new run otherwise. A
         refused value is shown at its field."""
         try:
-            params = self.params.with_changes(**changes)
+            params = self.params.with_live_change(**changes)
             if "n" in changes or "m" in changes:
                 check_memory(params.n, params.m)
             check_training_work(params)
@@ -469,6 +469,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         text += f"\n{rate} · {fps} · {snap.state}"
         text += f" · run {snap.run_id}"
         self.status_line.setText(text)
+        self.controls.show_in_force(snap.latest)
         L = self.status_labels
         L["poly"].setText(f"polysemantic {snap.latest.polysemantic} / {p.prediction:.3g} predicted")
         L["sps"].setText(rate)
