@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure bundle dist icons clean
+.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure warmup-figure bench-schedules bundle dist icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,9 @@ bench-pins-memory: $(STAMP)
 bench-cluster: $(STAMP)
 	$(PY) benchmarks/bench_cluster.py $(ARGS)
 
+bench-schedules: $(STAMP)
+	$(PY) benchmarks/bench_schedules.py $(ARGS)
+
 bench-signals: $(STAMP)
 	$(PY) benchmarks/bench_signals.py $(ARGS)
 
@@ -103,6 +106,10 @@ checkpoint-figure: $(STAMP)
 	$(VENV)/bin/sparsity-gui checkpoints docs/checkpoints/series --row 0 --l1 0.04 --lr 2e-3 \
 	  --optimizer sgd --figures --out docs/checkpoints/compare --force
 	rm -rf docs/checkpoints/series
+
+# README's "Schedules" figure: l1 warm-ups in the interference model (about a minute)
+warmup-figure: $(STAMP)
+	$(PY) docs/schedules/warmup_figure.py docs/schedules
 
 scaling-figure: $(STAMP)
 	$(VENV)/bin/sparsity-gui scaling --m 1e3,1e4,1e5,1e6 --lam 1e-4,1e-3,1e-2 --seeds 5 \
