@@ -196,6 +196,8 @@ def train(
     lr_decay: str | None = None,
     lr_decay_steps: int | None = None,
     lr_schedule: str | Sequence[tuple[float, float]] | None = None,
+    noise: str | None = None,
+    noise_sigma: float | None = None,
 ) -> TrainingResult:
     """Train the interference model once (Lecomte et al. 2023: y = ReLU(W W^T x) on the n
     basis vectors, loss sum_i (1 - |W_i|^2)^2 + sum_{i != j} ReLU(W_i . W_j)^2 + l1 |W|_1),
@@ -225,6 +227,11 @@ def train(
     ``lr_schedule`` (knots: sets lr). For Adam and AdamW an lr schedule scales the whole
     step, as torch's LambdaLR. The history's ``l1`` and ``lr`` columns show them.
 
+    ``noise="bernoulli"|"gaussian"`` with ``noise_sigma=S``: one vector xi per step added to
+    the hidden layer of the whole batch, y = ReLU((x W + xi) W^T), +-S with equal odds or
+    N(0, S^2), from a stream the seed fixes (l1 = 0 is allowed). The history's ``sum_w4``
+    column is the mean over features of sum_k W_ik^4.
+
     Like the CLI this caps OpenBLAS at one thread in this process (faster for these
     products, and the same numbers as the CLI's)."""
     from sparsity_gui.core.interference.headless import (
@@ -247,6 +254,8 @@ def train(
         dtype=dtype,
         samples=as_whole(samples),
         **schedule_options(l1_warmup, l1_schedule, lr_warmup, lr_decay, lr_decay_steps, lr_schedule),
+        noise=noise,
+        noise_sigma=as_number(noise_sigma),
     )
     given = {k: v for k, v in values.items() if k not in ("w0", "w0_tensor")}
     values_from_schedules(given)
@@ -356,6 +365,8 @@ def sweep(
     lr_decay: str | None = None,
     lr_decay_steps: int | None = None,
     lr_schedule: str | Sequence[tuple[float, float]] | None = None,
+    noise: str | None = None,
+    noise_sigma: float | None = None,
 ) -> SweepResult:
     """Train the interference model for every m with ``seeds`` seeds each (``seed`` ..
     ``seed + seeds - 1``) and count the polysemantic neurons of each run, against the
@@ -371,7 +382,7 @@ def sweep(
     dask.distributed cluster instead (the extra ``pip install 'sparsity-gui[cluster]'``):
     the address of a running scheduler, "tcp://HOST:PORT", or "local:N" to start N worker
     processes on this machine for this call; the rows are the same digit for digit (all
-    but ``seconds``). The schedule options as in train(), for every run."""
+    but ``seconds``). The schedule and noise options as in train(), for every run."""
     from sparsity_gui.core.cluster import parse_scheduler
     from sparsity_gui.core.interference.headless import (
         PAPER,
@@ -393,6 +404,8 @@ def sweep(
         jobs=as_whole(jobs),
         scheduler=scheduler,
         **schedule_options(l1_warmup, l1_schedule, lr_warmup, lr_decay, lr_decay_steps, lr_schedule),
+        noise=noise,
+        noise_sigma=as_number(noise_sigma),
     )
     values_from_schedules(given)
     if isinstance(given["m"], list):

@@ -16,7 +16,7 @@ from sparsity_gui.cli.interference import (
 )
 from sparsity_gui.cli.note import add_param_options, params_from_args
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.headless import SCHEDULE_OPTIONS, values_from_schedules
+from sparsity_gui.core.interference.headless import OPTIONAL_OPTIONS, values_from_schedules
 from sparsity_gui.core.interference.initial import W0File, w0_label
 
 DESCRIPTION = """\
@@ -90,7 +90,7 @@ def gui_params(args: argparse.Namespace):
         return "interference", params, W0File(matrix, w0_label(source["path"], source["tensor"]), source)
     given = [
         name
-        for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay", "dtype", *SCHEDULE_OPTIONS)
+        for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay", "dtype", *OPTIONAL_OPTIONS)
         if getattr(args, name) is not None
     ] + (["no-interference"] if args.no_interference else [])
     if given:

@@ -37,7 +37,7 @@ from sparsity_gui.core.interference.headless import (
     training_w0,
     values_from_schedules,
 )
-from sparsity_gui.core.interference.params import DTYPES, OPTIMIZERS
+from sparsity_gui.core.interference.params import DTYPES, NOISES, OPTIMIZERS
 
 INTERFERENCE_MODEL = """\
 The interference model (Lecomte et al. 2023, "incidental polysemanticity"): n features,
@@ -183,6 +183,21 @@ def add_model_options(
         f"with float64's in distribution, not run by run ({dflt('dtype')})",
     )
     add_schedule_options(g)
+    g.add_argument(
+        "--noise",
+        metavar="{" + ",".join(NOISES) + "}",  # checked by InterferenceParams, as in the Python API
+        default=None,
+        help="noise in the hidden layer, one vector per step for the whole batch, y = "
+        "ReLU((xW + xi)W^T): bernoulli (+-sigma, equal odds) or gaussian (N(0, sigma^2)); the "
+        "seed fixes it (default none)",
+    )
+    g.add_argument(
+        "--noise-sigma",
+        type=number_arg,
+        default=None,
+        metavar="S",
+        help="the noise's sigma, 0 to 10 (needed with --noise)",
+    )
 
 
 def add_schedule_options(g) -> None:
@@ -262,6 +277,8 @@ def model_options(args: argparse.Namespace) -> dict:
         "weight_decay",
         "dtype",
         *SCHEDULE_OPTIONS,
+        "noise",
+        "noise_sigma",
     )
     return {name: getattr(args, name) for name in names}
 

@@ -44,6 +44,7 @@ ROW_COLUMNS = [
     "settled",
     "seconds",
     "dtype",
+    "sum_w4",
 ]
 HISTORY_COLUMNS = [
     "step",
@@ -60,6 +61,7 @@ HISTORY_COLUMNS = [
     "loss",
     "l1",
     "lr",
+    "sum_w4",
 ]
 SWEEP_FILES = ["figures", "sweep.csv", "sweep.json"]
 SWEEP_FIGURES = [f"sweep.{ext}" for ext in ("json", "pdf", "png", "py", "svg")]
@@ -497,6 +499,9 @@ def test_interference_files_agree_with_numpy(runs):
     assert col["loss"][0] == pytest.approx(IO.network_loss(w0, l1), rel=1e-9)
     # no schedule: the l1 and lr in force are the constants given, at every row
     assert np.all(col["l1"] == l1) and np.all(col["lr"] == lr)
+    # the paper's measure of sparsity under noise, the mean over features of sum_k W_ik^4
+    assert col["sum_w4"][-1] == pytest.approx(np.mean(np.sum(W**4, axis=1)), rel=1e-12)
+    assert col["sum_w4"][0] == pytest.approx(np.mean(np.sum(w0**4, axis=1)), rel=1e-12)
 
 
 def test_interference_gd_zero_matches_the_reference_at_every_sample(runs):

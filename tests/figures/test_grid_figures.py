@@ -306,6 +306,7 @@ def sweep_rows() -> list[SweepRow]:
             optimizer="adamw",
             settled=True,
             seconds=0.25,
+            sum_w4=0.75,
         )
         for m, seed, p in SWEEP_TABLE
     ]

@@ -52,6 +52,7 @@ def row(m, seed, poly, opposite=0, same=0, n=N, settled=True) -> SweepRow:
         optimizer="adamw",
         settled=settled,
         seconds=0.25,
+        sum_w4=0.75,
     )
 
 

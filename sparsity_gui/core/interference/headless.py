@@ -45,6 +45,8 @@ SAMPLES_MAX = 10**5
 SCHEDULE_OPTIONS = dict(
     l1_warmup=None, l1_schedule=None, lr_warmup=None, lr_decay=None, lr_decay_steps=None, lr_schedule=None
 )
+# the options InterferenceParams takes only when given (None: its default)
+OPTIONAL_OPTIONS = (*SCHEDULE_OPTIONS, "noise", "noise_sigma")
 
 
 def model_params(*, no_interference: bool, **model: Any) -> InterferenceParams:
@@ -53,9 +55,11 @@ def model_params(*, no_interference: bool, **model: Any) -> InterferenceParams:
     SCHEDULE_OPTIONS, None where not given), and ``no_interference`` turns its
     interference off."""
     fields = dict(model)
-    for name in SCHEDULE_OPTIONS:
+    for name in OPTIONAL_OPTIONS:
         if fields.get(name, None) is None:
             fields.pop(name, None)
+    if fields.get("noise", "none") != "none" and "noise_sigma" not in fields:
+        raise InputError("noise-sigma", f"--noise {fields['noise']} needs --noise-sigma S (its sigma)")
     return InterferenceParams(**fields, interference=not no_interference)
 
 

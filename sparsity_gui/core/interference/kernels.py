@@ -196,6 +196,64 @@ def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lrs, l1s, 
 
 
 @njit(cache=True, nogil=True)
+def noisy_push(W, xi, norm2, interference, out):
+    """``out`` such that train_steps takes the gradient of the loss with noise ``xi`` in the
+    hidden layer, sum_ij (ReLU(a_ij) - delta_ij)^2 + l1 |W|_1 with a_ij = (W_i + xi) . W_j:
+    train_steps computes c_i W_i + 4 out_i (+ l1 sign) with c_i = -4 (1 - |W_i|^2), so
+    out = (grad - c W) / 4, grad = (R + R^T) W + (column sums of R) xi^T and
+    R_ij = 2 (a_ij - delta_ij) 1[a_ij > 0] (off the diagonal 0 without interference).
+    Loops, for the small n of the noise experiments (docs/theory.md §8)."""
+    n, m = W.shape
+    c = np.zeros(n)
+    for j in range(n):
+        acc = 0.0
+        for k in range(m):
+            acc += W[j, k] * xi[k]
+        c[j] = acc
+    R = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            if i != j and not interference:
+                continue
+            g = 0.0
+            for k in range(m):
+                g += W[i, k] * W[j, k]
+            a = g + c[j]
+            if a > 0.0:
+                R[i, j] = 2.0 * (a - (1.0 if i == j else 0.0))
+    for i in range(n):
+        colsum = 0.0
+        for j in range(n):
+            colsum += R[j, i]
+        ci = -4.0 * (1.0 - norm2[i])
+        for k in range(m):
+            acc = 0.0
+            for j in range(n):
+                acc += (R[i, j] + R[j, i]) * W[j, k]
+            out[i, k] = (acc + colsum * xi[k] - ci * W[i, k]) / 4.0
+
+
+@njit(cache=True, nogil=True)
+def noisy_train_steps(
+    W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lrs, l1s, wd, beta1, beta2, eps, xis, sigma, inter
+):
+    """n_steps of train_steps, each with the noise sigma * xis[s] in the hidden layer
+    (noisy_push); returns (steps taken, stop) as train_steps."""
+    xi = np.empty(W.shape[1])
+    for s in range(n_steps):
+        for k in range(xi.shape[0]):
+            xi[k] = sigma * xis[s, k]
+        noisy_push(W, xi, norm2, inter, push)
+        one = slice(s, s + 1)
+        taken, stop = train_steps(
+            W, norm2, push, mom1, mom2, opt_code, 1, step0 + s, lrs[one], l1s[one], wd, beta1, beta2, eps
+        )
+        if stop != STOP_NONE:
+            return s + taken, stop
+    return n_steps, STOP_NONE
+
+
+@njit(cache=True, nogil=True)
 def _tally_row(W, i, cols, first_neuron, counts, positive, l1):
     """Row i of W over its columns ``cols`` (increasing): counts[k] and positive[k] gain its
     active weight on neuron k (positive: > 0). Returns (l1 plus its |w|, summed in order so

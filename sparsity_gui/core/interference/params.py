@@ -34,6 +34,8 @@ from sparsity_gui.core.text import short_number
 
 OPTIMIZERS = ("gd-zero", "gd", "adam", "adamw")
 
+NOISES = ("none", "bernoulli", "gaussian")
+
 
 OPTIMIZER_LABELS = {
     "gd-zero": "GD with zero rule",
@@ -50,6 +52,11 @@ DTYPES = ("float64", "float32")
 
 
 DTYPE_LABELS = {"float64": "float64 (default)", "float32": "float32 (paper's)"}
+
+
+# fields as_dict writes only when set: run.json and sweep.json of a run without them are
+# what they were before these fields existed
+QUIET_FIELDS = (*SCHEDULE_FIELDS, "noise", "noise_sigma")
 
 
 GD_OPTIMIZERS = ("gd-zero", "gd")  # those whose steps are the note's flow, at t = 4 lr steps
@@ -99,6 +106,10 @@ class InterferenceParams:
     lr_decay: str = "none"  # or "linear", "cosine": to 0 over the last lr_decay_steps
     lr_decay_steps: int = 0
     lr_schedule: Knots = ()
+    # noise in the hidden layer (core/interference/noise.py): one vector xi per step,
+    # y = ReLU((x W + xi) W^T); "bernoulli" (+-sigma) or "gaussian" (N(0, sigma^2))
+    noise: str = "none"
+    noise_sigma: float = 0.0
 
     def __post_init__(self) -> None:
         for name, lo, hi, text in (
@@ -153,6 +164,14 @@ class InterferenceParams:
             ("eps", eps),
         ):
             object.__setattr__(self, name, v)
+        if self.noise not in NOISES:
+            raise InputError("noise", f"must be one of {', '.join(NOISES)}, got {self.noise!r}")
+        noise_sigma = finite_number("noise_sigma", self.noise_sigma)
+        if not 0.0 <= noise_sigma <= 10.0:
+            raise InputError("noise_sigma", f"must be from 0 to 10, got {self.noise_sigma}")
+        if self.noise == "none" and noise_sigma != 0.0:
+            raise InputError("noise_sigma", "needs a noise kind (--noise bernoulli|gaussian)")
+        object.__setattr__(self, "noise_sigma", noise_sigma)
         checked = check_schedules({f: getattr(self, f) for f in SCHEDULE_FIELDS}, l1, lr, STEPS_MAX)
         for name, v in checked.items():
             object.__setattr__(self, name, v)
@@ -194,11 +213,13 @@ class InterferenceParams:
         return replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
-        """Every field; the schedule fields only when set (a run without a schedule writes
-        the same parameters as before schedules existed)."""
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in SCHEDULE_FIELDS}
+        """Every field; the schedule and noise fields only when set (a run without them
+        writes the same parameters as before they existed)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in QUIET_FIELDS}
         d["weight_decay"] = self.effective_weight_decay
         d.update(schedule_summary(self))
+        if self.noise != "none":
+            d.update(noise=self.noise, noise_sigma=self.noise_sigma)
         return d
 
 
@@ -261,7 +282,7 @@ def check_training_work(p: InterferenceParams) -> None:
 
 # Fields that change during a run, keeping W and the optimizer's state (the next chunk
 # uses them); a change of any other field starts a new run.
-LIVE_FIELDS = ("l1", "lr", "steps", "interference", "weight_decay", "beta1", "beta2", "eps")
+LIVE_FIELDS = ("l1", "lr", "steps", "interference", "weight_decay", "beta1", "beta2", "eps", "noise_sigma")
 
 
 def needs_restart(old: InterferenceParams, new: InterferenceParams) -> bool:

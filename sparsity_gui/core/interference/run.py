@@ -22,11 +22,13 @@ from sparsity_gui.core.interference.kernels import (
     gd_zero_sparse_steps,
     interference_push,
     measure,
+    noisy_train_steps,
     nonzero_pattern,
     positive_overlaps_squared,
     row_norms2,
     train_steps,
 )
+from sparsity_gui.core.interference.noise import NoiseStream, noisy_gradient_numpy
 from sparsity_gui.core.interference.params import (
     GD_OPTIMIZERS,
     InterferenceParams,
@@ -41,6 +43,8 @@ from sparsity_gui.core.interference.schedules import has_lr_schedule, l1_values,
 # measured by benchmarks/bench_interference.py (section "gd-zero on its nonzeros").
 SPARSE_BELOW = 0.02
 DENSE_ABOVE = 0.03
+# with noise, each step's gradient by numba loops up to this n^2 m, by BLAS products above
+NOISY_LOOPS_UP_TO = 2**20
 
 
 def initial_weights(p: InterferenceParams) -> np.ndarray:
@@ -87,13 +91,21 @@ class Measurement(Counts):
     loss: float
     l1: float  # the l1 and lr in force (schedules.values_in_force)
     lr: float
+    sum_w4: float  # the mean over features of sum_k W_ik^4 (1 for one weight of size 1)
 
     def row(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in HISTORY_COLUMNS], dtype=float)
 
 
 # the history's columns: a Measurement's, in this order
-HISTORY_COLUMNS = ("step", "t", *COUNT_COLUMNS, "norm1", "mean_norm2", "loss", "l1", "lr")
+HISTORY_COLUMNS = ("step", "t", *COUNT_COLUMNS, "norm1", "mean_norm2", "loss", "l1", "lr", "sum_w4")
+
+
+def mean_sum_w4(W: np.ndarray) -> float:
+    """The mean over features of sum_k W_ik^4: 1 for rows with one weight of size 1, about
+    3 sigma^4 / m for a spread normal row (the paper's measure of sparsity under noise)."""
+    W = np.asarray(W, dtype=float)
+    return float(np.mean(np.sum((W * W) ** 2, axis=1)))
 
 
 def network_loss(params: InterferenceParams, W: np.ndarray) -> float:
@@ -150,6 +162,7 @@ class InterferenceRun:
         self.sparse_steps = 0
         self.pattern_grown = 0  # times the sparse path's arrays had to grow
         self.counts = np.zeros(params.m, dtype=np.int64)
+        self._noise = NoiseStream(params.noise, params.seed) if params.noise != "none" else None
         self.step = 0
         # the note's time, summed step by step (lr may change live): t = sum of 4 lr
         self.t = 0.0
@@ -172,7 +185,9 @@ class InterferenceRun:
         lrs = lr_values(p, self.step, n_steps)
         l1s = l1_values(p, self.step, n_steps)
         rest = (p.effective_weight_decay, p.beta1, p.beta2, p.eps)
-        if p.interference and p.n > 1:
+        if p.noise != "none":
+            done, stop = self._noisy_steps(n_steps, args, lrs, l1s, rest)
+        elif p.interference and p.n > 1:
             done, stop = 0, STOP_NONE
             may_follow = p.optimizer == "gd-zero"
             while done < n_steps and stop == STOP_NONE:
@@ -212,6 +227,25 @@ class InterferenceRun:
                 f"(the interference push overshoots); lower lr (now {p.lr:g})"
             )
         return done
+
+    def _noisy_steps(self, n_steps: int, args: tuple, lrs: np.ndarray, l1s: np.ndarray, rest: tuple):
+        """Steps with noise in the hidden layer: numba loops over each step's gradient at
+        small sizes (the noise experiments'), BLAS products above NOISY_LOOPS_UP_TO."""
+        p = self.params
+        self._pattern = None
+        xis = self._noise.draw(n_steps, p.m)
+        inter = p.interference and p.n > 1
+        if p.n * p.n * p.m <= NOISY_LOOPS_UP_TO:
+            return noisy_train_steps(*args, n_steps, self.step, lrs, l1s, *rest, xis, p.noise_sigma, inter)
+        for s in range(n_steps):
+            xi = p.noise_sigma * xis[s]
+            grad = noisy_gradient_numpy(self.W.astype(float), xi, inter)
+            self._push[:] = (grad + 4.0 * (1.0 - self.norm2)[:, None] * self.W) / 4.0
+            one = slice(s, s + 1)
+            taken, stop = train_steps(*args, 1, self.step + s, lrs[one], l1s[one], *rest)
+            if stop != STOP_NONE:
+                return s + taken, stop
+        return n_steps, STOP_NONE
 
     @property
     def sparse(self) -> bool:
@@ -270,6 +304,7 @@ class InterferenceRun:
             loss=self.loss(norm1) if with_loss else float("nan"),
             l1=l1_now,
             lr=lr_now,
+            sum_w4=mean_sum_w4(self.W),
         )
 
     def loss(self, norm1: float | None = None) -> float:

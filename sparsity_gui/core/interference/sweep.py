@@ -62,6 +62,7 @@ class SweepRow(Counts):
     settled: bool  # see SETTLED_DEFINITION
     seconds: float
     dtype: str = "float64"  # the run's precision (InterferenceParams.dtype)
+    sum_w4: float = math.nan  # the mean over features of sum_k W_ik^4 (run.mean_sum_w4)
 
     @classmethod
     def of(cls, run: InterferenceRun, seconds: float, before: Measurement | None = None) -> SweepRow:
@@ -74,11 +75,14 @@ class SweepRow(Counts):
         unchanged = before is None or (before.polysemantic, before.active) == (meas.polysemantic, meas.active)
         settled = unchanged and not on_its_way.any()
         settings = {name: getattr(run.params, name) for name in ("m", "seed", "n", "optimizer", "dtype")}
-        return cls(**settings, **counts, steps=run.step, seconds=seconds, settled=settled)
+        return cls(**settings, **counts, steps=run.step, seconds=seconds, settled=settled, sum_w4=meas.sum_w4)
 
 
 # sweep.csv's columns: a SweepRow's fields, the run's settings before its counts
-ROW_COLUMNS = ("m", "seed", "n", *COUNT_COLUMNS, "steps", "optimizer", "settled", "seconds", "dtype")
+ROW_COLUMNS = (
+    *("m", "seed", "n", *COUNT_COLUMNS),
+    *("steps", "optimizer", "settled", "seconds", "dtype", "sum_w4"),
+)
 
 
 def train_run(

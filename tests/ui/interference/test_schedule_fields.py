@@ -11,6 +11,7 @@ import math
 from helpers import type_keys
 
 from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 
 TIMEOUT = 30_000
 BASE = InterferenceParams(n=8, m=16, optimizer="gd-zero", l1=0.04, lr=0.05, steps=1500, seed=2)
@@ -37,7 +38,7 @@ def test_an_l1_warm_up_typed_in_starts_a_run_that_follows_it(qtbot, make_iwindow
         assert [x for x, _label in panel._drawn] == [600.0]
     # l1 in the history: 0.04 * min(1, k / 600) at the row's step k
     h = snap.history
-    for step, l1 in zip(h[:, 0], h[:, -2], strict=True):
+    for step, l1 in zip(h[:, 0], h[:, HISTORY_COLUMNS.index("l1")], strict=True):
         assert math.isclose(l1, 0.04 * min(1.0, max(step, 1) / 600), rel_tol=1e-13)
 
 
