@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure warmup-figure bench-schedules bundle dist icons clean
+.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure warmup-figure noise-figure bench-schedules bench-noise bundle dist icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,9 @@ bench-cluster: $(STAMP)
 bench-schedules: $(STAMP)
 	$(PY) benchmarks/bench_schedules.py $(ARGS)
 
+bench-noise: $(STAMP)
+	$(PY) benchmarks/bench_noise.py $(ARGS)
+
 bench-signals: $(STAMP)
 	$(PY) benchmarks/bench_signals.py $(ARGS)
 
@@ -110,6 +113,10 @@ checkpoint-figure: $(STAMP)
 # README's "Schedules" figure: l1 warm-ups in the interference model (about a minute)
 warmup-figure: $(STAMP)
 	$(PY) docs/schedules/warmup_figure.py docs/schedules
+
+# README's noise figure: the paper's noise experiment (about ten seconds)
+noise-figure: $(STAMP)
+	$(PY) docs/noise/noise_figure.py docs/noise
 
 scaling-figure: $(STAMP)
 	$(VENV)/bin/sparsity-gui scaling --m 1e3,1e4,1e5,1e6 --lam 1e-4,1e-3,1e-2 --seeds 5 \
