@@ -176,7 +176,7 @@ def test_pinned_runs_are_their_columns_and_share_colour_and_dash_with_their_entr
             pinned = [
                 ln for ax in fig.axes for ln in ax.get_lines() if (ln.get_gid() or "").startswith("pin")
             ]
-            per_curve = {"polysemantic": 1, "kept": 1, "signs": 3, "sparsity": 4}[name]
+            per_curve = {"polysemantic": 1, "kept": 2, "signs": 3, "sparsity": 4}[name]
             assert len(pinned) == 2 * per_curve, name
             # each pinned curve's points are its pinned run's rows
             for ln in pinned:

@@ -149,21 +149,27 @@ def polysemantic(fig, data, ax=None):
 
 def kept(fig, data, ax=None):
     """The share of features whose largest weight sits on the neuron where their initial
-    weight was largest, per optimizer step."""
+    weight was largest, and the mean over features of sum_k W_ik^4, per optimizer step."""
     own = ax is not None  # drawn into a given ax: its legend on it
-    (ax,) = panel_axes(fig, ax)
-    mark_changes(ax, data["changes"])
-    pin_curves(ax, data, ["kept_share"], ["C4"])
-    ax.plot(*finite_xy(data["step"], data["kept_share"]), color="C4", label="this run")
-    ax.axhline(1.0, color="0.5", linestyle=":", linewidth=0.6)
-    step_panel_end(ax, data, y_from_zero=False)
-    ax.set_ylim(0.0, 1.05)
-    ax.set_xlabel("step")
-    ax.set_ylabel("share on initial neuron")
+    top, below = panel_axes(fig, ax, ratios=(3, 2))
+    mark_changes(top, data["changes"])
+    mark_changes(below, data["changes"], label=False)
+    pin_curves(top, data, ["kept_share"], ["C4"])
+    pin_curves(below, data, ["sum_w4"], ["C1"])
+    top.plot(*finite_xy(data["step"], data["kept_share"]), color="C4", label="this run")
+    below.plot(*finite_xy(data["step"], data["sum_w4"]), color="C1", label="this run")
+    for axes in (top, below):
+        axes.axhline(1.0, color="0.5", linestyle=":", linewidth=0.6)
+    step_panel_end(top, data, y_from_zero=False)
+    top.set_ylim(0.0, 1.05)
+    below.set_ylim(0.0, 1.05)
+    top.set_ylabel("share on\ninitial neuron")
+    below.set_ylabel("mean\n$\\sum_k W_{ik}^4$")
+    below.set_xlabel("step")
     if len(data["pins"]):  # one curve alone is named by the axis
-        handles, labels = ax.get_legend_handles_labels()
-        pins, names = pin_entries(data["pins"], ["C4"])
-        panel_legend(fig, ax, handles + pins, labels + names, own_ax=own)
+        handles, labels = top.get_legend_handles_labels()
+        pins, names = pin_entries(data["pins"], ["C4", "C1"])
+        panel_legend(fig, top, handles + pins, labels + names, own_ax=own)
 
 
 def _opposite_share(pin):
@@ -296,7 +302,7 @@ def active_data(counts: np.ndarray, log_histogram: bool = False, bins: int = COU
 HISTORY_PANELS = {
     # the history columns each step panel draws
     "polysemantic": ("polysemantic", "predicted"),
-    "kept": ("kept_share",),
+    "kept": ("kept_share", "sum_w4"),
     "signs": ("opposite_pairs", "same_pairs"),
     "sparsity": ("nonzero", "active", "loss", "norm1"),
 }

@@ -285,12 +285,14 @@ class KeptPanel(InterferencePanel):
     claim = (
         "The share of features whose largest weight sits on the neuron where their initial "
         "weight was largest: the paper finds most features end where they started, so which "
-        "features collide is decided by W(0). " + STEP_TIP
+        "features collide is decided by W(0). Below, the mean over features of Σₖ W⁴ᵢₖ: 1 when "
+        "each feature has one weight of size 1, 3/(m+2) for rows pointing anywhere (the "
+        "paper's measure under noise). " + STEP_TIP
     )
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        # one curve, named by the title and axis: no legend to hide it
+        # one curve per plot, named by the title and axis: no legend to hide them
         p = self.add_step_plot(
             0, "Share of features on their initial largest neuron", "share on initial neuron", legend=False
         )
@@ -299,13 +301,25 @@ class KeptPanel(InterferencePanel):
         p.addItem(one, ignoreBounds=True)
         self.fixed_y[p] = (0.0, 1.05)
         self.plot = p
+        q = self.add_step_plot(1, None, "mean Σₖ W⁴ᵢₖ", legend=False)
+        q.setXLink(p)
+        self.w4 = q.plot(pen=pen(ORANGE))
+        q.addItem(pg.InfiniteLine(pos=1.0, angle=0, pen=pen(GREY, DOT)), ignoreBounds=True)
+        self.fixed_y[q] = (0.0, 1.05)
+        self.w4_plot = q
+        self.graphics.ci.layout.setRowStretchFactor(0, 3)
+        self.graphics.ci.layout.setRowStretchFactor(1, 2)
 
     def pin_curves(self) -> list[PinCurve]:
-        return [PinCurve(self.plot, PURPLE, _by_step("kept_share"))]
+        return [
+            PinCurve(self.plot, PURPLE, _by_step("kept_share")),
+            PinCurve(self.w4_plot, ORANGE, _by_step("sum_w4")),
+        ]
 
     def draw(self, snap) -> None:
         h = snap.history
         set_curve(self.kept, h[:, H["step"]], h[:, H["kept_share"]])
+        set_curve(self.w4, h[:, H["step"]], h[:, H["sum_w4"]])
 
 
 class SignsPanel(InterferencePanel):

@@ -26,6 +26,10 @@ from sparsity_gui.core.interference.schedules import (
 from sparsity_gui.core.knots import Knots, knots_text
 from sparsity_gui.ui.fields import Field, parse_float, parse_int
 
+NOISE_LABELS = {"none": "no noise", "bernoulli": "Bernoulli ±σ", "gaussian": "Gaussian N(0, σ²)"}
+# a field sharing its row with others: its width follows the dock's, not the other way round
+SHARED_ROW = QtWidgets.QSizePolicy.Policy.Ignored
+
 
 def _steps_or_none(text: str) -> int:
     """A warm-up or decay length: empty (or 0) for none."""
@@ -167,6 +171,28 @@ class InterferenceControls(QtWidgets.QWidget):
             "over seeds, not run by run. Starts a new run.",
         )
         self._build_schedules(form)
+        self.noise = QtWidgets.QComboBox()
+        self.noise.setObjectName("noise")
+        for value, text in NOISE_LABELS.items():
+            self.noise.addItem(text, value)
+        self.noise.setToolTip(
+            "Noise in the hidden layer, one vector ξ per step for the whole batch: y = ReLU((xW + ξ)Wᵀ). "
+            "Bernoulli (±σ, equal odds) concentrates each feature on one neuron; Gaussian cannot. "
+            "The seed fixes it. Starts a new run."
+        )
+        self.noise.activated.connect(self._noise_chosen)
+        self.noise_sigma = Field(
+            "noise_sigma",
+            self._checked("noise_sigma", parse_float),
+            "σ of the noise, 0 … 10. Applies live.",
+        )
+        self.noise_sigma.accepted.connect(lambda v: self.changed.emit({"noise_sigma": v}))
+        self.noise_sigma.setSizePolicy(SHARED_ROW, QtWidgets.QSizePolicy.Policy.Preferred)
+        self.fields["noise_sigma"] = self.noise_sigma
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.noise, 0, QtCore.Qt.AlignmentFlag.AlignTop)
+        row.addWidget(self.noise_sigma, 1)
+        form.addRow("noise, σ", row)
         self.units = QtWidgets.QLabel()
         self.units.setObjectName("units")
         self.units.setWordWrap(True)
@@ -186,6 +212,7 @@ class InterferenceControls(QtWidgets.QWidget):
 
         def schedule_field(name: str, parse, tip: str, changes) -> Field:
             f = Field(name, self._checked_changes(name, parse, changes), tip)
+            f.setSizePolicy(SHARED_ROW, QtWidgets.QSizePolicy.Policy.Preferred)
             f.accepted.connect(lambda v, changes=changes: self.changed.emit(changes(v)))
             self.fields[name] = f
             return f
@@ -257,6 +284,18 @@ class InterferenceControls(QtWidgets.QWidget):
         form.addRow("lr knots", self.lr_schedule)
 
     @QtCore.Slot(int)
+    def _noise_chosen(self, _index: int) -> None:
+        """A kind of noise: with the σ in the field (0.1 when it is empty or 0); none: σ 0."""
+        kind = self.noise.currentData()
+        sigma = 0.0
+        if kind != "none":
+            try:
+                sigma = float(self.noise_sigma.text()) or 0.1
+            except ValueError:
+                sigma = 0.1
+        self.changed.emit({"noise": kind, "noise_sigma": sigma})
+
+    @QtCore.Slot(int)
     def _decay_shape_chosen(self, _index: int) -> None:
         p = self._current()
         if p.lr_decay != "none" and p.lr_decay != self.lr_decay.currentData():
@@ -317,6 +356,9 @@ class InterferenceControls(QtWidgets.QWidget):
         if p.lr_decay != "none":
             self.lr_decay.setCurrentIndex(self.lr_decay.findData(p.lr_decay))
         self.lr_schedule.set_text(knots_text(p.lr_schedule) if p.lr_schedule else "")
+        self.noise.setCurrentIndex(self.noise.findData(p.noise))
+        self.noise_sigma.set_text(f"{p.noise_sigma:g}" if p.noise != "none" else "")
+        self.noise_sigma.edit.setEnabled(p.noise != "none")
         self._params = p
         self.show_in_force(None)
 

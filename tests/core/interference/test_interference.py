@@ -302,7 +302,9 @@ def test_loss_on_hand_built_weights():
     for l1 in (0.0, 0.4):
         run = InterferenceRun(InterferenceParams(n=4, m=3, l1=l1, optimizer="gd"), w0=W)
         assert run.loss() == pytest.approx(IO.network_loss(W, l1), rel=1e-14)
-        assert run.history_array()[0, HISTORY_COLUMNS.index("loss")] == pytest.approx(IO.network_loss(W, l1), rel=1e-14)
+        assert run.history_array()[0, HISTORY_COLUMNS.index("loss")] == pytest.approx(
+            IO.network_loss(W, l1), rel=1e-14
+        )
 
 
 # ------------------------------------------------------------------------------------------

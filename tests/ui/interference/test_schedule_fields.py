@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from helpers import type_keys
 
 from sparsity_gui.core.interference.params import InterferenceParams
@@ -86,3 +87,32 @@ def test_a_live_l1_change_ends_the_l1_schedule_and_keeps_the_run(qtbot, make_iwi
         lambda: win.snapshot.step > step + 10 and win.snapshot.params == win.params, timeout=TIMEOUT
     )
     assert win.snapshot.run_id == run_id and win.snapshot.latest.l1 == 0.02
+
+
+def test_noise_from_the_dock_sigma_live_and_bad_sigma_refused(qtbot, make_iwindow):
+    """Choosing a noise kind starts a run with it; its σ then applies live (same run, the
+    worker's parameters follow); a bad σ is refused at the field with the run untouched;
+    the Kept panel draws the history's sum_w4."""
+    win = make_iwindow(BASE.with_changes(optimizer="gd", l1=0.0, lr=0.02, steps=10**8))
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.step > 0, timeout=TIMEOUT)
+    first = win.snapshot.run_id
+    box = win.controls.noise
+    box.setCurrentIndex(box.findData("bernoulli"))
+    box.activated.emit(box.currentIndex())
+    assert (win.params.noise, win.params.noise_sigma) == ("bernoulli", 0.1)
+    qtbot.waitUntil(lambda: win.snapshot.run_id > first and win.snapshot.step > 50, timeout=TIMEOUT)
+    run_id = win.snapshot.run_id
+    type_keys(win.controls.noise_sigma, "0.15")
+    assert win.params.noise_sigma == 0.15
+    qtbot.waitUntil(lambda: win.snapshot.params.noise_sigma == 0.15, timeout=TIMEOUT)
+    assert win.snapshot.run_id == run_id
+    for text, words in (("-1", "must be from 0 to 10"), ("nan", "")):
+        type_keys(win.controls.noise_sigma, text)
+        assert (
+            not win.controls.noise_sigma.error.isHidden() and words in win.controls.noise_sigma.error.text()
+        )
+        assert win.params.noise_sigma == 0.15
+    win.repaint_now()
+    h = win.snapshot.history
+    x, y = win.kept_panel.w4.getData()
+    np.testing.assert_array_equal(y, h[:, HISTORY_COLUMNS.index("sum_w4")])
