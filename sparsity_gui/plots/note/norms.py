@@ -8,17 +8,34 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6 import QtCore
 
 from sparsity_gui.core.note.metrics import COL
 from sparsity_gui.core.note.runner import Snapshot
+from sparsity_gui.core.note.schedule import Knots, lam_at
 from sparsity_gui.core.text import sci
-from sparsity_gui.plots.base import BLUE, DASH, DOT, GREY, ORANGE, PINK, PURPLE, RED, pen, transient_band
+from sparsity_gui.plots.axes import axes
+from sparsity_gui.plots.base import (
+    BLUE,
+    DASH,
+    DOT,
+    GREEN,
+    GREY,
+    ORANGE,
+    PINK,
+    PURPLE,
+    RED,
+    STACKED_AXIS_WIDTH,
+    pen,
+    transient_band,
+)
 from sparsity_gui.plots.curves import add_curve, set_broken_curve, set_curve
 from sparsity_gui.plots.note.panel import NotePanel
 from sparsity_gui.plots.pins import PinCurve
 
 TRANSIENT_T = 1.0  # the balance panel's ranges are set by the rows after this t
 LABEL_HZ = 4  # how often a legend number that changes every frame (the fitted c) is redrawn
+LAM_STRIP_HEIGHT = 80  # px at most of the balance panel's λ(t) strip, its time axis included
 
 
 def _positive_t(t: np.ndarray, y: np.ndarray, log_t: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -45,6 +62,7 @@ class BalancePanel(NotePanel):
         self.reg = add_curve(p, pen=pen(ORANGE, DASH), name="regularization λ‖W‖₁")
         self.plot = p
         q = self.add_plot(1, None, "t", "ratio", time_axis=True, legend=False)
+        self.lam_strip, self.lam_curve = self._lam_strip(q)
         self.stack(p, q)
         self.ratio = add_curve(q, pen=pen(PURPLE))
         p.legend.addItem(self.ratio, "benefit / regularization")
@@ -60,6 +78,77 @@ class BalancePanel(NotePanel):
         for plot in (p, q):
             self.settled_after[plot] = TRANSIENT_T
             transient_band(plot, TRANSIENT_T, "◂ transient, t < 1" if plot is p else "")
+
+    def _lam_strip(self, above: pg.PlotItem) -> tuple[pg.PlotItem, pg.PlotDataItem]:
+        """A thin plot of λ(t) on ``above``'s time axis, put under it only while the run has
+        a schedule (out of the layout, not merely hidden: a hidden plot kept its height).
+        Not one of self.plots: its y range is the schedule's (0 to the largest λ), set here."""
+        strip = pg.PlotItem(axisItems=axes())
+        strip.setLabel("left", "λ")
+        strip.setLabel("bottom", "t")
+        left = strip.getAxis("left")
+        left.setWidth(STACKED_AXIS_WIDTH)
+        left.enableAutoSIPrefix(False)  # (its two ticks are written out)
+        strip.showGrid(x=True, y=False, alpha=0.25)
+        strip.setXLink(above)
+        strip.vb.disableAutoRange()
+        strip.setMouseEnabled(x=True, y=False)
+        strip.hideButtons()
+        strip.setMaximumHeight(LAM_STRIP_HEIGHT)
+        strip.hide()
+        curve = add_curve(strip, pen=pen(GREEN))
+        self._lam_key: tuple = ()  # what the strip shows: (knots, λ's live changes, t)
+        self._lam_top = math.nan  # the largest λ shown (the top tick)
+        return strip, curve
+
+    def _show_lam_strip(self, shown: bool) -> None:
+        """The strip in row 2, the legend under it in row 3, the ratio's time labels under
+        the strip, the legend's entry λ(t); or all as they were (row 2 the legend's)."""
+        if shown == self.lam_strip.isVisible():
+            return
+        layout, legend = self.graphics.ci.layout, self.plot.legend
+        layout.removeItem(legend)
+        if shown:
+            layout.addItem(self.lam_strip, 2, 0)
+            layout.addItem(legend, 3, 0)
+        else:
+            layout.removeItem(self.lam_strip)
+            layout.addItem(legend, 2, 0)
+            self._lam_key, self._lam_top = (), math.nan
+        self.lam_strip.setVisible(shown)
+        layout.setAlignment(legend, QtCore.Qt.AlignmentFlag.AlignHCenter)
+        layout.setRowStretchFactor(2, 1 if shown else 0)
+        if shown:  # (a row 3 named when hidden would add its spacing: 2 px)
+            layout.setRowStretchFactor(3, 0)
+        axis = self.ratio_plot.getAxis("bottom")
+        axis.setStyle(showValues=not shown)
+        axis.showLabel(not shown)
+        axis.setHeight(4 if shown else None)
+        if shown:
+            legend.addItem(self.lam_curve, "λ(t)")
+        else:
+            legend.removeItem(self.lam_curve)
+
+    def _draw_lam(self, snap: Snapshot) -> None:
+        """λ(t) of a run with a schedule, from t = 0 to now: the knots' polyline until a
+        live change of λ ends it, then steps at each change."""
+        start = snap.initial_params
+        knots = start.lam_schedule if start is not None else ()
+        self._show_lam_strip(bool(knots))
+        if not knots:
+            return
+        changes = tuple((c.t, float(c.value)) for c in snap.changes if c.name == "lam")
+        key = (knots, changes, snap.t)
+        if key == self._lam_key:
+            return
+        self._lam_key = key
+        x, y = lam_path(knots, changes, snap.t)
+        set_curve(self.lam_curve, x, y)
+        top = max(max(y), max(v for _t, v in knots))
+        if top > 0 and top != self._lam_top:
+            self._lam_top = top
+            self.lam_strip.setYRange(0.0, top * 1.15, padding=0)
+            self.lam_strip.getAxis("left").setTicks([[(0.0, "0"), (top, sci(top, 1))]])
 
     def pin_curves(self) -> list[PinCurve]:
         log_y = self.log_y.isChecked
@@ -87,6 +176,26 @@ class BalancePanel(NotePanel):
         set_broken_curve(self.reg, t, r, lam, positive=log_y)
         with np.errstate(divide="ignore", invalid="ignore"):
             set_broken_curve(self.ratio, t, f / r, lam)
+        self._draw_lam(snap)
+
+
+def lam_path(
+    knots: Knots, changes: tuple[tuple[float, float], ...], t: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """λ over [0, t] as a polyline: through the schedule's knots until the first of the
+    live changes (t_c, λ) of λ, which ends it, then a step at each change."""
+    end = min(t, changes[0][0]) if changes else t
+    # the knots passed give their own λ (lam_at at each: O(knots²) a frame, up to 10⁶)
+    inside = [(k, v) for k, v in knots if 0.0 < k < end]
+    xs = [0.0, *(k for k, _v in inside), end]
+    ys = [lam_at(knots, 0.0), *(v for _k, v in inside), lam_at(knots, end)]
+    for i, (t_c, value) in enumerate(changes):
+        if t_c > t:
+            break
+        t_next = changes[i + 1][0] if i + 1 < len(changes) else math.inf
+        xs += [t_c, min(t_next, t)]
+        ys += [value, value]
+    return np.array(xs), np.array(ys)
 
 
 class DecayPanel(NotePanel):

@@ -8,6 +8,7 @@ from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import LAM_MAX, SimParams
+from sparsity_gui.core.note.schedule import Knots, check_knots, warmup_knots
 from sparsity_gui.ui.fields import Field, LogSlider, parse_float, parse_int
 
 LAM_MIN = 1e-6  # the slider's low end; the field takes down to 0
@@ -28,11 +29,46 @@ def _checked(field: str, convert: Callable[[str], object]) -> Callable[[str], ob
     return parse
 
 
+def parse_warmup(text: str) -> float:
+    """The warm-up field: a time T >= 0 (empty or 0: none)."""
+    if not text:
+        return 0.0
+    value = parse_float(text)
+    if value < 0:
+        raise InputError("lam_warmup", f"must be a time >= 0 (0 or empty: no warm-up), got {text}")
+    return value
+
+
+def parse_schedule(text: str) -> Knots:
+    """The schedule field: knots t:λ (empty: () for a constant λ), checked by the core."""
+    return check_knots(text, LAM_MAX) if text else ()
+
+
+def number_text(x: float) -> str:
+    """A knot's number as short as it reads back exactly (200, 0.001, 1e-05)."""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(x)
+
+
+def schedule_text(knots: Knots) -> str:
+    return ",".join(f"{number_text(t)}:{number_text(v)}" for t, v in knots)
+
+
+def warmup_time(knots: Knots, lam: float) -> float | None:
+    """T when ``knots`` are warmup_knots(T, lam), else None."""
+    if len(knots) == 2 and knots[0] == (0.0, 0.0) and knots[1][0] > 0 and knots[1][1] == lam:
+        return knots[1][0]
+    return None
+
+
 class ControlPanel(QtWidgets.QWidget):
     """Emits `changed(dict)` with the fields a user changed; the window decides what they
     mean for the run (live change or new run)."""
 
     changed = QtCore.Signal(dict)
+    # (field, value) typed in the λ warm-up (T, 0: none) or the λ schedule (knots, (): none)
+    # field; the window answers with a new run or a refusal at the field
+    scheduleChanged = QtCore.Signal(str, object)
     speedChanged = QtCore.Signal(float)  # <= 0: as fast as possible
     stopChanged = QtCore.Signal(bool)
     newSeedRequested = QtCore.Signal()
@@ -67,6 +103,29 @@ class ControlPanel(QtWidgets.QWidget):
             lambda pos: self.lam.edit.setText(f"{float(f'{self.lam_slider.to_value(pos):.3g}'):g}")
         )
         self.lam.accepted.connect(self._lam_from_field)
+
+        # λ(t): a warm-up or a schedule (one or the other), each starting a new run
+        self.lam_warmup = Field(
+            "lam_warmup",
+            parse_warmup,
+            "λ warm-up T ≥ 0: λ rises linearly from 0 at t = 0 to λ at t = T, then stays "
+            "(the schedule 0:0,T:λ). Empty or 0: none. Starts a new run.",
+        )
+        self.lam_warmup.edit.setPlaceholderText("none (time T)")
+        form.addRow("λ warm-up", self.lam_warmup)
+        self.lam_schedule = Field(
+            "lam_schedule",
+            parse_schedule,
+            "λ schedule: knots t:λ separated by commas, e.g. 0:0,200:1e-3,3000:5e-4 (times "
+            "increasing from 0, each λ from 0 to 1); λ is linear between knots, constant "
+            "before the first and after the last, which sets λ. Empty: constant λ. Starts a "
+            "new run; a live change of λ ends the schedule.",
+        )
+        self.lam_schedule.edit.setPlaceholderText("none (t:λ,t:λ,…)")
+        form.addRow("λ schedule", self.lam_schedule)
+        self._schedule_typed = "lam_schedule"  # the field a shown schedule was last typed in
+        self.lam_warmup.accepted.connect(lambda v: self._schedule_from("lam_warmup", v))
+        self.lam_schedule.accepted.connect(lambda v: self._schedule_from("lam_schedule", v))
 
         self.m = Field(
             "m", _checked("m", parse_int), "m: number of weights in W, 1 … 1e8 (e.g. 1e5). Starts a new run."
@@ -168,12 +227,21 @@ class ControlPanel(QtWidgets.QWidget):
         self.m.accepted.connect(lambda v: self.changed.emit({"m": v}))
         self.sigma.accepted.connect(lambda v: self.changed.emit({"sigma": v}))
         self.show_params(params, speed)
+        # rows 2 px closer: with the λ warm-up and schedule rows the dock was 35 px short at
+        # 1366x768 (t_end scrolled away). The rows' own layouts keep the style's gap (they
+        # inherit the form's spacing, -1 once its two spacings differ)
+        gap = form.spacing()
+        if gap > 2:
+            for box in form.findChildren(QtWidgets.QLayout):
+                box.setSpacing(gap)
+            form.setVerticalSpacing(gap - 2)
 
     # --- reflecting the state --------------------------------------------------------
     def show_params(self, params: SimParams, speed: float | None = None) -> None:
         self.lam.set_text(f"{params.lam:g}")
         if params.lam > 0:
             self.lam_slider.set_log_value(params.lam)
+        self.show_schedule(params)
         self.m.set_text(str(params.m))
         self.sigma.set_text(f"{params.sigma:g}")
         self.seed.setValue(min(params.seed, 2**31 - 1))
@@ -184,6 +252,7 @@ class ControlPanel(QtWidgets.QWidget):
         self.stop_kind.setCurrentIndex(1 if params.t_end is not None else 0)
         self.init_kind.setCurrentIndex(1 if params.w0_path else 0)
         self.file_label.setText(params.w0_path or "")
+        self.file_label.setVisible(bool(params.w0_path))  # (empty, it took a line's height)
         self.m.setEnabled(params.w0_path is None)
         self.sigma.setEnabled(params.w0_path is None)
         if speed is not None:
@@ -194,6 +263,50 @@ class ControlPanel(QtWidgets.QWidget):
                 self._speed = speed
                 self.speed_slider.set_log_value(speed)
             self._update_speed_label()
+
+    def show_schedule(self, params: SimParams) -> None:
+        """The warm-up and schedule fields for ``params.lam_schedule``: the field it was
+        typed in keeps its text; else (a session, a preset) a warm-up's shape fills the
+        warm-up field and any other schedule the schedule field; none empties both."""
+        knots = params.lam_schedule
+        fields = {"lam_warmup": self.lam_warmup, "lam_schedule": self.lam_schedule}
+        texts = dict.fromkeys(fields, "")
+        typed_first = sorted(fields, key=lambda name: name != self._schedule_typed)
+        kept = next(
+            (n for n in typed_first if knots and self._knots_of(n, fields[n].text(), params.lam) == knots),
+            None,
+        )
+        if kept is not None:
+            texts[kept] = fields[kept].text().strip()
+        elif knots:
+            t_warmup = warmup_time(knots, params.lam)
+            if t_warmup is not None:
+                texts["lam_warmup"] = number_text(t_warmup)
+            else:
+                texts["lam_schedule"] = schedule_text(knots)
+        for name, field in fields.items():
+            field.set_text(texts[name])  # (a refused text goes, with its message)
+
+    @staticmethod
+    def _knots_of(name: str, text: str, lam: float) -> Knots | None:
+        """The knots a field's text gives (with λ ``lam`` for a warm-up), None if none."""
+        try:
+            if name == "lam_warmup":
+                t_warmup = parse_warmup(text.strip())
+                return warmup_knots(t_warmup, lam) if t_warmup > 0 else None
+            return parse_schedule(text.strip()) or None
+        except (InputError, ValueError):
+            return None
+
+    def show_lam_in_force(self, lam: float) -> None:
+        """The λ a schedule has reached, in the λ field and on the slider, emitting nothing
+        (left alone while the user types in the field, or drags the slider)."""
+        text = f"{lam:g}"
+        busy = self.lam.edit.hasFocus() or self.lam_slider.isSliderDown() or not self.lam.error.isHidden()
+        if busy or self.lam.text() == text:  # (a refused value keeps its message)
+            return
+        self.lam.set_text(text)
+        self.lam_slider.set_log_value(max(lam, LAM_MIN))
 
     def current_speed(self) -> float:
         """The speed the run uses (0: as fast as possible); the label shows the same."""
@@ -214,6 +327,10 @@ class ControlPanel(QtWidgets.QWidget):
         if lam > 0:
             self.lam_slider.set_log_value(lam)
         self.changed.emit({"lam": lam})
+
+    def _schedule_from(self, name: str, value: object) -> None:
+        self._schedule_typed = name
+        self.scheduleChanged.emit(name, value)
 
     @QtCore.Slot(float)
     def _speed_from_slider(self, speed: float) -> None:

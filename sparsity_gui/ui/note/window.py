@@ -15,6 +15,7 @@ from sparsity_gui.core.note.files import timeseries_csv
 from sparsity_gui.core.note.params import SimParams, check_memory, check_run_work, needs_restart
 from sparsity_gui.core.note.pins import PIN_COLUMNS, note_pin_label, pin_params
 from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
+from sparsity_gui.core.note.schedule import Knots, lam_at, warmup_knots
 from sparsity_gui.core.note.session import DEFAULT_SAMPLES, W0Source
 from sparsity_gui.core.weights_files import FILE_FILTER
 from sparsity_gui.plots.base import Panel
@@ -110,6 +111,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         self.note_dock.setWidget(self.note)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, self.note_dock)
         self.controls.changed.connect(self.on_params_changed)
+        self.controls.scheduleChanged.connect(self.on_schedule_typed)
         self.controls.speedChanged.connect(self.on_speed_changed)
         self.controls.stopChanged.connect(self.on_stop_changed)
         self.controls.newSeedRequested.connect(self.new_seed)
@@ -333,10 +335,39 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             source = W0Source("file", path)
         return script, source
 
+    @QtCore.Slot(str, object)
+    def on_schedule_typed(self, name: str, value) -> None:
+        """A warm-up T (0: none) or a schedule's knots ((): none) typed in its field: a new
+        run under it (the other field emptied), or the reason at the field, the run going on."""
+        field = getattr(self.controls, name)
+        try:
+            knots: Knots = value
+            if name == "lam_warmup":
+                if value > 0 and self.params.lam == 0:
+                    raise InputError(name, "a warm-up raises λ from 0 to λ, which is 0: set λ > 0 first")
+                knots = warmup_knots(value, self.params.lam, name) if value > 0 else ()
+            lam = knots[-1][1] if knots else self.params.lam
+            params = self.params.with_changes(lam=lam, lam_schedule=knots)
+            t_end = params.t_end
+            if knots and t_end is not None and knots[-1][0] > t_end:
+                raise InputError(
+                    name,
+                    f"reaches its last λ at t = {knots[-1][0]:g}, after t_end = {t_end:g}: "
+                    "λ would never get there (shorten it, or set a later t_end)",
+                )
+            check_run_work(params)
+        except InputError as exc:
+            field.refuse(exc.message)
+            return
+        self.start_run(params)  # (shows the fields: the other one emptied)
+
     @QtCore.Slot(dict)
     def on_params_changed(self, changes: dict) -> None:
         try:
-            params = self.params.with_changes(**changes)
+            params = self.params
+            if "lam" in changes:  # a live change of λ: it ends a schedule, as in the core
+                params = params.with_live_change("lam", changes["lam"])
+            params = params.with_changes(**{k: v for k, v in changes.items() if k != "lam"})
             if params.w0_path is None and "m" in changes:
                 check_memory(params.m)
             check_run_work(params)
@@ -351,7 +382,11 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         if needs_restart(self.params, params):
             self.start_run(params)
         else:
+            ended = self.params.lam_schedule and not params.lam_schedule
             self.params = params
+            if ended:  # the fields emptied; the λ field shows the λ now in force
+                self.controls.show_schedule(params)
+                self.controls.show_lam_in_force(params.lam)
             self.runner.set_params(params)
             self.pace_painting(idle=False)  # its snapshot, at once
             if "t_end" in changes:
@@ -410,6 +445,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         if now >= self._status_due or idle or new_run:  # a new run's first frame says so
             self._status_due = now + 0.1
             self._update_status(snap)
+            self._show_lam_in_force(snap)
         if now >= self._note_due or idle:
             self._note_due = now + 0.25
             self.note.update_from(snap)
@@ -419,6 +455,13 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             if snap.message and (snap.run_id, snap.message) != self._shown_error:
                 self._shown_error = (snap.run_id, snap.message)
                 self.show_error(snap.message)
+
+    def _show_lam_in_force(self, snap: Snapshot) -> None:
+        """The λ field follows a schedule in force; not a snapshot from before the live
+        change that ended it (the field then shows the λ typed)."""
+        knots = self.params.lam_schedule
+        if knots and snap.params.lam_schedule == knots:
+            self.controls.show_lam_in_force(lam_at(knots, snap.t))
 
     def _update_status(self, snap: Snapshot) -> None:
         put = self.set_status
