@@ -57,7 +57,8 @@ def pin_curves(ax, data, columns, colours, positive=False):
 def weights(fig, data, ax=None):
     """W as an image: a row per feature, a column per neuron, blue negative, red
     positive (fixed range ±1.2); pooled to the figure's pixels by the entry of largest
-    |w| in each block, so that no weight near ±1 disappears."""
+    |w| in each block, so that no weight near ±1 disappears. With data["overlap"], the
+    overlaps W(0) W^T instead, features by features."""
     (ax,) = panel_axes(fig, ax)
     rows, cols = (int(v) for v in data["shape"])
     image = np.asarray(data["image"], float).reshape(rows, cols)
@@ -70,10 +71,15 @@ def weights(fig, data, ax=None):
     else:  # pooled to about the figure's pixels: an image
         shown = ax.imshow(image, extent=(0, m, n, 0), aspect="auto", interpolation="nearest", **colours)
     bar = fig.colorbar(shown, ax=ax, fraction=0.05, pad=0.02)
-    bar.set_label("$w$")
     bar.outline.set_linewidth(0.4)
-    ax.set_xlabel("neuron (ordered by feature)" if data["ordered"] else "neuron")
-    ax.set_ylabel("feature")
+    if data.get("overlap"):  # W(0) W^T: which features keep their initial direction
+        bar.set_label("$W_i(0) \\cdot W_j$")
+        ax.set_xlabel("feature $j$ (now)")
+        ax.set_ylabel("feature $i$ (at the start)")
+    else:
+        bar.set_label("$w$")
+        ax.set_xlabel("neuron (ordered by feature)" if data["ordered"] else "neuron")
+        ax.set_ylabel("feature")
     for side in ("top", "right"):
         ax.spines[side].set_visible(True)
 
@@ -264,7 +270,25 @@ def layout(fig, data, ax=None):
 
 
 # --- the data each panel draws ---------------------------------------------------------
-def weights_data(W: np.ndarray, ordered: bool = False, pixels: int = IMAGE_PIXELS) -> dict:
+def weights_data(
+    W: np.ndarray, ordered: bool = False, pixels: int = IMAGE_PIXELS, w0: np.ndarray | None = None
+) -> dict:
+    """The weights panel's image: W (n x m), or with ``w0`` the overlaps W(0) W^T (n x n:
+    row i is feature i at the start, column j feature j now), pooled to about ``pixels``."""
+    if w0 is not None:
+        G = np.asarray(w0, float) @ np.asarray(W, float).T
+        fy = max(1, -(-G.shape[0] // pixels))
+        image = max_abs_pool(G, fy, fy) if fy > 1 else G
+        return {
+            "n": int(G.shape[0]),
+            "m": int(G.shape[1]),
+            "ordered": False,
+            "overlap": True,
+            "level": max(W_LEVEL, float(np.abs(G).max(initial=0.0))),
+            "shape": list(image.shape),
+            "image": image.ravel(),
+            "pooled": [fy, fy],
+        }
     W = np.asarray(W, float)
     shown = W[:, neuron_order(W)] if ordered else W
     fy = max(1, -(-shown.shape[0] // pixels))
@@ -324,12 +348,14 @@ def run_data(
     changes: Sequence[tuple[float, str]] = (),
     ordered: bool = False,
     log_histogram: bool = False,
+    w0: np.ndarray | None = None,
 ) -> dict[str, dict]:
     """{panel name: its data}. ``pins``: core.pins.PinnedRuns; ``pin_labels``: number ->
-    (short legend label, whole label); ``changes``: (step, text) of each live change."""
+    (short legend label, whole label); ``changes``: (step, text) of each live change;
+    ``w0``: the weights panel shows the overlaps W(0) W^T instead of W."""
     pin_labels = pin_labels or {}
     out: dict[str, dict] = {
-        "weights": weights_data(W, ordered),
+        "weights": weights_data(W, ordered, w0=w0),
         "active": active_data(counts, log_histogram),
     }
     for name, names in HISTORY_PANELS.items():

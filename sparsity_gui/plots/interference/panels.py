@@ -147,6 +147,12 @@ class WeightsPanel(InterferencePanel):
             "Columns grouped by the feature whose largest weight sits there (feature 0's neuron "
             "first, ...), then the neurons no feature uses: the settled W becomes diagonal.",
         )
+        self.overlap = self.add_toggle(
+            "W(0)·Wᵀ",
+            "The overlaps W_i(0)·W_j, features by features: a diagonal when every feature keeps "
+            "its initial direction (the paper's correlation figure); off the diagonal, a feature "
+            "that took another's place.",
+        )
         self.shown: np.ndarray | None = None  # W, columns reordered if asked
         self.columns: np.ndarray | None = None  # neuron index of each column of `shown`
         self.pool = (1, 1)  # rows, columns per image pixel (max-|w| pooling, see max_abs_pool)
@@ -154,11 +160,26 @@ class WeightsPanel(InterferencePanel):
         self._rect = None
 
     def apply_toggles(self) -> None:
-        self.plot.setLabel("bottom", "neuron (ordered by feature)" if self.order.isChecked() else "neuron")
+        overlap = self.overlap.isChecked()
+        self.order.setEnabled(not overlap)
+        ordered = self.order.isChecked()
+        title, bottom, left = (
+            ("W(0)·Wᵀ: features × features", "feature j (now)", "feature i (at the start)")
+            if overlap
+            else ("W: features × neurons", "neuron (ordered by feature)" if ordered else "neuron", "feature")
+        )
+        if self.plot.titleLabel.text != title:
+            self.plot.setTitle(title, size=self.plot.titleLabel.opts.get("size", "11pt"))
+            self.fit_titles()
+        self.plot.setLabel("bottom", bottom)
+        self.plot.setLabel("left", left)
 
     def draw(self, snap) -> None:
         W = snap.W
-        if self.order.isChecked():
+        if self.overlap.isChecked() and snap.w0.shape == W.shape:
+            self.columns = np.arange(W.shape[0])
+            shown = snap.w0 @ W.T
+        elif self.order.isChecked():
             self.columns = neuron_order(W)
             shown = W[:, self.columns]
         else:
@@ -172,7 +193,13 @@ class WeightsPanel(InterferencePanel):
         fy = max(1, -(-shown.shape[0] // max(int(vb.height() * ratio), 1)))
         self.pool = (fy, fx)
         image = max_abs_pool(shown, fy, fx) if fx > 1 or fy > 1 else shown
-        self.image.setImage(image, autoLevels=False, levels=W_LEVELS)
+        levels = W_LEVELS
+        if self.overlap.isChecked():  # symmetric, wide enough for the largest overlap
+            top = max(W_LEVELS[1], float(np.abs(image).max(initial=0.0)))
+            levels = (-top, top)
+        if levels != tuple(self.colorbar.levels()):
+            self.colorbar.setLevels(levels)
+        self.image.setImage(image, autoLevels=False, levels=levels)
         rect = (image.shape[1] * fx, image.shape[0] * fy)
         if rect != self._rect:  # pooled pixels keep neuron / feature units on the axes
             self._rect = rect

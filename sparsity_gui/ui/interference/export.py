@@ -123,7 +123,8 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             number: (short_label(text), text)
             for number, text in ((p.number, pins.labels.get(p.number, f"pin {p.number}")) for p in pins.pins)
         }
-        changes = [(step, change_text(text)) for step, text in getattr(poly, "_changes", [])]
+        # what the step panels mark: a schedule's turns passed, then the live changes
+        changes = [(step, change_text(text)) for step, text in poly.change_markers(snap)]
         return run_data(
             snap.history,
             HISTORY_COLUMNS,
@@ -135,6 +136,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             changes=changes,
             ordered=weights.order.isChecked(),
             log_histogram=active.log_hist.isChecked(),
+            w0=snap.w0 if weights.overlap.isChecked() else None,
         )
 
     def sweep_files(self, name: str = "sweep", formats=("png", "svg", "pdf")) -> dict[str, bytes]:
