@@ -213,7 +213,8 @@ def train(
     Network units: ``l1`` the loss's L1 coefficient, 0 to 4 (the note's lam = l1/4), ``lr``
     the learning rate per step (for gradient descent the note's eta = 4 lr and t = 4 lr
     steps). ``optimizer``: "adamw" (the paper's), "adam", "gd-zero" (gradient descent with
-    the note's zero rule) or "gd". ``weight_decay``: None for torch's (0.01 for adamw, 0
+    the note's zero rule), "gd", "ista" (proximal gradient: soft-thresholding by lr l1) or
+    "signsgd" (W - lr sign(gradient)). ``weight_decay``: None for torch's (0.01 for adamw, 0
     for adam). ``no_interference``: every feature trains alone. ``dtype``: "float64" or
     "float32" (the paper's precision: W, the products and the optimizer's state in float32;
     counts agree with float64's in distribution, not run by run). ``samples``: rows of the

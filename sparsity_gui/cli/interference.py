@@ -134,7 +134,8 @@ def add_model_options(
         default=None,
         help="adamw: torch's AdamW, the paper's; adam: Adam; gd-zero: gradient descent "
         "with the note's rule that a weight whose step crosses zero is set to "
-        f"zero; gd: plain gradient descent ({dflt('optimizer')})",
+        "zero; gd: plain gradient descent; ista: proximal gradient (soft-thresholding by "
+        f"lr*l1); signsgd: W - lr sign(gradient) ({dflt('optimizer')})",
     )
     g.add_argument(
         "--l1",

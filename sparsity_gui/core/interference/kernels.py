@@ -10,6 +10,10 @@ Integrators (``optimizer``):
   gd       the same step with sign(0) = 0 and no zero rule (weights chatter around zero).
   adam     torch.optim.Adam on the network loss's gradient (L2 weight decay, default 0).
   adamw    torch.optim.AdamW (decoupled weight decay, torch's default 0.01): the paper's.
+  ista     proximal gradient: the gradient step on the smooth loss, then soft-thresholding
+           by lr l1 (a weight whose smooth step crosses zero may land on the other side,
+           where gd-zero stops it at zero).
+  signsgd  W <- W - lr sign(gradient) (signum without momentum), sign(0) = 0.
 
 "Active" and "polysemantic" follow the paper's code: a weight is active when
 0.8 <= |w| <= 1.2; a neuron is polysemantic when more than one feature is active on it.
@@ -108,6 +112,26 @@ def _gd_row(w, p, g, eta, h):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _ista_row(w, p, g, eta, h):
+    """The smooth step v = w g - eta p, then soft-thresholding: sign(v) max(|v| - h, 0)."""
+    for k in range(w.shape[0]):
+        v = w[k] * g - eta * p[k]
+        sv = (1.0 if v > 0.0 else 0.0) - (1.0 if v < 0.0 else 0.0)
+        w[k] = sv * max(sv * v - h, 0.0) + 0.0  # + 0.0: no negative zeros
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _signsgd_row(w, p, c, l1, lr):
+    """w - lr sign(gradient), the gradient 4 [-(1 - |W_i|^2) W_i + push_i] + l1 sign(W_i)."""
+    for k in range(w.shape[0]):
+        x = w[k]
+        sx = (1.0 if x > 0.0 else 0.0) - (1.0 if x < 0.0 else 0.0)
+        gr = c * x + 4.0 * p[k] + l1 * sx
+        sg = (1.0 if gr > 0.0 else 0.0) - (1.0 if gr < 0.0 else 0.0)
+        w[k] = x - lr * sg
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _adam_row(w, p, m1, m2, c, l1, factor, decoupled, beta1, beta2, step_size, bc2, eps):
     """torch.optim.Adam (decoupled=False: L2 decay factor * w added to the gradient) or
     AdamW (w scaled by factor = 1 - lr wd first) on one row; the gradient is the network
@@ -152,17 +176,23 @@ def train_steps(W, norm2, push, mom1, mom2, opt_code, n_steps, step0, lrs, l1s, 
                     return s, STOP_GAIN  # before touching any row: W stays the last good state
         t = step0 + s + 1
         wiped = False
-        if opt_code <= 1:  # gradient descent, in the note's units
+        if opt_code <= 1 or opt_code == 4:  # gradient descent (and ISTA), in the note's units
             for i in range(n):
                 g = 1.0 + eta * (1.0 - norm2[i])
                 crossed = 0
                 if opt_code == 0:
                     crossed = _gd_zero_row(W[i], push[i], g, eta, h)
-                else:
+                elif opt_code == 1:
                     _gd_row(W[i], push[i], g, eta, h)
+                else:
+                    _ista_row(W[i], push[i], g, eta, h)
                 norm2[i] = _sum_squares(W[i])
                 if crossed > 0 and norm2[i] == 0.0:
                     wiped = True
+        elif opt_code == 5:  # signSGD
+            for i in range(n):
+                _signsgd_row(W[i], push[i], -4.0 * (1.0 - norm2[i]), l1, lr)
+                norm2[i] = _sum_squares(W[i])
         else:  # Adam / AdamW on the network loss's gradient (torch's formulas)
             bc1 = 1.0 - beta1**t
             bc2 = math.sqrt(1.0 - beta2**t)

@@ -32,7 +32,7 @@ from sparsity_gui.core.interference.schedules import (
 from sparsity_gui.core.knots import Knots
 from sparsity_gui.core.text import short_number
 
-OPTIMIZERS = ("gd-zero", "gd", "adam", "adamw")
+OPTIMIZERS = ("gd-zero", "gd", "adam", "adamw", "ista", "signsgd")
 
 NOISES = ("none", "bernoulli", "gaussian")
 
@@ -42,6 +42,8 @@ OPTIMIZER_LABELS = {
     "gd": "plain GD",
     "adam": "Adam",
     "adamw": "AdamW (paper)",
+    "ista": "ISTA (proximal GD)",
+    "signsgd": "signSGD",
 }
 
 
@@ -59,7 +61,8 @@ DTYPE_LABELS = {"float64": "float64 (default)", "float32": "float32 (paper's)"}
 QUIET_FIELDS = (*SCHEDULE_FIELDS, "noise", "noise_sigma")
 
 
-GD_OPTIMIZERS = ("gd-zero", "gd")  # those whose steps are the note's flow, at t = 4 lr steps
+# those whose steps are the note's flow discretised, at t = 4 lr steps
+GD_OPTIMIZERS = ("gd-zero", "gd", "ista")
 
 
 N_MAX = 4096
