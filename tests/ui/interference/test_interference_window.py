@@ -194,7 +194,14 @@ def test_live_change_keeps_the_run_and_m_or_optimizer_restart_it(qtbot, make_iwi
     qtbot.waitUntil(lambda: win.snapshot.params.optimizer == "adamw", timeout=TIMEOUT)
     assert win.snapshot.run_id > run_id
     assert combo.currentText() == "AdamW (paper)"
-    assert [combo.itemData(i) for i in range(combo.count())] == ["gd-zero", "gd", "adam", "adamw", "ista", "signsgd"]
+    assert [combo.itemData(i) for i in range(combo.count())] == [
+        "gd-zero",
+        "gd",
+        "adam",
+        "adamw",
+        "ista",
+        "signsgd",
+    ]
     assert "Adam" in win.controls.units.text()
 
 
