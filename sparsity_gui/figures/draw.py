@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from sparsity_gui.core.note.metrics import falls_below
+from sparsity_gui.core.note.schedule import lam_varied
 from sparsity_gui.core.points import broken_xy, finite_xy
 
-CARRIED = (finite_xy, broken_xy, falls_below)  # core's functions a script carries too
+CARRIED = (finite_xy, broken_xy, falls_below, lam_varied)  # core's functions a script carries too
 
 
 def colours():

@@ -74,3 +74,13 @@ def lowers_lam(knots: Knots) -> bool:
     """Whether λ decreases anywhere on the schedule (then θ may fall: the note's premise
     that θ rises needs λ never lowered)."""
     return any(v1 < v0 for (_t0, v0), (_t1, v1) in zip(knots, knots[1:], strict=False))
+
+
+def lam_varied(t, lam_t) -> bool:
+    """Whether λ changed over the recorded times (a schedule or a live change): Λ(t) = ∫λ
+    (``lam_t``) is then not λ·t, and the decay law is written with Λ(t)."""
+    n = min(len(t), len(lam_t))
+    if n < 2 or not t[n - 1] > 0:
+        return False
+    slope = lam_t[n - 1] / t[n - 1]
+    return any(abs(lam_t[i] - slope * t[i]) > 1e-9 * max(abs(lam_t[n - 1]), 1e-300) for i in range(n))

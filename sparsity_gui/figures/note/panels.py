@@ -16,6 +16,7 @@ from sparsity_gui.figures.draw import (
     end_at_data,
     falls_below,
     finite_xy,
+    lam_varied,
     log_ticks,
     mark_changes,
     panel_axes,
@@ -214,7 +215,8 @@ def l1_decay(fig, d, ax=None):
     keep = t > 0 if view["log_x"] else np.ones(t.shape, bool)
     positive = view["log_x"] or view["log_y"]
     name = r"$w = 1/\|W\|_1$" if view["show_w"] else r"$\|W\|_1$"
-    law_name = r"$w(0) + c\lambda t$" if view["show_w"] else r"$1/(w(0) + c\lambda t)$"
+    big = r"c\Lambda(t)" if lam_varied(t, lam_t) else r"c\lambda t"  # Λ = ∫λ when λ changed
+    law_name = f"$w(0) + {big}$" if view["show_w"] else f"$1/(w(0) + {big})$"
 
     def law(constant):
         law_w = d["w"][0] + constant * lam_t if t.size else t

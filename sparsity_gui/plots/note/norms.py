@@ -12,7 +12,7 @@ from PySide6 import QtCore
 
 from sparsity_gui.core.note.metrics import COL
 from sparsity_gui.core.note.runner import Snapshot
-from sparsity_gui.core.note.schedule import Knots, lam_at
+from sparsity_gui.core.note.schedule import Knots, lam_at, lam_varied
 from sparsity_gui.core.text import sci
 from sparsity_gui.plots.axes import axes
 from sparsity_gui.plots.base import (
@@ -259,10 +259,11 @@ class DecayPanel(NotePanel):
                 fit_w = w0 + (c if math.isfinite(c) else math.nan) * lam_t
                 set_curve(curve, t, fit_w if show_w else 1.0 / fit_w, positive=positive)
         name_m = "w" if show_w else "‖W‖₁"  # the y axis says w = 1/‖W‖₁: room for the law
-        name_l, law_tip = decay_law_label(snap.fit, snap.regime, show_w)
+        varied = lam_varied(t, lam_t)
+        name_l, law_tip = decay_law_label(snap.fit, snap.regime, show_w, varied)
         name_c = ""
         if len(drawn) == 2:
-            name_l, name_c = bulk_law_labels(snap.fit, show_w)
+            name_l, name_c = bulk_law_labels(snap.fit, show_w, varied)
         # text layout is slow, and re-flows the legend row: only on change, and the fitted
         # c (new every frame early in a run) at most LABEL_HZ times a second while running
         now = time.perf_counter()
@@ -297,9 +298,15 @@ def law_constants(fit, regime) -> tuple[float, ...]:
     return (fit.c,)
 
 
-def bulk_law_labels(fit, show_w: bool) -> tuple[str, str]:
+def law_text(show_w: bool, varied: bool = False) -> str:
+    """The decay law's name: with Λ(t) = ∫λ when λ changed during the run, else λt."""
+    big = "c·Λ(t)" if varied else "c·λt"
+    return f"w(0) + {big}" if show_w else f"1/(w(0) + {big})"
+
+
+def bulk_law_labels(fit, show_w: bool, varied: bool = False) -> tuple[str, str]:
     """The legend's names of the law with the bulk c and of the law with c, dotted."""
-    law = "w(0) + c·λt" if show_w else "1/(w(0) + c·λt)"
+    law = law_text(show_w, varied)
     c = f"c = {fit.c:.3f}" if math.isfinite(fit.c) else "c = —"
     pct = fit.max_rel_dev * 100
     off = f", off ≤ {pct:.3g} %" if math.isfinite(pct) else ""
@@ -307,14 +314,14 @@ def bulk_law_labels(fit, show_w: bool) -> tuple[str, str]:
     return f"{law}, bulk c = {fit.c_bulk:.3f}", f"with {c}{off}{fell}"
 
 
-def decay_law_label(fit, regime, show_w: bool) -> tuple[str, str]:
+def decay_law_label(fit, regime, show_w: bool, varied: bool = False) -> tuple[str, str]:
     """The L1 panel's legend entry for the law and its tooltip. The entry gives c, the bulk
     c, the law's largest deviation and what is wrong with them (no c, a negative c, outside
     the note's regime) in at most two lines of a 1366x768 panel: a third line took the data
     area below 60 % of the panel. The tooltip says the same in words, with the reasons."""
     from sparsity_gui.core.note.metrics import NO_C_DIVERGED, NO_C_ZERO_LAM, regime_holds
 
-    law = "w(0) + c·λt" if show_w else "1/(w(0) + c·λt)"
+    law = law_text(show_w, varied)
     if NO_C_DIVERGED in fit.flags:
         text = f"{law}: no c (gradient descent diverged)"
         return text, text

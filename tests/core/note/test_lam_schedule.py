@@ -188,3 +188,17 @@ def test_a_session_keeps_the_schedule_and_a_live_change_after_it(tmp_path):
     b = Simulation.from_script(back.script).history.array()
     np.testing.assert_array_equal(a, b)
     assert a[-1, COL["lam"]] == 2e-3 and a[0, COL["lam"]] == 5e-3
+
+
+def test_the_decay_law_is_named_with_capital_lambda_when_lam_changed():
+    """Λ(t) = ∫λ is λ·t only for a constant λ: the law's name says Λ(t) otherwise (the live
+    panel's legend and the exported figure's), and λt for a constant λ (today's text)."""
+    from sparsity_gui.core.note.schedule import lam_varied
+    from sparsity_gui.plots.note.norms import law_text
+
+    t = np.linspace(0.0, 100.0, 201)
+    assert not lam_varied(t, 2e-3 * t)
+    ramp = np.where(t < 50, 1e-2 * t**2 / 100, 1e-2 * (t - 25))  # a warm-up to 1e-2 over [0, 50]
+    assert lam_varied(t, ramp)
+    assert not lam_varied(t[:1], ramp[:1])
+    assert law_text(False) == "1/(w(0) + c·λt)" and law_text(True, varied=True) == "w(0) + c·Λ(t)"
