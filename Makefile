@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure warmup-figure noise-figure bench-schedules bench-noise bundle dist icons clean
+.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure warmup-figure noise-figure optimizer-figure bench-schedules bench-noise bundle dist icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -117,6 +117,10 @@ warmup-figure: $(STAMP)
 # README's noise figure: the paper's noise experiment (about ten seconds)
 noise-figure: $(STAMP)
 	$(PY) docs/noise/noise_figure.py docs/noise
+
+# README's "Why Adam ignores the L1 coefficient" (about five minutes on two cores)
+optimizer-figure: $(STAMP)
+	$(PY) docs/optimizers/optimizer_figure.py docs/optimizers
 
 scaling-figure: $(STAMP)
 	$(VENV)/bin/sparsity-gui scaling --m 1e3,1e4,1e5,1e6 --lam 1e-4,1e-3,1e-2 --seeds 5 \

@@ -22,6 +22,7 @@ from sparsity_gui.cli.common import (
     report_figure_failures,
     run_in_worker,
     say,
+    say_error,
     whole_arg,
     write_headless,
 )
@@ -38,6 +39,7 @@ from sparsity_gui.core.interference.headless import (
     values_from_schedules,
 )
 from sparsity_gui.core.interference.params import DTYPES, NOISES, OPTIMIZERS
+from sparsity_gui.core.interference.readouts import saturation_line
 
 INTERFERENCE_MODEL = """\
 The interference model (Lecomte et al. 2023, "incidental polysemanticity"): n features,
@@ -404,4 +406,7 @@ def interference_command(argv: Sequence[str]) -> int:
         f"n^2/(4m) = {params.prediction:.4g}), {meas.active} active weights, colliding pairs "
         f"{meas.opposite_pairs} of opposite / {meas.same_pairs} of equal sign"
     )
+    saturated = saturation_line(run.rail_share_mean)
+    if saturated:  # a warning, even with --quiet: it changes what the run means
+        say_error(f"warning: {saturated}\n")
     return 0

@@ -45,6 +45,9 @@ ROW_COLUMNS = [
     "seconds",
     "dtype",
     "sum_w4",
+    "steps_to_sparse",
+    "rail_share",
+    "shrinkage_ratio",
 ]
 HISTORY_COLUMNS = [
     "step",
@@ -62,6 +65,7 @@ HISTORY_COLUMNS = [
     "l1",
     "lr",
     "sum_w4",
+    "rail_share",
 ]
 SWEEP_FILES = ["figures", "sweep.csv", "sweep.json"]
 SWEEP_FIGURES = [f"sweep.{ext}" for ext in ("json", "pdf", "png", "py", "svg")]

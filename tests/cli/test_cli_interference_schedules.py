@@ -40,7 +40,7 @@ def test_history_and_run_json_say_which_l1_and_lr_were_in_force(tmp_path):
     proc = cli(["interference", *SCHEDULED, "--samples", "31", "-q", "--out", "res"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     header, rows = read_number_csv(tmp_path / "res" / "history.csv")
-    assert header[-3:] == ["l1", "lr", "sum_w4"]
+    assert header[-4:] == ["l1", "lr", "sum_w4", "rail_share"]
     for step, l1, lr in rows[:, [header.index("step"), header.index("l1"), header.index("lr")]]:
         k = max(int(step), 1)
         assert l1 == pytest.approx(0.02 * min(1.0, k / 120), rel=1e-13)

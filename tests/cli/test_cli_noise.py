@@ -89,8 +89,8 @@ def test_a_sweep_with_noise_has_sum_w4_per_run(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     header, rows = read_csv(tmp_path / "sw" / "sweep.csv")
-    assert header[-1] == "sum_w4" and len(rows) == 4
-    assert all(0.0 < float(r[-1]) < 1.0 for r in rows)
+    w4 = header.index("sum_w4")
+    assert len(rows) == 4 and all(0.0 < float(r[w4]) < 1.0 for r in rows)
     spec = json.loads((tmp_path / "sw" / "sweep.json").read_text())["spec"]
     assert (spec["base"]["noise"], spec["base"]["noise_sigma"]) == ("gaussian", 0.1)
 

@@ -307,6 +307,9 @@ def sweep_rows() -> list[SweepRow]:
             settled=True,
             seconds=0.25,
             sum_w4=0.75,
+            steps_to_sparse=90,
+            rail_share=0.25,
+            shrinkage_ratio=0.98,
         )
         for m, seed, p in SWEEP_TABLE
     ]

@@ -53,6 +53,9 @@ def row(m, seed, poly, opposite=0, same=0, n=N, settled=True) -> SweepRow:
         settled=settled,
         seconds=0.25,
         sum_w4=0.75,
+        steps_to_sparse=90,
+        rail_share=0.25,
+        shrinkage_ratio=0.98,
     )
 
 

@@ -26,6 +26,7 @@ from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir, csv_text, json_text, write_result_files
 from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.readouts import readouts
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement, network_loss
 from sparsity_gui.core.interference.sweep import (
     BARS,
@@ -244,8 +245,17 @@ def run_metadata(
 ) -> dict:
     """run.json of a run trained here (measure() also refreshes run.counts)."""
     meas = run.measure()
+    found = readouts(run.params.l1, run.W, run.steps_to_sparse, run.rail_share_mean)
     return metadata(
-        run.params, meas, run.step, len(run.history), run.w0_source, run.failure, command_line, wall_seconds
+        run.params,
+        meas,
+        run.step,
+        len(run.history),
+        run.w0_source,
+        run.failure,
+        command_line,
+        wall_seconds,
+        found,
     )
 
 
@@ -258,9 +268,11 @@ def metadata(
     failure: str | None,
     command_line: str | None = None,
     wall_seconds: float | None = None,
+    found: dict | None = None,
 ) -> dict:
     """run.json: the parameters, where W(0) came from, the final counts (``meas``), the
-    note's units, the prediction and the platform."""
+    note's units, the prediction, the optimizer lab's readouts (``found``) and the
+    platform."""
     parameters = p.as_dict()
     if w0_source.get("source") != "normal":
         # W(0) came from a file or an array: seed and sigma drew nothing (as the note's run.json)
@@ -281,6 +293,7 @@ def metadata(
         "polysemantic": int(meas.polysemantic),
         "prediction": p.prediction,
         "prediction_formula": "n^2 / (4 m)",
+        "readouts": found,
         "active_definition": "0.8 <= |W[i, k]| <= 1.2; a neuron is polysemantic with more than "
         "one active feature",
         "wall_seconds": wall_seconds,
@@ -316,7 +329,10 @@ def snapshot_files(snap, w0_source: dict, command_line: str | None = None) -> di
     final loss computed from the snapshot's W."""
     final = dataclasses.replace(snap.latest, loss=network_loss(snap.params, snap.W))
     failure = snap.message if snap.state == "error" else None
-    meta = metadata(snap.params, final, snap.step, len(snap.history), w0_source, failure, command_line)
+    found = readouts(snap.params.l1, snap.W, snap.steps_to_sparse, snap.rail_share_mean)
+    meta = metadata(
+        snap.params, final, snap.step, len(snap.history), w0_source, failure, command_line, None, found
+    )
     return files_of(meta, snap.history, snap.w0, snap.W, snap.counts)
 
 

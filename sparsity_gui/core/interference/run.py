@@ -35,6 +35,7 @@ from sparsity_gui.core.interference.params import (
     check_memory,
     step_multiply_adds,
 )
+from sparsity_gui.core.interference.readouts import check_period, is_sparse, rail_share
 from sparsity_gui.core.interference.schedules import has_lr_schedule, l1_values, lr_values, values_in_force
 
 # gd-zero with interference follows W's nonzeros (kernels.gd_zero_sparse_steps) once they
@@ -92,13 +93,17 @@ class Measurement(Counts):
     l1: float  # the l1 and lr in force (schedules.values_in_force)
     lr: float
     sum_w4: float  # the mean over features of sum_k W_ik^4 (1 for one weight of size 1)
+    rail_share: float  # at the last check step (readouts.RAIL_DEFINITION); NaN before one
 
     def row(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in HISTORY_COLUMNS], dtype=float)
 
 
 # the history's columns: a Measurement's, in this order
-HISTORY_COLUMNS = ("step", "t", *COUNT_COLUMNS, "norm1", "mean_norm2", "loss", "l1", "lr", "sum_w4")
+HISTORY_COLUMNS = (
+    *("step", "t", *COUNT_COLUMNS, "norm1", "mean_norm2", "loss"),
+    *("l1", "lr", "sum_w4", "rail_share"),
+)
 
 
 def mean_sum_w4(W: np.ndarray) -> float:
@@ -162,6 +167,13 @@ class InterferenceRun:
         self.sparse_steps = 0
         self.pattern_grown = 0  # times the sparse path's arrays had to grow
         self.counts = np.zeros(params.m, dtype=np.int64)
+        # the optimizer lab's readouts (readouts.py): the first check step at which the run
+        # is sparse (0: W(0) already is), the last rail share and the sum over the checks
+        # before sparsity
+        self.steps_to_sparse: int | None = 0 if is_sparse(self.W) else None
+        self.rail_now = math.nan
+        self._rail_sum = 0.0
+        self._rail_count = 0
         self._noise = NoiseStream(params.noise, params.seed) if params.noise != "none" else None
         self.step = 0
         # the note's time, summed step by step (lr may change live): t = sum of 4 lr
@@ -176,9 +188,43 @@ class InterferenceRun:
 
     def advance(self, n_steps: int) -> int:
         """Up to n_steps more steps (never past params.steps); returns steps taken.
-        Sets ``failure`` (and stops) when the run diverges."""
+        Sets ``failure`` (and stops) when the run diverges. The step that lands on a
+        multiple of readouts.check_period is taken alone, the readouts checked after it."""
         p = self.params
         n_steps = max(0, min(int(n_steps), p.steps - self.step))
+        done = 0
+        while done < n_steps and self.failure is None:
+            period = check_period(p.steps)
+            to_check = period - self.step % period
+            if to_check > 1:
+                done += self._advance(min(n_steps - done, to_check - 1))
+                continue
+            before = self.W.copy()
+            taken = self._advance(1)
+            done += taken
+            if taken:
+                self._check(before, values_in_force(p, self.step)[1])
+        return done
+
+    def _check(self, before: np.ndarray, lr: float) -> None:
+        """The readouts at a check step: the rail share of the step just taken (summed while
+        the run is not yet sparse), and whether the run is sparse now."""
+        self.rail_now = rail_share(before, self.W, lr)
+        if self.steps_to_sparse is None:
+            if math.isfinite(self.rail_now):
+                self._rail_sum += self.rail_now
+                self._rail_count += 1
+            if is_sparse(self.W):
+                self.steps_to_sparse = self.step
+
+    @property
+    def rail_share_mean(self) -> float:
+        """The mean rail share over the sparsification phase (the checks before the run
+        became sparse; all of them if it never did); NaN when nothing shrank."""
+        return self._rail_sum / self._rail_count if self._rail_count else math.nan
+
+    def _advance(self, n_steps: int) -> int:
+        p = self.params
         if n_steps == 0 or self.failure is not None:
             return 0
         args = (self.W, self.norm2, self._push, self._mom1, self._mom2, OPT_CODE[p.optimizer])
@@ -305,6 +351,7 @@ class InterferenceRun:
             l1=l1_now,
             lr=lr_now,
             sum_w4=mean_sum_w4(self.W),
+            rail_share=self.rail_now,
         )
 
     def loss(self, norm1: float | None = None) -> float:

@@ -26,6 +26,7 @@ from sparsity_gui.core.interference.params import (
     check_training_work,
     predicted_polysemantic,
 )
+from sparsity_gui.core.interference.readouts import shrinkage
 from sparsity_gui.core.interference.run import (
     COUNT_COLUMNS,
     Counts,
@@ -63,6 +64,9 @@ class SweepRow(Counts):
     seconds: float
     dtype: str = "float64"  # the run's precision (InterferenceParams.dtype)
     sum_w4: float = math.nan  # the mean over features of sum_k W_ik^4 (run.mean_sum_w4)
+    steps_to_sparse: int = -1  # the optimizer lab's readouts (readouts.py); -1: never sparse
+    rail_share: float = math.nan
+    shrinkage_ratio: float = math.nan
 
     @classmethod
     def of(cls, run: InterferenceRun, seconds: float, before: Measurement | None = None) -> SweepRow:
@@ -75,13 +79,24 @@ class SweepRow(Counts):
         unchanged = before is None or (before.polysemantic, before.active) == (meas.polysemantic, meas.active)
         settled = unchanged and not on_its_way.any()
         settings = {name: getattr(run.params, name) for name in ("m", "seed", "n", "optimizer", "dtype")}
-        return cls(**settings, **counts, steps=run.step, seconds=seconds, settled=settled, sum_w4=meas.sum_w4)
+        return cls(
+            **settings,
+            **counts,
+            steps=run.step,
+            seconds=seconds,
+            settled=settled,
+            sum_w4=meas.sum_w4,
+            steps_to_sparse=-1 if run.steps_to_sparse is None else run.steps_to_sparse,
+            rail_share=run.rail_share_mean,
+            shrinkage_ratio=shrinkage(run.W, run.params.l1)[2],
+        )
 
 
 # sweep.csv's columns: a SweepRow's fields, the run's settings before its counts
 ROW_COLUMNS = (
     *("m", "seed", "n", *COUNT_COLUMNS),
     *("steps", "optimizer", "settled", "seconds", "dtype", "sum_w4"),
+    *("steps_to_sparse", "rail_share", "shrinkage_ratio"),
 )
 
 

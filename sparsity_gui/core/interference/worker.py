@@ -39,6 +39,8 @@ class InterferenceSnapshot:
     steps_per_second: float
     message: str = ""
     w0: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # the run's W(0), read-only
+    steps_to_sparse: int | None = None  # the optimizer lab's readouts (readouts.py)
+    rail_share_mean: float = float("nan")
 
 
 class InterferenceWorker(MailboxEngine):
@@ -203,4 +205,6 @@ class InterferenceWorker(MailboxEngine):
             steps_per_second=self._steps_per_second,
             message=self.message,
             w0=run.w0_shared,
+            steps_to_sparse=run.steps_to_sparse,
+            rail_share_mean=run.rail_share_mean,
         )

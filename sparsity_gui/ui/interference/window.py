@@ -28,6 +28,7 @@ from sparsity_gui.core.interference.params import (
     needs_restart,
 )
 from sparsity_gui.core.interference.pins import PIN_COLUMNS, interference_pin_label, pin_params
+from sparsity_gui.core.interference.readouts import saturation_line
 from sparsity_gui.core.interference.worker import InterferenceSnapshot, InterferenceWorker
 from sparsity_gui.core.weights_files import FILE_FILTER, ArrayInfo, list_arrays
 from sparsity_gui.plots.base import Panel
@@ -469,7 +470,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         text += f"\n{rate} · {fps} · {snap.state}"
         text += f" · run {snap.run_id}"
         self.status_line.setText(text)
-        self.controls.show_in_force(snap.latest)
+        self.controls.show_in_force(snap.latest, saturation_line(snap.rail_share_mean))
         L = self.status_labels
         L["poly"].setText(f"polysemantic {snap.latest.polysemantic} / {p.prediction:.3g} predicted")
         L["sps"].setText(rate)

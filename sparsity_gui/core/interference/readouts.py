@@ -1,0 +1,102 @@
+"""What a run says about its optimizer (the optimizer lab): when it became sparse, whether
+Adam moved its shrinking weights at the learning rate (the "rail", where the size of the L1
+coefficient no longer matters), and how far the survivors sit from the exact fixed point.
+
+A run is **sparse** when every feature's second-largest |w| is below SPARSE_RATIO of its
+largest (a dead feature counts as sparse): unlike a count of exact zeros, this does not
+depend on an optimizer's chatter around zero (Adam never sets a weight exactly to zero).
+Both readouts are taken every `check_period(steps)` steps (about a thousand times a run),
+at the same steps however the run is chunked, so a sweep's row equals `interference`'s.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+SPARSE_RATIO = 0.1
+SPARSE_DEFINITION = (
+    f"every feature's second-largest |w| below {SPARSE_RATIO:g} of its largest "
+    "(checked every check_period steps: steps/1000, at least 1)"
+)
+RAIL_DEFINITION = (
+    "among the weights that shrink at a step and were more than 2 lr from zero, the share "
+    "whose step was at least lr/2 (Adam at its maximum rate)"
+)
+SATURATED_ABOVE = 0.5  # a mean rail share above this: the l1 coefficient is saturated
+
+
+def check_period(steps: int) -> int:
+    """Steps between two checks of the readouts: about a thousand checks a run."""
+    return max(1, math.ceil(steps / 1000))
+
+
+def is_sparse(W: np.ndarray) -> bool:
+    a = np.abs(np.asarray(W, float))
+    if a.shape[1] < 2:
+        return True
+    top2 = np.partition(a, a.shape[1] - 2, axis=1)[:, -2:]
+    second, largest = top2[:, 0], top2[:, 1]
+    return bool(np.all((second < SPARSE_RATIO * largest) | (largest == 0.0)))
+
+
+def rail_share(before: np.ndarray, after: np.ndarray, lr: float) -> float:
+    """RAIL_DEFINITION for one step from ``before`` to ``after`` (NaN when nothing shrank)."""
+    b = np.abs(np.asarray(before, float))
+    shrinking = (np.abs(np.asarray(after, float)) < b) & (b > 2.0 * lr)
+    count = int(np.count_nonzero(shrinking))
+    if count == 0:
+        return math.nan
+    moved = np.abs(np.asarray(after, float) - np.asarray(before, float))[shrinking]
+    return float(np.count_nonzero(moved >= 0.5 * lr)) / count
+
+
+def fixed_point_norm2(l1: float) -> float:
+    """w*², the largest root of (1 - w²) w = l1/4 (one weight alone at balance under the
+    flow); NaN when there is none (l1/4 above 2/(3√3))."""
+    lam = l1 / 4.0
+    roots = np.roots([-1.0, 0.0, 1.0, -lam])
+    real = [r.real for r in roots if abs(r.imag) < 1e-12 and r.real > 0.0]
+    return max(real) ** 2 if real else math.nan
+
+
+def shrinkage(W: np.ndarray, l1: float) -> tuple[float, float, float]:
+    """(mean |W_i|² of the features with one active weight (0.8 <= |w| <= 1.2), w*², their
+    ratio); NaN where there is no such feature."""
+    a = np.abs(np.asarray(W, float))
+    single = ((a >= 0.8) & (a <= 1.2)).sum(axis=1) == 1
+    star = fixed_point_norm2(l1)
+    if not single.any():
+        return math.nan, star, math.nan
+    mean = float(np.mean(np.sum(a[single] ** 2, axis=1)))
+    return mean, star, mean / star if star > 0 else math.nan
+
+
+def saturation_line(mean_rail: float) -> str | None:
+    """The one line that says the l1 coefficient is saturated, or None."""
+    if not (mean_rail > SATURATED_ABOVE):
+        return None
+    return (
+        f"l1 saturated: {mean_rail:.0%} of the shrinking weights moved at the learning rate; "
+        "a larger l1 will not sparsify faster"
+    )
+
+
+def readouts(l1: float, W: np.ndarray, steps_to_sparse: int | None, rail_mean: float) -> dict:
+    """run.json's "readouts": when the run became sparse, the mean rail share of its
+    sparsification phase (and the line that says l1 saturated), the shrinkage."""
+    mean, star, ratio = shrinkage(W, l1)
+    finite = math.isfinite(rail_mean)
+    return {
+        "steps_to_sparse": steps_to_sparse,
+        "sparse_definition": SPARSE_DEFINITION,
+        "rail_share": rail_mean if finite else None,
+        "rail_definition": RAIL_DEFINITION,
+        "saturation": saturation_line(rail_mean),
+        "shrinkage": {
+            "mean_norm2_single": mean if math.isfinite(mean) else None,
+            "fixed_point_norm2": star if math.isfinite(star) else None,
+            "ratio": ratio if math.isfinite(ratio) else None,
+        },
+    }
