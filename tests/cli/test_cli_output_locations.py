@@ -1,4 +1,6 @@
-"""Where `run`, `interference` and `sweep` write, as real subprocesses.
+"""Where `run`, `interference` and `sweep` write, as real subprocesses (the modes, two of
+the unusable locations and the full disk) and through the same entry point in this process
+(__main__.main: the other unusable locations, each a refusal before any work).
 
 - The files and folders they make get the mode a plain open()/mkdir() gives under the
   user's umask (0666/0777 less the umask), with and without figures.
@@ -21,9 +23,9 @@ from __future__ import annotations
 import os
 import re
 import resource
-import shutil
 import signal
 import stat
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -121,6 +123,10 @@ LOCATIONS = {
     "name_too_long": ("{tmp}/" + "x" * 300, "File name too long"),
 }
 PSEUDO = {"proc_new_dir", "proc_missing_parent", "sys_new_dir", "proc_sys_not_writable"}
+# run as real subprocesses for each command (the exit status and stderr of the process
+# itself, nothing left at its exit); the others through __main__.main in this process: the
+# same code from the same entry point, without starting Python and numpy 20 more times
+IN_A_SUBPROCESS = ("out_is_a_file", "proc_new_dir")
 
 
 def _prepare(tmp: Path) -> Path:
@@ -130,16 +136,21 @@ def _prepare(tmp: Path) -> Path:
     return tmp / "empty"
 
 
+def _location_args(command: str, name: str, tmp: Path) -> list[str]:
+    return [*COMMANDS[command], "--out", LOCATIONS[name][0].replace("{tmp}", str(tmp))]
+
+
 @pytest.fixture(scope="module")
 def location_runs(tmp_path_factory):
+    """The IN_A_SUBPROCESS cases of every command, two at a time."""
     jobs = {}
-    for command, args in COMMANDS.items():
-        for name, (out, _) in LOCATIONS.items():
+    for command in COMMANDS:
+        for name in IN_A_SUBPROCESS:
             if name in PSEUDO and not PSEUDO_FS_OK:
                 continue
             tmp = tmp_path_factory.mktemp(f"{command}-{name}")
             cwd = _prepare(tmp)
-            jobs[(command, name)] = (tmp, cwd, [*args, "--out", out.replace("{tmp}", str(tmp))])
+            jobs[(command, name)] = (tmp, cwd, _location_args(command, name, tmp))
     before = {key: listing(tmp) for key, (tmp, _c, _a) in jobs.items()}
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {key: pool.submit(cli, args, cwd) for key, (_t, cwd, args) in jobs.items()}
@@ -147,12 +158,35 @@ def location_runs(tmp_path_factory):
     return {key: (results[key], jobs[key][0], before[key]) for key in jobs}
 
 
+def run_in_process(args: list[str], cwd: Path, monkeypatch, capfd) -> subprocess.CompletedProcess:
+    """`sparsity-gui ARGS` in ``cwd`` through __main__.main in this process (the same code
+    the subprocess runs), as a finished process: its status, stdout and stderr."""
+    from sparsity_gui.__main__ import main
+
+    monkeypatch.chdir(cwd)
+    capfd.readouterr()
+    try:
+        status = main(args)
+    except SystemExit as exc:
+        status = exc.code
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(args, status, out, err)
+
+
 @pytest.mark.parametrize("name", list(LOCATIONS))
 @pytest.mark.parametrize("command", list(COMMANDS))
-def test_an_unusable_location_is_one_error_and_leaves_nothing(location_runs, command, name):
+def test_an_unusable_location_is_one_error_and_leaves_nothing(
+    request, tmp_path, monkeypatch, capfd, command, name
+):
     if name in PSEUDO and not PSEUDO_FS_OK:
         pytest.skip("needs Linux's /proc and /sys, read-only to this user")
-    proc, tmp, before = location_runs[(command, name)]
+    if name in IN_A_SUBPROCESS:
+        proc, tmp, before = request.getfixturevalue("location_runs")[(command, name)]
+    else:
+        tmp = tmp_path
+        cwd = _prepare(tmp)
+        before = listing(tmp)
+        proc = run_in_process(_location_args(command, name, tmp), cwd, monkeypatch, capfd)
     line = assert_one_clean_error(proc, "error: out: ", LOCATIONS[name][1].replace("{tmp}", str(tmp)))
     assert re.search(r"[A-Za-z)]$", line), "ends with the reason in words"
     assert listing(tmp) == before, "nothing created, removed or changed"
@@ -210,15 +244,23 @@ FULL = {
 }
 
 
+@pytest.fixture(scope="module")
+def sweep_warmed(tmp_path_factory) -> None:
+    """The sweep of FULL run once without a limit, for both of its tests: numba's cache and
+    the figure's fonts ready before the limit, and its figure larger than the limit."""
+    args, limit, victim = FULL["sweep"]
+    where = tmp_path_factory.mktemp("sweep-warm")
+    warm = cli([*args, "--out", str(where / "warm")], where)
+    assert warm.returncode == 0, warm.stderr
+    assert (where / "warm" / victim).stat().st_size > limit
+
+
 @pytest.mark.parametrize("force", [False, True], ids=["new", "force"])
 @pytest.mark.parametrize("command", list(FULL))
-def test_a_disk_that_fills_mid_write(tmp_path, command, force):
+def test_a_disk_that_fills_mid_write(request, tmp_path, command, force):
     args, limit, victim = FULL[command]
     if command == "sweep":  # numba's cache and the figure's fonts ready before the limit
-        warm = cli([*args, "--out", str(tmp_path / "warm")], tmp_path)
-        assert warm.returncode == 0, warm.stderr
-        assert (tmp_path / "warm" / victim).stat().st_size > limit
-        shutil.rmtree(tmp_path / "warm")
+        request.getfixturevalue("sweep_warmed")
     out = tmp_path / "res"
     if force:  # an earlier result, which must survive the failed replacement
         out.mkdir()

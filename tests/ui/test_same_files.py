@@ -1,7 +1,9 @@
 """One set of files per run, whichever front end writes it: each window's Export all writes
 the files of its model's command (`run`, `interference`) under the same names, with the
 same run.json keys, and adds only its own (the figures, the window's picture, the session,
-the tracked weights, the pinned runs). Real windows, the real CLI in a subprocess."""
+the tracked weights, the pinned runs). Real windows; the commands through the program's
+entry point (__main__.main) in this process, the same code a subprocess runs (tests/cli run
+them as subprocesses)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,17 @@ import json
 
 import numpy as np
 import pytest
-from helpers import cli
 
+from sparsity_gui.__main__ import main
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.note.params import SimParams
 
 TIMEOUT = 60_000
+
+
+def run_command(args, capsys) -> None:
+    """`sparsity-gui ARGS` run to its end, successfully."""
+    assert main([str(a) for a in args]) == 0, capsys.readouterr().err
 
 
 def _names(folder) -> set[str]:
@@ -25,10 +32,9 @@ def _keys(folder) -> set[str]:
     return set(json.loads((folder / "run.json").read_text()))
 
 
-def test_the_note_window_writes_the_run_commands_files(qtbot, make_window, tmp_path):
+def test_the_note_window_writes_the_run_commands_files(qtbot, make_window, tmp_path, capsys):
     params = SimParams(m=300, lam=1e-2, seed=3)
-    proc = cli(["run", "--m", 300, "--lam", 1e-2, "--seed", 3, "--out", tmp_path / "cli"], timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    run_command(["run", "--m", 300, "--lam", 1e-2, "--seed", 3, "--out", tmp_path / "cli"], capsys)
     win = make_window(params, playing=False)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id, timeout=TIMEOUT)
     assert win.exports.export_all(tmp_path / "win"), win.last_error
@@ -47,14 +53,15 @@ def test_the_note_window_writes_the_run_commands_files(qtbot, make_window, tmp_p
         assert head[0] == head[1], name
 
 
-def test_the_interference_window_writes_the_interference_commands_files(qtbot, make_iwindow, tmp_path):
+def test_the_interference_window_writes_the_interference_commands_files(
+    qtbot, make_iwindow, tmp_path, capsys
+):
     params = InterferenceParams(n=8, m=16, optimizer="gd-zero", l1=0.05, lr=0.05, steps=300, seed=2)
-    proc = cli(
+    run_command(
         ["interference", "--n", 8, "--m", 16, "--optimizer", "gd-zero", "--l1", 0.05, "--lr", 0.05,
          "--steps", 300, "--seed", 2, "--out", tmp_path / "cli"],
-        timeout=300,
+        capsys,
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
     win = make_iwindow(params)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "finished", timeout=TIMEOUT)
     assert win.exports.export_all(tmp_path / "win"), win.last_error

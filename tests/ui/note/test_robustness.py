@@ -1,6 +1,6 @@
 """Robustness: the app driven hard and at bad moments.
 
-- a seeded fuzz of 500+ actions through the real widgets and window methods, checking
+- a seeded fuzz of 250 actions through the real widgets and window methods, checking
   after every action that nothing crashed and now and then that the status bar shows
   what the core holds;
 - faults inside the simulation thread reach the GUI, and the app recovers;
@@ -43,7 +43,11 @@ from sparsity_gui.core.note.simulation import Simulation
 
 TIMEOUT = 20_000
 SEED = 1234
-N_ACTIONS = 520
+# the seed's first 250 actions hold every kind (W(0) from a file first at action 243), an
+# export of each kind and four unstable runs stopped and recovered from; 520 took twice as
+# long (the same actions, then more of them)
+N_ACTIONS = 250
+CHECK_EVERY = 40
 
 
 # --- helpers ---------------------------------------------------------------------------
@@ -501,9 +505,9 @@ class Fuzzer:
                     win.act_play.trigger()
 
 
-@pytest.mark.slow  # about 80 s here with the other core busy; the suite's 600 s bounds a hang
-def test_fuzz_500_random_actions(qtbot, make_window, tmp_path, modal_watchdog):
-    """520 seeded random actions: typed values (valid and refused), sliders, method and
+@pytest.mark.slow  # about 30 s here with the other core busy; the suite's 600 s bounds a hang
+def test_fuzz_250_random_actions(qtbot, make_window, tmp_path, modal_watchdog):
+    """250 seeded random actions: typed values (valid and refused), sliders, method and
     stop switches, speed incl. as fast as possible, play/pause/step/reset (toolbar and
     keys), new runs with small m, new seeds, W(0) from a file and back, sessions saved and
     reopened, a few exports. No exception may escape (pytest-qt fails the test on one in
@@ -518,7 +522,7 @@ def test_fuzz_500_random_actions(qtbot, make_window, tmp_path, modal_watchdog):
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 0, timeout=TIMEOUT)
     fuzz = Fuzzer(qtbot, win, tmp_path, rng, w0_file)
     start = time.perf_counter()
-    fuzz.run(N_ACTIONS, check_every=40)
+    fuzz.run(N_ACTIONS, check_every=CHECK_EVERY)
     check_status_agrees_with_core(qtbot, win, "at the end")
     elapsed = time.perf_counter() - start
     assert not modal_watchdog.seen, f"a modal dialog blocked the GUI: {modal_watchdog.seen}"
@@ -526,14 +530,14 @@ def test_fuzz_500_random_actions(qtbot, make_window, tmp_path, modal_watchdog):
     assert not temp_files(tmp_path / "sessions")
     # every kind of action was exercised
     assert set(fuzz.counts) == {name for _w, name, _a in fuzz.actions}, fuzz.counts
-    assert 3 <= fuzz.counts["export_data"] + fuzz.counts["export_all"] <= 12, fuzz.counts
+    assert 2 <= fuzz.counts["export_data"] + fuzz.counts["export_all"] <= 6, fuzz.counts
     print(
         f"\nfuzz: {N_ACTIONS} actions in {elapsed:.1f} s, {fuzz.errors_seen} errors seen, "
         f"{fuzz.recoveries} recoveries, "
         f"counts {dict(sorted(fuzz.counts.items()))}, status checks {fuzz.checks}"
     )
     assert fuzz.recoveries >= 1, "an unstable gradient descent was stopped and recovered from"
-    assert len(fuzz.checks) >= 12
+    assert len(fuzz.checks) >= N_ACTIONS // CHECK_EVERY
     assert win.thread.is_alive(), "the worker is still there"
 
 
@@ -1007,9 +1011,13 @@ def test_a_long_gd_run_keeps_history_and_memory_bounded():
     cap, nbytes = sim.history.capacity, sim.history.nbytes
     n_chunks = int(1.3 * t_one / (steps_per_chunk * eta)) + 1
     max_len = 0
-    tracemalloc.start()
+    # traced from a little before the third (tracing triples a chunk's time): growth from
+    # there on is what is measured, and objects made earlier could only shrink it
+    trace_from = n_chunks // 3 - 300
     try:
         for k in range(1, n_chunks + 1):
+            if k == trace_from:
+                tracemalloc.start()
             assert runner.step_once(now=k * dt)
             max_len = max(max_len, len(sim.history))
             if k % 97 == 0:
