@@ -70,6 +70,11 @@ bench-noise: $(STAMP)
 bench-signals: $(STAMP)
 	$(PY) benchmarks/bench_signals.py $(ARGS)
 
+# a 4 GB series (1,000 snapshots of 256 x 4096 float32) read through core/series.py against
+# cat; written to the temporary folder and deleted after (ARGS="--snapshots 50": smaller)
+bench-series: $(STAMP)
+	$(PY) benchmarks/bench_series.py $(ARGS)
+
 # Each screenshot is a first launch (no saved settings) on a screen of that size: 1600x1000,
 # and a 1366x768 laptop's, where the window sizes itself to the screen.
 SHOT_SETTINGS := /tmp/sparsity-gui-screenshot.ini

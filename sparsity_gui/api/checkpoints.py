@@ -45,6 +45,9 @@ class CheckpointComparison(Result):
         self.zero_tol = comparison.zero_tol
         self.max_abs_diff = finite_max(comparison.column("max_abs_diff"))
         self.max_abs_diff_flow = finite_max(comparison.column("max_abs_diff_flow"))
+        # the t per step of the flow's columns when it was fitted to the snapshots (None:
+        # t = 4 lr (step - step0), or no flow); FITTED, not predicted
+        self.fitted_time_per_step = comparison.time_per_step if comparison.time_fitted else None
 
     @property
     def measures(self) -> tuple[str, ...]:
@@ -123,6 +126,7 @@ def compare_checkpoints(
     all_rows: bool = False,
     weight_decay: float | None = None,
     zero_tol: float | None = None,
+    fit_time_scale: bool = False,
 ) -> CheckpointComparison:
     """A series of snapshots from your training run (``path``: a folder of files named by
     their step, a folder of SAELens checkpoints, or one file with a stacked tensor and
@@ -130,8 +134,10 @@ def compare_checkpoints(
     ``tensor`` names each file's tensor; ``row`` / ``latent`` / ``all_rows`` pick one
     feature's encoding, a SAELens latent or the whole matrix. ``l1``, ``lr``,
     ``optimizer`` (sgd, gd-zero, gd, adam, adamw) and ``weight_decay`` are your run's;
-    ``zero_tol`` is when a weight counts as zero (default 2 lr l1). Bad input raises
-    ValueError in the command's words."""
+    ``zero_tol`` is when a weight counts as zero (default 2 lr l1). ``fit_time_scale``
+    (one row): the note's flow at t = tau (step - step0) with tau FITTED to the snapshots'
+    |W|_1 (``fitted_time_per_step``; under Adam no time maps steps to the flow). Bad input
+    raises ValueError in the command's words."""
     from sparsity_gui.core.compare import compare
     from sparsity_gui.core.series import open_series
 
@@ -145,6 +151,7 @@ def compare_checkpoints(
         optimizer=optimizer,
         weight_decay=None if weight_decay is None else as_number(weight_decay),
         zero_tol=None if zero_tol is None else as_number(zero_tol),
+        fit_time_scale=bool(fit_time_scale),
     )
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a folder's or a file's path, not {type(path).__name__}")
@@ -158,6 +165,7 @@ def compare_checkpoints(
         optimizer=optimizer,
         weight_decay=values["weight_decay"],
         zero_tol=values["zero_tol"],
+        fit_time_scale=values["fit_time_scale"],
     )
     options = given_options(compare_checkpoints, values)  # l1, lr, optimizer always: no defaults
     return CheckpointComparison(comparison, shown, options, time.perf_counter() - started)

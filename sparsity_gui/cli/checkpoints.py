@@ -69,6 +69,13 @@ def build_checkpoints_parser() -> CleanParser:
         help="torch's weight decay (default torch's: 0.01 for adamw, 0 otherwise)",
     )
     t.add_argument(
+        "--fit-time-scale",
+        action="store_true",
+        help="for one row: place the note's flow at t = tau (step - step0) with tau FITTED to the "
+        "snapshots' |W|_1 (under Adam no time maps steps to the flow; written as "
+        "fitted_time_per_step in run.json, labelled fitted)",
+    )
+    t.add_argument(
         "--zero-tol",
         type=number_arg,
         metavar="TOL",
@@ -93,6 +100,10 @@ def checkpoints_command(argv: Sequence[str]) -> int:
     args = build_checkpoints_parser().parse_args(argv)
     try:
         series = open_series(args.path, args.tensor, row=args.row, latent=args.latent, all_rows=args.all_rows)
+        if args.fit_time_scale and series.pick == "matrix":
+            raise InputError(
+                "fit-time-scale", "the note's flow is for one row: fit a time scale with --row or --latent"
+            )
         style, dpi = figure_style_from_args(args)
     except InputError as exc:
         fail(str(exc))
@@ -111,6 +122,7 @@ def checkpoints_command(argv: Sequence[str]) -> int:
                 weight_decay=args.weight_decay,
                 zero_tol=args.zero_tol,
                 should_stop=stop.is_set,
+                fit_time_scale=args.fit_time_scale,
             ),
             stop,
         )

@@ -3,7 +3,9 @@ models: each snapshot beside the interference model trained from the first snaps
 the same optimizer (exact in the discrete steps), and, for one row trained by plain SGD,
 beside the note's exact flow at t = 4 lr (step - step0) with lam = l1/4 (the continuum
 limit: off by O(lr)). Under Adam no time maps steps to the flow: the flow's columns are
-then empty and ``flow_note`` says why. Qt-free."""
+then empty and ``flow_note`` says why, unless a time scale is fitted (``fit_time_scale``:
+the t per step that best fits the snapshots' |W|_1, labelled as fitted everywhere it is
+written). Qt-free."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import numpy as np
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.compare import polysemantic, trained_at
 from sparsity_gui.core.interference.params import OPTIMIZERS
-from sparsity_gui.core.note.compare import flow_at
+from sparsity_gui.core.note.compare import fit_time_per_step, flow_at
 from sparsity_gui.core.series import Series
 
 # torch.optim.SGD on the paper's loss is the model's plain "gd" (sign(0) = 0, no zero rule)
@@ -37,6 +39,11 @@ COLUMNS = (
     "rel_diff_norm2_flow",
 )
 
+FITTED_LABEL = (
+    "fitted: the t per step that best fits the snapshots' |W|_1 by the note's flow "
+    "(t = value x (step - step0)); not a prediction"
+)
+
 # the predictions between the snapshots, for the figures' curves
 CURVE_POINTS = 401
 CURVE_COLUMNS = ("step", "t", *[f"{n}_pred" for n in MEASURES], *[f"{n}_flow" for n in MEASURES])
@@ -56,6 +63,8 @@ class Comparison:
     curve: np.ndarray  # CURVE_COLUMNS at the snapshots' steps and CURVE_POINTS between
     flow_note: str = ""
     settings: dict = field(default_factory=dict)
+    time_per_step: float | None = None  # t = time_per_step * (step - step0); None: no flow
+    time_fitted: bool = False  # time_per_step was fitted to the snapshots, not predicted
 
     def column(self, name: str) -> np.ndarray:
         return self.rows[:, COLUMNS.index(name)]
@@ -93,8 +102,13 @@ def compare(
     weight_decay: float | None = None,
     zero_tol: float | None = None,
     should_stop=None,
+    fit_time_scale: bool = False,
+    on_snapshot=None,
 ) -> Comparison:
-    """Every snapshot of ``series`` against the predictions from its first snapshot."""
+    """Every snapshot of ``series`` against the predictions from its first snapshot.
+    ``fit_time_scale``: the note's flow (one row) at t = tau (step - step0) with tau fitted
+    to the snapshots' |W|_1 (any optimizer; the series' rows are read once more first).
+    ``on_snapshot(i, w)`` is called with each snapshot as it is read (in order)."""
     if optimizer not in COMPARE_OPTIMIZERS:
         raise InputError("optimizer", f"must be one of {', '.join(COMPARE_OPTIMIZERS)}, got {optimizer!r}")
     model_optimizer = OPTIMIZER_ALIASES.get(optimizer, optimizer)
@@ -111,17 +125,41 @@ def compare(
     # checks the hyperparameters (InputError naming each) before any work
     predicted = trained_at(first, grid, l1=l1, lr=lr, optimizer=model_optimizer, weight_decay=weight_decay)
     flow_note = ""
-    if matrix:
+    flows = None
+    time_per_step = None
+    if fit_time_scale:
+        if matrix:
+            raise InputError(
+                "fit-time-scale",
+                "the note's flow is for one row: fit a time scale to a row or a latent, not the matrix",
+            )
+        measured = np.empty(len(steps))
+        for i in range(len(steps)):
+            if should_stop is not None and should_stop():
+                raise KeyboardInterrupt
+            w = first if i == 0 else series.read(i)
+            measured[i] = float(np.abs(w).sum())
+        time_per_step = fit_time_per_step(first, lam, offsets, measured, should_stop)
+        if model_optimizer in FLOW_OPTIMIZERS:
+            own = f" (plain SGD's own: 4 lr = {4.0 * lr:.6g})"
+        else:
+            own = f" (under {optimizer} no time maps steps to the flow)"
+        flow_note = (
+            f"FITTED time scale: the note's flow at t = {time_per_step:.6g} x (step - step0), the "
+            f"factor that best fits the snapshots' |W|_1 (least squares of the relative differences)"
+            f"{own}; fitted, not predicted"
+        )
+    elif matrix:
         flow_note = "the note's flow is for one row; a matrix is compared with the trained model only"
-        flows = None
     elif model_optimizer not in FLOW_OPTIMIZERS:
         flow_note = (
             f"under {optimizer} no time maps steps to the note's flow (a step's size is not "
             "4 lr times the gradient): the flow's columns are empty; the trained model's are exact"
         )
-        flows = None
     else:
-        flows = flow_at(first, lam, 4.0 * lr * grid)
+        time_per_step = 4.0 * lr
+    if time_per_step is not None:
+        flows = flow_at(first, lam, time_per_step * grid)
     rows = np.full((len(steps), len(COLUMNS)), np.nan)
     curve = np.full((len(grid), len(CURVE_COLUMNS)), np.nan)
     i = 0
@@ -131,13 +169,15 @@ def compare(
         pred = next(predicted)
         pred = pred[0] if not matrix else pred
         flow = next(flows) if flows is not None else None
-        t = 4.0 * lr * offset if flows is not None else math.nan
+        t = time_per_step * offset if time_per_step is not None else math.nan
         want = _measures(pred, lam, tol, matrix)
         along = _measures(flow, lam, tol, matrix) if flow is not None else (math.nan,) * 5
         curve[g] = [steps[0] + offset, t, *want, *along]
         if offset != offsets[i]:
             continue
         w = first if i == 0 else series.read(i)
+        if on_snapshot is not None:
+            on_snapshot(i, w)
         row = dict(step=float(steps[i]), t=t)
         got = _measures(w, lam, tol, matrix)
         for k, name in enumerate(MEASURES):
@@ -164,13 +204,23 @@ def compare(
         zero_tol=tol,
         lam=lam,
     )
-    return Comparison(series, optimizer, l1, lr, weight_decay, tol, rows, curve, flow_note, settings)
+    if fit_time_scale:
+        settings["fit_time_scale"] = True
+    return Comparison(
+        series, optimizer, l1, lr, weight_decay, tol, rows, curve, flow_note, settings,
+        time_per_step, bool(fit_time_scale),
+    )  # fmt: skip
 
 
 def finite_max(values: np.ndarray) -> float | None:
     """The largest finite value, or None when there is none (an empty flow column)."""
     values = values[np.isfinite(values)]
     return float(values.max()) if values.size else None
+
+
+def fitted_entry(result: Comparison) -> dict:
+    """run.json's "fitted_time_per_step": the value and its label (fitted, not predicted)."""
+    return {"value": result.time_per_step, "label": FITTED_LABEL}
 
 
 def write_comparison(result_dir, result: Comparison, path, command_line: str, wall_seconds: float) -> None:
@@ -198,6 +248,7 @@ def write_comparison(result_dir, result: Comparison, path, command_line: str, wa
         "settings": result.settings,
         "zero_tolerance": f"a weight counts as zero when |w| <= {result.zero_tol:g}",
         "flow": result.flow_note or "the note's exact flow at t = 4 lr (step - step0), lam = l1/4",
+        **({"fitted_time_per_step": fitted_entry(result)} if result.time_fitted else {}),
         "columns": list(COLUMNS),
         "largest": {
             "max_abs_diff": finite_max(result.column("max_abs_diff")),

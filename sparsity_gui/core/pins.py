@@ -5,6 +5,11 @@ the live run, so that a run with other parameters can be compared with it.
 and a read-only copy of its history. `pin_label` names a pinned run by the parameters that
 differ from the live run's. `pin_dict` / `pin_from_dict` carry a pinned run in a session
 file. Model-free and Qt-free: each model passes its own columns, parameters and symbols.
+
+A pinned run may also be a training run's series of snapshots (File → Compare with
+checkpoints…): its rows are the snapshots, drawn as points (``marks="points"``), it is named
+after its folder (``name``) and keeps what was asked of the series (``series``: a
+core.series.SeriesOptions), which a session saves in place of the rows.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ class PinnedRun:
     params: tuple[tuple[str, Any], ...]  # (name, value) as the run had them when pinned
     columns: tuple[str, ...]
     rows: np.ndarray  # read-only, one column per name in `columns`
+    marks: str = "line"  # "line": a run's curves; "points": a series of snapshots, a mark each
+    name: str | None = None  # a fixed name (a series': its folder's), else named by parameters
+    series: Any = None  # a series' core.series.SeriesOptions (sessions read it again)
 
     def column(self, name: str) -> np.ndarray:
         return self.rows[:, self.columns.index(name)]
@@ -86,7 +94,10 @@ def pin_label(
     symbols: Mapping[str, str],
     formats: Mapping[str, Callable[[Any], str]] | None = None,
 ) -> str:
-    """'pin 1: λ = 2.0e-3, m = 10⁴', or 'pin 1: same parameters'."""
+    """'pin 1: λ = 2.0e-3, m = 10⁴', or 'pin 1: same parameters'; a named pin (a series of
+    snapshots) 'pin 2: my-run (snapshots)'."""
+    if pin.name is not None:
+        return f"pin {pin.number}: {pin.name} (snapshots)"
     parts = differing(pin.param_dict, live, symbols, formats)
     return f"pin {pin.number}: " + (", ".join(parts) if parts else "same parameters")
 
@@ -108,9 +119,18 @@ class PinBoard:
         return len(self._pins) >= MAX_PINS
 
     def add(
-        self, params: Mapping[str, Any], columns, rows: np.ndarray, number: int | None = None
+        self,
+        params: Mapping[str, Any],
+        columns,
+        rows: np.ndarray,
+        number: int | None = None,
+        *,
+        marks: str = "line",
+        name: str | None = None,
+        series: Any = None,
     ) -> PinnedRun:
-        """Pin a run: its history is copied (read-only). Raises InputError when full."""
+        """Pin a run: its history is copied (read-only). Raises InputError when full.
+        ``marks``, ``name`` and ``series``: a series of snapshots' (see PinnedRun)."""
         if self.full:
             raise InputError(
                 "pin", f"{MAX_PINS} runs are pinned already; remove one first (Simulation → Pinned runs)"
@@ -123,7 +143,7 @@ class PinBoard:
         columns = tuple(columns)
         if rows.ndim != 2 or rows.shape[1] != len(columns):
             raise InputError("pin", f"pinned rows of shape {rows.shape} do not match {len(columns)} columns")
-        pin = PinnedRun(number, tuple(params.items()), columns, rows)
+        pin = PinnedRun(number, tuple(params.items()), columns, rows, marks, name, series)
         self._pins[number] = pin
         return pin
 

@@ -13,6 +13,8 @@ Qt-free."""
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.weights_files import EXTENSIONS, list_arrays, read_array
+from sparsity_gui.core.weights_files import EXTENSIONS, finite_float64, list_arrays, read_array
 
 FIELD = "checkpoints"
 SERIES_EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".npz", ".npy")
@@ -29,6 +31,10 @@ SAE_CONFIG = "cfg.json"
 SAE_WEIGHTS = "sae_weights.safetensors"
 SAE_TENSOR = "W_enc"
 MAX_SNAPSHOTS = 100_000
+# a whole .npy snapshot is read in pieces of this many bytes, each widened to float64 while
+# it is in the cache (benchmarks/bench_series.py: a third less time than numpy's memory map
+# copied and then widened, and no mapped pages counted in the process's memory)
+NPY_PIECE_BYTES = 1 << 18
 _LAST_NUMBER = re.compile(r"(\d+)(?!.*\d)")
 
 
@@ -69,9 +75,84 @@ class Series:
             if self._stacked is None:
                 self._stacked, _ = read_array(snap.path, snap.tensor, field=FIELD)
             return _take(self._stacked[snap.index], self.pick, self.index)
+        if i + 1 < len(self.snapshots):
+            _prefetch(self.snapshots[i + 1].path)  # the disk reads it while this one is widened
         row = self.index if self.pick == "row" and self.file_ndim == 2 else None
+        if row is None and snap.path.suffix.lower() == ".npy":
+            arr = _npy_whole(snap.path)
+            if arr is not None:
+                return _take(arr, self.pick, self.index)
         arr, _ = read_array(snap.path, snap.tensor, row, field=FIELD)
         return arr if row is not None else _take(arr, self.pick, self.index)
+
+
+def _prefetch(path: Path) -> None:
+    """Ask the system to read ``path`` ahead into its page cache (where it can)."""
+    if not hasattr(os, "posix_fadvise"):
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return  # said when the file is read
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _npy_whole(path: Path) -> np.ndarray | None:
+    """A plain .npy file (C order, native numbers, the size its header says) as finite
+    float64, read in pieces; None for any other .npy (read_array reads it, or says why)."""
+    fmt = np.lib.format
+    try:
+        with open(path, "rb", buffering=0) as f:
+            version = fmt.read_magic(f)
+            if version == (1, 0):
+                shape, fortran, dtype = fmt.read_array_header_1_0(f)
+            elif version in ((2, 0), (3, 0)):
+                shape, fortran, dtype = fmt.read_array_header_2_0(f)
+            else:
+                return None
+            if fortran or dtype.kind not in "fiu" or not dtype.isnative or dtype.hasobject:
+                return None
+            count = math.prod(shape)
+            if count == 0 or os.fstat(f.fileno()).st_size != f.tell() + count * dtype.itemsize:
+                return None
+            out = np.empty(shape, dtype=np.float64)
+            piece = np.empty(max(NPY_PIECE_BYTES // dtype.itemsize, 1), dtype=dtype)
+            with np.errstate(over="ignore", invalid="ignore"):  # a sum past float64's range: below
+                total = _read_pieces(f, out.reshape(-1), piece)
+    except (OSError, ValueError):
+        return None
+    if total is None:
+        return None  # shorter than its header says: read_array says so
+    if not math.isfinite(total):  # a NaN or an inf somewhere (or a sum past float64's range)
+        finite_float64(out, str(path), FIELD)
+    return out
+
+
+def _read_pieces(f, flat: np.ndarray, piece: np.ndarray) -> float | None:
+    """``flat``'s numbers from ``f``, a piece at a time, each widened while in the cache;
+    their sum (None when the file ends first)."""
+    total = 0.0
+    start = 0
+    while start < flat.size:
+        stop = min(start + piece.size, flat.size)
+        part = piece[: stop - start]
+        view = memoryview(part).cast("B")
+        got = 0
+        while got < view.nbytes:
+            n = f.readinto(view[got:])
+            if not n:
+                return None
+            got += n
+        into = flat[start:stop]
+        np.copyto(into, part)
+        total += float(into.sum())
+        start = stop
+    return total
 
 
 def _take(arr: np.ndarray, pick: str, index: int | None) -> np.ndarray:
@@ -195,6 +276,7 @@ def open_series(
         if tensor not in (None, SAE_TENSOR):
             raise InputError(FIELD, f"{path}: a SAELens folder; its encoder is {SAE_TENSOR!r}")
         entries = [(step, file, SAE_TENSOR) for step, file in sae]
+        shapes: dict[Path, tuple[int, ...]] = {}
         layout = "saelens"
     else:
         files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in SERIES_EXTENSIONS)
@@ -207,9 +289,10 @@ def open_series(
         if len(files) > MAX_SNAPSHOTS:
             raise InputError(FIELD, f"{path}: {len(files)} files, at most {MAX_SNAPSHOTS} snapshots")
         entries = []
+        shapes = {}  # each file's tensor's shape, from the header read here (read once)
         for file in files:
             kind, infos = list_arrays(file, FIELD)
-            name, _ = _weights_tensor(file, infos, tensor)
+            name, shape = _weights_tensor(file, infos, tensor)
             step = _step_in_name(file)
             if step is None:
                 step = _stored_step(file, [i.name for i in infos])
@@ -218,6 +301,7 @@ def open_series(
                     FIELD, f"{file}: no step in its name and none stored in it (a scalar 'step')"
                 )
             entries.append((step, file, name))
+            shapes[file] = shape
         layout = "files"
     entries.sort(key=lambda e: e[0])
     for (s0, f0, _), (s1, f1, _) in zip(entries, entries[1:], strict=False):
@@ -227,8 +311,10 @@ def open_series(
         raise InputError(FIELD, f"{path}: one snapshot; a comparison needs two or more")
     first_shape = None
     for _step, file, name in entries:
-        _, infos = list_arrays(file, FIELD)
-        shape = next(i.shape for i in infos if i.name == name)
+        shape = shapes.get(file)
+        if shape is None:
+            _, infos = list_arrays(file, FIELD)
+            shape = next(i.shape for i in infos if i.name == name)
         if first_shape is None:
             first_shape, first_file = shape, file
         elif shape != first_shape:
@@ -280,3 +366,94 @@ def _stacked_series(path: Path, tensor: str | None, row, latent, all_rows) -> Se
     pick, index, shape = _checked_pick(tuple(info.shape[1:]), f"{path} [{info.name}]", row, latent, all_rows)
     snaps = tuple(Snapshot(int(s), path, info.name, k) for k, s in enumerate(steps))
     return Series(snaps, pick, index, tuple(shape), "stacked", path.name, len(info.shape) - 1)
+
+
+# --- what was asked of a series (a window's File → Compare with checkpoints…, a session) ------
+@dataclass(frozen=True)
+class SeriesOptions:
+    """A series and how it was trained, as the `checkpoints` command takes them: the path,
+    the tensor and what is taken of each snapshot (``row``, ``latent`` or ``all_rows``),
+    the run's ``l1``, ``lr``, ``optimizer`` and ``weight_decay``, the zero tolerance and
+    whether the note's flow takes a fitted time scale. What a session keeps to read the
+    series again."""
+
+    path: str
+    l1: float
+    lr: float
+    optimizer: str
+    tensor: str | None = None
+    row: int | None = None
+    latent: int | None = None
+    all_rows: bool = False
+    weight_decay: float | None = None
+    zero_tol: float | None = None
+    fit_time_scale: bool = False
+
+    def open(self) -> Series:
+        """The series, checked (open_series: InputError naming the file)."""
+        return open_series(self.path, self.tensor, row=self.row, latent=self.latent, all_rows=self.all_rows)
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "tensor": self.tensor,
+            "row": self.row,
+            "latent": self.latent,
+            "all_rows": self.all_rows,
+            "l1": self.l1,
+            "lr": self.lr,
+            "optimizer": self.optimizer,
+            "weight_decay": self.weight_decay,
+            "zero_tol": self.zero_tol,
+            "fit_time_scale": self.fit_time_scale,
+        }
+
+    @classmethod
+    def from_dict(cls, obj, where: str = "series") -> SeriesOptions:
+        """From to_dict's form (a session's entry); ValueError names the bad field."""
+        if not isinstance(obj, dict):
+            raise ValueError(f"field {where!r} must be an object {{...}}")
+
+        def text(name: str, optional: bool) -> str | None:
+            value = obj.get(name)
+            if value is None and optional:
+                return None
+            if not isinstance(value, str) or not value or len(value) > 4096 or "\0" in value:
+                raise ValueError(f"field '{where}.{name}' must be text, got {value!r}"[:200])
+            return value
+
+        def number(name: str, optional: bool) -> float | None:
+            value = obj.get(name)
+            if value is None and optional:
+                return None
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"field '{where}.{name}' must be a finite number, got {value!r}"[:200])
+            return float(value)
+
+        def whole(name: str) -> int | None:
+            value = obj.get(name)
+            if value is None:
+                return None
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"field '{where}.{name}' must be a whole number >= 0, got {value!r}"[:200])
+            return value
+
+        def flag(name: str) -> bool:
+            value = obj.get(name, False)
+            if not isinstance(value, bool):
+                raise ValueError(f"field '{where}.{name}' must be true or false, got {value!r}"[:200])
+            return value
+
+        return cls(
+            path=text("path", False),
+            l1=number("l1", False),
+            lr=number("lr", False),
+            optimizer=text("optimizer", False),
+            tensor=text("tensor", True),
+            row=whole("row"),
+            latent=whole("latent"),
+            all_rows=flag("all_rows"),
+            weight_decay=number("weight_decay", True),
+            zero_tol=number("zero_tol", True),
+            fit_time_scale=flag("fit_time_scale"),
+        )

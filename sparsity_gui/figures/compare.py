@@ -37,7 +37,8 @@ def snapshots_against_theory(fig, data, ax=None):
     )
     flow = np.asarray(data["flow"], float)
     if np.isfinite(flow).any():
-        ax.plot(data["curve_step"], flow, color="C3", linestyle="--", label=r"note's flow, $t = 4\,lr\,$step")
+        label = data.get("flow_label", r"note's flow, $t = 4\,lr\,$step")
+        ax.plot(data["curve_step"], flow, color="C3", linestyle="--", label=label)
     ax.plot(
         data["step"],
         data["measured"],
@@ -75,6 +76,11 @@ def comparison_data(result, measure: str) -> dict:
         "pred": curve(f"{measure}_pred"),
         "flow": curve(f"{measure}_flow"),
         "title": f"{what} · {result.optimizer}, lr = {result.lr:g}, l1 = {result.l1:g}",
+        "flow_label": (
+            rf"note's flow, FITTED $t = {result.time_per_step:.3g}\,$step"
+            if result.time_fitted
+            else r"note's flow, $t = 4\,lr\,$step"
+        ),
     }
 
 

@@ -138,9 +138,24 @@ def pin_dashes(number):
     return (0, dashes[(number - 1) % len(dashes)])
 
 
-def pin_line(ax, x, y, colour, number, positive=False):
-    """A pinned run's curve: the live curve's colour, faded, thinner, the pin's dashes."""
+def pin_line(ax, x, y, colour, number, positive=False, points=False):
+    """A pinned run's curve: the live curve's colour, faded, thinner, the pin's dashes; a
+    series of snapshots (``points``) as hollow circles in the colour, over the live curve."""
     x, y = finite_xy(x, y, positive)
+    if points:
+        (line,) = ax.plot(
+            x,
+            y,
+            linestyle="none",
+            marker="o",
+            markersize=3.5,
+            markerfacecolor="none",
+            markeredgecolor=colour,
+            markeredgewidth=0.8,
+            zorder=4,
+            gid=f"pin{number}",
+        )
+        return line
     (line,) = ax.plot(
         x,
         y,
@@ -161,10 +176,17 @@ def pin_entries(pins, colours):
 
     handles, labels = [], []
     for pin in pins:
-        samples = tuple(
-            Line2D([], [], color=c, alpha=0.6, linewidth=0.8, linestyle=pin_dashes(pin["number"]))
-            for c in colours
-        )
+        if pin.get("points"):  # a series of snapshots: its circles
+            samples = tuple(
+                Line2D([], [], linestyle="none", marker="o", markersize=3.5, markerfacecolor="none",
+                       markeredgecolor=c, markeredgewidth=0.8)
+                for c in colours
+            )  # fmt: skip
+        else:
+            samples = tuple(
+                Line2D([], [], color=c, alpha=0.6, linewidth=0.8, linestyle=pin_dashes(pin["number"]))
+                for c in colours
+            )
         handles.append(samples if len(samples) > 1 else samples[0])
         labels.append(pin["short_label"])
     return handles, labels

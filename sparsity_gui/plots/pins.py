@@ -5,7 +5,11 @@ pinned run (a grey sample of its dashes, named by the parameters that differ).
 A panel opts in by mixing in `PinnablePanel` (before its LivePanel base) and listing its
 `PinCurve`s; the window calls `show_pins` when the pins or their names change. Pinned
 curves are plain plot items: the view's auto-range includes them, and a reset of the live
-run leaves them alone."""
+run leaves them alone.
+
+A series of snapshots (a pinned run with ``marks="points"``: File → Compare with
+checkpoints…) is drawn as hollow circles in the live curve's colour, over the live run's
+curves (it is what the live run is compared with), its legend sample a circle."""
 
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ from sparsity_gui.plots.legend import RowSample
 
 PIN_ALPHA = 110  # of 255: faded behind the live curves
 PIN_Z = -2  # behind the live curves, in front of the change markers
+POINTS_Z = 5  # a series' snapshots: over the live curves
+POINT_SIZE = 7  # px
 # one dash pattern per pin number (in pen widths), told apart at a glance
 DASHES = (
     (6.0, 3.0),
@@ -46,6 +52,22 @@ def pin_pen(colour: str, number: int, alpha: int = PIN_ALPHA) -> QtGui.QPen:
     return p
 
 
+def point_pen(colour: str) -> QtGui.QPen:
+    """The outline of a snapshot's circle: the live colour, opaque."""
+    p = pg.mkPen(pg.mkColor(colour), width=1.5)
+    p.setCosmetic(True)
+    return p
+
+
+def points_item(colour: str) -> ClipAwareCurve:
+    """A series' snapshots on one curve: hollow circles, no line."""
+    item = ClipAwareCurve(
+        pen=None, symbol="o", symbolSize=POINT_SIZE, symbolPen=point_pen(colour), symbolBrush=None
+    )
+    item.setZValue(POINTS_Z)
+    return item
+
+
 LABEL_CHARS = 44  # a pin's legend text longer than this is cut (at 1366x768 it ran off the panel)
 
 
@@ -58,17 +80,23 @@ class PinSample(RowSample):
     """A pinned run's legend sample: one short line in each of its curves' pens (the
     panel's sub-plots too), so that the sample looks like what it names."""
 
-    def __init__(self, pens: list[QtGui.QPen]):
+    def __init__(self, pens: list[QtGui.QPen], points: bool = False):
         item = pg.PlotDataItem(pen=pens[0])
         super().__init__(item)
         self.pens = list(pens)
+        self.points = points  # a series of snapshots: a circle per pen
 
     def paint(self, p, *args) -> None:
         height = self.height() or 20.0
         for k, pen in enumerate(self.pens):
             y = height * (k + 1) / (len(self.pens) + 1)
             p.setPen(pen)
-            p.drawLine(QtCore.QPointF(0, y), QtCore.QPointF(20, y))
+            if self.points:
+                p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+                r = POINT_SIZE / 2
+                p.drawEllipse(QtCore.QPointF(10 + 6 * (k - (len(self.pens) - 1) / 2), y), r, r)
+            else:
+                p.drawLine(QtCore.QPointF(0, y), QtCore.QPointF(20, y))
 
 
 @dataclass
@@ -120,16 +148,21 @@ class PinLayer:
 
     def _add(self, pin: PinnedRun, label: str) -> None:
         items = []
+        points = pin.marks == "points"
         for curve in self.curves:
-            item = ClipAwareCurve(pen=pin_pen(curve.colour, pin.number))
-            item.setZValue(PIN_Z)
+            if points:
+                item = points_item(curve.colour)
+            else:
+                item = ClipAwareCurve(pen=pin_pen(curve.colour, pin.number))
+                item.setZValue(PIN_Z)
             curve.plot.addItem(item)
             items.append(item)
         self.pins[pin.number] = pin
         self.items[pin.number] = items
         self.labels[pin.number] = label
         if self.legend is not None:
-            sample = PinSample([item.opts["pen"] for item in items])
+            pens = [point_pen(c.colour) for c in self.curves] if points else [i.opts["pen"] for i in items]
+            sample = PinSample(pens, points)
             self.samples[pin.number] = sample
             self.legend.addItem(sample, shown_label(label))
         self._draw(pin.number)

@@ -2,7 +2,9 @@
 
 A session holds the parameters at t = 0, where W(0) came from (a normal draw, rebuilt from
 the seed; or a file, whose weights are embedded), the schedule of live changes of lam, eta
-and method, and the current time. The time series is re-simulated from t = 0 stopping
+and method, and the current time; the pinned runs (their rows), and the series of
+snapshots compared with the run (File → Compare with checkpoints…: what was asked of each,
+read again when the session is opened). The time series is re-simulated from t = 0 stopping
 exactly at each change and at each sample time (sampled.replay_script), so the same
 session always gives the same time series to the last digit. Qt-free, like all of core/.
 """
@@ -35,6 +37,7 @@ from sparsity_gui.core.note.params import (
 )
 from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_SYMBOLS
 from sparsity_gui.core.pins import MAX_PINS, PinnedRun, pin_dict, pin_from_dict
+from sparsity_gui.core.series import SeriesOptions
 from sparsity_gui.core.text import short_number
 
 FORMAT = "sparsity-gui session"
@@ -71,6 +74,8 @@ class Session:
     source: W0Source
     pins: tuple[PinnedRun, ...] = ()  # the runs pinned beside it, as they were drawn
     style: str | None = None  # the figures' style: "paper", "talk" or a .mplstyle file's path
+    # the series of snapshots pinned beside it: (pin number, what was asked), read again
+    series: tuple[tuple[int, SeriesOptions], ...] = ()
 
     @property
     def params(self) -> SimParams:
@@ -122,8 +127,12 @@ def session_dict(
     if results is not None:
         out["results"] = results
     pins = list(pins)
-    if pins:  # optional: a session without pins reads as before
-        out["pins"] = [pin_dict(p) for p in pins]
+    runs = [p for p in pins if p.series is None]
+    if runs:  # optional: a session without pins reads as before
+        out["pins"] = [pin_dict(p) for p in runs]
+    series = [p for p in pins if p.series is not None]
+    if series:  # a series of snapshots: what was asked of it, read again on opening
+        out["series"] = [{"number": p.number, **p.series.to_dict()} for p in series]
     if style is not None:  # optional too
         out["style"] = str(style)
     return out
@@ -379,7 +388,9 @@ def parse_session(text: str) -> Session:
     script = RunScript(params, w0, changes, t, samples)
     check_session_work(script)
     style = obj.get("style")
-    return Session(script, source, _pins(obj.get("pins", [])), None if style is None else _style(style))
+    pins = _pins(obj.get("pins", []))
+    series = _series(obj.get("series", []), {p.number for p in pins})
+    return Session(script, source, pins, None if style is None else _style(style), series)
 
 
 MAX_STYLE_CHARS = 4096  # a path's length on Linux
@@ -407,6 +418,27 @@ def _pins(items: Any) -> tuple[PinnedRun, ...]:
             raise SessionProblem(str(exc)) from None
     if len({p.number for p in out}) != len(out):
         raise SessionProblem("field 'pins': two pinned runs have the same number")
+    return tuple(out)
+
+
+def _series(items: Any, taken: set[int]) -> tuple[tuple[int, SeriesOptions], ...]:
+    """The series of snapshots a session pins: (pin number, options), each number free."""
+    if not isinstance(items, list) or len(items) > MAX_PINS - len(taken):
+        raise SessionProblem(f"field 'series' must be a list of at most {MAX_PINS} series, pins included")
+    out = []
+    for i, item in enumerate(items):
+        where = f"series[{i}]"
+        number = item.get("number") if isinstance(item, dict) else None
+        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= MAX_PINS:
+            raise SessionProblem(f"field '{where}.number' must be a whole number from 1 to {MAX_PINS}")
+        if number in taken:
+            raise SessionProblem(f"field '{where}.number': pin {number} is taken twice")
+        taken.add(number)
+        try:
+            options = SeriesOptions.from_dict({k: v for k, v in item.items() if k != "number"}, where)
+            out.append((number, options))
+        except ValueError as exc:
+            raise SessionProblem(str(exc)) from None
     return tuple(out)
 
 

@@ -169,6 +169,8 @@ def panel_data(
                 "number": pin.number,
                 "short_label": short_label(pin_labels.get(pin.number, f"pin {pin.number}")),
             }
+            if pin.marks == "points":  # a series of snapshots, drawn as circles
+                entry["points"] = True
             entry.update({c: pin.column(c)[keep] for c in PIN_COLUMNS[name]})
             out.append(entry)
         return out

@@ -108,8 +108,10 @@ def threshold_crossing(fig, d, ax=None):
     top.plot(dead_x, dead_y, "x", color="k", markersize=4, label="dies")
     bottom.plot(*finite_xy(t, d["nonzero"], True), color=c["green"], drawstyle="steps-post", label=m_prime)
     for pin in d["pins"]:
-        pin_line(top, pin["t"], pin["theta"], "k", pin["number"], log_y)
-        pin_line(bottom, pin["t"], pin["nonzero"], c["green"], pin["number"], True)
+        pin_line(top, pin["t"], pin["theta"], "k", pin["number"], log_y, points=pin.get("points", False))
+        pin_line(
+            bottom, pin["t"], pin["nonzero"], c["green"], pin["number"], True, points=pin.get("points", False)
+        )
     top.set_yscale("log" if log_y else "linear")
     bottom.set_yscale("log")
     end_at_data(bottom, t)
@@ -153,10 +155,27 @@ def norm_balance(fig, d, ax=None):
     (ratio_line,) = bottom.plot(*broken_xy(t, ratio, lam), color=c["purple"], label="ratio")
     bottom.axhline(1.0, color=c["grey"], linestyle=":", linewidth=0.8)
     for pin in d["pins"]:
-        pin_line(top, pin["t"], pin["feature_push"], c["blue"], pin["number"], log_y)
-        pin_line(top, pin["t"], pin["reg_push"], c["orange"], pin["number"], log_y)
+        pin_line(
+            top,
+            pin["t"],
+            pin["feature_push"],
+            c["blue"],
+            pin["number"],
+            log_y,
+            points=pin.get("points", False),
+        )
+        pin_line(
+            top, pin["t"], pin["reg_push"], c["orange"], pin["number"], log_y, points=pin.get("points", False)
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
-            pin_line(bottom, pin["t"], pin["feature_push"] / pin["reg_push"], c["purple"], pin["number"])
+            pin_line(
+                bottom,
+                pin["t"],
+                pin["feature_push"] / pin["reg_push"],
+                c["purple"],
+                pin["number"],
+                points=pin.get("points", False),
+            )
     # both ranges from t >= 1, as the live panel's: the start (a spike of the pushes, a ratio
     # far from 1) would flatten the rest; the pinned runs' rows count too
     t0 = 1.0 if (t >= 1.0).any() else -np.inf
@@ -255,7 +274,15 @@ def l1_decay(fig, d, ax=None):
         with np.errstate(divide="ignore"):
             y = 1.0 / pin["norm1"] if view["show_w"] else pin["norm1"]
         pin_keep = pin["t"] > 0 if view["log_x"] else np.ones(pin["t"].shape, bool)
-        pin_line(a, pin["t"][pin_keep], y[pin_keep], c["blue"], pin["number"], positive)
+        pin_line(
+            a,
+            pin["t"][pin_keep],
+            y[pin_keep],
+            c["blue"],
+            pin["number"],
+            positive,
+            points=pin.get("points", False),
+        )
     a.set_xscale("log" if view["log_x"] else "linear")
     a.set_yscale("log" if view["log_y"] else "linear")
     end_at_data(a, t[keep])
@@ -291,7 +318,14 @@ def relative_variance(fig, d, ax=None):
     a.plot(*finite_xy(t, d["rel_var"][keep]), color=c["blue"], zorder=3, label="run")
     for pin in d["pins"]:
         pin_keep = pin["t"] > 0 if view["log_x"] else np.ones(pin["t"].shape, bool)
-        pin_line(a, pin["t"][pin_keep], pin["rel_var"][pin_keep], c["blue"], pin["number"])
+        pin_line(
+            a,
+            pin["t"][pin_keep],
+            pin["rel_var"][pin_keep],
+            c["blue"],
+            pin["number"],
+            points=pin.get("points", False),
+        )
     a.set_xscale("log" if view["log_x"] else "linear")
     end_at_data(a, t)
     mark_changes(a, d["changes"])
@@ -367,7 +401,7 @@ def phase_plane(fig, d, ax=None):
     xs, ys = [x], [y]
     for pin in d["pins"]:
         px, py = path(pin["norm2_sq"], pin["norm1"])
-        pin_line(a, px, py, c["blue"], pin["number"], log_y)
+        pin_line(a, px, py, c["blue"], pin["number"], log_y, points=pin.get("points", False))
         xs.append(px)
         ys.append(py)
     if x.size:

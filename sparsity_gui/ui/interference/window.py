@@ -34,6 +34,7 @@ from sparsity_gui.core.weights_files import FILE_FILTER, ArrayInfo, list_arrays
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.interference.panels import INTERFERENCE_PANEL_TYPES
 from sparsity_gui.ui.dialogs import last_folder, remember_folder
+from sparsity_gui.ui.interference.checkpoints import interference_checkpoints
 from sparsity_gui.ui.interference.controls import InterferenceControls
 from sparsity_gui.ui.interference.export import InterferenceExports
 from sparsity_gui.ui.interference.movie_dialog import interference_movie_source
@@ -204,6 +205,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.act_open_w0.setToolTip(tip)
         self.act_open_w0.setStatusTip(tip)
         self.act_open_w0.triggered.connect(self.open_w0_dialog)
+        self.checkpoints = interference_checkpoints(self)  # File → Compare with checkpoints…
+        m_file.addAction(self.checkpoints.act_compare)
         m_file.addSeparator()
         self.exports = InterferenceExports(self)
         self.exports.build_menus(m_file)

@@ -205,6 +205,10 @@ class FileMenu(QtCore.QObject):
         unused = ""  # a style file gone: said (in a box too), the run opens anyway
         if session.style not in (None, win.exports.style()) and not win.exports.set_style(session.style):
             unused = f"; its figure style is not used: {win.last_error}"
+        # its series of snapshots read again (beside the GUI); one that is gone: said here
+        gone = win.checkpoints.reopen(session.series)
+        if gone:
+            unused += f"; {gone}"
         return win.done(f"Opened {path}: t = {script.t:.6g}, {len(script.changes)} live change(s){unused}")
 
     def recent_sessions(self) -> list[str]:

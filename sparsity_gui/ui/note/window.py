@@ -24,6 +24,7 @@ from sparsity_gui.ui.dialogs import open_file_name
 from sparsity_gui.ui.fields import Field
 from sparsity_gui.ui.movie_dialog import add_movie_action
 from sparsity_gui.ui.note.argument import NoteView
+from sparsity_gui.ui.note.checkpoints import note_checkpoints
 from sparsity_gui.ui.note.controls import ControlPanel
 from sparsity_gui.ui.note.export import NoteExports
 from sparsity_gui.ui.note.file_menu import FileMenu
@@ -205,6 +206,8 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         menu = self.menuBar()
         m_file = menu.addMenu("&File")
         m_file.addAction(self.act_open_w0)
+        self.checkpoints = note_checkpoints(self)  # File → Compare with checkpoints…
+        m_file.addAction(self.checkpoints.act_compare)
         m_file.addSeparator()
         m_file.addAction(self.act_quit)
         self.files = FileMenu(self, m_file)
