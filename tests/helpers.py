@@ -85,3 +85,19 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def assert_refused_in_process(argv, words: str, folder, capsys) -> None:
+    """`sparsity-gui ARGV` run in-process in ``folder`` (the caller's cwd): exit status 2, one
+    `error:` line on stderr holding ``words``, nothing on stdout and nothing written there."""
+    import pytest
+
+    from sparsity_gui.__main__ import main
+
+    with pytest.raises(SystemExit) as info:
+        main(list(argv))
+    assert info.value.code == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], captured.err
+    assert captured.out == "" and list(folder.iterdir()) == []

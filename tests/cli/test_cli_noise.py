@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import cli, read_csv, read_number_csv
+from helpers import assert_refused_in_process, cli, read_csv, read_number_csv
 
 from sparsity_gui import api
 
@@ -113,17 +113,10 @@ BAD = {
 @pytest.mark.parametrize("name", list(BAD))
 @pytest.mark.parametrize("command", ["interference", "sweep"])
 def test_bad_noise_is_one_error_line_and_nothing_written(tmp_path, monkeypatch, capsys, name, command):
-    from sparsity_gui.__main__ import main
-
     args, words = BAD[name]
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as info:
-        main([command, "--n", "4", "--m", "8", "--steps", "50", *args, "--out", "res"])
-    assert info.value.code == 2
-    captured = capsys.readouterr()
-    lines = captured.err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], captured.err
-    assert captured.out == "" and list(tmp_path.iterdir()) == []
+    argv = [command, "--n", "4", "--m", "8", "--steps", "50", *args, "--out", "res"]
+    assert_refused_in_process(argv, words, tmp_path, capsys)
 
 
 def test_the_api_refuses_the_same():
