@@ -46,11 +46,14 @@ def step_panel_end(ax, data, y_from_zero=True):
 
 
 def pin_curves(ax, data, columns, colours, positive=False):
-    """Each pinned run's curves of `columns` (names, or callables of the pin) in `colours`."""
+    """Each pinned run's curves of `columns` (names, or callables of the pin) in `colours`;
+    a series of snapshots (the pin's "points") as circles, one a snapshot."""
     for pin in data["pins"]:
         for column, colour in zip(columns, colours, strict=True):
             y = column(pin) if callable(column) else pin[column]
-            pin_line(ax, pin["step"], y, colour, int(pin["number"]), positive)
+            pin_line(
+                ax, pin["step"], y, colour, int(pin["number"]), positive, points=pin.get("points", False)
+            )
 
 
 # --- the panels ---------------------------------------------------------------------------
@@ -366,6 +369,8 @@ def run_data(
         for pin in pins:
             short, whole = pin_labels.get(pin.number, (f"pin {pin.number}", f"pin {pin.number}"))
             entry = {"number": int(pin.number), "short_label": short, "label": whole}
+            if pin.marks == "points":  # a series of snapshots, drawn as circles
+                entry["points"] = True
             entry.update(_columns(pin.rows, pin.columns, names))
             part["pins"].append(entry)
         out[name] = part
