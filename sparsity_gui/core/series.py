@@ -7,8 +7,10 @@ column), one folder per snapshot.
 
 Every snapshot's shape and step are checked before any is read whole (headers only, where
 the format has them); the snapshots are then read one at a time (``Series.read``), so a
-long series never sits in memory at once. Problems raise InputError naming the file.
-Qt-free."""
+long series never sits in memory at once. A stacked ``.npz`` stored uncompressed (``np.savez``)
+is read a snapshot at a time too, from where its numbers lie in the file; a stacked file
+stored otherwise (``np.savez_compressed``, ``.safetensors``, ``.pt``) is read whole, once.
+Problems raise InputError naming the file. Qt-free."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import json
 import math
 import os
 import re
+import struct
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,9 +35,10 @@ SAE_CONFIG = "cfg.json"
 SAE_WEIGHTS = "sae_weights.safetensors"
 SAE_TENSOR = "W_enc"
 MAX_SNAPSHOTS = 100_000
-# a whole .npy snapshot is read in pieces of this many bytes, each widened to float64 while
-# it is in the cache (benchmarks/bench_series.py: a third less time than numpy's memory map
-# copied and then widened, and no mapped pages counted in the process's memory)
+# a whole .npy snapshot (or a stacked .npz's) is read in pieces of this many bytes, each
+# widened to float64 while it is in the cache (benchmarks/bench_series.py: a third less
+# time than numpy's memory map copied and then widened, and no mapped pages counted in the
+# process's memory)
 NPY_PIECE_BYTES = 1 << 18
 _LAST_NUMBER = re.compile(r"(\d+)(?!.*\d)")
 
@@ -49,6 +54,39 @@ class Snapshot:
     index: int | None = None
 
 
+@dataclass(frozen=True)
+class StoredTensor:
+    """Where a stacked tensor's numbers lie in its file as they are stored (C order, native
+    numbers, uncompressed): a snapshot, or a row of one, is read without the rest."""
+
+    path: Path
+    offset: int  # the first number's byte in the file
+    shape: tuple[int, ...]  # [T, n, m] or [T, m]
+    dtype: np.dtype
+
+    def read(self, k: int, row: int | None, where: str) -> np.ndarray:
+        """Snapshot ``k`` (or its row ``row``, of a [T, n, m] tensor) as finite float64."""
+        shape = self.shape[1:]
+        first = k * math.prod(shape)
+        if row is not None:
+            first += row * shape[-1]
+            shape = shape[-1:]
+        out = np.empty(shape, dtype=np.float64)
+        piece = np.empty(min(max(NPY_PIECE_BYTES // self.dtype.itemsize, 1), out.size), dtype=self.dtype)
+        try:
+            with open(self.path, "rb", buffering=0) as f:
+                f.seek(self.offset + first * self.dtype.itemsize)
+                with np.errstate(over="ignore", invalid="ignore"):  # a sum past float64's range: below
+                    total = _read_pieces(f, out.reshape(-1), piece)
+        except OSError as exc:
+            raise InputError(FIELD, f"{self.path}: cannot read ({exc.strerror or exc})") from None
+        if total is None:
+            raise InputError(FIELD, f"{where}: the file ends before it (changed since it was opened?)")
+        if not math.isfinite(total):  # a NaN or an inf somewhere (or a sum past float64's range)
+            finite_float64(out, where, FIELD)
+        return out
+
+
 @dataclass
 class Series:
     """The snapshots in order of step, what is taken of each (``pick``: "row" R, "column"
@@ -61,7 +99,9 @@ class Series:
     layout: str  # "files", "stacked" or "saelens"
     label: str  # the series' name: its folder's or file's
     file_ndim: int  # dimensions of a snapshot as its file holds it
-    _stacked: np.ndarray | None = None  # a stacked file's tensor, read once when first asked
+    # a stacked file's tensor: where it lies (read a snapshot at a time), or read whole once
+    # when first asked (a format whose numbers cannot be read in place)
+    _stacked: StoredTensor | np.ndarray | None = None
 
     @property
     def steps(self) -> np.ndarray:
@@ -69,9 +109,15 @@ class Series:
 
     def read(self, i: int) -> np.ndarray:
         """Snapshot ``i`` as finite float64: a vector (a row or a latent) or a matrix. A
-        file's row is read alone where the format allows; a stacked file is read once."""
+        file's row is read alone where the format allows; a stacked file's snapshot (its
+        row) alone where it is stored uncompressed, else the stacked file once, whole."""
         snap = self.snapshots[i]
         if snap.index is not None:
+            if isinstance(self._stacked, StoredTensor):
+                row = self.index if self.pick == "row" and self.file_ndim == 2 else None
+                where = f"{snap.path} [{snap.tensor}] snapshot {snap.index} (step {snap.step:,})"
+                arr = self._stacked.read(snap.index, row, where + (f" row {row}" if row is not None else ""))
+                return arr if row is not None else _take(arr, self.pick, self.index)
             if self._stacked is None:
                 self._stacked, _ = read_array(snap.path, snap.tensor, field=FIELD)
             return _take(self._stacked[snap.index], self.pick, self.index)
@@ -102,23 +148,61 @@ def _prefetch(path: Path) -> None:
         os.close(fd)
 
 
+def _plain_npy_header(f) -> tuple[tuple[int, ...], np.dtype] | None:
+    """The shape and dtype of the .npy array starting at ``f``'s position, which is left at
+    its first number; None unless it is plain (C order, native numbers, not empty)."""
+    fmt = np.lib.format
+    version = fmt.read_magic(f)
+    if version == (1, 0):
+        shape, fortran, dtype = fmt.read_array_header_1_0(f)
+    elif version in ((2, 0), (3, 0)):
+        shape, fortran, dtype = fmt.read_array_header_2_0(f)
+    else:
+        return None
+    if fortran or dtype.kind not in "fiu" or not dtype.isnative or dtype.hasobject or math.prod(shape) == 0:
+        return None
+    return tuple(int(s) for s in shape), dtype
+
+
+def _stored_member(path: Path, name: str) -> StoredTensor | None:
+    """Where the .npz member ``name`` lies in ``path`` when it is stored uncompressed (as
+    np.savez stores it) and plain (_plain_npy_header); None otherwise (it is read whole)."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            member = z.getinfo(f"{name}.npy")
+        if member.compress_type != zipfile.ZIP_STORED or member.flag_bits & 0x1:  # 0x1: encrypted
+            return None
+        with open(path, "rb", buffering=0) as f:
+            f.seek(member.header_offset)
+            local = f.read(30)  # the member's local header: its name and extra field follow
+            if len(local) != 30 or local[:4] != b"PK\x03\x04":
+                return None
+            name_bytes, extra_bytes = struct.unpack("<HH", local[26:30])
+            start = member.header_offset + 30 + name_bytes + extra_bytes
+            f.seek(start)
+            header = _plain_npy_header(f)
+            offset = f.tell()
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, struct.error):
+        return None
+    if header is None:
+        return None
+    shape, dtype = header
+    if offset - start + math.prod(shape) * dtype.itemsize != member.file_size:
+        return None
+    return StoredTensor(path, offset, shape, dtype)
+
+
 def _npy_whole(path: Path) -> np.ndarray | None:
     """A plain .npy file (C order, native numbers, the size its header says) as finite
     float64, read in pieces; None for any other .npy (read_array reads it, or says why)."""
-    fmt = np.lib.format
     try:
         with open(path, "rb", buffering=0) as f:
-            version = fmt.read_magic(f)
-            if version == (1, 0):
-                shape, fortran, dtype = fmt.read_array_header_1_0(f)
-            elif version in ((2, 0), (3, 0)):
-                shape, fortran, dtype = fmt.read_array_header_2_0(f)
-            else:
+            header = _plain_npy_header(f)
+            if header is None:
                 return None
-            if fortran or dtype.kind not in "fiu" or not dtype.isnative or dtype.hasobject:
-                return None
+            shape, dtype = header
             count = math.prod(shape)
-            if count == 0 or os.fstat(f.fileno()).st_size != f.tell() + count * dtype.itemsize:
+            if os.fstat(f.fileno()).st_size != f.tell() + count * dtype.itemsize:
                 return None
             out = np.empty(shape, dtype=np.float64)
             piece = np.empty(max(NPY_PIECE_BYTES // dtype.itemsize, 1), dtype=dtype)
@@ -332,7 +416,7 @@ def open_series(
 def _stacked_series(path: Path, tensor: str | None, row, latent, all_rows) -> Series:
     if path.suffix.lower() not in EXTENSIONS:
         raise InputError(FIELD, f"{path}: not a series (a folder of snapshots, or one stacked file)")
-    _, infos = list_arrays(path, FIELD)
+    kind, infos = list_arrays(path, FIELD)
     names = [i.name for i in infos]
     steps_name = next((n for n in STEP_NAMES if n in names), None)
     if steps_name is None:
@@ -365,7 +449,10 @@ def _stacked_series(path: Path, tensor: str | None, row, latent, all_rows) -> Se
         raise InputError(FIELD, f"{path}: one snapshot; a comparison needs two or more")
     pick, index, shape = _checked_pick(tuple(info.shape[1:]), f"{path} [{info.name}]", row, latent, all_rows)
     snaps = tuple(Snapshot(int(s), path, info.name, k) for k, s in enumerate(steps))
-    return Series(snaps, pick, index, tuple(shape), "stacked", path.name, len(info.shape) - 1)
+    stored = _stored_member(path, str(info.name)) if kind == "npz" else None
+    if stored is not None and stored.shape != tuple(info.shape):
+        stored = None
+    return Series(snaps, pick, index, tuple(shape), "stacked", path.name, len(info.shape) - 1, stored)
 
 
 # --- what was asked of a series (a window's File → Compare with checkpoints…, a session) ------
