@@ -297,7 +297,10 @@ class SweepResult(Result):
     arrays. ``m``, ``mean``, ``std``, ``predicted``: polysemantic neurons per value of m
     (mean and sample standard deviation over the seeds) and the paper's prediction.
     ``jobs``: the runs trained side by side here; on a cluster None, and ``scheduler``
-    where they ran (str() gives its address or local:N; None: this machine's threads)."""
+    where they ran (str() gives its address or local:N; None: this machine's threads).
+    ``varied``: the options with several values; ``groups``: per cell of the grid (its
+    ``params``) the runs and each readout's median, p10, p90, mean and std over the seeds
+    (sweep.json's groups)."""
 
     spec: SweepSpec
     rows: dict[str, np.ndarray]
@@ -309,6 +312,7 @@ class SweepResult(Result):
     scheduler: Scheduler | None
     sweep_rows: tuple[SweepRow, ...] = dataclasses.field(repr=False)
     options: dict[str, Any] = dataclasses.field(repr=False)
+    groups: list[dict[str, Any]] = dataclasses.field(repr=False, default_factory=list)
     command = "sweep"
 
     def save(self, out: str | Path, *, force: bool = False) -> Path:
@@ -326,21 +330,56 @@ class SweepResult(Result):
     def _table(self) -> tuple[Sequence[str], dict[str, np.ndarray]]:
         return tuple(self.rows), self.rows
 
-    def plot(self, panel: str = "sweep", ax: Axes | None = None, style: Any = None) -> Figure:
-        """Polysemantic neurons against m (the ``sweep`` panel, as `sweep` draws it into
-        DIR/figures/): a new ``matplotlib.figure.Figure``, or drawn in place of ``ax``.
-        ``style``: "paper" (the default), "talk", a dict of rcParams or a .mplstyle path."""
+    @property
+    def varied(self) -> tuple[str, ...]:
+        return self.spec.varied
+
+    def plot(
+        self,
+        panel: str | None = None,
+        ax: Axes | None = None,
+        style: Any = None,
+        readout: str = "polysemantic",
+    ) -> Figure:
+        """A figure of the sweep, as `sweep` draws it into DIR/figures/: ``"sweep"``,
+        polysemantic neurons against m (a sweep over m alone); ``"curves"``, ``readout``
+        (a column of ``rows``: "steps_to_sparse", "rail_share", ...) against the first
+        varied option, the median over seeds with a 10-90 % band, a curve per value of the
+        others; ``"heatmap"``, its median over the two varied options (None: the first of
+        these the sweep draws). A new ``matplotlib.figure.Figure``, or drawn in place of
+        ``ax``. ``style``: "paper" (the default), "talk", a dict of rcParams or a
+        .mplstyle path."""
+        from sparsity_gui.figures.interference.grid import PANELS, grid_data, grid_panels
         from sparsity_gui.figures.interference.sweep import sweep, sweep_data
         from sparsity_gui.figures.scripted import panel_named, plot_panel
 
-        function = panel_named({"sweep": sweep}, panel)
         spec = self.spec
-        data = sweep_data(self.sweep_rows, spec.base.n, spec.m_values, len(spec.runs()))
+        drawn = grid_panels(spec)
+        if panel is None:
+            panel = drawn[0] if drawn else "sweep"
+        function = panel_named({"sweep": sweep, **PANELS}, panel)
+        if panel == "sweep":
+            data = sweep_data(self.sweep_rows, spec.base.n, spec.m_values, len(spec.runs()))
+        elif panel not in drawn:
+            from sparsity_gui.core.errors import InputError
+
+            need = "two varied options" if panel == "heatmap" else "an option other than m varied"
+            raise InputError(
+                "panel", f"the {panel} needs {need}; this sweep varies {', '.join(spec.varied) or 'nothing'}"
+            )
+        else:
+            data = grid_data(self.sweep_rows, spec, readout)
         return plot_panel(function, data, ax, style)
 
     def _summary(self) -> str:
-        means = ", ".join(f"{int(m)}: {mean:.3g}" for m, mean in zip(self.m, self.mean, strict=True))
-        return f"n={self.spec.base.n}, {self.spec.seeds} seed(s) per m, mean polysemantic per m {{{means}}}"
+        spec = self.spec
+        if set(spec.varied) <= {"m"}:
+            means = ", ".join(f"{int(m)}: {mean:.3g}" for m, mean in zip(self.m, self.mean, strict=True))
+            return f"n={spec.base.n}, {spec.seeds} seed(s) per m, mean polysemantic per m {{{means}}}"
+        over = " x ".join(f"{a} ({len(spec.values_of(a))})" for a in spec.varied)
+        return (
+            f"n={spec.base.n}, a grid over {over}, {spec.seeds} seed(s) per cell, {len(self.sweep_rows)} runs"
+        )
 
 
 def sweep(
@@ -349,68 +388,98 @@ def sweep(
     m: str | Sequence[int] | None = None,
     seeds: int | None = None,
     seed: int | None = None,
-    steps: int | None = None,
-    optimizer: str | None = None,
-    l1: float | None = None,
-    lr: float | None = None,
-    sigma: float | None = None,
+    steps: int | Sequence[int] | None = None,
+    optimizer: str | Sequence[str] | None = None,
+    l1: float | Sequence[float] | None = None,
+    lr: float | Sequence[float] | None = None,
+    sigma: float | Sequence[float] | None = None,
     no_interference: bool = False,
-    weight_decay: float | None = None,
-    dtype: str | None = None,
+    weight_decay: float | Sequence[float] | None = None,
+    dtype: str | Sequence[str] | None = None,
     paper: bool = False,
     jobs: int | None = None,
     scheduler: str | None = None,
-    l1_warmup: int | None = None,
-    l1_schedule: str | Sequence[tuple[float, float]] | None = None,
-    lr_warmup: int | None = None,
-    lr_decay: str | None = None,
-    lr_decay_steps: int | None = None,
-    lr_schedule: str | Sequence[tuple[float, float]] | None = None,
-    noise: str | None = None,
-    noise_sigma: float | None = None,
+    l1_warmup: int | Sequence[int] | None = None,
+    l1_schedule: str | Sequence[tuple[float, float]] | Sequence[Any] | None = None,
+    lr_warmup: int | Sequence[int] | None = None,
+    lr_decay: str | Sequence[str] | None = None,
+    lr_decay_steps: int | Sequence[int] | None = None,
+    lr_schedule: str | Sequence[tuple[float, float]] | Sequence[Any] | None = None,
+    noise: str | Sequence[str] | None = None,
+    noise_sigma: float | Sequence[float] | None = None,
 ) -> SweepResult:
-    """Train the interference model for every m with ``seeds`` seeds each (``seed`` ..
-    ``seed + seeds - 1``) and count the polysemantic neurons of each run, against the
-    paper's n^2/(4m), as ``sparsity-gui sweep --no-figure`` does.
+    """Train the interference model for every combination of the options given as lists
+    (``m``, ``l1``, ``lr``, ``optimizer``, ``weight_decay``, ``sigma``, ``steps``, ``dtype``,
+    the schedule and noise options) with ``seeds`` seeds each (``seed`` .. ``seed + seeds -
+    1``) and count the polysemantic neurons of each run, against the paper's n^2/(4m), as
+    ``sparsity-gui sweep --no-figure`` does.
 
     ``m``: a list of values, or the CLI's text ("64,128,256" or "start:stop:step", stop
-    included). None takes the CLI's default: n=64, m="64,128,256,512,1024", seeds=4,
-    seed=0, steps=7500, optimizer="adamw", l1=lr=1e-3, sigma=1; ``paper=True`` the
-    paper's settings (n=256, m=256..4096 by 256, 16 seeds: hours of work), which the
-    options given override. Units as in train(): lam = l1/4. ``jobs``: runs trained side
-    by side, one BLAS thread each (default: as many as fit, one per core up to 8); the
-    results do not depend on it. ``scheduler``: train each run as a task on a
-    dask.distributed cluster instead (the extra ``pip install 'sparsity-gui[cluster]'``):
-    the address of a running scheduler, "tcp://HOST:PORT", or "local:N" to start N worker
-    processes on this machine for this call; the rows are the same digit for digit (all
-    but ``seconds``). The schedule and noise options as in train(), for every run."""
+    included); every other option takes one value or a list (``l1=[1e-3, 1e-2]``,
+    ``optimizer=["adamw", "gd-zero"]``; a list of l1 or lr schedules, each a list of
+    (step, value) pairs or the option's text, sets each run's l1 or lr to its last value).
+    None takes the CLI's default: n=64, m="64,128,256,512,1024", seeds=4, seed=0,
+    steps=7500, optimizer="adamw", l1=lr=1e-3, sigma=1; ``paper=True`` the paper's
+    settings (n=256, m=256..4096 by 256, 16 seeds: hours of work), which the options given
+    override. Units as in train(): lam = l1/4. ``jobs``: runs trained side by side, one
+    BLAS thread each (default: as many as fit, one per core up to 8); the results do not
+    depend on it. ``scheduler``: train each run as a task on a dask.distributed cluster
+    instead (the extra ``pip install 'sparsity-gui[cluster]'``): the address of a running
+    scheduler, "tcp://HOST:PORT", or "local:N" to start N worker processes on this machine
+    for this call; the rows are the same digit for digit (all but ``seconds``)."""
     from sparsity_gui.core.cluster import parse_scheduler
+    from sparsity_gui.core.interference.axes import listed, split_lists
     from sparsity_gui.core.interference.headless import (
         PAPER,
+        SCHEDULE_OPTIONS,
         SWEEP_DEFAULTS,
         sweep_settings,
         values_from_schedules,
     )
-    from sparsity_gui.core.interference.sweep import ROW_COLUMNS, summarize
+    from sparsity_gui.core.interference.sweep import ROW_COLUMNS, cell_summaries, summarize
 
+    lists_given = dict(
+        steps=steps,
+        optimizer=optimizer,
+        l1=l1,
+        lr=lr,
+        sigma=sigma,
+        weight_decay=weight_decay,
+        dtype=dtype,
+        l1_warmup=l1_warmup,
+        l1_schedule=l1_schedule,
+        lr_warmup=lr_warmup,
+        lr_decay=lr_decay,
+        lr_decay_steps=lr_decay_steps,
+        lr_schedule=lr_schedule,
+        noise=noise,
+        noise_sigma=noise_sigma,
+    )
+    text = {name: listed(name, value) for name, value in lists_given.items()}
+    one = {name: value for name, value in lists_given.items() if text[name] is value}
     given = dict(
         n=as_whole(n),
         m=list(m) if isinstance(m, (list, tuple, range, np.ndarray)) else m,
         seeds=as_whole(seeds),
-        **training_numbers(seed, steps, optimizer, l1, lr, sigma),
+        **training_numbers(
+            seed, one.get("steps"), one.get("optimizer"), one.get("l1"), one.get("lr"), one.get("sigma")
+        ),
         no_interference=no_interference,
-        weight_decay=as_number(weight_decay),
-        dtype=dtype,
+        weight_decay=as_number(one.get("weight_decay")),
+        dtype=one.get("dtype"),
         paper=paper,
         jobs=as_whole(jobs),
         scheduler=scheduler,
-        **schedule_options(l1_warmup, l1_schedule, lr_warmup, lr_decay, lr_decay_steps, lr_schedule),
-        noise=noise,
-        noise_sigma=as_number(noise_sigma),
+        **schedule_options(*(one.get(k) for k in SCHEDULE_OPTIONS)),
+        noise=one.get("noise"),
+        noise_sigma=as_number(one.get("noise_sigma")),
     )
-    values_from_schedules(given)
+    given.update({name: value for name, value in text.items() if name not in one})
     if isinstance(given["m"], list):
         given["m"] = [as_whole(v) for v in given["m"]]
+    options = given_options(sweep, given)  # as the CLI's text, before the lists are taken out
+    lists = split_lists(given)
+    values_from_schedules(given)
     settings: dict[str, Any] = {
         "weight_decay": None,
         "jobs": None,
@@ -419,10 +488,9 @@ def sweep(
     }
     settings.update({k: v for k, v in given.items() if v is not None and k != "paper"})
     settings["scheduler"] = cluster = parse_scheduler("" if scheduler is None else str(scheduler))
-    spec, workers = sweep_settings(**settings)
+    spec, workers = sweep_settings(**settings, lists=lists)
     rows = spec.run(workers=workers or 1, scheduler=cluster)
     summary = summarize(rows)
-    options = given_options(sweep, given)
     options["no_figure"] = True  # the files of `sweep --no-figure`
     return SweepResult(
         spec=spec,
@@ -435,4 +503,5 @@ def sweep(
         scheduler=cluster,
         sweep_rows=tuple(rows),
         options=options,
+        groups=cell_summaries(spec, rows),
     )

@@ -27,6 +27,7 @@ from sparsity_gui.cli.common import (
 )
 from sparsity_gui.cli.movie_options import add_movie_options, movie_from_args, write_movies
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.axes import AXES, KNOT_AXES
 from sparsity_gui.core.interference.headless import (
     INTERFERENCE_DEFAULTS,
     SAMPLES,
@@ -200,6 +201,25 @@ def add_model_options(
         metavar="S",
         help="the noise's sigma, 0 to 10 (needed with --noise)",
     )
+    if sweep:
+        take_lists(g)
+
+
+def take_lists(g) -> None:
+    """`sweep`'s model options take lists (core/interference/axes.py): their text is kept
+    as given and parsed there, as the Python API's lists and the window's fields are."""
+    for action in g._group_actions:
+        axis = action.dest
+        if axis not in AXES or axis == "m":
+            continue
+        choices = action.choices
+        action.type, action.choices = None, None
+        if choices is not None:
+            action.metavar = "{" + ",".join(choices) + "}"
+        if axis in KNOT_AXES:
+            action.help += '; several schedules separated by ";" sweep them, each setting its run\'s value'
+        else:
+            action.help += "; a list a,b,c sweeps it"
 
 
 def add_schedule_options(g) -> None:

@@ -22,13 +22,20 @@ from sparsity_gui.cli.interference import (
 )
 from sparsity_gui.core.cluster import parse_scheduler
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.axes import (
+    DEFAULT_READOUT,
+    READOUTS,
+    check_readout,
+    split_lists,
+    value_text,
+)
 from sparsity_gui.core.interference.headless import (
     PAPER,
     SWEEP_DEFAULTS,
     sweep_settings,
     values_from_schedules,
 )
-from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, summarize
+from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, cell_summaries, summarize
 from sparsity_gui.core.text import format_duration
 
 SWEEP_DESCRIPTION = (
@@ -65,6 +72,13 @@ def build_sweep_parser() -> CleanParser:
         "the figure and its script",
     )
     o.add_argument(
+        "--readout",
+        default=DEFAULT_READOUT,
+        metavar="NAME",
+        help="what the figures of a sweep over more than m draw, the median over seeds per "
+        f"cell: {', '.join(READOUTS)} (default {DEFAULT_READOUT})",
+    )
+    o.add_argument(
         "--resume",
         action="store_true",
         help="continue an interrupted sweep in DIR (Ctrl+C or SIGTERM keeps the runs "
@@ -76,11 +90,18 @@ def build_sweep_parser() -> CleanParser:
 def sweep_spec_from_args(args: argparse.Namespace):
     """The validated SweepSpec of parsed `sweep` options (defaults and --paper applied);
     sets args.jobs to the runs trained side by side."""
+    check_readout(args.readout)
+    lists = split_lists(vars(args))  # the options given with several values
     values_from_schedules(vars(args))
     resolve_defaults(args, SWEEP_DEFAULTS, PAPER)
     args.scheduler = parse_scheduler(args.scheduler or "")
     spec, args.jobs = sweep_settings(
-        m=str(args.m), seeds=args.seeds, jobs=args.jobs, scheduler=args.scheduler, **model_options(args)
+        m=str(args.m),
+        seeds=args.seeds,
+        jobs=args.jobs,
+        scheduler=args.scheduler,
+        lists=lists,
+        **model_options(args),
     )
     return spec
 
@@ -101,8 +122,11 @@ def sweep_command(argv: Sequence[str]) -> int:
     from sparsity_gui.core.interference.files import write_sweep
 
     def figure_files(rows: list, interrupted: bool) -> dict:
+        from sparsity_gui.figures.interference.grid import grid_figure_files, grid_panels
         from sparsity_gui.figures.interference.sweep import sweep_figure_files  # matplotlib: only if asked
 
+        if grid_panels(spec):
+            return grid_figure_files(spec, rows, args.readout, style=style, dpi=dpi, cancelled=interrupted)
         return sweep_figure_files(spec, rows, style=style, dpi=dpi, cancelled=interrupted)
 
     outcome, status = grid_command(
@@ -115,26 +139,37 @@ def sweep_command(argv: Sequence[str]) -> int:
             result_dir, spec, rows, command_line=command_line, scheduler=args.scheduler
         ),
         figure_files,
-        describe=lambda p: f"  m={p.m} seed={p.seed}",
+        describe=lambda p: "  " + spec.describe(p),
         done_rows=done_rows,
         hint="; the same command with --resume continues it",
     )
     if status is not None:
         return status
     runs = spec.runs()
-    s = summarize(outcome.rows)
+    varied = spec.varied
+    sizes = " x ".join(f"{len(spec.values_of(a))} value(s) of {a}" for a in varied or ("m",))
+    b = spec.base
+    fixed = [
+        t
+        for a, t in (("optimizer", b.optimizer), ("dtype", b.dtype), ("steps", f"{b.steps} steps"))
+        if a not in varied
+    ]
     say(
-        f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {len(spec.m_values)} value(s) of m "
-        f"x {spec.seeds} seed(s), {spec.base.optimizer}, {spec.base.dtype}, {spec.base.steps} steps) in "
+        f"wrote {args.out}: {len(runs)} runs (n = {spec.base.n}, {sizes} x {spec.seeds} seed(s)"
+        f"{', ' if fixed else ''}{', '.join(fixed)}) in "
         f"{format_duration(outcome.seconds)} {outcome.ran_on(args.jobs, args.scheduler)}"
     )
-    say(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
-    for i, m in enumerate(s.m):
-        say(f"{int(m):>7} {s.mean[i]:>9.3f} {s.std[i]:>8.3f} {s.predicted[i]:>10.3f}")
-    say(f"colliding pairs: {s.opposite_pairs} of opposite sign, {s.same_pairs} of equal sign")
+    if set(varied) <= {"m"}:
+        s = summarize(outcome.rows)
+        say(f"{'m':>7} {'mean':>9} {'std':>8} {'predicted':>10}   polysemantic neurons")
+        for i, m in enumerate(s.m):
+            say(f"{int(m):>7} {s.mean[i]:>9.3f} {s.std[i]:>8.3f} {s.predicted[i]:>10.3f}")
+        say(f"colliding pairs: {s.opposite_pairs} of opposite sign, {s.same_pairs} of equal sign")
+    else:
+        say_cells(spec, outcome.rows, args.readout)
     unsettled = [r for r in outcome.rows if not r.settled]
     if unsettled:
-        where = ", ".join(f"m={r.m} seed={r.seed}" for r in unsettled[:4]) + (
+        where = ", ".join(spec.describe_row(r) for r in unsettled[:4]) + (
             ", ..." if len(unsettled) > 4 else ""
         )
         log.warning(
@@ -142,3 +177,26 @@ def sweep_command(argv: Sequence[str]) -> int:
             f"settled means {SETTLED_DEFINITION}; give more --steps"
         )
     return 0
+
+
+def say_cells(spec, rows: list, readout: str) -> None:
+    """The summary table of a sweep over more than m: per cell its values, the runs, and
+    the median (10-90 %) over seeds of the polysemantic count and of the readout."""
+    cells = cell_summaries(spec, rows)
+    names = list(spec.varied)
+    shown = ["polysemantic"] + ([readout] if readout != "polysemantic" else [])
+    widths = [max(len(a), *(len(value_text(a, c["params"][a])) for c in cells)) for a in names]
+    head = " ".join(f"{a:>{w}}" for a, w in zip(names, widths, strict=True))
+    say(f"{head} {'runs':>5} " + " ".join(f"{name + ' (median, 10-90 %)':>34}" for name in shown))
+    for c in cells:
+        values = " ".join(f"{value_text(a, c['params'][a]):>{w}}" for a, w in zip(names, widths, strict=True))
+        stats = []
+        for name in shown:
+            st = c[name]
+            text = (
+                ("never" if name == "steps_to_sparse" else "-")
+                if st["median"] is None
+                else f"{st['median']:.4g} ({st['p10']:.4g} .. {st['p90']:.4g})"
+            )
+            stats.append(f"{text:>34}")
+        say(f"{values} {c['runs']:>5} " + " ".join(stats))

@@ -48,6 +48,19 @@ ROW_COLUMNS = [
     "steps_to_sparse",
     "rail_share",
     "shrinkage_ratio",
+    # the settings a sweep may vary: a row names its run whatever was varied
+    "l1",
+    "lr",
+    "weight_decay",
+    "sigma",
+    "noise",
+    "noise_sigma",
+    "l1_warmup",
+    "l1_schedule",
+    "lr_warmup",
+    "lr_decay",
+    "lr_decay_steps",
+    "lr_schedule",
 ]
 HISTORY_COLUMNS = [
     "step",

@@ -56,6 +56,11 @@ def row(m, seed, poly, opposite=0, same=0, n=N, settled=True) -> SweepRow:
         steps_to_sparse=90,
         rail_share=0.25,
         shrinkage_ratio=0.98,
+        l1=1e-3,
+        lr=1e-3,
+        weight_decay=0.01,
+        sigma=1.0,
+        l1_schedule="0.0:0.0,50.0:0.001",  # a cell with commas: sweep.csv quotes it
     )
 
 

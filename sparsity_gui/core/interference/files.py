@@ -25,6 +25,7 @@ from sparsity_gui.core.checks import input_text, parse_json_text, read_input_byt
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir, csv_text, json_text, write_result_files
+from sparsity_gui.core.interference.axes import READOUTS
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.readouts import readouts
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement, network_loss
@@ -35,6 +36,7 @@ from sparsity_gui.core.interference.sweep import (
     SETTLED_DEFINITION,
     SweepRow,
     SweepSpec,
+    cell_summaries,
     rows_csv,
     summarize,
 )
@@ -77,6 +79,8 @@ def sweep_metadata(
             )
     total_runs = len(spec.runs())
     m_with_runs = sorted({int(r.m) for r in rows})
+    only_m = set(spec.varied) <= {"m"}
+    extra = {} if only_m else {"summary": None, "summary_note": "per cell: see groups (more than m varied)"}
     return {
         "program": "sparsity-gui",
         "version": __version__,
@@ -107,6 +111,14 @@ def sweep_metadata(
         "opposite_pairs": int(s.opposite_pairs) if s is not None else 0,
         "same_pairs": int(s.same_pairs) if s is not None else 0,
         "run_seconds": float(sum(r.seconds for r in rows)),
+        # every cell of the grid (its values of the varied options) with each readout's
+        # median, 10 and 90 % quantiles, mean and sample SD over its seeds
+        "varied": list(spec.varied),
+        "groups": cell_summaries(spec, rows),
+        "readouts": READOUTS,
+        "steps_to_sparse_without": "a run never sparse has steps_to_sparse -1 in sweep.csv; "
+        "the groups count only the runs with a value",
+        **extra,
         "platform": platform_versions(),
     }
 
@@ -210,14 +222,15 @@ def resumed_rows(folder: str | Path, spec: SweepSpec) -> list[SweepRow]:
         rows = rows_from_csv(texts[SWEEP_CSV])
     except InputError as exc:
         raise InputError("resume", f"{folder / SWEEP_CSV}: {exc.message}") from None
-    planned = {(p.m, p.seed) for p in spec.runs()}
-    seen: set[tuple[int, int]] = set()
+    planned = {spec.run_key(p) for p in spec.runs()}
+    seen: set[tuple] = set()
     for r in rows:
-        if (r.m, r.seed) not in planned:
+        key = spec.row_key(r)
+        if key not in planned:
             raise InputError("resume", f"{folder / SWEEP_CSV} has runs this sweep does not plan")
-        if (r.m, r.seed) in seen:
+        if key in seen:
             raise InputError("resume", f"{folder / SWEEP_CSV} holds the run m = {r.m}, seed {r.seed} twice")
-        seen.add((r.m, r.seed))
+        seen.add(key)
     return rows
 
 

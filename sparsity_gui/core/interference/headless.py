@@ -144,10 +144,28 @@ def train(
 
 
 def sweep_settings(
-    *, m: str | Sequence[int], seeds: int, jobs: int | None, scheduler: Scheduler | None = None, **model
+    *,
+    m: str | Sequence[int],
+    seeds: int,
+    jobs: int | None,
+    scheduler: Scheduler | None = None,
+    lists: dict[str, tuple] | None = None,
+    **model,
 ) -> tuple[SweepSpec, int | None]:
     """The checked SweepSpec of a `sweep` and the runs it trains side by side (``jobs`` and
-    ``scheduler`` as GridPlan.settle_jobs takes them)."""
+    ``scheduler`` as GridPlan.settle_jobs takes them). ``lists``: the options given with
+    several values (axes.split_lists, which took them out of ``model``)."""
+    lists = dict(lists or {})
     m_values = grid_m_values(m, M_MAX)
-    spec = SweepSpec(base=model_params(m=m_values[0], **model), m_values=m_values, seeds=seeds)
+    # the base run: the first value of each list; a kind that goes with the size given
+    # (noise and its sigma, lr decay and its steps) and the l1 (lr) a schedule ends at
+    first = {axis: values[0] for axis, values in lists.items()}
+    for kind in ("noise", "lr_decay"):
+        if kind in lists:
+            first[kind] = next((k for k in lists[kind] if k != "none"), "none")
+    for name in ("l1", "lr"):
+        if f"{name}_schedule" in first:
+            first[name] = first[f"{name}_schedule"][-1][1]
+    base = model_params(m=m_values[0], **{**model, **first})
+    spec = SweepSpec(base=base, m_values=m_values, seeds=seeds, axes=tuple(lists.items()))
     return spec, spec.settle_jobs(jobs, scheduler)

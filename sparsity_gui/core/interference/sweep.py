@@ -1,5 +1,7 @@
-"""A sweep over m for fixed n: several seeds per m, each trained to the end, counting
-polysemantic neurons against the paper's n^2/(4m) (its count-against-m figure).
+"""A sweep: the product of lists of the interference model's options (m, l1, lr, the
+optimizer, ...: core/interference/axes.py) times several seeds, each run trained to the end;
+its rows count polysemantic neurons against the paper's n^2/(4m) (its count-against-m
+figure) and keep the optimizer lab's readouts.
 
 Qt-free. `SweepSpec.run` (core/grid.GridPlan.run) reports progress through a callback and
 stops between chunks when asked, so both the CLI's progress bar and the GUI's cancel button
@@ -8,6 +10,9 @@ use it.
 
 from __future__ import annotations
 
+import csv
+import io
+import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -19,6 +24,14 @@ import numpy as np
 from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import MAX_RUNS, GridPlan
+from sparsity_gui.core.interference.axes import (
+    AXES,
+    READOUTS,
+    cell_stats,
+    readout_values,
+    row_value,
+    value_text,
+)
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.params import (
     InterferenceParams,
@@ -67,6 +80,20 @@ class SweepRow(Counts):
     steps_to_sparse: int = -1  # the optimizer lab's readouts (readouts.py); -1: never sparse
     rail_share: float = math.nan
     shrinkage_ratio: float = math.nan
+    # the run's other settings, as a sweep may vary them (axes.row_value): a row says which
+    # run it is whatever was varied
+    l1: float = math.nan
+    lr: float = math.nan
+    weight_decay: float = math.nan  # the one in force (0.01 for adamw unless given)
+    sigma: float = math.nan
+    noise: str = "none"
+    noise_sigma: float = 0.0
+    l1_warmup: int = 0
+    l1_schedule: str = ""  # knots step:value as the option's text; '' without
+    lr_warmup: int = 0
+    lr_decay: str = "none"
+    lr_decay_steps: int = 0
+    lr_schedule: str = ""
 
     @classmethod
     def of(cls, run: InterferenceRun, seconds: float, before: Measurement | None = None) -> SweepRow:
@@ -78,7 +105,7 @@ class SweepRow(Counts):
         on_its_way = (a > 0).any(axis=1) & ~((a >= ACTIVE_LO) & (a <= ACTIVE_HI)).any(axis=1)
         unchanged = before is None or (before.polysemantic, before.active) == (meas.polysemantic, meas.active)
         settled = unchanged and not on_its_way.any()
-        settings = {name: getattr(run.params, name) for name in ("m", "seed", "n", "optimizer", "dtype")}
+        settings = {name: row_value(run.params, name) for name in ("seed", "n", *SETTING_AXES)}
         return cls(
             **settings,
             **counts,
@@ -92,11 +119,15 @@ class SweepRow(Counts):
         )
 
 
-# sweep.csv's columns: a SweepRow's fields, the run's settings before its counts
+# the axes a row keeps from its run's parameters (all but steps: the steps it took)
+SETTING_AXES = tuple(a for a in AXES if a != "steps")
+
+# sweep.csv's columns: a SweepRow's fields (the settings a sweep may vary last: they came later)
 ROW_COLUMNS = (
     *("m", "seed", "n", *COUNT_COLUMNS),
     *("steps", "optimizer", "settled", "seconds", "dtype", "sum_w4"),
     *("steps_to_sparse", "rail_share", "shrinkage_ratio"),
+    *(a for a in SETTING_AXES if a not in ("m", "optimizer", "dtype")),
 )
 
 
@@ -137,12 +168,15 @@ def sweep_task(p: InterferenceParams) -> SweepRow:
 
 @dataclass(frozen=True)
 class SweepSpec(GridPlan):
-    """The runs of a sweep: every m in ``m_values`` times seeds seed0 .. seed0+seeds-1,
-    each with ``base``'s other parameters."""
+    """The runs of a sweep: every m in ``m_values`` times every combination of the lists in
+    ``axes`` (the other options varied, axes.AXES but m: ``(("l1", (1e-3, 1e-2)), ...)``)
+    times seeds seed0 .. seed0+seeds-1, each with ``base``'s other parameters. A list of
+    l1 (lr) schedules sets each run's l1 (lr) to its schedule's last value."""
 
     base: InterferenceParams
     m_values: tuple[int, ...] = (64, 128, 256, 512, 1024)
     seeds: int = 4
+    axes: tuple[tuple[str, tuple], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.seeds, int) or isinstance(self.seeds, bool) or self.seeds < 1:
@@ -154,20 +188,79 @@ class SweepSpec(GridPlan):
         if not self.m_values:
             raise InputError("m", "needs at least one value of m")
         ms = tuple(sorted(set(int(m) for m in self.m_values)))
-        if len(ms) * self.seeds > MAX_RUNS:
-            raise InputError(
-                "seeds", f"{len(ms)} values of m x {self.seeds} seeds is more than {MAX_RUNS} runs"
+        axes = tuple((name, tuple(values)) for name, values in self.axes)
+        names = [name for name, _ in axes]
+        if any(name not in AXES[1:] for name in names) or len(set(names)) != len(names):
+            raise InputError("sweep", f"axes must be distinct options of {', '.join(AXES[1:])}, got {names}")
+        if any(not values for _, values in axes):
+            raise InputError("sweep", "every varied option needs at least one value")
+        axes = tuple(sorted(axes, key=lambda a: AXES.index(a[0])))
+        cells = len(ms) * math.prod(len(v) for _, v in axes)
+        if cells * self.seeds > MAX_RUNS:
+            sizes = " x ".join(
+                [
+                    f"{len(ms)} values of m",
+                    *(f"{len(v)} of {name}" for name, v in axes),
+                    f"{self.seeds} seeds",
+                ]
             )
-        for m in ms:
-            self.base.with_changes(m=m)  # validates m
+            raise InputError("seeds", f"{sizes} is {cells * self.seeds} runs, more than {MAX_RUNS} runs")
         object.__setattr__(self, "m_values", ms)
+        object.__setattr__(self, "axes", axes)
+        seen: dict[tuple, dict] = {}
+        for cell in self.cells():  # every combination valid, each bad value named by its option
+            key = self.run_key(self.run_of(cell, self.base.seed))
+            if key in seen:
+                raise InputError(
+                    "sweep",
+                    f"two combinations of the lists make the same run ({_cell_text(seen[key])} and "
+                    f"{_cell_text(cell)}): drop the values that make no difference (a noise sigma "
+                    "without noise, decay steps without a decay)",
+                )
+            seen[key] = cell
+
+    # --- the grid's cells ----------------------------------------------------------------
+    def cells(self) -> list[dict[str, Any]]:
+        """Every combination of m and the lists, as {option: value}, m outermost."""
+        names = ["m", *(name for name, _ in self.axes)]
+        lists = [self.m_values, *(values for _, values in self.axes)]
+        return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*lists)]
+
+    def run_of(self, cell: dict[str, Any], seed: int) -> InterferenceParams:
+        """The run of one cell with one seed: a schedule in the lists sets the l1 (lr) it
+        ends at; noise "none" has no sigma, lr decay "none" no length."""
+        changes = dict(cell, seed=seed)
+        for name in ("l1", "lr"):
+            knots = cell.get(f"{name}_schedule")
+            if knots:
+                changes[name] = knots[-1][1]
+        for kind, size, zero in (("noise", "noise_sigma", 0.0), ("lr_decay", "lr_decay_steps", 0)):
+            if kind in cell and cell[kind] == "none":
+                changes[size] = zero
+        return self.base.with_changes(**changes)
+
+    @property
+    def varied(self) -> tuple[str, ...]:
+        """The options with more than one value, in axes.AXES order: the figures' axes."""
+        return tuple(name for name, values in (("m", self.m_values), *self.axes) if len(values) > 1)
+
+    def values_of(self, axis: str) -> tuple:
+        """The values of ``axis`` as rows keep them (axes.row_value), in the plan's order."""
+        seen = dict.fromkeys(row_value(self.run_of(c, self.base.seed), axis) for c in self.cells())
+        return tuple(seen)
 
     def runs(self) -> list[InterferenceParams]:
-        return [
-            self.base.with_changes(m=m, seed=self.base.seed + s)
-            for m in self.m_values
-            for s in range(self.seeds)
-        ]
+        return [self.run_of(cell, self.base.seed + s) for cell in self.cells() for s in range(self.seeds)]
+
+    def describe(self, p: InterferenceParams) -> str:
+        """A run as the progress line names it: the varied options and the seed."""
+        parts = [f"{name}={value_text(name, row_value(p, name))}" for name in self.varied or ("m",)]
+        return " ".join([*parts, f"seed={p.seed}"])
+
+    def describe_row(self, row: SweepRow) -> str:
+        """A finished run as messages name it: the varied options and the seed."""
+        parts = [f"{name}={value_text(name, getattr(row, name))}" for name in self.varied or ("m",)]
+        return " ".join([*parts, f"seed={row.seed}"])
 
     what, work, doing, label, one_blas_thread = "a sweep", "train", "training", "sweep", True
 
@@ -186,9 +279,11 @@ class SweepSpec(GridPlan):
             ) from None
 
     def check_work(self) -> None:
-        """Refuse a sweep whose longest run (the largest m) would pass the limit of bounded
-        work (params.check_training_work)."""
-        check_training_work(self.base.with_changes(m=max(self.m_values)))
+        """Refuse a sweep with a run past the limit of bounded work
+        (params.check_training_work): every cell's, the largest m and most steps among them."""
+        runs = [self.run_of(cell, self.base.seed) for cell in self.cells()]
+        for p in sorted(runs, key=self.cost, reverse=True):  # the message names the largest
+            check_training_work(p)
 
     def cost(self, p: InterferenceParams) -> float:
         """Relative cost of one run, in multiply-adds."""
@@ -197,14 +292,21 @@ class SweepSpec(GridPlan):
     def largest(self) -> str:
         return f"n = {self.base.n}, m = {max(self.m_values)}"
 
-    def run_key(self, run: InterferenceParams) -> tuple[int, int]:
-        return (run.m, run.seed)
+    def run_key(self, run: InterferenceParams) -> tuple:
+        return (run.seed, *(row_value(run, name) for name, _ in (("m", ()), *self.axes)))
 
-    def row_key(self, row: SweepRow) -> tuple[int, int]:
-        return (row.m, row.seed)
+    def row_key(self, row: SweepRow) -> tuple:
+        return (row.seed, *(getattr(row, name) for name, _ in (("m", ()), *self.axes)))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"m_values": list(self.m_values), "seeds": self.seeds, "base": self.base.as_dict()}
+        d: dict[str, Any] = {
+            "m_values": list(self.m_values),
+            "seeds": self.seeds,
+            "base": self.base.as_dict(),
+        }
+        if self.axes:  # a sweep over m alone writes what it wrote before other lists existed
+            d["axes"] = {name: [_json_value(name, v) for v in values] for name, values in self.axes}
+        return d
 
     def train(self, run: InterferenceParams, book: GridBook) -> None:
         """One run to its row (train_run), its cost told step by step (GridPlan.run runs
@@ -217,16 +319,27 @@ class SweepSpec(GridPlan):
     task = staticmethod(sweep_task)
 
 
+def _cell_text(cell: dict[str, Any]) -> str:
+    return " ".join(f"{name}={value_text(name, v)}" for name, v in cell.items())
+
+
+def _json_value(axis: str, value: Any) -> Any:
+    return [list(k) for k in value] if axis.endswith("_schedule") else value
+
+
 def rows_csv(rows: Sequence[SweepRow]) -> str:
-    """A row per run, in ROW_COLUMNS order."""
-    lines = [",".join(ROW_COLUMNS)]
+    """A row per run, in ROW_COLUMNS order; floats as repr (they read back bit for bit),
+    a cell with a comma (a schedule's knots) in quotes."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(ROW_COLUMNS)
     for r in rows:
         vals = []
         for f in ROW_COLUMNS:
             v = getattr(r, f)
             vals.append(repr(float(v)) if isinstance(v, float) else str(v))
-        lines.append(",".join(vals))
-    return "\n".join(lines) + "\n"
+        writer.writerow(vals)
+    return out.getvalue()
 
 
 @dataclass(frozen=True)
@@ -283,3 +396,31 @@ def summarize(rows: Sequence[SweepRow]) -> SweepSummary:
         slope,
         points,
     )
+
+
+def cell_summaries(spec: SweepSpec, rows: Sequence[SweepRow]) -> list[dict[str, Any]]:
+    """Per cell of ``spec`` (its values of the varied options, in the plan's order): the
+    runs finished, n^2/(4m), and each readout's median, 10/90 % quantiles, mean and SD over
+    them (axes.cell_stats); sweep.json's groups."""
+    varied = spec.varied
+    by_key: dict[tuple, list[SweepRow]] = {}
+    for r in rows:
+        by_key.setdefault(tuple(getattr(r, a) for a in varied), []).append(r)
+    out = []
+    seen: set[tuple] = set()
+    for cell in spec.cells():
+        run = spec.run_of(cell, spec.base.seed)
+        key = tuple(row_value(run, a) for a in varied)
+        if key in seen:
+            continue
+        seen.add(key)
+        members = by_key.get(key, [])
+        out.append(
+            {
+                "params": {a: v for a, v in zip(varied, key, strict=True)},
+                "runs": len(members),
+                "predicted": predicted_polysemantic(run.n, run.m),
+                **{name: cell_stats(readout_values(members, name)) for name in READOUTS},
+            }
+        )
+    return out

@@ -1,0 +1,281 @@
+"""A sweep's figures when it varies more than m (core/interference/axes.py): a readout
+(polysemantic neurons, steps to sparsity, rail share, ...) against the first varied option,
+one curve per value of the others, each the median over seeds with a band from the 10th
+to the 90th percentile (the paper's "all curves" figure); and, with two varied options, a
+heatmap of the readout's median over seeds, one cell per pair. Drawn from sweep.csv's
+columns (the JSON beside each figure holds them); `grid_figure_files` writes them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sparsity_gui.core.interference.axes import (
+    AXIS_LABELS,
+    DEFAULT_READOUT,
+    KNOT_AXES,
+    READOUTS,
+    TEXT_AXES,
+    check_readout,
+    readout_values,
+    row_value,
+    value_text,
+)
+from sparsity_gui.figures.draw import least_legend_size, log_ticks, panel_axes
+from sparsity_gui.figures.scripted import panels_files
+
+BAND = "10–90 % of seeds"
+CURVES, HEATMAP = "curves", "heatmap"
+
+
+def cell_quantiles(y, index, cells):
+    """Per cell 0 .. cells-1 (``index`` gives each run's): the median and the 10th and 90th
+    percentiles of the runs' finite y (numpy's linear interpolation), NaN without any."""
+    y, index = np.asarray(y, float), np.asarray(index, int)
+    out = np.full((3, cells), np.nan)
+    for c in range(cells):
+        v = y[(index == c) & np.isfinite(y)]
+        if v.size:
+            out[:, c] = np.median(v), np.quantile(v, 0.1), np.quantile(v, 0.9)
+    return out
+
+
+def cell_text(v):
+    """A heatmap cell's value, short: whole numbers below 10^5 as they are (9912 steps),
+    others with three significant digits (0.81, 1.2e+05)."""
+    if abs(v) < 1e5 and abs(v - round(v)) < 1e-9 * max(1.0, abs(v)):
+        return f"{v:.0f}"
+    if 100 <= abs(v) < 1e5:
+        return f"{v:.0f}"
+    return f"{v:.3g}"
+
+
+def axis_positions(ax, data):
+    """Where the x values sit: the numbers themselves (log where data says so), or 0, 1, ...
+    with the values as tick labels (an optimizer, a schedule)."""
+    labels = list(data["x_labels"])
+    if data["x_numeric"]:  # every planned value in view, with or without runs yet
+        pos = np.asarray(data["x_values"], float)
+        lo, hi = float(pos.min()), float(pos.max())
+        if data["x_log"]:
+            ax.set_xscale("log")
+            ax.set_xlim(lo / 1.25, hi * 1.25)
+        else:
+            room = 0.04 * (hi - lo) or 0.05 * abs(lo) or 0.5
+            ax.set_xlim(lo - room, hi + room)
+        return pos
+    pos = np.arange(len(labels), dtype=float)
+    ax.set_xlim(-0.5, len(labels) - 0.5)
+    long = max((len(s) for s in labels), default=0) > 8
+    ax.set_xticks(pos, labels, rotation=25 if long else 0, ha="right" if long else "center")
+    return pos
+
+
+def title_of(ax, data, note=""):
+    """The settings every run shares (and ``note`` on a line of its own); a grid cut short
+    says so, in red."""
+    title = str(data["fixed"]) + (f"\n{note}" if note else "")
+    runs, planned = int(data["runs"]), int(data["planned_runs"])
+    if runs < planned:
+        why = "cancelled" if data["cancelled"] else "incomplete"
+        ax.set_title(f"{why}: {runs} of {planned} runs\n{title}", fontsize="small", color="C3")
+    else:
+        ax.set_title(title, fontsize="small")
+
+
+def curves(fig, data, ax=None):
+    """The readout against the first varied option: per value of the others a curve of the
+    median over seeds, its 10-90 % band shaded; the paper's n²/(4m) dashed for the
+    polysemantic count."""
+    from matplotlib.patches import Patch
+
+    (ax,) = panel_axes(fig, ax)
+    x_labels, series = list(data["x_labels"]), list(data["s_labels"])
+    xi, si, y = (np.asarray(data[k], float) for k in ("xi", "si", "value"))
+    pos = axis_positions(ax, data)
+    nx = len(x_labels)
+    handles, labels = [], []
+    for s, label in enumerate(series):
+        pick = si == s
+        med, lo, hi = cell_quantiles(y[pick], xi[pick], nx)
+        colour = f"C{s % 10}"
+        ok = np.isfinite(med)
+        ax.fill_between(pos[ok], lo[ok], hi[ok], color=colour, alpha=0.18, linewidth=0, zorder=2)
+        (line,) = ax.plot(pos[ok], med[ok], "o-", color=colour, markersize=3, linewidth=1.2, zorder=3)
+        handles.append(line)
+        labels.append(label or "median")
+        predicted = np.asarray(data["predicted"], float)
+        if predicted.size:
+            p_med = cell_quantiles(predicted[pick], xi[pick], nx)[0]
+            ax.plot(pos, p_med, "--", color=colour, linewidth=0.9, zorder=2)
+    if np.asarray(data["predicted"], float).size:
+        handles.append(ax.plot([], [], "--", color="0.3", linewidth=0.9)[0])
+        labels.append("$n^2/(4m)$")
+    handles.append(Patch(color="0.5", alpha=0.3, linewidth=0))
+    labels.append(str(data["band"]))
+    missing = int(np.count_nonzero(~np.isfinite(y)))
+    if missing:
+        handles.append(Patch(color="none"))
+        labels.append(f"{missing} of {y.size} runs {data['missing']}")
+    if data["value_log"]:
+        ax.set_yscale("log")
+    if data["x_log"] or data["value_log"]:
+        log_ticks(ax)
+    ax.set_xlabel(str(data["x_label"]))
+    ax.set_ylabel(str(data["value_label"]))
+    title_of(ax, data)
+    size = least_legend_size()
+    legend_title = str(data["s_label"]) or None
+    ax.legend(handles, labels, title=legend_title, fontsize=size, title_fontsize=size, handlelength=1.6)
+
+
+def heatmap(fig, data, ax=None):
+    """The readout's median over seeds for every pair of the two varied options, its value
+    written in each cell; a cell where no run has one (never sparse) hatched."""
+    from matplotlib.colors import LogNorm
+    from matplotlib.patches import Rectangle
+
+    (ax,) = panel_axes(fig, ax)
+    nx, ny = len(data["x_labels"]), len(data["s_labels"])
+    xi, yi, y = (np.asarray(data[k], float) for k in ("xi", "si", "value"))
+    grid = cell_quantiles(y, yi * nx + xi, nx * ny)[0].reshape(ny, nx)
+    finite = grid[np.isfinite(grid)]
+    log = bool(data["value_log"]) and finite.size and finite.min() > 0
+    norm = LogNorm(finite.min(), finite.max()) if log and finite.max() > finite.min() else None
+    image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis", norm=norm, interpolation="nearest")
+    x_labels = list(data["x_labels"])
+    long = max((len(s) for s in x_labels), default=0) > 8
+    ax.set_xticks(np.arange(nx), x_labels, rotation=25 if long else 0, ha="right" if long else "center")
+    ax.set_yticks(np.arange(ny), list(data["s_labels"]))
+    ax.tick_params(length=0)
+    if nx * ny <= 120:  # the value in each cell, dark on light colours
+        for j in range(ny):
+            for i in range(nx):
+                v = grid[j, i]
+                if not np.isfinite(v):
+                    continue
+                r, g, b, _ = image.cmap(image.norm(v))
+                ink = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
+                ax.text(i, j, cell_text(v), ha="center", va="center", color=ink, fontsize=least_legend_size())
+    for j, i in zip(*np.nonzero(~np.isfinite(grid)), strict=True):
+        ax.add_patch(
+            Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor="0.92", edgecolor="0.6", hatch="///", linewidth=0)
+        )
+    bar = fig.colorbar(image, ax=ax, fraction=0.06, pad=0.03)
+    bar.set_label(f"median {data['value_label']}")
+    ax.set_xlabel(str(data["x_label"]))
+    ax.set_ylabel(str(data["s_label"]))
+    title_of(ax, data, "" if np.isfinite(grid).all() else f"hatched: {data['missing']}")
+
+
+SCRIPT_FUNCTIONS = (cell_quantiles, cell_text, axis_positions, title_of)
+
+
+# --- the figures' data --------------------------------------------------------------------
+def _axis_data(axis: str, values: Sequence) -> dict:
+    """The x axis: numbers where the option is one (log when they span a decade or more),
+    else its values as tick labels."""
+    numeric = axis not in TEXT_AXES and axis not in KNOT_AXES
+    pos = np.array([float(v) for v in values], float) if numeric else np.full(len(values), np.nan)
+    return {
+        "x_name": axis,
+        "x_labels": [value_text(axis, v) for v in values],
+        "x_values": pos,
+        "x_numeric": numeric,
+        "x_log": bool(numeric and pos.size > 1 and pos.min() > 0 and pos.max() / pos.min() >= 10),
+    }
+
+
+def _fixed_text(spec) -> str:
+    """The settings every run of ``spec`` shares, as a title says them."""
+    b = spec.base
+    varied = set(spec.varied)
+    parts = [f"$n = {b.n}$"]
+    for axis, text in (
+        ("m", f"$m = {b.m}$"),
+        ("optimizer", b.optimizer),
+        ("l1", f"l1 = {b.l1:g}"),
+        ("lr", f"lr = {b.lr:g}"),
+        ("steps", f"{b.steps} steps"),
+        ("noise", f"{b.noise} noise σ = {b.noise_sigma:g}" if b.noise != "none" else ""),
+    ):
+        if axis not in varied and text:
+            parts.append(text)
+    parts.append(f"{spec.seeds} seeds")
+    return " · ".join(parts)
+
+
+def grid_data(rows: Sequence, spec, readout: str = DEFAULT_READOUT, cancelled: bool = False) -> dict:
+    """The curves' and the heatmap's data from SweepRows and their SweepSpec: the first
+    varied option on x, the others' combinations as the series (the heatmap's y: the
+    second, when there are two), the readout per run."""
+    readout = check_readout(readout)
+    rows = list(rows)
+    varied = list(spec.varied) or ["m"]
+    x_axis, others = varied[0], varied[1:]
+    x_values = spec.values_of(x_axis)
+    combos: list[tuple] = []
+    for cell in spec.cells():
+        run = spec.run_of(cell, spec.base.seed)
+        key = tuple(row_value(run, a) for a in others)
+        if key not in combos:
+            combos.append(key)
+    x_index = {v: i for i, v in enumerate(x_values)}
+    s_index = {c: i for i, c in enumerate(combos)}
+    y = readout_values(rows, readout)
+    finite = y[np.isfinite(y)]
+    spans = bool(finite.size and finite.min() > 0 and finite.max() / finite.min() >= 10)
+    if len(others) == 1:
+        s_labels = [value_text(others[0], c[0]) for c in combos]
+        s_label = AXIS_LABELS[others[0]]
+    else:  # each series a combination of the others: "l1 = 0.001, optimizer = adamw"
+        s_labels = [
+            ", ".join(f"{a} = {value_text(a, v)}" for a, v in zip(others, c, strict=True)) for c in combos
+        ]
+        s_label = ""
+    data = {
+        "readout": readout,
+        "value_label": READOUTS[readout],
+        "x_label": AXIS_LABELS[x_axis],
+        **_axis_data(x_axis, x_values),
+        "s_label": s_label,
+        "s_labels": s_labels,
+        "xi": np.array([x_index[getattr(r, x_axis)] for r in rows], float),
+        "si": np.array([s_index[tuple(getattr(r, a) for a in others)] for r in rows], float),
+        "value": y,
+        "value_log": readout == "steps_to_sparse" and spans,
+        "predicted": (
+            np.array([r.n * r.n / (4.0 * r.m) for r in rows], float)
+            if readout == "polysemantic"
+            else np.array([])
+        ),
+        "band": BAND,
+        "missing": "never sparse" if readout == "steps_to_sparse" else "without a value",
+        "fixed": _fixed_text(spec),
+        "runs": len(rows),
+        "planned_runs": len(spec.runs()),
+        "cancelled": bool(cancelled),
+    }
+    return data
+
+
+def grid_panels(spec) -> tuple[str, ...]:
+    """The figures a sweep of ``spec`` draws here: the curves when it varies an option
+    other than m, the heatmap too when it varies exactly two."""
+    varied = spec.varied
+    if not varied or varied == ("m",):
+        return ()
+    return (CURVES, HEATMAP) if len(varied) == 2 else (CURVES,)
+
+
+PANELS = {CURVES: curves, HEATMAP: heatmap}
+TITLES = {CURVES: "Readout against the first varied option", HEATMAP: "Readout over the two varied options"}
+
+
+def grid_figure_files(spec, rows: Sequence, readout: str = DEFAULT_READOUT, cancelled: bool = False, **how):
+    """{curves.png, ..., heatmap.py: bytes} of a sweep (grid_panels says which); ``how``:
+    the style, dpi, formats and width of scripted.panels_files."""
+    data = grid_data(rows, spec, readout, cancelled)
+    panels = [(name, PANELS[name], data, TITLES[name]) for name in grid_panels(spec)]
+    return panels_files(panels, SCRIPT_FUNCTIONS, **how)
