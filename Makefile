@@ -123,9 +123,13 @@ warmup-figure: $(STAMP)
 noise-figure: $(STAMP)
 	$(PY) docs/noise/noise_figure.py docs/noise
 
-# README's "Why Adam ignores the L1 coefficient" (about five minutes on two cores)
+# README's "Why Adam ignores the L1 coefficient" (about five minutes on two cores), and the
+# same question as one grid of `sweep` (about a minute)
 optimizer-figure: $(STAMP)
 	$(PY) docs/optimizers/optimizer_figure.py docs/optimizers
+	$(VENV)/bin/sparsity-gui sweep --n 8 --m 16 --lr 1e-3 --steps 12000 --seeds 5 \
+	  --l1 1e-3,1e-2,0.05,0.2,0.5 --optimizer adamw,gd-zero,ista,signsgd \
+	  --readout steps_to_sparse --out docs/optimizers/grid --force
 
 scaling-figure: $(STAMP)
 	$(VENV)/bin/sparsity-gui scaling --m 1e3,1e4,1e5,1e6 --lam 1e-4,1e-3,1e-2 --seeds 5 \

@@ -179,6 +179,12 @@ def sweep_command(argv: Sequence[str]) -> int:
     return 0
 
 
+def short(v: float) -> str:
+    """A number in the summary table: whole numbers from 1000 up as they are (11080 steps),
+    others with four significant digits."""
+    return f"{v:.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+
+
 def say_cells(spec, rows: list, readout: str) -> None:
     """The summary table of a sweep over more than m: per cell its values, the runs, and
     the median (10-90 %) over seeds of the polysemantic count and of the readout."""
@@ -196,7 +202,7 @@ def say_cells(spec, rows: list, readout: str) -> None:
             text = (
                 ("never" if name == "steps_to_sparse" else "-")
                 if st["median"] is None
-                else f"{st['median']:.4g} ({st['p10']:.4g} .. {st['p90']:.4g})"
+                else f"{short(st['median'])} ({short(st['p10'])} .. {short(st['p90'])})"
             )
             stats.append(f"{text:>34}")
         say(f"{values} {c['runs']:>5} " + " ".join(stats))

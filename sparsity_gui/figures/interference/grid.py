@@ -22,7 +22,7 @@ from sparsity_gui.core.interference.axes import (
     row_value,
     value_text,
 )
-from sparsity_gui.figures.draw import least_legend_size, log_ticks, panel_axes
+from sparsity_gui.figures.draw import least_legend_size, log_ticks, panel_axes, panel_legend
 from sparsity_gui.figures.scripted import panels_files
 
 BAND = "10–90 % of seeds"
@@ -90,8 +90,9 @@ def curves(fig, data, ax=None):
     polysemantic count."""
     from matplotlib.patches import Patch
 
+    own = ax is not None  # drawn into a given ax: its legend on it
     (ax,) = panel_axes(fig, ax)
-    x_labels, series = list(data["x_labels"]), list(data["s_labels"])
+    x_labels, series = list(data["x_labels"]), list(data["series"])
     xi, si, y = (np.asarray(data[k], float) for k in ("xi", "si", "value"))
     pos = axis_positions(ax, data)
     nx = len(x_labels)
@@ -125,9 +126,7 @@ def curves(fig, data, ax=None):
     ax.set_xlabel(str(data["x_label"]))
     ax.set_ylabel(str(data["value_label"]))
     title_of(ax, data)
-    size = least_legend_size()
-    legend_title = str(data["s_label"]) or None
-    ax.legend(handles, labels, title=legend_title, fontsize=size, title_fontsize=size, handlelength=1.6)
+    panel_legend(fig, ax, handles, labels, own_ax=own)
 
 
 def heatmap(fig, data, ax=None):
@@ -164,6 +163,8 @@ def heatmap(fig, data, ax=None):
         )
     bar = fig.colorbar(image, ax=ax, fraction=0.06, pad=0.03)
     bar.set_label(f"median {data['value_label']}")
+    if norm is not None:
+        log_ticks(bar.ax)
     ax.set_xlabel(str(data["x_label"]))
     ax.set_ylabel(str(data["s_label"]))
     title_of(ax, data, "" if np.isfinite(grid).all() else f"hatched: {data['missing']}")
@@ -226,14 +227,14 @@ def grid_data(rows: Sequence, spec, readout: str = DEFAULT_READOUT, cancelled: b
     y = readout_values(rows, readout)
     finite = y[np.isfinite(y)]
     spans = bool(finite.size and finite.min() > 0 and finite.max() / finite.min() >= 10)
-    if len(others) == 1:
-        s_labels = [value_text(others[0], c[0]) for c in combos]
-        s_label = AXIS_LABELS[others[0]]
-    else:  # each series a combination of the others: "l1 = 0.001, optimizer = adamw"
-        s_labels = [
-            ", ".join(f"{a} = {value_text(a, v)}" for a, v in zip(others, c, strict=True)) for c in combos
-        ]
-        s_label = ""
+    # each series a value of the others, named in full in the legend: "optimizer adamw",
+    # "l1 0.001, optimizer adamw"; the heatmap's y ticks are the values alone
+    s_labels = [value_text(others[0], c[0]) for c in combos] if others else [""]
+    series = [
+        ", ".join(f"{a.replace('_', ' ')} {value_text(a, v)}" for a, v in zip(others, c, strict=True))
+        for c in combos
+    ]
+    s_label = AXIS_LABELS[others[0]] if len(others) == 1 else ""
     data = {
         "readout": readout,
         "value_label": READOUTS[readout],
@@ -241,6 +242,7 @@ def grid_data(rows: Sequence, spec, readout: str = DEFAULT_READOUT, cancelled: b
         **_axis_data(x_axis, x_values),
         "s_label": s_label,
         "s_labels": s_labels,
+        "series": series,
         "xi": np.array([x_index[getattr(r, x_axis)] for r in rows], float),
         "si": np.array([s_index[tuple(getattr(r, a) for a in others)] for r in rows], float),
         "value": y,
