@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure warmup-figure noise-figure optimizer-figure bench-schedules bench-noise bundle dist icons clean
+.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure warmup-figure noise-figure optimizer-figure bench-schedules bench-noise bench-grid bundle dist icons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,9 @@ bench-schedules: $(STAMP)
 
 bench-noise: $(STAMP)
 	$(PY) benchmarks/bench_noise.py $(ARGS)
+
+bench-grid: $(STAMP)
+	$(PY) benchmarks/bench_grid.py $(ARGS)
 
 bench-signals: $(STAMP)
 	$(PY) benchmarks/bench_signals.py $(ARGS)

@@ -300,7 +300,8 @@ class SweepResult(Result):
     where they ran (str() gives its address or local:N; None: this machine's threads).
     ``varied``: the options with several values; ``groups``: per cell of the grid (its
     ``params``) the runs and each readout's median, p10, p90, mean and std over the seeds
-    (sweep.json's groups)."""
+    (sweep.json's groups). ``overlap`` (``sweep(overlap=True)``): per cell, in the order of
+    ``groups``, the mean over its seeds of W(0) W(T)^T, an array cells x n x n."""
 
     spec: SweepSpec
     rows: dict[str, np.ndarray]
@@ -313,6 +314,7 @@ class SweepResult(Result):
     sweep_rows: tuple[SweepRow, ...] = dataclasses.field(repr=False)
     options: dict[str, Any] = dataclasses.field(repr=False)
     groups: list[dict[str, Any]] = dataclasses.field(repr=False, default_factory=list)
+    overlap: np.ndarray | None = dataclasses.field(repr=False, default=None)
     command = "sweep"
 
     def save(self, out: str | Path, *, force: bool = False) -> Path:
@@ -349,7 +351,13 @@ class SweepResult(Result):
         these the sweep draws). A new ``matplotlib.figure.Figure``, or drawn in place of
         ``ax``. ``style``: "paper" (the default), "talk", a dict of rcParams or a
         .mplstyle path."""
-        from sparsity_gui.figures.interference.grid import PANELS, grid_data, grid_panels
+        from sparsity_gui.figures.interference.grid import (
+            PANELS,
+            grid_data,
+            grid_panels,
+            overlap,
+            overlap_data,
+        )
         from sparsity_gui.figures.interference.sweep import sweep, sweep_data
         from sparsity_gui.figures.scripted import panel_named, plot_panel
 
@@ -357,8 +365,14 @@ class SweepResult(Result):
         drawn = grid_panels(spec)
         if panel is None:
             panel = drawn[0] if drawn else "sweep"
-        function = panel_named({"sweep": sweep, **PANELS}, panel)
-        if panel == "sweep":
+        function = panel_named({"sweep": sweep, **PANELS, "overlap": overlap}, panel)
+        if panel == "overlap":
+            if not spec.overlap:
+                from sparsity_gui.core.errors import InputError
+
+                raise InputError("panel", "the overlap needs sweep(overlap=True)")
+            data = overlap_data(spec, self.sweep_rows)
+        elif panel == "sweep":
             data = sweep_data(self.sweep_rows, spec.base.n, spec.m_values, len(spec.runs()))
         elif panel not in drawn:
             from sparsity_gui.core.errors import InputError
@@ -407,6 +421,7 @@ def sweep(
     lr_schedule: str | Sequence[tuple[float, float]] | Sequence[Any] | None = None,
     noise: str | Sequence[str] | None = None,
     noise_sigma: float | Sequence[float] | None = None,
+    overlap: bool = False,
 ) -> SweepResult:
     """Train the interference model for every combination of the options given as lists
     (``m``, ``l1``, ``lr``, ``optimizer``, ``weight_decay``, ``sigma``, ``steps``, ``dtype``,
@@ -426,7 +441,9 @@ def sweep(
     depend on it. ``scheduler``: train each run as a task on a dask.distributed cluster
     instead (the extra ``pip install 'sparsity-gui[cluster]'``): the address of a running
     scheduler, "tcp://HOST:PORT", or "local:N" to start N worker processes on this machine
-    for this call; the rows are the same digit for digit (all but ``seconds``)."""
+    for this call; the rows are the same digit for digit (all but ``seconds``).
+    ``overlap=True``: each run keeps W(0) W(T)^T, and the result's ``overlap`` holds their
+    mean per cell (as `sweep --overlap`'s overlap.npy; ``plot("overlap")`` draws it)."""
     from sparsity_gui.core.cluster import parse_scheduler
     from sparsity_gui.core.interference.axes import listed, split_lists
     from sparsity_gui.core.interference.headless import (
@@ -436,7 +453,7 @@ def sweep(
         sweep_settings,
         values_from_schedules,
     )
-    from sparsity_gui.core.interference.sweep import ROW_COLUMNS, cell_summaries, summarize
+    from sparsity_gui.core.interference.sweep import ROW_COLUMNS, cell_overlaps, cell_summaries, summarize
 
     lists_given = dict(
         steps=steps,
@@ -470,6 +487,7 @@ def sweep(
         paper=paper,
         jobs=as_whole(jobs),
         scheduler=scheduler,
+        overlap=overlap,
         **schedule_options(*(one.get(k) for k in SCHEDULE_OPTIONS)),
         noise=one.get("noise"),
         noise_sigma=as_number(one.get("noise_sigma")),
@@ -487,6 +505,10 @@ def sweep(
         **(PAPER if paper else {}),
     }
     settings.update({k: v for k, v in given.items() if v is not None and k != "paper"})
+    if not isinstance(overlap, bool):
+        from sparsity_gui.core.errors import InputError
+
+        raise InputError("overlap", f"must be True or False, got {overlap!r}")
     settings["scheduler"] = cluster = parse_scheduler("" if scheduler is None else str(scheduler))
     spec, workers = sweep_settings(**settings, lists=lists)
     rows = spec.run(workers=workers or 1, scheduler=cluster)
@@ -504,4 +526,5 @@ def sweep(
         sweep_rows=tuple(rows),
         options=options,
         groups=cell_summaries(spec, rows),
+        overlap=cell_overlaps(spec, rows)[1] if spec.overlap else None,
     )

@@ -79,6 +79,13 @@ def build_sweep_parser() -> CleanParser:
         f"cell: {', '.join(READOUTS)} (default {DEFAULT_READOUT})",
     )
     o.add_argument(
+        "--overlap",
+        action="store_true",
+        help="also write overlap.npy and the figure overlap: per cell of the grid, W(0) W(T)^T "
+        "(features by features) averaged over its seeds, which features keep their initial "
+        "direction (the paper's correlation figure; at most 1 GB of n x n matrices)",
+    )
+    o.add_argument(
         "--resume",
         action="store_true",
         help="continue an interrupted sweep in DIR (Ctrl+C or SIGTERM keeps the runs "
@@ -101,6 +108,7 @@ def sweep_spec_from_args(args: argparse.Namespace):
         jobs=args.jobs,
         scheduler=args.scheduler,
         lists=lists,
+        overlap=args.overlap,
         **model_options(args),
     )
     return spec
@@ -122,12 +130,20 @@ def sweep_command(argv: Sequence[str]) -> int:
     from sparsity_gui.core.interference.files import write_sweep
 
     def figure_files(rows: list, interrupted: bool) -> dict:
-        from sparsity_gui.figures.interference.grid import grid_figure_files, grid_panels
+        from sparsity_gui.figures.interference.grid import (
+            grid_figure_files,
+            grid_panels,
+            overlap_figure_files,
+        )
         from sparsity_gui.figures.interference.sweep import sweep_figure_files  # matplotlib: only if asked
 
         if grid_panels(spec):
-            return grid_figure_files(spec, rows, args.readout, style=style, dpi=dpi, cancelled=interrupted)
-        return sweep_figure_files(spec, rows, style=style, dpi=dpi, cancelled=interrupted)
+            files = grid_figure_files(spec, rows, args.readout, style=style, dpi=dpi, cancelled=interrupted)
+        else:
+            files = sweep_figure_files(spec, rows, style=style, dpi=dpi, cancelled=interrupted)
+        if spec.overlap:
+            files.update(overlap_figure_files(spec, rows, style=style, dpi=dpi))
+        return files
 
     outcome, status = grid_command(
         "sweep",

@@ -23,9 +23,11 @@ GRID = [
     *("--n", "8", "--m", "16", "--lr", "5e-3", "--steps", "400", "--seeds", "2"),
     *("--l1", "0.05,0.4", "--optimizer", "adamw,gd-zero"),
 ]
-# the schedules and the noise as axes: 2 noise kinds x 2 l1 schedules x 1 seed
+# the schedules and the noise as axes: 2 noise kinds x 2 l1 schedules x 2 seeds, with the
+# mean W(0) W(T)^T of each cell
 SCHEDULED = [
-    *("--n", "6", "--m", "12", "--lr", "1e-2", "--steps", "300", "--seeds", "1", "--optimizer", "gd"),
+    *("--n", "6", "--m", "12", "--lr", "1e-2", "--steps", "300", "--seeds", "2", "--optimizer", "gd"),
+    "--overlap",
     *("--noise", "bernoulli,gaussian", "--noise-sigma", "0.1"),
     *("--l1-schedule", "0:0,100:0.1;0:0.05,200:0.2"),
 ]
@@ -48,7 +50,7 @@ def grid(tmp_path_factory):
 @pytest.fixture(scope="module")
 def scheduled(tmp_path_factory):
     d = tmp_path_factory.mktemp("scheduled")
-    proc = cli(["sweep", *SCHEDULED, "--no-figure", "--out", "res"], d)
+    proc = cli(["sweep", *SCHEDULED, "--out", "res"], d)
     assert proc.returncode == 0, proc.stderr
     return d / "res"
 
@@ -106,11 +108,15 @@ def test_every_row_of_a_two_option_grid_is_its_interference_run(grid, tmp_path, 
 
 
 def test_schedules_and_noise_as_axes_are_their_runs(scheduled, tmp_path, monkeypatch, capsys):
+    """Every row is its run; overlap.npy holds per cell the mean over its two seeds of
+    W(0) W(T)^T, computed here from the runs' own w0.npy and w_final.npy."""
     rows = csv_rows(scheduled)
+    products: dict[tuple, list] = {}
     assert sorted((r["noise"], r["l1_schedule"]) for r in rows) == sorted(
         (kind, knots)
         for kind in ("bernoulli", "gaussian")
         for knots in ("0.0:0.0,100.0:0.1", "0.0:0.05,200.0:0.2")
+        for _seed in (0, 1)
     )
     base = ["--n", "6", "--m", "12", "--lr", "1e-2", "--steps", "300", "--optimizer", "gd"]
     for i, row in enumerate(rows):
@@ -122,6 +128,18 @@ def test_schedules_and_noise_as_axes_are_their_runs(scheduled, tmp_path, monkeyp
         assert meta["parameters"]["l1_schedule"] == [
             [float(k), float(v)] for k, v in (pair.split(":") for pair in row["l1_schedule"].split(","))
         ]
+        w0, w = np.load(tmp_path / f"r{i}" / "w0.npy"), np.load(tmp_path / f"r{i}" / "w_final.npy")
+        products.setdefault((row["noise"], row["l1_schedule"]), []).append(w0 @ w.T)
+    meta = json.loads((scheduled / "sweep.json").read_text())["overlap"]
+    overlap = np.load(scheduled / "overlap.npy")
+    assert overlap.shape == tuple(meta["shape"]) == (4, 6, 6) and meta["runs"] == [2, 2, 2, 2]
+    for cell, mean in zip(meta["cells"], overlap, strict=True):
+        expected = sum(products[(cell["noise"], cell["l1_schedule"])]) / 2
+        np.testing.assert_allclose(mean, expected, rtol=0, atol=1e-12)
+    figures = sorted(p.name for p in (scheduled / "figures").iterdir())
+    assert [f for f in figures if f.startswith("overlap.")] == [
+        f"overlap.{ext}" for ext in ("json", "pdf", "png", "py", "svg")
+    ]
 
 
 def test_sweep_json_groups_every_cell_by_the_varied_options(grid):
@@ -258,6 +276,8 @@ BAD = [
     (["--noise", "none,bernoulli", "--noise-sigma", "0.05,0.1"], "make the same run"),
     (["--noise", "none,bernoulli"], "needs --noise-sigma"),
     (["--l1-schedule", "0:0,10:0.1;0:0,x:0.2"], "l1_schedule"),
+    # 100 runs of n = 4096 would keep 12.5 GB of W(0) W(T)^T
+    (["--n", "4096", "--m", "4096", "--seeds", "100", "--overlap"], "keeps an n x n matrix per run"),
 ]
 
 

@@ -36,6 +36,7 @@ from sparsity_gui.core.interference.sweep import (
     SETTLED_DEFINITION,
     SweepRow,
     SweepSpec,
+    cell_overlaps,
     cell_summaries,
     rows_csv,
     summarize,
@@ -118,6 +119,7 @@ def sweep_metadata(
         "readouts": READOUTS,
         "steps_to_sparse_without": "a run never sparse has steps_to_sparse -1 in sweep.csv; "
         "the groups count only the runs with a value",
+        **({"overlap": overlap_metadata(spec, rows)} if spec.overlap else {}),
         **extra,
         "platform": platform_versions(),
     }
@@ -148,7 +150,25 @@ def write_sweep(
     where they will be after commit)."""
     texts = sweep_texts(spec, rows, command_line, scheduler)
     files = {name: text.encode("utf-8") for name, text in texts.items()}
+    if spec.overlap:
+        files[OVERLAP_NPY] = _npy_bytes(cell_overlaps(spec, rows)[1])
     return write_result_files(target, files)
+
+
+OVERLAP_NPY = "overlap.npy"
+
+
+def overlap_metadata(spec: SweepSpec, rows: Sequence[SweepRow]) -> dict:
+    """sweep.json's description of overlap.npy: its cells in order, the runs each mean is over."""
+    params, _, count = cell_overlaps(spec, rows)
+    return {
+        "file": OVERLAP_NPY,
+        "definition": "per cell, the mean over its runs of W(0) W(T)^T (n x n: row i feature i at the "
+        "start, column j feature j at the end); NaN for a cell without runs",
+        "shape": [len(params), spec.base.n, spec.base.n],
+        "cells": params,
+        "runs": count,
+    }
 
 
 MAX_CELL = 200  # characters of one cell of sweep.csv: its longest, a float's repr, is 24

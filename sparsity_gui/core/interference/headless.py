@@ -150,11 +150,13 @@ def sweep_settings(
     jobs: int | None,
     scheduler: Scheduler | None = None,
     lists: dict[str, tuple] | None = None,
+    overlap: bool = False,
     **model,
 ) -> tuple[SweepSpec, int | None]:
     """The checked SweepSpec of a `sweep` and the runs it trains side by side (``jobs`` and
     ``scheduler`` as GridPlan.settle_jobs takes them). ``lists``: the options given with
-    several values (axes.split_lists, which took them out of ``model``)."""
+    several values (axes.split_lists, which took them out of ``model``); ``overlap``: each
+    run keeps W(0) W(T)^T (SweepSpec.overlap)."""
     lists = dict(lists or {})
     m_values = grid_m_values(m, M_MAX)
     # the base run: the first value of each list; a kind that goes with the size given
@@ -167,5 +169,5 @@ def sweep_settings(
         if f"{name}_schedule" in first:
             first[name] = first[f"{name}_schedule"][-1][1]
     base = model_params(m=m_values[0], **{**model, **first})
-    spec = SweepSpec(base=base, m_values=m_values, seeds=seeds, axes=tuple(lists.items()))
+    spec = SweepSpec(base=base, m_values=m_values, seeds=seeds, axes=tuple(lists.items()), overlap=overlap)
     return spec, spec.settle_jobs(jobs, scheduler)

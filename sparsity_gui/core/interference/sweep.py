@@ -16,7 +16,7 @@ import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -53,6 +53,9 @@ from sparsity_gui.core.threads import GridBook
 # work between progress reports and cancel checks (~10-20 ms): cancel answers quickly at
 # any size (one step per chunk at n = 256, m = 4096)
 CHUNK_WORK = 1e8
+
+# the most that a sweep with overlap=True may keep of W(0) W(T)^T, n x n per run
+OVERLAP_BYTES = 2**30
 
 # A run has settled when every feature still alive has an active weight and its counts
 # (polysemantic neurons, active weights) did not change over the last SETTLE_SHARE of its
@@ -94,11 +97,17 @@ class SweepRow(Counts):
     lr_decay: str = "none"
     lr_decay_steps: int = 0
     lr_schedule: str = ""
+    # W(0) W(T)^T (n x n) of a sweep with overlap=True, averaged per cell when written; not
+    # a column of sweep.csv (a resumed run's row has none)
+    overlap: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, run: InterferenceRun, seconds: float, before: Measurement | None = None) -> SweepRow:
+    def of(
+        cls, run: InterferenceRun, seconds: float, before: Measurement | None = None, overlap: bool = False
+    ) -> SweepRow:
         """The row of a finished run; ``before`` is its measurement SETTLE_SHARE of the steps
-        before the end (None: settled by definition, e.g. a run too short to tell)."""
+        before the end (None: settled by definition, e.g. a run too short to tell); with
+        ``overlap``, W(0) W(T)^T too."""
         meas = run.measure(with_loss=False)
         counts = {name: getattr(meas, name) for name in COUNT_COLUMNS}
         a = np.abs(run.W)
@@ -116,6 +125,7 @@ class SweepRow(Counts):
             steps_to_sparse=-1 if run.steps_to_sparse is None else run.steps_to_sparse,
             rail_share=run.rail_share_mean,
             shrinkage_ratio=shrinkage(run.W, run.params.l1)[2],
+            overlap=np.asarray(run.w0, float) @ np.asarray(run.W, float).T if overlap else None,
         )
 
 
@@ -135,10 +145,11 @@ def train_run(
     p: InterferenceParams,
     stopping: Callable[[], bool] = lambda: False,
     on_steps: Callable[[int], None] | None = None,
+    overlap: bool = False,
 ) -> SweepRow | None:
-    """Train one run of a sweep to its end and return its row; None when stopping() said
-    so between two chunks. ``on_steps(taken)`` after every chunk. Raises InputError (naming
-    the run) when the run diverges."""
+    """Train one run of a sweep to its end and return its row (with ``overlap``, W(0) W(T)^T
+    in it); None when stopping() said so between two chunks. ``on_steps(taken)`` after
+    every chunk. Raises InputError (naming the run) when the run diverges."""
     run = InterferenceRun(p)
     t0 = time.perf_counter()
     chunk = chunk_steps(p, CHUNK_WORK, 1000)
@@ -154,14 +165,16 @@ def train_run(
             on_steps(taken)
     if run.failure is not None:
         raise InputError("lr", f"run m={p.m} seed={p.seed}: {run.failure}")
-    return SweepRow.of(run, seconds=time.perf_counter() - t0, before=before)
+    return SweepRow.of(run, seconds=time.perf_counter() - t0, before=before, overlap=overlap)
 
 
-def sweep_task(p: InterferenceParams) -> SweepRow:
-    """One run as a cluster task, in a worker process: the same kernels, one BLAS thread
-    (as SweepSpec.run's threads have), so the row equals the local one digit for digit."""
+def sweep_task(job: tuple[InterferenceParams, bool]) -> SweepRow:
+    """One run (and whether its row keeps W(0) W(T)^T) as a cluster task, in a worker
+    process: the same kernels, one BLAS thread (as SweepSpec.run's threads have), so the row
+    equals the local one digit for digit."""
+    p, overlap = job
     limit_blas_threads(1)
-    row = train_run(p)
+    row = train_run(p, overlap=overlap)
     assert row is not None  # nothing stops it but a cancel, which discards the task
     return row
 
@@ -177,6 +190,7 @@ class SweepSpec(GridPlan):
     m_values: tuple[int, ...] = (64, 128, 256, 512, 1024)
     seeds: int = 4
     axes: tuple[tuple[str, tuple], ...] = ()
+    overlap: bool = False  # each row keeps W(0) W(T)^T; sweep writes their mean per cell
 
     def __post_init__(self) -> None:
         if not isinstance(self.seeds, int) or isinstance(self.seeds, bool) or self.seeds < 1:
@@ -207,6 +221,16 @@ class SweepSpec(GridPlan):
             raise InputError("seeds", f"{sizes} is {cells * self.seeds} runs, more than {MAX_RUNS} runs")
         object.__setattr__(self, "m_values", ms)
         object.__setattr__(self, "axes", axes)
+        if not isinstance(self.overlap, bool):
+            raise InputError("overlap", f"must be true or false, got {self.overlap!r}")
+        kept = self.base.n**2 * 8 * cells * self.seeds
+        if self.overlap and kept > OVERLAP_BYTES:
+            raise InputError(
+                "overlap",
+                f"keeps an n x n matrix per run: {cells * self.seeds} runs of n = {self.base.n} "
+                f"would hold {kept / 2**30:.1f} GB (at most {OVERLAP_BYTES / 2**30:g} GB); use fewer "
+                "runs or a smaller n",
+            )
         seen: dict[tuple, dict] = {}
         for cell in self.cells():  # every combination valid, each bad value named by its option
             key = self.run_key(self.run_of(cell, self.base.seed))
@@ -306,17 +330,22 @@ class SweepSpec(GridPlan):
         }
         if self.axes:  # a sweep over m alone writes what it wrote before other lists existed
             d["axes"] = {name: [_json_value(name, v) for v in values] for name, values in self.axes}
+        if self.overlap:
+            d["overlap"] = True
         return d
 
     def train(self, run: InterferenceParams, book: GridBook) -> None:
         """One run to its row (train_run), its cost told step by step (GridPlan.run runs
         the sweep: on a 2-core machine two workers are about twice as fast as one)."""
         per_step = self.cost(run) / run.steps
-        row = train_run(run, book.stopping, lambda taken: book.add_cost(taken * per_step, run))
+        row = train_run(run, book.stopping, lambda taken: book.add_cost(taken * per_step, run), self.overlap)
         if row is not None:
             book.finished(run, row, counted=True)  # its cost came in step by step
 
     task = staticmethod(sweep_task)
+
+    def task_args(self, run: InterferenceParams) -> tuple[InterferenceParams, bool]:
+        return (run, self.overlap)
 
 
 def _cell_text(cell: dict[str, Any]) -> str:
@@ -424,3 +453,30 @@ def cell_summaries(spec: SweepSpec, rows: Sequence[SweepRow]) -> list[dict[str, 
             }
         )
     return out
+
+
+def cell_overlaps(
+    spec: SweepSpec, rows: Sequence[SweepRow]
+) -> tuple[list[dict[str, Any]], np.ndarray, list[int]]:
+    """Per cell of ``spec`` (its values of the varied options, as cell_summaries): the mean
+    over its runs of W(0) W(T)^T, as an array cells x n x n (NaN where no run kept one), and
+    how many runs each mean is over (a resumed sweep's earlier runs kept none)."""
+    varied = spec.varied
+    params, keys = [], []
+    for cell in spec.cells():
+        key = tuple(row_value(spec.run_of(cell, spec.base.seed), a) for a in varied)
+        if key not in keys:
+            keys.append(key)
+            params.append(dict(zip(varied, key, strict=True)))
+    n = spec.base.n
+    total = np.zeros((len(keys), n, n))
+    count = [0] * len(keys)
+    index = {k: i for i, k in enumerate(keys)}
+    for r in rows:
+        if r.overlap is not None:
+            i = index[tuple(getattr(r, a) for a in varied)]
+            total[i] += r.overlap
+            count[i] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / np.array(count, float)[:, None, None]
+    return params, mean, count

@@ -67,7 +67,7 @@ def axis_positions(ax, data):
         return pos
     pos = np.arange(len(labels), dtype=float)
     ax.set_xlim(-0.5, len(labels) - 0.5)
-    long = max((len(s) for s in labels), default=0) > 8
+    long = max((len(s) for s in labels), default=0) > 10
     ax.set_xticks(pos, labels, rotation=25 if long else 0, ha="right" if long else "center")
     return pos
 
@@ -102,8 +102,14 @@ def curves(fig, data, ax=None):
         med, lo, hi = cell_quantiles(y[pick], xi[pick], nx)
         colour = f"C{s % 10}"
         ok = np.isfinite(med)
-        ax.fill_between(pos[ok], lo[ok], hi[ok], color=colour, alpha=0.18, linewidth=0, zorder=2)
-        (line,) = ax.plot(pos[ok], med[ok], "o-", color=colour, markersize=3, linewidth=1.2, zorder=3)
+        if data["x_numeric"]:  # a curve over numbers, its band shaded
+            ax.fill_between(pos[ok], lo[ok], hi[ok], color=colour, alpha=0.18, linewidth=0, zorder=2)
+            (line,) = ax.plot(pos[ok], med[ok], "o-", color=colour, markersize=3, linewidth=1.2, zorder=3)
+        else:  # values without an order between them: no line joins them, the band a bar,
+            # the series side by side at each value (the first and last 0.3 apart)
+            at = pos[ok] + 0.15 * (2 * s - (len(series) - 1)) / max(1, len(series) - 1)
+            ax.vlines(at, lo[ok], hi[ok], color=colour, alpha=0.45, linewidth=4, zorder=2)
+            (line,) = ax.plot(at, med[ok], "o", color=colour, markersize=4, zorder=3)
         handles.append(line)
         labels.append(label or "median")
         predicted = np.asarray(data["predicted"], float)
@@ -113,7 +119,7 @@ def curves(fig, data, ax=None):
     if np.asarray(data["predicted"], float).size:
         handles.append(ax.plot([], [], "--", color="0.3", linewidth=0.9)[0])
         labels.append("$n^2/(4m)$")
-    handles.append(Patch(color="0.5", alpha=0.3, linewidth=0))
+    handles.append(Patch(color="0.5", alpha=0.3 if data["x_numeric"] else 0.45, linewidth=0))
     labels.append(str(data["band"]))
     missing = int(np.count_nonzero(~np.isfinite(y)))
     if missing:
@@ -144,7 +150,7 @@ def heatmap(fig, data, ax=None):
     norm = LogNorm(finite.min(), finite.max()) if log and finite.max() > finite.min() else None
     image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis", norm=norm, interpolation="nearest")
     x_labels = list(data["x_labels"])
-    long = max((len(s) for s in x_labels), default=0) > 8
+    long = max((len(s) for s in x_labels), default=0) > 10
     ax.set_xticks(np.arange(nx), x_labels, rotation=25 if long else 0, ha="right" if long else "center")
     ax.set_yticks(np.arange(ny), list(data["s_labels"]))
     ax.tick_params(length=0)
@@ -170,7 +176,93 @@ def heatmap(fig, data, ax=None):
     title_of(ax, data, "" if np.isfinite(grid).all() else f"hatched: {data['missing']}")
 
 
+def overlap(fig, data, ax=None):
+    """W(0) W(T)^T averaged over each cell's seeds, a panel per cell (the first
+    data["shown"] of them), features by features, blue negative and red positive on one
+    scale: a feature that kept its initial direction is a red diagonal cell; the paper's
+    correlation figure."""
+    k, n = len(data["cells"]), int(data["n"])
+    rows = -(-k // 4)
+    cols = -(-k // rows)  # balanced: 5 or 6 cells in two rows of three
+    if ax is None:  # a figure of its own: as tall as square panels of its width need
+        w, _ = fig.get_size_inches()
+        fig.set_size_inches(w, rows * 0.82 * w / (cols + 0.35) + 0.75)
+    images = np.asarray(data["images"], float).reshape(k, -1)
+    side = int(round(images.shape[1] ** 0.5))
+    images = images.reshape(k, side, side)
+    if ax is not None:
+        fig, spec = ax.figure, ax.get_subplotspec()
+        ax.remove()
+        grid = spec.subgridspec(rows, cols)
+    else:
+        grid = fig.add_gridspec(rows, cols)
+    level = float(data["level"])
+    shown = None
+    axes = []
+    for i in range(k):
+        a = fig.add_subplot(grid[i // cols, i % cols])
+        axes.append(a)
+        edges = np.linspace(0, n, side + 1)
+        shown = a.pcolormesh(edges, edges, images[i], cmap="RdBu_r", vmin=-level, vmax=level)
+        a.set_xlim(0, n)
+        a.set_ylim(n, 0)  # feature 0 at the top, as a matrix is printed
+        a.set_aspect("equal")
+        a.set_title(f"{data['cells'][i]} ({int(data['runs'][i])})", fontsize="small")
+        a.tick_params(labelsize="x-small")
+        if i % cols:
+            a.tick_params(labelleft=False)
+        else:
+            a.set_ylabel("feature $i$ at the start", fontsize="small")
+        if i // cols == rows - 1 or i + cols >= k:
+            a.set_xlabel("feature $j$ at the end", fontsize="small")
+        else:
+            a.tick_params(labelbottom=False)
+    bar = fig.colorbar(shown, ax=axes, fraction=0.05, pad=0.03)
+    bar.set_label("$W_i(0) \\cdot W_j(T)$, mean over seeds")
+    bar.outline.set_linewidth(0.4)
+    more = f"; the first {k} of {k + int(data['more'])} cells" if data["more"] else ""
+    fig.suptitle(f"{data['names']} (runs){more}", fontsize="small")
+
+
 SCRIPT_FUNCTIONS = (cell_quantiles, cell_text, axis_positions, title_of)
+OVERLAP_SHOWN = 8  # cells drawn in the overlap figure; overlap.npy holds them all
+OVERLAP_PIXELS = 128  # a larger n is pooled to this many cells a side, by largest |value|
+
+
+def overlap_data(spec, rows: Sequence) -> dict:
+    """The overlap figure's data: each cell's mean W(0) W(T)^T (sweep.cell_overlaps), the
+    first OVERLAP_SHOWN cells that have runs, pooled to OVERLAP_PIXELS a side."""
+    from sparsity_gui.core.interference.image import max_abs_pool
+    from sparsity_gui.core.interference.sweep import cell_overlaps
+
+    params, mean, count = cell_overlaps(spec, rows)
+    have = [i for i, c in enumerate(count) if c > 0]
+    shown = have[:OVERLAP_SHOWN]
+    n = spec.base.n
+    f = max(1, -(-n // OVERLAP_PIXELS))
+    images = [max_abs_pool(mean[i], f, f) if f > 1 else mean[i] for i in shown]
+    finite = [float(np.nanmax(np.abs(im))) for im in images if np.isfinite(im).any()]
+    cells = [", ".join(value_text(a, v) for a, v in params[i].items()) for i in shown]
+    return {
+        "n": n,
+        "names": ", ".join(a.replace("_", " ") for a in spec.varied) or "all runs",
+        "cells": [c or "all" for c in cells],
+        "runs": [count[i] for i in shown],
+        "images": np.array(images).ravel() if images else np.array([]),
+        "level": max(1.0, *finite) if finite else 1.0,
+        "more": len(have) - len(shown),
+    }
+
+
+def overlap_figure_files(spec, rows: Sequence, **how) -> dict[str, bytes]:
+    """{overlap.png, .svg, .pdf, .json, .py: bytes} of a sweep with overlap=True whose rows
+    kept it (none when no row did: a resumed sweep's earlier runs)."""
+    data = overlap_data(spec, rows)
+    if not data["cells"]:
+        return {}
+    if how.get("width") is None and len(data["cells"]) > 2:
+        how["width"] = 7.0  # more than two cells: the text width
+    return panels_files([("overlap", overlap, data, "W(0) W(T)^T, mean over seeds")], (), **how)
 
 
 # --- the figures' data --------------------------------------------------------------------
@@ -200,6 +292,7 @@ def _fixed_text(spec) -> str:
         ("lr", f"lr = {b.lr:g}"),
         ("steps", f"{b.steps} steps"),
         ("noise", f"{b.noise} noise σ = {b.noise_sigma:g}" if b.noise != "none" else ""),
+        ("noise_sigma", f"noise σ = {b.noise_sigma:g}" if "noise" in varied and b.noise_sigma else ""),
     ):
         if axis not in varied and text:
             parts.append(text)
