@@ -16,6 +16,7 @@ import numpy as np
 
 from sparsity_gui.core.interference.params import InterferenceParams, needs_restart
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement
+from sparsity_gui.core.interference.session import LiveChange, ReplayStopped, live_change_of, replay
 from sparsity_gui.core.mailbox import Mail, MailboxEngine, StartRun, error_message
 
 CHUNK_SECONDS = 0.015  # one kernel call at most this long before the mailbox is read
@@ -41,6 +42,9 @@ class InterferenceSnapshot:
     w0: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # the run's W(0), read-only
     steps_to_sparse: int | None = None  # the optimizer lab's readouts (readouts.py)
     rail_share_mean: float = float("nan")
+    # the run's start and its live changes (a session replays them: core/interference/session.py)
+    initial_params: InterferenceParams | None = None
+    changes: tuple[LiveChange, ...] = ()
 
 
 class InterferenceWorker(MailboxEngine):
@@ -65,6 +69,8 @@ class InterferenceWorker(MailboxEngine):
         self._rate: tuple[float, int] | None = None  # (time, step) at the window's start
         self._steps_per_second = 0.0
         self._failed = False  # the error stays the state until a run starts
+        self.initial_params: InterferenceParams | None = None  # the run's at step 0
+        self.changes: list[LiveChange] = []  # its live changes, in step order
 
     # --- the loop ------------------------------------------------------------------
     def run_forever(self) -> None:
@@ -119,11 +125,21 @@ class InterferenceWorker(MailboxEngine):
         self.run_id = start.run_id
         self.params = start.params
         try:
-            run = InterferenceRun(start.params, w0=start.w0)
+            if start.script is not None:  # a session: trained again to its step
+                run = replay(start.script, self._stop.is_set, RECORD_ROWS)
+            else:
+                run = InterferenceRun(start.params, w0=start.w0)
+        except ReplayStopped:  # the window is closing
+            return
         except Exception as exc:  # e.g. a run that does not fit in memory
             self._fail(error_message(exc, starting=True))
             return
         self.run = run
+        if start.script is not None:
+            self.initial_params, self.changes = start.script.params, list(start.script.changes)
+            self.params = run.params
+        else:
+            self.initial_params, self.changes = start.params, []
         self._failed = False
         self._chunk_steps = 1
         self._rate = None
@@ -136,6 +152,9 @@ class InterferenceWorker(MailboxEngine):
         if self.run is None or needs_restart(self.run.params, params):
             self._start(StartRun(params, self.run_id))
             return
+        change = live_change_of(self.run.params, params)
+        if change:  # recorded at the step it takes effect after (a session replays it)
+            self.changes.append(LiveChange(self.run.step, tuple(change.items())))
         self.run.params = params
         self.params = params
         self._failed = False
@@ -207,4 +226,6 @@ class InterferenceWorker(MailboxEngine):
             w0=run.w0_shared,
             steps_to_sparse=run.steps_to_sparse,
             rail_share_mean=run.rail_share_mean,
+            initial_params=self.initial_params,
+            changes=tuple(self.changes),
         )
