@@ -38,6 +38,7 @@ from sparsity_gui.ui.interference.checkpoints import interference_checkpoints
 from sparsity_gui.ui.interference.controls import InterferenceControls
 from sparsity_gui.ui.interference.export import InterferenceExports
 from sparsity_gui.ui.interference.movie_dialog import interference_movie_source
+from sparsity_gui.ui.interference.session_menu import SessionMenu
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
 from sparsity_gui.ui.movie_dialog import add_movie_action
 from sparsity_gui.ui.pins import PinControl
@@ -217,6 +218,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.act_close.triggered.connect(self.close)
         self.act_quit = self.quit_action()
         m_file.addAction(self.act_quit)
+        self.sessions = SessionMenu(self, m_file)  # Open/Save session…, Open recent, at the top
         m_run = menu.addMenu("&Training")
         for act in (self.act_play, self.act_step, self.act_restart):
             m_run.addAction(act)
@@ -283,14 +285,15 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         seed = random.SystemRandom().randrange(0, 2**31 - 1)
         self.on_params_changed({"seed": seed})
 
-    def start_run(self, params: InterferenceParams, w0: np.ndarray | None = None) -> None:
+    def start_run(self, params: InterferenceParams, w0: np.ndarray | None = None, script=None) -> None:
         """A new run (W(0) drawn from the parameters unless given); snapshots of older
-        runs are dropped from now on."""
+        runs are dropped from now on. ``script``: a session's run, which the worker trains
+        again to its step (``params``: the parameters there)."""
         self.run_id += 1
         self._shown_error = None
         self.failure_line.hide()
         self.params = params
-        self.worker.start_run(params, self.run_id, w0=w0)
+        self.worker.start_run(params, self.run_id, w0=w0, script=script)
         if w0 is None:
             self.run_w0_source = {"source": "normal"}
         else:  # a file's (start_run is given only a file's W(0))
