@@ -143,16 +143,19 @@ class GridTab(QtWidgets.QWidget):
         self.save_button.clicked.connect(self.save_dialog)
 
     def lay_out(
-        self, fields: list[tuple[str, Field]], figures: QtWidgets.QLayout | QtWidgets.QWidget
+        self, fields: list[tuple[str, QtWidgets.QWidget]], figures: QtWidgets.QLayout | QtWidgets.QWidget
     ) -> None:
         """The form (``fields``, then the rows every grid tab has) on the left, ``figures``
-        beside it."""
+        beside it; a field without a label (a box of fields) spans the form's width."""
         form_box = QtWidgets.QWidget()
         form_box.setMaximumWidth(self.texts.form_width)
         form = QtWidgets.QFormLayout(form_box)
         form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         for label, field in fields:
-            form.addRow(label, field)
+            if label:
+                form.addRow(label, field)
+            else:
+                form.addRow(field)
         form.addRow("parallel runs", self.workers)
         form.addRow("scheduler", self.scheduler)
         form.addRow(self.cluster_label)
