@@ -27,15 +27,68 @@ def legends(fig) -> list[Legend]:
     return list(fig.findobj(Legend))
 
 
+class _Drawn:
+    """A figure just drawn, and what the checks ask of that draw more than once, each
+    worked out once: the renderer, the legends, the visible texts and their boxes, which
+    legend owns which text, the legends' boxes. Valid until the figure changes or is drawn
+    again."""
+
+    def __init__(self, fig):
+        fig.draw_without_rendering()
+        self.fig = fig
+        self.renderer = _renderer(fig)
+        self.legends = legends(fig)
+        self._texts: list[Text] | None = None
+        self._boxes: list[tuple[float, float, float, float]] | None = None
+        self._owners: dict[int, Legend] | None = None
+        self._legend_boxes: list | None = None
+
+    def texts(self) -> list[Text]:
+        if self._texts is None:
+            self._texts = _visible_texts(self.fig)
+        return self._texts
+
+    def boxes(self) -> list[tuple[float, float, float, float]]:
+        """Each visible text's window extent, (x0, y0, x1, y1) in px."""
+        if self._boxes is None:
+            r = self.renderer
+            self._boxes = [_corners(t.get_window_extent(r)) for t in self.texts()]
+        return self._boxes
+
+    def owners(self) -> dict[int, Legend]:
+        """id of a legend's text (an entry's or the title) -> the first legend (in
+        `legends` order) it belongs to."""
+        if self._owners is None:
+            owners: dict[int, Legend] = {}
+            for lg in self.legends:
+                for t in lg.get_texts():
+                    owners.setdefault(id(t), lg)
+                owners.setdefault(id(lg.get_title()), lg)
+            self._owners = owners
+        return self._owners
+
+    def legend_boxes(self) -> list:
+        """Each legend's window extent, in `legends` order."""
+        if self._legend_boxes is None:
+            self._legend_boxes = [lg.get_window_extent(self.renderer) for lg in self.legends]
+        return self._legend_boxes
+
+
+def _corners(box) -> tuple[float, float, float, float]:
+    return float(box.x0), float(box.y0), float(box.x1), float(box.y1)
+
+
 def legend_too_tall(fig, share: float = 0.25) -> list[str]:
     """A legend takes at most `share` of the figure's height."""
-    fig.draw_without_rendering()
-    r = _renderer(fig)
-    height = fig.bbox.height
+    return _legend_too_tall(_Drawn(fig), share)
+
+
+def _legend_too_tall(drawn: _Drawn, share: float = 0.25) -> list[str]:
+    # only the visible legends are measured (measuring one places its entries)
+    height = drawn.fig.bbox.height
+    tall = (lg.get_window_extent(drawn.renderer).height for lg in drawn.legends if lg.get_visible())
     return [
-        f"legend {lg.get_window_extent(r).height / height:.0%} of the figure's height (> {share:.0%})"
-        for lg in legends(fig)
-        if lg.get_visible() and lg.get_window_extent(r).height > share * height
+        f"legend {h / height:.0%} of the figure's height (> {share:.0%})" for h in tall if h > share * height
     ]
 
 
@@ -43,6 +96,11 @@ def visible_texts(fig) -> list[Text]:
     """Every visible, non-empty text of the figure: tick labels, axis labels, titles,
     offset texts, annotations, legend texts."""
     fig.draw_without_rendering()
+    return _visible_texts(fig)
+
+
+def _visible_texts(fig) -> list[Text]:
+    """visible_texts of a figure just drawn."""
     out: list[Text] = []
     seen: set[int] = set()
     for artist in fig.findobj(Text):
@@ -53,51 +111,43 @@ def visible_texts(fig) -> list[Text]:
         seen.add(id(artist))
         out.append(artist)
     # tick labels beyond the view limits are not drawn
+    hidden: set[int] = set()
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             lo, hi = sorted(axis.get_view_interval())
             for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
                 inside = lo - 1e-12 * abs(hi - lo) <= tick.get_loc() <= hi + 1e-12 * abs(hi - lo)
                 for label in (tick.label1, tick.label2):
-                    if not inside and label in out:
-                        out.remove(label)
-    return out
-
-
-def _owner(text: Text, fig) -> object:
-    for lg in legends(fig):
-        if text in lg.get_texts() or text is lg.get_title():
-            return lg
-    return None
+                    if not inside and id(label) in seen:
+                        hidden.add(id(label))
+    return [t for t in out if id(t) not in hidden] if hidden else out
 
 
 def text_overlaps(fig, pad: float = 0.5) -> list[str]:
     """No two texts overlap (by more than `pad` px), and no text outside a legend runs
     into a legend; no text sticks out of the figure."""
-    r = _renderer(fig)
-    texts = visible_texts(fig)
-    boxes = [t.get_window_extent(r) for t in texts]
+    return _text_overlaps(_Drawn(fig), pad)
+
+
+def _text_overlaps(drawn: _Drawn, pad: float = 0.5) -> list[str]:
+    texts, boxes = drawn.texts(), drawn.boxes()
     faults = []
-    fig_box = fig.bbox
-    for t, b in zip(texts, boxes, strict=True):
-        if (
-            b.x0 < fig_box.x0 - pad
-            or b.y0 < fig_box.y0 - pad
-            or b.x1 > fig_box.x1 + pad
-            or b.y1 > fig_box.y1 + pad
-        ):
+    fx0, fy0, fx1, fy1 = _corners(drawn.fig.bbox)
+    for t, (x0, y0, x1, y1) in zip(texts, boxes, strict=True):
+        if x0 < fx0 - pad or y0 < fy0 - pad or x1 > fx1 + pad or y1 > fy1 + pad:
             faults.append(f"{t.get_text()!r} sticks out of the figure")
-    for i in range(len(texts)):
-        for j in range(i + 1, len(texts)):
-            a, b = boxes[i], boxes[j]
-            if min(a.x1, b.x1) - max(a.x0, b.x0) > pad and min(a.y1, b.y1) - max(a.y0, b.y0) > pad:
+    for i, (ax0, ay0, ax1, ay1) in enumerate(boxes):
+        for j in range(i + 1, len(boxes)):
+            bx0, by0, bx1, by1 = boxes[j]
+            if min(ax1, bx1) - max(ax0, bx0) > pad and min(ay1, by1) - max(ay0, by0) > pad:
                 faults.append(f"{texts[i].get_text()!r} overlaps {texts[j].get_text()!r}")
-    for lg in legends(fig):
-        lb = lg.get_window_extent(r)
-        for t, b in zip(texts, boxes, strict=True):
-            if _owner(t, fig) is lg:
+    owners = drawn.owners()
+    for lg, legend_box in zip(drawn.legends, drawn.legend_boxes(), strict=True):
+        lx0, ly0, lx1, ly1 = _corners(legend_box)
+        for t, (x0, y0, x1, y1) in zip(texts, boxes, strict=True):
+            if owners.get(id(t)) is lg:
                 continue
-            if min(lb.x1, b.x1) - max(lb.x0, b.x0) > pad and min(lb.y1, b.y1) - max(lb.y0, b.y0) > pad:
+            if min(lx1, x1) - max(lx0, x0) > pad and min(ly1, y1) - max(ly0, y0) > pad:
                 faults.append(f"{t.get_text()!r} runs into a legend")
     return faults
 
@@ -105,8 +155,11 @@ def text_overlaps(fig, pad: float = 0.5) -> list[str]:
 def change_labels_unclear(fig, pad: float = 0.5) -> list[str]:
     """Each λ-change label (gid CHANGE_LABEL_GID) sits clear of its own dashed line and of
     every curve of its sub-plot (no curve passes through its box)."""
-    fig.draw_without_rendering()
-    r = _renderer(fig)
+    return _change_labels_unclear(_Drawn(fig), pad)
+
+
+def _change_labels_unclear(drawn: _Drawn, pad: float = 0.5) -> list[str]:
+    fig, r = drawn.fig, drawn.renderer
     faults = []
     for ax in fig.axes:
         labels = [t for t in ax.texts if t.get_gid() == CHANGE_LABEL_GID and t.get_visible()]
@@ -156,9 +209,9 @@ def _look(line: Line2D) -> tuple:
     return colour, tuple(round(d, 3) for d in dashes) if dashes else None
 
 
-def _legend_lines(fig) -> list[Line2D]:
+def _legend_lines(legend_list: list[Legend]) -> list[Line2D]:
     out: list[Line2D] = []
-    for lg in legends(fig):
+    for lg in legend_list:
         for handle in lg.legend_handles:
             if isinstance(handle, Line2D):
                 out.append(handle)
@@ -169,7 +222,11 @@ def _legend_lines(fig) -> list[Line2D]:
 
 def pins_unlike_legend(fig) -> list[str]:
     """Every pinned curve (gid "pin<n>") has a legend sample of the same colour and dash."""
-    looks = {_look(line) for line in _legend_lines(fig)}
+    return _pins_unlike_legend(fig, legends(fig))
+
+
+def _pins_unlike_legend(fig, legend_list: list[Legend]) -> list[str]:
+    looks = {_look(line) for line in _legend_lines(legend_list)}
     faults = []
     for ax in fig.axes:
         for line in ax.get_lines():
@@ -202,6 +259,11 @@ def axes_past_data(ax, lo: float, hi: float, share: float = 0.05, axis: str = "x
 def log_axes_unlabelled(fig, least: int = 3) -> list[str]:
     """Every log axis shows at least `least` labelled ticks."""
     fig.draw_without_rendering()
+    return _log_axes_unlabelled(fig, least)
+
+
+def _log_axes_unlabelled(fig, least: int = 3) -> list[str]:
+    """log_axes_unlabelled of a figure just drawn."""
     faults = []
     for i, ax in enumerate(fig.axes):
         for name, axis, scale in (("x", ax.xaxis, ax.get_xscale()), ("y", ax.yaxis, ax.get_yscale())):
@@ -230,10 +292,13 @@ def layout_faults(fig, dpi: float | None = None) -> list[str]:
     PNG's) when given."""
     if dpi is not None:
         fig.set_dpi(dpi)
+    # one draw for all the checks (each alone draws the figure first): drawn again, a
+    # constrained layout converges further, by hundredths of a pixel at most
+    drawn = _Drawn(fig)
     return [
-        *legend_too_tall(fig),
-        *text_overlaps(fig),
-        *change_labels_unclear(fig),
-        *pins_unlike_legend(fig),
-        *log_axes_unlabelled(fig),
+        *_legend_too_tall(drawn),
+        *_text_overlaps(drawn),
+        *_change_labels_unclear(drawn),
+        *_pins_unlike_legend(fig, drawn.legends),
+        *_log_axes_unlabelled(fig),
     ]
