@@ -269,17 +269,20 @@ def _log_axes_unlabelled(fig, least: int = 3) -> list[str]:
         for name, axis, scale in (("x", ax.xaxis, ax.get_xscale()), ("y", ax.yaxis, ax.get_yscale())):
             if scale != "log":
                 continue
-            if name == "x" and not any(t.label1.get_visible() for t in axis.get_major_ticks()):
+            if name == "x" and not any(
+                t.label1.get_visible() or t.label2.get_visible() for t in axis.get_major_ticks()
+            ):
                 continue  # a shared x axis labelled on the sub-plot below
             lo, hi = sorted(axis.get_view_interval())
             labelled = 0
             for ticks in (axis.get_major_ticks(), axis.get_minor_ticks()):
                 for tick in ticks:
-                    if (
-                        lo * (1 - 1e-9) <= tick.get_loc() <= hi * (1 + 1e-9)
-                        and tick.label1.get_visible()
-                        and tick.label1.get_text().strip()
-                    ):
+                    # label2: the other side's (a colour bar's labels are on its right)
+                    shown = any(
+                        label.get_visible() and label.get_text().strip()
+                        for label in (tick.label1, tick.label2)
+                    )
+                    if lo * (1 - 1e-9) <= tick.get_loc() <= hi * (1 + 1e-9) and shown:
                         labelled += 1
             if labelled < least:
                 faults.append(f"axes {i}: log {name} axis has {labelled} labelled ticks (< {least})")

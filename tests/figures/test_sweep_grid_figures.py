@@ -1,0 +1,240 @@
+"""A sweep's grid figures (figures/interference/grid.py), drawn from known rows: the curves'
+medians and bands and the heatmap's cells are the test's own quantiles of the rows
+(Python's statistics), a run never sparse is left out and said so, the layout rules hold at
+a journal's column and text width, the script beside each figure redraws its PNG pixel for
+pixel, the SVG renders in librsvg and the PDF embeds its fonts."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import numpy as np
+import pytest
+
+from sparsity_gui.core.interference.axes import row_value
+from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.sweep import SETTING_AXES, SweepRow, SweepSpec
+from sparsity_gui.figures import layout
+from sparsity_gui.figures.interference.grid import curves, grid_data, grid_figure_files, heatmap
+from sparsity_gui.figures.save import arrays_of, data_json, figure_of
+from sparsity_gui.figures.style import DOUBLE_COLUMN, PAPER, SINGLE_COLUMN
+from tests.figures.figure_files import (
+    assert_fonts_embedded,
+    assert_same_pixels,
+    needs_pdffonts,
+    redraw,
+    run_script_alone,
+    svg_texts,
+)
+
+L1S = (1e-3, 1e-2, 0.1, 0.5)
+OPTIMIZERS = ("adamw", "gd-zero", "signsgd")
+SEEDS = 5
+WIDTHS = [SINGLE_COLUMN, DOUBLE_COLUMN]
+
+
+def spec(**axes) -> SweepSpec:
+    base = InterferenceParams(n=8, m=16, steps=1000, lr=1e-3)
+    return SweepSpec(base=base, m_values=(16,), seeds=SEEDS, axes=tuple(axes.items()))
+
+
+def steps_of(l1: float, optimizer: str, seed: int) -> int:
+    """Known steps to sparsity: Adam's flatten at large l1, GD's fall as 1/l1 and never
+    come at the smallest; seeds spread them."""
+    if optimizer == "gd-zero":
+        return -1 if l1 < 5e-3 else int(40 / l1) + 7 * seed
+    if optimizer == "signsgd":
+        return 900 + 13 * seed
+    return int(1200 + 300 / (l1 * 1e3) ** 0.5) + 31 * seed
+
+
+def rows_of(plan: SweepSpec) -> list[SweepRow]:
+    out = []
+    for p in plan.runs():
+        s = p.seed
+        out.append(
+            SweepRow(
+                m=p.m,
+                seed=s,
+                n=p.n,
+                polysemantic=(s + len(p.optimizer)) % 4,
+                predicted=p.n * p.n / (4.0 * p.m),
+                active=8,
+                opposite_pairs=1,
+                same_pairs=0,
+                kept_share=0.5,
+                nonzero=40,
+                steps=p.steps,
+                optimizer=p.optimizer,
+                settled=True,
+                seconds=0.1,
+                sum_w4=0.5,
+                steps_to_sparse=steps_of(p.l1, p.optimizer, s),
+                rail_share=min(1.0, p.l1 * 3) if p.optimizer == "adamw" else 0.01 * s,
+                shrinkage_ratio=0.99,
+                **{a: row_value(p, a) for a in SETTING_AXES if a not in ("m", "optimizer", "dtype")},
+            )
+        )
+    return out
+
+
+PLAN = spec(l1=L1S, optimizer=OPTIMIZERS)
+ROWS = rows_of(PLAN)
+
+
+def data_of(plan, rows, readout, **kw) -> dict:
+    return arrays_of(json.loads(data_json(grid_data(rows, plan, readout, **kw))))  # as the JSON holds it
+
+
+def draw(panel, data, width=SINGLE_COLUMN):
+    return figure_of(panel, data, PAPER, (width, 2.6 * max(1.0, width / SINGLE_COLUMN) ** 0.5))
+
+
+def expected(readout: str, l1: float, optimizer: str) -> list[float]:
+    values = [float(getattr(r, readout)) for r in ROWS if r.l1 == l1 and r.optimizer == optimizer]
+    return [v for v in values if not (readout == "steps_to_sparse" and v == -1)]
+
+
+def test_the_curves_are_the_medians_and_the_10_90_band_of_each_optimizer():
+    fig = draw(curves, data_of(PLAN, ROWS, "steps_to_sparse"))
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"  # l1 and the steps span decades
+    lines = [ln for ln in ax.get_lines() if ln.get_marker() == "o"]
+    assert len(lines) == len(OPTIMIZERS)
+    for line, optimizer in zip(lines, OPTIMIZERS, strict=True):
+        xs = [l1 for l1 in L1S if expected("steps_to_sparse", l1, optimizer)]
+        np.testing.assert_array_equal(line.get_xdata(), xs)
+        np.testing.assert_allclose(
+            line.get_ydata(),
+            [statistics.median(expected("steps_to_sparse", x, optimizer)) for x in xs],
+            rtol=1e-12,
+        )
+    bands = ax.collections
+    for band, optimizer in zip(bands, OPTIMIZERS, strict=True):
+        xs = [l1 for l1 in L1S if expected("steps_to_sparse", l1, optimizer)]
+        verts = band.get_paths()[0].vertices
+        for x in xs:
+            cuts = statistics.quantiles(expected("steps_to_sparse", x, optimizer), n=10, method="inclusive")
+            ys = verts[np.isclose(verts[:, 0], x), 1]
+            assert min(ys) == pytest.approx(cuts[0], rel=1e-12) and max(ys) == pytest.approx(
+                cuts[-1], rel=1e-12
+            )
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert texts[:3] == [f"optimizer {o}" for o in OPTIMIZERS] and "10–90 % of seeds" in texts
+    assert f"{SEEDS} of {len(ROWS)} runs never sparse" in texts  # gd-zero at l1 = 1e-3
+    assert layout.layout_faults(fig) == []
+
+
+def test_the_polysemantic_curves_carry_the_prediction():
+    fig = draw(curves, data_of(PLAN, ROWS, "polysemantic"))
+    ax = fig.axes[0]
+    dashed = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--" and len(ln.get_xdata())]
+    assert dashed and all(np.allclose(ln.get_ydata(), 8 * 8 / (4 * 16)) for ln in dashed)
+    assert "$n^2/(4m)$" in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_the_heatmap_is_the_median_of_each_cell_and_hatches_the_never_sparse():
+    fig = draw(heatmap, data_of(PLAN, ROWS, "steps_to_sparse"))
+    ax = fig.axes[0]
+    image = ax.images[0].get_array()
+    assert image.shape == (len(OPTIMIZERS), len(L1S))
+    for j, optimizer in enumerate(OPTIMIZERS):
+        for i, l1 in enumerate(L1S):
+            values = expected("steps_to_sparse", l1, optimizer)
+            if values:
+                assert image[j, i] == statistics.median(values)
+            else:
+                assert np.ma.is_masked(image[j, i]) or not np.isfinite(image[j, i])
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert len(hatched) == 1 and hatched[0].get_xy() == (-0.5, OPTIMIZERS.index("gd-zero") - 0.5)
+    assert "hatched: never sparse" in ax.get_title()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0.001", "0.01", "0.1", "0.5"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(OPTIMIZERS)
+    cells = {t.get_text() for t in ax.texts}
+    assert str(int(statistics.median(expected("steps_to_sparse", 0.5, "adamw")))) in cells
+    assert layout.layout_faults(fig) == []
+
+
+@pytest.mark.parametrize("width", WIDTHS, ids=["3.5in", "7in"])
+@pytest.mark.parametrize("readout", ["steps_to_sparse", "rail_share", "polysemantic"])
+def test_both_figures_keep_the_layout_rules(readout, width):
+    data = data_of(PLAN, ROWS, readout)
+    for panel in (curves, heatmap):
+        assert layout.layout_faults(draw(panel, data, width)) == []
+
+
+def test_a_categorical_x_axis_has_its_values_as_ticks_and_a_cut_grid_says_so():
+    plan = spec(optimizer=OPTIMIZERS, l1_schedule=(((0.0, 0.0), (500.0, 1e-3)), ((0.0, 1e-3),)))
+    rows = rows_of(plan)[:-3]  # cancelled before its last runs
+    data = data_of(plan, rows, "rail_share", cancelled=True)
+    fig = draw(curves, data)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(OPTIMIZERS)
+    assert ax.get_title().startswith(f"cancelled: {len(rows)} of {len(rows) + 3} runs")
+    assert [t.get_text() for t in fig.legends[0].get_texts()][:2] == [
+        "l1 schedule 0.0:0.0,500.0:0.001",
+        "l1 schedule 0.0:0.001",
+    ]
+    assert layout.layout_faults(fig) == []
+
+
+# --- the files: scripts, SVG, PDF ------------------------------------------------------------
+NAMES = ["curves", "heatmap"]
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("grid") / "figures"
+    folder.mkdir()
+    files = grid_figure_files(PLAN, ROWS, "steps_to_sparse", dpi=150)
+    for name, blob in files.items():
+        (folder / name).write_bytes(blob)
+    return folder, files
+
+
+def test_each_figure_has_its_five_files_and_a_script_alone(written):
+    _folder, files = written
+    assert set(files) == {f"{n}.{ext}" for n in NAMES for ext in ("png", "svg", "pdf", "json", "py")}
+    for n in NAMES:
+        script = files[f"{n}.py"].decode()
+        assert "sparsity_gui" not in script and "import numpy" in script
+        assert "gd-zero" not in script  # the values are the JSON's data, never code
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_script_redraws_the_png_pixel_for_pixel(written, name):
+    folder, files = written
+    assert_same_pixels(files[f"{name}.png"], run_script_alone(folder, name), name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_svg_renders_in_librsvg_like_the_png(written, name, tmp_path):
+    import svg_render
+
+    if svg_render.RSVG is None:
+        pytest.skip("rsvg-convert is not installed (Debian: librsvg2-bin)")
+    _folder, files = written
+    svg, png = files[f"{name}.svg"], files[f"{name}.png"]
+    svg_render.check_plain(svg, name)
+    agg = svg_render.gray(png)
+    rs = svg_render.gray(svg_render.rsvg_png(svg, agg.shape[1], agg.shape[0], tmp_path, name))
+    assert abs(rs.mean() - agg.mean()) <= 0.05 * agg.mean(), (rs.mean(), agg.mean())
+    diff = np.abs(svg_render.blocks(agg, 16) - svg_render.blocks(rs, 16))
+    assert diff.mean() < 0.02 and (diff > 0.1).mean() < 0.03, (diff.mean(), (diff > 0.1).mean())
+    assert "median steps to sparsity" in " ".join(svg_texts(svg)) or name == "curves"
+
+
+@needs_pdffonts
+@pytest.mark.parametrize("name", NAMES)
+def test_the_pdf_embeds_every_font(written, name):
+    folder, _files = written
+    assert_fonts_embedded(folder / f"{name}.pdf")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_text_is_at_least_6_pt(written, name):
+    folder, _files = written
+    fig = redraw(folder, name)
+    small = [(t.get_text(), t.get_fontsize()) for t in layout.visible_texts(fig) if t.get_fontsize() < 6.0]
+    assert small == [], small
