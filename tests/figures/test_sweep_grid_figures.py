@@ -16,7 +16,15 @@ from sparsity_gui.core.interference.axes import row_value
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.sweep import SETTING_AXES, SweepRow, SweepSpec
 from sparsity_gui.figures import layout
-from sparsity_gui.figures.interference.grid import curves, grid_data, grid_figure_files, heatmap
+from sparsity_gui.figures.interference.grid import (
+    curves,
+    grid_data,
+    grid_figure_files,
+    heatmap,
+    overlap,
+    overlap_data,
+    overlap_figure_files,
+)
 from sparsity_gui.figures.save import arrays_of, data_json, figure_of
 from sparsity_gui.figures.style import DOUBLE_COLUMN, PAPER, SINGLE_COLUMN
 from tests.figures.figure_files import (
@@ -34,9 +42,9 @@ SEEDS = 5
 WIDTHS = [SINGLE_COLUMN, DOUBLE_COLUMN]
 
 
-def spec(**axes) -> SweepSpec:
+def spec(overlap=False, **axes) -> SweepSpec:
     base = InterferenceParams(n=8, m=16, steps=1000, lr=1e-3)
-    return SweepSpec(base=base, m_values=(16,), seeds=SEEDS, axes=tuple(axes.items()))
+    return SweepSpec(base=base, m_values=(16,), seeds=SEEDS, axes=tuple(axes.items()), overlap=overlap)
 
 
 def steps_of(l1: float, optimizer: str, seed: int) -> int:
@@ -47,6 +55,12 @@ def steps_of(l1: float, optimizer: str, seed: int) -> int:
     if optimizer == "signsgd":
         return 900 + 13 * seed
     return int(1200 + 300 / (l1 * 1e3) ** 0.5) + 31 * seed
+
+
+def overlap_of(p) -> np.ndarray:
+    """A known W(0) W(T)^T per run: a diagonal that fades with l1, a seed's own off-diagonal."""
+    rng = np.random.default_rng(p.seed)
+    return np.diag(np.full(p.n, 1.0 - p.l1)) + 0.1 * rng.standard_normal((p.n, p.n))
 
 
 def rows_of(plan: SweepSpec) -> list[SweepRow]:
@@ -74,12 +88,13 @@ def rows_of(plan: SweepSpec) -> list[SweepRow]:
                 rail_share=min(1.0, p.l1 * 3) if p.optimizer == "adamw" else 0.01 * s,
                 shrinkage_ratio=0.99,
                 **{a: row_value(p, a) for a in SETTING_AXES if a not in ("m", "optimizer", "dtype")},
+                overlap=overlap_of(p),
             )
         )
     return out
 
 
-PLAN = spec(l1=L1S, optimizer=OPTIMIZERS)
+PLAN = spec(l1=L1S, optimizer=OPTIMIZERS, overlap=True)
 ROWS = rows_of(PLAN)
 
 
@@ -179,8 +194,24 @@ def test_a_categorical_x_axis_has_its_values_as_ticks_and_a_cut_grid_says_so():
     assert layout.layout_faults(fig) == []
 
 
+def test_the_overlap_panels_are_each_cells_mean_over_its_seeds():
+    data = arrays_of(json.loads(data_json(overlap_data(PLAN, ROWS))))
+    assert data["more"] == len(L1S) * len(OPTIMIZERS) - 8  # the first 8 cells drawn
+    fig = figure_of(overlap, data, PAPER, (DOUBLE_COLUMN, 4.0))
+    panels = [ax for ax in fig.axes if ax.collections and ax.get_title()]
+    assert len(panels) == 8
+    cells = [(l1, opt) for l1 in L1S for opt in OPTIMIZERS][:8]
+    for ax, (l1, opt) in zip(panels, cells, strict=True):
+        mine = [overlap_of(p) for p in PLAN.runs() if p.l1 == l1 and p.optimizer == opt]
+        drawn = np.asarray(ax.collections[0].get_array()).reshape(8, 8)
+        np.testing.assert_allclose(drawn, sum(mine) / len(mine), rtol=0, atol=1e-14)
+        assert ax.get_title() == f"{l1:g}, {opt} ({SEEDS})"
+    assert "the first 8 of 12 cells" in fig._suptitle.get_text()
+    assert layout.layout_faults(fig) == []
+
+
 # --- the files: scripts, SVG, PDF ------------------------------------------------------------
-NAMES = ["curves", "heatmap"]
+NAMES = ["curves", "heatmap", "overlap"]
 
 
 @pytest.fixture(scope="module")
@@ -188,6 +219,7 @@ def written(tmp_path_factory):
     folder = tmp_path_factory.mktemp("grid") / "figures"
     folder.mkdir()
     files = grid_figure_files(PLAN, ROWS, "steps_to_sparse", dpi=150)
+    files.update(overlap_figure_files(PLAN, ROWS, dpi=150))
     for name, blob in files.items():
         (folder / name).write_bytes(blob)
     return folder, files
@@ -222,7 +254,7 @@ def test_the_svg_renders_in_librsvg_like_the_png(written, name, tmp_path):
     assert abs(rs.mean() - agg.mean()) <= 0.05 * agg.mean(), (rs.mean(), agg.mean())
     diff = np.abs(svg_render.blocks(agg, 16) - svg_render.blocks(rs, 16))
     assert diff.mean() < 0.02 and (diff > 0.1).mean() < 0.03, (diff.mean(), (diff > 0.1).mean())
-    assert "median steps to sparsity" in " ".join(svg_texts(svg)) or name == "curves"
+    assert "median steps to sparsity" in " ".join(svg_texts(svg)) or name != "heatmap"
 
 
 @needs_pdffonts

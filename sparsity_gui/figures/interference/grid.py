@@ -208,7 +208,7 @@ def overlap(fig, data, ax=None):
         a.set_ylim(n, 0)  # feature 0 at the top, as a matrix is printed
         a.set_aspect("equal")
         a.set_title(f"{data['cells'][i]} ({int(data['runs'][i])})", fontsize="small")
-        a.tick_params(labelsize="x-small")
+        a.tick_params(labelsize=least_legend_size())
         if i % cols:
             a.tick_params(labelleft=False)
         else:
