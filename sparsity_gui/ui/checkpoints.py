@@ -259,6 +259,17 @@ def _reason(error: BaseException | None) -> str:
     raise error if error is not None else RuntimeError("the comparison stopped")
 
 
+def _reread(kept, first) -> bool:
+    """Whether a window's W(0) (a W0File) is a series' first snapshot read again: named
+    after a series' step, and equal to it."""
+    matrix = kept.matrix
+    return (
+        kept.source.get("series_step") is not None
+        and getattr(matrix, "shape", None) == getattr(first, "shape", None)
+        and bool((matrix == first).all())
+    )
+
+
 class CheckpointsControl(QtCore.QObject):
     """A window's series of snapshots: the menu action, the dialog, the pins (pin number ->
     SeriesPin) and the dock that says how far the snapshots are from the prediction."""
@@ -432,7 +443,13 @@ class CheckpointsControl(QtCore.QObject):
         win = self.win
         if pin.model == "interference":
             kept = getattr(win, "w0_file", None)
-            return kept is not None and kept.matrix is pin.first and pin.follows(win.params)
+            if kept is None or not pin.follows(win.params):
+                return False
+            if kept.matrix is not pin.first and _reread(kept, pin.first):
+                # a session's run: its W(0) is the series' first snapshot, read back from
+                # the session; the window keeps the series' own from now on
+                win.w0_file = kept = kept._replace(matrix=pin.first)
+            return kept.matrix is pin.first
         return pin.follows(win.params)
 
     def reached(self, pin: SeriesPin) -> float | None:

@@ -113,3 +113,45 @@ def test_a_damaged_session_leaves_the_run_untouched(qtbot, make_iwindow, tmp_pat
     assert win.snapshot.run_id == run_id and win.snapshot.step == before.step == 300
     np.testing.assert_array_equal(win.snapshot.W, before.W)
     assert win.sessions.recent_sessions() == [str(good.resolve())]
+
+
+def test_a_session_keeps_a_compared_series_and_its_run(qtbot, make_iwindow, tmp_path):
+    """File → Compare with checkpoints…, saved and opened: the series pinned again (read
+    from its folder), the run trained from its first snapshot, the dock following it."""
+    folder = tmp_path / "matrix-run"
+    folder.mkdir()
+    rng = np.random.default_rng(2)
+    steps = (0, 20, 50, 100)
+    for step in steps:
+        np.save(folder / f"step_{step:06d}.npy", rng.standard_normal((6, 10)) * 0.3 / (1 + step / 50))
+    win = make_iwindow(InterferenceParams(n=16, m=32, optimizer="gd-zero", l1=0.04, lr=0.05, steps=400))
+    dialog = win.checkpoints.open_dialog()
+    dialog.path.setText(str(folder))
+    dialog.set_pick("matrix", 0)
+    dialog.l1.setText("0.05")
+    dialog.lr.setText("0.01")
+    dialog.optimizer.setCurrentText("gd")
+    dialog.accept()
+    dialog.wait(60)
+    assert not dialog.isVisible(), dialog.error.text()
+    qtbot.waitUntil(lambda: shown(win) and win.finished and win.snapshot.step == steps[-1], timeout=TIMEOUT)
+    (series,) = [p for p in win.pin_control.pins if p.series is not None]
+    snap = win.snapshot
+    path = tmp_path / "series.json"
+    assert win.sessions.save_session(path), win.last_error
+    saved = json.loads(path.read_text())
+    assert saved["w0"]["source"] == "file" and saved["w0"]["series_step"] == 0
+    assert saved["series"][0]["path"] == str(folder) and "pins" not in saved
+
+    win.close()
+    other = make_iwindow(InterferenceParams(n=8, m=16, steps=200))
+    assert other.sessions.open_session(path), other.last_error
+    qtbot.waitUntil(lambda: [p.series for p in other.pin_control.pins] == [series.series], timeout=TIMEOUT)
+    (again,) = other.pin_control.pins
+    assert (again.number, again.name) == (series.number, series.name)
+    np.testing.assert_array_equal(again.rows, series.rows)
+    qtbot.waitUntil(lambda: shown(other) and other.snapshot.step == snap.step, timeout=TIMEOUT)
+    np.testing.assert_array_equal(other.snapshot.W, snap.W)
+    np.testing.assert_array_equal(other.snapshot.w0, np.load(folder / "step_000000.npy"))
+    qtbot.waitUntil(lambda: "matrix-run" in (other.checkpoints.label.text() or ""), timeout=TIMEOUT)
+    assert "not its prediction" not in other.checkpoints.label.text()  # the session's run is it
