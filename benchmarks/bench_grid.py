@@ -4,7 +4,7 @@ cost what the same single runs cost, and is a 2-worker local Dask cluster within
 
 Run from the project root (the cluster case needs the extra: pip install -e '.[cluster]'):
 
-    .venv/bin/python benchmarks/bench_grid.py            # 3 l1 x 2 optimizers x 2 seeds, n = 48
+    .venv/bin/python benchmarks/bench_grid.py            # 3 l1 x 2 optimizers x 2 seeds, n = 64
     .venv/bin/python benchmarks/bench_grid.py --quick    # 2 x 2 x 1
 
 Cases, on the same grid:
@@ -21,6 +21,7 @@ printed, since the machine may be shared. Nothing is asserted: the exit status i
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import time
@@ -33,7 +34,16 @@ from sparsity_gui.core.interference.sweep import SweepSpec, train_run
 
 
 def without_seconds(rows) -> list[dict]:
-    return [{k: v for k, v in asdict(r).items() if k != "seconds"} for r in rows]
+    """The rows as dicts, without the wall-clock seconds, NaN as a string (a NaN that came
+    back from a worker process is another float object, and NaN != NaN)."""
+    return [
+        {
+            k: ("nan" if isinstance(v, float) and math.isnan(v) else v)
+            for k, v in asdict(r).items()
+            if k != "seconds"
+        }
+        for r in rows
+    ]
 
 
 def main() -> None:
