@@ -140,19 +140,17 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         )
 
     def sweep_files(self, name: str = "sweep", formats=("png", "svg", "pdf")) -> dict[str, bytes]:
-        from sparsity_gui.figures.interference.sweep import sweep_figure_files
-
+        """The sweep's figure on screen as `name`.<fmt>, .json and .py: the count against m,
+        or for a sweep over more than m the heatmap (two varied options) or the curves of
+        the readout chosen in the tab, as `sweep` draws them."""
         tab = self.win.sweep
         if tab.spec is None or not tab.rows:
             raise InputError("", "the sweep has no runs yet: run a sweep first")
-        files = sweep_figure_files(
-            tab.spec,
-            list(tab.rows),
-            style=self.style(),
-            formats=formats,
-            cancelled=tab.outcome == "cancelled",
-        )
-        return {name + file[len("sweep") :]: data for file, data in files.items()}
+        files = tab.figure_files(list(tab.rows), style=self.style(), formats=formats)
+        shown = tab.figure_name  # sweep, heatmap or curves
+        return {
+            name + file[len(shown) :]: data for file, data in files.items() if file.startswith(shown + ".")
+        }
 
     def figure_files(self, target, name: str, formats=("png", "svg", "pdf")) -> dict[str, bytes]:
         """A panel (or "window": the layout of the tab shown) as `name`.<fmt>, `name`.json

@@ -1,5 +1,8 @@
-"""The sweep over m in the interference window: fields, Start / Cancel, a progress bar and
-the count-against-m figure (SweepPanel), updated as each run finishes.
+"""The sweep in the interference window: fields that take lists (m and any option a
+researcher varies: l1, lr, the optimizer, ...; core/interference/axes.py), Start / Cancel,
+a progress bar, a readout to draw and the figure, updated as each run finishes: the
+count against m (SweepPanel) for a sweep over m alone, else a heatmap over two varied
+options or curves against the first (plots/interference/grid.py), as `sweep` draws them.
 
 The sweep runs (`SweepSpec.run`, core/grid.py) in its own thread, with the scheduler
 field, the cluster's worker count, the progress bar and Cancel every grid tab has
@@ -11,14 +14,34 @@ stay shown and can be saved.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
-from PySide6 import QtCore
+from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.checks import parse_m_values
 from sparsity_gui.core.cluster import Scheduler
-from sparsity_gui.core.interference.params import M_MAX, N_MAX, OPTIMIZER_LABELS, InterferenceParams
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.axes import DEFAULT_READOUT, READOUTS, axis_values, value_text
+from sparsity_gui.core.interference.headless import sweep_settings
+from sparsity_gui.core.interference.params import (
+    M_MAX,
+    N_MAX,
+    NOISES,
+    OPTIMIZER_LABELS,
+    OPTIMIZERS,
+    InterferenceParams,
+)
 from sparsity_gui.core.interference.sweep import SweepSpec
+from sparsity_gui.core.knots import knots_text
+from sparsity_gui.plots.interference.grid import (
+    HEATMAP,
+    SWEEP,
+    CurvesPanel,
+    HeatmapPanel,
+    panel_kind,
+    readout_label,
+)
 from sparsity_gui.plots.interference.sweep import SweepPanel
 from sparsity_gui.ui.dialogs import choose_folder
 from sparsity_gui.ui.fields import Field, parse_int_in
@@ -30,9 +53,9 @@ PAUSE_TIP = (
     "unchecked, both run side by side."
 )
 TEXTS = GridTabTexts(
-    form_width=330,
+    form_width=400,
     cost="n²·m·steps",
-    figures="the figure, its data and script",
+    figures="the figures, their data and scripts",
     start_text="Start sweep",
     start_tip="Train every run of the sweep in a background thread. ",
     save_text="Save sweep…",
@@ -47,14 +70,70 @@ TEXTS = GridTabTexts(
     ),
 )
 
+# The options the tab takes as lists besides m (axes.AXES' names), their labels and what
+# a value is; an empty field takes the Parameters dock's value.
+LIST_FIELDS = {
+    "steps": ("steps", "training steps of every run, e.g. 2000,8000"),
+    "optimizer": ("optimizer", f"optimizers, e.g. adamw,gd-zero (of {', '.join(OPTIMIZERS)})"),
+    "l1": ("l1", "l1 coefficients, e.g. 1e-3,1e-2,0.1"),
+    "lr": ("lr", "learning rates, e.g. 1e-3,1e-2"),
+    "weight_decay": ("weight decay", "weight decays (AdamW's; the GD optimizers take none), e.g. 0,0.01"),
+    "sigma": ("σ W(0)", "σ of the normal draw of W(0), e.g. 0.5,1"),
+    "noise": ("noise", f"noise kinds in the hidden layer, e.g. none,bernoulli (of {', '.join(NOISES)})"),
+    "noise_sigma": ("noise σ", "σ of the noise (with a noise kind), e.g. 0.05,0.1"),
+    "l1_warmup": ("l1 warm-up", "steps of l1's linear warm-up from 0, e.g. 0,1000"),
+    "lr_warmup": ("lr warm-up", "steps of lr's linear warm-up from 0, e.g. 0,500"),
+}
+# a value of each list checked on its own against the model's ranges, with what it needs
+PROBE = {"noise_sigma": {"noise": "gaussian"}, "weight_decay": {"lr": 1e-300}}
+
 
 def parse_sweep_m(text: str) -> tuple[int, ...]:
     return parse_m_values(text, M_MAX)
 
 
+def list_parser(axis: str) -> Callable[[str], tuple | None]:
+    """A field's parser for a list of ``axis`` (axes.axis_values: values separated by
+    commas), each value checked against the model's range; None for an empty field (the
+    Parameters dock's value). A bad value is named in the InputError."""
+
+    def parse(text: str) -> tuple | None:
+        text = text.strip()
+        if not text:
+            return None
+        try:
+            values = axis_values(axis, text)
+        except InputError as exc:
+            if "," in text:
+                raise
+            raise InputError(axis, exc.message.replace(f" in the list {text!r}", "")) from None  # no list
+        for v in values:
+            try:
+                InterferenceParams(n=1, m=1, **{**PROBE.get(axis, {}), axis: v})
+            except InputError as exc:
+                shown = value_text(axis, v)
+                raise InputError(
+                    axis, f"{shown}: {exc.message}" if len(values) > 1 else exc.message
+                ) from None
+        return values
+
+    return parse
+
+
+def dock_model(p: InterferenceParams) -> dict:
+    """The Parameters dock's run as the sweep command's model options (headless.model_params):
+    every field but m; a noise σ only with a noise kind."""
+    model = {f.name: getattr(p, f.name) for f in dataclass_fields(p) if f.name not in ("m", "interference")}
+    model["no_interference"] = not p.interference
+    if p.noise == "none":
+        model["noise_sigma"] = None  # a noise kind typed in the tab asks for its σ
+    return model
+
+
 class SweepWidget(GridTab):
-    """Sweep over m for fixed n; optimizer, l1, lr, σ, interference, weight decay and the
-    first seed come from the window's current parameters (`current()`)."""
+    """A sweep for fixed n over lists of m and of the options typed here; whatever a field
+    leaves empty (and the interference switch, the precision, the first seed, the
+    schedules) comes from the window's current parameters (`current()`)."""
 
     started = QtCore.Signal(bool)  # whether the live run should pause meanwhile
     finished = QtCore.Signal()
@@ -62,9 +141,11 @@ class SweepWidget(GridTab):
     def __init__(self, current: Callable[[], InterferenceParams], parent=None):
         super().__init__(TEXTS, SweepSpec, parent)
         self._current = current
+        self._dock = current()
         self.setToolTip(
-            "Polysemantic neurons against m for fixed n, several seeds per m: the "
-            "paper's count-against-m figure with the prediction n²/(4m)"
+            "A grid of training runs: every combination of the lists typed here times the "
+            "seeds. Over m alone: polysemantic neurons against m with the paper's n²/(4m); "
+            "over other options: the chosen readout as a heatmap or as curves"
         )
         self.n = Field(
             "sweep_n", parse_int_in("n", 1, N_MAX), f"n: features, fixed for the whole sweep (1 … {N_MAX})"
@@ -78,60 +159,254 @@ class SweepWidget(GridTab):
         self.seeds = Field(
             "sweep_seeds",
             parse_int_in("seeds", 1, 1000),
-            "Runs per m, with seeds s0 … s0+seeds-1 (s0: the seed in the Parameters dock)",
+            "Runs per combination, with seeds s0 … s0+seeds-1 (s0: the seed in the Parameters dock)",
         )
-        self.steps = Field("sweep_steps", parse_int_in("steps", 1, 10**8), "Training steps of every run")
-        self.fields = {"n": self.n, "m": self.m, "seeds": self.seeds, "steps": self.steps}
-        self.panel = SweepPanel()
-        self.lay_out(
-            [("n", self.n), ("m values", self.m), ("seeds per m", self.seeds), ("steps", self.steps)],
-            self.panel,
+        self.fields = {"n": self.n, "m": self.m, "seeds": self.seeds}
+        self.lists: dict[str, Field] = {}
+        for axis, (_label, what) in LIST_FIELDS.items():
+            field = Field(
+                f"sweep_{axis}",
+                list_parser(axis),
+                f"A list of {what}, separated by commas. Empty: the Parameters dock's value",
+            )
+            self.lists[axis] = self.fields[axis] = field
+            field.accepted.connect(self._fields_changed)
+        self.steps = self.lists["steps"]
+        self.readout = QtWidgets.QComboBox()
+        self.readout.setObjectName("sweep_readout")
+        for name in READOUTS:
+            self.readout.addItem(readout_label(name), name)
+        self.readout.setCurrentIndex(self.readout.findData(DEFAULT_READOUT))
+        self.readout.setToolTip(
+            "What the figure of a sweep over more than m draws: its median over seeds per "
+            "combination (heatmap, curves); Save writes these figures. A sweep over m alone "
+            "draws polysemantic neurons against m"
         )
+        self.readout.currentIndexChanged.connect(self._readout_changed)
 
-        p = current()
-        self.set_base(p)
+        self.panel = SweepPanel()
+        self.heatmap = HeatmapPanel()
+        self.curves = CurvesPanel()
+        self.figures = QtWidgets.QStackedWidget()
+        for panel in (self.panel, self.heatmap, self.curves):
+            self.figures.addWidget(panel)
+        self.lay_out([("", self._options_box())], self.figures)
+
+        self.set_base(self._dock)
+        p = self._dock
         self.fill_fields(
             {"n": str(min(p.n, 64)), "m": "64,128,256,512,1024", "seeds": "3", "steps": str(p.steps)}
         )
+
+    def _options_box(self) -> QtWidgets.QWidget:
+        """The fields, most two to a row (the form fits at 1366x768), with a line on lists."""
+        box = QtWidgets.QWidget()
+        grid = QtWidgets.QGridLayout(box)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(6)
+        grid.setVerticalSpacing(3)
+        hint = QtWidgets.QLabel("Lists: values separated by commas. Empty: the Parameters dock's value.")
+        hint.setWordWrap(True)
+        hint.setStyleSheet("color: #444; font-size: 8pt;")
+        grid.addWidget(hint, 0, 0, 1, 4)
+        label = {axis: text for axis, (text, _what) in LIST_FIELDS.items()}
+        # the lists most often long (m, l1, the optimizers) get a row each
+        layout = [
+            ("n", "seeds"),
+            ("m",),
+            ("l1",),
+            ("optimizer",),
+            ("lr", "steps"),
+            ("weight_decay", "sigma"),
+            ("noise", "noise_sigma"),
+            ("l1_warmup", "lr_warmup"),
+        ]
+        label.update(n="n", seeds="seeds", m="m values")
+        rows = [tuple((label[name], self.fields[name]) for name in row) for row in layout]
+        rows.append((("readout", self.readout),))
+        for r, row in enumerate(rows, start=1):
+            for c, (text, widget) in enumerate(row):
+                name = QtWidgets.QLabel(text)
+                name.setAlignment(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignTop)
+                name.setContentsMargins(0, 4, 0, 0)
+                grid.addWidget(name, r, 2 * c)
+                top = QtCore.Qt.AlignmentFlag.AlignTop  # beside a field's error, at its label
+                grid.addWidget(widget, r, 2 * c + 1, 1, 3 if len(row) == 1 else 1, top)
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 1)
+        order = [getattr(w, "edit", w) for row in rows for _text, w in row]  # Tab: row by row
+        for a, b in zip(order, order[1:], strict=False):
+            QtWidgets.QWidget.setTabOrder(a, b)
+        return box
 
     @property
     def spec(self) -> SweepSpec | None:
         """The sweep last started."""
         return self.plan
 
+    @property
+    def readout_name(self) -> str:
+        return self.readout.currentData()
+
+    @property
+    def figure_name(self) -> str:
+        """The figure of the sweep last started, as its files are named: sweep (the count
+        against m), heatmap or curves."""
+        return panel_kind(self.spec)
+
+    @property
+    def shown_panel(self):
+        """The figure on screen: the count against m, the heatmap or the curves."""
+        return self.figures.currentWidget()
+
     def draw_preview(self) -> None:
-        """The plan's prediction line over the m values typed."""
-        n = int(self.n._parse(self.n.text().strip()))
-        self.panel.show_rows([], n=n, m_values=parse_sweep_m(self.m.text()))
+        """The plan's figure before it runs: the prediction line over the m values typed,
+        or the empty cells of the grid."""
+        self._draw([], self.make_plan(None), preview=True)
 
     # --- parameters ----------------------------------------------------------------------
+    def _given(self) -> dict[str, tuple]:
+        """The lists typed (the fields whose text is not empty), by option."""
+        return {axis: f._parse(f.text()) for axis, f in self.lists.items() if f.text().strip()}
+
     def set_base(self, p: InterferenceParams) -> None:
-        wd = "" if p.optimizer in ("gd-zero", "gd") else f", weight decay {p.effective_weight_decay:g}"
-        self.base_label.setText(
-            f"from the Parameters dock: {OPTIMIZER_LABELS[p.optimizer]}, l1 = {p.l1:g}, lr = {p.lr:g}, "
-            f"σ = {p.sigma:g}, interference {'on' if p.interference else 'off'}{wd}, "
-            f"first seed {p.seed}{', float32' if p.dtype == 'float32' else ''}"
-        )
+        """The Parameters dock's run: the empty fields show its values, the line under the
+        form says what comes from it."""
+        self._dock = p
+        wd = p.effective_weight_decay
+        shown = {
+            "steps": str(p.steps),
+            "optimizer": p.optimizer,
+            "l1": f"{p.l1:g}",
+            "lr": f"{p.lr:g}",
+            "weight_decay": f"{wd:g}" if p.weight_decay is not None else "default",
+            "sigma": f"{p.sigma:g}",
+            "noise": p.noise,
+            "noise_sigma": f"{p.noise_sigma:g}" if p.noise != "none" else "no noise",
+            "l1_warmup": str(p.l1_warmup),
+            "lr_warmup": str(p.lr_warmup),
+        }
+        for axis, field in self.lists.items():
+            field.edit.setPlaceholderText(f"dock: {shown[axis]}" if shown[axis] else "")
+        self._show_base()
+        self.preview()
+
+    @QtCore.Slot()
+    def _fields_changed(self, *_args) -> None:
+        self._show_base()
+
+    def _show_base(self) -> None:
+        p = self._dock
+        typed = {axis for axis, f in self.lists.items() if f._good_text}  # the text in force
+        parts = []
+        if "optimizer" not in typed:
+            parts.append(OPTIMIZER_LABELS[p.optimizer])
+        for axis, text in (
+            ("l1", f"l1 = {p.l1:g}"),
+            ("lr", f"lr = {p.lr:g}"),
+            ("sigma", f"σ = {p.sigma:g}"),
+            ("steps", f"{p.steps} steps"),
+        ):
+            if axis not in typed:
+                parts.append(text)
+        parts.append(f"interference {'on' if p.interference else 'off'}")
+        if "weight_decay" not in typed:
+            if p.weight_decay is not None and ("optimizer" in typed or p.optimizer not in ("gd-zero", "gd")):
+                parts.append(f"weight decay {p.weight_decay:g}")
+            elif "optimizer" in typed:
+                parts.append("each optimizer's default weight decay")
+            elif p.optimizer not in ("gd-zero", "gd"):
+                parts.append(f"weight decay {p.effective_weight_decay:g}")
+        if p.noise != "none" and "noise" not in typed:
+            parts.append(f"{p.noise} noise" + ("" if "noise_sigma" in typed else f" σ = {p.noise_sigma:g}"))
+        elif p.noise != "none" and "noise_sigma" not in typed:
+            parts.append(f"noise σ = {p.noise_sigma:g}")
+        for name in ("l1", "lr"):
+            warm, knots = getattr(p, f"{name}_warmup"), getattr(p, f"{name}_schedule")
+            set_here = bool(typed & {name, f"{name}_warmup"})
+            if knots and not set_here:
+                parts.append(f"{name} schedule {knots_text(knots)}")
+            if warm and f"{name}_warmup" not in typed:
+                parts.append(f"{name} warm-up {warm} steps")
+        if p.lr_decay != "none":
+            parts.append(f"lr {p.lr_decay} decay over {p.lr_decay_steps} steps")
+        parts.append(f"first seed {p.seed}")
+        if p.dtype == "float32":
+            parts.append("float32")
+        text = "from the Parameters dock: " + ", ".join(parts)
+        dropped = [
+            name
+            for name in ("l1", "lr")
+            if getattr(p, f"{name}_schedule") and typed & {name, f"{name}_warmup"}
+        ]
+        if dropped:
+            text += " (not the dock's " + " and ".join(f"{n} schedule" for n in dropped) + ": set here)"
+        self.base_label.setText(text)
 
     # --- the grid tab's hooks (ui/grid_tab.py) -----------------------------------------------
     def make_plan(self, scheduler: Scheduler | None) -> SweepSpec:
-        """The sweep of the fields and the window's parameters."""
+        """The sweep of the fields and the window's parameters: the sweep command's
+        (headless.sweep_settings: its base run is the first value of each list)."""
         n = int(self.n._parse(self.n.text().strip()))
-        steps = int(self.steps._parse(self.steps.text().strip()))
-        m_values = parse_sweep_m(self.m.text())
         seeds = int(self.seeds._parse(self.seeds.text().strip()))
-        base = self._current().with_changes(n=n, m=m_values[0], steps=steps)
-        return SweepSpec(base=base, m_values=m_values, seeds=seeds)
+        given = self._given()
+        p = self._current()
+        model = dock_model(p)
+        model["n"] = n
+        for name in ("l1", "lr"):  # an l1 (lr) set here replaces the dock's schedule of it
+            if given.keys() & {name, f"{name}_warmup"}:
+                model[f"{name}_schedule"] = ()
+        if given.get("noise") == ("none",) and "noise_sigma" not in given:
+            model["noise_sigma"] = None
+        lists = {}
+        for axis, values in given.items():
+            if len(values) == 1:
+                model[axis] = values[0]
+            else:
+                lists[axis] = values
+        try:
+            spec, _jobs = sweep_settings(
+                m=self.m.text(), seeds=seeds, jobs=None, scheduler=scheduler, lists=lists, **model
+            )
+        except InputError as exc:
+            if exc.field == "noise-sigma":  # the command's words, said for this tab
+                kind = next(k for k in given.get("noise", (p.noise,)) if k != "none")
+                raise InputError("noise_sigma", f"noise {kind} needs its σ: type it here") from None
+            raise InputError(exc.field.replace("-", "_"), exc.message) from None
+        return spec
 
     def show_rows(self, rows: list, plan: SweepSpec, started: bool = False) -> None:
         if started:
-            self.panel.reset_ranges()
-            self.panel.show_rows([], n=plan.base.n, m_values=plan.m_values)
+            for panel in (self.panel, self.heatmap, self.curves):
+                panel.reset_ranges()
+        self._draw(rows, plan, preview=started)
+
+    def _draw(self, rows: list, plan: SweepSpec, cancelled: bool = False, preview: bool = False) -> None:
+        """``rows`` of ``plan`` on the panel its varied options call for."""
+        kind = panel_kind(plan)
+        panel = {SWEEP: self.panel, HEATMAP: self.heatmap}.get(kind, self.curves)
+        if self.figures.currentWidget() is not panel:  # shown first: drawn at its size
+            self.figures.setCurrentWidget(panel)
+        if kind == SWEEP:
+            planned = None if preview else len(plan.runs())
+            panel.show_rows(
+                rows, n=plan.base.n, m_values=plan.m_values, planned_runs=planned, cancelled=cancelled
+            )
         else:
-            self.panel.show_rows(rows, n=plan.base.n, m_values=plan.m_values, planned_runs=len(plan.runs()))
+            panel.show_grid(plan, rows, self.readout_name, cancelled=cancelled, preview=preview)
+
+    @QtCore.Slot()
+    def _readout_changed(self, *_args) -> None:
+        """The rows already there drawn with the readout chosen (or the plan typed)."""
+        if self.plan is not None and (self.rows or self.running):
+            self._draw(
+                list(self.rows), self.plan, cancelled=self.outcome == "cancelled", preview=not self.rows
+            )
+        else:
+            self.preview()
 
     def current_text(self, current: InterferenceParams) -> str:
-        return f"training m = {current.m}, seed {current.seed}"
+        return f"training {self.plan.describe(current)}"
 
     def run_started(self) -> None:
         self.started.emit(self.pause_live.isChecked())
@@ -142,19 +417,27 @@ class SweepWidget(GridTab):
         self.finished.emit()
 
     def _mark_cancelled(self) -> None:
-        """The figure says the sweep was cancelled and which m it holds runs for."""
-        spec = self.spec
-        self.panel.show_rows(
-            self.rows, n=spec.base.n, m_values=spec.m_values, planned_runs=len(spec.runs()), cancelled=True
-        )
+        """The figure says the sweep was cancelled (and, over m, which m it holds runs for)."""
+        self._draw(list(self.rows), self.spec, cancelled=True)
 
     # --- saving ----------------------------------------------------------------------------
+    def figure_files(self, rows: list, **how) -> dict[str, bytes]:
+        """The figures `sweep` draws for these rows: the heatmap and curves of the readout
+        chosen when the sweep varies more than m (figures/interference/grid.py), else the
+        count against m; ``how``: the style, dpi and formats."""
+        from sparsity_gui.figures.interference.grid import grid_figure_files, grid_panels
+        from sparsity_gui.figures.interference.sweep import sweep_figure_files
+
+        cancelled = self.outcome == "cancelled"
+        if grid_panels(self.spec):
+            return grid_figure_files(self.spec, rows, self.readout_name, cancelled=cancelled, **how)
+        return sweep_figure_files(self.spec, rows, cancelled=cancelled, **how)
+
     def write_files(self, folder, rows: list) -> list:
         from sparsity_gui.core.interference.files import write_sweep
-        from sparsity_gui.figures.interference.sweep import sweep_figure_files
         from sparsity_gui.figures.save import write_files
 
-        figures = sweep_figure_files(self.spec, rows, cancelled=self.outcome == "cancelled")
+        figures = self.figure_files(rows)
         command_line = "sparsity-gui --model interference (desktop app)"
         written = write_sweep(folder, self.spec, rows, command_line=command_line, scheduler=self.ran_on)
         return written + write_files(Path(folder) / "figures", figures)

@@ -72,7 +72,7 @@ def test_bad_fields_are_shown_and_nothing_starts(qtbot, sweep_widget):
         (w.m, "100000", "65536"),
         (w.seeds, "0", "from 1"),
         (w.n, "-3", "from 1"),
-        (w.steps, "x", "not a valid number"),
+        (w.steps, "x", "'x' is not a whole number"),  # steps takes a list now
     ):
         fill(w, "8", "8,16", "2", "200")
         field.edit.setText(text)
