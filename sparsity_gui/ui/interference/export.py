@@ -229,8 +229,8 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             return win.fail(title, exc.message)
         style = self.style()
         tab = win.sweep
-        sweep = (
-            (tab.spec, list(tab.rows), tab.outcome == "cancelled")
+        sweep = (  # read here, on the GUI thread: the files are drawn beside it
+            (tab.spec, list(tab.rows), tab.outcome == "cancelled", tab.readout_name)
             if tab.spec is not None and tab.rows
             else None
         )
@@ -254,10 +254,15 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
                 "layout", fi.layout, whole, style, fi.layout_size(style), functions=fi.SCRIPT_FUNCTIONS
             )
             yield "the layout", {f"figures/{name}": blob for name, blob in files.items()}
-            if sweep is not None:
+            if sweep is not None:  # the figures `sweep` draws for it (a grid's: its readout's)
+                from sparsity_gui.figures.interference.grid import grid_figure_files, grid_panels
                 from sparsity_gui.figures.interference.sweep import sweep_figure_files
 
-                files = sweep_figure_files(sweep[0], sweep[1], style=style, cancelled=sweep[2])
+                spec, rows, cancelled, readout = sweep
+                if grid_panels(spec):
+                    files = grid_figure_files(spec, rows, readout, cancelled=cancelled, style=style)
+                else:
+                    files = sweep_figure_files(spec, rows, style=style, cancelled=cancelled)
                 yield "the sweep", {f"figures/{name}": blob for name, blob in files.items()}
 
         count = 2 + len(fi.PANEL_ORDER) + (sweep is not None)

@@ -2,7 +2,7 @@
 
 Same shape as the note's NoteWindow: six panels in the centre, the parameters in a dock,
 a worker thread running the core's Qt-free InterferenceWorker, and a paint timer that draws
-the latest snapshot (latest wins at both ends). A second tab holds the sweep over m.
+the latest snapshot (latest wins at both ends). A second tab holds the sweep (a grid of runs).
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         # shifts the ranges of panels in columns of different widths; every step panel
         # draws the same history, so their ranges agree anyway
         self.sweep = SweepWidget(lambda: self.params)
-        self.central_tabs(live, self.sweep, "sweep", "Sweep over m")
+        self.central_tabs(live, self.sweep, "sweep", "Sweep")
         self.sweep.started.connect(self._sweep_started)
         self.sweep.finished.connect(self._sweep_finished)
         self.sweep.statusChanged.connect(self._sweep_status)
@@ -243,7 +243,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         m_view = menu.addMenu("&View")
         m_view.addAction(self.param_dock.toggleViewAction())
         m_view.addAction(tb.toggleViewAction())
-        act = m_view.addAction("Sweep over m")
+        act = m_view.addAction("Sweep")
         act.triggered.connect(lambda _c=False: self.tabs.setCurrentWidget(self.sweep))
         act = m_view.addAction("Live run")
         act.triggered.connect(lambda _c=False: self.tabs.setCurrentIndex(0))
@@ -255,7 +255,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
     def _build_status_bar(self) -> None:
         self.status_labels_for(
             (
-                ("sweep", "the sweep over m"),
+                ("sweep", "the sweep"),
                 ("poly", "polysemantic neurons now / predicted n²/(4m)"),
                 ("sps", "optimizer steps per second"),
                 ("fps", "frames drawn per second"),

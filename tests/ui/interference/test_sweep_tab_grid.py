@@ -296,3 +296,23 @@ def test_the_window_exports_the_figure_shown_for_the_readout_chosen(qtbot, make_
     drawn = json.loads((tmp_path / "grid.json").read_text())
     assert drawn["readout"] == "active" and drawn["s_labels"] == list(OPTIMIZERS)
     assert drawn["x_labels"] == ["0.01", "0.1"]
+
+
+def test_export_all_draws_a_grids_heatmap_and_curves_not_the_count_against_m(qtbot, make_iwindow, tmp_path):
+    """File → Export all with a finished grid in the tab: its figures are the ones `sweep`
+    draws for the readout chosen (heatmap and curves), not a count against m pooling the cells."""
+    win = make_iwindow(DOCK, playing=False)
+    tab = win.sweep
+    win.tabs.setCurrentWidget(tab)
+    typed_grid(tab, seeds="1")
+    assert tab.start()
+    qtbot.waitUntil(lambda: tab.outcome == "done", timeout=TIMEOUT)
+    choose_readout(tab, "active")
+    assert win.exports.export_all(tmp_path / "all", wait=False)
+    job = win.exports.job
+    qtbot.waitUntil(lambda: not job.running, timeout=TIMEOUT)
+    assert job.outcome.ok, win.last_error
+    figures = {p.name for p in (tmp_path / "all" / "figures").iterdir()}
+    assert {"heatmap.png", "heatmap.json", "curves.png", "curves.py"} <= figures
+    assert "sweep.png" not in figures
+    assert json.loads((tmp_path / "all" / "figures" / "heatmap.json").read_text())["readout"] == "active"
