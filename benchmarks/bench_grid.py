@@ -52,9 +52,11 @@ def main() -> None:
     args = ap.parse_args()
     l1s = (1e-3, 1e-2) if args.quick else (1e-3, 1e-2, 0.1)
     seeds = 1 if args.quick else 2
-    base = InterferenceParams(n=48, m=192, steps=2500, lr=1e-3)
+    # runs of a second or more each: a worker's start (its imports, its compiled kernels) is
+    # paid once per worker, as in a real grid
+    base = InterferenceParams(n=64, m=256, steps=6000, lr=1e-3)
     spec = SweepSpec(
-        base=base, m_values=(192,), seeds=seeds, axes=(("l1", l1s), ("optimizer", ("adamw", "gd-zero")))
+        base=base, m_values=(256,), seeds=seeds, axes=(("l1", l1s), ("optimizer", ("adamw", "gd-zero")))
     )
     runs = spec.runs()
     machine = platform.processor() or platform.machine()

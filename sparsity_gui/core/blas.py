@@ -48,3 +48,30 @@ def limit_blas_threads(threads: int = 1) -> list[str]:
     ]
     logging.getLogger(__name__).debug(f"BLAS at {threads} thread(s): {', '.join(capped) or 'none loaded'}")
     return capped
+
+
+# glibc's mallopt parameters, and the limits it reaches by itself on 64-bit Linux
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+GLIBC_MMAP_MAX = 32 * 2**20
+GLIBC_TRIM_MAX = 2 * GLIBC_MMAP_MAX
+
+
+def malloc_as_glibc_tunes_it() -> bool:
+    """Undo, in this process, a MALLOC_TRIM_THRESHOLD_ set in its environment, as Dask's
+    nanny sets it (64 KiB) for every worker process it starts: glibc then stops adapting
+    its thresholds, serves each array above 128 KiB by a fresh mmap and gives it back at
+    free, and a run of the interference model spends its time in page faults (a sweep's
+    run took 1.8x as long on a worker as here). The thresholds are set to the values glibc
+    reaches by itself. True when it changed them; a no-op elsewhere (not glibc, not set)."""
+    import ctypes
+    import os
+
+    if os.environ.get("MALLOC_TRIM_THRESHOLD_") is None or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return False
+    return bool(libc.mallopt(M_MMAP_THRESHOLD, GLIBC_MMAP_MAX)) and bool(
+        libc.mallopt(M_TRIM_THRESHOLD, GLIBC_TRIM_MAX)
+    )

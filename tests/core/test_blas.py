@@ -84,3 +84,44 @@ def test_products_are_right_under_the_cap():
     a = rng.standard_normal((64, 48))
     expected = np.array([[sum(a[i, k] * a[j, k] for k in range(48)) for j in range(64)] for i in range(64)])
     np.testing.assert_allclose(a @ a.T, expected, rtol=1e-12, atol=1e-12)
+
+
+PAGE_FAULTS = """
+import resource, sys
+import numpy as np
+from sparsity_gui.core.blas import malloc_as_glibc_tunes_it
+changed = malloc_as_glibc_tunes_it() if sys.argv[1] == "undo" else False
+np.ones(2**17).sum()  # a 1 MiB array once, before counting
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(200):
+    np.ones(2**17).sum()  # 1 MiB, freed at once: a run's temporaries
+print(changed, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_a_dask_workers_malloc_setting_is_undone(tmp_path):
+    """Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536: each 1 MiB array is
+    then a fresh mmap, its pages faulted in again at every allocation. Undone, the same
+    loop reuses the memory: far fewer page faults (counted by the kernel, not timed)."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, MALLOC_TRIM_THRESHOLD_="65536")
+
+    def faults(mode: str) -> tuple[str, int]:
+        out = subprocess.run(
+            [sys.executable, "-c", PAGE_FAULTS, mode], env=env, capture_output=True, text=True, check=True
+        ).stdout.split()
+        return out[0], int(out[1])
+
+    changed, kept = faults("keep")
+    assert changed == "False" and kept >= 200 * 100  # about 256 pages per MiB, every time
+    changed, undone = faults("undo")
+    assert changed == "True" and undone < kept / 10
+    plain = dict(os.environ)
+    plain.pop("MALLOC_TRIM_THRESHOLD_", None)
+    out = subprocess.run(
+        [sys.executable, "-c", PAGE_FAULTS, "undo"], env=plain, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out[0] == "False"  # nothing to undo: glibc's own tuning is left alone

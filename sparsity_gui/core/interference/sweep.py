@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from sparsity_gui.core.blas import limit_blas_threads
+from sparsity_gui.core.blas import limit_blas_threads, malloc_as_glibc_tunes_it
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import MAX_RUNS, GridPlan
 from sparsity_gui.core.interference.axes import (
@@ -174,6 +174,7 @@ def sweep_task(job: tuple[InterferenceParams, bool]) -> SweepRow:
     equals the local one digit for digit."""
     p, overlap = job
     limit_blas_threads(1)
+    malloc_as_glibc_tunes_it()
     row = train_run(p, overlap=overlap)
     assert row is not None  # nothing stops it but a cancel, which discards the task
     return row

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from sparsity_gui.core.blas import malloc_as_glibc_tunes_it
 from sparsity_gui.core.checks import available_memory
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import MAX_RUNS, GridPlan
@@ -166,6 +167,7 @@ def scaling_row(
 def scaling_task(run: tuple[int, float, int, float]) -> ScalingRow:
     """One run as a cluster task, in a worker process: ``run`` is (m, lam, seed, sigma)."""
     m, lam, seed, sigma = run
+    malloc_as_glibc_tunes_it()
     return scaling_row(m, lam, seed, sigma)
 
 
