@@ -43,7 +43,10 @@ class TrainingResult(Result):
     ``w0``, ``w_final``: W (n x m: features by neurons) at the start and the end.
     ``neuron_counts``: active features per neuron at the end (|w| from 0.8 to 1.2).
     With ``w0`` given, ``params.seed`` and ``params.sigma`` are unused (the defaults; they
-    drew nothing) and ``save()``'s run.json leaves them out, as the CLI's with --w0."""
+    drew nothing) and ``save()``'s run.json leaves them out, as the CLI's with --w0.
+    ``readouts``: run.json's (``steps_to_sparse``, None if never; ``rail_share``, the mean
+    over the sparsification phase; ``saturation``, the l1-saturated line or None;
+    ``shrinkage`` against the fixed point; each with its definition)."""
 
     params: InterferenceParams
     columns: tuple[str, ...]
@@ -56,6 +59,7 @@ class TrainingResult(Result):
     wall_seconds: float
     run: InterferenceRun = dataclasses.field(repr=False)
     options: dict[str, Any] = dataclasses.field(repr=False)
+    readouts: dict[str, Any] = dataclasses.field(repr=False, default_factory=dict)
     command = "interference"
 
     def command_line(self, out: str | Path, save_options: Mapping[str, Any] | None = None) -> str:
@@ -242,6 +246,7 @@ def train(
         values_from_schedules,
     )
     from sparsity_gui.core.interference.headless import train as train_run
+    from sparsity_gui.core.interference.readouts import readouts
     from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 
     values = dict(
@@ -285,6 +290,7 @@ def train(
         wall_seconds=wall,
         run=run,
         options=given_options(train, values),
+        readouts=readouts(params.l1, run.W, run.steps_to_sparse, run.rail_share_mean),
     )
 
 

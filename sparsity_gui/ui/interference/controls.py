@@ -362,10 +362,11 @@ class InterferenceControls(QtWidgets.QWidget):
         self._params = p
         self.show_in_force(None)
 
-    def show_in_force(self, meas, saturated: str | None = None) -> None:
+    def show_in_force(self, meas, saturated: str | None = None, found: str = "") -> None:
         """The note's units, and with a schedule the l1 and lr in force at the painted step
-        (``meas``: the snapshot's latest Measurement, or None before one); ``saturated``:
-        the line that says the l1 coefficient no longer matters (readouts.saturation_line)."""
+        (``meas``: the snapshot's latest Measurement, or None before one); ``found``: the
+        run's readouts so far (readouts_text); ``saturated``: the line that says the l1
+        coefficient no longer matters (readouts.saturation_line)."""
         p = self._params
         text = units_text(p)
         if has_l1_schedule(p) or has_lr_schedule(p):
@@ -375,6 +376,8 @@ class InterferenceControls(QtWidgets.QWidget):
             else:
                 l1, lr, step = meas.l1, meas.lr, meas.step
             text += f"\nin force at step {step:,}: l1 = {l1:.4g}, lr = {lr:.4g}"
+        if found:
+            text += f"\n{found}"
         if saturated:
             text += f"\n{saturated}"
         if text != self.units.text():

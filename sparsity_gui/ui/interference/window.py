@@ -28,7 +28,7 @@ from sparsity_gui.core.interference.params import (
     needs_restart,
 )
 from sparsity_gui.core.interference.pins import PIN_COLUMNS, interference_pin_label, pin_params
-from sparsity_gui.core.interference.readouts import saturation_line
+from sparsity_gui.core.interference.readouts import readouts_text, saturation_line
 from sparsity_gui.core.interference.worker import InterferenceSnapshot, InterferenceWorker
 from sparsity_gui.core.weights_files import FILE_FILTER, ArrayInfo, list_arrays
 from sparsity_gui.plots.base import Panel
@@ -80,6 +80,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self._status_due = 0.0
         self._shown_error: tuple[int, str] | None = None
         self._sweep_paused_live = False
+        self._readouts_of: tuple[int, int] | None = None  # the snapshot the readouts line is of
+        self._readouts_line = ""
         # W(0) loaded from a file, (matrix, where it came from), kept through restarts until
         # n, m, seed or sigma change (they describe a normal draw) or a preset is applied
         self.w0_file = w0_file
@@ -476,7 +478,11 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         text += f"\n{rate} · {fps} · {snap.state}"
         text += f" · run {snap.run_id}"
         self.status_line.setText(text)
-        self.controls.show_in_force(snap.latest, saturation_line(snap.rail_share_mean))
+        key = (snap.run_id, snap.step)
+        if key != self._readouts_of:  # a pass over W: once per new snapshot, not per frame
+            self._readouts_of = key
+            self._readouts_line = readouts_text(p.l1, snap.W, snap.steps_to_sparse, snap.rail_share_mean)
+        self.controls.show_in_force(snap.latest, saturation_line(snap.rail_share_mean), self._readouts_line)
         L = self.status_labels
         L["poly"].setText(f"polysemantic {snap.latest.polysemantic} / {p.prediction:.3g} predicted")
         L["sps"].setText(rate)
