@@ -14,7 +14,7 @@ disk is short), then times, in this one run:
 
 1. ``cat FILES > /dev/null``: the bytes read once (the baseline);
 2. the series opened and every snapshot read as the command reads it (open_series, then
-   Series.read(i) for each i: a float64 matrix per snapshot), in a child process whose peak
+   Series.read(i) for each i: the float32 matrix as stored, checked finite), in a child process whose peak
    resident memory (VmHWM) is its own;
 3. the same, each snapshot also measured as compare.csv measures it (|W|_1, |W|^2, the
    weights above the tolerance, the polysemantic neurons).

@@ -81,8 +81,9 @@ def _measures(w: np.ndarray, lam: float, zero_tol: float, matrix: bool) -> tuple
     (a row's), polysemantic neurons (a matrix's))."""
     if not np.all(np.isfinite(w)):
         return (math.nan,) * 5
-    norm1 = float(np.abs(w).sum())
-    norm2 = float(np.mean(np.sum(np.atleast_2d(w) ** 2, axis=1)))
+    # sums in float64 whatever the snapshot's dtype (a float32 series is read as stored)
+    norm1 = float(np.abs(w).sum(dtype=np.float64))
+    norm2 = float(np.mean(np.sum(np.square(np.atleast_2d(w), dtype=np.float64), axis=1)))
     nonzero = float(np.count_nonzero(np.abs(w) > zero_tol))
     theta = math.nan if matrix or norm2 >= 1.0 else lam / (1.0 - norm2)
     poly = float(polysemantic(w)) if matrix else math.nan
@@ -118,7 +119,7 @@ def compare(
     steps = series.steps
     offsets = steps - steps[0]
     matrix = series.pick == "matrix"
-    first = series.read(0)
+    first = np.asarray(series.read(0), dtype=np.float64)  # every prediction starts from it
     lam = l1 / 4.0
     # the predictions at the snapshots and between them (the figures' curves)
     grid = np.unique(np.r_[offsets, np.round(np.linspace(0, offsets[-1], CURVE_POINTS))]).astype(np.int64)
@@ -138,7 +139,7 @@ def compare(
             if should_stop is not None and should_stop():
                 raise KeyboardInterrupt
             w = first if i == 0 else series.read(i)
-            measured[i] = float(np.abs(w).sum())
+            measured[i] = float(np.abs(w).sum(dtype=np.float64))
         time_per_step = fit_time_per_step(first, lam, offsets, measured, should_stop)
         if model_optimizer in FLOW_OPTIMIZERS:
             own = f" (plain SGD's own: 4 lr = {4.0 * lr:.6g})"

@@ -65,13 +65,13 @@ class StoredTensor:
     dtype: np.dtype
 
     def read(self, k: int, row: int | None, where: str) -> np.ndarray:
-        """Snapshot ``k`` (or its row ``row``, of a [T, n, m] tensor) as finite float64."""
+        """Snapshot ``k`` (or its row ``row``, of a [T, n, m] tensor), finite, in kept_dtype."""
         shape = self.shape[1:]
         first = k * math.prod(shape)
         if row is not None:
             first += row * shape[-1]
             shape = shape[-1:]
-        out = np.empty(shape, dtype=np.float64)
+        out = np.empty(shape, dtype=kept_dtype(self.dtype))
         piece = np.empty(min(max(NPY_PIECE_BYTES // self.dtype.itemsize, 1), out.size), dtype=self.dtype)
         try:
             with open(self.path, "rb", buffering=0) as f:
@@ -108,7 +108,8 @@ class Series:
         return np.array([s.step for s in self.snapshots], dtype=np.int64)
 
     def read(self, i: int) -> np.ndarray:
-        """Snapshot ``i`` as finite float64: a vector (a row or a latent) or a matrix. A
+        """Snapshot ``i``, finite (float32 as stored, else float64: kept_dtype): a vector (a
+        row or a latent) or a matrix. A
         file's row is read alone where the format allows; a stacked file's snapshot (its
         row) alone where it is stored uncompressed, else the stacked file once, whole."""
         snap = self.snapshots[i]
@@ -193,8 +194,8 @@ def _stored_member(path: Path, name: str) -> StoredTensor | None:
 
 
 def _npy_whole(path: Path) -> np.ndarray | None:
-    """A plain .npy file (C order, native numbers, the size its header says) as finite
-    float64, read in pieces; None for any other .npy (read_array reads it, or says why)."""
+    """A plain .npy file (C order, native numbers, the size its header says), finite, in
+    kept_dtype, read in pieces; None for any other .npy (read_array reads it, or says why)."""
     try:
         with open(path, "rb", buffering=0) as f:
             header = _plain_npy_header(f)
@@ -204,7 +205,7 @@ def _npy_whole(path: Path) -> np.ndarray | None:
             count = math.prod(shape)
             if os.fstat(f.fileno()).st_size != f.tell() + count * dtype.itemsize:
                 return None
-            out = np.empty(shape, dtype=np.float64)
+            out = np.empty(shape, dtype=kept_dtype(dtype))
             piece = np.empty(max(NPY_PIECE_BYTES // dtype.itemsize, 1), dtype=dtype)
             with np.errstate(over="ignore", invalid="ignore"):  # a sum past float64's range: below
                 total = _read_pieces(f, out.reshape(-1), piece)
@@ -217,14 +218,24 @@ def _npy_whole(path: Path) -> np.ndarray | None:
     return out
 
 
+def kept_dtype(stored: np.dtype) -> np.dtype:
+    """The dtype a snapshot is handed on in: float32 as stored (the comparison sums it in
+    float64; widening 4 GB of it to float64 first cost more than reading it), any other
+    number widened to float64."""
+    return np.dtype(np.float32) if stored == np.float32 else np.dtype(np.float64)
+
+
 def _read_pieces(f, flat: np.ndarray, piece: np.ndarray) -> float | None:
-    """``flat``'s numbers from ``f``, a piece at a time, each widened while in the cache;
-    their sum (None when the file ends first)."""
+    """``flat``'s numbers from ``f``, a piece at a time, each widened while in the cache
+    (read in place when ``flat`` keeps the stored dtype); the sum of their squares, to
+    check them finite (it overflows only past 1e19 in float32, and a caller then checks
+    each number), or None when the file ends first."""
     total = 0.0
     start = 0
+    same = flat.dtype == piece.dtype
     while start < flat.size:
         stop = min(start + piece.size, flat.size)
-        part = piece[: stop - start]
+        part = flat[start:stop] if same else piece[: stop - start]
         view = memoryview(part).cast("B")
         got = 0
         while got < view.nbytes:
@@ -233,8 +244,9 @@ def _read_pieces(f, flat: np.ndarray, piece: np.ndarray) -> float | None:
                 return None
             got += n
         into = flat[start:stop]
-        np.copyto(into, part)
-        total += float(into.sum())
+        if not same:
+            np.copyto(into, part)
+        total += float(np.dot(into, into))  # BLAS at the cache's speed; a NaN or inf stays one
         start = stop
     return total
 

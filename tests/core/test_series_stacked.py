@@ -41,7 +41,10 @@ def test_each_snapshot_row_and_latent_is_the_array_written(tmp_path, weights, co
     np.testing.assert_array_equal(matrix.steps, STEPS)
     for i in (0, 1, 40, T - 1):
         got = matrix.read(i)
-        assert got.dtype == np.float64 and got.flags.c_contiguous
+        # float32 read in place stays float32 (the comparison sums it in float64); a
+        # compressed file is read whole, as float64
+        kept = np.float32 if dtype is np.float32 and not compressed else np.float64
+        assert got.dtype == kept and got.flags.c_contiguous
         np.testing.assert_array_equal(got, W[i].astype(np.float64))
         np.testing.assert_array_equal(row.read(i), W[i, 5].astype(np.float64))
         np.testing.assert_array_equal(latent.read(i), W[i, :, 17].astype(np.float64))
@@ -118,3 +121,26 @@ def test_big_endian_and_fortran_order_are_read_whole_the_same(tmp_path, weights)
         series = open_series(stacked(tmp_path, W), row=4)
         for i in (0, T - 1):
             np.testing.assert_array_equal(series.read(i), W[i, 4].astype(np.float64))
+
+
+@pytest.mark.parametrize("pick", ["all_rows", "row"])
+def test_a_float32_folder_is_handed_on_as_stored_and_compared_as_its_float64_copy(tmp_path, weights, pick):
+    """A folder of float32 .npy snapshots is read as float32, the numbers written (no
+    widening pass over 4 GB); the comparison sums them in float64, so compare.csv's table
+    is the one of the same snapshots saved as float64, to 1e-12."""
+    from sparsity_gui.core.compare import compare
+
+    for kind, dtype in (("f32", np.float32), ("f64", np.float64)):
+        (tmp_path / kind).mkdir()
+        for i in range(6):
+            np.save(tmp_path / kind / f"step_{STEPS[i]:06d}.npy", weights[i].astype(dtype))
+    how = {"all_rows": True} if pick == "all_rows" else {"row": 3}
+    f32, f64 = open_series(tmp_path / "f32", **how), open_series(tmp_path / "f64", **how)
+    for i in range(6):
+        got = f32.read(i)
+        # the matrix read in place keeps float32; a row is read alone by the weights reader
+        assert got.dtype == (np.float32 if pick == "all_rows" else np.float64)
+        np.testing.assert_array_equal(got, f64.read(i))
+    settings = dict(l1=1e-3, lr=1e-3, optimizer="sgd")
+    a, b = compare(f32, **settings), compare(f64, **settings)
+    np.testing.assert_allclose(a.rows, b.rows, rtol=1e-12, atol=1e-15, equal_nan=True)
