@@ -16,8 +16,6 @@ like all of core/.
 from __future__ import annotations
 
 import base64
-import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -26,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui import __version__
-from sparsity_gui.core.checks import check_work, input_text, parse_json_text, read_input_bytes, whole_or_none
+from sparsity_gui.core.checks import check_work, parse_json_text
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.interference.params import (
@@ -38,8 +36,20 @@ from sparsity_gui.core.interference.params import (
 )
 from sparsity_gui.core.interference.pins import PIN_COLUMNS, PIN_SYMBOLS
 from sparsity_gui.core.interference.run import InterferenceRun, chunk_steps, initial_weights
-from sparsity_gui.core.pins import MAX_PINS, PinnedRun, pin_dict, pin_from_dict
+from sparsity_gui.core.pins import PinnedRun, pin_dict
 from sparsity_gui.core.series import SeriesOptions
+from sparsity_gui.core.session_fields import (
+    SessionProblem,
+    encode_weights,
+    object_field,
+    pins_field,
+    read_session_file,
+    series_field,
+    show,
+    style_field,
+    weights_sha256,
+    whole_field,
+)
 
 FORMAT = "sparsity-gui interference session"
 VERSION = 1
@@ -48,8 +58,6 @@ MAX_EMBEDDED_WEIGHTS = 2**22
 MAX_CHANGES = 100_000
 # the embedded W(0) as base64 (about 10.7 bytes a weight), pins, changes and the rest
 MAX_SESSION_BYTES = 11 * MAX_EMBEDDED_WEIGHTS + 2**25
-# weights are written as a JSON list (readable) up to this many, as base64 above it
-LIST_WEIGHTS_MAX = 100_000
 # the fields of the source description kept beside an embedded W(0) (run.json's "w0")
 SOURCE_FIELDS = ("path", "tensor", "dtype", "series_step")
 # a replay's chunk: about this many multiply-adds between looks at should_stop
@@ -148,8 +156,6 @@ def _advance_to(run: InterferenceRun, target: int, should_stop, rows: int) -> No
 
 
 # --- writing -----------------------------------------------------------------------------
-def weights_sha256(w0: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(w0, dtype="<f8").tobytes()).hexdigest()
 
 
 def params_dict(params: InterferenceParams) -> dict[str, Any]:
@@ -158,13 +164,6 @@ def params_dict(params: InterferenceParams) -> dict[str, Any]:
     d = params.as_dict()
     d["weight_decay"] = params.weight_decay
     return d
-
-
-def _encode_weights(w0: np.ndarray) -> dict[str, Any]:
-    flat = np.ascontiguousarray(w0, dtype="<f8").ravel()
-    if flat.size <= LIST_WEIGHTS_MAX:
-        return {"encoding": "list", "weights": [float(x) for x in flat]}
-    return {"encoding": "base64-float64-le", "weights": base64.b64encode(flat.tobytes()).decode("ascii")}
 
 
 def session_dict(
@@ -183,7 +182,7 @@ def session_dict(
                 f"{MAX_EMBEDDED_WEIGHTS:,} (n × m)",
             )
         w0_entry.update({k: source.get(k) for k in SOURCE_FIELDS if source.get(k) is not None})
-        w0_entry.update({"n": int(w0.shape[0]), "m": int(w0.shape[1]), **_encode_weights(w0)})
+        w0_entry.update({"n": int(w0.shape[0]), "m": int(w0.shape[1]), **encode_weights(w0)})
     out: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -218,30 +217,10 @@ def save_session(
 
 
 # --- reading -----------------------------------------------------------------------------
-class SessionProblem(Exception):
-    """A problem with one field of the session; becomes an InputError naming the file."""
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, float) else repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _dict(value: Any, name: str) -> dict:
-    if not isinstance(value, dict):
-        raise SessionProblem(f"field {name!r} must be an object {{...}}, got {_show(value)}")
-    return value
-
-
-def _whole(value: Any, name: str) -> int:
-    whole = whole_or_none(value, integral_floats=True)
-    if whole is None:
-        raise SessionProblem(f"field {name!r} must be a whole number, got {_show(value)}")
-    return whole
 
 
 def _params(obj: Any) -> InterferenceParams:
-    obj = _dict(obj, "parameters")
+    obj = object_field(obj, "parameters")
     unknown = sorted(set(obj) - set(PARAM_FIELDS))
     if unknown:
         raise SessionProblem(f"field 'parameters.{unknown[0]}' is not a parameter of the interference model")
@@ -263,14 +242,14 @@ def _decode_weights(entry: dict, n: int, m: int) -> np.ndarray:
         raise SessionProblem("missing field 'w0.weights' (a file's W(0) is embedded)")
     if encoding == "list":
         if not isinstance(raw, list):
-            raise SessionProblem(f"field 'w0.weights' must be a list of numbers, got {_show(raw)}")
+            raise SessionProblem(f"field 'w0.weights' must be a list of numbers, got {show(raw)}")
         for i, v in enumerate(raw):
             if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise SessionProblem(f"field 'w0.weights': item {i} is {_show(v)}, not a number")
+                raise SessionProblem(f"field 'w0.weights': item {i} is {show(v)}, not a number")
         w0 = np.array(raw, dtype=np.float64)
     elif encoding == "base64-float64-le":
         if not isinstance(raw, str):
-            raise SessionProblem(f"field 'w0.weights' must be base64 text, got {_show(raw)}")
+            raise SessionProblem(f"field 'w0.weights' must be base64 text, got {show(raw)}")
         try:
             data = base64.b64decode(raw.encode("ascii"), validate=True)
         except (ValueError, UnicodeEncodeError):
@@ -282,7 +261,7 @@ def _decode_weights(entry: dict, n: int, m: int) -> np.ndarray:
         w0 = np.frombuffer(data, dtype="<f8").astype(np.float64)
     else:
         raise SessionProblem(
-            f"field 'w0.encoding' must be 'list' or 'base64-float64-le', got {_show(encoding)}"
+            f"field 'w0.encoding' must be 'list' or 'base64-float64-le', got {show(encoding)}"
         )
     if w0.size != n * m:
         raise SessionProblem(f"field 'w0.weights' holds {w0.size} weights, not n × m = {n} × {m}")
@@ -294,23 +273,23 @@ def _decode_weights(entry: dict, n: int, m: int) -> np.ndarray:
 
 
 def _w0(entry: Any, params: InterferenceParams) -> tuple[np.ndarray | None, dict]:
-    entry = _dict(entry, "w0")
+    entry = object_field(entry, "w0")
     kind = entry.get("source")
     if kind == "normal":
         return None, {"source": "normal"}
     if kind != "file":
-        raise SessionProblem(f"field 'w0.source' must be 'normal' or 'file', got {_show(kind)}")
+        raise SessionProblem(f"field 'w0.source' must be 'normal' or 'file', got {show(kind)}")
     source: dict[str, Any] = {"source": "file"}
     for name in SOURCE_FIELDS:
         value = entry.get(name)
         if value is None:
             continue
         if name == "series_step":
-            value = _whole(value, "w0.series_step")
+            value = whole_field(value, "w0.series_step")
         elif not isinstance(value, str) or len(value) > 4096:
-            raise SessionProblem(f"field 'w0.{name}' must be text, got {_show(value)}")
+            raise SessionProblem(f"field 'w0.{name}' must be text, got {show(value)}")
         source[name] = value
-    n, m = (_whole(entry.get(k), f"w0.{k}") for k in ("n", "m"))
+    n, m = (whole_field(entry.get(k), f"w0.{k}") for k in ("n", "m"))
     if (n, m) != (params.n, params.m):
         raise SessionProblem(
             f"field 'w0': W(0) is {n} × {m} but the parameters say n × m = {params.n} × {params.m}"
@@ -322,17 +301,17 @@ def _changes(items: Any, step_now: int, params: InterferenceParams) -> tuple[Liv
     """The live changes checked: in step order, each within the run (no later than the
     steps in force, nor the session's step), each a valid change of live fields."""
     if not isinstance(items, list):
-        raise SessionProblem(f"field 'changes' must be a list, got {_show(items)}")
+        raise SessionProblem(f"field 'changes' must be a list, got {show(items)}")
     if len(items) > MAX_CHANGES:
         raise SessionProblem(f"field 'changes' holds {len(items)} changes; at most {MAX_CHANGES}")
     out: list[LiveChange] = []
     last = 0
     for i, item in enumerate(items):
         where = f"changes[{i}]"
-        item = _dict(item, where)
+        item = object_field(item, where)
         if "step" not in item:
             raise SessionProblem(f"missing field '{where}.step'")
-        step = _whole(item["step"], f"{where}.step")
+        step = whole_field(item["step"], f"{where}.step")
         if step < last:
             raise SessionProblem(
                 f"field '{where}.step' = {step} comes before the previous change (step {last}): "
@@ -344,7 +323,7 @@ def _changes(items: Any, step_now: int, params: InterferenceParams) -> tuple[Liv
             raise SessionProblem(
                 f"field '{where}.step' = {step} is after the run's end (steps = {params.steps} then)"
             )
-        values = _dict(item.get("values"), f"{where}.values")
+        values = object_field(item.get("values"), f"{where}.values")
         if not values:
             raise SessionProblem(f"field '{where}.values' changes nothing")
         for name in values:
@@ -379,7 +358,7 @@ def parse_session(text: str) -> InterferenceSession:
         )
     if "version" not in obj:
         raise SessionProblem("missing field 'version'")
-    version = _whole(obj["version"], "version")
+    version = whole_field(obj["version"], "version")
     if version != VERSION:
         newer = " (saved by a newer sparsity-gui?)" if version > VERSION else ""
         raise SessionProblem(
@@ -398,7 +377,7 @@ def parse_session(text: str) -> InterferenceSession:
     digest = obj.get("w0_sha256")
     if digest is not None:
         if not isinstance(digest, str):
-            raise SessionProblem(f"field 'w0_sha256' must be text, got {_show(digest)}")
+            raise SessionProblem(f"field 'w0_sha256' must be text, got {show(digest)}")
         # W(0) as the run holds it: rounded to the run's dtype
         actual = initial_weights(params) if w0 is None else w0.astype(params.dtype)
         if digest != weights_sha256(actual):
@@ -410,7 +389,7 @@ def parse_session(text: str) -> InterferenceSession:
             raise SessionProblem(
                 "field 'w0.weights' does not match 'w0_sha256' (the file was altered or damaged)"
             )
-    step = _whole(obj["step"], "step")
+    step = whole_field(obj["step"], "step")
     if step < 0:
         raise SessionProblem(f"field 'step' must be >= 0, got {step}")
     changes = _changes(obj.get("changes", []), step, params)
@@ -420,66 +399,13 @@ def parse_session(text: str) -> InterferenceSession:
     except InputError as exc:
         raise SessionProblem(exc.message) from None
     style = obj.get("style")
-    pins = _pins(obj.get("pins", []))
-    series = _series(obj.get("series", []), {p.number for p in pins})
+    pins = pins_field(obj.get("pins", []), PIN_COLUMNS, PIN_SYMBOLS)
+    series = series_field(obj.get("series", []), {p.number for p in pins})
     script = InterferenceScript(params, w0, changes, step)
-    return InterferenceSession(script, source, pins, None if style is None else _style(style), series)
-
-
-MAX_STYLE_CHARS = 4096  # a path's length on Linux
-
-
-def _style(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_STYLE_CHARS or "\0" in value:
-        raise SessionProblem(
-            f"field 'style' must be paper, talk or a .mplstyle file's path (text of at most "
-            f"{MAX_STYLE_CHARS} characters), got {_show(value)}"
-        )
-    return value
-
-
-def _pins(items: Any) -> tuple[PinnedRun, ...]:
-    if not isinstance(items, list) or len(items) > MAX_PINS:
-        raise SessionProblem(f"field 'pins' must be a list of at most {MAX_PINS} pinned runs")
-    out: list[PinnedRun] = []
-    for i, item in enumerate(items):
-        try:
-            out.append(pin_from_dict(item, f"pins[{i}]", PIN_COLUMNS, tuple(PIN_SYMBOLS)))
-        except ValueError as exc:
-            raise SessionProblem(str(exc)) from None
-    if len({p.number for p in out}) != len(out):
-        raise SessionProblem("field 'pins': two pinned runs have the same number")
-    return tuple(out)
-
-
-def _series(items: Any, taken: set[int]) -> tuple[tuple[int, SeriesOptions], ...]:
-    """The series of checkpoints a session pins: (pin number, options), each number free."""
-    if not isinstance(items, list) or len(items) > MAX_PINS - len(taken):
-        raise SessionProblem(f"field 'series' must be a list of at most {MAX_PINS} series, pins included")
-    out = []
-    for i, item in enumerate(items):
-        where = f"series[{i}]"
-        number = item.get("number") if isinstance(item, dict) else None
-        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= MAX_PINS:
-            raise SessionProblem(f"field '{where}.number' must be a whole number from 1 to {MAX_PINS}")
-        if number in taken:
-            raise SessionProblem(f"field '{where}.number': pin {number} is taken twice")
-        taken.add(number)
-        try:
-            options = SeriesOptions.from_dict({k: v for k, v in item.items() if k != "number"}, where)
-        except ValueError as exc:
-            raise SessionProblem(str(exc)) from None
-        out.append((number, options))
-    return tuple(out)
+    return InterferenceSession(script, source, pins, None if style is None else style_field(style), series)
 
 
 def load_session(path: str | Path) -> InterferenceSession:
     """Read and check a session file. Any problem raises InputError("session", ...) with
     the file and the bad field named; nothing else changes."""
-    path = Path(path)
-    data = read_input_bytes(path, "session", MAX_SESSION_BYTES, "session file")
-    text = input_text(data, path, "session", "session file")
-    try:
-        return parse_session(text)
-    except SessionProblem as exc:
-        raise InputError("session", f"{path}: {exc}") from None
+    return read_session_file(path, MAX_SESSION_BYTES, parse_session)

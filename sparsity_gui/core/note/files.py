@@ -118,7 +118,8 @@ def deaths_npz(sim) -> Callable[[BinaryIO], None]:
 def w0_entry(w0, source=None, params: SimParams | None = None) -> dict:
     """Where W(0) came from, for run.json: a normal draw (sigma, seed) or a file (its path,
     tensor or array, row, and the SHA-256 of the weights as float64 little-endian)."""
-    from sparsity_gui.core.note.session import W0Source, weights_sha256
+    from sparsity_gui.core.note.session import W0Source
+    from sparsity_gui.core.session_fields import weights_sha256
 
     if source is None:
         path = params.w0_path if params is not None else None

@@ -12,8 +12,6 @@ session always gives the same time series to the last digit. Qt-free, like all o
 from __future__ import annotations
 
 import base64
-import hashlib
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui import __version__
-from sparsity_gui.core.checks import input_text, parse_json_text, read_input_bytes, whole_or_none
+from sparsity_gui.core.checks import parse_json_text
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text, json_text
 from sparsity_gui.core.note.changes import LiveChange, RunScript
@@ -36,16 +34,26 @@ from sparsity_gui.core.note.params import (
     check_segments_work,
 )
 from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_SYMBOLS
-from sparsity_gui.core.pins import MAX_PINS, PinnedRun, pin_dict, pin_from_dict
+from sparsity_gui.core.pins import PinnedRun, pin_dict
 from sparsity_gui.core.series import SeriesOptions
+from sparsity_gui.core.session_fields import (
+    SessionProblem,
+    encode_weights,
+    object_field,
+    pins_field,
+    read_session_file,
+    series_field,
+    show,
+    style_field,
+    weights_sha256,
+    whole_field,
+)
 from sparsity_gui.core.text import short_number
 
 FORMAT = "sparsity-gui session"
 VERSION = 1
 MAX_SAMPLES = 10**6
 MAX_SESSION_BYTES = 16 * (M_MAX + 1000)  # M_MAX weights as base64, pins and changes
-# weights are written as a JSON list (readable) up to this many, as base64 above it
-LIST_WEIGHTS_MAX = 100_000
 
 
 @dataclass(frozen=True)
@@ -84,15 +92,6 @@ class Session:
 
 
 # --- writing ---------------------------------------------------------------------------
-def weights_sha256(w0: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(w0, dtype="<f8").tobytes()).hexdigest()
-
-
-def _encode_weights(w0: np.ndarray) -> dict[str, Any]:
-    w0 = np.ascontiguousarray(w0, dtype="<f8")
-    if w0.size <= LIST_WEIGHTS_MAX:
-        return {"encoding": "list", "weights": [float(x) for x in w0]}
-    return {"encoding": "base64-float64-le", "weights": base64.b64encode(w0.tobytes()).decode("ascii")}
 
 
 def session_dict(
@@ -110,7 +109,7 @@ def session_dict(
                 "array": source.array,
                 "row": source.row,
                 "m": int(script.w0.size),
-                **_encode_weights(script.w0),
+                **encode_weights(script.w0),
             }
         )
     out = {
@@ -157,8 +156,6 @@ def save_session(
 
 
 # --- reading ---------------------------------------------------------------------------
-class SessionProblem(Exception):
-    """A problem with one field of the session; becomes an InputError naming the file."""
 
 
 def _get(
@@ -176,42 +173,24 @@ def _get(
 
 def _number(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SessionProblem(f"field {name!r} must be a number, got {_show(value)}")
+        raise SessionProblem(f"field {name!r} must be a number, got {show(value)}")
     value = float(value)
     if not math.isfinite(value):
         raise SessionProblem(f"field {name!r} must be finite, got {value}")
     return value
 
 
-def _whole(value: Any, name: str) -> int:
-    whole = whole_or_none(value, integral_floats=True)
-    if whole is None:
-        raise SessionProblem(f"field {name!r} must be a whole number, got {_show(value)}")
-    return whole
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, float) else repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _dict(value: Any, name: str) -> dict:
-    if not isinstance(value, dict):
-        raise SessionProblem(f"field {name!r} must be an object {{...}}, got {_show(value)}")
-    return value
-
-
 def _params(obj: Any) -> SimParams:
-    obj = _dict(obj, "parameters")
+    obj = object_field(obj, "parameters")
     values: dict[str, Any] = {}
     for name in ("m", "seed"):
-        values[name] = _whole(_get(obj, name, "parameters."), f"parameters.{name}")
+        values[name] = whole_field(_get(obj, name, "parameters."), f"parameters.{name}")
     for name in ("lam", "sigma", "eta"):
         values[name] = _number(_get(obj, name, "parameters."), f"parameters.{name}")
     method = _get(obj, "method", "parameters.")
     if not isinstance(method, str):
         raise SessionProblem(
-            f"field 'parameters.method' must be one of {', '.join(METHODS)}, got {_show(method)}"
+            f"field 'parameters.method' must be one of {', '.join(METHODS)}, got {show(method)}"
         )
     values["method"] = method
     t_end = obj.get("t_end")
@@ -229,16 +208,16 @@ def _decode_weights(entry: dict, m: int) -> np.ndarray:
     raw = _get(entry, "weights", "w0.")
     if encoding == "list":
         if not isinstance(raw, list):
-            raise SessionProblem(f"field 'w0.weights' must be a list of numbers, got {_show(raw)}")
+            raise SessionProblem(f"field 'w0.weights' must be a list of numbers, got {show(raw)}")
         for i, v in enumerate(raw):
             if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise SessionProblem(f"field 'w0.weights': item {i} is {_show(v)}, not a number")
+                raise SessionProblem(f"field 'w0.weights': item {i} is {show(v)}, not a number")
         w0 = np.array(raw, dtype=np.float64)
     elif encoding == "base64-float64-le":
         if not isinstance(raw, str):
             raise SessionProblem(
                 "field 'w0.weights' must be a base64 string for encoding "
-                f"'base64-float64-le', got {_show(raw)}"
+                f"'base64-float64-le', got {show(raw)}"
             )
         try:
             data = base64.b64decode(raw.encode("ascii"), validate=True)
@@ -251,7 +230,7 @@ def _decode_weights(entry: dict, m: int) -> np.ndarray:
         w0 = np.frombuffer(data, dtype="<f8").astype(np.float64)
     else:
         raise SessionProblem(
-            f"field 'w0.encoding' must be 'list' or 'base64-float64-le', got {_show(encoding)}"
+            f"field 'w0.encoding' must be 'list' or 'base64-float64-le', got {show(encoding)}"
         )
     if w0.size != m:
         raise SessionProblem(f"field 'w0.weights' holds {w0.size} weights but parameters.m is {m}")
@@ -265,7 +244,7 @@ def _decode_weights(entry: dict, m: int) -> np.ndarray:
 
 
 def _w0(entry: Any, params: SimParams) -> tuple[np.ndarray, W0Source]:
-    entry = _dict(entry, "w0")
+    entry = object_field(entry, "w0")
     kind = _get(entry, "source", "w0.")
     if kind == "normal":
         try:
@@ -273,16 +252,16 @@ def _w0(entry: Any, params: SimParams) -> tuple[np.ndarray, W0Source]:
         except InputError as exc:
             raise SessionProblem(exc.message) from None
     if kind != "file":
-        raise SessionProblem(f"field 'w0.source' must be 'normal' or 'file', got {_show(kind)}")
+        raise SessionProblem(f"field 'w0.source' must be 'normal' or 'file', got {show(kind)}")
     path = entry.get("path")
     array = entry.get("array")
     row = entry.get("row")
     if path is not None and not isinstance(path, str):
-        raise SessionProblem(f"field 'w0.path' must be a string, got {_show(path)}")
+        raise SessionProblem(f"field 'w0.path' must be a string, got {show(path)}")
     if array is not None and not isinstance(array, str):
-        raise SessionProblem(f"field 'w0.array' must be a string, got {_show(array)}")
+        raise SessionProblem(f"field 'w0.array' must be a string, got {show(array)}")
     if row is not None:
-        row = _whole(row, "w0.row")
+        row = whole_field(row, "w0.row")
     w0 = _decode_weights(entry, params.m)
     return w0, W0Source("file", path or "(embedded weights)", array, row)
 
@@ -291,12 +270,12 @@ def session_changes(items: Any, t_now: float) -> tuple[LiveChange, ...]:
     """A session's live changes (its "changes" list) checked: in time order, up to t_now,
     each value one its parameter may take; raises SessionProblem naming the item."""
     if not isinstance(items, list):
-        raise SessionProblem(f"field 'changes' must be a list, got {_show(items)}")
+        raise SessionProblem(f"field 'changes' must be a list, got {show(items)}")
     out: list[LiveChange] = []
     last_t = 0.0
     for i, item in enumerate(items):
         name_i = f"changes[{i}]"
-        item = _dict(item, name_i)
+        item = object_field(item, name_i)
         t = _number(_get(item, "t", name_i + "."), f"{name_i}.t")
         if t < last_t:
             raise SessionProblem(
@@ -308,13 +287,13 @@ def session_changes(items: Any, t_now: float) -> tuple[LiveChange, ...]:
         name = _get(item, "name", name_i + ".")
         if name not in LIVE_FIELDS:
             raise SessionProblem(
-                f"field '{name_i}.name' must be one of {', '.join(LIVE_FIELDS)}, got {_show(name)}"
+                f"field '{name_i}.name' must be one of {', '.join(LIVE_FIELDS)}, got {show(name)}"
             )
         value = _get(item, "value", name_i + ".")
         if name == "method":
             if not isinstance(value, str):
                 raise SessionProblem(
-                    f"field '{name_i}.value' must be one of {', '.join(METHODS)}, got {_show(value)}"
+                    f"field '{name_i}.value' must be one of {', '.join(METHODS)}, got {show(value)}"
                 )
         else:
             value = _number(value, f"{name_i}.value")
@@ -354,7 +333,7 @@ def parse_session(text: str) -> Session:
         raise SessionProblem("not a sparsity-gui session (expected a JSON object)")
     if obj.get("format") != FORMAT:
         raise SessionProblem(f'not a sparsity-gui session (no "format": "{FORMAT}" field)')
-    version = _whole(_get(obj, "version", ""), "version")
+    version = whole_field(_get(obj, "version", ""), "version")
     if version != VERSION:
         newer = " (saved by a newer sparsity-gui?)" if version > VERSION else ""
         raise SessionProblem(
@@ -368,7 +347,7 @@ def parse_session(text: str) -> Session:
     digest = obj.get("w0_sha256")
     if digest is not None:
         if not isinstance(digest, str):
-            raise SessionProblem(f"field 'w0_sha256' must be a string, got {_show(digest)}")
+            raise SessionProblem(f"field 'w0_sha256' must be a string, got {show(digest)}")
         if digest != weights_sha256(w0):
             if source.kind == "normal":
                 raise SessionProblem(
@@ -382,73 +361,18 @@ def parse_session(text: str) -> Session:
     if t < 0:
         raise SessionProblem(f"field 't' must be >= 0, got {t}")
     changes = session_changes(_get(obj, "changes", "", []), t)
-    samples = _whole(_get(obj, "samples", "", DEFAULT_SAMPLES), "samples")
+    samples = whole_field(_get(obj, "samples", "", DEFAULT_SAMPLES), "samples")
     if not 2 <= samples <= MAX_SAMPLES:
         raise SessionProblem(f"field 'samples' must be from 2 to {MAX_SAMPLES}, got {samples}")
     script = RunScript(params, w0, changes, t, samples)
     check_session_work(script)
     style = obj.get("style")
-    pins = _pins(obj.get("pins", []))
-    series = _series(obj.get("series", []), {p.number for p in pins})
-    return Session(script, source, pins, None if style is None else _style(style), series)
-
-
-MAX_STYLE_CHARS = 4096  # a path's length on Linux
-
-
-def _style(value: Any) -> str:
-    """The figures' style as saved: "paper", "talk" or a style file's path (whether that
-    file can be used is told when the style is applied: the run opens either way)."""
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_STYLE_CHARS or "\0" in value:
-        raise SessionProblem(
-            f"field 'style' must be paper, talk or a .mplstyle file's path (text of at most "
-            f"{MAX_STYLE_CHARS} characters), got {_show(value)}"
-        )
-    return value
-
-
-def _pins(items: Any) -> tuple[PinnedRun, ...]:
-    if not isinstance(items, list) or len(items) > MAX_PINS:
-        raise SessionProblem(f"field 'pins' must be a list of at most {MAX_PINS} pinned runs")
-    out: list[PinnedRun] = []
-    for i, item in enumerate(items):
-        try:
-            out.append(pin_from_dict(item, f"pins[{i}]", PIN_COLUMNS, tuple(PIN_SYMBOLS)))
-        except ValueError as exc:
-            raise SessionProblem(str(exc)) from None
-    if len({p.number for p in out}) != len(out):
-        raise SessionProblem("field 'pins': two pinned runs have the same number")
-    return tuple(out)
-
-
-def _series(items: Any, taken: set[int]) -> tuple[tuple[int, SeriesOptions], ...]:
-    """The series of snapshots a session pins: (pin number, options), each number free."""
-    if not isinstance(items, list) or len(items) > MAX_PINS - len(taken):
-        raise SessionProblem(f"field 'series' must be a list of at most {MAX_PINS} series, pins included")
-    out = []
-    for i, item in enumerate(items):
-        where = f"series[{i}]"
-        number = item.get("number") if isinstance(item, dict) else None
-        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= MAX_PINS:
-            raise SessionProblem(f"field '{where}.number' must be a whole number from 1 to {MAX_PINS}")
-        if number in taken:
-            raise SessionProblem(f"field '{where}.number': pin {number} is taken twice")
-        taken.add(number)
-        try:
-            options = SeriesOptions.from_dict({k: v for k, v in item.items() if k != "number"}, where)
-            out.append((number, options))
-        except ValueError as exc:
-            raise SessionProblem(str(exc)) from None
-    return tuple(out)
+    pins = pins_field(obj.get("pins", []), PIN_COLUMNS, PIN_SYMBOLS)
+    series = series_field(obj.get("series", []), {p.number for p in pins})
+    return Session(script, source, pins, None if style is None else style_field(style), series)
 
 
 def load_session(path: str | Path) -> Session:
     """Read and check a session file. Any problem raises InputError("session", ...) with
     the file and the bad field named; nothing else changes."""
-    path = Path(path)
-    data = read_input_bytes(path, "session", MAX_SESSION_BYTES, "session file")
-    text = input_text(data, path, "session", "session file")
-    try:
-        return parse_session(text)
-    except SessionProblem as exc:
-        raise InputError("session", f"{path}: {exc}") from None
+    return read_session_file(path, MAX_SESSION_BYTES, parse_session)

@@ -18,7 +18,6 @@ from sparsity_gui.core.note.metrics import COLUMNS
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.sampled import replay_script, simulate_samples
 from sparsity_gui.core.note.session import (
-    LIST_WEIGHTS_MAX,
     W0Source,
     load_session,
     parse_session,
@@ -27,6 +26,7 @@ from sparsity_gui.core.note.session import (
     session_text,
 )
 from sparsity_gui.core.note.simulation import Simulation
+from sparsity_gui.core.session_fields import LIST_WEIGHTS_MAX
 
 
 def live_run(params, schedule, t_end, chunk_work=37):
