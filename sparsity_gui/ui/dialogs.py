@@ -128,3 +128,47 @@ def choose_folder(parent: QtWidgets.QWidget, title: str) -> str:
 
 # said after a write that failed
 UNCHANGED = "Nothing was written; an earlier file of that name is unchanged."
+
+
+class RecentMenu(QtWidgets.QMenu):
+    """*Open recent*: the files last opened (at most ``most``, newest first), kept in the
+    settings under ``key`` (each window its own list); choosing one calls
+    ``open_file(path)``, *Clear list* empties it. Filled each time it opens."""
+
+    def __init__(self, parent: QtWidgets.QWidget, key: str, open_file, most: int = 8):
+        super().__init__("Open recent", parent)
+        self.setObjectName("menu_recent")
+        self.key, self.most, self.open_file = key, most, open_file
+        self.aboutToShow.connect(self._fill)
+
+    def paths(self) -> list[str]:
+        value = settings().value(self.key)
+        if value is None:
+            return []
+        if isinstance(value, str):  # QSettings gives a list of one as its item
+            value = [value]
+        return [str(v) for v in value if v]
+
+    def add(self, path: str | Path) -> None:
+        path = str(Path(path).resolve())
+        paths = [path, *[p for p in self.paths() if p != path]][: self.most]
+        s = settings()
+        s.setValue(self.key, paths)
+        s.sync()
+
+    def clear_list(self) -> None:
+        s = settings()
+        s.remove(self.key)
+        s.sync()
+
+    def _fill(self) -> None:
+        self.clear()
+        paths = self.paths()
+        for path in paths:
+            self.addAction(path).triggered.connect(lambda _c=False, p=path: self.open_file(p))
+        if not paths:
+            self.addAction("(none yet)").setEnabled(False)
+        self.addSeparator()
+        clear = self.addAction("Clear list")
+        clear.setEnabled(bool(paths))
+        clear.triggered.connect(self.clear_list)

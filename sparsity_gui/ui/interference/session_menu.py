@@ -19,7 +19,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_text
 from sparsity_gui.core.interference.initial import W0File, w0_label
 from sparsity_gui.core.interference.session import InterferenceScript, load_session, session_text
-from sparsity_gui.ui.dialogs import UNCHANGED, open_file_name, save_file_name, settings
+from sparsity_gui.ui.dialogs import UNCHANGED, RecentMenu, open_file_name, save_file_name
 
 RECENT_KEY = "recent/interference_sessions"  # the note's window keeps its own list
 RECENT_MAX = 8
@@ -60,26 +60,11 @@ class SessionMenu(QtCore.QObject):
             QtGui.QKeySequence.StandardKey.Save,
             "Save the run (parameters, W(0), live changes, step, pinned runs) as a JSON session (Ctrl+S)",
         )
-        self.recent_menu = QtWidgets.QMenu("Open recent", self.win)
-        self.recent_menu.setObjectName("menu_recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self.recent_menu = RecentMenu(self.win, RECENT_KEY, self.open_session, RECENT_MAX)
         menu.insertAction(first, self.act_open_session)
         menu.insertMenu(first, self.recent_menu)
         menu.insertAction(first, self.act_save_session)
         menu.insertSeparator(first)
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        paths = self.recent_sessions()
-        for path in paths:
-            act = self.recent_menu.addAction(path)
-            act.triggered.connect(lambda _c=False, p=path: self.open_session(p))
-        if not paths:
-            self.recent_menu.addAction("(none yet)").setEnabled(False)
-        self.recent_menu.addSeparator()
-        clear = self.recent_menu.addAction("Clear list")
-        clear.setEnabled(bool(paths))
-        clear.triggered.connect(self.clear_recent)
 
     # --- sessions ---------------------------------------------------------------------------
     def current_script(self) -> tuple[InterferenceScript, dict]:
@@ -164,24 +149,13 @@ class SessionMenu(QtCore.QObject):
         return win.done(f"Opened {path}: step {script.step:,}, {len(script.changes)} live change(s){unused}")
 
     def recent_sessions(self) -> list[str]:
-        value = settings().value(RECENT_KEY)
-        if value is None:
-            return []
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in value if v]
+        return self.recent_menu.paths()
 
     def add_recent(self, path: str | Path) -> None:
-        path = str(Path(path).resolve())
-        paths = [path, *[p for p in self.recent_sessions() if p != path]][:RECENT_MAX]
-        s = settings()
-        s.setValue(RECENT_KEY, paths)
-        s.sync()
+        self.recent_menu.add(path)
 
     def clear_recent(self) -> None:
-        s = settings()
-        s.remove(RECENT_KEY)
-        s.sync()
+        self.recent_menu.clear_list()
 
     # --- dialogs (the menu actions) ---------------------------------------------------------
     def open_session_dialog(self) -> None:

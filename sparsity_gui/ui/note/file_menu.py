@@ -30,7 +30,7 @@ from sparsity_gui.core.note.presets import (
 from sparsity_gui.core.note.runner import default_speed
 from sparsity_gui.core.note.session import W0Source, load_session, session_text
 from sparsity_gui.core.weights_files import ArrayInfo
-from sparsity_gui.ui.dialogs import UNCHANGED, open_file_name, save_file_name, settings
+from sparsity_gui.ui.dialogs import UNCHANGED, RecentMenu, open_file_name, save_file_name
 from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
 
 RECENT_KEY = "recent/sessions"
@@ -73,9 +73,7 @@ class FileMenu(QtCore.QObject):
             "Save the run (parameters, W(0), live changes, time) as a JSON session (Ctrl+S)",
         )
         self.act_save_session.setObjectName("act_save_session")
-        self.recent_menu = QtWidgets.QMenu("Open recent", win)
-        self.recent_menu.setObjectName("menu_recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self.recent_menu = RecentMenu(win, RECENT_KEY, self.open_session, RECENT_MAX)
         menu.insertAction(first, self.act_open_session)
         menu.insertMenu(first, self.recent_menu)
         menu.insertAction(first, self.act_save_session)
@@ -93,20 +91,6 @@ class FileMenu(QtCore.QObject):
                 f"{self.presets_problem}\n\nThe file is left as it is. The built-in presets work; "
                 "saving a preset needs the file repaired or moved away first.",
             )
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        paths = self.recent_sessions()
-        for path in paths:
-            act = self.recent_menu.addAction(path)
-            act.triggered.connect(lambda _c=False, p=path: self.open_session(p))
-        if not paths:
-            none = self.recent_menu.addAction("(none yet)")
-            none.setEnabled(False)
-        self.recent_menu.addSeparator()
-        clear = self.recent_menu.addAction("Clear list")
-        clear.setEnabled(bool(paths))
-        clear.triggered.connect(self.clear_recent)
 
     def _fill_presets(self) -> None:
         menu = self.presets_menu
@@ -212,24 +196,13 @@ class FileMenu(QtCore.QObject):
         return win.done(f"Opened {path}: t = {script.t:.6g}, {len(script.changes)} live change(s){unused}")
 
     def recent_sessions(self) -> list[str]:
-        value = settings().value(RECENT_KEY)
-        if value is None:
-            return []
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in value if v]
+        return self.recent_menu.paths()
 
     def add_recent(self, path: str | Path) -> None:
-        path = str(Path(path).resolve())
-        paths = [path, *[p for p in self.recent_sessions() if p != path]][:RECENT_MAX]
-        s = settings()
-        s.setValue(RECENT_KEY, paths)
-        s.sync()
+        self.recent_menu.add(path)
 
     def clear_recent(self) -> None:
-        s = settings()
-        s.remove(RECENT_KEY)
-        s.sync()
+        self.recent_menu.clear_list()
 
     # --- presets ----------------------------------------------------------------------------
     def apply_preset(self, name: str) -> bool:

@@ -53,7 +53,11 @@ def test_a_saved_session_opens_as_the_same_run(qtbot, make_iwindow, tmp_path):
     win.close()
     other = make_iwindow(InterferenceParams(n=8, m=16, steps=200))
     qtbot.waitUntil(lambda: shown(other), timeout=TIMEOUT)
-    assert other.sessions.open_session(path), other.last_error
+    # through File → Open recent, as a user reopens it
+    other.sessions.recent_menu.aboutToShow.emit()
+    entries = [act for act in other.sessions.recent_menu.actions() if act.text() == str(path.resolve())]
+    assert len(entries) == 1
+    entries[0].trigger()
     qtbot.waitUntil(lambda: shown(other) and other.snapshot.step == snap.step, timeout=TIMEOUT)
     again = other.snapshot
     assert not other.playing and again.state == "paused"
