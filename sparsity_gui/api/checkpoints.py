@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import shlex
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,10 +80,11 @@ class CheckpointComparison(Result):
                 save_options["style"] = str(style)
         return self._save(out, force, save_options, figures=figures, style=style)
 
-    def _write(
-        self, result_dir: ResultDir, command_line: str, figures: bool = False, style: Any = None
-    ) -> None:
+    def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
+        """The command's files; ``figures=True`` (and ``style``) the figures too."""
         from sparsity_gui.core.compare import write_comparison
+
+        figures, style = bool(write_options.get("figures", False)), write_options.get("style")
 
         write_comparison(result_dir, self.comparison, self.path, command_line, self.wall_seconds)
         if figures:
@@ -103,7 +104,7 @@ class CheckpointComparison(Result):
             raise InputError("measure", f"must be one of {', '.join(self.measures)}, got {measure!r}")
         return plot_panel(snapshots_against_theory, comparison_data(self.comparison, measure), ax, style)
 
-    def _table(self):
+    def _table(self) -> tuple[Sequence[str], np.ndarray]:
         return self.columns, self.table
 
     def _summary(self) -> str:
@@ -115,7 +116,7 @@ class CheckpointComparison(Result):
 
 
 def compare_checkpoints(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     l1: float,
     lr: float,

@@ -142,7 +142,7 @@ class TrainingResult(Result):
         )
 
 
-def training_numbers(seed, steps, optimizer, l1, lr, sigma) -> dict[str, Any]:
+def training_numbers(seed: Any, steps: Any, optimizer: Any, l1: Any, lr: Any, sigma: Any) -> dict[str, Any]:
     """The training settings train() and sweep() share, checked as the whole numbers and
     numbers they are (None stays None: the CLI's default)."""
     return dict(
@@ -156,7 +156,7 @@ def training_numbers(seed, steps, optimizer, l1, lr, sigma) -> dict[str, Any]:
 
 
 def schedule_options(
-    l1_warmup, l1_schedule, lr_warmup, lr_decay, lr_decay_steps, lr_schedule
+    l1_warmup: Any, l1_schedule: Any, lr_warmup: Any, lr_decay: Any, lr_decay_steps: Any, lr_schedule: Any
 ) -> dict[str, Any]:
     """The schedule options train() and sweep() share, as the CLI's: knots as their text
     (checked here, so that save() writes the option that reads back as them)."""

@@ -123,13 +123,8 @@ class SimulationResult(Result):
         the default, "talk" or a .mplstyle file). With ``ax``: drawn into it (a panel of
         two sub-plots splits its place), in the current rcParams; its Figure is returned."""
         from sparsity_gui.core.errors import InputError
-        from sparsity_gui.figures.note.figures import (
-            PANELS,
-            fit_constants,
-            note_figure,
-            panel_data,
-            run_snapshot,
-        )
+        from sparsity_gui.figures.note.figures import fit_constants, note_figure, panel_data, run_snapshot
+        from sparsity_gui.figures.note.panels import PANELS
 
         names = [*PANELS, "layout"]
         if panel not in names:
@@ -143,7 +138,7 @@ class SimulationResult(Result):
 
         check_axes(ax)
         PANELS[panel](ax.figure, data[panel], ax=ax)
-        return ax.figure
+        return ax.get_figure(root=True)  # type: ignore[return-value]  # a sub-plot's is a Figure
 
     def movie(
         self,

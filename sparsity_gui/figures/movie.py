@@ -45,7 +45,7 @@ class MovieCancelled(Exception):
     """The export was cancelled: nothing was written."""
 
 
-def require_encoder():
+def require_encoder() -> None:
     """The `av` module, or MovieExtraMissing naming the extra."""
     try:
         import av

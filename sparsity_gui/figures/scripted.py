@@ -7,12 +7,15 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sparsity_gui.figures import save
 from sparsity_gui.figures.style import DEFAULT_DPI, SINGLE_COLUMN, style_name, style_params
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 # a panel's size in inches per style: a journal's column; the talk style half a 16:9 slide
 SIZES = {"paper": (SINGLE_COLUMN, 2.6), "talk": (6.4, 4.2)}
@@ -103,7 +106,7 @@ def check_axes(ax) -> None:
         raise ValueError("ax must be a sub-plot (made by add_subplot or subplots)")
 
 
-def plot_panel(panel, data: dict, ax=None, style=None, size: tuple[float, float] | None = None):
+def plot_panel(panel, data: dict, ax=None, style=None, size: tuple[float, float] | None = None) -> Figure:
     """The Python API's figure: `panel` drawn from `data` (through its JSON, as the files
     are) into a new `matplotlib.figure.Figure` of `size` inches, or in place of `ax` (its
     sub-plots share the space `ax` had). Returns the Figure."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,6 +16,10 @@ from sparsity_gui.core.note.changes import merged_changes
 from sparsity_gui.core.note.metrics import COL, COLUMNS, regime_holds
 from sparsity_gui.core.note.runner import Snapshot, snapshot_of
 from sparsity_gui.core.note.simulation import shown_tracked
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 from sparsity_gui.figures.note.panels import (  # by name: note_layout finds them so, here and in its script
     PANELS,
     l1_decay,  # noqa: F401
@@ -260,7 +265,7 @@ def note_drawing(name: str, data: dict, style=None, width: str = "single"):
     return PANELS[name], data[name], params, panel_size(style, width)
 
 
-def note_figure(name: str, data: dict, style=None, width: str = "single"):
+def note_figure(name: str, data: dict, style=None, width: str = "single") -> Figure:
     """One panel (or "layout") as a Figure, in a style at a width."""
     return figure_of(*note_drawing(name, data, style, width))
 

@@ -8,6 +8,8 @@ draws into `ax` when given (a two-part panel splits ax's place)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from sparsity_gui.figures.draw import (
@@ -427,7 +429,7 @@ def phase_plane(fig, d, ax=None):
     panel_legend(fig, a, handles + pin_handles, labels + pin_labels, own_ax=ax is not None)
 
 
-PANELS = {
+PANELS: dict[str, Callable[..., None]] = {  # typed: the API calls them
     "weights_sorted": weights_sorted,
     "threshold_crossing": threshold_crossing,
     "norm_balance": norm_balance,
