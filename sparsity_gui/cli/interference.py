@@ -215,7 +215,13 @@ def take_lists(g) -> None:
         choices = action.choices
         action.type, action.choices = None, None
         if choices is not None:
-            action.metavar = "{" + ",".join(choices) + "}"
+            action.metavar = "{" + ",".join(choices) + "}[,...]"
+        elif axis in KNOT_AXES:
+            action.metavar = "KNOTS[;KNOTS...]"
+        elif isinstance(action.metavar, str) and action.metavar.startswith("{"):
+            action.metavar = action.metavar + "[,...]"
+        else:
+            action.metavar = "LIST"
         if axis in KNOT_AXES:
             action.help += '; several schedules separated by ";" sweep them, each setting its run\'s value'
         else:

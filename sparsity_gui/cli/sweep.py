@@ -41,11 +41,17 @@ from sparsity_gui.core.text import format_duration
 SWEEP_DESCRIPTION = (
     """\
 Sweep m for a fixed n: train every m with several seeds and count the polysemantic
-neurons of each run, against the paper's n^2/(4m) (its count-against-m figure).
+neurons of each run, against the paper's n^2/(4m) (its count-against-m figure). Any other
+model option may be a list too (--l1 1e-3,1e-2 --optimizer adamw,gd-zero; knots of
+schedules separated by ';'): the sweep is then the grid of every combination, times the
+seeds.
 Writes into DIR: sweep.csv (a row per run), sweep.json (the settings, the command line,
-mean and std per m) and, in DIR/figures/, the figure drawn by matplotlib: sweep.png,
-sweep.svg and sweep.pdf, sweep.json (the arrays drawn) and sweep.py (the script that
-redraws sweep.png from them, with numpy and matplotlib only: restyle it there).
+mean and std per m, per cell of a grid each readout's median, 10/90 % quantiles, mean and
+std) and, in DIR/figures/, the figures drawn by matplotlib: sweep.png, .svg and .pdf (the
+count against m), or for a grid curves.* (--readout against the first varied option) and,
+with two varied options, heatmap.*; with --overlap, overlap.*; each with its .json (the
+arrays drawn) and .py (the script that redraws its PNG from them, with numpy and matplotlib
+only: restyle it there).
 
 """
     + INTERFERENCE_MODEL
