@@ -109,6 +109,34 @@ def encode_weights(w0: np.ndarray) -> dict[str, Any]:
     return {"encoding": "base64-float64-le", "weights": base64.b64encode(flat.tobytes()).decode("ascii")}
 
 
+def decode_weights(encoding: Any, raw: Any) -> np.ndarray:
+    """W(0)'s numbers as encode_weights wrote them, flat, as float64 (their count and
+    finiteness are the model's to check)."""
+    if encoding == "list":
+        if not isinstance(raw, list):
+            raise SessionProblem(f"field 'w0.weights' must be a list of numbers, got {show(raw)}")
+        for i, v in enumerate(raw):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise SessionProblem(f"field 'w0.weights': item {i} is {show(v)}, not a number")
+        return np.array(raw, dtype=np.float64)
+    if encoding == "base64-float64-le":
+        if not isinstance(raw, str):
+            raise SessionProblem(
+                "field 'w0.weights' must be a base64 string for encoding "
+                f"'base64-float64-le', got {show(raw)}"
+            )
+        try:
+            data = base64.b64decode(raw.encode("ascii"), validate=True)
+        except (ValueError, UnicodeEncodeError):
+            raise SessionProblem("field 'w0.weights' is not valid base64") from None
+        if len(data) % 8:
+            raise SessionProblem(
+                f"field 'w0.weights' holds {len(data)} bytes, not a whole number of float64 values"
+            )
+        return np.frombuffer(data, dtype="<f8").astype(np.float64)
+    raise SessionProblem(f"field 'w0.encoding' must be 'list' or 'base64-float64-le', got {show(encoding)}")
+
+
 def read_session_file(path: str | Path, max_bytes: int, parse: Callable[[str], T]) -> T:
     """Read and check a session file with ``parse`` (a model's). Any problem raises
     InputError("session", ...) with the file and the bad field named; nothing else changes."""

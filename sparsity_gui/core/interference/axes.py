@@ -227,6 +227,24 @@ def value_text(axis: str, value: Any) -> str:
     return str(value)
 
 
+def fixed_settings(spec: Any) -> list[tuple[str, str]]:
+    """The settings every run of a sweep (``spec``: its SweepSpec) shares, as (option, text)
+    in the order a figure's title and the live panel's note say them (n first, the seeds
+    after them: the callers')."""
+    b = spec.base
+    varied = set(spec.varied)
+    parts = (
+        ("m", f"m = {b.m}"),
+        ("optimizer", b.optimizer),
+        ("l1", f"l1 = {b.l1:g}"),
+        ("lr", f"lr = {b.lr:g}"),
+        ("steps", f"{b.steps} steps"),
+        ("noise", f"{b.noise} noise σ = {b.noise_sigma:g}" if b.noise != "none" else ""),
+        ("noise_sigma", f"noise σ = {b.noise_sigma:g}" if "noise" in varied and b.noise_sigma else ""),
+    )
+    return [(axis, text) for axis, text in parts if axis not in varied and text]
+
+
 def readout_values(rows: Sequence[Any], readout: str) -> np.ndarray:
     """A readout of each row as floats; NaN where a run has none (never sparse)."""
     y = np.array([getattr(r, readout) for r in rows], dtype=float)

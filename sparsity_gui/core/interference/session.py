@@ -15,7 +15,6 @@ like all of core/.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -40,6 +39,7 @@ from sparsity_gui.core.pins import PinnedRun, pin_dict
 from sparsity_gui.core.series import SeriesOptions
 from sparsity_gui.core.session_fields import (
     SessionProblem,
+    decode_weights,
     encode_weights,
     object_field,
     pins_field,
@@ -240,29 +240,7 @@ def _decode_weights(entry: dict, n: int, m: int) -> np.ndarray:
     raw = entry.get("weights")
     if raw is None:
         raise SessionProblem("missing field 'w0.weights' (a file's W(0) is embedded)")
-    if encoding == "list":
-        if not isinstance(raw, list):
-            raise SessionProblem(f"field 'w0.weights' must be a list of numbers, got {show(raw)}")
-        for i, v in enumerate(raw):
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise SessionProblem(f"field 'w0.weights': item {i} is {show(v)}, not a number")
-        w0 = np.array(raw, dtype=np.float64)
-    elif encoding == "base64-float64-le":
-        if not isinstance(raw, str):
-            raise SessionProblem(f"field 'w0.weights' must be base64 text, got {show(raw)}")
-        try:
-            data = base64.b64decode(raw.encode("ascii"), validate=True)
-        except (ValueError, UnicodeEncodeError):
-            raise SessionProblem("field 'w0.weights' is not valid base64") from None
-        if len(data) % 8:
-            raise SessionProblem(
-                f"field 'w0.weights' holds {len(data)} bytes, not a whole number of float64 values"
-            )
-        w0 = np.frombuffer(data, dtype="<f8").astype(np.float64)
-    else:
-        raise SessionProblem(
-            f"field 'w0.encoding' must be 'list' or 'base64-float64-le', got {show(encoding)}"
-        )
+    w0 = decode_weights(encoding, raw)
     if w0.size != n * m:
         raise SessionProblem(f"field 'w0.weights' holds {w0.size} weights, not n × m = {n} × {m}")
     bad = ~np.isfinite(w0)

@@ -11,7 +11,6 @@ session always gives the same time series to the last digit. Qt-free, like all o
 
 from __future__ import annotations
 
-import base64
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from sparsity_gui.core.pins import PinnedRun, pin_dict
 from sparsity_gui.core.series import SeriesOptions
 from sparsity_gui.core.session_fields import (
     SessionProblem,
+    decode_weights,
     encode_weights,
     object_field,
     pins_field,
@@ -206,32 +206,7 @@ def _params(obj: Any) -> SimParams:
 def _decode_weights(entry: dict, m: int) -> np.ndarray:
     encoding = _get(entry, "encoding", "w0.", "list")
     raw = _get(entry, "weights", "w0.")
-    if encoding == "list":
-        if not isinstance(raw, list):
-            raise SessionProblem(f"field 'w0.weights' must be a list of numbers, got {show(raw)}")
-        for i, v in enumerate(raw):
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise SessionProblem(f"field 'w0.weights': item {i} is {show(v)}, not a number")
-        w0 = np.array(raw, dtype=np.float64)
-    elif encoding == "base64-float64-le":
-        if not isinstance(raw, str):
-            raise SessionProblem(
-                "field 'w0.weights' must be a base64 string for encoding "
-                f"'base64-float64-le', got {show(raw)}"
-            )
-        try:
-            data = base64.b64decode(raw.encode("ascii"), validate=True)
-        except (ValueError, UnicodeEncodeError):
-            raise SessionProblem("field 'w0.weights' is not valid base64") from None
-        if len(data) % 8:
-            raise SessionProblem(
-                f"field 'w0.weights' holds {len(data)} bytes, not a whole number of float64 values"
-            )
-        w0 = np.frombuffer(data, dtype="<f8").astype(np.float64)
-    else:
-        raise SessionProblem(
-            f"field 'w0.encoding' must be 'list' or 'base64-float64-le', got {show(encoding)}"
-        )
+    w0 = decode_weights(encoding, raw)
     if w0.size != m:
         raise SessionProblem(f"field 'w0.weights' holds {w0.size} weights but parameters.m is {m}")
     if w0.size == 0:

@@ -18,6 +18,7 @@ from sparsity_gui.core.interference.axes import (
     READOUTS,
     TEXT_AXES,
     check_readout,
+    fixed_settings,
     readout_values,
     row_value,
     value_text,
@@ -281,21 +282,9 @@ def _axis_data(axis: str, values: Sequence) -> dict:
 
 
 def _fixed_text(spec) -> str:
-    """The settings every run of ``spec`` shares, as a title says them."""
-    b = spec.base
-    varied = set(spec.varied)
-    parts = [f"$n = {b.n}$"]
-    for axis, text in (
-        ("m", f"$m = {b.m}$"),
-        ("optimizer", b.optimizer),
-        ("l1", f"l1 = {b.l1:g}"),
-        ("lr", f"lr = {b.lr:g}"),
-        ("steps", f"{b.steps} steps"),
-        ("noise", f"{b.noise} noise σ = {b.noise_sigma:g}" if b.noise != "none" else ""),
-        ("noise_sigma", f"noise σ = {b.noise_sigma:g}" if "noise" in varied and b.noise_sigma else ""),
-    ):
-        if axis not in varied and text:
-            parts.append(text)
+    """The settings every run of ``spec`` shares, as a title says them (n and m as math)."""
+    parts = [f"$n = {spec.base.n}$"]
+    parts += [f"${text}$" if axis == "m" else text for axis, text in fixed_settings(spec)]
     parts.append(f"{spec.seeds} seeds")
     return " · ".join(parts)
 

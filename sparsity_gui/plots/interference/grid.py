@@ -29,6 +29,7 @@ from sparsity_gui.core.interference.axes import (
     TEXT_AXES,
     cell_stats,
     check_readout,
+    fixed_settings,
     readout_values,
     row_value,
     value_text,
@@ -184,19 +185,7 @@ def spans_a_decade(values: np.ndarray) -> bool:
 
 def fixed_text(spec) -> str:
     """The settings every run of ``spec`` shares."""
-    b = spec.base
-    varied = set(spec.varied)
-    parts = [f"n = {b.n}"]
-    for axis, text in (
-        ("m", f"m = {b.m}"),
-        ("optimizer", b.optimizer),
-        ("l1", f"l1 = {b.l1:g}"),
-        ("lr", f"lr = {b.lr:g}"),
-        ("steps", f"{b.steps} steps"),
-        ("noise", f"{b.noise} noise σ = {b.noise_sigma:g}" if b.noise != "none" else ""),
-    ):
-        if axis not in varied and text:
-            parts.append(text)
+    parts = [f"n = {spec.base.n}", *(text for _axis, text in fixed_settings(spec))]
     parts.append(plural(spec.seeds, "seed"))
     return " · ".join(parts)
 
