@@ -45,8 +45,9 @@ class TrainingResult(Result):
     With ``w0`` given, ``params.seed`` and ``params.sigma`` are unused (the defaults; they
     drew nothing) and ``save()``'s run.json leaves them out, as the CLI's with --w0.
     ``readouts``: run.json's (``steps_to_sparse``, None if never; ``rail_share``, the mean
-    over the sparsification phase; ``saturation``, the l1-saturated line or None;
-    ``shrinkage`` against the fixed point; each with its definition)."""
+    over the checks up to and including ``steps_to_sparse``, all of them if never;
+    ``saturation``, the l1-saturated line or None; ``shrinkage`` against the fixed point;
+    each with its definition)."""
 
     params: InterferenceParams
     columns: tuple[str, ...]

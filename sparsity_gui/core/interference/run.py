@@ -169,7 +169,7 @@ class InterferenceRun:
         self.counts = np.zeros(params.m, dtype=np.int64)
         # the optimizer lab's readouts (readouts.py): the first check step at which the run
         # is sparse (0: W(0) already is), the last rail share and the sum over the checks
-        # before sparsity
+        # up to and including the first sparse one
         self.steps_to_sparse: int | None = 0 if is_sparse(self.W) else None
         self.rail_now = math.nan
         self._rail_sum = 0.0
@@ -219,8 +219,9 @@ class InterferenceRun:
 
     @property
     def rail_share_mean(self) -> float:
-        """The mean rail share over the sparsification phase (the checks before the run
-        became sparse; all of them if it never did); NaN when nothing shrank."""
+        """The mean rail share over the sparsification phase (the checks up to and including
+        the one at which the run became sparse; all of them if it never did); NaN when
+        nothing shrank."""
         return self._rail_sum / self._rail_count if self._rail_count else math.nan
 
     def _advance(self, n_steps: int) -> int:

@@ -61,6 +61,27 @@ def test_steps_to_sparse_is_the_first_check_step_where_the_definition_holds_howe
     assert row.steps_to_sparse == first and row.rail_share == walk.rail_share_mean
 
 
+def test_the_mean_rail_share_counts_every_check_up_to_and_including_the_sparse_one():
+    """run.json's rail_share as the docs define it: the mean over the check steps up to and
+    including steps_to_sparse of each check step's share, written out here step by step."""
+    p = InterferenceParams(n=8, m=16, optimizer="adamw", l1=0.05, lr=1e-3, steps=8000, seed=2)
+    K = check_period(p.steps)
+    run = InterferenceRun(p)
+    shares = []
+    while run.steps_to_sparse is None:
+        run.advance(K - 1)
+        before = run.W.copy()
+        run.advance(1)
+        shrank = (np.abs(run.W) < np.abs(before)) & (np.abs(before) > 2 * p.lr)
+        if shrank.any():
+            shares.append(np.mean(np.abs(run.W - before)[shrank] >= p.lr / 2))
+        if sparse_by_hand(run.W):
+            break
+    assert run.steps_to_sparse == run.step and len(shares) > 10
+    assert run.rail_share_mean == pytest.approx(np.mean(shares), rel=1e-14)
+    assert np.mean(shares) != pytest.approx(np.mean(shares[:-1]), rel=1e-6)  # the last one counts
+
+
 def test_the_rail_share_of_an_adamw_step_is_torchs():
     """At a check step: among the weights that shrank and were more than 2 lr from zero, the
     share that moved at least lr/2; W before and after the step from torch's AdamW."""
