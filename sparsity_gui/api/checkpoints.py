@@ -27,7 +27,18 @@ class CheckpointComparison(Result):
     """Every snapshot of a series against the interference model trained from its first
     snapshot (``*_pred``: exact in the steps) and, for one row under plain SGD, the note's
     exact flow (``*_flow``). ``table``: compare.csv's rows in ``columns``' order; ``steps``:
-    the snapshots' steps; ``flow_note``: why the flow's columns are empty, if they are."""
+    the snapshots' steps; ``flow_note``: why the flow's columns are empty, if they are.
+
+    The diagnostics that hold for any trainer (core/diagnostics.py), from the snapshots
+    alone: ``rail_share`` (per snapshot, the share of weights that moved at Adam's most,
+    lr a step, since the one before; NaN at the first), ``saturation_share`` and
+    ``saturated`` / ``saturation_verdict`` (the shrinking weights on the rail over the last
+    20 % of the steps; ``saturated`` is None but under Adam or AdamW), ``dead_share`` and
+    ``dead_latent_share`` (SAELens' ``sparsity.safetensors``; NaN without it) per snapshot,
+    ``deaths_begin`` and ``latent_deaths_begin`` (a step, or None), and the death forecast
+    from the first snapshot: ``death_forecast`` and ``observed_deaths`` (a step per weight,
+    NaN: not within the series), ``forecast_kind`` ("flow", "rail" or "") and
+    ``forecast_spearman`` (their rank correlation)."""
 
     command = "checkpoints"
 
@@ -48,6 +59,21 @@ class CheckpointComparison(Result):
         # the t per step of the flow's columns when it was fitted to the snapshots (None:
         # t = 4 lr (step - step0), or no flow); FITTED, not predicted
         self.fitted_time_per_step = comparison.time_per_step if comparison.time_fitted else None
+        diagnostics = comparison.diagnostics
+        assert diagnostics is not None
+        self.diagnostics = diagnostics
+        self.rail_share = diagnostics.column("rail_share")
+        self.saturation_share = diagnostics.saturation_share
+        self.saturated = diagnostics.saturated
+        self.saturation_verdict = diagnostics.verdict
+        self.dead_share = diagnostics.column("dead_share")
+        self.dead_latent_share = diagnostics.column("dead_latent_share")
+        self.deaths_begin = diagnostics.deaths_begin
+        self.latent_deaths_begin = diagnostics.latent_deaths_begin
+        self.death_forecast = diagnostics.forecast.forecast
+        self.observed_deaths = diagnostics.forecast.observed
+        self.forecast_kind = diagnostics.forecast.kind
+        self.forecast_spearman = diagnostics.forecast.spearman
 
     @property
     def measures(self) -> tuple[str, ...]:

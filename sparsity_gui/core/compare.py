@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sparsity_gui.core import diagnostics as diag
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.compare import polysemantic, trained_at
 from sparsity_gui.core.interference.params import OPTIMIZERS
@@ -37,6 +38,7 @@ COLUMNS = (
     "rel_diff_norm2",
     "rel_diff_norm1_flow",
     "rel_diff_norm2_flow",
+    *diag.COLUMNS,  # any trainer's diagnostics (core/diagnostics.py)
 )
 
 FITTED_LABEL = (
@@ -65,6 +67,7 @@ class Comparison:
     settings: dict = field(default_factory=dict)
     time_per_step: float | None = None  # t = time_per_step * (step - step0); None: no flow
     time_fitted: bool = False  # time_per_step was fitted to the snapshots, not predicted
+    diagnostics: diag.Diagnostics | None = None  # the rail, saturation and death diagnostics
 
     def column(self, name: str) -> np.ndarray:
         return self.rows[:, COLUMNS.index(name)]
@@ -162,6 +165,7 @@ def compare(
     if time_per_step is not None:
         flows = flow_at(first, lam, time_per_step * grid)
     rows = np.full((len(steps), len(COLUMNS)), np.nan)
+    tracker = diag.DiagnosticsTracker(series, l1=l1, lr=lr, optimizer=optimizer, zero_tol=tol)
     curve = np.full((len(grid), len(CURVE_COLUMNS)), np.nan)
     i = 0
     for g, offset in enumerate(grid):
@@ -179,6 +183,7 @@ def compare(
         w = first if i == 0 else series.read(i)
         if on_snapshot is not None:
             on_snapshot(i, w)
+        tracker.add(i, w)
         row = dict(step=float(steps[i]), t=t)
         got = _measures(w, lam, tol, matrix)
         for k, name in enumerate(MEASURES):
@@ -196,6 +201,8 @@ def compare(
             row["rel_diff_norm2_flow"] = _rel(got[1], along[1])
         rows[i] = [row.get(c, math.nan) for c in COLUMNS]
         i += 1
+    diagnostics = tracker.finish(matrix)
+    rows[:, [COLUMNS.index(c) for c in diag.COLUMNS]] = diagnostics.table
     settings = dict(
         l1=l1,
         lr=lr,
@@ -209,7 +216,7 @@ def compare(
         settings["fit_time_scale"] = True
     return Comparison(
         series, optimizer, l1, lr, weight_decay, tol, rows, curve, flow_note, settings,
-        time_per_step, bool(fit_time_scale),
+        time_per_step, bool(fit_time_scale), diagnostics,
     )  # fmt: skip
 
 
@@ -232,6 +239,9 @@ def write_comparison(result_dir, result: Comparison, path, command_line: str, wa
     series = result.series
     int_cols = [COLUMNS.index("step")]
     result_dir.write_text("compare.csv", csv_text(COLUMNS, result.rows, int_cols))
+    if result.diagnostics is not None:
+        rows = result.diagnostics.forecast.rows()
+        result_dir.write_text("deaths.csv", csv_text(diag.DEATH_COLUMNS, rows, [0]))
     meta = {
         "program": "sparsity-gui",
         "command_line": command_line,
@@ -250,6 +260,7 @@ def write_comparison(result_dir, result: Comparison, path, command_line: str, wa
         "zero_tolerance": f"a weight counts as zero when |w| <= {result.zero_tol:g}",
         "flow": result.flow_note or "the note's exact flow at t = 4 lr (step - step0), lam = l1/4",
         **({"fitted_time_per_step": fitted_entry(result)} if result.time_fitted else {}),
+        **({"diagnostics": result.diagnostics.summary()} if result.diagnostics is not None else {}),
         "columns": list(COLUMNS),
         "largest": {
             "max_abs_diff": finite_max(result.column("max_abs_diff")),
