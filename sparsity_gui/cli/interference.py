@@ -362,11 +362,19 @@ def w0_from_args(args: argparse.Namespace):
 def write_run_figures(folder, run, style, dpi: int) -> list[Path]:
     """The six panels of a finished run and their layout, with data and scripts."""
     from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+    from sparsity_gui.core.interference.settings import run_settings
     from sparsity_gui.figures.interference.figures import run_data, run_figure_files
     from sparsity_gui.figures.save import write_files
 
     run.measure(with_loss=False)  # refreshes run.counts
-    data = run_data(run.history_array(), HISTORY_COLUMNS, run.W, run.counts, run.params.n)
+    data = run_data(
+        run.history_array(),
+        HISTORY_COLUMNS,
+        run.W,
+        run.counts,
+        run.params.n,
+        settings=run_settings(run.params, run.w0_source),
+    )
     return write_files(folder, run_figure_files(data, style, dpi))
 
 

@@ -81,3 +81,15 @@ def parse_knots(text: str, field: str, time_name: str = "t") -> Knots:
 def knots_text(knots: Knots) -> str:
     """The option's text of ``knots`` ('0:0,200:0.001'), exact (repr of each number)."""
     return ",".join(f"{t!r}:{v!r}" for t, v in knots)
+
+
+def exact_number_text(x: float) -> str:
+    """A number as short as it reads back exactly (200, 0.001, 1e-05)."""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(float(x))
+
+
+def short_knots_text(knots: Knots) -> str:
+    """``knots`` as a field and a pin's name show them ('0:0,200:0.001'), each number as
+    short as reads back exactly."""
+    return ",".join(f"{exact_number_text(t)}:{exact_number_text(v)}" for t, v in knots)

@@ -1,10 +1,11 @@
 """Pinned runs (XPPAUT's "freeze"): a run's recorded time series kept, read-only, beside
 the live run, so that a run with other parameters can be compared with it.
 
-`PinBoard` holds up to MAX_PINS of them, each a `PinnedRun`: the parameters it ran with
-and a read-only copy of its history. `pin_label` names a pinned run by the parameters that
-differ from the live run's. `pin_dict` / `pin_from_dict` carry a pinned run in a session
-file. Model-free and Qt-free: each model passes its own columns, parameters and symbols.
+`PinBoard` holds up to MAX_PINS of them, each a `PinnedRun`: the settings it ran with (as
+its model's settings table stores them, core/settings.py) and a read-only copy of its
+history. `pin_label` names a pinned run by the settings that differ from the live run's.
+`pin_dict` / `pin_from_dict` carry a pinned run in a session file. Model-free and Qt-free:
+each model passes its own columns and the names of the settings a pin keeps.
 
 A pinned run may also be a training run's series of snapshots (File → Compare with
 checkpoints…): its rows are the snapshots, drawn as points (``marks="points"``), it is named
@@ -15,19 +16,15 @@ core.series.SeriesOptions), which a session saves in place of the rows.
 from __future__ import annotations
 
 import base64
-import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.text import sci
 
 MAX_PINS = 8
-
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def frozen_copy(rows: np.ndarray) -> np.ndarray:
@@ -55,50 +52,12 @@ class PinnedRun:
         return dict(self.params)
 
 
-def format_value(value: Any) -> str:
-    """A parameter as the legend shows it: 10⁴, 12,345, 2.0e-3, 0.9, gd."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "none"
-    if isinstance(value, (int, np.integer)):
-        value = int(value)
-        if value >= 10 and str(value).rstrip("0") == "1":
-            return "10" + str(len(str(value)) - 1).translate(_SUPERSCRIPT)
-        return f"{value:,}"
-    value = float(value)
-    if not math.isfinite(value) or value == 0 or 1e-2 <= abs(value) < 1e4:
-        return f"{value:.3g}"
-    return sci(value)
-
-
-def differing(
-    pinned: Mapping[str, Any],
-    live: Mapping[str, Any],
-    symbols: Mapping[str, str],
-    formats: Mapping[str, Callable[[Any], str]] | None = None,
-) -> list[str]:
-    """'λ = 2.0e-3' for each parameter (in the order of ``symbols``) whose pinned value
-    differs from the live one; ``formats`` may format a parameter its own way."""
-    formats = formats or {}
-    return [
-        f"{symbol} = {formats.get(name, format_value)(pinned.get(name))}"
-        for name, symbol in symbols.items()
-        if pinned.get(name) != live.get(name)
-    ]
-
-
-def pin_label(
-    pin: PinnedRun,
-    live: Mapping[str, Any],
-    symbols: Mapping[str, str],
-    formats: Mapping[str, Callable[[Any], str]] | None = None,
-) -> str:
-    """'pin 1: λ = 2.0e-3, m = 10⁴', or 'pin 1: same parameters'; a named pin (a series of
+def pin_label(pin: PinnedRun, parts: list[str]) -> str:
+    """'pin 1: λ = 2.0e-3, m = 10⁴' from the settings that differ from the live run's
+    (``parts``: Settings.differing), or 'pin 1: same parameters'; a named pin (a series of
     snapshots) 'pin 2: my-run (snapshots)'."""
     if pin.name is not None:
         return f"pin {pin.number}: {pin.name} (snapshots)"
-    parts = differing(pin.param_dict, live, symbols, formats)
     return f"pin {pin.number}: " + (", ".join(parts) if parts else "same parameters")
 
 

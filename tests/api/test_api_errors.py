@@ -178,7 +178,7 @@ def test_a_schedule_follows_the_sessions_rules():
         api.simulate(schedule=[(1.0, {"lam": 2e-3})])
     with pytest.raises(ValueError, match=r"^schedule: field 'changes\[1\]\.t' = 1\.0 comes before"):
         api.simulate(t_end=10.0, schedule=[(2.0, {"lam": 2e-3}), (1.0, {"lam": 3e-3})])
-    with pytest.raises(ValueError, match=r"^schedule: field 'changes\[0\]\.name' must be one of lam, eta"):
+    with pytest.raises(ValueError, match=r"^schedule: field 'changes\[0\]\.name' must be one of lam, method"):
         api.simulate(t_end=10.0, schedule=[(2.0, {"sigma": 2.0})])
     with pytest.raises(ValueError, match=r"^schedule: field 'changes\[0\]\.value': lam must be from 0 to 1"):
         api.simulate(t_end=10.0, schedule=[(2.0, {"lam": 5.0})])

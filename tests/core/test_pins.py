@@ -8,8 +8,9 @@ import pytest
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.params import SimParams
-from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_SYMBOLS, note_pin_label, pin_params
-from sparsity_gui.core.pins import MAX_PINS, PinBoard, format_value, pin_dict, pin_from_dict
+from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_NAMES, note_pin_label, pin_params
+from sparsity_gui.core.pins import MAX_PINS, PinBoard, pin_dict, pin_from_dict
+from sparsity_gui.core.settings import format_value
 
 COLS = ("t", "y")
 
@@ -49,8 +50,10 @@ def test_values_and_labels_as_a_researcher_reads_them():
     pin = board.add(pin_params(SimParams(m=10_000, lam=2e-3)), PIN_COLUMNS, np.zeros((1, len(PIN_COLUMNS))))
     assert note_pin_label(pin, live) == "pin 1: λ = 2.0e-3, m = 10⁴"
     assert note_pin_label(pin, SimParams(m=10_000, lam=2e-3)) == "pin 1: same parameters"
-    # η names a difference only when a run takes gradient-descent steps
-    assert note_pin_label(pin, SimParams(m=10_000, lam=2e-3, eta=0.1)) == "pin 1: same parameters"
+    # η names a difference when a run takes gradient-descent steps, or when nothing else
+    # differs (a pin whose settings differ is never "same parameters")
+    assert note_pin_label(pin, SimParams(m=10_000, lam=2e-3, eta=0.1)) == "pin 1: η = 0.05"
+    assert note_pin_label(pin, SimParams(m=10, lam=2e-3, eta=0.1)) == "pin 1: m = 10⁴"
     gd = SimParams(m=10_000, lam=2e-3, method="gd", eta=0.1)
     assert note_pin_label(pin, gd) == "pin 1: method = exact, η = 0.05"
 
@@ -60,7 +63,7 @@ def test_a_pin_survives_its_session_entry_bit_for_bit_and_bad_entries_are_named(
     rows[1, 2], rows[2, 3] = np.nan, np.inf
     pin = PinBoard().add(pin_params(SimParams()), PIN_COLUMNS, rows)
     entry = json.loads(json.dumps(pin_dict(pin)))  # through JSON text
-    back = pin_from_dict(entry, "pins[0]", PIN_COLUMNS, tuple(PIN_SYMBOLS))
+    back = pin_from_dict(entry, "pins[0]", PIN_COLUMNS, PIN_NAMES)
     assert back.number == pin.number and back.params == pin.params
     assert back.rows.tobytes() == pin.rows.tobytes() and not back.rows.flags.writeable
     for change, field in (
@@ -71,4 +74,4 @@ def test_a_pin_survives_its_session_entry_bit_for_bit_and_bad_entries_are_named(
         ({"parameters": {"bogus": 1}}, "pins[0].parameters"),
     ):
         with pytest.raises(ValueError, match=field.replace("[", r"\[").replace("]", r"\]")):
-            pin_from_dict({**entry, **change}, "pins[0]", PIN_COLUMNS, tuple(PIN_SYMBOLS))
+            pin_from_dict({**entry, **change}, "pins[0]", PIN_COLUMNS, PIN_NAMES)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sparsity_gui.core.checks import check_fits, check_work, finite_number, whole_or_none
+from sparsity_gui.core.checks import check_fits, check_work
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.schedules import (
     L1_SCHEDULE_DEFAULTS,
@@ -29,13 +29,30 @@ from sparsity_gui.core.interference.schedules import (
     check_schedules,
     schedule_summary,
 )
+from sparsity_gui.core.interference.settings import (
+    DTYPES,
+    INTERFERENCE_SETTINGS,
+    LIVE_FIELDS,
+    M_MAX,
+    N_MAX,
+    NOISES,
+    OPTIMIZERS,
+    STEPS_MAX,
+    needs_restart,
+)
 from sparsity_gui.core.knots import Knots
-from sparsity_gui.core.text import short_number
 
-OPTIMIZERS = ("gd-zero", "gd", "adam", "adamw", "ista", "signsgd")
-
-NOISES = ("none", "bernoulli", "gaussian")
-
+__all__ = [
+    "DTYPES",
+    "LIVE_FIELDS",
+    "M_MAX",
+    "N_MAX",
+    "NOISES",
+    "OPTIMIZERS",
+    "STEPS_MAX",
+    "InterferenceParams",
+    "needs_restart",
+]
 
 OPTIMIZER_LABELS = {
     "gd-zero": "GD with zero rule",
@@ -45,12 +62,6 @@ OPTIMIZER_LABELS = {
     "ista": "ISTA (proximal GD)",
     "signsgd": "signSGD",
 }
-
-
-# Precision of W, the products and the optimizer's state. float64 is the default; float32 is
-# the paper's (the authors trained in torch's default float32) and about twice as fast in the
-# products. The per-weight arithmetic of the update is done in float64 either way.
-DTYPES = ("float64", "float32")
 
 
 DTYPE_LABELS = {"float64": "float64 (default)", "float32": "float32 (paper's)"}
@@ -63,15 +74,6 @@ QUIET_FIELDS = (*SCHEDULE_FIELDS, "noise", "noise_sigma")
 
 # those whose steps are the note's flow discretised, at t = 4 lr steps
 GD_OPTIMIZERS = ("gd-zero", "gd", "ista")
-
-
-N_MAX = 4096
-
-
-M_MAX = 65536
-
-
-STEPS_MAX = 10**8
 
 
 # arrays held per weight: W, W(0), two Adam moments, interference, headroom (8 of them).
@@ -115,67 +117,14 @@ class InterferenceParams:
     noise_sigma: float = 0.0
 
     def __post_init__(self) -> None:
-        for name, lo, hi, text in (
-            ("n", 1, N_MAX, str(N_MAX)),
-            ("m", 1, M_MAX, str(M_MAX)),
-            ("steps", 1, STEPS_MAX, short_number(STEPS_MAX)),
-            ("seed", 0, 2**63 - 1, "2^63-1"),
-        ):
-            v = whole_or_none(getattr(self, name))
-            if v is None or not lo <= v <= hi:
-                raise InputError(
-                    name, f"must be a whole number from {lo} to {text}, got {getattr(self, name)!r}"
-                )
-            object.__setattr__(self, name, v)
-        if self.optimizer not in OPTIMIZERS:
-            raise InputError("optimizer", f"must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
-        if self.dtype not in DTYPES:
-            raise InputError("dtype", f"must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
-        l1 = finite_number("l1", self.l1)
-        if not 0.0 <= l1 <= 4.0:
-            raise InputError("l1", f"must be from 0 to 4 (lam = l1/4 at most 1), got {self.l1}")
-        lr = finite_number("lr", self.lr)
-        if not 0.0 < lr <= 1.0:
-            raise InputError("lr", f"must be > 0 and at most 1, got {self.lr}")
-        sigma = finite_number("sigma", self.sigma)
-        if not 0.0 < sigma <= 1e3:
-            raise InputError("sigma", f"must be > 0 and at most 1000, got {self.sigma}")
-        if not isinstance(self.interference, bool):
-            raise InputError("interference", f"must be true or false, got {self.interference!r}")
-        wd = None
-        if self.weight_decay is not None:
-            wd = finite_number("weight_decay", self.weight_decay)
-            if not 0.0 <= wd * lr < 1.0:
-                raise InputError(
-                    "weight_decay", f"must be >= 0 with weight_decay * lr < 1, got {self.weight_decay}"
-                )
-        b1 = finite_number("beta1", self.beta1)
-        b2 = finite_number("beta2", self.beta2)
-        for name, b in (("beta1", b1), ("beta2", b2)):
-            if not 0.0 <= b < 1.0:
-                raise InputError(name, f"must be from 0 to below 1, got {b}")
-        eps = finite_number("eps", self.eps)
-        if not eps > 0.0:
-            raise InputError("eps", f"must be > 0, got {self.eps}")
-        for name, v in (
-            ("l1", l1),
-            ("lr", lr),
-            ("sigma", sigma),
-            ("weight_decay", wd),
-            ("beta1", b1),
-            ("beta2", b2),
-            ("eps", eps),
-        ):
-            object.__setattr__(self, name, v)
-        if self.noise not in NOISES:
-            raise InputError("noise", f"must be one of {', '.join(NOISES)}, got {self.noise!r}")
-        noise_sigma = finite_number("noise_sigma", self.noise_sigma)
-        if not 0.0 <= noise_sigma <= 10.0:
-            raise InputError("noise_sigma", f"must be from 0 to 10, got {self.noise_sigma}")
-        if self.noise == "none" and noise_sigma != 0.0:
+        INTERFERENCE_SETTINGS.checked_fields(self)  # each field by its setting's check
+        if self.weight_decay is not None and not self.weight_decay * self.lr < 1.0:
+            raise InputError(
+                "weight_decay", f"must be >= 0 with weight_decay * lr < 1, got {self.weight_decay}"
+            )
+        if self.noise == "none" and self.noise_sigma != 0.0:
             raise InputError("noise_sigma", "needs a noise kind (--noise bernoulli|gaussian)")
-        object.__setattr__(self, "noise_sigma", noise_sigma)
-        checked = check_schedules({f: getattr(self, f) for f in SCHEDULE_FIELDS}, l1, lr, STEPS_MAX)
+        checked = check_schedules({f: getattr(self, f) for f in SCHEDULE_FIELDS}, self.l1, self.lr, STEPS_MAX)
         for name, v in checked.items():
             object.__setattr__(self, name, v)
 
@@ -280,23 +229,4 @@ def check_training_work(p: InterferenceParams) -> None:
         f"{p.steps} steps at n = {p.n}, m = {p.m}",
         step_multiply_adds(p.n, p.m) * p.steps,
         "multiply-adds",
-    )
-
-
-# Fields that change during a run, keeping W and the optimizer's state (the next chunk
-# uses them); a change of any other field starts a new run.
-LIVE_FIELDS = ("l1", "lr", "steps", "interference", "weight_decay", "beta1", "beta2", "eps", "noise_sigma")
-
-
-def needs_restart(old: InterferenceParams, new: InterferenceParams) -> bool:
-    """Whether going from ``old`` to ``new`` needs a new run: a change of a field that is
-    not live, other than a schedule ended by a live change (with_live_change)."""
-    ended = {}
-    for name, group in (("l1", L1_SCHEDULE_DEFAULTS), ("lr", LR_SCHEDULE_DEFAULTS)):
-        if getattr(old, name) != getattr(new, name) and all(getattr(new, f) == v for f, v in group.items()):
-            ended.update(group)
-    return any(
-        getattr(old, f.name) != getattr(new, f.name)
-        for f in fields(InterferenceParams)
-        if f.name not in LIVE_FIELDS and f.name not in ended
     )

@@ -33,7 +33,7 @@ from sparsity_gui.core.interference.params import (
     check_memory,
     step_multiply_adds,
 )
-from sparsity_gui.core.interference.pins import PIN_COLUMNS, PIN_SYMBOLS
+from sparsity_gui.core.interference.pins import PIN_COLUMNS, PIN_NAMES
 from sparsity_gui.core.interference.run import InterferenceRun, chunk_steps, initial_weights
 from sparsity_gui.core.pins import PinnedRun, pin_dict
 from sparsity_gui.core.series import SeriesOptions
@@ -377,7 +377,7 @@ def parse_session(text: str) -> InterferenceSession:
     except InputError as exc:
         raise SessionProblem(exc.message) from None
     style = obj.get("style")
-    pins = pins_field(obj.get("pins", []), PIN_COLUMNS, PIN_SYMBOLS)
+    pins = pins_field(obj.get("pins", []), PIN_COLUMNS, PIN_NAMES)
     series = series_field(obj.get("series", []), {p.number for p in pins})
     script = InterferenceScript(params, w0, changes, step)
     return InterferenceSession(script, source, pins, None if style is None else style_field(style), series)

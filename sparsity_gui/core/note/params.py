@@ -10,12 +10,11 @@ import numpy as np
 
 from sparsity_gui.core.checks import check_fits, check_work, finite_number
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.note.schedule import Knots, check_knots
+from sparsity_gui.core.note.schedule import Knots
+from sparsity_gui.core.note.settings import LAM_MAX, LIVE_FIELDS, M_MAX, METHODS, NOTE_SETTINGS, needs_restart
 from sparsity_gui.core.text import round_number, short_number
 
-M_MAX = 10**8
-LAM_MAX = 1.0
-METHODS = ("exact", "gd")
+__all__ = ["LAM_MAX", "LIVE_FIELDS", "M_MAX", "METHODS", "SimParams", "needs_restart"]
 # Bytes per weight the exact solver holds (W0, |W0| sorted, order, prefix sums,
 # bounds for the actual and the idealized W0, death times) plus headroom for a copy.
 BYTES_PER_WEIGHT = 160
@@ -38,41 +37,15 @@ class SimParams:
     lam_schedule: Knots = ()
 
     def __post_init__(self) -> None:
-        if isinstance(self.m, bool) or not isinstance(self.m, int):
-            raise InputError("m", f"must be a whole number from 1 to {short_number(M_MAX)}, got {self.m!r}")
-        if not 1 <= self.m <= M_MAX:
-            raise InputError("m", f"must be from 1 to {short_number(M_MAX)}, got {self.m}")
-        lam = check_lam(self.lam)
-        sigma = finite_number("sigma", self.sigma)
-        if sigma <= 0.0 or sigma > 1e6:
-            raise InputError("sigma", f"must be > 0 (and at most 1e6), got {self.sigma}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**63:
-            raise InputError("seed", f"must be a whole number from 0 to 2^63-1, got {self.seed!r}")
-        if self.method not in METHODS:
-            raise InputError("method", f"must be one of {', '.join(METHODS)}, got {self.method!r}")
-        eta = finite_number("eta", self.eta)
-        if not 0.0 < eta <= 2.0:
-            raise InputError(
-                "eta", f"must be > 0 and at most 2 (GD is unstable near balance for eta >= 1), got {self.eta}"
-            )
-        if self.t_end is not None:
-            t_end = finite_number("t_end", self.t_end)
-            if t_end <= 0.0:
-                raise InputError("t_end", f"must be > 0, got {self.t_end}")
-        if self.w0_path is not None and not isinstance(self.w0_path, str):
-            raise InputError("w0", f"must be a file path, got {self.w0_path!r}")
+        NOTE_SETTINGS.checked_fields(self)  # each field by its setting's check
+        lam = self.lam
         if self.lam_schedule != ():
-            knots = check_knots(self.lam_schedule, LAM_MAX)
+            knots = self.lam_schedule
             if knots[-1][1] != lam:
                 raise InputError(
                     "lam_schedule",
                     f"ends at λ = {knots[-1][1]:g}, but lam is {lam:g} (lam is the λ a schedule ends at)",
                 )
-            object.__setattr__(self, "lam_schedule", knots)
-        # normalise numeric types so equal snapshots compare equal
-        object.__setattr__(self, "lam", lam)
-        object.__setattr__(self, "sigma", sigma)
-        object.__setattr__(self, "eta", eta)
 
     def with_changes(self, **changes: Any) -> SimParams:
         return replace(self, **changes)
@@ -100,12 +73,10 @@ class SimParams:
 
 
 def check_lam(lam: Any) -> float:
-    """One run's λ as a float, or InputError: the one rule every front end's λ goes
-    through (the dock's field, the commands' options, the API, SimParams)."""
-    value = finite_number("lam", lam)
-    if not 0.0 <= value <= LAM_MAX:
-        raise InputError("lam", f"must be from 0 to {LAM_MAX:g}, got {lam}")
-    return value
+    """One run's λ as a float, or InputError: the settings table's rule (NOTE_SETTINGS),
+    which every front end's λ goes through (the dock's field, the commands' options, the
+    API, SimParams)."""
+    return NOTE_SETTINGS.check("lam", lam)
 
 
 def check_grid_lam(lam: Any) -> float:
@@ -208,19 +179,5 @@ def check_run_work(params: SimParams, w0: np.ndarray | None = None) -> None:
     check_segments_work(field, what, params.m, [*probe, (params.method, params.eta, duration)])
 
 
-# Fields that change during a run at an instant, continuing from W(t) (a session's live
-# changes). t_end only moves the run's end; a change of any other field starts a new run.
-LIVE_FIELDS = ("lam", "eta", "method")
 # What sessions and presets save (W(0) from a file is saved apart, with its source).
 SETTING_FIELDS = tuple(f.name for f in fields(SimParams) if f.name != "w0_path")
-
-
-def needs_restart(old: SimParams, new: SimParams) -> bool:
-    """A new schedule restarts; none (a live change of λ ended it) goes on."""
-    return any(
-        getattr(old, f.name) != getattr(new, f.name)
-        for f in fields(SimParams)
-        if f.name not in LIVE_FIELDS
-        and f.name != "t_end"
-        and not (f.name == "lam_schedule" and not new.lam_schedule)
-    )

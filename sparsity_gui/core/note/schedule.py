@@ -16,7 +16,7 @@ from sparsity_gui.core.knots import parse_knots as _parse_knots
 
 FIELD = "lam_schedule"
 
-__all__ = ["MAX_KNOTS", "Knots", "check_knots", "knots_text", "parse_knots", "warmup_knots"]
+__all__ = ["MAX_KNOTS", "Knots", "check_knots", "knots_text", "parse_knots", "warmup_knots", "warmup_time"]
 
 
 def check_knots(knots: Any, lam_max: float, field: str = FIELD) -> Knots:
@@ -37,6 +37,13 @@ def warmup_knots(t_warmup: float, lam: float, field: str = "lam-warmup") -> Knot
     if t_warmup <= 0.0:
         raise InputError(field, f"must be > 0, got {t_warmup:g}")
     return ((0.0, 0.0), (float(t_warmup), float(lam)))
+
+
+def warmup_time(knots: Knots, lam: float) -> float | None:
+    """T when ``knots`` are warmup_knots(T, lam), else None."""
+    if len(knots) == 2 and knots[0] == (0.0, 0.0) and knots[1][0] > 0 and knots[1][1] == lam:
+        return knots[1][0]
+    return None
 
 
 def lam_at(knots: Knots, t: float) -> float:

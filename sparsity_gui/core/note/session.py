@@ -32,7 +32,8 @@ from sparsity_gui.core.note.params import (
     SimParams,
     check_segments_work,
 )
-from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_SYMBOLS
+from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_NAMES
+from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.core.pins import PinnedRun, pin_dict
 from sparsity_gui.core.series import SeriesOptions
 from sparsity_gui.core.session_fields import (
@@ -273,7 +274,7 @@ def session_changes(items: Any, t_now: float) -> tuple[LiveChange, ...]:
         else:
             value = _number(value, f"{name_i}.value")
         try:
-            SimParams(**{name: value})
+            NOTE_SETTINGS.check(name, value)
         except InputError as exc:
             raise SessionProblem(f"field '{name_i}.value': {name} {exc.message}") from None
         out.append(LiveChange(t, name, value))
@@ -342,7 +343,7 @@ def parse_session(text: str) -> Session:
     script = RunScript(params, w0, changes, t, samples)
     check_session_work(script)
     style = obj.get("style")
-    pins = pins_field(obj.get("pins", []), PIN_COLUMNS, PIN_SYMBOLS)
+    pins = pins_field(obj.get("pins", []), PIN_COLUMNS, PIN_NAMES)
     series = series_field(obj.get("series", []), {p.number for p in pins})
     return Session(script, source, pins, None if style is None else style_field(style), series)
 

@@ -9,7 +9,8 @@ script beside each figure is their own source."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -352,10 +353,13 @@ def run_data(
     ordered: bool = False,
     log_histogram: bool = False,
     w0: np.ndarray | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, dict]:
     """{panel name: its data}. ``pins``: core.pins.PinnedRuns; ``pin_labels``: number ->
     (short legend label, whole label); ``changes``: (step, text) of each live change;
-    ``w0``: the weights panel shows the overlaps W(0) W^T instead of W."""
+    ``w0``: the weights panel shows the overlaps W(0) W^T instead of W; ``settings``: the
+    run's (core/interference/settings.py: run_settings), kept in every panel's JSON with
+    each pinned run's."""
     pin_labels = pin_labels or {}
     out: dict[str, dict] = {
         "weights": weights_data(W, ordered, w0=w0),
@@ -369,11 +373,15 @@ def run_data(
         for pin in pins:
             short, whole = pin_labels.get(pin.number, (f"pin {pin.number}", f"pin {pin.number}"))
             entry = {"number": int(pin.number), "short_label": short, "label": whole}
+            entry["settings"] = pin.param_dict
             if pin.marks == "points":  # a series of snapshots, drawn as circles
                 entry["points"] = True
             entry.update(_columns(pin.rows, pin.columns, names))
             part["pins"].append(entry)
         out[name] = part
+    if settings is not None:
+        for part in out.values():
+            part["settings"] = dict(settings)
     return out
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from sparsity_gui.core.note.changes import merged_changes
 from sparsity_gui.core.note.metrics import COL, COLUMNS, regime_holds
 from sparsity_gui.core.note.runner import Snapshot, snapshot_of
+from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.core.note.simulation import shown_tracked
 
 if TYPE_CHECKING:
@@ -152,7 +153,8 @@ def panel_data(
     """{panel name: the arrays and settings it is drawn from}: the recorded rows (those
     of timeseries.csv, thinned above MAX_ROWS), the tracked weights (tracked.csv), |W| in
     the order of |W(0)| (the weights file, at the ranks the live panel draws), the pinned
-    runs' rows (pin_<n>.csv) and the live changes of λ."""
+    runs' rows (pin_<n>.csv) with their settings and the live changes of λ; every panel
+    keeps the run's settings (core/note/settings.py)."""
     views = {name: {**DEFAULT_VIEWS[name], **dict((views or {}).get(name, {}))} for name in PANELS}
     h = snap.history
     lam_all = h[:, COL["lam"]]
@@ -170,9 +172,12 @@ def panel_data(
         for pin in pins:
             pin_lam = pin.column("lam")
             keep = thinned_rows(pin.rows, pin_lam)
+            label = pin_labels.get(pin.number, f"pin {pin.number}")
             entry = {
                 "number": pin.number,
-                "short_label": short_label(pin_labels.get(pin.number, f"pin {pin.number}")),
+                "short_label": short_label(label),
+                "label": label,
+                "settings": pin.param_dict,
             }
             if pin.marks == "points":  # a series of snapshots, drawn as circles
                 entry["points"] = True
@@ -230,9 +235,11 @@ def panel_data(
         },
     }
     regime = regime_data(snap.regime)
+    settings = NOTE_SETTINGS.values(snap.params)  # what every panel was drawn from
     for name, d in data.items():
         d["view"] = views[name]
         d["regime"] = regime
+        d["settings"] = settings
         if name in PIN_COLUMNS and name != "phase_plane":
             d["changes"] = changes
     return data

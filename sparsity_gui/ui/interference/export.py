@@ -16,6 +16,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.interference.files import snapshot_files
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+from sparsity_gui.core.interference.settings import run_settings
 from sparsity_gui.ui.background import BackgroundJob, JobOutcome
 from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder
 from sparsity_gui.ui.figure_export import PanelExports
@@ -137,6 +138,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             ordered=weights.order.isChecked(),
             log_histogram=active.log_hist.isChecked(),
             w0=snap.w0 if weights.overlap.isChecked() else None,
+            settings=run_settings(snap.params, win.run_w0_source),
         )
 
     def sweep_files(self, name: str = "sweep", formats=("png", "svg", "pdf")) -> dict[str, bytes]:

@@ -25,10 +25,10 @@ from sparsity_gui.core.interference.params import (
     InterferenceParams,
     check_memory,
     check_training_work,
-    needs_restart,
 )
-from sparsity_gui.core.interference.pins import PIN_COLUMNS, interference_pin_label, pin_params
+from sparsity_gui.core.interference.pins import PIN_COLUMNS, interference_pin_label, pin_params, w0_name
 from sparsity_gui.core.interference.readouts import readouts_text, saturation_line
+from sparsity_gui.core.interference.settings import live_change
 from sparsity_gui.core.interference.worker import InterferenceSnapshot, InterferenceWorker
 from sparsity_gui.core.weights_files import FILE_FILTER, ArrayInfo, list_arrays
 from sparsity_gui.plots.base import Panel
@@ -227,8 +227,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.pin_control = PinControl(
             self,
             PIN_COLUMNS,
-            pin_params,
-            interference_pin_label,
+            lambda params: pin_params(params, w0_name(self.run_w0_source)),
+            lambda pin, live: interference_pin_label(pin, live, w0_name(self.run_w0_source)),
             lambda pin: history_csv(pin.rows),
             lambda snap: f"step {snap.step:,}",
         )
@@ -363,8 +363,9 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             self.load_w0(path)
 
     def _request(self, params: InterferenceParams, restart: bool = False) -> None:
-        """Send parameters: live when only LIVE_FIELDS changed, else a new run."""
-        if restart or needs_restart(self.params, params):
+        """Send parameters: a new run when ``restart`` (core/interference/settings.py:
+        live_change decides), else a live change."""
+        if restart:
             self.start_run(params, self._kept_w0(params))
             return
         self.params = params
@@ -378,7 +379,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         """Validated edits from the dock: live for LIVE_FIELDS, a new run otherwise. A
         refused value is shown at its field."""
         try:
-            params = self.params.with_live_change(**changes)
+            params, restart = live_change(self.params, changes)
             if "n" in changes or "m" in changes:
                 check_memory(params.n, params.m)
             check_training_work(params)
@@ -392,7 +393,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             return
         if params == self.params:
             return
-        self._request(params)
+        self._request(params, restart)
 
     # --- the sweep and the live run ------------------------------------------------------
     @QtCore.Slot(bool)

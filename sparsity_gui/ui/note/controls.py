@@ -7,8 +7,10 @@ from collections.abc import Callable
 from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.knots import exact_number_text, short_knots_text
 from sparsity_gui.core.note.params import LAM_MAX, SimParams
-from sparsity_gui.core.note.schedule import Knots, check_knots, warmup_knots
+from sparsity_gui.core.note.schedule import Knots, warmup_knots, warmup_time
+from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.ui.fields import Field, LogSlider, parse_float, parse_int
 
 LAM_MIN = 1e-6  # the slider's low end; the field takes down to 0
@@ -16,15 +18,11 @@ SPEED_MIN, SPEED_MAX = 1e-2, 1e6
 
 
 def _checked(field: str, convert: Callable[[str], object]) -> Callable[[str], object]:
-    """Parse, then let SimParams validate the single field (one source of the rules)."""
+    """Parse, then check by the field's setting (core/note/settings.py: the one source of
+    the rules, which SimParams checks by too)."""
 
     def parse(text: str):
-        value = convert(text)
-        try:
-            SimParams(**{field: value})
-        except InputError as exc:
-            raise InputError(field, exc.message) from None
-        return value
+        return NOTE_SETTINGS.check(field, convert(text))
 
     return parse
 
@@ -41,24 +39,7 @@ def parse_warmup(text: str) -> float:
 
 def parse_schedule(text: str) -> Knots:
     """The schedule field: knots t:λ (empty: () for a constant λ), checked by the core."""
-    return check_knots(text, LAM_MAX) if text else ()
-
-
-def number_text(x: float) -> str:
-    """A knot's number as short as it reads back exactly (200, 0.001, 1e-05)."""
-    short = f"{x:g}"
-    return short if float(short) == x else repr(x)
-
-
-def schedule_text(knots: Knots) -> str:
-    return ",".join(f"{number_text(t)}:{number_text(v)}" for t, v in knots)
-
-
-def warmup_time(knots: Knots, lam: float) -> float | None:
-    """T when ``knots`` are warmup_knots(T, lam), else None."""
-    if len(knots) == 2 and knots[0] == (0.0, 0.0) and knots[1][0] > 0 and knots[1][1] == lam:
-        return knots[1][0]
-    return None
+    return NOTE_SETTINGS.check("lam_schedule", text)
 
 
 class ControlPanel(QtWidgets.QWidget):
@@ -281,9 +262,9 @@ class ControlPanel(QtWidgets.QWidget):
         elif knots:
             t_warmup = warmup_time(knots, params.lam)
             if t_warmup is not None:
-                texts["lam_warmup"] = number_text(t_warmup)
+                texts["lam_warmup"] = exact_number_text(t_warmup)
             else:
-                texts["lam_schedule"] = schedule_text(knots)
+                texts["lam_schedule"] = short_knots_text(knots)
         for name, field in fields.items():
             field.set_text(texts[name])  # (a refused text goes, with its message)
 

@@ -12,11 +12,12 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.changes import RunScript
 from sparsity_gui.core.note.files import timeseries_csv
-from sparsity_gui.core.note.params import SimParams, check_memory, check_run_work, needs_restart
+from sparsity_gui.core.note.params import SimParams, check_memory, check_run_work
 from sparsity_gui.core.note.pins import PIN_COLUMNS, note_pin_label, pin_params
 from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
 from sparsity_gui.core.note.schedule import Knots, lam_at, warmup_knots
 from sparsity_gui.core.note.session import DEFAULT_SAMPLES, W0Source
+from sparsity_gui.core.note.settings import live_change
 from sparsity_gui.core.weights_files import FILE_FILTER
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.note import GRID_PANELS, PANEL_TYPES, TABBED_WITH
@@ -367,10 +368,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
     @QtCore.Slot(dict)
     def on_params_changed(self, changes: dict) -> None:
         try:
-            params = self.params
-            if "lam" in changes:  # a live change of λ: it ends a schedule, as in the core
-                params = params.with_live_change("lam", changes["lam"])
-            params = params.with_changes(**{k: v for k, v in changes.items() if k != "lam"})
+            params, restart = live_change(self.params, changes)
             if params.w0_path is None and "m" in changes:
                 check_memory(params.m)
             check_run_work(params)
@@ -382,7 +380,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             QtWidgets.QMessageBox.warning(self, "Invalid parameter", str(exc))
             self.controls.show_params(self.params)
             return
-        if needs_restart(self.params, params):
+        if restart:
             self.start_run(params)
         else:
             ended = self.params.lam_schedule and not params.lam_schedule

@@ -1,0 +1,272 @@
+"""The interference model's settings, declared once (core/settings.py says what derives
+from them): InterferenceParams checks its fields through this table, the window and the
+worker decide "live change or new run" by `live_change` / `needs_restart`, and a pinned
+run keeps and is named by its settings (core/interference/pins.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.schedules import (
+    L1_SCHEDULE_DEFAULTS,
+    LR_DECAYS,
+    LR_SCHEDULE_DEFAULTS,
+    check_step_knots,
+    check_steps_count,
+)
+from sparsity_gui.core.settings import (
+    LIVE,
+    NEW_RUN,
+    Setting,
+    Settings,
+    choice_check,
+    format_sci,
+    format_time,
+    number_check,
+    whole_check,
+)
+from sparsity_gui.core.text import short_number
+
+OPTIMIZERS = ("gd-zero", "gd", "adam", "adamw", "ista", "signsgd")
+NOISES = ("none", "bernoulli", "gaussian")
+# Precision of W, the products and the optimizer's state. float64 is the default; float32 is
+# the paper's (the authors trained in torch's default float32) and about twice as fast in the
+# products. The per-weight arithmetic of the update is done in float64 either way.
+DTYPES = ("float64", "float32")
+N_MAX = 4096
+M_MAX = 65536
+STEPS_MAX = 10**8
+L1_MAX = 4.0  # lam = l1/4 at most 1, the note's bound
+LR_MAX = 1.0
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InputError("interference", f"must be true or false, got {value!r}")
+    return value
+
+
+def _weight_decay(value: Any) -> float | None:
+    """None (the optimizer's default) or a number >= 0 (with lr: InterferenceParams)."""
+    if value is None:
+        return None
+    return number_check("weight_decay", 0.0, float("inf"))(value)
+
+
+def _eps(value: Any) -> float:
+    v = number_check("eps", 0.0, float("inf"))(value)
+    if not v > 0.0:
+        raise InputError("eps", f"must be > 0, got {value}")
+    return v
+
+
+def _steps_count(name: str):
+    return lambda value: check_steps_count(name, value, STEPS_MAX)
+
+
+def _knots(name: str, value_name: str, most: float):
+    return lambda value: () if value in ((), None, "") else check_step_knots(name, value, value_name, most)
+
+
+def _effective_weight_decay(params) -> float:
+    return params.effective_weight_decay
+
+
+def _noise_text(kind: Any) -> str:
+    return {"bernoulli": "Bernoulli", "gaussian": "Gaussian"}.get(kind, str(kind))
+
+
+INTERFERENCE_SETTINGS = Settings(
+    (
+        Setting("m", "m", 1024, NEW_RUN, "neurons, the columns of W", whole_check("m", 1, M_MAX)),
+        Setting("n", "n", 256, NEW_RUN, "features, the rows of W", whole_check("n", 1, N_MAX)),
+        Setting(
+            "l1",
+            "l1",
+            1e-3,
+            LIVE,
+            "the L1 coefficient (λ = l1/4; with a schedule: the l1 it ends at)",
+            number_check("l1", 0.0, L1_MAX, why=" (lam = l1/4 at most 1)"),
+            format_sci,
+        ),
+        Setting(
+            "lr",
+            "lr",
+            1e-3,
+            LIVE,
+            "the learning rate (with a schedule: the lr it ends at)",
+            number_check("lr", 0.0, LR_MAX, low_open=True),
+            format_sci,
+        ),
+        Setting(
+            "optimizer",
+            "optimizer",
+            "adamw",
+            NEW_RUN,
+            "the integrator",
+            choice_check("optimizer", OPTIMIZERS),
+        ),
+        Setting(
+            "steps",
+            "steps",
+            7500,
+            LIVE,
+            "steps to train",
+            whole_check("steps", 1, STEPS_MAX, short_number(STEPS_MAX)),
+        ),
+        Setting("seed", "seed", 0, NEW_RUN, "the seed of W(0)", whole_check("seed", 0, 2**63 - 1, "2^63-1")),
+        Setting(
+            "sigma",
+            "σ",
+            1.0,
+            NEW_RUN,
+            "W(0) ~ N(0, σ²/m)",
+            number_check("sigma", 0.0, 1e3, low_open=True),
+        ),
+        Setting("interference", "interference", True, LIVE, "the interference term on or off", _bool),
+        Setting(
+            "weight_decay",
+            "weight decay",
+            None,
+            LIVE,
+            "weight decay (none: 0.01 for adamw, else 0; a pin keeps the one in force)",
+            _weight_decay,
+            get=_effective_weight_decay,
+        ),
+        Setting("dtype", "dtype", "float64", NEW_RUN, "the precision of W", choice_check("dtype", DTYPES)),
+        Setting(
+            "noise",
+            "noise",
+            "none",
+            NEW_RUN,
+            "noise in the hidden layer",
+            choice_check("noise", NOISES),
+            _noise_text,
+        ),
+        Setting(
+            "noise_sigma",
+            "noise σ",
+            0.0,
+            LIVE,
+            "the hidden noise's σ",
+            number_check("noise_sigma", 0.0, 10.0),
+        ),
+        Setting(
+            "l1_warmup",
+            "l1 warm-up",
+            0,
+            NEW_RUN,
+            "l1 from 0 over the first steps",
+            _steps_count("l1_warmup"),
+            format_time,
+            "steps",
+        ),
+        Setting(
+            "l1_schedule",
+            "l1 schedule",
+            (),
+            NEW_RUN,
+            "l1 through knots step:l1",
+            _knots("l1_schedule", "l1", L1_MAX),
+        ),
+        Setting(
+            "lr_warmup",
+            "lr warm-up",
+            0,
+            NEW_RUN,
+            "lr from 0 over the first steps",
+            _steps_count("lr_warmup"),
+            format_time,
+            "steps",
+        ),
+        Setting(
+            "lr_decay", "lr decay", "none", NEW_RUN, "lr to 0 at the end", choice_check("lr_decay", LR_DECAYS)
+        ),
+        Setting(
+            "lr_decay_steps",
+            "lr decay steps",
+            0,
+            NEW_RUN,
+            "the lr decay's length",
+            _steps_count("lr_decay_steps"),
+        ),
+        Setting(
+            "lr_schedule",
+            "lr schedule",
+            (),
+            NEW_RUN,
+            "lr through knots step:lr",
+            _knots("lr_schedule", "lr", LR_MAX),
+        ),
+        Setting(
+            "beta1",
+            "β₁",
+            0.9,
+            LIVE,
+            "Adam's first moment decay",
+            number_check("beta1", 0.0, 1.0, high_open=True),
+        ),
+        Setting(
+            "beta2",
+            "β₂",
+            0.999,
+            LIVE,
+            "Adam's second moment decay",
+            number_check("beta2", 0.0, 1.0, high_open=True),
+        ),
+        Setting("eps", "ε", 1e-8, LIVE, "Adam's ε", _eps),
+        Setting(
+            "w0",
+            "W(0)",
+            None,
+            NEW_RUN,
+            "W(0) from a file (none: the normal draw)",
+            fmt=lambda source: "normal draw" if source is None else source,
+            get=lambda params: None,
+            derived=True,
+        ),
+    )
+)
+
+# Fields that change during a run, keeping W and the optimizer's state (the next chunk
+# uses them); a change of any other field starts a new run.
+LIVE_FIELDS = INTERFERENCE_SETTINGS.names(LIVE)
+
+
+def w0_name(source: dict | None) -> str | None:
+    """W(0)'s source (run.json's "w0") as a pin keeps it: a file by its name (and tensor),
+    None for the normal draw."""
+    if not source or source.get("source") == "normal":
+        return None
+    if source.get("source") == "file" and source.get("path"):
+        name = Path(str(source["path"])).name
+        return f"{name} [{source['tensor']}]" if source.get("tensor") else name
+    return str(source.get("source"))
+
+
+def run_settings(params, w0_source: dict | None = None) -> dict[str, Any]:
+    """Every setting of a run as figure JSON stores it (knots as text, W(0)'s source by
+    name): what the figures were drawn from."""
+    return {**INTERFERENCE_SETTINGS.values(params), "w0": w0_name(w0_source)}
+
+
+def needs_restart(old, new) -> bool:
+    """Whether going from ``old`` to ``new`` (InterferenceParams) needs a new run: a change
+    of a field that is not live, other than a schedule ended by a live change (with_live_change)."""
+    ended = {}
+    for name, group in (("l1", L1_SCHEDULE_DEFAULTS), ("lr", LR_SCHEDULE_DEFAULTS)):
+        if getattr(old, name) != getattr(new, name) and all(getattr(new, f) == v for f, v in group.items()):
+            ended.update(group)
+    return any(
+        name not in LIVE_FIELDS and name not in ended
+        for name in INTERFERENCE_SETTINGS.changed_fields(old, new)
+    )
+
+
+def live_change(params, changes: dict[str, Any]):
+    """(the parameters after ``changes``, whether they need a new run): the one rule the
+    window and the worker follow. A new l1 (lr) ends its schedule."""
+    new = params.with_live_change(**changes)
+    return new, needs_restart(params, new)

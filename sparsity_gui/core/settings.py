@@ -1,0 +1,228 @@
+"""One declared description of a model's settings: each model lists its settings once
+(core/note/settings.py, core/interference/settings.py) as `Setting`s, and whatever checks,
+names, stores or prints a setting derives from that table: the parameters' checks (and so
+the dock's fields, the commands' options and the API's arguments, which check through
+them), whether a change is live or starts a new run, a pinned run's name, what pins.json,
+sessions and figure JSON keep of a run. A new setting is added to its model's table.
+
+A `Setting` is either a field of the model's parameters (its ``check`` normalises a value
+or raises InputError naming it) or derived from them (``get``: the note's λ warm-up is a
+schedule of two knots). Qt-free, numpy-free.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sparsity_gui.core.checks import finite_number, whole_or_none
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.knots import exact_number_text, short_knots_text
+from sparsity_gui.core.text import sci, short_number
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+# How a change of a setting meets a run in progress:
+LIVE = "live"  # it goes on from the state now, recorded as a live change (a session replays it)
+END = "end"  # it only moves the run's end (the note's t_end)
+NEW_RUN = "new run"  # it starts a new run
+
+
+def format_value(value: Any) -> str:
+    """A setting as names and legends show it: 10⁴, 12,345, 100, 2.0e-3, 0.9, 0, gd, none."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, int) or whole_or_none(value) is not None:
+        value = int(value)
+        if value >= 10_000 and str(value).rstrip("0") == "1":  # 10⁴, not 100 steps as 10²
+            return "10" + str(len(str(value)) - 1).translate(_SUPERSCRIPT)
+        return f"{value:,}"
+    value = float(value)
+    if not math.isfinite(value) or value == 0 or 1e-2 <= abs(value) < 1e4:
+        return f"{value:.3g}"
+    return sci(value)
+
+
+def format_sci(value: Any) -> str:
+    """A strength in scientific notation, as the change markers write it (2.0e-3); 0 as 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return format_value(value)
+    return "0" if value == 0 else sci(value)
+
+
+def format_time(value: Any) -> str:
+    """A warm-up's length: 0 as none."""
+    return "none" if value in (0, None) else format_exact(value)
+
+
+def format_exact(value: Any) -> str:
+    """A number as short as reads back exactly (200, 0.001, 1e-05); anything else as format_value."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return format_value(value)
+    return exact_number_text(value)
+
+
+# --- checks, made from bounds ----------------------------------------------------------------
+Check = Callable[[Any], Any]
+
+
+def whole_check(name: str, low: int, high: int, high_text: str | None = None) -> Check:
+    """A whole number from ``low`` to ``high`` (as a Python int)."""
+    text = high_text or short_number(high)
+
+    def check(value: Any) -> int:
+        v = whole_or_none(value)
+        if v is None or not low <= v <= high:
+            raise InputError(name, f"must be a whole number from {low} to {text}, got {value!r}")
+        return v
+
+    return check
+
+
+def number_check(
+    name: str, low: float, high: float, *, low_open: bool = False, high_open: bool = False, why: str = ""
+) -> Check:
+    """A finite number within [low, high] (an open end excludes its bound), as a float.
+    ``why``: what the refusal adds in parentheses."""
+
+    def check(value: Any) -> float:
+        v = finite_number(name, value)
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise InputError(name, f"must be {bounds_text(low, high, low_open, high_open)}{why}, got {value}")
+        return v
+
+    return check
+
+
+def bounds_text(low: float, high: float, low_open: bool = False, high_open: bool = False) -> str:
+    """'from 0 to 1', '> 0 and at most 2', 'from 0 to below 1'."""
+    lo, hi = short_number(low), short_number(high)
+    if low_open:
+        return f"> {lo} and {'below' if high_open else 'at most'} {hi}"
+    return f"from {lo} to {'below ' if high_open else ''}{hi}"
+
+
+def choice_check(name: str, choices: Iterable[str]) -> Check:
+    allowed = tuple(choices)
+
+    def check(value: Any) -> str:
+        if value not in allowed:
+            raise InputError(name, f"must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+
+    return check
+
+
+# --- the table -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Setting:
+    """One setting of a model's runs."""
+
+    name: str  # the parameters' field (or, with ``get``, a name of its own)
+    symbol: str  # how names and legends write it: λ, m, σ, λ warm-up
+    default: Any  # the value a run has unless told otherwise (as stored)
+    change: str  # LIVE, END or NEW_RUN: what a change does to a run in progress
+    what: str  # one line: what it is (with its unit)
+    check: Check | None = None  # value -> normalised value, or InputError naming it
+    fmt: Callable[[Any], str] = format_value
+    unit: str = ""  # after the value: '50 steps'
+    in_pin_name: bool = True  # a pinned run's name lists it when it differs
+    get: Callable[[Any], Any] | None = None  # its stored value from the params (else the field's)
+    derived: bool = False  # not a field of the parameters: made from others (``get``)
+
+    @property
+    def live(self) -> bool:
+        """Whether a change goes on with the run (a live change, or the run's end moved)."""
+        return self.change != NEW_RUN
+
+    def value(self, params: Any) -> Any:
+        """The setting of ``params`` as it is stored and compared (JSON: knots as text)."""
+        if self.get is not None:
+            return self.get(params)
+        value = getattr(params, self.name)
+        if isinstance(value, tuple):  # knots
+            return short_knots_text(value) if value else None
+        return value
+
+    def text(self, value: Any) -> str:
+        """'λ = 2.0e-3', 'λ warm-up = 50', 'steps = 1,000'."""
+        shown = self.fmt(value)
+        return f"{self.symbol} = {shown}{' ' + self.unit if self.unit and shown != 'none' else ''}"
+
+
+class Settings:
+    """A model's settings, in the order names and legends list them."""
+
+    def __init__(self, settings: Iterable[Setting]):
+        self.items: tuple[Setting, ...] = tuple(settings)
+        self.by_name: dict[str, Setting] = {s.name: s for s in self.items}
+        if len(self.by_name) != len(self.items):
+            raise ValueError("two settings have the same name")
+
+    def __iter__(self) -> Iterator[Setting]:
+        return iter(self.items)
+
+    def __getitem__(self, name: str) -> Setting:
+        return self.by_name[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.by_name
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The settings that are fields of the parameters (not derived)."""
+        return tuple(s.name for s in self.items if not s.derived)
+
+    def names(self, change: str) -> tuple[str, ...]:
+        """The fields whose change is ``change`` (LIVE: a session's live changes)."""
+        return tuple(s.name for s in self.items if not s.derived and s.change == change)
+
+    def check(self, name: str, value: Any) -> Any:
+        """``value`` of setting ``name`` normalised, or InputError naming it."""
+        check = self[name].check
+        return value if check is None else check(value)
+
+    def checked_fields(self, params: Any) -> None:
+        """Every field of ``params`` (a frozen dataclass being built) checked and normalised
+        in place: the parameters' __post_init__ (cross-field rules are theirs)."""
+        for s in self.items:
+            if not s.derived and s.check is not None:
+                object.__setattr__(params, s.name, s.check(getattr(params, s.name)))
+
+    def values(self, params: Any, names: Iterable[str] | None = None) -> dict[str, Any]:
+        """{name: stored value} of every setting (or of ``names``)."""
+        chosen = self.items if names is None else [self[n] for n in names]
+        return {s.name: s.value(params) for s in chosen}
+
+    def pin_values(self, params: Any) -> dict[str, Any]:
+        """What a pinned run keeps of its settings: every one its name may list."""
+        return {s.name: s.value(params) for s in self.items if s.in_pin_name}
+
+    @property
+    def pin_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.items if s.in_pin_name)
+
+    def differing(
+        self, pinned: Mapping[str, Any], live: Mapping[str, Any], skip: Iterable[str] = ()
+    ) -> list[str]:
+        """'λ = 2.0e-3' for each setting a pinned run's name lists whose value differs from
+        the live run's (a setting a pin from an older file did not keep is not compared)."""
+        skipped = set(skip)
+        return [
+            s.text(pinned[s.name])
+            for s in self.items
+            if s.in_pin_name
+            and s.name not in skipped
+            and s.name in pinned
+            and pinned[s.name] != live.get(s.name)
+        ]
+
+    def changed_fields(self, old: Any, new: Any) -> list[str]:
+        """The fields whose values differ from ``old`` to ``new``."""
+        return [n for n in self.fields if getattr(old, n) != getattr(new, n)]

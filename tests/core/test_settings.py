@@ -1,0 +1,202 @@
+"""The settings tables (core/note/settings.py, core/interference/settings.py): every field of
+each model's parameters is declared once, with its default, its check and whether a change
+is live; the parameters, the dock's fields, the session's live changes and the window's
+"live or new run" derive from it; a pinned run keeps every setting (through a session
+file's JSON exactly) and its name lists every one that differs, never "same parameters"
+when one does."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from settings_draws import interference_draw, note_draw, one_changed
+
+from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.pins import PIN_NAMES as I_PIN_NAMES
+from sparsity_gui.core.interference.pins import interference_pin_label
+from sparsity_gui.core.interference.pins import pin_params as i_pin_params
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
+from sparsity_gui.core.interference.settings import live_change as i_live_change
+from sparsity_gui.core.note.params import SimParams
+from sparsity_gui.core.note.pins import PIN_COLUMNS, PIN_NAMES, note_pin_label, pin_params
+from sparsity_gui.core.note.settings import NOTE_SETTINGS, live_change
+from sparsity_gui.core.pins import PinBoard, pin_dict, pin_from_dict
+from sparsity_gui.core.settings import END, LIVE, NEW_RUN
+
+DRAWS = 300
+# a strength and the fields of its schedule (a live change of it ends them)
+SCHEDULES = {
+    "lam": ("lam_schedule",),
+    "l1": ("l1_warmup", "l1_schedule"),
+    "lr": ("lr_warmup", "lr_decay", "lr_decay_steps", "lr_schedule"),
+}
+
+MODELS = {
+    "note": (SimParams, NOTE_SETTINGS),
+    "interference": (InterferenceParams, INTERFERENCE_SETTINGS),
+}
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_every_field_is_declared_once_with_the_default_the_parameters_have(model):
+    cls, table = MODELS[model]
+    names = [f.name for f in dataclasses.fields(cls)]
+    assert sorted(table.fields) == sorted(names)
+    defaults = cls()
+    for f in dataclasses.fields(cls):
+        assert table[f.name].default == f.default, f.name
+    for setting in table:
+        assert setting.change in (LIVE, END, NEW_RUN) and setting.symbol and setting.what
+        if not setting.derived:  # a default passes its own check unchanged
+            assert table.check(setting.name, getattr(defaults, setting.name)) == getattr(
+                defaults, setting.name
+            )
+
+
+@pytest.mark.parametrize(
+    ("model", "name", "bad", "message"),
+    [
+        ("note", "lam", 1.5, "must be from 0 to 1, got 1.5"),
+        ("note", "lam", -1e-9, "must be from 0 to 1"),
+        ("note", "m", 0, "must be a whole number from 1 to 1e8, got 0"),
+        ("note", "sigma", 0.0, "must be > 0 and at most 1e6, got 0.0"),
+        ("note", "eta", 2.5, "must be > 0 and at most 2 (GD is unstable near balance for eta >= 1)"),
+        ("note", "method", "rk4", "must be one of exact, gd, got 'rk4'"),
+        ("note", "t_end", 0.0, "must be > 0"),
+        ("note", "lam_schedule", "0:2", "every λ must be from 0 to 1, got 2"),
+        ("interference", "l1", 4.5, "must be from 0 to 4 (lam = l1/4 at most 1), got 4.5"),
+        ("interference", "lr", 0.0, "must be > 0 and at most 1, got 0.0"),
+        ("interference", "n", 5000, "must be a whole number from 1 to 4096, got 5000"),
+        ("interference", "beta2", 1.0, "must be from 0 to below 1, got 1.0"),
+        ("interference", "eps", 0.0, "must be > 0, got 0.0"),
+        ("interference", "noise_sigma", 11.0, "must be from 0 to 10, got 11.0"),
+        ("interference", "lr_decay", "step", "must be one of none, linear, cosine, got 'step'"),
+        ("interference", "l1_schedule", "0:5", "every l1 must be from 0 to 4"),
+    ],
+)
+def test_the_parameters_refuse_exactly_as_the_table_checks(model, name, bad, message):
+    """One rule per setting: the table's check and the parameters' refusal are the same
+    error (the dock's fields and the commands check through one or the other)."""
+    cls, table = MODELS[model]
+    with pytest.raises(InputError) as by_table:
+        table.check(name, bad)
+    with pytest.raises(InputError) as by_params:
+        cls(**{name: bad})
+    assert message in by_table.value.message
+    assert (by_params.value.field, by_params.value.message) == (by_table.value.field, by_table.value.message)
+
+
+def test_the_note_dock_fields_check_by_the_table():
+    from sparsity_gui.ui.fields import parse_float
+    from sparsity_gui.ui.note.controls import _checked, parse_schedule
+
+    with pytest.raises(InputError) as exc:
+        _checked("lam", parse_float)("2")
+    assert exc.value.message == "must be from 0 to 1, got 2.0"
+    assert _checked("lam", parse_float)("0") == 0.0
+    assert parse_schedule("0:0,5:1e-3") == ((0.0, 0.0), (5.0, 1e-3))
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_change_is_live_or_a_new_run_as_the_table_says(model):
+    """live_change decides once per model: a field declared NEW_RUN restarts, LIVE and END
+    go on (a live change of the strength ends its schedule and still goes on)."""
+    rng = np.random.default_rng(7)
+    cls, table = MODELS[model]
+    change = live_change if model == "note" else i_live_change
+    draw = (lambda: note_draw(rng, t_end=True)) if model == "note" else (lambda: interference_draw(rng))
+    seen = set()
+    for _ in range(DRAWS):
+        params, other = draw(), draw()
+        for setting in table:
+            if setting.derived:
+                continue
+            varied = one_changed(params, other, setting.name)
+            if varied is None:
+                continue
+            changes = {n: getattr(varied, n) for n in table.changed_fields(params, varied)}
+            new, restart = change(params, changes)
+            assert new == varied
+            # a new strength ends its schedule: those fields go back to none, live; the note's
+            # λ(t) removed holds λ from now on (what a live change of λ does), live too
+            ended = {f for strength, group in SCHEDULES.items() if strength in changes for f in group}
+            if model == "note" and not varied.lam_schedule:
+                ended.add("lam_schedule")
+            expected = any(table[n].change == NEW_RUN for n in changes if n not in ended)
+            assert restart == expected, (setting.name, changes)
+            seen.add(setting.name)
+    assert seen == set(table.fields) - ({"w0_path"} if model == "note" else set())
+
+
+def _pin(board, values, columns):
+    return board.add(values, columns, np.zeros((1, len(columns))))
+
+
+def test_random_pins_survive_a_session_entry_and_name_every_setting_that_differs():
+    """A pinned run keeps every setting (knots as text) through a session file's JSON
+    exactly, and its name lists each setting that differs from the live run: never "same
+    parameters" when one does, zero as 0."""
+    rng = np.random.default_rng(46)
+    for _ in range(DRAWS):
+        params, other = note_draw(rng), note_draw(rng)
+        for setting in NOTE_SETTINGS:
+            if setting.name == "w0_path":
+                varied = dataclasses.replace(params, w0_path=f"/data/w{int(rng.integers(9))}.npy")
+            else:
+                varied = one_changed(params, other, setting.name)
+            if varied is None:
+                continue
+            board = PinBoard()
+            pin = _pin(board, pin_params(varied), PIN_COLUMNS)
+            back = pin_from_dict(json.loads(json.dumps(pin_dict(pin))), "pins[0]", PIN_COLUMNS, PIN_NAMES)
+            assert back.param_dict == pin_params(varied)
+            label = note_pin_label(back, params)
+            assert label != "pin 1: same parameters", (setting.name, varied, params)
+            # (λ(t) is named as a warm-up or as a schedule: a change of one may show as the other)
+            symbols = ("λ schedule", "λ warm-up") if setting.name.startswith("lam_") else (setting.symbol,)
+            assert any(symbol + " = " in label for symbol in symbols), (setting.name, label)
+            assert "0.0e0" not in label and "e0," not in label + ","
+        assert (
+            note_pin_label(_pin(PinBoard(), pin_params(params), PIN_COLUMNS), params)
+            == "pin 1: same parameters"
+        )
+
+
+def test_random_interference_pins_name_every_setting_that_differs():
+    rng = np.random.default_rng(460)
+    for _ in range(DRAWS):
+        params, other = interference_draw(rng), interference_draw(rng)
+        for setting in INTERFERENCE_SETTINGS:
+            source = None
+            if setting.name == "w0":
+                varied, source = params, f"w{int(rng.integers(9))}.safetensors [W]"
+            else:
+                varied = one_changed(params, other, setting.name)
+            if varied is None or i_pin_params(varied, source) == i_pin_params(params):
+                continue  # (weight decay None is the default in force: the same run)
+            pin = _pin(PinBoard(), i_pin_params(varied, source), PIN_COLUMNS[:1])
+            back = pin_from_dict(
+                json.loads(json.dumps(pin_dict(pin))), "pins[0]", PIN_COLUMNS[:1], I_PIN_NAMES
+            )
+            assert back.param_dict == i_pin_params(varied, source)
+            label = interference_pin_label(back, params)
+            assert label != "pin 1: same parameters", (setting.name, varied, params)
+            assert setting.symbol + " = " in label, (setting.name, label)
+            assert "0.0e0" not in label
+
+
+def test_pin_names_as_the_issue_writes_them():
+    live = SimParams(lam=1e-3)
+    warm = SimParams(lam=1e-3, lam_schedule=((0.0, 0.0), (50.0, 1e-3)))
+    pin = _pin(PinBoard(), pin_params(warm), PIN_COLUMNS)
+    assert note_pin_label(pin, live) == "pin 1: λ warm-up = 50"
+    zero = _pin(PinBoard(), pin_params(SimParams(lam=0.0)), PIN_COLUMNS)
+    assert note_pin_label(zero, live) == "pin 1: λ = 0"
+    noisy = InterferenceParams(noise="bernoulli", noise_sigma=0.1)
+    ipin = _pin(PinBoard(), i_pin_params(noisy), PIN_COLUMNS[:1])
+    assert interference_pin_label(ipin, InterferenceParams()) == "pin 1: noise = Bernoulli, noise σ = 0.1"
+    warm_lr = InterferenceParams(lr_warmup=100, l1=0.0)
+    ipin = _pin(PinBoard(), i_pin_params(warm_lr), PIN_COLUMNS[:1])
+    assert interference_pin_label(ipin, InterferenceParams()) == "pin 1: l1 = 0, lr warm-up = 100 steps"
