@@ -118,15 +118,15 @@ checkpoint-figure: $(STAMP)
 	  --optimizer sgd --figures --out docs/checkpoints/compare --force
 	rm -rf docs/checkpoints/series
 
-# README's "Schedules" figure: l1 warm-ups in the interference model (about a minute)
+# docs/interference.md's warm-up figure: l1 warm-ups in the interference model (about a minute)
 warmup-figure: $(STAMP)
 	$(PY) docs/schedules/warmup_figure.py docs/schedules
 
-# README's noise figure: the paper's noise experiment (about ten seconds)
+# docs/interference.md's noise figure: the paper's noise experiment (about ten seconds)
 noise-figure: $(STAMP)
 	$(PY) docs/noise/noise_figure.py docs/noise
 
-# README's "Why Adam ignores the L1 coefficient" (about five minutes on two cores), and the
+# docs/interference.md's "Why Adam ignores the L1 coefficient" (about five minutes on two cores), and the
 # same question as one grid of `sweep` (about a minute)
 optimizer-figure: $(STAMP)
 	$(PY) docs/optimizers/optimizer_figure.py docs/optimizers

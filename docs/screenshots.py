@@ -1,4 +1,4 @@
-"""The README's screenshots of pinned runs and of the phase plane, made by driving the
+"""The guide's screenshots of pinned runs and of the phase plane, made by driving the
 note's window as a user would (`make screenshot-pins`, under xvfb-run):
 
     python docs/screenshots.py pinned resources/screenshots/pinned.png

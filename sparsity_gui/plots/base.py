@@ -87,7 +87,7 @@ class Panel(ManagedRanges, QtWidgets.QFrame):
     leave them, and cached legends. Subclasses fill `self.plots` with `add_plot`."""
 
     title = ""
-    claim = ""  # which claim of the note this panel lets you check (tooltip, README)
+    claim = ""  # which claim of the note this panel lets you check (tooltip, docs/guide.md)
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)

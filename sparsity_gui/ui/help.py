@@ -1,5 +1,6 @@
-"""Help's documentation: README.md and the pages of docs/ it links to, shown in a
-window of the app (Markdown rendered by Qt, links between the pages followed in place).
+"""Help's documentation: the guide (docs/guide.md, the manual), README.md and the pages of
+docs/ they link to, shown in a window of the app (Markdown rendered by Qt, links between the
+pages followed in place).
 
 An installed wheel or bundle carries them as sparsity_gui/docs/ (setup.py,
 packaging/sparsity-gui.spec); a source checkout (an editable install) has them at its root.
@@ -15,7 +16,9 @@ import sparsity_gui
 
 # (key, path from the docs' root, menu text)
 DOCS = (
-    ("readme", "README.md", "Read me: using sparsity-gui"),
+    ("guide", "docs/guide.md", "Guide: using sparsity-gui"),
+    ("commands", "docs/commands.md", "Commands: the headless commands and the Python API"),
+    ("readme", "README.md", "Read me: what sparsity-gui is, and what it found"),
     ("theory", "docs/theory.md", "Theory: the formulas behind the panels"),
     ("results", "docs/results.md", "Results: what the grids measured"),
     ("files", "docs/files.md", "Files: every output column, and W(0) files"),

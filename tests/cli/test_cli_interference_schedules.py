@@ -1,7 +1,7 @@
 """`interference` and `sweep` with --l1-warmup, --l1-schedule, --lr-warmup, --lr-decay,
 --lr-decay-steps and --lr-schedule, and the API's train()/sweep() with the same: the files
 say what ran (run.json's parameters, history.csv's l1 and lr at every row, computed here
-from the formulas in the README), a sweep's rows are the runs `interference` makes, the
+from the formulas in docs/commands.md), a sweep's rows are the runs `interference` makes, the
 API writes the CLI's files, and bad input is one `error:` line, exit status 2, nothing
 written (in the API, a ValueError)."""
 

@@ -142,7 +142,7 @@ def test_exact_weights_of_the_live_ranks_equal_the_general_ones(exact_run):
 
 
 def test_the_default_format_is_csv_up_to_a_million_weights_and_npz_above(tmp_path, capsys):
-    """`run` without --format: CSV up to m = 10^6 (the README's rule), .npz above, said on
+    """`run` without --format: CSV up to m = 10^6 (docs/commands.md's rule), .npz above, said on
     stdout and in run.json; an explicit --format always wins."""
     from sparsity_gui.core.note.headless import resolved_format
 

@@ -5,7 +5,7 @@ drawing function is run on its own JSON), against oracles computed here from tho
 - Weights, sorted spans the ranks still alive at the export's instant, not 1..m.
 - Outside the note's regime every figure's JSON says so, and the single panels' and the
   layout's drawn text say so; inside it, none does.
-- The L1 law is drawn with the bulk c (the constant the README says to quote) and with c,
+- The L1 law is drawn with the bulk c (the constant docs/guide.md says to quote) and with c,
   each labelled: fitted back from the drawn lines' points, the constants are run.json's.
 - Norm balance's push axis is set by the rows with t >= 1 (the live panel's rule), the ratio
   has its legend entry, and the benefit is called so.
@@ -174,9 +174,9 @@ def test_the_l1_law_is_drawn_with_the_constant_to_quote(inside):
     # in the SVG's text (mathtext's glyphs come grouped by font: the words and numbers in one)
     assert any("bulk" in t and f"{bulk:.3f}" in t for t in texts)
     assert any("bulk" not in t and f"{c:.3f}" in t for t in texts)
-    # the README tells users to quote the bulk c, the constant drawn dashed
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    assert "**Which constant to quote:** `fitted_c_bulk`" in readme
+    # the guide tells users to quote the bulk c, the constant drawn dashed
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guide.md").read_text(encoding="utf-8")
+    assert "**Which constant to quote:** `fitted_c_bulk`" in guide
 
 
 def test_norm_balance_push_range_from_t_at_least_1(outside):

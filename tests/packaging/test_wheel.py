@@ -135,7 +135,7 @@ def test_wheel_carries_the_runtime_assets(built):
     assert "sparsity_gui/py.typed" in names  # type checkers read the Python API's annotations
     assert "sparsity_gui/core/note/dop853_tableau.json" in names  # the note's kernels read it
     # Help's documentation, byte for byte the checkout's (setup.py, packaging/shipped-docs.txt)
-    assert {"README.md", "docs/theory.md", "docs/architecture.md", "docs/screenshot.png"} <= set(SHIPPED_DOCS)
+    assert {"README.md", "docs/guide.md", "docs/theory.md", "docs/screenshot.png"} <= set(SHIPPED_DOCS)
     for rel in SHIPPED_DOCS:
         assert zipfile.ZipFile(wheel).read(f"sparsity_gui/docs/{rel}") == (ROOT / rel).read_bytes(), rel
     # every page and image the shipped pages link to is shipped too: no link in Help leads nowhere
@@ -185,7 +185,7 @@ def test_installed_help_opens_the_shipped_docs(venv, tmp_path):
     lines = out.stdout.splitlines()
     assert Path(lines[0]).is_relative_to(venv) and Path(lines[0]).name == "docs", lines[0]
     shown = dict(line.split("\t", 1) for line in lines[1:])
-    assert {"README.md", "docs/theory.md", "docs/architecture.md"} <= set(shown) <= set(SHIPPED_DOCS), shown
+    assert {"README.md", "docs/guide.md", "docs/theory.md"} <= set(shown) <= set(SHIPPED_DOCS), shown
     for rel, line in shown.items():
         heading = next(x for x in (ROOT / rel).read_text().splitlines() if x.startswith("# "))
         assert line == heading.removeprefix("# ").strip(), (rel, line)

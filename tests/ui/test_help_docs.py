@@ -1,4 +1,4 @@
-"""Help opens the documentation (README.md, docs/theory.md, docs/architecture.md) in both
+"""Help opens the documentation (docs/guide.md, README.md, docs/theory.md, ...) in both
 windows, rendered in the app's docs viewer, and a link between pages is followed with the
 keyboard as a person would (Tab to the link, Enter; Back returns). From an installed wheel
 the same pages come from the package's own copy: tests/packaging/test_wheel.py checks
@@ -49,24 +49,24 @@ def test_help_opens_each_page_in_both_windows(qtbot, make_window, make_iwindow, 
     viewer.close()
 
 
-def test_a_link_from_the_readme_to_the_theory_is_followed_with_the_keyboard(qtbot, make_window):
+def test_a_link_from_the_guide_to_the_theory_is_followed_with_the_keyboard(qtbot, make_window):
     win = make_window(SimParams(m=200, lam=2e-2), playing=False)
-    help_action(win, "readme").trigger()
+    help_action(win, "guide").trigger()
     browser = win.docs_viewer.browser
     browser.setFocus()
     for _ in range(60):  # Tab moves through the page's links
         qtbot.keyClick(browser, QtCore.Qt.Key.Key_Tab)
-        if browser.textCursor().charFormat().anchorHref() == "docs/theory.md":
+        if browser.textCursor().charFormat().anchorHref() == "theory.md":
             break
     else:
-        pytest.fail("no link to docs/theory.md reached with Tab")
+        pytest.fail("no link to theory.md reached with Tab")
     qtbot.keyClick(browser, QtCore.Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: browser.source().toLocalFile().endswith("docs/theory.md"), timeout=5000)
     assert browser.toPlainText().startswith(first_heading("docs/theory.md"))
     assert browser.isBackwardAvailable()
     browser.backward()
-    assert Path(browser.source().toLocalFile()) == ROOT / "README.md"
-    # the README's screenshots are shown, scaled down to the viewer's width
+    assert Path(browser.source().toLocalFile()) == ROOT / "docs" / "guide.md"
+    # the guide's screenshots are shown, scaled down to the viewer's width
     widths = image_widths(browser.document())
     assert len(widths) >= 3 and max(widths) <= browser.viewport().width(), widths
     win.docs_viewer.close()

@@ -24,7 +24,7 @@ RV_HALF_NORMAL = math.pi / 2.0 - 1.0  # Var/E^2 of a half-normal: the RV of W(0)
 FIGURES = {
     # file name: (scaling.csv column, y label, log y, title)
     "lam_t_one": ("lam_t_one", "$\\lambda T$ ($T$: one weight left)", True, "Time to one weight left"),
-    # the bulk c (m' >= 10): the constant the README says to quote (fitted_c, m' >= 2, is
+    # the bulk c (m' >= 10): the constant docs/guide.md says to quote (fitted_c, m' >= 2, is
     # mostly the last few survivors'); the file keeps its name, fitted_c.*
     "fitted_c": (
         "fitted_c_bulk",

@@ -288,7 +288,7 @@ class DecayPanel(NotePanel):
 
 def law_constants(fit, regime) -> tuple[float, ...]:
     """The constants the L1 panel draws its law with: (bulk c, c) in the note's regime when
-    the bulk c is a number ≥ 0 (the constant to quote, README's "What the numbers mean"),
+    the bulk c is a number ≥ 0 (the constant to quote, docs/guide.md's "What the numbers mean"),
     else (c,) alone."""
     from sparsity_gui.core.note.metrics import regime_holds
 

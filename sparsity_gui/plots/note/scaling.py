@@ -264,7 +264,7 @@ class LamTPanel(ScalingPanel):
 
 class DecayConstantPanel(ScalingPanel):
     title = "Fitted decay constant, bulk c, against m"
-    column = "fitted_c_bulk"  # the constant to quote (README, "What the numbers mean")
+    column = "fitted_c_bulk"  # the constant to quote (docs/guide.md, "What the numbers mean")
     log_y = True
     y_label = "bulk c in 1/‖W‖₁ ≈ 1/‖W(0)‖₁ + c·λt (m′ ≥ 10)"
     claim = (

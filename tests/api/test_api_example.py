@@ -1,26 +1,26 @@
-"""README.md's Python API example runs as written (the ```python block under its marker)."""
+"""docs/commands.md's Python API example runs as written (the ```python block under its marker)."""
 
 import re
 from pathlib import Path
 
 import numpy as np
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-MARKER = "<!-- api-example: tests/api/test_readme_example.py runs this block -->"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
+MARKER = "<!-- api-example: tests/api/test_api_example.py runs this block -->"
 
 
 def example() -> str:
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     assert text.count(MARKER) == 1
     found = re.match(r"\s*```python\n(.*?)\n```", text.split(MARKER, 1)[1], re.S)
     assert found, "no ```python block right after the marker"
     return found.group(1)
 
 
-def test_readme_example_runs(tmp_path, monkeypatch, capsys):
+def test_api_example_runs(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
-    exec(compile(example(), str(README), "exec"), namespace)
+    exec(compile(example(), str(PAGE), "exec"), namespace)
     run, live, net, swept = (namespace[k] for k in ("run", "live", "net", "swept"))
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3
