@@ -119,15 +119,29 @@ class CheckpointComparison(Result):
 
             write_files(result_dir.path("figures"), comparison_figure_files(self.comparison, style=style))
 
+    @property
+    def diagnostics_figures(self) -> tuple[str, ...]:
+        """The diagnostics plot() also draws: rail_share, deaths and (where a model gives
+        one) death_forecast."""
+        from sparsity_gui.figures.diagnostics import diagnostics_panels
+
+        return tuple(name for name, *_ in diagnostics_panels(self.comparison))
+
     def plot(self, measure: str = "nonzero", ax: Axes | None = None, style: Any = None) -> Figure:
         """The snapshots of ``measure`` (one of ``measures``) as points over the predicted
-        curves, as `checkpoints --figures` draws it; into ``ax`` when given."""
+        curves, or one of ``diagnostics_figures``, as `checkpoints --figures` draws it;
+        into ``ax`` when given."""
         from sparsity_gui.core.errors import InputError
         from sparsity_gui.figures.compare import comparison_data, snapshots_against_theory
+        from sparsity_gui.figures.diagnostics import diagnostics_panels
         from sparsity_gui.figures.scripted import plot_panel
 
+        diagnostics = {name: (panel, data) for name, panel, data, _ in diagnostics_panels(self.comparison)}
+        if measure in diagnostics:
+            return plot_panel(*diagnostics[measure], ax, style)
         if measure not in self.measures:
-            raise InputError("measure", f"must be one of {', '.join(self.measures)}, got {measure!r}")
+            names = ", ".join((*self.measures, *diagnostics))
+            raise InputError("measure", f"must be one of {names}, got {measure!r}")
         return plot_panel(snapshots_against_theory, comparison_data(self.comparison, measure), ax, style)
 
     def _table(self) -> tuple[Sequence[str], np.ndarray]:
@@ -137,7 +151,8 @@ class CheckpointComparison(Result):
         flow = "" if self.max_abs_diff_flow is None else f", |W - flow| <= {self.max_abs_diff_flow:.3g}"
         return (
             f"{len(self.steps)} snapshots, steps {self.steps[0]} to {self.steps[-1]}: "
-            f"|W - trained model| <= {self.max_abs_diff:.3g}{flow}"
+            f"|W - trained model| <= {self.max_abs_diff:.3g}{flow}; {self.saturation_verdict.split(':')[0]}; "
+            + ("no weight dies" if self.deaths_begin is None else f"deaths begin at step {self.deaths_begin}")
         )
 
 

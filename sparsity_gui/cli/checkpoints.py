@@ -34,7 +34,11 @@ a folder of SAELens checkpoints (cfg.json beside sae_weights.safetensors; --late
 W_enc's column K), or one file holding a stacked tensor [T, n, m] or [T, m] and a vector
 'steps'. Writes DIR/compare.csv (per snapshot: measured, predicted and flow values of
 |W|_1, |W|^2, the weights above the zero tolerance, theta and the polysemantic count, and
-their differences) and DIR/run.json.
+their differences; and, for any trainer, the share of weights moving at Adam's most rate,
+lr a step, the share dead, SAELens latents that never fire and a death forecast),
+DIR/deaths.csv (each weight's forecast and observed death step) and DIR/run.json (with the
+saturation verdict: whether the shrinking weights moved at the learning rate over the last
+20 % of the steps, so that a larger coefficient would not sparsify faster).
 """
 
 
@@ -85,8 +89,9 @@ def build_checkpoints_parser() -> CleanParser:
     o.add_argument(
         "--figures",
         action="store_true",
-        help="also write DIR/figures/: each measure's snapshots over the predicted curves as PNG, "
-        "SVG and PDF, each with its data (.json) and the script that redraws it (.py)",
+        help="also write DIR/figures/: each measure's snapshots over the predicted curves, the rail "
+        "share, the deaths and the death forecast against the observed deaths, as PNG, SVG and PDF, "
+        "each with its data (.json) and the script that redraws it (.py)",
     )
     add_figure_options(o)
     add_output_options(o)
@@ -152,4 +157,6 @@ def checkpoints_command(argv: Sequence[str]) -> int:
         f"{int(series.steps[-1])}; largest |W - trained model| = {model:.3g}"
         + (f", |W - note's flow| = {flow:.3g}" if flow is not None else "")
     )
+    for line in result.diagnostics.lines():  # any trainer's: the rail, the deaths, the forecast
+        say(line)
     return 0

@@ -90,7 +90,8 @@ def comparison_measures(result) -> tuple[str, ...]:
 
 
 def comparison_figure_files(result, **how) -> dict[str, bytes]:
-    """{<measure>.png, .svg, .pdf, .json, .py: bytes} for each measure of ``result``."""
+    """{<measure>.png, .svg, .pdf, .json, .py: bytes} for each measure of ``result``, and
+    for its diagnostics (figures/diagnostics.py: rail_share, deaths, death_forecast)."""
     panels = [
         (
             measure,
@@ -100,4 +101,8 @@ def comparison_figure_files(result, **how) -> dict[str, bytes]:
         )
         for measure in comparison_measures(result)
     ]
+    if result.diagnostics is not None:  # the rail, the deaths, the death forecast
+        from sparsity_gui.figures.diagnostics import diagnostics_panels
+
+        panels += diagnostics_panels(result)
     return panels_files(panels, (), **how)
