@@ -10,7 +10,9 @@ dialog and leaves the window's run as it is. On success `CheckpointsControl` sta
 run from the first snapshot (the prediction: the note's exact flow of the row, or the
 interference model trained from the matrix), pins the snapshots as points named after the
 series' folder, and its dock says how far the snapshots the live run has reached are from
-the prediction (the largest relative difference of |W|_1, as compare.csv computes it).
+the prediction (the largest relative difference of |W|_1, as compare.csv computes it), and
+the series' diagnostics (core/diagnostics.py): the saturation verdict, the deaths and the
+death forecast's rank correlation, a line each.
 
 Each window gives the model's part: ``request(options)`` (the checks, with the window's
 parameters), ``start(pin)`` (the live run from the first snapshot) and ``position(snap)``
@@ -490,6 +492,9 @@ class CheckpointsControl(QtCore.QObject):
             text = pin.distance_text(at)
             if at is None:
                 text += "; the live run is not its prediction now (its parameters or W(0) changed)"
+            diagnostics = pin.comparison.diagnostics  # any trainer's: the rail, deaths, forecast
+            if diagnostics is not None:
+                text += "\n" + "\n".join(diagnostics.lines())
             lines.append(f"{head}\n{text}")
         text = "\n\n".join(lines)
         if text != self.text:

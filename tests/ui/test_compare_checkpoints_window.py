@@ -193,6 +193,17 @@ def test_the_interference_window_trains_the_matrix_from_its_first_snapshot(qtbot
     distance, count = win.checkpoints.distance(pin.number)
     assert count == len(steps) and distance == pytest.approx(expected, rel=1e-9)
     assert "the model trained from the first snapshot (sgd)" in win.checkpoints.label.text()
+    # the series' diagnostics, a line each: under SGD no rail to judge; where deaths begin,
+    # read back from the files (a weight alive at the first within 2 lr l1 of zero)
+    text = win.checkpoints.label.text()
+    assert "no rail under sgd" in text
+    snaps = [np.load(p).astype(np.float64) for p in sorted(folder.glob("step_*.npy"))]
+    tol = 2 * lr * 0.05
+    alive = np.abs(snaps[0]) > tol
+    begin = next((s for s, W in zip(steps, snaps, strict=True) if (alive & (np.abs(W) <= tol)).any()), None)
+    assert begin is not None and f"deaths begin at step {begin:,}" in text
+    dead = np.mean(np.abs(snaps[-1]) <= tol)
+    assert f"{dead:.0%} at the last" in text
 
     # a new l1: the live run is no longer the prediction, and the dock says so
     win.on_params_changed({"l1": 0.02})
