@@ -200,7 +200,9 @@ def regime_entries(fig, d):
     regime = d.get("regime") or {"holds": True}
     if regime["holds"] or fig is not fig.figure:
         return [], []
-    return [Line2D([], [], linestyle="none")], ["outside the note's regime: " + regime["reason"]]
+    # a reason a line: a single-column panel is narrower than two of them side by side
+    text = "outside the note's regime: " + regime["reason"].replace("; ", ";\n")
+    return [Line2D([], [], linestyle="none")], [text]
 
 
 def panel_legend(fig, ax, handles, labels, own_ax=False):

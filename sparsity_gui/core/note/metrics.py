@@ -173,7 +173,9 @@ def regime_of(
 
     Under a λ schedule (``schedule``: its knots (t, λ)) the start is judged with the
     largest λ it reaches, and the sufficient condition fails where it lowers λ (θ may
-    then fall: "lam_schedule" says so); whether θ rose is measured all the same."""
+    then fall: "lam_schedule" says so); where λ(t) varies without being lowered the
+    condition, which applies to a constant λ, is not judged (None); whether θ rose is
+    measured all the same."""
     lam_most = max([float(lam0), *(float(v) for _t, v in schedule)])
     lowered = lowers_lam(schedule)
     lam_l1 = lam_most * float(norm1_w0)
@@ -189,15 +191,20 @@ def regime_of(
         }
         for t, before, after, n1, n2 in lam_states
     ]
+    condition: bool | None = bool(
+        theta_rise_condition(norm1_w0, norm2_w0, lam_most)
+        and not lowered
+        and all(c["theta_rise_condition"] for c in at_changes)
+    )
+    if condition and len({float(v) for _t, v in schedule}) > 1:
+        # the condition keeps holding while λ stays; a λ(t) that rises can break it after
+        # t = 0 (θ fell 1.7 % under a warm-up that it held for): not judged, null
+        condition = None
     out = {
         "lam_l1_w0": lam_l1,
         "balance_possible": bool(lam_l1 <= BALANCE_LIMIT),
         "norm2_w0": float(norm2_w0),
-        "theta_rise_condition": bool(
-            theta_rise_condition(norm1_w0, norm2_w0, lam_most)
-            and not lowered
-            and all(c["theta_rise_condition"] for c in at_changes)
-        ),
+        "theta_rise_condition": condition,
         "theta_rises": fall is None,
         "theta_fall": fall,
     }
@@ -218,40 +225,73 @@ def regime_holds(regime: dict) -> bool:
     )
 
 
-def regime_failures(regime: dict) -> list[str]:
-    """Why the note's premise fails, in words (empty when it holds)."""
-    why = []
+def regime_failures(regime: dict, short: bool = False) -> list[str]:
+    """Why the note's premise fails, in words (empty when it holds); ``short``: the brief
+    form a figure's caveat prints (the same reasons, without their explanations)."""
+    why: list[tuple[str | None, str]] = []  # (short form or None: said by another, long form)
+    schedule = regime.get("lam_schedule")
     if not regime["balance_possible"]:
-        why.append(
-            f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} > 1/4, so no balance is possible at the start "
-            "((1−‖W‖²)‖W‖² ≤ 1/4 cannot match λ‖W‖₁)"
-        )
+        lam_l1 = f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} > 1/4"
+        if schedule is not None:  # judged at the largest λ of λ(t), not at λ(0)
+            why.append(
+                (
+                    f"{lam_l1} at λ = {schedule['lam_max']:.3g}, no balance",
+                    f"at the largest λ of the schedule, λ = {schedule['lam_max']:.3g}, {lam_l1}: no "
+                    "balance is possible once λ gets there ((1−‖W‖²)‖W‖² ≤ 1/4 cannot match λ‖W‖₁)",
+                )
+            )
+        else:
+            why.append(
+                (
+                    f"{lam_l1}, no balance",
+                    f"{lam_l1}, so no balance is possible at the start "
+                    "((1−‖W‖²)‖W‖² ≤ 1/4 cannot match λ‖W‖₁)",
+                )
+            )
     fall = regime.get("theta_fall")
     if fall is not None:
         start = "∞" if fall["theta_from"] is None else f"{fall['theta_from']:.3g}"
         why.append(
-            f"θ fell from {start} at t = {fall['t_from']:.3g} to {fall['theta_to']:.3g} at "
-            f"t = {fall['t_to']:.3g}, so weights below θ could grow again"
+            (
+                f"θ fell {100 * fall['fall']:.2g} % by t = {fall['t_to']:.3g}",
+                f"θ fell from {start} at t = {fall['t_from']:.3g} to {fall['theta_to']:.3g} at "
+                f"t = {fall['t_to']:.3g}, so weights below θ could grow again",
+            )
         )
     n2 = regime["norm2_w0"]
     if n2 >= 1.0:
-        why.append(f"‖W(0)‖² = {n2:.3g} ≥ 1: feature benefit starts by shrinking every weight")
+        why.append(
+            (
+                f"‖W(0)‖² = {n2:.3g} ≥ 1",
+                f"‖W(0)‖² = {n2:.3g} ≥ 1: feature benefit starts by shrinking every weight",
+            )
+        )
     elif fall is not None and fall["t_from"] == 0.0:
         why.append(
-            f"(1−‖W(0)‖²)‖W(0)‖² = {(1.0 - n2) * n2:.3g} < λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g}: "
-            "‖W‖² falls first, and θ with it"
+            (
+                None,
+                f"(1−‖W(0)‖²)‖W(0)‖² = {(1.0 - n2) * n2:.3g} < λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g}: "
+                "‖W‖² falls first, and θ with it",
+            )
         )
     for c in regime.get("at_changes", ()):
+        at = f"t = {c['t']:.4g}"
         if c["lam_lowered"]:
-            why.append(f"λ lowered at t = {c['t']:.4g}: θ falls, so weights below it can grow again")
+            why.append(
+                (f"λ lowered at {at}", f"λ lowered at {at}: θ falls, so weights below it can grow again")
+            )
         elif not c["theta_rise_condition"]:
             why.append(
-                f"after the change at t = {c['t']:.4g}, λ‖W‖₁ = {c['lam_l1']:.3g} > (1−‖W‖²)‖W‖²: "
-                "θ falls until ‖W‖² recovers"
+                (
+                    None,
+                    f"after the change at {at}, λ‖W‖₁ = {c['lam_l1']:.3g} > (1−‖W‖²)‖W‖²: "
+                    "θ falls until ‖W‖² recovers",
+                )
             )
         if not c["balance_possible"]:
-            why.append(f"λ‖W‖₁ = {c['lam_l1']:.3g} > 1/4 after the change at t = {c['t']:.4g}")
-    return why
+            text = f"λ‖W‖₁ = {c['lam_l1']:.3g} > 1/4 after the change at {at}"
+            why.append((text, text))
+    return [brief for brief, _ in why if brief is not None] if short else [whole for _, whole in why]
 
 
 @dataclass(frozen=True)

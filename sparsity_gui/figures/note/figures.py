@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sparsity_gui.core.note.changes import merged_changes
-from sparsity_gui.core.note.metrics import COL, COLUMNS, regime_holds
+from sparsity_gui.core.note.metrics import COL, COLUMNS, regime_failures, regime_holds
 from sparsity_gui.core.note.runner import Snapshot, snapshot_of
 from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.core.note.simulation import shown_tracked
@@ -119,21 +119,11 @@ def fit_entry(fit) -> dict:
 
 def regime_data(regime: Mapping | None) -> dict:
     """The note's premise as a figure carries it (in its JSON, so its script keeps it):
-    run.json's regime, whether it holds, and why not in mathtext (the reasons the L1 panel's
-    tooltip and the argument dock give)."""
+    run.json's regime, whether it holds, and why not: the reasons the argument dock gives,
+    in brief (metrics.regime_failures), so a false regime always has one."""
     if regime is None:
         return {"holds": True, "reason": ""}
-    why = []
-    if not regime["balance_possible"]:
-        why.append(rf"$\lambda\|W(0)\|_1$ = {regime['lam_l1_w0']:.3g} > 1/4, no balance")
-    if regime["norm2_w0"] >= 1.0:
-        why.append(rf"$\|W(0)\|^2$ = {regime['norm2_w0']:.3g} ≥ 1")
-    for change in regime.get("at_changes", ()):
-        if change["lam_lowered"]:
-            why.append(rf"$\lambda$ lowered at $t$ = {change['t']:.4g}")
-        if not change["balance_possible"]:
-            why.append(rf"$\lambda\|W\|_1$ = {change['lam_l1']:.3g} > 1/4 at $t$ = {change['t']:.4g}")
-    return {**regime, "holds": regime_holds(regime), "reason": "; ".join(why)}
+    return {**regime, "holds": regime_holds(regime), "reason": "; ".join(regime_failures(regime, short=True))}
 
 
 def run_snapshot(run) -> Snapshot:

@@ -43,7 +43,7 @@ balance is possible: (1−‖W‖²)‖W‖² ≤ 1/4, so λ‖W‖₁ ≤ 1/4 (
 <h3>4. How fast: w = 1/‖W‖₁ grows about linearly</h3>
 <p>Exactly, −d‖W‖₁/dt = λm′ − (1−‖W‖²)‖W‖₁ = <span class=num>{dl1}</span>; at balance this is
 ≈ λm′²Var[X]/‖W‖² = <span class=num>{dl1_bal}</span>. With RV = Θ(1) and ‖W‖² = Θ(1) the note
-gets w(t) ≈ w(0) + c·λt, c = Θ(1), in its regime. Fitted to this run: c = <span class=num>{c}</span>
+gets w(t) ≈ w(0) + c·{lam_t}, c = Θ(1), in its regime. Fitted to this run: c = <span class=num>{c}</span>
 (rows with m′ ≥ 2, dominated by the few-survivor phase), bulk c = <span class=num>{c_bulk}</span>
 (rows with m′ ≥ 10, the bulk decay: the one to quote); the law with c is at most
 <span class="num {dev_cls}">{dev}</span> off ‖W‖₁ on its rows.{fit_flags}
@@ -58,7 +58,8 @@ gets w(t) ≈ w(0) + c·λt, c = Θ(1), in its regime. Fitted to this run: c = <
 <p>The survivors are always the largest m′ of |W(0)|. While θ rises a weight that falls below θ
 keeps shrinking and dies; when θ falls, weights below it can grow again. θ = λ/(1−‖W‖²) rises
 exactly while ‖W‖² does, that is while (1−‖W‖²)‖W‖² ≥ λ‖W‖₁ (step 2); once that holds it keeps
-holding while λ stays, so it is enough at t = 0 and after each raise of λ, with λ never lowered.
+holding while λ stays, so it is enough at t = 0 and after each raise of λ, with λ constant in
+between (a λ(t) that rises can break it; one that falls lowers θ).
 Here: <span class="{rise_cls}">{rise}</span>.
 The last one settles at the root of (1−w²)w = λ (for λ &lt; 2/(3√3)):
 w* = <span class=num>{wstar}</span> (largest weight now: <span class=num>{top}</span>).
@@ -85,7 +86,11 @@ def theta_rise_sentence(regime: dict | None) -> tuple[str, bool]:
     """(what theta did on the run, beside the sufficient condition; whether it rose) for step 6."""
     if regime is None:
         return "–", True
-    cond = "holds" if regime["theta_rise_condition"] else "does not hold"
+    condition = regime["theta_rise_condition"]
+    if condition is None:  # λ(t) varies: the condition is one for a constant λ
+        cond = "is for a constant λ: not judged under this λ(t)"
+    else:
+        cond = "holds" if condition else "does not hold"
     fall = regime["theta_fall"]
     if fall is None:
         return f"θ has never fallen (the condition {cond})", True
@@ -150,7 +155,10 @@ class NoteView(QtWidgets.QTextBrowser):
             snap.lam * (mp * snap.norm2_sq - snap.norm1**2) / snap.norm2_sq if snap.norm2_sq > 0 else math.nan
         )
         flags = f' <span class="off">{html.escape(fit.flag_text(), quote=False)}.</span>' if fit.flags else ""
+        varied = len(snap.lam_changes) > 1 or bool(snap.params.lam_schedule)
         v = dict(
+            # λ·t only while λ is constant; the panel fits Λ(t) = ∫λ otherwise
+            lam_t="Λ(t), Λ = ∫₀ᵗλ" if varied else "λt",
             regime_head=head,
             regime_why=why,
             regime_cls="ok" if holds else "off",
