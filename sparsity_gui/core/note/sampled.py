@@ -239,6 +239,14 @@ def one_left_time(sim: Simulation) -> float:
     return float(finite.max()) if finite.size else math.nan
 
 
+def death_count_time(sim: Simulation, count: int) -> float:
+    """When the ``count``-th weight died, from the solver's exact death times (never from
+    sampled rows, which only bound it from above); NaN if fewer have died."""
+    death_t = sim.solver.death_t
+    finite = np.sort(death_t[np.isfinite(death_t)])
+    return float(finite[count - 1]) if 1 <= count <= finite.size else math.nan
+
+
 def replay_script(script: RunScript, progress=None) -> SampledRun:
     """The run a RunScript describes (a saved session, or the GUI's run up to now), sampled
     at script.sample_times(): the exported time series of the GUI. Unlike the `run`
