@@ -108,3 +108,20 @@ def test_a_bad_schedule_through_a_subprocess_and_the_api_say_the_same(tmp_path):
         api.simulate(m=100, lam_schedule="0:0,200:1e-3,100:2e-3")
     with pytest.raises(ValueError, match="conflicts with --lam-schedule"):
         api.simulate(m=100, lam=1e-2, lam_schedule=[(0, 0), (10, 1e-3)])
+
+
+def test_a_knot_at_a_subnormal_time_runs_to_its_end_in_the_command_and_the_api(tmp_path, monkeypatch):
+    """`--lam-warmup 5e-324` and a knot at 1e-320 once hung the exact solver at t = 0. Now
+    λ is 1e-3 from the knot on: the rows are a constant-λ run's, Λ(t) = 1e-3 t."""
+    from sparsity_gui.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["run", "--m", "10", "--t-end", "1", "--lam-warmup", "5e-324", "--samples", "5", "-q"]
+    assert main([*argv, "--out", "w"]) == 0
+    header, rows = read_number_csv(tmp_path / "w" / "timeseries.csv")
+    np.testing.assert_array_equal(rows[:, header.index("t")], [0.0, 0.25, 0.5, 0.75, 1.0])
+    np.testing.assert_array_equal(rows[1:, header.index("lam")], 1e-3)
+    np.testing.assert_allclose(rows[:, header.index("lam_t")], 1e-3 * rows[:, header.index("t")], rtol=1e-15)
+    result = api.simulate(m=10, t_end=1.0, lam_schedule="0:0,1e-320:1e-3", samples=5)
+    assert result.timeseries[-1, result.columns.index("t")] == 1.0
+    assert result.timeseries[-1, result.columns.index("lam")] == 1e-3

@@ -34,8 +34,9 @@ N_FSTATE = 12
 I_MP, I_STEPS, I_DEATHS = range(3)
 N_ISTATE = 3
 
-# Status codes returned by exact_advance.
-REACHED_TARGET, REACHED_NONZERO, REACHED_MAX_STEPS = 0, 1, 2
+# Status codes returned by exact_advance (REACHED_STUCK: no step could move t; the state
+# is left where it is, and the solver says so rather than trying again forever).
+REACHED_TARGET, REACHED_NONZERO, REACHED_MAX_STEPS, REACHED_STUCK = 0, 1, 2, 3
 
 RTOL = 1e-12
 ATOL_T = 1e-13  # absolute tolerance on t when integrating in delta
@@ -244,7 +245,13 @@ def lam_piece(kt, kv, t):
         return kv[0], 0.0, t, kt[0]
     if j == n:
         return kv[n - 1], 0.0, t, math.inf
-    return kv[j - 1], (kv[j] - kv[j - 1]) / (kt[j] - kt[j - 1]), kt[j - 1], kt[j]
+    slope = (kv[j] - kv[j - 1]) / (kt[j] - kt[j - 1])
+    if not math.isfinite(slope):
+        # a piece too short for its slope to be a float (λ changes by at most 1 over under
+        # 1e-308: a subnormal knot time): λ stays at its start value to the piece's end, a
+        # jump there (λ at the knot is right; ∫λ over the piece is below 1e-308 either way)
+        return kv[j - 1], 0.0, t, kt[j]
+    return kv[j - 1], slope, kt[j - 1], kt[j]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -375,6 +382,8 @@ def exact_advance(fs, ist, u, p1, p2, death_t, kt, kv, t_target, stop_nonzero, m
             fs[F_LOGSHIFT] += math.log(fs[F_B])
             fs[F_B] = 1.0
         h = min(fs[F_H], t_stop - t)
+        if not t + h > t:
+            return REACHED_STUCK  # a step size of 0 (or NaN) would be retried forever
         delta = fs[F_DELTA]
         b = fs[F_B]
         reach = h + DEATH_SNAP * abs(t_stop) if h == t_stop - t else h

@@ -294,7 +294,13 @@ def check_session_work(script: RunScript) -> None:
             params = params.with_live_change(c.name, c.value)
         t_prev = c.t
     try:
-        check_segments_work("t", f"replaying to t = {short_number(script.t)}", script.params.m, segments)
+        check_segments_work(
+            "t",
+            f"replaying to t = {short_number(script.t)}",
+            script.params.m,
+            segments,
+            len(script.params.lam_schedule),
+        )
     except InputError as exc:
         raise SessionProblem(exc.message) from None
 

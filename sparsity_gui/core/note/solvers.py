@@ -310,7 +310,9 @@ class ExactSolver(Solver):
         return w
 
     def advance_to(self, t_target: float, stop_nonzero: int = -1, max_work: int = 2**62) -> int:
-        return int(
+        if self.diverged:
+            return K.REACHED_TARGET
+        status = int(
             K.exact_advance(
                 self.fs,
                 self.ist,
@@ -324,6 +326,14 @@ class ExactSolver(Solver):
                 int(max_work),
             )
         )
+        if status == K.REACHED_STUCK:
+            # ends the run as a diverged one does: every caller stops there and says why
+            self.diverged = (
+                f"the exact solver cannot advance at t = {self.t:.6g}: its step size fell "
+                f"to {self.fs[K.F_H]:g} (lam = {self.lam:g} there)"
+            )
+            return K.REACHED_TARGET
+        return status
 
 
 class GDSolver(Solver):

@@ -202,3 +202,73 @@ def test_the_decay_law_is_named_with_capital_lambda_when_lam_changed():
     assert lam_varied(t, ramp)
     assert not lam_varied(t[:1], ramp[:1])
     assert law_text(False) == "1/(w(0) + c·λt)" and law_text(True, varied=True) == "w(0) + c·Λ(t)"
+
+
+@pytest.mark.parametrize("t_knot", [5e-324, 1e-320, 1e-310])
+def test_a_knot_at_a_subnormal_time_is_a_step_of_lambda_and_the_flow_goes_on(t_knot):
+    """λ from 0 to 2e-2 over [0, 5e-324]: the slope is past the float range (the solver
+    once stood still at t = 0 forever). The flow is the constant-λ flow to within
+    ∫λ < 1e-308, against the reference; the solver gets there in a bounded number of steps."""
+    from sparsity_gui.core.note import kernels as K
+    from sparsity_gui.core.note.solvers import ExactSolver, InitialState, lam_knots_of
+
+    m, t_end = 300, 60.0
+    w0 = normal_w0(m, 7)
+    knots = ((0.0, 0.0), (t_knot, 2e-2))
+    solver = ExactSolver(InitialState.from_weights(w0), lam_knots_of(knots))
+    assert solver.advance_to(t_end, -1, 100_000) == K.REACHED_TARGET
+    assert solver.t == t_end and solver.diverged is None
+    ref = reference_flow(w0, 2e-2, [t_end])
+    np.testing.assert_allclose(solver.abs_sorted(), np.sort(ref.abs_w[-1])[::-1], rtol=1e-8, atol=1e-13)
+    assert solver.lam == 2e-2
+
+
+def test_gradient_descent_through_a_subnormal_knot_takes_lambda_at_each_steps_time():
+    knots, m, eta, steps = ((0.0, 0.0), (5e-324, 2e-2)), 300, 0.05, 400
+    w = np.abs(normal_w0(m, 3))
+    for n in range(steps):  # λ(0) = 0 at the first step, 2e-2 from the second on
+        lam = lam_by_hand(knots, n * eta)
+        w = np.maximum(w + eta * ((1.0 - w @ w) * w - lam), 0.0)
+    sim = scheduled(knots, m, 3, method="gd", eta=eta)
+    sim.advance(steps * eta)
+    assert sim.solver.steps == steps and sim.solver.diverged is None
+    np.testing.assert_allclose(np.abs(sim.solver.weights()), w, rtol=1e-9, atol=1e-15)
+
+
+def test_every_knot_costs_the_exact_solver_a_bounded_number_of_steps():
+    """The schedule's bounded work: 1000 knots (the most allowed) of λ alternating between 0
+    and 1e-3, subnormally close or spread out, add at most EXACT_STEPS_PER_KNOT steps each
+    to the longer of the two constant-λ runs."""
+    from sparsity_gui.core.knots import MAX_KNOTS
+    from sparsity_gui.core.note.params import EXACT_STEPS_PER_KNOT
+    from sparsity_gui.core.note.solvers import ExactSolver, InitialState, lam_knots_of
+
+    init = InitialState.from_weights(normal_w0(1000, 2))
+    for spacing in (5e-324, 1e-300, 1e-9, 0.01, 0.1):
+        t_end = max(1.2 * MAX_KNOTS * spacing, 1.0)
+        plain = []
+        for lam in (0.0, 1e-3):
+            solver = ExactSolver(init, lam)
+            solver.advance_to(t_end, -1, 10**7)
+            plain.append(solver.steps)
+        knots = tuple((i * spacing, 1e-3 * (i % 2)) for i in range(MAX_KNOTS))
+        solver = ExactSolver(init, lam_knots_of(knots))
+        solver.advance_to(t_end, -1, 10**7)
+        assert solver.t == t_end and solver.diverged is None
+        assert solver.steps <= max(plain) + EXACT_STEPS_PER_KNOT * MAX_KNOTS, spacing
+
+
+def test_a_solver_that_cannot_step_says_so_instead_of_trying_forever():
+    """The net under every schedule: a step size of 0 (here a state forced to NaN) ends the
+    run as diverged, at once, with where it stood."""
+    from sparsity_gui.core.note import kernels as K
+    from sparsity_gui.core.note.solvers import ExactSolver, InitialState
+
+    solver = ExactSolver(InitialState.from_weights(normal_w0(50, 1)), 1e-2)
+    solver.fs[K.F_H] = math.nan
+    assert solver.advance_to(10.0, -1, 10**6) == K.REACHED_TARGET
+    assert solver.steps == 0 and "cannot advance at t = 0" in solver.diverged
+    sim = Simulation(SimParams(m=50, lam=1e-2, t_end=10.0), normal_w0(50, 1), record=False)
+    sim.solver.fs[K.F_H] = 0.0
+    sim.advance(10.0, -1, 10**6)
+    assert sim.t == 0.0 and sim.solver.diverged
