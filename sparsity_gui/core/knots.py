@@ -13,6 +13,9 @@ from sparsity_gui.core.errors import InputError
 Knots = tuple[tuple[float, float], ...]  # (x, value) with x increasing
 
 MAX_KNOTS = 1000
+# The longest text of knots read: MAX_KNOTS knots of two 24-character numbers, with room for
+# spaces. A longer text is refused before it is split (16 MB once cost 800 MB to refuse).
+MAX_KNOTS_TEXT = 64 * MAX_KNOTS
 
 
 def check_knots(
@@ -27,15 +30,17 @@ def check_knots(
         raise InputError(
             field, f"must be knots {time_name}:value (or ({time_name}, value) pairs), got {knots!r}"
         )
+    if hasattr(knots, "__len__") and len(knots) > MAX_KNOTS:
+        raise InputError(field, f"{len(knots)} knots; at most {MAX_KNOTS} are allowed")
     pairs = []
     for item in knots:
         if isinstance(item, (str, bytes, dict)) or not hasattr(item, "__len__") or len(item) != 2:
-            raise InputError(field, f"every knot must be a pair ({time_name}, value), got {item!r}")
+            raise InputError(field, f"every knot must be a pair ({time_name}, value), got {_shown(item)}")
         pairs.append(tuple(item))
+        if len(pairs) > MAX_KNOTS:  # an endless iterator stops here
+            raise InputError(field, f"more than {MAX_KNOTS} knots; at most {MAX_KNOTS} are allowed")
     if not pairs:
         raise InputError(field, f"needs at least one knot {time_name}:value")
-    if len(pairs) > MAX_KNOTS:
-        raise InputError(field, f"{len(pairs)} knots; at most {MAX_KNOTS} are allowed")
     position = "time" if time_name == "t" else time_name
     out = []
     for x, value in pairs:
@@ -62,7 +67,15 @@ def check_knots(
 
 
 def parse_knots(text: str, field: str, time_name: str = "t") -> Knots:
-    """'0:0,200:1e-3' as ((0, 0), (200, 1e-3)) (unchecked: see check_knots)."""
+    """'0:0,200:1e-3' as ((0, 0), (200, 1e-3)) (unchecked: see check_knots). A text of more
+    than MAX_KNOTS knots or MAX_KNOTS_TEXT characters is refused before it is split."""
+    count = text.count(",") + 1  # counted without a copy of the text
+    if count > MAX_KNOTS:
+        raise InputError(field, f"{count} knots; at most {MAX_KNOTS} are allowed")
+    if len(text) > MAX_KNOTS_TEXT:
+        raise InputError(
+            field, f"is {len(text)} characters long; the knots' text is at most {MAX_KNOTS_TEXT} characters"
+        )
     out = []
     for item in (x for x in text.replace(" ", "").split(",") if x):
         parts = item.split(":")
@@ -73,9 +86,16 @@ def parse_knots(text: str, field: str, time_name: str = "t") -> Knots:
         except ValueError:
             raise InputError(
                 field,
-                f"expected knots {time_name}:value separated by commas, like 0:0,200:1e-3, got {item!r}",
+                f"expected knots {time_name}:value separated by commas, like 0:0,200:1e-3, "
+                f"got {_shown(item)}",
             ) from None
     return tuple(out)
+
+
+def _shown(value: Any) -> str:
+    """``value``'s repr for a message, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def knots_text(knots: Knots) -> str:
