@@ -17,7 +17,7 @@ import numpy as np
 from sparsity_gui.core import diagnostics as diag
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.compare import polysemantic, trained_at
-from sparsity_gui.core.interference.params import OPTIMIZERS
+from sparsity_gui.core.interference.params import OPTIMIZERS, check_steps_work
 from sparsity_gui.core.note.compare import fit_time_per_step, flow_at
 from sparsity_gui.core.series import Series
 
@@ -122,6 +122,8 @@ def compare(
     steps = series.steps
     offsets = steps - steps[0]
     matrix = series.pick == "matrix"
+    # the training to the last snapshot, refused up front as `interference` refuses it
+    check_steps_work(*(series.shape if matrix else (1, series.shape[-1])), int(offsets[-1]))
     first = np.asarray(series.read(0), dtype=np.float64)  # every prediction starts from it
     lam = l1 / 4.0
     # the predictions at the snapshots and between them (the figures' curves)

@@ -316,3 +316,40 @@ def test_the_api_is_the_command_table_files_and_figure(tmp_path):
         api.compare_checkpoints(42, l1=L1, lr=LR, optimizer="sgd")
     with pytest.raises(ValueError, match="optimizer"):
         api.compare_checkpoints(series, tensor="enc.weight", all_rows=True, l1=L1, lr=LR, optimizer="rmsprop")
+
+
+def test_a_series_whose_training_passes_the_work_limit_is_refused_as_interference_refuses_it(
+    tmp_path, monkeypatch, capsys
+):
+    """Two snapshots 9e7 steps apart at 256 x 1024: 6e15 multiply-adds to train between them.
+    `interference` refuses that run up front; `checkpoints` and compare_checkpoints too, in the
+    same words, before any training (a row is checked as a 1 x m model)."""
+    from helpers import assert_refused_in_process
+
+    from sparsity_gui import api
+
+    series = tmp_path / "series"
+    series.mkdir()
+    w = w0_matrix(256, 1024)
+    for step in (0, 90_000_000):
+        np.save(series / f"step_{step}.npy", w)
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    from sparsity_gui.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["interference", "--n", "256", "--m", "1024", "--steps", "90000000", "--out", "x"])
+    words = capsys.readouterr().err.strip()
+    assert words.startswith(
+        "error: steps: 90000000 steps at n = 256, m = 1024 would need about 6.1e15 multiply-adds"
+    )
+    argv = ["checkpoints", str(series), "--l1", "1e-3", "--lr", "1e-3", "--optimizer", "adamw"]
+    assert_refused_in_process([*argv, "--all-rows", "--out", "res"], words[len("error: ") :], out, capsys)
+    with pytest.raises(ValueError) as info:
+        api.compare_checkpoints(series, l1=1e-3, lr=1e-3, optimizer="adamw", all_rows=True)
+    assert f"error: {info.value}" == words
+    monkeypatch.setenv("SPARSITY_GUI_MAX_MULTIPLY_ADDS", "1e10")  # a row: 9e7 (1024 + 1024)
+    assert_refused_in_process(
+        [*argv, "--row", "0", "--out", "res"], "at n = 1, m = 1024 would need", out, capsys
+    )

@@ -224,9 +224,11 @@ def step_multiply_adds(n: int, m: int) -> float:
 def check_training_work(p: InterferenceParams) -> None:
     """Refuse (InputError naming steps) a run whose multiply-adds would pass the limit of
     bounded work (core/checks.py): about 10^10 a second here."""
+    check_steps_work(p.n, p.m, p.steps)
+
+
+def check_steps_work(n: int, m: int, steps: int) -> None:
+    """check_training_work for ``steps`` steps of an n x m model (a series' training too)."""
     check_work(
-        "steps",
-        f"{p.steps} steps at n = {p.n}, m = {p.m}",
-        step_multiply_adds(p.n, p.m) * p.steps,
-        "multiply-adds",
+        "steps", f"{steps} steps at n = {n}, m = {m}", step_multiply_adds(n, m) * steps, "multiply-adds"
     )
