@@ -128,11 +128,16 @@ def sweep_command(argv: Sequence[str]) -> int:
         if args.resume:
             from sparsity_gui.core.interference.files import resumed_rows
 
-            done_rows = resumed_rows(args.out, spec)
+            done_rows, dropped = resumed_rows(args.out, spec)
         else:
-            done_rows = []
+            done_rows, dropped = [], 0
     except InputError as exc:
         fail(str(exc))
+    if dropped:
+        say(
+            f"note: {dropped} row(s) of {args.out}/sweep.csv are not runs this sweep could have written "
+            "(their settings or their values out of range): they are trained again"
+        )
     from sparsity_gui.core.interference.files import write_sweep
 
     def figure_files(rows: list, interrupted: bool) -> dict:

@@ -18,6 +18,7 @@ pointed (no DIR, no temporary folder, earlier files intact).
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -282,5 +283,57 @@ def test_an_intact_resumed_sweep_still_resumes(sweep_folder, tmp_path):
     rows = (folder / "sweep.csv").read_text()
     proc = cli([*SWEEP, "--out", str(folder), "--resume"], tmp_path, env=ENV)
     assert proc.returncode == 0, proc.stderr
+    assert "trained again" not in proc.stdout
     assert (folder / "sweep.csv").read_text() == rows
     assert json.loads((folder / "sweep.json").read_text())["spec"]["m_values"] == [8, 16]
+
+
+# --- a resumed sweep keeps only rows it could have written -------------------------------------
+TAMPERED = {
+    "another grid's n": ("n", "5"),
+    "an optimizer named evil": ("optimizer", "evil"),
+    "-7 polysemantic neurons": ("polysemantic", "-7"),
+    "sum_w4 = inf": ("sum_w4", "inf"),
+    "an l1 the grid does not have": ("l1", "0.5"),
+    "a seed the grid does not have": ("seed", "9"),
+    "more polysemantic neurons than neurons": ("polysemantic", "17"),
+}
+
+
+def _without_seconds(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in csv.DictReader(f)]
+
+
+@pytest.mark.parametrize("case", TAMPERED)
+def test_a_tampered_row_is_dropped_and_trained_again(sweep_folder, tmp_path, monkeypatch, capsys, case):
+    """The row is not one this grid could have written: the command says it drops it, trains
+    that run again, and sweep.csv ends as the untouched sweep's (but for the seconds)."""
+    from sparsity_gui.__main__ import main
+
+    column, value = TAMPERED[case]
+    folder = _resumable(sweep_folder, tmp_path)
+    with open(folder / "sweep.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    rows[2][rows[0].index(column)] = value
+    with open(folder / "sweep.csv", "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    monkeypatch.chdir(tmp_path)
+    assert main([*SWEEP, "--out", str(folder), "--resume"]) == 0
+    out = capsys.readouterr().out
+    assert "note: 1 row(s) of" in out and "are trained again" in out
+    assert _without_seconds(folder / "sweep.csv") == _without_seconds(sweep_folder / "sweep.csv")
+    assert json.loads((folder / "sweep.json").read_text())["complete"] is True
+
+
+def test_resume_refuses_to_replace_a_folder_holding_the_users_own_files(sweep_folder, tmp_path):
+    """--resume writes the folder anew: a file or a folder the sweep did not write is named,
+    and nothing is changed."""
+    folder = _resumable(sweep_folder, tmp_path)
+    (folder / "notes.txt").write_text("mine")
+    resume = [*SWEEP, "--out", str(folder), "--resume"]
+    refused(resume, tmp_path, "holds 'notes.txt', which the sweep did not")
+    (folder / "notes.txt").unlink()
+    (folder / "mine").mkdir()
+    (folder / "mine" / "analysis.py").write_text("print(1)")
+    refused(resume, tmp_path, "holds 'mine', which the sweep did not")

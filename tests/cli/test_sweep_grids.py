@@ -224,6 +224,7 @@ def test_resume_trains_only_the_missing_cells(grid, tmp_path):
         ["sweep", *GRID, "--readout", "steps_to_sparse", "--resume", "--out", "res", "--force"], tmp_path
     )
     assert proc.returncode == 0, proc.stderr
+    assert "trained again" not in proc.stdout  # every row kept is one this grid wrote
     assert set(lines[:4]) <= set((tmp_path / "res" / "sweep.csv").read_text().splitlines(keepends=True))
     assert rows_without_seconds(tmp_path / "res" / "sweep.csv") == rows_without_seconds(res / "sweep.csv")
 

@@ -14,6 +14,7 @@ import csv
 import dataclasses
 import io
 import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,7 +26,7 @@ from sparsity_gui.core.checks import input_text, parse_json_text, read_input_byt
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir, csv_text, json_text, write_result_files
-from sparsity_gui.core.interference.axes import READOUTS
+from sparsity_gui.core.interference.axes import READOUTS, row_value
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.readouts import readouts
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement, network_loss
@@ -33,6 +34,7 @@ from sparsity_gui.core.interference.sweep import (
     BARS,
     PREDICTED_SLOPE,
     ROW_COLUMNS,
+    SETTING_AXES,
     SETTLED_DEFINITION,
     SweepRow,
     SweepSpec,
@@ -214,13 +216,23 @@ def rows_from_csv(text: str) -> list[SweepRow]:
     return rows
 
 
-def resumed_rows(folder: str | Path, spec: SweepSpec) -> list[SweepRow]:
+def resumed_rows(folder: str | Path, spec: SweepSpec) -> tuple[list[SweepRow], int]:
     """The finished runs of an earlier, interrupted sweep of ``spec`` in ``folder`` (its
-    sweep.json and sweep.csv), every problem an InputError naming resume: a file missing,
-    not a regular file, too large, not UTF-8, not JSON or nested too deeply, sweep.json not
-    an object or of other settings, sweep.csv malformed or holding runs not planned or
-    twice."""
+    sweep.json and sweep.csv), and how many of its rows were dropped because this sweep
+    could not have written them (row_problem: trained again). Every problem of the files
+    is an InputError naming resume: a file missing, not a regular file, too large, not
+    UTF-8, not JSON or nested too deeply, sweep.json not an object or of other settings,
+    sweep.csv malformed or holding a run twice."""
     folder = Path(folder)
+    if folder.is_dir():
+        # --resume writes the folder anew (ResultDir): what the sweep did not write would be lost
+        for entry in sorted(os.listdir(folder)):
+            if entry not in (SWEEP_JSON, SWEEP_CSV, OVERLAP_NPY, "figures"):
+                raise InputError(
+                    "resume",
+                    f"{folder} holds {entry!r}, which the sweep did not write; --resume writes the folder "
+                    "anew: move it out first",
+                )
     texts = {}
     for name in (SWEEP_JSON, SWEEP_CSV):
         path = folder / name
@@ -242,16 +254,53 @@ def resumed_rows(folder: str | Path, spec: SweepSpec) -> list[SweepRow]:
         rows = rows_from_csv(texts[SWEEP_CSV])
     except InputError as exc:
         raise InputError("resume", f"{folder / SWEEP_CSV}: {exc.message}") from None
-    planned = {spec.run_key(p) for p in spec.runs()}
+    planned = {spec.run_key(p): p for p in spec.runs()}
     seen: set[tuple] = set()
+    kept = []
     for r in rows:
         key = spec.row_key(r)
-        if key not in planned:
-            raise InputError("resume", f"{folder / SWEEP_CSV} has runs this sweep does not plan")
         if key in seen:
             raise InputError("resume", f"{folder / SWEEP_CSV} holds the run m = {r.m}, seed {r.seed} twice")
         seen.add(key)
-    return rows
+        if key in planned and row_problem(r, planned[key]) is None:
+            kept.append(r)
+    return kept, len(rows) - len(kept)
+
+
+def _same(a, b) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
+
+
+def row_problem(row: SweepRow, p: InterferenceParams) -> str | None:
+    """Why ``row`` is not a row the run ``p`` could have written (None: it could): a setting
+    not p's, or a measured value out of its range (a count below 0 or past its most, a
+    share outside [0, 1], sum_w4 or the seconds not finite)."""
+    for name in ("seed", "n", *SETTING_AXES):
+        if not _same(getattr(row, name), row_value(p, name)):
+            return f"{name} = {getattr(row, name)!r}, not the run's {row_value(p, name)!r}"
+    if row.steps != p.steps:
+        return f"steps = {row.steps}, not the run's {p.steps}"
+    most = {
+        "polysemantic": p.m,
+        "active": p.n * p.m,
+        "nonzero": p.n * p.m,
+        "opposite_pairs": p.m * p.n * p.n,
+        "same_pairs": p.m * p.n * p.n,
+        "steps_to_sparse": p.steps,
+    }
+    for name, top in most.items():
+        low = -1 if name == "steps_to_sparse" else 0
+        if not low <= getattr(row, name) <= top:
+            return f"{name} = {getattr(row, name)} is outside {low} to {top}"
+    for name in ("predicted", "seconds", "sum_w4"):
+        if not 0.0 <= getattr(row, name) < math.inf:
+            return f"{name} = {getattr(row, name)} is not a finite number >= 0"
+    for name in ("kept_share", "rail_share"):
+        if not (0.0 <= getattr(row, name) <= 1.0 or math.isnan(getattr(row, name))):
+            return f"{name} = {getattr(row, name)} is outside 0 to 1"
+    if math.isinf(row.shrinkage_ratio) or row.shrinkage_ratio < 0.0:
+        return f"shrinkage_ratio = {row.shrinkage_ratio} is not a finite number >= 0"
+    return None
 
 
 # --- a single run -------------------------------------------------------------------------
