@@ -3,16 +3,27 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+APP_STAMP := $(VENV)/.installed-app
 
-.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure warmup-figure noise-figure optimizer-figure bench-schedules bench-noise bench-grid bundle dist icons clean
+.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure warmup-figure noise-figure optimizer-figure bench-schedules bench-noise bench-grid bench-series bench-warm-up bundle dist icons clean
 
-$(STAMP): pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+# `make run`: the app alone, then its numba kernels compiled once into numba's cache (tens
+# of seconds), so the first window loads them
+$(APP_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	$(PY) -m sparsity_gui.cli.precompile
+	touch $(APP_STAMP)
+
+# every other target: the app with the test, lint, cluster and movie extras
+$(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test,lint,cluster,movie]'
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(APP_STAMP)
 	$(VENV)/bin/sparsity-gui $(ARGS)
 
 # two pytest-xdist workers, a test file each at a time (a file's module fixtures are built
@@ -72,6 +83,10 @@ bench-grid: $(STAMP)
 
 bench-signals: $(STAMP)
 	$(PY) benchmarks/bench_signals.py $(ARGS)
+
+# a first launch's compile of each model's numba kernels, beside a load from the cache
+bench-warm-up: $(STAMP)
+	$(PY) benchmarks/bench_warm_up.py $(ARGS)
 
 # a 4 GB series (1,000 snapshots of 256 x 4096 float32) read through core/series.py against
 # cat; written to the temporary folder and deleted after (ARGS="--snapshots 50": smaller)

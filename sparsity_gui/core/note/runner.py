@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from sparsity_gui.core.note.changes import LamChange, LiveChange, RunScript, lam
 from sparsity_gui.core.note.metrics import COLUMNS, DecayFit
 from sparsity_gui.core.note.params import METHODS, SimParams
 from sparsity_gui.core.note.simulation import ReplayStopped, Simulation
+from sparsity_gui.core.warm_up import KernelSet
 
 # How long one chunk of simulation may run before the loop looks at its mailbox again.
 CHUNK_SECONDS = 0.010
@@ -192,6 +194,7 @@ class Runner(MailboxEngine):
         super().__init__(_Mailbox(start=StartRun(params, run_id, w0)))
         self.sim: Simulation | None = None
         self.run_id = 0
+        self._first_run_id = run_id  # a first launch's "compiling" snapshot is this run's
         self.params = params
         self.playing = playing
         self.speed = default_speed(params.lam) if speed is None else speed
@@ -236,10 +239,13 @@ class Runner(MailboxEngine):
     def _step(self, now: float | None) -> bool:
         if self._warm_up:
             self._warm_up = False
+            if not _warmed:  # a first launch: say what is compiled, and for about how long
+                self.run_id, self.message = self._first_run_id, NOTE_KERNELS.status()
             self._publish_state("compiling")
             warm_up_kernels()
             if self.state == "compiling":
                 self.state = "running" if self.playing else "paused"
+                self.message = ""
         self._apply_mail()
         if self.sim is None:
             return False
@@ -440,14 +446,27 @@ class Runner(MailboxEngine):
 _warmed = False
 
 
-def warm_up_kernels() -> None:
-    """Compile (or load from cache) every kernel on a tiny problem."""
-    global _warmed
-    if _warmed:
-        return
+def _run_every_method() -> None:
     w0 = np.array([0.5, -0.3, 0.2, 0.1, 0.05, 0.0])
     for method in METHODS:
         sim = Simulation(SimParams(m=w0.size, lam=0.05, method=method, eta=0.1), w0)
         sim.advance(2.0, -1)
         sim.record()
+
+
+NOTE_KERNELS = KernelSet(
+    name="note",
+    what="the note's solvers (exact flow, gradient descent)",
+    sources=(Path(K.__file__),),
+    compile_all=_run_every_method,
+    typical_seconds=20.0,  # a cold compile on 2 busy cores (make bench-warm-up)
+)
+
+
+def warm_up_kernels() -> None:
+    """Compile (or load from cache) every kernel on a tiny problem, once per process."""
+    global _warmed
+    if _warmed:
+        return
+    NOTE_KERNELS.warm_up()
     _warmed = True

@@ -131,7 +131,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             buttons.addWidget(b)
         buttons.addStretch(1)
         lay.addLayout(buttons)
-        self.status_line = QtWidgets.QLabel("starting (compiling the kernels)…")
+        self.status_line = QtWidgets.QLabel("starting…")
         self.status_line.setObjectName("status_line")
         self.status_line.setWordWrap(True)
         self.status_line.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -427,6 +427,9 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
                 self.paint_owed(snap)
             return
         self.pace_painting(idle=False)
+        if snap.state == "compiling":  # a first launch: what is compiled, for about how long
+            self.status_line.setText(snap.message)
+            return
         if snap.latest is None:  # no run could be built: keep what is on screen, say why
             self._show_failure(snap)
             return

@@ -87,6 +87,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         self.snapshot: Snapshot | None = None
         self._note_due = 0.0
         self._frozen_after_warm_up = False
+        self._compiling_message = ""  # shown in the status bar while the kernels compile
         self._range_turn = 0
         self._shown_error: tuple[int, str] | None = None
         self._status_due = 0.0
@@ -427,6 +428,9 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             self.paint_owed(snap)
             return
         self.pace_painting(idle=False)
+        if snap.state == "compiling":  # a first launch: nothing to draw yet
+            self._show_compiling(snap.message)
+            return
         if not self._frozen_after_warm_up and snap.state != "compiling":
             # numba's warm-up in the worker leaves ~50k more long-lived objects: freeze
             # them too, or every full collection scans them (a 26 ms stall, measured)
@@ -467,6 +471,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
     def _update_status(self, snap: Snapshot) -> None:
         put = self.set_status
         put("state", snap.state)
+        self._show_compiling("")
         put("t", f"t = {snap.t:.6g}")
         put("nonzero", f"m' = {snap.nonzero:,}")
         put("norm2", f"‖W‖² = {snap.norm2_sq:.6f}")
@@ -475,6 +480,20 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         put("sps", steps_per_second_text(snap.steps_per_second))
         # idle, nothing is painted: the last rate would be stale
         put("fps", f"{self.fps:.0f} fps" if snap.state == "running" else f"{NOT_YET} fps")
+
+    def _show_compiling(self, message: str) -> None:
+        """While a first launch compiles the kernels the status bar says what and for about
+        how long, in the room of the run's numbers (there are none yet); "" ends it."""
+        if message == self._compiling_message:
+            return
+        self._compiling_message = message
+        for key, label in self.status_labels.items():
+            label.setVisible(key == "state" or not message)
+        if message:
+            self.set_status("state", "compiling")
+            self.statusBar().showMessage(message)
+        else:
+            self.statusBar().clearMessage()
 
     # --- shutdown ----------------------------------------------------------------------
     def grid_tab(self):
