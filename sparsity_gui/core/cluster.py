@@ -252,6 +252,13 @@ class _Session:
                 await _close_quietly(client)
                 reason = "" if "Timed out" in _reason(exc) else f" ({_reason(exc)})"
                 raise InputError("scheduler", self._unanswered(reason)) from None
+            except Exception as exc:  # garbage read as a message: a huge length, a bad frame
+                await _close_quietly(client)
+                raise InputError(
+                    "scheduler",
+                    f"what answered at {self.scheduler} is not a Dask scheduler (its reply could not be "
+                    f"read: {type(exc).__name__}: {_reason(exc)})",
+                ) from None
             except BaseException:
                 await _close_quietly(client)
                 raise

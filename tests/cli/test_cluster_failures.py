@@ -74,6 +74,59 @@ def test_a_listener_that_never_answers_is_refused_within_the_bound(tmp_path, com
     assert list(tmp_path.iterdir()) == []
 
 
+class GarbageListener(SilentListener):
+    """A TCP socket on 127.0.0.1 that answers every connection with ``reply`` (not Dask's
+    protocol) and keeps it open."""
+
+    def __init__(self, reply: bytes):
+        super().__init__()
+        self.reply = reply
+
+    def _accept(self) -> None:
+        while not self._closing.is_set():
+            try:
+                conn, _ = self.sock.accept()
+                conn.sendall(self.reply)
+            except (TimeoutError, OSError):
+                continue
+            self.accepted.append(conn)
+
+
+GARBAGE = {
+    "bytes 0xff": b"\xff" * 64,  # read as a frame count and lengths: 6.46 EiB asked for
+    "an HTTP reply": b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\ngarbage" * 4,
+}
+
+
+@pytest.mark.parametrize("garbage", GARBAGE)
+@pytest.mark.parametrize("command", ["sweep", "scaling"])
+def test_a_listener_that_answers_garbage_is_one_error_line(tmp_path, monkeypatch, capsys, command, garbage):
+    from helpers import assert_refused_in_process
+
+    monkeypatch.chdir(tmp_path)
+    with GarbageListener(GARBAGE[garbage]) as listener:
+        address = f"tcp://127.0.0.1:{listener.port}"
+        args = [command, *QUICK[command], "--scheduler", address, "--out", "res"]
+        words = f"scheduler: what answered at {address} is not a Dask scheduler"
+        assert_refused_in_process(args, words, tmp_path, capsys)
+        assert listener.accepted, "the command did connect"
+
+
+def test_a_listener_that_answers_garbage_ends_the_command_within_the_bound(tmp_path):
+    """The entry point itself: one line, status 2, no traceback, within the connect bound
+    (3 s) and the start of the interpreter."""
+    import time
+
+    with GarbageListener(GARBAGE["bytes 0xff"]) as listener:
+        address = f"tcp://127.0.0.1:{listener.port}"
+        started = time.monotonic()
+        proc = cli(["sweep", *QUICK["sweep"], "--scheduler", address, "--out", "res"], tmp_path, timeout=120)
+        took = time.monotonic() - started
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("error: scheduler: what answered")
+    assert took < 60 and list(tmp_path.iterdir()) == []
+
+
 def _sweep_until_the_scheduler_dies(folder, extra=(), command="sweep", grid=SWEEP, total=6, least=2):
     """SWEEP (or another grid) on a cluster of its own whose scheduler is killed (SIGKILL)
     once `least` runs or more have finished; returns (status, what the terminal showed)."""
