@@ -32,3 +32,19 @@ def broken_xy(x, y, steps, positive=False):
     flat_after = np.concatenate([~changed[1:], [True]]) if changed.size else changed
     cuts = np.flatnonzero(changed & ((x[1:] == x[:-1]) | (flat_before & flat_after))) + 1
     return np.insert(x, cuts, np.nan), np.insert(y, cuts, np.nan)
+
+
+def ramp_settled_t(t, strength, share=0.5) -> float:
+    """Where a run's strength (the note's λ in force at each row) first reached ``share`` of
+    its largest value: t[0] for a constant one. The balance ratio, which divides by λ‖W‖₁,
+    is huge while a ramp from 0 is low (up to 200 under a warm-up): its axis range counts
+    the rows from here on (and from t >= 1), the live panel's, each pinned run's and the
+    exported figure's alike (self-contained: a figure's script carries it)."""
+    t = np.asarray(t, dtype=np.float64)
+    v = np.asarray(strength, dtype=np.float64)
+    if not t.size:
+        return 0.0
+    top = np.nanmax(v) if np.isfinite(v).any() else 0.0
+    if not top > 0.0:
+        return float(t[0])
+    return float(t[int(np.argmax(v >= share * top))])

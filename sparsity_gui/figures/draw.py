@@ -8,9 +8,15 @@ import numpy as np
 
 from sparsity_gui.core.note.metrics import falls_below
 from sparsity_gui.core.note.schedule import lam_varied
-from sparsity_gui.core.points import broken_xy, finite_xy
+from sparsity_gui.core.points import broken_xy, finite_xy, ramp_settled_t
 
-CARRIED = (finite_xy, broken_xy, falls_below, lam_varied)  # core's functions a script carries too
+CARRIED = (
+    finite_xy,
+    broken_xy,
+    falls_below,
+    lam_varied,
+    ramp_settled_t,
+)  # core's functions a script carries too
 
 
 def colours():
@@ -201,7 +207,7 @@ def regime_entries(fig, d):
     if regime["holds"] or fig is not fig.figure:
         return [], []
     # a reason a line: a single-column panel is narrower than two of them side by side
-    text = "outside the note's regime: " + regime["reason"].replace("; ", ";\n")
+    text = "outside the note's regime:\n" + regime["reason"].replace("; ", ";\n")
     return [Line2D([], [], linestyle="none")], [text]
 
 

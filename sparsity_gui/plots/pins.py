@@ -108,6 +108,8 @@ class PinCurve:
     colour: str
     xy: Callable[[PinnedRun], tuple[np.ndarray, np.ndarray]]
     positive: Callable[[], bool] = lambda: False
+    # where the curve's y range starts counting (ranges.settled_y_bounds), or None
+    settled: Callable[[PinnedRun], float] | None = None
 
 
 class PinLayer:
@@ -182,6 +184,8 @@ class PinLayer:
             with np.errstate(divide="ignore", invalid="ignore"):
                 x, y = curve.xy(pin)
             set_curve(item, x, y, positive=curve.positive())
+            if curve.settled is not None:
+                item.settled_from = curve.settled(pin)
 
     def redraw(self) -> None:
         for number in self.pins:

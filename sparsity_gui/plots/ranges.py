@@ -33,7 +33,8 @@ def _bounds_with(bounds, extras):
 
 def settled_y_bounds(plot: pg.PlotItem, t0: float, items: list | None = None) -> tuple[float, float] | None:
     """The y extent (view coordinates) of what the plot's data items (or those of
-    ``items``) draw at x >= t0, or None when nothing is drawn there yet."""
+    ``items``) draw at x >= t0 (and from an item's own ``settled_from``), or None when
+    nothing is drawn there yet."""
     lo, hi = math.inf, -math.inf
     for item in plot.listDataItems():
         if not item.isVisible() or (items is not None and item not in items):
@@ -41,7 +42,8 @@ def settled_y_bounds(plot: pg.PlotItem, t0: float, items: list | None = None) ->
         x, y = item.getData()
         if x is None or y is None or len(x) == 0:
             continue
-        keep = (x >= t0) & np.isfinite(y)
+        # an item may start later (the ratio under a ramp of λ from 0: ramp_settled_t)
+        keep = (x >= max(t0, getattr(item, "settled_from", t0))) & np.isfinite(y)
         if keep.any():
             lo, hi = min(lo, float(y[keep].min())), max(hi, float(y[keep].max()))
     return (lo, hi) if lo <= hi else None

@@ -235,7 +235,7 @@ def regime_failures(regime: dict, short: bool = False) -> list[str]:
         if schedule is not None:  # judged at the largest λ of λ(t), not at λ(0)
             why.append(
                 (
-                    f"{lam_l1} at λ = {schedule['lam_max']:.3g}, no balance",
+                    f"no balance at λ = {schedule['lam_max']:.3g}: {lam_l1}",
                     f"at the largest λ of the schedule, λ = {schedule['lam_max']:.3g}, {lam_l1}: no "
                     "balance is possible once λ gets there ((1−‖W‖²)‖W‖² ≤ 1/4 cannot match λ‖W‖₁)",
                 )

@@ -63,7 +63,7 @@ DEFAULT_VIEWS: dict[str, dict] = {
 # what each panel reads of a pinned run's rows
 PIN_COLUMNS = {
     "threshold_crossing": ("t", "theta", "nonzero"),
-    "norm_balance": ("t", "feature_push", "reg_push"),
+    "norm_balance": ("t", "feature_push", "reg_push", "lam"),
     "l1_decay": ("t", "norm1"),
     "relative_variance": ("t", "rel_var"),
     "phase_plane": ("norm2_sq", "norm1"),
@@ -200,6 +200,8 @@ def panel_data(
         },
         "norm_balance": {
             **{k: col[k] for k in ("t", "lam", "feature_push", "reg_push")},
+            # the λ(t) strip under the ratio, as the screen draws it: a run with a schedule
+            "lam_strip": bool(snap.initial_params is not None and snap.initial_params.lam_schedule),
             "pins": pin_rows("norm_balance"),
         },
         "l1_decay": {

@@ -25,6 +25,7 @@ from sparsity_gui.figures.draw import (
     panel_legend,
     pin_entries,
     pin_line,
+    ramp_settled_t,
     regime_entries,
     scaled_ticks,
 )
@@ -142,7 +143,9 @@ def norm_balance(fig, d, ax=None):
 
     c = colours()
     view = d["view"]
-    top, bottom = panel_axes(fig, ax, (3, 2))
+    strip = d.get("lam_strip", False)  # λ(t) under the ratio, as the live panel shows it
+    axes = panel_axes(fig, ax, (3, 2, 1) if strip else (3, 2))
+    top, bottom = axes[0], axes[1]
     t, lam, log_y = d["t"], d["lam"], view["log_y"]
     feature, reg = d["feature_push"], d["reg_push"]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -179,17 +182,22 @@ def norm_balance(fig, d, ax=None):
                 points=pin.get("points", False),
             )
     # both ranges from t >= 1, as the live panel's: the start (a spike of the pushes, a ratio
-    # far from 1) would flatten the rest; the pinned runs' rows count too
+    # far from 1) would flatten the rest; the pinned runs' rows count too. The ratio's from
+    # where each run's λ is up (ramp_settled_t: a warm-up's ratio is huge while λ is low)
     t0 = 1.0 if (t >= 1.0).any() else -np.inf
-    runs = [(t, feature, reg)] + [(p["t"], p["feature_push"], p["reg_push"]) for p in d["pins"]]
+    runs = [(t, feature, reg, lam)] + [
+        (p["t"], p["feature_push"], p["reg_push"], p.get("lam", np.ones_like(p["t"]))) for p in d["pins"]
+    ]
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.concatenate([(f / r)[x >= t0] for x, f, r in runs])
+        ratios = np.concatenate(
+            [(f / r)[x >= max(t0, ramp_settled_t(x, strength))] for x, f, r, strength in runs]
+        )
     ratios = ratios[np.isfinite(ratios)]
     if ratios.size:
         lo, hi = min(ratios.min(), 1.0), max(ratios.max(), 1.0)
         pad = 0.06 * (hi - lo) if hi > lo else 0.05
         bottom.set_ylim(lo - pad, hi + pad)
-    pushes = np.concatenate([np.r_[f[x >= t0], r[x >= t0]] for x, f, r in runs])
+    pushes = np.concatenate([np.r_[f[x >= t0], r[x >= t0]] for x, f, r, _strength in runs])
     pushes = pushes[np.isfinite(pushes) & ((pushes > 0) if log_y else True)]
     if pushes.size:
         lo, hi = float(pushes.min()), float(pushes.max())
@@ -207,7 +215,14 @@ def norm_balance(fig, d, ax=None):
     mark_changes(bottom, d["changes"], label=False)
     top.set_ylabel("push")
     bottom.set_ylabel("ratio")
-    bottom.set_xlabel("$t$")
+    if strip:
+        lam_axis = axes[2]
+        (lam_line,) = lam_axis.plot(t, lam, color=c["green"], label=r"$\lambda(t)$")
+        lam_axis.set_ylim(0.0, 1.08 * max(float(np.nanmax(lam)) if lam.size else 0.0, 1e-300))
+        lam_axis.set_ylabel(r"$\lambda$")
+        lam_axis.set_xlabel("$t$")
+    else:
+        bottom.set_xlabel("$t$")
     for sub in (top, bottom):
         log_ticks(sub)
     handles, labels = top.get_legend_handles_labels()
@@ -217,6 +232,9 @@ def norm_balance(fig, d, ax=None):
     if band is not None:
         handles.append(Patch(color="0.92"))
         labels.append("transient ($t < 1$)")
+    if strip:
+        handles.append(lam_line)
+        labels.append(r"$\lambda(t)$")
     pin_handles, pin_labels = pin_entries(d["pins"], [c["blue"], c["orange"], c["purple"]])
     flag_handles, flag_labels = regime_entries(fig, d)
     handles, labels = handles + pin_handles + flag_handles, labels + pin_labels + flag_labels

@@ -13,6 +13,7 @@ from PySide6 import QtCore
 from sparsity_gui.core.note.metrics import COL
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.note.schedule import Knots, lam_at, lam_varied
+from sparsity_gui.core.points import ramp_settled_t
 from sparsity_gui.core.text import sci
 from sparsity_gui.plots.axes import axes
 from sparsity_gui.plots.base import (
@@ -159,6 +160,7 @@ class BalancePanel(NotePanel):
                 self.ratio_plot,
                 PURPLE,
                 lambda p: (p.column("t"), p.column("feature_push") / p.column("reg_push")),
+                settled=lambda p: ramp_settled_t(p.column("t"), p.column("lam")),
             ),
         ]
 
@@ -176,6 +178,7 @@ class BalancePanel(NotePanel):
         set_broken_curve(self.reg, t, r, lam, positive=log_y)
         with np.errstate(divide="ignore", invalid="ignore"):
             set_broken_curve(self.ratio, t, f / r, lam)
+        self.ratio.settled_from = ramp_settled_t(t, lam)  # its range: once a ramp of λ is up
         self._draw_lam(snap)
 
 

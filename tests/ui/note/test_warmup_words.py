@@ -71,3 +71,69 @@ def test_the_dock_names_capital_lambda_and_the_condition_under_a_warmup(qtbot):
     view.update_from(run_snapshot(constant))
     text = view.toPlainText()
     assert "w(0) + c·λt" in text and "(the condition holds)" in text
+
+
+def test_an_exported_norm_balance_draws_the_lambda_strip_the_screen_draws():
+    """The live panel puts λ(t) in a strip under the ratio for a run with a schedule; the
+    exported figure (and its script, from the JSON) draws it too, and not without one."""
+    from sparsity_gui.figures.note.figures import note_figure
+
+    run = simulate_samples(warm(200, 1e-2, 30.0, 1), None, 401)
+    data = panel_data(run_snapshot(run), fit=fit_constants(run))
+    assert data["norm_balance"]["lam_strip"] is True
+    fig = note_figure("norm_balance", data)
+    strip = fig.axes[2]
+    (line,) = strip.get_lines()
+    np.testing.assert_array_equal(line.get_xdata(), run.rows[:, COL["t"]])
+    np.testing.assert_array_equal(line.get_ydata(), run.rows[:, COL["lam"]])
+    assert line.get_ydata()[0] == 0.0 and line.get_ydata()[-1] == 1e-2  # the ramp from 0
+    constant = simulate_samples(SimParams(m=200, lam=1e-2, seed=1), None, 201)
+    plain = panel_data(run_snapshot(constant), fit=fit_constants(constant))
+    assert plain["norm_balance"]["lam_strip"] is False
+    assert len(note_figure("norm_balance", plain).axes) == 2
+
+
+def _ratio_top(warmup_run):
+    from sparsity_gui.figures.note.figures import note_figure
+
+    return note_figure("norm_balance", warmup_run).axes[1].get_ylim()
+
+
+def test_the_ratio_axis_reads_the_balance_under_a_ramp_from_zero_and_with_pins(qtbot, make_window):
+    """While a warm-up's λ is low the ratio is large (13 at t = 1 here, m = 200):
+    the range counts each run's rows from where its λ reached half its largest (and from
+    t >= 1), in the exported figure, on the live panel and for a pinned run alike."""
+    run = simulate_samples(warm(200, 1e-2, 30.0, 1), None, 2001)
+    t = run.rows[:, COL["t"]]
+    with np.errstate(divide="ignore", invalid="ignore"):  # λ = 0 at t = 0
+        ratio = run.rows[:, COL["feature_push"]] / run.rows[:, COL["reg_push"]]
+    assert np.nanmax(ratio[t >= 1.0]) > 10.0  # what set the axis before
+    up = t >= 15.0  # λ at half its largest from t = 15 on
+    lo, hi = _ratio_top(panel_data(run_snapshot(run), fit=fit_constants(run)))
+    assert lo <= np.nanmin(ratio[up]) and np.nanmax(ratio[up]) <= hi < 1.2
+    # a pinned warm-up run beside a constant λ: the same rule for the pin's rows
+    from sparsity_gui.core.note.pins import PIN_COLUMNS, pin_params
+    from sparsity_gui.core.pins import PinBoard
+
+    constant = simulate_samples(SimParams(m=200, lam=1e-2, seed=1), None, 501)
+    pin = PinBoard().add(pin_params(run.sim.params), PIN_COLUMNS, run.rows[:, : len(PIN_COLUMNS)])
+    data = panel_data(
+        run_snapshot(constant), pins=[pin], pin_labels={1: "pin 1"}, fit=fit_constants(constant)
+    )
+    assert _ratio_top(data)[1] < 2.0  # (the constant run's own transient reaches 1.35)
+
+    # the live panel: a warm-up run, then a constant one beside it pinned
+    win = make_window(warm(1000, 1e-2, 50.0, 0))
+    win.on_speed_changed(0.0)
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 60.0, timeout=30_000)
+    qtbot.wait(200)
+    balance = next(p for p in win.panels if type(p).__name__ == "BalancePanel")
+    h = win.snapshot.history
+    early = h[(h[:, COL["t"]] >= 1.0) & (h[:, COL["t"]] < 5.0)]
+    assert np.nanmax(early[:, COL["feature_push"]] / early[:, COL["reg_push"]]) > 5.0
+    assert balance.ratio_plot.vb.viewRange()[1][1] < 2.0
+    assert win.pin_control.pin()
+    win.start_run(SimParams(m=1000, lam=1e-2))
+    qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.t > 20.0, timeout=30_000)
+    qtbot.wait(200)
+    assert balance.ratio_plot.vb.viewRange()[1][1] < 2.0
