@@ -910,3 +910,26 @@ def test_a_sweep_that_stopped_too_early_says_so(tmp_path):
     done = cli(["sweep", *args, "--steps", "600", "--no-figure", "--out", "done"], tmp_path)
     assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
     assert json.loads((tmp_path / "done" / "sweep.json").read_text())["unsettled_runs"] == []
+
+
+def test_a_diverging_run_says_so_in_one_line_without_numpys_warnings(tmp_path, monkeypatch, capsys):
+    """Plain GD at lr = 0.5 overflows W W^T at step 7: the run's failure is the one message,
+    without numpy's RuntimeWarning (overflow in matmul, in sum_w4) before it."""
+    import warnings
+
+    from helpers import assert_refused_in_process
+
+    from sparsity_gui import api
+    from sparsity_gui.core.interference.run import mean_sum_w4
+
+    monkeypatch.chdir(tmp_path)
+    args = ["--n", "16", "--m", "32", "--lr", "0.5", "--optimizer", "gd", "--steps", "2000"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for command in ("interference", "sweep"):
+            argv = [command, *args, "--out", "res"]
+            assert_refused_in_process(argv, "diverged at step 7", tmp_path, capsys)
+        with pytest.raises(ValueError, match="diverged at step 7"):
+            api.train(n=16, m=32, lr=0.5, optimizer="gd", steps=2000)
+        assert mean_sum_w4(np.full((2, 3), 1e100)) == math.inf
+    assert [str(w.message) for w in caught] == []

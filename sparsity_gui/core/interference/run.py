@@ -110,7 +110,8 @@ def mean_sum_w4(W: np.ndarray) -> float:
     """The mean over features of sum_k W_ik^4: 1 for rows with one weight of size 1, about
     3 sigma^4 / m for a spread normal row (the paper's measure of sparsity under noise)."""
     W = np.asarray(W, dtype=float)
-    return float(np.mean(np.sum((W * W) ** 2, axis=1)))
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverged W's is inf, not a warning
+        return float(np.mean(np.sum((W * W) ** 2, axis=1)))
 
 
 def network_loss(params: InterferenceParams, W: np.ndarray) -> float:
@@ -190,6 +191,12 @@ class InterferenceRun:
         """Up to n_steps more steps (never past params.steps); returns steps taken.
         Sets ``failure`` (and stops) when the run diverges. The step that lands on a
         multiple of readouts.check_period is taken alone, the readouts checked after it."""
+        # a diverging run's overflow (W W^T, the noise's products) is its failure, said once
+        # (the kernels stop at a non-finite W), not numpy's RuntimeWarning before it
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._advance_checked(n_steps)
+
+    def _advance_checked(self, n_steps: int) -> int:
         p = self.params
         n_steps = max(0, min(int(n_steps), p.steps - self.step))
         done = 0
