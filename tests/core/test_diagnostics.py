@@ -225,3 +225,20 @@ def test_saelens_latents_that_never_fire_are_counted_per_checkpoint(tmp_path):
     result = api.compare_checkpoints(folder, l1=1.0, lr=1e-3, optimizer="adam", latent=0)
     np.testing.assert_allclose(result.dead_latent_share, [0, 0, 3 / 20, 4 / 20])
     assert result.latent_deaths_begin == 300
+
+
+def test_a_real_saelens_topk_run_counts_the_latents_its_trainer_saw_never_fire():
+    """SAELens' own SAETrainer (tests/data/sae: a TopK SAE in bf16): each checkpoint's share
+    of latents that never fired, as its sparsity.safetensors says (read here with the
+    safetensors library), and the first checkpoint where a latent firing at the first does not."""
+    from pathlib import Path
+
+    run = Path(__file__).parents[1] / "data" / "sae" / "saelens_topk" / "checkpoints" / "run0"
+    result = api.compare_checkpoints(run, l1=1.0, lr=1e-3, optimizer="adam", latent=0)
+    folders = sorted((p for p in run.iterdir() if p.is_dir()), key=lambda p: int(p.name.split("_")[-1]))
+    logs = [safetensors_numpy.load_file(str(p / "sparsity.safetensors"))["sparsity"] for p in folders]
+    never = [log <= np.log10(1e-10) + 1e-6 for log in logs]  # SAELens: log10(frequency + 1e-10)
+    assert sum(n.sum() for n in never) > 0  # the TopK run has dead latents
+    np.testing.assert_allclose(result.dead_latent_share, [n.mean() for n in never], rtol=1e-15)
+    first = next(k for k, n in enumerate(never) if (n & ~never[0]).any())
+    assert result.latent_deaths_begin == result.steps[first]
