@@ -51,8 +51,13 @@ class CheckpointComparison(Result):
         self.wall_seconds = wall_seconds
         self.columns = COLUMNS
         self.table = comparison.rows
-        self.steps = comparison.rows[:, COLUMNS.index("step")].astype(np.int64)
+        self.steps = comparison.rows[:, COLUMNS.index("optimizer_step")].astype(np.int64)
         self.flow_note = comparison.flow_note
+        # what the curves are, when the series is not the paper's model (an SAE), and how
+        # its steps were found
+        self.statements = comparison.statements
+        self.step_note = comparison.series.step_note
+        self.model = comparison.series.model
         self.zero_tol = comparison.zero_tol
         self.max_abs_diff = finite_max(comparison.column("max_abs_diff"))
         self.max_abs_diff_flow = finite_max(comparison.column("max_abs_diff_flow"))
@@ -169,14 +174,17 @@ def compare_checkpoints(
     weight_decay: float | None = None,
     zero_tol: float | None = None,
     fit_time_scale: bool = False,
+    sae: str | None = None,
 ) -> CheckpointComparison:
     """A series of snapshots from your training run (``path``: a folder of files named by
-    their step, a folder of SAELens checkpoints, or one file with a stacked tensor and
-    ``steps``) against the theory, from its first snapshot on: `sparsity-gui checkpoints`.
-    ``tensor`` names each file's tensor; ``row`` / ``latent`` / ``all_rows`` pick one
-    feature's encoding, a SAELens latent or the whole matrix. ``l1``, ``lr``,
+    their step, a SAELens run's checkpoints, a dictionary_learning trainer's folder, or one
+    file with a stacked tensor and ``steps``) against the theory, from its first snapshot
+    on: `sparsity-gui checkpoints`. ``tensor`` names each file's tensor; ``row`` /
+    ``latent`` / ``all_rows`` pick one feature's encoding, an SAE's latent or the whole
+    matrix; ``sae`` one SAE of a MultiSAETrainer run. For an SAE, ``statements`` says what
+    the curves are (the paper's model from this initialisation: a reference). ``l1``, ``lr``,
     ``optimizer`` (sgd, gd-zero, gd, adam, adamw) and ``weight_decay`` are your run's;
-    ``zero_tol`` is when a weight counts as zero (default 2 lr l1). ``fit_time_scale``
+    ``zero_tol`` is when a weight counts as zero (default 2 lr l1; 2 lr under Adam). ``fit_time_scale``
     (one row): the note's flow at t = tau (step - step0) with tau FITTED to the snapshots'
     |W|_1 (``fitted_time_per_step``; under Adam no time maps steps to the flow). Bad input
     raises ValueError in the command's words."""
@@ -194,11 +202,16 @@ def compare_checkpoints(
         weight_decay=None if weight_decay is None else as_number(weight_decay),
         zero_tol=None if zero_tol is None else as_number(zero_tol),
         fit_time_scale=bool(fit_time_scale),
+        sae=sae,
     )
+    if sae is not None and not isinstance(sae, str):
+        raise TypeError(f"sae must be the name of a MultiSAETrainer run's SAE, not {type(sae).__name__}")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a folder's or a file's path, not {type(path).__name__}")
     shown = str(os.fspath(path))
-    series = open_series(shown, tensor, row=values["row"], latent=values["latent"], all_rows=all_rows)
+    series = open_series(
+        shown, tensor, row=values["row"], latent=values["latent"], all_rows=all_rows, sae=sae
+    )
     started = time.perf_counter()
     comparison = compare(
         series,

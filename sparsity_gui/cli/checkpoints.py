@@ -30,11 +30,16 @@ snapshot with the same optimizer and hyperparameters (exact in the steps), and f
 trained by plain SGD the note's exact flow at t = 4 lr (step - step0) with lam = l1/4 (the
 continuum limit, off by O(lr)). PATH is a folder of files named with their step
 (step_000100.safetensors, ckpt-100.pt, 100.npy, ...; or a scalar 'step' stored in each),
-a folder of SAELens checkpoints (cfg.json beside sae_weights.safetensors; --latent K picks
-W_enc's column K), or one file holding a stacked tensor [T, n, m] or [T, m] and a vector
-'steps'. Writes DIR/compare.csv (per snapshot: measured, predicted and flow values of
-|W|_1, |W|^2, the weights above the zero tolerance, theta and the polysemantic count, and
-their differences; and, for any trainer, the share of weights moving at Adam's most rate,
+a SAELens run (its checkpoints/<id>/ folder: each sub-folder's step is its optimizer's
+update count from trainer_state.pt, not the samples its name counts; --latent K picks
+W_enc's column K; --sae NAME one SAE of a MultiSAETrainer run), a dictionary_learning
+trainer_*/ folder (checkpoints/ae_<step>.pt and config.json; --latent K picks
+encoder.weight's row K), or one file holding a stacked tensor [T, n, m] or [T, m] and a
+vector 'steps'. For an SAE the curves are what the paper's toy model would do from the
+first snapshot: a reference, not a prediction of that run (the command says why).
+Writes DIR/compare.csv (per optimizer step of a snapshot: measured, predicted and flow
+values of |W|_1, |W|^2, the weights above the zero tolerance, theta and the polysemantic
+count, and their differences; and, for any trainer, the share of weights moving at Adam's most rate,
 lr a step, the share dead, SAELens latents that never fire and a death forecast),
 DIR/deaths.csv (each weight's forecast and observed death step) and DIR/run.json (with the
 saturation verdict: whether the shrinking weights moved at the learning rate over the last
@@ -54,8 +59,12 @@ def build_checkpoints_parser() -> CleanParser:
     pick = g.add_mutually_exclusive_group()
     pick.add_argument("--row", type=whole_arg, metavar="R", help="row R of a matrix (one feature's encoding)")
     pick.add_argument(
-        "--latent", type=whole_arg, metavar="K", help="latent K of a SAELens encoder (a column)"
+        "--latent",
+        type=whole_arg,
+        metavar="K",
+        help="latent K of an SAE's encoder (SAELens: a column of W_enc; dictionary_learning: a row)",
     )
+    g.add_argument("--sae", metavar="NAME", help="the SAE of a MultiSAETrainer run (<samples>/<NAME>/)")
     pick.add_argument("--all-rows", action="store_true", help="the whole matrix (features x neurons)")
     t = p.add_argument_group("the training run's settings")
     t.add_argument("--l1", type=number_arg, required=True, metavar="L", help="the L1 coefficient of the loss")
@@ -83,7 +92,8 @@ def build_checkpoints_parser() -> CleanParser:
         "--zero-tol",
         type=number_arg,
         metavar="TOL",
-        help="a weight counts as zero when |w| <= TOL (default 2 lr l1: one L1 step either side of zero)",
+        help="a weight counts as zero when |w| <= TOL (default 2 lr l1 under SGD: one L1 step either "
+        "side of zero; 2 lr under adam and adamw: a dead weight chatters by about lr a step)",
     )
     o = p.add_argument_group("output")
     o.add_argument(
@@ -104,7 +114,9 @@ def checkpoints_command(argv: Sequence[str]) -> int:
 
     args = build_checkpoints_parser().parse_args(argv)
     try:
-        series = open_series(args.path, args.tensor, row=args.row, latent=args.latent, all_rows=args.all_rows)
+        series = open_series(
+            args.path, args.tensor, row=args.row, latent=args.latent, all_rows=args.all_rows, sae=args.sae
+        )
         if args.fit_time_scale and series.pick == "matrix":
             raise InputError(
                 "fit-time-scale", "the note's flow is for one row: fit a time scale with --row or --latent"
@@ -148,8 +160,13 @@ def checkpoints_command(argv: Sequence[str]) -> int:
     figure_failures: list[str] = []
     result = write_headless(args.out, args.force, body)
     report_figure_failures(figure_failures, args.out)
+    if series.step_note:
+        say(f"steps: {series.step_note}")
+    for statement in result.statements:  # what the curves are, once, plainly
+        say(f"note: {statement}")
     if result.flow_note:
         say(f"note: {result.flow_note}")
+    say(f"note: {result.zero_tol_note}")
     flow = finite_max(result.column("max_abs_diff_flow"))
     model = finite_max(result.column("max_abs_diff"))
     say(

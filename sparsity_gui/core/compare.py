@@ -28,7 +28,7 @@ FLOW_OPTIMIZERS = ("gd", "gd-zero")
 
 MEASURES = ("norm1", "norm2", "nonzero", "theta", "polysemantic")
 COLUMNS = (
-    "step",
+    "optimizer_step",
     "t",
     *[f"{name}{suffix}" for name in MEASURES for suffix in ("", "_pred", "_flow")],
     "max_abs_diff",
@@ -68,15 +68,85 @@ class Comparison:
     time_per_step: float | None = None  # t = time_per_step * (step - step0); None: no flow
     time_fitted: bool = False  # time_per_step was fitted to the snapshots, not predicted
     diagnostics: diag.Diagnostics | None = None  # the rail, saturation and death diagnostics
+    # what the curves are when the series is not the paper's model, said once, plainly
+    # (model_statements); the zero tolerance and why
+    statements: tuple[str, ...] = ()
+    zero_tol_note: str = ""
 
     def column(self, name: str) -> np.ndarray:
         return self.rows[:, COLUMNS.index(name)]
 
 
-def default_zero_tol(l1: float, lr: float) -> float:
-    """A weight counts as zero when |w| <= 2 lr l1: under plain SGD a dead weight keeps
-    crossing zero by up to one L1 step, lr l1; with l1 = 0, a fixed 1e-12."""
+ADAM_OPTIMIZERS = ("adam", "adamw")
+
+
+def default_zero_tol(l1: float, lr: float, optimizer: str = "sgd") -> float:
+    """A weight counts as zero when |w| <= 2 lr l1 under SGD: a dead weight keeps crossing
+    zero by up to one L1 step, lr l1. Under Adam/AdamW when |w| <= 2 lr: a step moves a
+    weight by about lr whatever its gradient, so a dead weight chatters by about lr. With
+    no scale (l1 = 0 under SGD), a fixed 1e-12."""
+    if optimizer in ADAM_OPTIMIZERS:
+        return 2.0 * lr if lr > 0 else 1e-12
     return 2.0 * lr * l1 if l1 > 0 else 1e-12
+
+
+def zero_tol_text(tol: float, given: bool, optimizer: str) -> str:
+    """run.json's, the figures' and the dock's words for the zero tolerance."""
+    if given:
+        why = "given"
+    elif optimizer in ADAM_OPTIMIZERS:
+        why = f"2 lr: under {optimizer} a dead weight chatters by about lr a step"
+    else:
+        why = "2 lr l1: under SGD a dead weight crosses zero by up to one L1 step, lr l1"
+    return f"a weight counts as zero when |w| <= {tol:g} ({why})"
+
+
+REFERENCE = (
+    "the curves are what the paper's toy model (a tied autoencoder on basis vectors, L1 on its "
+    "weights) would do from this initialisation: a reference, not a prediction of this run"
+)
+ARCHITECTURE_NAMES = {"standard": "standard", "topk": "TopK", "jumprelu": "JumpReLU", "gated": "gated"}
+
+
+def model_statements(series: Series, l1: float) -> tuple[str, ...]:
+    """What the comparison is, from what the series' files say the model is: for an SAE
+    (SAELens, dictionary_learning) that the curves are the paper's model's, a reference,
+    and why; that a TopK or JumpReLU SAE has no L1 coefficient; a ``l1`` that is not the
+    file's own coefficient. Weights alone (the model unknown) say nothing."""
+    model = series.model
+    if not model:
+        return ()
+    arch = str(model.get("architecture", "unknown"))
+    name = ARCHITECTURE_NAMES.get(arch, arch)
+    if model.get("library") == "dictionary_learning":
+        what = f"a dictionary_learning SAE ({name}, trained by {model.get('trainer', 'unknown')})"
+    else:
+        what = f"a {model.get('library', '')} {name} SAE".replace("  ", " ")
+    out = [
+        f"this series is {what}, not the paper's model: it has a separate decoder and biases, is "
+        "trained on other data than basis vectors, and its penalty acts on the activations "
+        "(l1 · sum f·|W_dec|), not on the encoder's weights; " + REFERENCE
+    ]
+    coefficient = model.get("l1_coefficient")
+    if arch in ("topk", "jumprelu", "batchtopk") or (coefficient is None and arch != "unknown"):
+        out.append(
+            f"a {name} SAE has no L1 coefficient to borrow (its sparsity is not an L1 term): "
+            f"--l1 {l1:g} is only the reference's setting"
+        )
+    elif coefficient is not None and not math.isclose(coefficient, l1, rel_tol=1e-9, abs_tol=0.0):
+        out.append(
+            f"--l1 {l1:g} is not the run's own coefficient: its files say {coefficient:g} "
+            "(the reference uses --l1)"
+        )
+    return tuple(out)
+
+
+def _latent_word(series: Series) -> str:
+    if series.layout == "saelens" and series.pick == "column":
+        return f"latent {series.index}"
+    if series.layout == "dictionary_learning" and series.pick == "row":
+        return f"latent {series.index}"
+    return "the vector" if series.index is None else f"{series.pick} {series.index}"
 
 
 def _measures(w: np.ndarray, lam: float, zero_tol: float, matrix: bool) -> tuple[float, ...]:
@@ -116,7 +186,7 @@ def compare(
     if optimizer not in COMPARE_OPTIMIZERS:
         raise InputError("optimizer", f"must be one of {', '.join(COMPARE_OPTIMIZERS)}, got {optimizer!r}")
     model_optimizer = OPTIMIZER_ALIASES.get(optimizer, optimizer)
-    tol = default_zero_tol(l1, lr) if zero_tol is None else float(zero_tol)
+    tol = default_zero_tol(l1, lr, optimizer) if zero_tol is None else float(zero_tol)
     if not (math.isfinite(tol) and tol >= 0.0):
         raise InputError("zero-tol", f"must be a finite number >= 0, got {zero_tol}")
     steps = series.steps
@@ -160,13 +230,15 @@ def compare(
     elif model_optimizer not in FLOW_OPTIMIZERS:
         flow_note = (
             f"under {optimizer} no time maps steps to the note's flow (a step's size is not "
-            "4 lr times the gradient): the flow's columns are empty; the trained model's are exact"
+            "4 lr times the gradient): the flow's columns are empty"
+            + ("" if series.model else "; the trained model's are exact")
         )
     else:
         time_per_step = 4.0 * lr
     if time_per_step is not None:
         flows = flow_at(first, lam, time_per_step * grid)
     rows = np.full((len(steps), len(COLUMNS)), np.nan)
+    changed = None if len(steps) < 2 else np.zeros(_latents(first, series), dtype=bool)
     tracker = diag.DiagnosticsTracker(series, l1=l1, lr=lr, optimizer=optimizer, zero_tol=tol)
     curve = np.full((len(grid), len(CURVE_COLUMNS)), np.nan)
     i = 0
@@ -186,7 +258,9 @@ def compare(
         if on_snapshot is not None:
             on_snapshot(i, w)
         tracker.add(i, w)
-        row = dict(step=float(steps[i]), t=t)
+        if i > 0 and changed is not None:
+            changed |= _moved(w, first, series)
+        row = dict(optimizer_step=float(steps[i]), t=t)
         got = _measures(w, lam, tol, matrix)
         for k, name in enumerate(MEASURES):
             row[name], row[f"{name}_pred"], row[f"{name}_flow"] = got[k], want[k], along[k]
@@ -203,6 +277,18 @@ def compare(
             row["rel_diff_norm2_flow"] = _rel(got[1], along[1])
         rows[i] = [row.get(c, math.nan) for c in COLUMNS]
         i += 1
+    statements = list(model_statements(series, l1))
+    if changed is not None and not matrix and not changed.any():
+        raise InputError(
+            "checkpoints",
+            f"{series.label}: {_latent_word(series)} never changes over the {len(steps)} snapshots (a dead "
+            "latent: no gradient reached it); there is nothing to compare: choose another",
+        )
+    if changed is not None and matrix and series.model and not changed.all():
+        statements.append(
+            f"{int((~changed).sum())} of {changed.size} latents never change over the snapshots (dead: no "
+            "gradient reached them); their weights only repeat their start"
+        )
     diagnostics = tracker.finish(matrix)
     rows[:, [COLUMNS.index(c) for c in diag.COLUMNS]] = diagnostics.table
     settings = dict(
@@ -218,8 +304,25 @@ def compare(
         settings["fit_time_scale"] = True
     return Comparison(
         series, optimizer, l1, lr, weight_decay, tol, rows, curve, flow_note, settings,
-        time_per_step, bool(fit_time_scale), diagnostics,
+        time_per_step, bool(fit_time_scale), diagnostics, tuple(statements),
+        zero_tol_text(tol, zero_tol is not None, optimizer),
     )  # fmt: skip
+
+
+def _latents(first: np.ndarray, series: Series) -> int:
+    """How many latents a snapshot holds: 1 for a vector, else its rows (columns in
+    SAELens' W_enc, where a latent is a column)."""
+    if first.ndim == 1:
+        return 1
+    return first.shape[1] if series.layout == "saelens" else first.shape[0]
+
+
+def _moved(w: np.ndarray, first: np.ndarray, series: Series) -> np.ndarray:
+    """Per latent: whether any of its weights differs from the first snapshot's."""
+    diff = w != first
+    if diff.ndim == 1:
+        return np.array([diff.any()])
+    return diff.any(axis=0) if series.layout == "saelens" else diff.any(axis=1)
 
 
 def finite_max(values: np.ndarray) -> float | None:
@@ -239,7 +342,7 @@ def write_comparison(result_dir, result: Comparison, path, command_line: str, wa
     from sparsity_gui.core.files import csv_text, json_text
 
     series = result.series
-    int_cols = [COLUMNS.index("step")]
+    int_cols = [COLUMNS.index("optimizer_step")]
     result_dir.write_text("compare.csv", csv_text(COLUMNS, result.rows, int_cols))
     if result.diagnostics is not None:
         rows = result.diagnostics.forecast.rows()
@@ -257,9 +360,13 @@ def write_comparison(result_dir, result: Comparison, path, command_line: str, wa
             "snapshots": len(series.snapshots),
             "first_step": int(series.steps[0]),
             "last_step": int(series.steps[-1]),
+            "steps": series.step_note or "each snapshot's step as its file or name gives it",
+            "model": series.model or "unknown: weights alone do not say what trained them",
         },
+        "x_axis": "optimizer step",
+        **({"what_the_curves_are": list(result.statements)} if result.statements else {}),
         "settings": result.settings,
-        "zero_tolerance": f"a weight counts as zero when |w| <= {result.zero_tol:g}",
+        "zero_tolerance": result.zero_tol_note or f"a weight counts as zero when |w| <= {result.zero_tol:g}",
         "flow": result.flow_note or "the note's exact flow at t = 4 lr (step - step0), lam = l1/4",
         **({"fitted_time_per_step": fitted_entry(result)} if result.time_fitted else {}),
         **({"diagnostics": result.diagnostics.summary()} if result.diagnostics is not None else {}),

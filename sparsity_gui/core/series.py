@@ -14,33 +14,41 @@ Problems raise InputError naming the file. Qt-free."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
 import struct
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from sparsity_gui.core.checks import check_fits
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.sae_series import (
+    SAE_CONFIG,
+    SAE_TENSOR,
+    SAE_WEIGHTS,
+    checked_step,
+    dictlearn_run,
+    is_saelens_folder,
+    read_config,
+    saelens_model,
+    saelens_run,
+)
 from sparsity_gui.core.weights_files import EXTENSIONS, finite_float64, list_arrays, read_array
 
 FIELD = "checkpoints"
 SERIES_EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".npz", ".npy")
 STEP_NAMES = ("step", "global_step", "steps", "iteration")
-SAE_CONFIG = "cfg.json"
-SAE_WEIGHTS = "sae_weights.safetensors"
-SAE_TENSOR = "W_enc"
 MAX_SNAPSHOTS = 100_000
 # a whole .npy snapshot (or a stacked .npz's) is read in pieces of this many bytes, each
 # widened to float64 while it is in the cache (benchmarks/bench_series.py: a third less
 # time than numpy's memory map copied and then widened, and no mapped pages counted in the
 # process's memory)
 NPY_PIECE_BYTES = 1 << 18
-_LAST_NUMBER = re.compile(r"(\d+)(?!.*\d)")
+_NUMBER = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -96,12 +104,16 @@ class Series:
     pick: str
     index: int | None
     shape: tuple[int, ...]
-    layout: str  # "files", "stacked" or "saelens"
+    layout: str  # "files", "stacked", "saelens" or "dictionary_learning"
     label: str  # the series' name: its folder's or file's
     file_ndim: int  # dimensions of a snapshot as its file holds it
     # a stacked file's tensor: where it lies (read a snapshot at a time), or read whole once
     # when first asked (a format whose numbers cannot be read in place)
     _stacked: StoredTensor | np.ndarray | None = None
+    step_note: str = ""  # how the steps were found, when it is worth saying
+    # the model the files describe: library, architecture, l1_coefficient (core/sae_series.py);
+    # {} for weights alone (what trained them is unknown)
+    model: dict = field(default_factory=dict)
 
     @property
     def steps(self) -> np.ndarray:
@@ -259,20 +271,51 @@ def _take(arr: np.ndarray, pick: str, index: int | None) -> np.ndarray:
     return np.ascontiguousarray(arr[:, index])
 
 
-def _step_in_name(path: Path) -> int | None:
+def _name_numbers(path: Path) -> list[int]:
     name = path.name[: -len(path.suffix)] if path.suffix else path.name
-    found = _LAST_NUMBER.search(name)
-    return int(found.group(1)) if found else None
+    return [int(n) for n in _NUMBER.findall(name)]
 
 
-def _stored_step(path: Path, names: list[str | None]) -> int | None:
-    """A scalar step stored in the file (a tensor or array named step, global_step, ...)."""
+def _steps_in_names(files: list[Path]) -> tuple[list[int | None], str]:
+    """Each file's step from its name, and how it was told: a name's only number; or, when
+    the names hold several (``ckpt_step100_v2``), the one place where the names differ;
+    None where no name tells it (a stored step is looked for). Refused when several
+    numbers vary and none is known to be the step."""
+    numbers = [_name_numbers(f) for f in files]
+    counts = {len(n) for n in numbers}
+    if counts <= {0, 1}:
+        return [n[0] if n else None for n in numbers], ""
+    if len(counts) == 1:
+        varying = [k for k in range(counts.pop()) if len({n[k] for n in numbers}) > 1]
+        if len(varying) == 1:
+            k = varying[0]
+            example = files[0].name
+            return [n[k] for n in numbers], (
+                f"the names hold several numbers ({example}): the step is the one that differs between them"
+            )
+    example = next(f for f, n in zip(files, numbers, strict=True) if len(n) > 1)
+    return [None] * len(files), (
+        f"ambiguous:{example}: its name holds several numbers "
+        f"({', '.join(str(x) for x in _name_numbers(example))}) and the names do not tell which is the step"
+    )
+
+
+def _stored_step(path: Path, names: list[str | None], kind: str) -> int | None:
+    """A scalar step stored in the file (a tensor or array named step, global_step, ...;
+    in a PyTorch file also a plain number, ``{"step": 30}``)."""
     for name in STEP_NAMES:
         if name in names:
             value, _ = read_array(path, name, field=FIELD)
             if value.size == 1 and float(value.reshape(-1)[0]).is_integer():
-                return int(value.reshape(-1)[0])
+                return checked_step(float(value.reshape(-1)[0]), f"{path} [{name}]")
             raise InputError(FIELD, f"{path}: {name!r} is not a whole step number")
+    if kind == "torch":
+        from sparsity_gui.core.torch_files import torch_numbers
+
+        numbers = torch_numbers(path, FIELD)
+        for name in STEP_NAMES:
+            if name in numbers:
+                return checked_step(numbers[name], f"{path} [{name}]")
     return None
 
 
@@ -322,31 +365,11 @@ def _checked_pick(shape: tuple[int, ...], where: str, row: int | None, column: i
     )
 
 
-def _saelens_folder(folder: Path) -> bool:
-    return (folder / SAE_CONFIG).is_file() and (folder / SAE_WEIGHTS).is_file()
-
-
-def _saelens_snapshots(folder: Path) -> list[tuple[int, Path]]:
-    """SAELens' checkpoints: sub-folders named by their step (tokens seen), each a snapshot;
-    or ``folder`` itself, one snapshot (its step from cfg.json's ``step``, else 0)."""
-    if _saelens_folder(folder):
-        return [(_saelens_step(folder), folder / SAE_WEIGHTS)]
-    found = []
-    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and _saelens_folder(p)):
-        step = _step_in_name(sub)
-        if step is None:
-            step = _saelens_step(sub)
-        found.append((step, sub / SAE_WEIGHTS))
-    return found
-
-
 def _saelens_step(folder: Path) -> int:
-    try:
-        cfg = json.loads((folder / SAE_CONFIG).read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise InputError(FIELD, f"{folder / SAE_CONFIG}: not a SAELens configuration ({exc})") from None
-    step = cfg.get("step", 0) if isinstance(cfg, dict) else 0
-    return int(step) if isinstance(step, int) else 0
+    """One SAELens folder's step: cfg.json's ``step``, else 0."""
+    cfg = read_config(folder / SAE_CONFIG, "SAELens configuration")
+    step = cfg.get("step", 0)
+    return checked_step(step, f"{folder / SAE_CONFIG} [step]") if step is not None else 0
 
 
 def open_series(
@@ -356,25 +379,39 @@ def open_series(
     row: int | None = None,
     latent: int | None = None,
     all_rows: bool = False,
+    sae: str | None = None,
 ) -> Series:
-    """The series at ``path`` (a folder of snapshots, SAELens checkpoints, or one stacked
-    file), checked: at least two snapshots, each step once, in order, every snapshot of the
-    first one's shape, the chosen row, latent or matrix inside it."""
+    """The series at ``path`` (a folder of snapshots, SAELens or dictionary_learning
+    checkpoints, or one stacked file), checked: at least two snapshots, each step once, in
+    order, every snapshot of the first one's shape, the chosen row, latent or matrix inside
+    it, a snapshot that fits in memory. ``sae`` names one SAE of a MultiSAETrainer run."""
     path = Path(path)
     if not path.exists():
         raise InputError(FIELD, f"{path}: no such file or folder")
     if path.is_file():
+        if sae is not None:
+            raise InputError(FIELD, f"{path}: --sae NAME is for a MultiSAETrainer run's folder")
         return _stacked_series(path, tensor, row, latent, all_rows)
     if not path.is_dir():
         raise InputError(FIELD, f"{path}: not a file or a folder")
-    sae = _saelens_snapshots(path)
-    if sae:
-        if tensor not in (None, SAE_TENSOR):
-            raise InputError(FIELD, f"{path}: a SAELens folder; its encoder is {SAE_TENSOR!r}")
-        entries = [(step, file, SAE_TENSOR) for step, file in sae]
-        shapes: dict[Path, tuple[int, ...]] = {}
-        layout = "saelens"
+    run = saelens_run(path, sae)
+    if run is None and is_saelens_folder(path):
+        run = _one_saelens_folder(path)
+    if run is None:
+        run = dictlearn_run(path)
+    if run is not None and sae is not None and run.layout != "saelens":
+        raise InputError(FIELD, f"{path}: --sae NAME is for a MultiSAETrainer run's folder")
+    shapes: dict[Path, tuple[int, ...]] = {}  # each file's tensor's shape, from its header (read once)
+    step_note = ""
+    model: dict = {}
+    latent_is_row = False
+    if run is not None:
+        default = run.entries[0][2]
+        entries = [(step, file, tensor or default) for step, file, _ in run.entries]
+        layout, step_note, model, latent_is_row = run.layout, run.step_note, run.model, run.latent_is_row
     else:
+        if sae is not None:
+            raise InputError(FIELD, f"{path}: --sae NAME is for a MultiSAETrainer run's folder")
         files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in SERIES_EXTENSIONS)
         if not files:
             raise InputError(
@@ -384,20 +421,27 @@ def open_series(
             )
         if len(files) > MAX_SNAPSHOTS:
             raise InputError(FIELD, f"{path}: {len(files)} files, at most {MAX_SNAPSHOTS} snapshots")
+        named, step_note = _steps_in_names(files)
+        ambiguous = step_note.startswith("ambiguous:")
         entries = []
-        shapes = {}  # each file's tensor's shape, from the header read here (read once)
-        for file in files:
+        for file, step in zip(files, named, strict=True):
             kind, infos = list_arrays(file, FIELD)
             name, shape = _weights_tensor(file, infos, tensor)
-            step = _step_in_name(file)
-            if step is None:
-                step = _stored_step(file, [i.name for i in infos])
+            stored = _stored_step(file, [i.name for i in infos], kind) if step is None else None
+            if stored is not None:
+                step = stored
+            elif ambiguous:
+                raise InputError(
+                    FIELD, f"{step_note.partition(':')[2]}; rename the files or store a scalar 'step' in each"
+                )
             if step is None:
                 raise InputError(
                     FIELD, f"{file}: no step in its name and none stored in it (a scalar 'step')"
                 )
-            entries.append((step, file, name))
+            entries.append((checked_step(step, str(file)), file, name))
             shapes[file] = shape
+        if ambiguous:
+            step_note = "each file's step is the one stored in it (their names hold several numbers)"
         layout = "files"
     entries.sort(key=lambda e: e[0])
     for (s0, f0, _), (s1, f1, _) in zip(entries, entries[1:], strict=False):
@@ -405,24 +449,45 @@ def open_series(
             raise InputError(FIELD, f"{f0} and {f1} both hold step {s0}")
     if len(entries) < 2:
         raise InputError(FIELD, f"{path}: one snapshot; a comparison needs two or more")
-    first_shape = None
+    first_shape: tuple[int, ...] | None = None
     for _step, file, name in entries:
         shape = shapes.get(file)
         if shape is None:
             _, infos = list_arrays(file, FIELD)
-            shape = next(i.shape for i in infos if i.name == name)
+            shape = next((i.shape for i in infos if i.name == name), None)
+            if shape is None:
+                listed = ", ".join(str(i.name) for i in infos[:8]) or "no tensors"
+                raise InputError(FIELD, f"{file}: no tensor named {name!r} (it holds {listed})")
         if first_shape is None:
             first_shape, first_file = shape, file
         elif shape != first_shape:
             raise InputError(
                 FIELD, f"{file}: shape {tuple(shape)}, but {first_file.name}'s is {tuple(first_shape)}"
             )
-    column = latent if layout == "saelens" else None
-    if latent is not None and layout != "saelens":
-        raise InputError(FIELD, f"{path}: --latent K is for SAELens folders (cfg.json beside {SAE_WEIGHTS})")
-    pick, index, shape = _checked_pick(first_shape, str(entries[0][1]), row, column, all_rows)
+    assert first_shape is not None
+    where = f"{entries[0][1]}: a snapshot of shape {tuple(first_shape)}"
+    check_fits(FIELD, 8 * math.prod(first_shape), where)
+    if latent is not None and layout not in ("saelens", "dictionary_learning"):
+        raise InputError(
+            FIELD,
+            f"{path}: --latent K is for SAELens (cfg.json beside {SAE_WEIGHTS}) and dictionary_learning "
+            "(trainer_*/checkpoints/ae_<step>.pt) folders",
+        )
+    if latent_is_row and latent is not None:
+        row, latent = latent, None  # dictionary_learning's encoder.weight: a latent is a row
+    pick, index, shape = _checked_pick(first_shape, str(entries[0][1]), row, latent, all_rows)
     snaps = tuple(Snapshot(step, file, name) for step, file, name in entries)
-    return Series(snaps, pick, index, tuple(shape), layout, path.name, len(first_shape))
+    series = Series(snaps, pick, index, tuple(shape), layout, path.name, len(first_shape))
+    series.step_note, series.model = step_note, model
+    return series
+
+
+def _one_saelens_folder(folder: Path):
+    from sparsity_gui.core.sae_series import SaeRun
+
+    cfg = read_config(folder / SAE_CONFIG, "SAELens configuration")
+    entries = [(_saelens_step(folder), folder / SAE_WEIGHTS, SAE_TENSOR)]
+    return SaeRun(entries, "saelens", "", saelens_model(cfg))
 
 
 def _stacked_series(path: Path, tensor: str | None, row, latent, all_rows) -> Series:
@@ -448,8 +513,10 @@ def _stacked_series(path: Path, tensor: str | None, row, latent, all_rows) -> Se
     steps = steps.reshape(-1)
     if steps.size != info.shape[0]:
         raise InputError(FIELD, f"{path}: {steps.size} steps for {info.shape[0]} snapshots")
-    if not np.all(steps == np.round(steps)):
+    if not np.all(np.isfinite(steps)) or not np.all(steps == np.round(steps)):
         raise InputError(FIELD, f"{path}: the steps are not whole numbers")
+    if steps.size and (steps.min() < 0 or steps.max() >= 2.0**63):
+        raise InputError(FIELD, f"{path}: a step outside 0 to 2^63 - 1 ({steps.max():.4g})")
     order = np.diff(steps)
     if (order <= 0).any():
         k = int(np.flatnonzero(order <= 0)[0])
@@ -460,6 +527,8 @@ def _stacked_series(path: Path, tensor: str | None, row, latent, all_rows) -> Se
     if steps.size < 2:
         raise InputError(FIELD, f"{path}: one snapshot; a comparison needs two or more")
     pick, index, shape = _checked_pick(tuple(info.shape[1:]), f"{path} [{info.name}]", row, latent, all_rows)
+    where = f"{path} [{info.name}]: a snapshot of shape {tuple(info.shape[1:])}"
+    check_fits(FIELD, 8 * math.prod(info.shape[1:]), where)
     snaps = tuple(Snapshot(int(s), path, info.name, k) for k, s in enumerate(steps))
     stored = _stored_member(path, str(info.name)) if kind == "npz" else None
     if stored is not None and stored.shape != tuple(info.shape):
@@ -487,10 +556,13 @@ class SeriesOptions:
     weight_decay: float | None = None
     zero_tol: float | None = None
     fit_time_scale: bool = False
+    sae: str | None = None  # one SAE of a MultiSAETrainer run
 
     def open(self) -> Series:
         """The series, checked (open_series: InputError naming the file)."""
-        return open_series(self.path, self.tensor, row=self.row, latent=self.latent, all_rows=self.all_rows)
+        return open_series(
+            self.path, self.tensor, row=self.row, latent=self.latent, all_rows=self.all_rows, sae=self.sae
+        )
 
     def to_dict(self) -> dict:
         return {
@@ -505,6 +577,7 @@ class SeriesOptions:
             "weight_decay": self.weight_decay,
             "zero_tol": self.zero_tol,
             "fit_time_scale": self.fit_time_scale,
+            **({"sae": self.sae} if self.sae is not None else {}),
         }
 
     @classmethod
@@ -555,4 +628,5 @@ class SeriesOptions:
             weight_decay=number("weight_decay", True),
             zero_tol=number("zero_tol", True),
             fit_time_scale=flag("fit_time_scale"),
+            sae=text("sae", True),
         )

@@ -16,9 +16,10 @@ from sparsity_gui.core.text import printable
 MAX_NESTING = 64  # a checkpoint's containers nest a few levels; a file nested deeper is not one
 
 
-def _torch_load(path: Path, field: str) -> dict:
+def _torch_load(path: Path, field: str, scalars: dict | None = None) -> dict:
     """The tensors of a PyTorch file as {dotted name: tensor}: a state_dict, a checkpoint
-    holding one ({"model": {...}, "epoch": 3}) or a bare tensor. torch.load with
+    holding one ({"model": {...}, "epoch": 3}) or a bare tensor; its plain Python ints and
+    floats (``{"step": 30}``) into ``scalars`` by the same dotted names, when given. torch.load with
     weights_only=True: only tensors and plain containers are unpickled, never code.
     torch's warnings are kept off the terminal; a tensor numpy cannot hold (sparse,
     quantized, nested) is kept by name with the reason, for _torch_read to say."""
@@ -53,13 +54,15 @@ def _torch_load(path: Path, field: str) -> dict:
             raise InputError(field, f"{shown}: containers nested over {MAX_NESTING} deep; not a checkpoint")
         if isinstance(value, torch.Tensor):
             tensors[prefix or "(tensor)"] = value
+        elif scalars is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+            scalars[prefix or "(number)"] = value
         elif isinstance(value, dict):
             items = [(f"{prefix}.{key}" if prefix else str(key), item) for key, item in value.items()]
             pending.extend((item, name, depth + 1) for name, item in reversed(items))
         elif isinstance(value, (list, tuple)):
             items = [(f"{prefix}.{i}" if prefix else str(i), item) for i, item in enumerate(value)]
             pending.extend((item, name, depth + 1) for name, item in reversed(items))
-    if not tensors:
+    if not tensors and scalars is None:
         raise InputError(field, f"{shown}: the PyTorch file holds no tensors")
     return tensors
 
@@ -109,6 +112,17 @@ def torch_tensors(path: Path, field: str) -> list[tuple[str, tuple[int, ...], st
         shape = () if getattr(t, "is_nested", False) else tuple(int(s) for s in t.shape)
         listed.append((name, shape, str(t.dtype).removeprefix("torch.")))
     return listed
+
+
+def torch_numbers(path: Path, field: str) -> dict[str, int | float]:
+    """The numbers a PyTorch file holds ({dotted name: int or float}): its plain Python
+    numbers (a step saved as ``{"step": 30}``, SAELens' ``n_training_steps``) and its
+    one-value real tensors (Adam's ``step`` per parameter), read in one load."""
+    scalars: dict[str, int | float] = {}
+    for name, t in _torch_load(path, field, scalars).items():
+        if _unusable(t) is None and t.numel() == 1 and not t.is_complex():
+            scalars.setdefault(name, t.detach().reshape(-1)[0].item())
+    return scalars
 
 
 def torch_read(path: Path, name: str, row: int | None, field: str) -> np.ndarray:

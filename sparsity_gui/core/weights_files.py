@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sparsity_gui.core.checks import parse_json_text, regular_file
+from sparsity_gui.core.checks import check_fits, parse_json_text, regular_file
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.torch_files import torch_read, torch_tensors
 
@@ -504,6 +504,8 @@ def read_array(
         raise InputError(field, f"{where}: {count} weights, at most {max_values} are supported")
     if check is not None:
         check(info, where)
+    # as float64, before anything is allocated: a 400-byte .npz can claim 149 GiB in its header
+    check_fits(field, 8 * count, where)
     if kind == "npy":
         arr = _npy_read(path, row, field)
     elif kind == "npz":

@@ -33,7 +33,10 @@ def snapshots_against_theory(fig, data, ax=None):
     """One measure: the snapshots (points), the trained model and the note's flow (curves)."""
     (ax,) = panel_axes(fig, ax)
     ax.plot(
-        data["curve_step"], data["pred"], color="C0", label=f"trained from step {int(data['first_step'])}"
+        data["curve_step"],
+        data["pred"],
+        color="C0",
+        label=data.get("pred_label", f"trained from step {int(data['first_step'])}"),
     )
     flow = np.asarray(data["flow"], float)
     if np.isfinite(flow).any():
@@ -50,7 +53,7 @@ def snapshots_against_theory(fig, data, ax=None):
         zorder=5,
     )
     ax.margins(x=0.03)  # the first and last snapshots' circles whole
-    ax.set_xlabel("step")
+    ax.set_xlabel(data.get("xlabel", "step"))
     ax.set_ylabel(data["ylabel"])
     ax.set_title(data["title"], fontsize="small")
     ax.legend(fontsize=least_legend_size(), handlelength=1.8)
@@ -64,13 +67,28 @@ def comparison_data(result, measure: str) -> dict:
         return result.curve[:, CURVE_COLUMNS.index(name)]
 
     series = result.series
-    what = "the matrix" if series.pick == "matrix" else f"{series.pick} {series.index}"
+    from sparsity_gui.core.compare import _latent_word
+
+    what = "the matrix" if series.pick == "matrix" else _latent_word(series)
+    reference = bool(result.statements)  # not the paper's model: the curves are a reference
+    first = int(series.steps[0])
+    ylabel = LABELS[measure]
+    if measure == "nonzero":  # the tolerance and why, as run.json says it
+        ylabel = rf"weights with $|w| > {result.zero_tol:.3g}$"
     return {
         "measure": measure,
-        "ylabel": LABELS[measure],
+        "ylabel": ylabel,
+        "xlabel": "optimizer step",
+        "pred_label": (
+            f"the paper's model from step {first} (a reference)"
+            if reference
+            else f"trained from step {first}"
+        ),
+        "zero_tolerance": result.zero_tol_note,
+        "what_the_curves_are": list(result.statements),
         "label": series.label,
         "first_step": int(series.steps[0]),
-        "step": result.rows[:, COLUMNS.index("step")],
+        "step": result.rows[:, COLUMNS.index("optimizer_step")],
         "measured": result.rows[:, COLUMNS.index(measure)],
         "curve_step": curve("step"),
         "pred": curve(f"{measure}_pred"),

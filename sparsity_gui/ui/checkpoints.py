@@ -121,7 +121,7 @@ class SeriesDialog(QtWidgets.QDialog):
         form.addRow("weight decay", self.weight_decay)
         self.zero_tol = QtWidgets.QLineEdit("")
         self.zero_tol.setObjectName("checkpoints_zero_tol")
-        self.zero_tol.setPlaceholderText("2·lr·l1")
+        self.zero_tol.setPlaceholderText("2·lr·l1 (SGD), 2·lr (Adam)")
         self.zero_tol.setToolTip("A weight counts as zero when |w| ≤ this (m′ of the snapshots)")
         form.addRow("zero tolerance", self.zero_tol)
         self.fit = QtWidgets.QCheckBox("fit a time scale (FITTED t per step, not predicted)")
@@ -490,6 +490,10 @@ class CheckpointsControl(QtCore.QObject):
             if pin.comparison.time_fitted:
                 head += f" (FITTED time scale: t = {pin.comparison.time_per_step:.4g} per step)"
             text = pin.distance_text(at)
+            said = [*pin.comparison.statements, pin.comparison.zero_tol_note]  # what the curves are
+            if pin.comparison.series.step_note:
+                said.insert(0, f"steps: {pin.comparison.series.step_note}")
+            head += "\n" + "\n".join(s for s in said if s)
             if at is None:
                 text += "; the live run is not its prediction now (its parameters or W(0) changed)"
             diagnostics = pin.comparison.diagnostics  # any trainer's: the rail, deaths, forecast
