@@ -377,6 +377,22 @@ class CheckpointsControl(QtCore.QObject):
             )
         return True
 
+    def unreadable(self, entries) -> str:
+        """Why a session's series that is there cannot be read (a crafted or damaged folder:
+        its headers and steps checked, nothing read whole), "" when each can or is gone (a
+        series gone is said when the session opens without it). Asked before the session's
+        run starts, so that a refusal leaves the current run as it was."""
+        for _number, options in entries:
+            if not os.path.exists(options.path):
+                continue
+            try:
+                options.open()
+            except InputError as exc:
+                return f"its series {options.path} cannot be read: {exc.message}"
+            except (OSError, ValueError, OverflowError, RecursionError, MemoryError) as exc:
+                return f"its series {options.path} cannot be read: {type(exc).__name__}: {exc}"[:400]
+        return ""
+
     def reopen(self, entries, wait: bool = False) -> str:
         """A session's series read again (``entries``: (pin number, SeriesOptions)), without
         a new live run (the session's run is it). Returns what cannot be shown, one line

@@ -305,3 +305,24 @@ def test_a_session_keeps_the_series_and_one_whose_series_is_gone_opens_without_i
     assert [p.series for p in win.pin_control.pins] == [None]  # the plain pinned run
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id, timeout=TIMEOUT)
     np.testing.assert_array_equal(win.snapshot.w0, first_snapshot(note_series)[ROW])
+
+    # a crafted series (cfg.json nested 10^5 deep, a step past int64): the session is refused
+    # in a message before its run starts, and the run goes on as it was
+    def deep_cfg(folder):
+        for step in ("1", "2"):
+            (folder / step).mkdir(parents=True)
+            (folder / step / "sae_weights.safetensors").write_bytes(b"")
+            (folder / step / "cfg.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+
+    def step_past_int64(folder):
+        folder.mkdir()
+        for step in ("1", "99999999999999999999999"):
+            np.save(folder / f"step_{step}.npy", np.ones(4))
+
+    for crafted, words in ((deep_cfg, "nested more than"), (step_past_int64, "outside 0 to 2^63 - 1")):
+        crafted(series)
+        run_id, params = win.run_id, win.params
+        assert not win.files.open_session(session)
+        assert "cannot be read" in win.last_error and words in win.last_error, win.last_error
+        assert (win.run_id, win.params) == (run_id, params)
+        shutil.rmtree(series)

@@ -174,6 +174,9 @@ class FileMenu(QtCore.QObject):
             session = load_session(path)
         except InputError as exc:
             return win.fail("Cannot open the session", exc.message)
+        refused = win.checkpoints.unreadable(session.series)  # before the run changes
+        if refused:
+            return win.fail("Cannot open the session", f"{path}: {refused}; the current run goes on")
         script = session.script
         win.set_playing(False)
         # the worker builds the run already replayed to the saved time
