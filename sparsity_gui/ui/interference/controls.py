@@ -18,11 +18,11 @@ from sparsity_gui.core.interference.params import (
     check_memory,
 )
 from sparsity_gui.core.interference.schedules import (
-    check_step_knots,
     has_l1_schedule,
     has_lr_schedule,
     values_in_force,
 )
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
 from sparsity_gui.core.knots import Knots, knots_text
 from sparsity_gui.ui.fields import Field, parse_float, parse_int
 
@@ -36,9 +36,11 @@ def _steps_or_none(text: str) -> int:
     return 0 if not text.strip() else parse_int(text)
 
 
-def _knots_or_none(name: str, most: float) -> Callable[[str], Knots]:
+def _knots_or_none(name: str) -> Callable[[str], Knots]:
+    """A schedule's knots field: empty for none, else checked by the settings table."""
+
     def parse(text: str) -> Knots:
-        return () if not text.strip() else check_step_knots(f"{name}_schedule", text, name, most)
+        return () if not text.strip() else INTERFERENCE_SETTINGS.check(f"{name}_schedule", text)
 
     return parse
 
@@ -227,7 +229,7 @@ class InterferenceControls(QtWidgets.QWidget):
         self.l1_warmup.edit.setPlaceholderText("warm-up steps")
         self.l1_schedule = schedule_field(
             "l1_schedule",
-            _knots_or_none("l1", 4.0),
+            _knots_or_none("l1"),
             "l1 knots step:value, piecewise linear, like 0:0,1000:1e-3 (constant before the "
             "first and after the last; sets l1 to the last value). Empty: none. Starts a new run.",
             lambda v: {"l1_schedule": v, "l1_warmup": 0, **({"l1": v[-1][1]} if v else {})},
@@ -272,7 +274,7 @@ class InterferenceControls(QtWidgets.QWidget):
         form.addRow("lr warm-up,\ndecay", row)
         self.lr_schedule = schedule_field(
             "lr_schedule",
-            _knots_or_none("lr", 1.0),
+            _knots_or_none("lr"),
             "lr knots step:value, piecewise linear, like 0:0,500:1e-3,7500:1e-4 (sets lr to "
             "the last value; not with a warm-up or decay). Empty: none. Starts a new run.",
             lambda v: {
