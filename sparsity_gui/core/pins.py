@@ -52,13 +52,19 @@ class PinnedRun:
         return dict(self.params)
 
 
-def pin_label(pin: PinnedRun, parts: list[str]) -> str:
+def pin_label(pin: PinnedRun, parts: list[str], names: tuple[str, ...] = ()) -> str:
     """'pin 1: λ = 2.0e-3, m = 10⁴' from the settings that differ from the live run's
     (``parts``: Settings.differing), or 'pin 1: same parameters'; a named pin (a series of
-    snapshots) 'pin 2: my-run (snapshots)'."""
+    snapshots) 'pin 2: my-run (snapshots)'. A pin from an older file that did not keep
+    all of ``names`` (the settings a pin keeps now) and differs in none it kept is 'pin 1:
+    same recorded parameters': what it did not keep may differ."""
     if pin.name is not None:
         return f"pin {pin.number}: {pin.name} (snapshots)"
-    return f"pin {pin.number}: " + (", ".join(parts) if parts else "same parameters")
+    if parts:
+        return f"pin {pin.number}: " + ", ".join(parts)
+    kept = pin.param_dict
+    same = "same parameters" if all(n in kept for n in names) else "same recorded parameters"
+    return f"pin {pin.number}: {same}"
 
 
 class PinBoard:

@@ -200,3 +200,13 @@ def test_pin_names_as_the_issue_writes_them():
     warm_lr = InterferenceParams(lr_warmup=100, l1=0.0)
     ipin = _pin(PinBoard(), i_pin_params(warm_lr), PIN_COLUMNS[:1])
     assert interference_pin_label(ipin, InterferenceParams()) == "pin 1: l1 = 0, lr warm-up = 100 steps"
+
+
+def test_a_pin_from_an_older_file_is_never_called_the_same_on_what_it_did_not_keep():
+    """A session written before the table kept λ's schedule in a pin: a pin that kept only
+    λ, m, … and matches them is 'same recorded parameters', not 'same parameters'."""
+    old = {k: v for k, v in pin_params(SimParams()).items() if k not in ("lam_warmup", "lam_schedule")}
+    pin = _pin(PinBoard(), old, PIN_COLUMNS)
+    warm = SimParams(lam_schedule=((0.0, 0.0), (20.0, 1e-3)))
+    assert note_pin_label(pin, warm) == "pin 1: same recorded parameters"
+    assert note_pin_label(pin, SimParams(m=10)) == "pin 1: m = 1,000"

@@ -32,4 +32,4 @@ def interference_pin_label(pin: PinnedRun, live, w0_source: str | None = None) -
     skip = () if adam else ADAM_SETTINGS
     # Adam's settings under another optimizer are named only when nothing else differs
     parts = INTERFERENCE_SETTINGS.differing(pin.param_dict, live_values, skip)
-    return pin_label(pin, parts or INTERFERENCE_SETTINGS.differing(pin.param_dict, live_values))
+    return pin_label(pin, parts or INTERFERENCE_SETTINGS.differing(pin.param_dict, live_values), PIN_NAMES)

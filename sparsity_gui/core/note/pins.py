@@ -29,4 +29,4 @@ def note_pin_label(pin: PinnedRun, live) -> str:
     parts = NOTE_SETTINGS.differing(pin.param_dict, live_values, skip) or NOTE_SETTINGS.differing(
         pin.param_dict, live_values
     )
-    return pin_label(pin, parts)
+    return pin_label(pin, parts, PIN_NAMES)
