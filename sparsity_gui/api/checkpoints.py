@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sparsity_gui.api.results import Result, as_number, as_whole, cli_argv, given_options
+from sparsity_gui.api.results import Result, as_flag, as_number, as_whole, cli_argv, given_options
 from sparsity_gui.core.files import ResultDir
 
 if TYPE_CHECKING:
@@ -188,29 +188,46 @@ def compare_checkpoints(
     (one row): the note's flow at t = tau (step - step0) with tau FITTED to the snapshots'
     |W|_1 (``fitted_time_per_step``; under Adam no time maps steps to the flow). Bad input
     raises ValueError in the command's words."""
+    from sparsity_gui.core.checks import finite_number
     from sparsity_gui.core.compare import compare
+    from sparsity_gui.core.errors import InputError
     from sparsity_gui.core.series import open_series
 
-    values = dict(
-        tensor=tensor,
-        row=None if row is None else as_whole(row),
-        latent=None if latent is None else as_whole(latent),
-        all_rows=all_rows,
-        l1=as_number(l1),
-        lr=as_number(lr),
-        optimizer=optimizer,
-        weight_decay=None if weight_decay is None else as_number(weight_decay),
-        zero_tol=None if zero_tol is None else as_number(zero_tol),
-        fit_time_scale=bool(fit_time_scale),
-        sae=sae,
-    )
+    def index(name: str, value: Any) -> int | None:
+        whole = None if value is None else as_whole(value)
+        if whole is not None and (isinstance(whole, bool) or not isinstance(whole, int) or whole < 0):
+            raise InputError(name, f"must be a whole number >= 0, got {value!r}")
+        return whole
+
+    def number(name: str, value: Any) -> float | None:
+        return None if value is None else finite_number(name, as_number(value))
+
     if sae is not None and not isinstance(sae, str):
         raise TypeError(f"sae must be the name of a MultiSAETrainer run's SAE, not {type(sae).__name__}")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a folder's or a file's path, not {type(path).__name__}")
+    if tensor is not None and not isinstance(tensor, str):
+        raise TypeError(f"tensor must be a tensor's name (a str), not {type(tensor).__name__}")
+    if not isinstance(optimizer, str):
+        raise TypeError(
+            f"optimizer must be a str (sgd, gd-zero, gd, adam, adamw), not {type(optimizer).__name__}"
+        )
+    values = dict(
+        tensor=tensor,
+        row=index("row", row),
+        latent=index("latent", latent),
+        all_rows=as_flag("all_rows", all_rows),
+        l1=number("l1", l1),
+        lr=number("lr", lr),
+        optimizer=optimizer,
+        weight_decay=number("weight_decay", weight_decay),
+        zero_tol=number("zero_tol", zero_tol),
+        fit_time_scale=as_flag("fit_time_scale", fit_time_scale),
+        sae=sae,
+    )
     shown = str(os.fspath(path))
     series = open_series(
-        shown, tensor, row=values["row"], latent=values["latent"], all_rows=all_rows, sae=sae
+        shown, tensor, row=values["row"], latent=values["latent"], all_rows=values["all_rows"], sae=sae
     )
     started = time.perf_counter()
     comparison = compare(

@@ -14,6 +14,7 @@ import numpy as np
 from sparsity_gui.api.results import (
     Result,
     api_call,
+    as_flag,
     as_number,
     as_path,
     as_whole,
@@ -256,7 +257,7 @@ def train(
         **training_numbers(seed, steps, optimizer, l1, lr, sigma),
         w0=w0 if w0 is None or isinstance(w0, np.ndarray) else as_path(w0),
         w0_tensor=w0_tensor,
-        no_interference=no_interference,
+        no_interference=as_flag("no_interference", no_interference),
         weight_decay=None if weight_decay is None else as_number(weight_decay),
         dtype=dtype,
         samples=as_whole(samples),
@@ -462,6 +463,7 @@ def sweep(
     )
     from sparsity_gui.core.interference.sweep import ROW_COLUMNS, cell_overlaps, cell_summaries, summarize
 
+    paper, overlap = as_flag("paper", paper), as_flag("overlap", overlap)
     lists_given = dict(
         steps=steps,
         optimizer=optimizer,
@@ -488,7 +490,7 @@ def sweep(
         **training_numbers(
             seed, one.get("steps"), one.get("optimizer"), one.get("l1"), one.get("lr"), one.get("sigma")
         ),
-        no_interference=no_interference,
+        no_interference=as_flag("no_interference", no_interference),
         weight_decay=as_number(one.get("weight_decay")),
         dtype=one.get("dtype"),
         paper=paper,
@@ -512,10 +514,6 @@ def sweep(
         **(PAPER if paper else {}),
     }
     settings.update({k: v for k, v in given.items() if v is not None and k != "paper"})
-    if not isinstance(overlap, bool):
-        from sparsity_gui.core.errors import InputError
-
-        raise InputError("overlap", f"must be True or False, got {overlap!r}")
     settings["scheduler"] = cluster = parse_scheduler("" if scheduler is None else str(scheduler))
     spec, workers = sweep_settings(**settings, lists=lists)
     rows = spec.run(workers=workers or 1, scheduler=cluster)

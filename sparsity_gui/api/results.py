@@ -49,7 +49,7 @@ class Result:
         save_options: Mapping[str, Any] | None = None,
         **write_options: Any,
     ) -> Path:
-        result_dir = ResultDir(out, force)
+        result_dir = ResultDir(out, as_flag("force", force))
         try:
             self._write(result_dir, self.command_line(out, save_options), **write_options)
             result_dir.commit()
@@ -158,6 +158,16 @@ def as_path(value: Any) -> str:
     from sparsity_gui.core.errors import InputError
 
     raise InputError("w0", f"must be a file's path or a numpy array, got {type(value).__name__}")
+
+
+def as_flag(name: str, value: Any) -> bool:
+    """A True/False option (numpy's bool too) as a bool; anything else a ValueError naming
+    ``name`` (a string 'no' would be true)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    from sparsity_gui.core.errors import InputError
+
+    raise InputError(name, f"must be True or False, got {value!r}")
 
 
 def as_number(value: Any) -> Any:

@@ -6,6 +6,7 @@ read and checked the same way. Qt-free, numpy-free."""
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from sparsity_gui.core.errors import InputError
@@ -45,7 +46,10 @@ def check_knots(
     out = []
     for x, value in pairs:
         for what, v in ((position, x), ("value", value)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            # numpy's integers and floats too (numbers.Real), as a warm-up takes them; not bools
+            if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
+                raise InputError(field, f"every knot's {what} must be a finite number, got {v!r}")
+            if not math.isfinite(v):
                 raise InputError(field, f"every knot's {what} must be a finite number, got {v!r}")
         x, value = float(x), float(value)
         if x < 0.0:

@@ -261,3 +261,86 @@ def _axes():
     from matplotlib.figure import Figure
 
     return Figure().add_subplot()
+
+
+# --- issue 48: every argument checked at the door and named ---------------------------------
+def test_numpy_numbers_as_knot_times_are_taken_as_a_warm_up_takes_them():
+    """np.int64, np.float32 and np.float64 knot times and values run as Python's numbers do:
+    the same rows digit for digit; numpy's bool is not a number."""
+    plain = api.simulate(m=50, lam_schedule=[(0, 0.0), (10.0, 2e-2)], t_end=20.0, samples=5)
+    typed = api.simulate(
+        m=50, lam_schedule=[(np.int64(0), np.float32(0.0)), (np.float64(10), 2e-2)], t_end=20.0, samples=5
+    )
+    np.testing.assert_array_equal(plain.timeseries, typed.timeseries)
+    a = api.train(n=4, m=8, steps=20, samples=3, l1_schedule=[(0, 0.0), (10, 1e-3)])
+    b = api.train(n=4, m=8, steps=20, samples=3, l1_schedule=[(np.int32(0), 0.0), (np.uint16(10), 1e-3)])
+    np.testing.assert_array_equal(a.history, b.history)
+    with pytest.raises(ValueError, match="every knot's time must be a finite number, got np.True_"):
+        api.simulate(m=50, lam_schedule=[(0, 0.0), (np.bool_(True), 2e-2)], t_end=20.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (dict(optimizer={"adam", "adamw"}), "optimizer: must be one value or a list of values"),
+        (
+            dict(l1={1e-3: 1}),
+            "l1: must be one value or a list of values (a list, a tuple or a 1-D numpy array), not a dict",
+        ),
+        (
+            dict(lr=np.ones((2, 2))),
+            "lr: must be one value or a list of values (a list, a tuple or a 1-D numpy array), "
+            "not a 2-D array",
+        ),
+        (dict(l1_schedule={"0:0,10:1e-3"}), "l1_schedule: must be one value or a list of values"),
+        (dict(m={8, 16}), "m: expected a list like"),
+        (dict(paper="no"), "paper: must be True or False, got 'no'"),
+        (dict(no_interference=1), "no_interference: must be True or False, got 1"),
+        (dict(overlap="yes"), "overlap: must be True or False, got 'yes'"),
+    ],
+)
+def test_sweep_names_a_list_of_the_wrong_kind(kwargs, words):
+    with pytest.raises(ValueError) as err:
+        api.sweep(**{"n": 4, "m": [8], "steps": 10, **kwargs})
+    assert str(err.value).startswith(words), str(err.value)
+
+
+def test_sweep_takes_a_numpy_array_as_a_list():
+    a = api.sweep(n=4, m=np.array([8, 16]), seeds=1, steps=10, l1=np.array([1e-3, 1e-2]))
+    b = api.sweep(n=4, m=[8, 16], seeds=1, steps=10, l1=[1e-3, 1e-2])
+    assert len(a.rows["m"]) == 4
+    for column in ("m", "l1", "seed", "polysemantic", "sum_w4"):
+        np.testing.assert_array_equal(a.rows[column], b.rows[column])
+
+
+@pytest.mark.parametrize(
+    "kwargs, kind, words",
+    [
+        (dict(row="1"), ValueError, "row: must be a whole number >= 0, got '1'"),
+        (dict(row=1.5), ValueError, "row: must be a whole number >= 0, got 1.5"),
+        (dict(row=True), ValueError, "row: must be a whole number >= 0, got True"),
+        (dict(row=-1), ValueError, "row: must be a whole number >= 0, got -1"),
+        (dict(latent="3"), ValueError, "latent: must be a whole number >= 0, got '3'"),
+        (dict(l1="1e-3"), ValueError, "l1: must be a number, got '1e-3'"),
+        (dict(lr=[1e-3]), ValueError, "lr: must be a number, got [0.001]"),
+        (dict(zero_tol=float("nan")), ValueError, "zero_tol: must be finite, got nan"),
+        (dict(weight_decay="0"), ValueError, "weight_decay: must be a number, got '0'"),
+        (dict(all_rows="yes"), ValueError, "all_rows: must be True or False, got 'yes'"),
+        (dict(fit_time_scale=1), ValueError, "fit_time_scale: must be True or False, got 1"),
+        (dict(optimizer=["sgd"]), TypeError, "optimizer must be a str"),
+        (dict(tensor=3), TypeError, "tensor must be a tensor's name"),
+    ],
+)
+def test_compare_checkpoints_checks_its_arguments_before_reading_the_series(tmp_path, kwargs, kind, words):
+    """At the door: the series (here a path that does not exist) is not opened first."""
+    call = {"l1": 1e-3, "lr": 1e-3, "optimizer": "sgd", **kwargs}
+    with pytest.raises(kind) as err:
+        api.compare_checkpoints(tmp_path / "no such series", **call)
+    assert str(err.value) == words or str(err.value).startswith(words), str(err.value)
+
+
+def test_save_checks_force(tmp_path):
+    result = api.simulate(m=20, t_end=1.0, samples=3)
+    with pytest.raises(ValueError, match="force: must be True or False, got 'no'"):
+        result.save(tmp_path / "out", force="no")
+    assert list(tmp_path.iterdir()) == []

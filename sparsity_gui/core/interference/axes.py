@@ -202,6 +202,12 @@ def listed(axis: str, given: Any) -> Any:
     option's text (list_text); one value, or text, unchanged."""
     if given is None or isinstance(given, str):
         return given
+    if isinstance(given, (set, frozenset, dict)) or (isinstance(given, np.ndarray) and given.ndim != 1):
+        what = f"a {given.ndim}-D array" if isinstance(given, np.ndarray) else f"a {type(given).__name__}"
+        raise InputError(
+            axis,
+            f"must be one value or a list of values (a list, a tuple or a 1-D numpy array), not {what}",
+        )
     several = isinstance(given, (list, tuple, np.ndarray, range))
     if several and not (axis in KNOT_AXES and _knots_given(given)):
         return list_text(axis, axis_values(axis, given))
