@@ -344,3 +344,10 @@ def test_save_checks_force(tmp_path):
     with pytest.raises(ValueError, match="force: must be True or False, got 'no'"):
         result.save(tmp_path / "out", force="no")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("seed", ["x", [1], 1.5, True, -1])
+def test_scaling_checks_seed_before_adding_the_seeds_to_it(seed):
+    with pytest.raises(ValueError) as err:
+        api.scaling(m="10", lam="1e-2", seeds=1, seed=seed)
+    assert str(err.value) == f"seed: must be a whole number from 0 to 2^63-1, got {seed!r}"

@@ -36,6 +36,7 @@ from sparsity_gui.core.note.params import (
     check_memory,
     check_run_work,
 )
+from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.core.threads import GridBook
 
 SAMPLES = 501  # the `run` command's default: fitted c is a fit over these rows
@@ -190,6 +191,7 @@ class ScalingGrid(GridPlan):
             raise InputError("lam", "needs at least one value of lam")
         if isinstance(self.seeds, bool) or not isinstance(self.seeds, int) or self.seeds < 1:
             raise InputError("seeds", f"must be a whole number of at least 1, got {self.seeds!r}")
+        object.__setattr__(self, "seed", NOTE_SETTINGS.check("seed", self.seed))  # before seed + seeds
         for lam in self.lam_values:
             check_grid_lam(lam)
         for m in self.m_values:
