@@ -33,7 +33,7 @@ class CheckpointComparison(Result):
     alone: ``rail_share`` (per snapshot, the share of weights that moved at Adam's most,
     lr a step, since the one before; NaN at the first), ``saturation_share`` and
     ``saturated`` / ``saturation_verdict`` (the shrinking weights on the rail over the last
-    20 % of the steps; ``saturated`` is None but under Adam or AdamW), ``dead_share`` and
+    20 % of the steps; ``saturated`` is None but under Adam, AdamW or signSGD), ``dead_share`` and
     ``dead_latent_share`` (SAELens' ``sparsity.safetensors``; NaN without it) per snapshot,
     ``deaths_begin`` and ``latent_deaths_begin`` (a step, or None), and the death forecast
     from the first snapshot: ``death_forecast`` and ``observed_deaths`` (a step per weight,

@@ -14,7 +14,7 @@ alone, with or without a model that predicts them.
   shrink more than 4/3 as fast; a weight that turns or stops inside the pair moves well
   below. From the snapshots the share counts the net move; the per-step truth is the path
   (the sum of each step's move): they differ only for a weight that turns inside the pair.
-- **The saturation verdict** (Adam, AdamW): over the last SATURATION_TAIL of the steps, the
+- **The saturation verdict** (Adam, AdamW, signSGD): over the last SATURATION_TAIL of the steps, the
   share K of the shrinking weights (|w| smaller at the pair's end, above the zero tolerance at
   its start) that moved on the rail; from SATURATION_SHARE on, "a larger coefficient will not
   sparsify faster": the weights already shrink as fast as lr lets them.
@@ -26,7 +26,7 @@ alone, with or without a model that predicts them.
   never fires).
 - **A death forecast** from the first snapshot, where a model applies: for one row under
   plain SGD the note's exact flow (lam = l1/4, t = 4 lr (step - step0): weight k dies when
-  C(t) reaches |w_k|), under Adam or AdamW the rail bound step0 + |w_k|/lr (the earliest a
+  C(t) reaches |w_k|), under Adam, AdamW or signSGD the rail bound step0 + |w_k|/lr (the earliest a
   weight can reach zero, moving lr a step); against each weight's observed death step (the
   first snapshot from which it stays within the tolerance), with Spearman's rank
   correlation over the weights alive at the first snapshot that die in either (a weight
@@ -43,9 +43,10 @@ from pathlib import Path
 import numpy as np
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.series import SAE_WEIGHTS
 
 RAIL_BAND = 0.25
-RAIL_OPTIMIZERS = ("adam", "adamw")
+RAIL_OPTIMIZERS = ("adam", "adamw", "signsgd")  # signsgd: every step is lr exactly
 FLOW_OPTIMIZERS = ("sgd", "gd", "gd-zero")
 SATURATION_TAIL = 0.2
 SATURATION_SHARE = 0.5
@@ -220,7 +221,8 @@ class DiagnosticsTracker:
         self.latent_deaths_begin: int | None = None
         self.latents_read = False
         self.notes: list[str] = []
-        self.sparsity_files = series.layout == "saelens"
+        # SAELens writes sparsity.safetensors beside each checkpoint's weights (any layout)
+        self.sparsity_files = series.snapshots[0].path.name == SAE_WEIGHTS
 
     def add(self, i: int, w: np.ndarray) -> None:
         w = np.asarray(w, dtype=np.float64).reshape(-1)
@@ -349,7 +351,9 @@ class DiagnosticsTracker:
             note = "the note's exact flow from the first snapshot: lam = l1/4, t = 4 lr (step - step0)"
             forecast = s0 + _flow_death_times(w, self.l1 / 4.0, 4.0 * self.lr * (last - s0)) / (4.0 * self.lr)
         elif matrix:
-            note = "no forecast: the note's flow is for one row, and no rail bounds plain SGD"
+            note = "none: the note's flow is for one row, and no rail bounds plain SGD"
+        else:
+            note = f"none under {self.optimizer}: neither the note's flow nor a rail applies"
         forecast = np.where(forecast <= last, forecast, np.nan)  # after the series: not forecast in it
         forecast[~alive] = np.nan
         observed[~alive] = np.nan

@@ -242,3 +242,29 @@ def test_a_real_saelens_topk_run_counts_the_latents_its_trainer_saw_never_fire()
     np.testing.assert_allclose(result.dead_latent_share, [n.mean() for n in never], rtol=1e-15)
     first = next(k for k, n in enumerate(never) if (n & ~never[0]).any())
     assert result.latent_deaths_begin == result.steps[first]
+
+
+def test_under_signsgd_every_step_is_on_the_rail_until_a_weight_turns(tmp_path):
+    """signSGD (w -= lr sign(grad), written here on torch's gradient): every step is lr, so
+    a weight is on the rail over a pair when it never turned inside it (a dead weight chatters
+    by lr a step: its path runs at lr, its net move does not). The rail share from the deltas
+    against that per-step truth, and the verdict judged as under Adam."""
+    n, m, l1, lr, steps = 4, 24, 0.5, 5e-4, 300
+    W = torch.tensor(np.random.default_rng(2).normal(0.0, 1 / np.sqrt(m), (n, m)), requires_grad=True)
+    traj = np.empty((steps + 1, n, m))
+    for step in range(steps + 1):
+        traj[step] = W.detach().numpy()
+        W.grad = None
+        paper_loss(W, l1).backward()
+        with torch.no_grad():
+            W -= lr * torch.sign(W.grad)
+    path, kept = stacked(tmp_path, traj, 10, "signsgd")
+    result = api.compare_checkpoints(path, l1=l1, lr=lr, optimizer="signsgd", all_rows=True)
+    moves = np.diff(traj.reshape(steps + 1, -1), axis=0)
+    truth = [
+        np.mean(np.all(np.sign(moves[a:b]) == np.sign(moves[a]), axis=0))
+        for a, b in zip(kept[:-1], kept[1:], strict=True)
+    ]
+    assert np.max(np.abs(result.rail_share[1:] - truth)) <= 0.05
+    assert result.rail_share[1] >= 0.95  # the first 10 steps: nearly every weight on the rail
+    assert result.saturated is not None and result.forecast_kind == "rail"
