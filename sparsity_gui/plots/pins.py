@@ -5,7 +5,8 @@ pinned run (a grey sample of its dashes, named by the parameters that differ).
 A panel opts in by mixing in `PinnablePanel` (before its LivePanel base) and listing its
 `PinCurve`s; the window calls `show_pins` when the pins or their names change. Pinned
 curves are plain plot items: the view's auto-range includes them, and a reset of the live
-run leaves them alone.
+run leaves them alone. They are painted, all of a plot's together, by one `PinCanvas`
+that Qt keeps as a pixmap until a pin or the view changes: the live run's frames blit it.
 
 A series of snapshots (a pinned run with ``marks="points"``: File → Compare with
 checkpoints…) is drawn as hollow circles in the live curve's colour, over the live run's
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.pins import PinnedRun
 from sparsity_gui.plots.base import LIVE_WIDTH
@@ -99,6 +100,73 @@ class PinSample(RowSample):
                 p.drawLine(QtCore.QPointF(0, y), QtCore.QPointF(20, y))
 
 
+# Qt's pixmap cache holds the item caches (the axes', the legends', the pin canvases'); its
+# default 10 MiB evicts some of them every frame once a window has six panels with pins
+# (each canvas a panel's data area: about 0.7 MiB at 1600x1000), and an evicted cache is
+# painted again in full
+PIXMAP_CACHE_KIB = 64 * 1024
+
+
+class PinCanvas(pg.GraphicsObject):
+    """The pinned curves of one plot, painted as one cached item. Each pinned curve stays
+    a plot item of its own (its data, pens, bounds and clipping are pyqtgraph's, the ranges
+    and the tests read them) but paints nothing itself (ItemHasNoContents); this item
+    paints them all, in pin order, through their own paint, into a pixmap that Qt keeps
+    (DeviceCoordinateCache) until a pin is drawn anew or the view moves or resizes. Painting
+    the eight pins of each panel every frame was most of the paint time with pins (about
+    70 dashed curves a frame: bench_gui.py --profile "1000, 8 pins")."""
+
+    def __init__(self):
+        super().__init__()
+        self.curves: list[pg.PlotDataItem] = []
+        self._bounds: QtCore.QRectF | None = None
+        self.setZValue(PIN_Z)
+        self.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        if QtGui.QPixmapCache.cacheLimit() < PIXMAP_CACHE_KIB:
+            QtGui.QPixmapCache.setCacheLimit(PIXMAP_CACHE_KIB)
+
+    def add(self, item: pg.PlotDataItem) -> None:
+        item.curve.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
+        self.curves.append(item)
+        self.changed()
+
+    def remove(self, item: pg.PlotDataItem) -> None:
+        self.curves.remove(item)
+        self.changed()
+
+    def changed(self) -> None:
+        """A pinned curve's data or pen changed: paint the pixmap again."""
+        self.prepareGeometryChange()
+        self._bounds = None
+        self.update()
+
+    def viewTransformChanged(self) -> None:
+        super().viewTransformChanged()
+        self.changed()  # the curves' bounds are padded in pixels
+
+    def boundingRect(self) -> QtCore.QRectF:
+        if self._bounds is None:
+            rect = QtCore.QRectF()
+            for item in self.curves:
+                curve = item.curve
+                if item.isVisible() and curve.isVisible():
+                    rect = rect.united(curve.mapRectToItem(self, curve.boundingRect()))
+            self._bounds = rect
+        return QtCore.QRectF(self._bounds)
+
+    def paint(self, painter, option, widget=None) -> None:
+        for item in self.curves:
+            curve = item.curve
+            if not (item.isVisible() and curve.isVisible()):
+                continue
+            transform, ok = curve.itemTransform(self)
+            painter.save()
+            if ok:
+                painter.setTransform(transform, True)
+            curve.paint(painter, option, widget)
+            painter.restore()
+
+
 @dataclass
 class PinCurve:
     """One curve drawn per pinned run: on ``plot``, from the pinned rows by ``xy``, with
@@ -123,6 +191,14 @@ class PinLayer:
         self.items: dict[int, list[pg.PlotDataItem]] = {}
         self.samples: dict[int, pg.PlotDataItem] = {}
         self.labels: dict[int, str] = {}
+        self.canvases: dict[int, PinCanvas] = {}  # id(plot) -> its pinned lines' canvas
+
+    def canvas(self, plot: pg.PlotItem) -> PinCanvas:
+        canvas = self.canvases.get(id(plot))
+        if canvas is None:
+            canvas = self.canvases[id(plot)] = PinCanvas()
+            plot.addItem(canvas, ignoreBounds=True)
+        return canvas
 
     @property
     def legend(self):
@@ -158,6 +234,8 @@ class PinLayer:
                 item = ClipAwareCurve(pen=pin_pen(curve.colour, pin.number))
                 item.setZValue(PIN_Z)
             curve.plot.addItem(item)
+            if not points:
+                self.canvas(curve.plot).add(item)
             items.append(item)
         self.pins[pin.number] = pin
         self.items[pin.number] = items
@@ -172,6 +250,9 @@ class PinLayer:
     def _drop(self, number: int) -> None:
         for curve, item in zip(self.curves, self.items.pop(number), strict=True):
             curve.plot.removeItem(item)
+            canvas = self.canvases.get(id(curve.plot))
+            if canvas is not None and item in canvas.curves:
+                canvas.remove(item)
         sample = self.samples.pop(number, None)
         if sample is not None and self.legend is not None:
             self.legend.removeItem(sample.item)
@@ -186,6 +267,9 @@ class PinLayer:
             set_curve(item, x, y, positive=curve.positive())
             if curve.settled is not None:
                 item.settled_from = curve.settled(pin)
+            canvas = self.canvases.get(id(curve.plot))
+            if canvas is not None and item in canvas.curves:
+                canvas.changed()
 
     def redraw(self) -> None:
         for number in self.pins:
