@@ -82,12 +82,37 @@ LINEAR_LEVELS = 1  # a linear axis draws and labels its major and minor ticks (p
 AXIS_TITLE_MARGIN = 2.5  # ... an axis title's: its descenders clear of the legend below
 
 
+COST_WEIGHT = 0.2  # of the newest measurement in a panel's running paint cost
+
+
+class PanelView(pg.GraphicsLayoutWidget):
+    """A panel's plots: pyqtgraph's layout widget that measures its paint events (wall ms,
+    a running mean: on a loaded machine a panel costs what it costs) and calls ``painted``
+    after each: the window counts the frames that reach the screen by it."""
+
+    paint_ms = 0.0
+    painted = None  # a callable of no arguments, or None
+
+    def paintEvent(self, event) -> None:
+        start = time.perf_counter()
+        try:
+            super().paintEvent(event)
+        finally:
+            ms = 1000 * (time.perf_counter() - start)
+            self.paint_ms += COST_WEIGHT * (ms - self.paint_ms)
+            if self.painted is not None:
+                self.painted()
+
+
 class Panel(ManagedRanges, QtWidgets.QFrame):
     """A titled plot area with a row of toggles, axis ranges that move only when the data
     leave them, and cached legends. Subclasses fill `self.plots` with `add_plot`."""
 
     title = ""
     claim = ""  # which claim of the note this panel lets you check (tooltip, docs/guide.md)
+    # a panel whose drawing is heavy (many points, markers): a running run's frame over the
+    # window's paint budget leaves it for the next frame (ui/window.LiveWindow.paint_panels)
+    STAGGERED = False
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
@@ -99,7 +124,7 @@ class Panel(ManagedRanges, QtWidgets.QFrame):
         self.toggles = QtWidgets.QHBoxLayout()
         self.toggles.setContentsMargins(6, 0, 6, 0)
         self.toggles.addStretch(1)
-        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics = PanelView()
         # on the right, room for half the last tick label of the x axis (pyqtgraph lets it
         # pass the plot's edge by up to 15 px; with less it was cut off at 1366x768)
         self.graphics.ci.setContentsMargins(4, 2, 16, 2)
@@ -311,6 +336,15 @@ class LivePanel(Panel):
         self._drawn: tuple[tuple[float, str], ...] = ()  # the (x, label) drawn on each time plot
         self._legends_cached = False
         self.pace = RunPace()
+        self._stale = False  # what last was drawn with changed (a toggle): draw it again
+        self._ranged = False  # last was drawn with its ranges checked
+        self.update_ms = 0.0  # running mean of update_from's wall ms
+
+    @property
+    def paint_cost_ms(self) -> float:
+        """What a frame of this panel costs: putting a snapshot on its items and painting
+        its view (running means, wall ms)."""
+        return self.update_ms + self.graphics.paint_ms
 
     @property
     def pace_per_second(self) -> float:
@@ -323,11 +357,31 @@ class LivePanel(Panel):
 
     def redraw(self) -> None:
         if self.last is not None:
+            self._stale = True
             self.update_from(self.last)
 
     def update_from(self, snap, ranges: bool = True) -> bool:
         """Draw a snapshot; with ranges=False the axis ranges wait for a later frame.
-        Returns whether an axis range changed."""
+        Returns whether an axis range changed. The snapshot drawn last, drawn as it was
+        (nothing toggled, its ranges checked if asked for), is not drawn again: its items
+        keep their data and Qt does not repaint them."""
+        if (
+            snap is self.last
+            and not self._stale
+            and not self._force_range
+            and (self._ranged or not ranges)
+            and snap.run_id == self._run_id
+        ):
+            return False
+        start = time.perf_counter()
+        try:
+            return self._update_from(snap, ranges)
+        finally:
+            ms = 1000 * (time.perf_counter() - start)
+            self.update_ms += COST_WEIGHT * (ms - self.update_ms)
+
+    def _update_from(self, snap, ranges: bool) -> bool:
+        self._stale = False
         if snap.run_id != self._run_id:
             self._run_id = snap.run_id
             self._clear_markers()
@@ -348,7 +402,8 @@ class LivePanel(Panel):
         self._mark_changes(snap)
         # data that left the view on this frame are fitted on this frame (a frame late was
         # a quarter of a second at 4 fps)
-        return self._manage_ranges() if ranges or self.data_left_view() else False
+        self._ranged = ranges or self.data_left_view()
+        return self._manage_ranges() if self._ranged else False
 
     def draw(self, snap) -> None:
         raise NotImplementedError

@@ -49,6 +49,7 @@ def _dot_when_alone(curve: pg.PlotDataItem, points: int) -> None:
 
 class SortedWeightsPanel(NotePanel):
     title = "Weights, sorted"
+    STAGGERED = True  # 2,500 points from m = 2,500 up
     claim = (
         "Weights above the threshold θ grow and those below it shrink (exact, at every "
         "instant); θ ≈ 1/‖W‖₁ once the two pushes balance and ‖W‖² ≈ 1, which needs "
@@ -126,6 +127,7 @@ class SortedWeightsPanel(NotePanel):
 
 class ThresholdPanel(NotePanel):
     title = "Threshold crossing"
+    STAGGERED = True  # up to 16 tracked weights over the whole history, and their marks
     claim = (
         "While θ(t) rises, a weight that falls below it keeps shrinking and dies. θ = λ/(1−‖W‖²) "
         "rises exactly while (1−‖W‖²)‖W‖² ≥ λ‖W‖₁, and keeps rising once that holds while λ stays. "
@@ -173,7 +175,7 @@ class ThresholdPanel(NotePanel):
             "How many weights to follow, chosen log-uniformly across the initial ranks "
             "(rank 1, the largest, is always one of them)"
         )
-        self.count.valueChanged.connect(lambda _v: self.last is not None and self.update_from(self.last))
+        self.count.valueChanged.connect(lambda _v: self.redraw())
         self.toggles.insertWidget(self.toggles.count() - 1, self.count)
         self.log_y = self.add_toggle("log y", "Logarithmic |W_k| axis")
         self._marks: tuple = ()

@@ -439,7 +439,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         if self.tabs.currentIndex() == 0:
             self.paint_panels(snap)
             self.pin_control.follow(self.params)  # pins are named by what differs from the live run
-        now = self.count_frame()
+        now = self.frame_drawn()
         # an idle run's last snapshot is always shown (no other will come)
         if now >= self._status_due or old is None or snap.state != "running":
             self._status_due = now + STATUS_SECONDS

@@ -443,7 +443,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             self.show_transport()
         self.paint_panels(snap)
         self.pin_control.follow(self.params)  # pins are named by what differs from the live run
-        now = self.count_frame()
+        now = self.frame_drawn()
         # numbers are read, not watched: 10 Hz is plenty, and each label change re-lays out
         # the status bar; an idle run's last snapshot is always shown (no other will come)
         idle = snap.state != "running"

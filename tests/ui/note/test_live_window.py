@@ -545,6 +545,7 @@ def test_a_new_run_reaches_one_panel_a_frame_and_paused_all_at_once(qtbot, make_
     painted = win.painted_panels()
     qtbot.waitUntil(lambda: all(p.last is not None and p.last.run_id == win.run_id for p in painted))
     win.paint_timer.timeout.disconnect()  # frames painted here, one at a time
+    win.paint_budget_ms = None  # (no panel left for the budget: tests/ui/test_paint_budget.py)
     old_run = win.run_id
     assert len(painted) == 6
 
