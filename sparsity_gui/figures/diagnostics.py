@@ -74,7 +74,7 @@ def death_forecast_panel(fig, data, ax=None):
     only_f = np.isfinite(forecast) & ~np.isfinite(observed) & alive_first
     if only_f.any():
         ax.plot(forecast[only_f], np.full(only_f.sum(), edge), "^", color="C3", markerfacecolor="none",
-                markersize=4, label=f"forecast, alive at the end ({only_f.sum()})")  # fmt: skip
+                markersize=4, alpha=0.5, label=f"forecast, alive at the end ({only_f.sum()})")  # fmt: skip
     only_o = ~np.isfinite(forecast) & np.isfinite(observed)
     if only_o.any():
         ax.plot(np.full(only_o.sum(), edge), observed[only_o], ">", color="C1", markerfacecolor="none",
@@ -86,7 +86,9 @@ def death_forecast_panel(fig, data, ax=None):
     rho = data["spearman"]
     rho_text = "n/a" if rho is None or not np.isfinite(rho) else f"{rho:.3f}"
     ax.set_title(f"{data['title']} · Spearman $\\rho$ = {rho_text}", fontsize="small")
-    ax.legend(fontsize=least_legend_size(), handlelength=1.5, loc="upper left")
+    # below the diagonal: empty under a rail bound (the earliest death), and where the
+    # deaths outside the series (the top edge) never are
+    ax.legend(fontsize=least_legend_size(), handlelength=1.5, loc="lower right")
 
 
 def _title(result) -> str:
