@@ -318,3 +318,21 @@ def test_a_crafted_series_is_refused_in_one_line(kind, tmp_path, monkeypatch, ca
     kwargs |= {"all_rows": True} if "--all-rows" in options else {}
     with pytest.raises(ValueError, match=words.replace("^", "\\^")):
         api.compare_checkpoints(series, l1=1e-3, lr=1e-3, optimizer="adam", **kwargs)
+
+
+def test_without_trainer_state_the_steps_are_samples_over_the_batch_or_said_to_be_names(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(STANDARD, run)
+    for state in run.glob("*/trainer_state.pt"):
+        state.unlink()
+    series = open_series(run, latent=0)
+    # SAELens' trainer names folders by samples: taken as steps only with a line saying so
+    assert list(series.steps) == [416, 800, 1184, 1568, 1920]
+    assert "folder names are taken as optimizer steps" in series.step_note
+    for cfg in run.glob("*/cfg.json"):
+        obj = json.loads(cfg.read_text(encoding="utf-8"))
+        cfg.write_text(json.dumps({**obj, "train_batch_size_tokens": 32}), encoding="utf-8")
+    series = open_series(run, latent=0)
+    counted = manifest("saelens_standard")
+    assert list(series.steps) == sorted(c["optimizer_steps"] for c in counted.values())
+    assert "the batch size 32 (cfg.json)" in series.step_note
