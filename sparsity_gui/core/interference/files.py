@@ -30,6 +30,7 @@ from sparsity_gui.core.interference.axes import READOUTS, row_value
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.readouts import readouts
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement, network_loss
+from sparsity_gui.core.interference.schedules import lr_sum
 from sparsity_gui.core.interference.sweep import (
     BARS,
     PREDICTED_SLOPE,
@@ -50,13 +51,15 @@ SWEEP_JSON = "sweep.json"
 HISTORY_INT_COLUMNS = ("step", "polysemantic", "active", "opposite_pairs", "same_pairs", "nonzero")
 
 
-def note_units(p: InterferenceParams, steps: int) -> dict:
-    """The research note's units for these network units (exact for plain GD)."""
+def note_units(p: InterferenceParams, steps: int, t: float = math.nan) -> dict:
+    """The research note's units for these network units (exact for plain GD); ``t``: the
+    time the run summed over its ``steps`` (a live change of lr included), else 4·Σ lr of
+    ``p``'s schedule."""
     return {
         "lam": p.lam,
         "eta": p.eta,
-        "t_end": float(p.time_of(steps)),
-        "relation": "lam = l1/4, eta = 4 lr, t = 4 lr steps (plain gradient descent)",
+        "t_end": float(t) if math.isfinite(t) else 4.0 * lr_sum(p, 0, steps),
+        "relation": "lam = l1/4, eta = 4 lr, t = 4 × the sum of lr over the steps (plain gradient descent)",
     }
 
 
@@ -367,7 +370,7 @@ def metadata(
         "command_line": command_line,
         "parameters": parameters,
         "w0": w0_source,
-        "note_units": note_units(p, step),
+        "note_units": note_units(p, step, meas.t),
         "steps_done": int(step),
         "failure": failure,
         "samples": int(samples),

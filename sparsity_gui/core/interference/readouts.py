@@ -102,10 +102,18 @@ def readouts(l1: float, W: np.ndarray, steps_to_sparse: int | None, rail_mean: f
     }
 
 
-def readouts_text(l1: float, W: np.ndarray, steps_to_sparse: int | None, rail_mean: float) -> str:
+def readouts_text(
+    l1: float, W: np.ndarray, steps_to_sparse: int | None, rail_mean: float, finished_at: int | None = None
+) -> str:
     """The readouts of a run so far in one line, as the window's dock shows them: when it
-    became sparse (or not yet), its mean rail share, its shrinkage against the fixed point."""
-    sparse = f"sparse at step {steps_to_sparse:,}" if steps_to_sparse is not None else "not sparse yet"
+    became sparse (or not yet; or, for a run that finished at step ``finished_at``, not by
+    then), its mean rail share, its shrinkage against the fixed point."""
+    if steps_to_sparse is not None:
+        sparse = f"sparse at step {steps_to_sparse:,}"
+    elif finished_at is not None:
+        sparse = f"not sparse by step {finished_at:,}"
+    else:
+        sparse = "not sparse yet"
     rail = f"rail share {rail_mean:.2f}" if math.isfinite(rail_mean) else "rail share —"
     ratio = shrinkage(W, l1)[2]
     shrunk = f"‖W_i‖²/w*² {ratio:.4f}" if math.isfinite(ratio) else "‖W_i‖²/w*² —"

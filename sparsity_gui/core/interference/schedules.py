@@ -17,6 +17,7 @@ schedule: the value given holds from then on. Qt-free.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -111,6 +112,34 @@ def lr_values(p, k0: int, count: int) -> np.ndarray:
         x = np.clip((k - (p.steps - p.lr_decay_steps)) / p.lr_decay_steps, 0.0, 1.0)
         out *= 1.0 - x if p.lr_decay == "linear" else 0.5 * (1.0 + np.cos(math.pi * x))
     return out
+
+
+# lr_sum's prefix sums are kept at every SUM_BLOCK-th step: a call sums at most one block
+SUM_BLOCK = 1 << 16
+
+
+@functools.lru_cache(maxsize=4)
+def _lr_block_sums(p) -> np.ndarray:
+    """Σ lr over steps 1 .. b·SUM_BLOCK of ``p``, for b = 0, 1, … (one pass per params)."""
+    blocks = p.steps // SUM_BLOCK
+    sums = [float(np.sum(lr_values(p, b * SUM_BLOCK, SUM_BLOCK))) for b in range(blocks)]
+    return np.concatenate(([0.0], np.cumsum(sums)))
+
+
+def _lr_prefix(p, k: int) -> float:
+    b = k // SUM_BLOCK
+    return float(_lr_block_sums(p)[b]) + float(np.sum(lr_values(p, b * SUM_BLOCK, k - b * SUM_BLOCK)))
+
+
+def lr_sum(p, k0: int, k1: int) -> float:
+    """Σ lr over steps k0 + 1 .. k1 of ``p`` (InterferenceParams): the note's time of those
+    steps is 4 times it (t = 4·Σ lr, what a run sums step by step)."""
+    k0, k1 = max(0, int(k0)), min(int(k1), p.steps)
+    if k1 <= k0:
+        return 0.0
+    if not has_lr_schedule(p):
+        return p.lr * (k1 - k0)
+    return _lr_prefix(p, k1) - _lr_prefix(p, k0)
 
 
 def has_l1_schedule(p) -> bool:

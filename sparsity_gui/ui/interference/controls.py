@@ -3,6 +3,7 @@ each with the note's units beside the network's (lam = l1/4, eta = 4 lr)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from PySide6 import QtCore, QtWidgets
@@ -20,6 +21,7 @@ from sparsity_gui.core.interference.params import (
 from sparsity_gui.core.interference.schedules import (
     has_l1_schedule,
     has_lr_schedule,
+    lr_sum,
     values_in_force,
 )
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
@@ -45,10 +47,13 @@ def _knots_or_none(name: str) -> Callable[[str], Knots]:
     return parse
 
 
-def units_text(p: InterferenceParams) -> str:
-    """The note's units of the current parameters (meaningful for gradient descent)."""
-    t = p.time_of(p.steps)
-    text = f"λ = l1/4 = {p.lam:.4g},  η = 4·lr = {p.eta:.4g},  t = 4·lr·steps = {t:.6g}"
+def units_text(p: InterferenceParams, step: int = 0, t: float = 0.0) -> str:
+    """The note's units of the current parameters (meaningful for gradient descent): the
+    time at the run's last step is the time ``t`` reached at ``step`` plus 4·Σ lr over the
+    steps left, so a schedule and a live change of lr are followed and a finished run's
+    value is the status line's."""
+    t_end = t + 4.0 * lr_sum(p, step, p.steps)
+    text = f"λ = l1/4 = {p.lam:.4g},  η = 4·lr = {p.eta:.4g},  t = 4·Σ lr = {t_end:.6g} by step {p.steps:,}"
     if p.optimizer not in GD_OPTIMIZERS:
         text += " (Adam's steps have no note time)"
     return text
@@ -120,7 +125,7 @@ class InterferenceControls(QtWidgets.QWidget):
             "lr",
             parse_float,
             "lr: learning rate, 0 < lr ≤ 1; for GD the note's step is η = 4·lr "
-            "(t = 4·lr·steps). Applies live.",
+            "(t = 4·Σ lr over the steps). Applies live.",
         )
         self.steps = field(
             "steps",
@@ -201,7 +206,7 @@ class InterferenceControls(QtWidgets.QWidget):
         self.units.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.units.setToolTip(
             "The note's units: λ = l1/4, η = 4·lr, and the simulated time "
-            "t = 4·lr·steps reached at the end (for gradient descent)"
+            "t = 4·Σ lr reached at the last step (for gradient descent)"
         )
         self.units.setStyleSheet("color: #444; background: #f4f4f4; padding: 2px;")
         form.addRow("note", self.units)
@@ -370,7 +375,8 @@ class InterferenceControls(QtWidgets.QWidget):
         run's readouts so far (readouts_text); ``saturated``: the line that says the l1
         coefficient no longer matters (readouts.saturation_line)."""
         p = self._params
-        text = units_text(p)
+        gd = meas is not None and math.isfinite(meas.t)
+        text = units_text(p, meas.step, meas.t) if gd else units_text(p)
         if has_l1_schedule(p) or has_lr_schedule(p):
             if meas is None:
                 l1, lr = values_in_force(p, 0)

@@ -482,10 +482,13 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         text += f"\n{rate} · {fps} · {snap.state}"
         text += f" · run {snap.run_id}"
         self.status_line.setText(text)
-        key = (snap.run_id, snap.step)
+        key = (snap.run_id, snap.step, snap.state)
         if key != self._readouts_of:  # a pass over W: once per new snapshot, not per frame
             self._readouts_of = key
-            self._readouts_line = readouts_text(p.l1, snap.W, snap.steps_to_sparse, snap.rail_share_mean)
+            finished_at = snap.step if snap.state == "finished" else None
+            self._readouts_line = readouts_text(
+                p.l1, snap.W, snap.steps_to_sparse, snap.rail_share_mean, finished_at
+            )
         self.controls.show_in_force(snap.latest, saturation_line(snap.rail_share_mean), self._readouts_line)
         L = self.status_labels
         L["poly"].setText(f"polysemantic {snap.latest.polysemantic} / {p.prediction:.3g} predicted")
