@@ -51,9 +51,6 @@ class InterferencePanel(PinnablePanel, LivePanel):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self._markers_run = None
-        self._seen_params: tuple[float, float] | None = None
-        self._changes: list[tuple[float, str]] = []
         self.fixed_y: dict = {}  # plot -> (lo, hi): a y range that never moves (shares)
         # plot -> (smallest top, headroom): a count axis from 0 (never negative), with room
         # above the data for the legend
@@ -94,23 +91,28 @@ class InterferencePanel(PinnablePanel, LivePanel):
         return super().update_from(snap, ranges)
 
     def change_markers(self, snap) -> list[tuple[float, str]]:
-        """Where a schedule of l1 or lr turns, and where l1 or lr changed live, found by
-        comparing each snapshot's parameters with the last one's (the run does not log its
-        live changes)."""
-        if snap.run_id != self._markers_run:
-            self._markers_run, self._seen_params, self._changes = snap.run_id, None, []
-        p = snap.params
-        key = (p.l1, p.lr)
-        old, self._seen_params = self._seen_params, key
-        if old is not None and old != key:
-            parts = [
-                f"{name}={new:.3g}"
-                for name, new, was in (("l1", p.l1, old[0]), ("lr", p.lr, old[1]))
-                if new != was
-            ]
-            self._changes.append((float(snap.step), " ".join(parts)))
-        # the schedules' turns the run has passed, then the live changes
-        return [m for m in schedule_marks(p) if m[0] <= snap.step] + self._changes
+        """Where a schedule of l1 or lr turned, and where l1 or lr was changed live, from the
+        run's own log of its live changes (so a reopened session shows them too): the
+        turns of the schedules the run started with, each until a live change of its
+        quantity ended it, then the live changes, at the steps they were made."""
+        start = snap.initial_params or snap.params
+        ended: dict[str, int] = {}  # l1 or lr: the step a live change ended its schedule at
+        live = []
+        for change in snap.changes:
+            if change.step > snap.step:
+                continue
+            values = change.value_dict
+            named = [name for name in ("l1", "lr") if name in values]
+            for name in named:
+                ended.setdefault(name, change.step)
+            if named:
+                live.append((float(change.step), " ".join(f"{name}={values[name]:.3g}" for name in named)))
+        turns = [
+            (x, label)
+            for x, label in schedule_marks(start)
+            if x <= min(snap.step, ended.get(label.split()[0], snap.step))
+        ]
+        return turns + live
 
     def add_step_plot(self, row: int, title: str | None, y_label: str, **kw) -> pg.PlotItem:
         plot = self.add_plot(row, title, "step", y_label, time_axis=True, **kw)

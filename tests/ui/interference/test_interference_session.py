@@ -77,6 +77,10 @@ def test_a_saved_session_opens_as_the_same_run(qtbot, make_iwindow, tmp_path):
     assert 1 in other.poly_panel.pinned_items
     qtbot.wait(200)
     assert other.snapshot.step == snap.step  # paused: it stays there
+    # the live change is marked where it was made, on every step panel, as before saving
+    other.repaint_now()
+    for panel in (other.poly_panel, other.kept_panel):
+        assert panel._drawn == ((float(change.step), "l1=0.004"),)
 
     # played on, it is the run going on (a live change is recorded on top)
     other.set_playing(True)
