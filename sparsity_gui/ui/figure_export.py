@@ -1,19 +1,24 @@
 """`PanelExports`, the figure half of each model's File menu exports: a panel or the whole
-window as a figure file, from the Export figure menu and its save dialog; and the one way
+window as a figure file, from the Export figure menu and its save dialog; the one way
 either window's exports run beside the GUI (`run_job`: one at a time, progress and Cancel in
-the status bar)."""
+the status bar); and the one *Export all* of both windows (`export_all`: what it refuses,
+the temporary folder its files are made in, the window's PNG, how it ends), each model
+adding its figures and data (`export_all_parts`)."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.files import Payload, make_temp_dir, write_payload
 from sparsity_gui.ui.background import BackgroundJob, JobOutcome, StatusProgress
-from sparsity_gui.ui.dialogs import in_last_folder, remember_folder
+from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder, in_last_folder, remember_folder
 
 BUSY = "an export is running: wait for it or cancel it"
 
@@ -31,6 +36,24 @@ def png_bytes(image) -> bytes:
     if not image.save(buf, "PNG"):
         raise RuntimeError("Qt could not encode the PNG image")
     return bytes(buf.data())
+
+
+# Export all's files: a model's work makes them as {name: payload}, names relative to the
+# folder ("figures/x.png" inside it); calling step(text) once per unit of its progress
+ExportFiles = dict[str, Payload]
+ExportWork = Callable[[BackgroundJob, Callable[[str], None]], tuple[ExportFiles, ExportFiles]]
+
+
+class WriteFailed(Exception):
+    """A file of an export that could not be written: where, and the OSError."""
+
+    def __init__(self, path: Path, error: OSError):
+        super().__init__(str(path))
+        self.path, self.error = path, error
+
+
+def os_reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
 
 def file_stem(title: str) -> str:
@@ -102,6 +125,124 @@ class PanelExports(QtCore.QObject):
             return True
         job.wait()
         return answer.get("ok", False)
+
+    # --- Export all ---------------------------------------------------------------------
+    def export_all_parts(self) -> tuple[int, ExportWork]:
+        """The model's half of Export all, read on the GUI thread (InputError, ValueError or
+        RuntimeError: it cannot start, said): the number of its progress steps, one per
+        figure drawn plus one per data file, and the work that makes, in the export's
+        worker, (figures, data files), calling step(text) once per figure drawn."""
+        raise NotImplementedError
+
+    def export_all(self, folder: str | Path, wait: bool = True) -> bool:
+        """One folder: the model's figures and data files (export_all_parts), the window as
+        window.png and the session as session.json among them. Refused while an export
+        runs or when ``folder`` is a file. Made beside the GUI behind a progress bar with
+        Cancel in the status bar (``wait``: see run_job), into a temporary folder inside
+        ``folder``, then moved in file by file: a cancelled or failed export leaves the
+        folder as it was (files of the same names from before are replaced only once all
+        are made)."""
+        win = self.win
+        folder = Path(folder)
+        title = "Cannot export"
+        refused = self.cannot_export_into(folder)
+        if refused:
+            return win.fail(title, refused)
+        try:
+            total, make = self.export_all_parts()
+            window_png = self.window_png(1.0)
+        except InputError as exc:
+            return win.fail(title, exc.message)
+        except (ValueError, RuntimeError) as exc:
+            return win.fail(title, str(exc))
+        created = [p for p in (folder, folder / "figures") if not p.exists()]
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = make_temp_dir(folder, "export")
+        except OSError as exc:
+            return win.fail(title, f"{folder}: {os_reason(exc)}. {UNCHANGED}")
+
+        def work(job: BackgroundJob) -> list[str]:
+            done = 0
+
+            def step(what: str) -> None:
+                nonlocal done
+                done += 1
+                job.report((done, what))
+                job.check()
+
+            job.report((0, "Drawing the figures…"))
+            figures, data = make(job, step)
+            job.check()
+            data["window.png"] = window_png
+            items = [*((name, payload, False) for name, payload in figures.items())]
+            items += [(name, payload, True) for name, payload in data.items()]
+            for name, payload, counted in items:
+                (tmp / name).parent.mkdir(exist_ok=True)
+                try:
+                    write_payload(tmp / name, payload)
+                except OSError as exc:
+                    raise WriteFailed(folder / name, exc) from None
+                if counted:
+                    step(f"Writing {name}…")
+            for name, _payload, _counted in items:  # each one atomically into place
+                (folder / name).parent.mkdir(exist_ok=True)
+                os.replace(tmp / name, folder / name)
+            return [name for name, _payload, _counted in items]
+
+        def finish(outcome: JobOutcome) -> bool:
+            shutil.rmtree(tmp, ignore_errors=True)
+            for made in reversed(created):  # a folder this export made and left empty
+                if made.is_dir() and not any(made.iterdir()):
+                    made.rmdir()
+            error = outcome.error
+            if outcome.ok:
+                return win.done(f"Exported {len(outcome.value)} files to {folder}")
+            if outcome.cancelled:
+                win.done(f"Export cancelled: nothing was written; {folder} is as it was")
+                win.last_error = "Export cancelled"  # not written: the caller is told so
+                return False
+            if isinstance(error, WriteFailed):
+                return win.fail(
+                    title,
+                    f"{error.path}: {os_reason(error.error)}. No file was written; "
+                    "earlier files of the same names are intact.",
+                )
+            if isinstance(error, OSError):
+                return win.fail(title, f"{error.filename or folder}: {os_reason(error)}")
+            if isinstance(error, InputError):
+                return win.fail(title, error.message)
+            if isinstance(error, (ValueError, RuntimeError, MemoryError)):
+                return win.fail(title, f"cannot draw the figures: {error}")
+            assert error is not None
+            raise error
+
+        return self.run_job(work, "Drawing the figures…", finish, total=total + 1, wait=wait, title=title)
+
+    def export_all_dialog(self) -> None:
+        folder = choose_folder(self.win, "Export all into folder")  # a new folder's name too
+        if folder:
+            self.export_all(folder, wait=False)
+
+    def window_png(self, scale: float = 1.0) -> bytes:
+        """The whole window as a PNG screenshot (a record of the session on screen)."""
+        win = self.win
+        if not (0 < scale <= 8):
+            raise ValueError(f"PNG scale must be > 0 and at most 8, got {scale}")
+        image = QtGui.QImage(
+            max(int(round(win.width() * scale)), 1),
+            max(int(round(win.height() * scale)), 1),
+            QtGui.QImage.Format.Format_ARGB32,
+        )
+        image.fill(QtGui.QColor("white"))
+        painter = QtGui.QPainter(image)
+        try:
+            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
+            painter.scale(scale, scale)
+            win.render(painter, QtCore.QPoint(0, 0))
+        finally:
+            painter.end()
+        return png_bytes(image)
 
     def panel(self, target):
         """The panel a target names, or None for the whole window."""

@@ -67,7 +67,7 @@ def test_the_interference_window_writes_the_interference_commands_files(
     assert win.exports.export_all(tmp_path / "win"), win.last_error
     command, window = _names(tmp_path / "cli"), _names(tmp_path / "win")
     assert command == {"history.csv", "w0.npy", "w_final.npy", "neuron_counts.csv", "run.json"}
-    assert command <= window and window - command == set()  # figures and pins go elsewhere
+    assert command <= window and window - command == {"session.json", "window.png"}  # figures in figures/
     assert _keys(tmp_path / "cli") == _keys(tmp_path / "win")
     meta = json.loads((tmp_path / "win" / "run.json").read_text())
     assert meta["w0"] == {"source": "normal"} and meta["parameters"]["seed"] == 2

@@ -1,24 +1,24 @@
 """The interference window's exports: a panel (the sweep's too) or the whole layout as a
 matplotlib figure (PNG, SVG or PDF, with the data it is drawn from and the script that
-redraws it beside it), *Export all* (every figure, the shown run's data and the pinned
-runs, into one folder, beside the GUI with a progress bar and Cancel in the status bar) and the shown
-run's data alone: the history of the counts (CSV), W (.npy) and the active features per
-neuron (CSV), all from the snapshot on screen."""
+redraws it beside it), *Export all* (Ctrl+E: every figure, the shown run's data, the window
+as window.png, the session as session.json and the pinned runs, into one folder, beside
+the GUI with a progress bar and Cancel in the status bar: PanelExports.export_all, as the
+note window's) and the shown run's data alone: the history of the counts (CSV), W (.npy)
+and the active features per neuron (CSV), all from the snapshot on screen."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.interference.files import snapshot_files
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 from sparsity_gui.core.interference.settings import run_settings
-from sparsity_gui.ui.background import BackgroundJob, JobOutcome
-from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder
+from sparsity_gui.ui.background import BackgroundJob
+from sparsity_gui.ui.dialogs import UNCHANGED
 from sparsity_gui.ui.figure_export import PanelExports
 from sparsity_gui.ui.figure_style import FigureStyleChoice
 
@@ -58,47 +58,22 @@ def change_text(text: str) -> str:
     return ", ".join(parts)
 
 
-def write_all_or_nothing(folder: Path, files: dict[str, bytes]) -> int:
-    """``files`` (names relative to ``folder``, figures/ inside it) written atomically into
-    ``folder``, new or without files of those names: all of them, or, if a write fails,
-    none (what was written is removed, the folders made are too) and the OSError raised."""
-    created: list[Path] = []
-    written: list[Path] = []
-    try:
-        for sub in (folder, folder / "figures"):
-            if not sub.exists():
-                sub.mkdir(parents=True)
-                created.append(sub)
-        for name, data in files.items():
-            path = folder / name
-            if path.exists():
-                raise FileExistsError(17, "a file of that name is in the folder", str(path))
-            atomic_write_bytes(path, data)
-            written.append(path)
-    except OSError:
-        for path in written:  # all of it or nothing
-            path.unlink(missing_ok=True)
-        for sub in reversed(created):
-            try:
-                sub.rmdir()
-            except OSError:
-                pass
-        raise
-    return len(written)
-
-
 class InterferenceExports(FigureStyleChoice, PanelExports):
     WINDOW_FIGURE = "layout"
     FORMATS = ("png", "svg", "pdf")
 
     def build_menus(self, file_menu: QtWidgets.QMenu) -> None:
-        self.act_export_all = file_menu.addAction("Export all…")
-        self.act_export_all.setObjectName("act_export_all")
-        self.act_export_all.setToolTip(
+        self.act_export_all = self.win.action(
+            "act_export_all",
+            "Export all…",
+            lambda _c=False: self.export_all_dialog(),
+            "Ctrl+E",
             "Every panel's figure (PNG, SVG, PDF, its data and the script that redraws it), "
-            "the layout, the sweep's figure, the run's data and the pinned runs, into one folder"
+            "the layout, the sweep's figure, the run's data, the window (PNG), the session and "
+            "the pinned runs, into one folder (Ctrl+E)",
         )
-        self.act_export_all.triggered.connect(lambda _c=False: self.export_all_dialog())
+        self.act_export_all.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
+        file_menu.addAction(self.act_export_all)
         figure_menu = self.figure_menu()
         self.add_style_menu(figure_menu)
         file_menu.addMenu(figure_menu)
@@ -209,26 +184,18 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         )
 
     # --- Export all ------------------------------------------------------------------------
-    def export_all(self, folder, wait: bool = True) -> bool:
-        """Every figure, the run's data and the pinned runs into ``folder`` (new, or without
-        files of those names), drawn beside the GUI behind a progress bar with Cancel in
-        the status bar (``wait``: see PanelExports.run_job). The window keeps painting; a
-        cancelled or failed export writes nothing."""
+    def export_all_parts(self):
+        """Export all's figures and data (PanelExports.export_all writes them, the window's
+        PNG among them): every panel and the layout (and the sweep's figures, if it has
+        runs) in figures/, the run's data, session.json and the pinned runs."""
         from sparsity_gui.figures.interference import figures as fi
         from sparsity_gui.figures.scripted import figure_files, panel_size
 
         win = self.win
-        folder = Path(folder)
-        title = "Cannot export"
-        refused = self.cannot_export_into(folder)
-        if refused:
-            return win.fail(title, refused)
-        try:
-            data = self.run_data()
-            data_files = self.run_files()
-            data_files.update({name: text.encode("utf-8") for name, text in win.pin_control.files().items()})
-        except InputError as exc:
-            return win.fail(title, exc.message)
+        data = self.run_data()
+        data_files: dict = dict(self.run_files())
+        make_session = win.sessions.session_maker()
+        data_files.update({name: text.encode("utf-8") for name, text in win.pin_control.files().items()})
         style = self.style()
         tab = win.sweep
         sweep = (  # read here, on the GUI thread: the files are drawn beside it
@@ -237,8 +204,8 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             else None
         )
 
-        def parts() -> Iterator[tuple[str, dict[str, bytes]]]:
-            yield "the run's data", data_files
+        def make(job: BackgroundJob, step) -> tuple[dict, dict]:
+            figures: dict[str, bytes] = {}
             for key in fi.PANEL_ORDER:
                 function, panel_title = fi.PANELS[key]
                 files = figure_files(
@@ -250,12 +217,14 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
                     title=panel_title,
                     functions=fi.SCRIPT_FUNCTIONS,
                 )
-                yield panel_title, {f"figures/{name}": blob for name, blob in files.items()}
+                figures.update({f"figures/{name}": blob for name, blob in files.items()})
+                step(f"Drew {panel_title}…")
             whole = {"panels": [data[p] for p in fi.PANEL_ORDER]}
             files = figure_files(
                 "layout", fi.layout, whole, style, fi.layout_size(style), functions=fi.SCRIPT_FUNCTIONS
             )
-            yield "the layout", {f"figures/{name}": blob for name, blob in files.items()}
+            figures.update({f"figures/{name}": blob for name, blob in files.items()})
+            step("Drew the layout…")
             if sweep is not None:  # the figures `sweep` draws for it (a grid's: its readout's)
                 from sparsity_gui.figures.interference.grid import grid_figure_files, grid_panels
                 from sparsity_gui.figures.interference.sweep import sweep_figure_files
@@ -265,44 +234,12 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
                     files = grid_figure_files(spec, rows, readout, cancelled=cancelled, style=style)
                 else:
                     files = sweep_figure_files(spec, rows, style=style, cancelled=cancelled)
-                yield "the sweep", {f"figures/{name}": blob for name, blob in files.items()}
+                figures.update({f"figures/{name}": blob for name, blob in files.items()})
+                step("Drew the sweep…")
+            return figures, {**data_files, "session.json": make_session()}
 
-        count = 2 + len(fi.PANEL_ORDER) + (sweep is not None)
-
-        def work(job: BackgroundJob) -> int:
-            files: dict[str, bytes] = {}
-            for done, (label, part) in enumerate(parts(), start=1):
-                job.check()
-                files.update(part)
-                job.report((done, f"Drew {label}…"))
-            job.check()
-            job.report((count, f"Writing {len(files)} files…"))
-            return write_all_or_nothing(folder, files)
-
-        def finish(outcome: JobOutcome) -> bool:
-            error = outcome.error
-            if outcome.ok:
-                return win.done(f"Exported {outcome.value} files to {folder}")
-            if outcome.cancelled:
-                win.done("Export cancelled: nothing was written")
-                win.last_error = "Export cancelled"  # not written: the caller is told so
-                return False
-            if isinstance(error, OSError):
-                where = error.filename or folder
-                return win.fail(title, f"{where}: {error.strerror or error}. Nothing was written.")
-            if isinstance(error, InputError):
-                return win.fail(title, error.message)
-            if isinstance(error, (ValueError, RuntimeError, MemoryError)):
-                return win.fail(title, f"cannot draw the figures: {error}")
-            assert error is not None
-            raise error
-
-        return self.run_job(work, "Drawing the figures…", finish, total=count, wait=wait, title=title)
-
-    def export_all_dialog(self) -> None:
-        folder = choose_folder(self.win, "Export all into folder")  # a new folder's name too
-        if folder:
-            self.export_all(folder, wait=False)
+        drawn = len(fi.PANEL_ORDER) + 1 + (sweep is not None)
+        return drawn + len(data_files) + 1, make
 
     # --- data --------------------------------------------------------------------------------
     def run_files(self) -> dict[str, bytes]:

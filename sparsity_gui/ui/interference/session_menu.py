@@ -81,6 +81,15 @@ class SessionMenu(QtCore.QObject):
         changes = tuple(c for c in snap.changes if c.step <= snap.step)
         return InterferenceScript(snap.initial_params, w0, changes, snap.step), source
 
+    def session_maker(self) -> Callable[[], str]:
+        """The run on screen as a session file's text (Export all's session.json): what it
+        needs read now, on the GUI thread; the text made by the function returned, in any
+        thread. InputError while the run is starting."""
+        script, source = self.current_script()
+        pins = list(self.win.pin_control.pins)
+        style = self.win.exports.style()
+        return lambda: session_text(script, source, pins, style)
+
     def save_session(self, path: str | Path, wait: bool = True) -> bool:
         """The run on screen into ``path`` (atomically: an earlier file stays whole if the
         write fails), written beside the GUI as an export (``wait``: PanelExports.run_job)."""

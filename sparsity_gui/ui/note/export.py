@@ -15,15 +15,13 @@ the window paints; what they need from the window is read on the GUI thread firs
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.files import Payload, Streamed, make_temp_dir, write_payload
+from sparsity_gui.core.files import Payload, Streamed, write_payload
 from sparsity_gui.core.note.changes import RunScript
 from sparsity_gui.core.note.files import run_files, tracked_csv
 from sparsity_gui.core.note.headless import resolved_format
@@ -31,8 +29,8 @@ from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.sampled import SampledRun, replay_script
 from sparsity_gui.core.note.session import W0Source, session_text
 from sparsity_gui.ui.background import BackgroundJob, JobOutcome
-from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder, save_file_name
-from sparsity_gui.ui.figure_export import PanelExports, png_bytes
+from sparsity_gui.ui.dialogs import UNCHANGED, save_file_name
+from sparsity_gui.ui.figure_export import PanelExports, os_reason
 from sparsity_gui.ui.figure_style import FigureStyleChoice
 
 EXPORT_ALL_FORMATS = ("png", "svg", "pdf")  # of each panel in Export all
@@ -58,10 +56,6 @@ DATA_KINDS = {
 }
 TABLE_KINDS = ("weights", "deaths")  # a row per weight: CSV or .npz
 COMMAND_LINE = "sparsity-gui (desktop app export)"
-
-
-def _os_reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
 
 
 class _WriteFailed(Exception):
@@ -225,11 +219,11 @@ class NoteExports(FigureStyleChoice, PanelExports):
             win.last_error = "Export cancelled"  # not written: the caller is told so
             return False
         if isinstance(error, _WriteFailed):
-            return win.fail(title, f"{error.path}: {_os_reason(error.error)}. {UNCHANGED}")
+            return win.fail(title, f"{error.path}: {os_reason(error.error)}. {UNCHANGED}")
         if isinstance(error, InputError):
             return win.fail(title, error.message)
         if isinstance(error, OSError):
-            return win.fail(title, f"{error.filename or ''}: {_os_reason(error)}")
+            return win.fail(title, f"{error.filename or ''}: {os_reason(error)}")
         if isinstance(error, (ValueError, RuntimeError)):
             return win.fail(title, str(error))
         assert error is not None
@@ -272,26 +266,6 @@ class NoteExports(FigureStyleChoice, PanelExports):
         panel = self.panel(target)
         by_title = {title: name for name, title in TITLES.items()}
         return by_title.get(panel.title) if panel is not None else None
-
-    def window_png(self, scale: float = 1.0) -> bytes:
-        """The whole window as a PNG screenshot (a record of the session on screen)."""
-        win = self.win
-        if not (0 < scale <= 8):
-            raise ValueError(f"PNG scale must be > 0 and at most 8, got {scale}")
-        image = QtGui.QImage(
-            max(int(round(win.width() * scale)), 1),
-            max(int(round(win.height() * scale)), 1),
-            QtGui.QImage.Format.Format_ARGB32,
-        )
-        image.fill(QtGui.QColor("white"))
-        painter = QtGui.QPainter(image)
-        try:
-            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
-            painter.scale(scale, scale)
-            win.render(painter, QtCore.QPoint(0, 0))
-        finally:
-            painter.end()
-        return png_bytes(image)
 
     def figure_bytes(self, target, fmt: str, scale: float = 2.0) -> bytes:
         """A panel's (or the layout's) figure in `fmt` at 150·scale dpi, drawn by
@@ -365,51 +339,22 @@ class NoteExports(FigureStyleChoice, PanelExports):
 
         return self.run_job(work, "Drawing the figure…", finish, wait=wait, title=title)
 
-    def export_all(self, folder: str | Path, scale: float = 2.0, wait: bool = True) -> bool:
-        """One folder: every panel as PNG (300 dpi), SVG and PDF, each with its JSON and script
-        (figures/note/figures.py, drawn from the exported data with the live panels' toggles, pins
-        and style), the window as PNG, timeseries.csv, weights.csv, deaths.csv (weights.npz
-        and deaths.npz above 10^6 weights, as `run` writes them), tracked.csv, run.json,
-        session.json and the pinned runs. Made beside the GUI behind a progress bar with
-        Cancel in the status bar (``wait``: see PanelExports.run_job), into a temporary
-        folder inside `folder`, then moved in file by file: a cancelled or failed export
-        leaves the folder as it was."""
-        win = self.win
-        folder = Path(folder)
-        title = "Cannot export"
-        refused = self.cannot_export_into(folder)
-        if refused:
-            return win.fail(title, refused)
-        try:
-            script, source = win.current_script()
-            figure_job = self._figure_job()
-            style = self.style()
-            window_png = self.window_png(1.0)
-            pin_files = win.pin_control.files()
-            make_data = self.data_maker(script, source)
-        except InputError as exc:
-            return win.fail(title, exc.message)
-        except (ValueError, RuntimeError) as exc:
-            return win.fail(title, str(exc))
-        created = not folder.exists()
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp = make_temp_dir(folder, "export")
-        except OSError as exc:
-            return win.fail(title, f"{folder}: {_os_reason(exc)}. {UNCHANGED}")
+    def export_all_parts(self):
+        """Export all's figures and data (PanelExports.export_all writes them, the window's
+        PNG among them): every panel as PNG (300 dpi), SVG and PDF, each with its JSON and
+        script (figures/note/figures.py, drawn from the exported data with the live panels'
+        toggles, pins and style), timeseries.csv, weights.csv, deaths.csv (weights.npz and
+        deaths.npz above 10^6 weights, as `run` writes them), tracked.csv, run.json,
+        session.json and the pinned runs."""
+        script, source = self.win.current_script()
+        figure_job = self._figure_job()
+        style = self.style()
+        pin_files = self.win.pin_control.files()
+        make_data = self.data_maker(script, source)
         data_count = 6  # timeseries, weights, deaths, tracked, run.json, session.json
-        total = len(VIEW_TOGGLES) + 1 + data_count + len(pin_files)  # figures, window, data, pins
 
-        def work(job: BackgroundJob) -> list[str]:
+        def make(job: BackgroundJob, step) -> tuple[dict, dict]:
             from sparsity_gui.figures.note.figures import note_figure_files
-
-            done = 0
-
-            def step(what: str) -> None:
-                nonlocal done
-                done += 1
-                job.report((done, what))
-                job.check()
 
             job.report((0, "Re-simulating the run…"))
             run = self.replayed(script)
@@ -426,39 +371,9 @@ class NoteExports(FigureStyleChoice, PanelExports):
                 cancelled=job.cancelled,
                 progress=lambda d, t: step(f"Drawing the figures ({d} of {t})…"),
             )
-            job.check()
-            items: list[tuple[str, Payload]] = [*figures.items(), ("window.png", window_png)]
-            items += [*files.items(), *pin_files.items()]
-            names: list[str] = []
-            for name, payload in items:
-                try:
-                    write_payload(tmp / name, payload)
-                except OSError as exc:
-                    raise _WriteFailed(folder / name, exc, []) from None
-                names.append(name)
-                if not name.endswith((".png", ".svg", ".pdf", ".py")) or name == "window.png":
-                    step(f"Writing {name}…")
-            for name in names:  # each one atomically into place
-                os.replace(tmp / name, folder / name)
-            return names
+            return figures, {**files, **pin_files}
 
-        def finish(outcome: JobOutcome) -> bool:
-            shutil.rmtree(tmp, ignore_errors=True)
-            if created and folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
-            if outcome.ok:
-                return win.done(f"Exported {len(outcome.value)} files to {folder}")
-            if isinstance(outcome.error, _WriteFailed):
-                return win.fail(
-                    title,
-                    f"{outcome.error.path}: {_os_reason(outcome.error.error)}. No file was written; "
-                    "earlier files of the same names are intact.",
-                )
-            if isinstance(outcome.error, OSError):
-                return win.fail(title, f"{folder}: {_os_reason(outcome.error)}")
-            return self._said(outcome, title, f"Export cancelled; {folder} is as it was")
-
-        return self.run_job(work, "Drawing the figures…", finish, total=total, wait=wait, title=title)
+        return len(VIEW_TOGGLES) + data_count + len(pin_files), make
 
     # --- dialogs ----------------------------------------------------------------------------
     def figure_menu(self) -> QtWidgets.QMenu:
@@ -510,8 +425,3 @@ class NoteExports(FigureStyleChoice, PanelExports):
             path += ".npz"  # a bare name typed under the NumPy filter means arrays
         if path:
             self.export_data(kind, path, wait=False)
-
-    def export_all_dialog(self) -> None:
-        folder = choose_folder(self.win, "Export all into folder")  # a new folder's name too
-        if folder:
-            self.export_all(folder, wait=False)

@@ -2,17 +2,20 @@
 while the window keeps painting, with a progress bar and Cancel in the status bar, as the
 note window's (ui/background.py); a cancelled export
 writes nothing, a finished one writes the figures (with their data and scripts), the
-shown run's data and the pinned runs. Real window, real training thread, real files."""
+shown run's data, the window (window.png), the session (session.json) and the pinned runs,
+as the note window's Export all (Ctrl+E in both). Real window, real training thread, real
+files."""
 
 from __future__ import annotations
 
 import json
 
 import numpy as np
-from PySide6 import QtWidgets
+from PySide6 import QtGui, QtWidgets
 
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+from sparsity_gui.core.interference.session import load_session
 from sparsity_gui.figures.save import arrays_of
 
 TIMEOUT = 60_000
@@ -46,8 +49,10 @@ def test_export_all_writes_every_figure_and_the_data(qtbot, make_iwindow, tmp_pa
         "pin_1.csv",
         "pins.json",
         "run.json",
+        "session.json",
         "w0.npy",
         "w_final.npy",
+        "window.png",
     ]
     figures = sorted(p.name for p in (folder / "figures").iterdir())
     assert figures == sorted(f"{p}.{ext}" for p in PANELS for ext in ("json", "pdf", "png", "py", "svg"))
@@ -58,6 +63,20 @@ def test_export_all_writes_every_figure_and_the_data(qtbot, make_iwindow, tmp_pa
     assert [p["label"] for p in data["pins"]] == [json.loads((folder / "pins.json").read_text())[0]["label"]]
     assert f"Exported {len(names) - 1 + len(figures)} files" in win.statusBar().currentMessage()
     assert win.exports.job is None and win.exports.progress is None
+    # the window as on screen, and the session that reopens this run at this step
+    image = QtGui.QImage(str(folder / "window.png"))
+    assert (image.width(), image.height()) == (win.width(), win.height())
+    session = load_session(folder / "session.json")
+    assert session.script.step == snap.step and session.params == snap.params
+    assert [p.number for p in session.pins] == [1]
+    assert not any(p.name.startswith(".") for p in folder.iterdir())  # no temporary folder left
+
+
+def test_ctrl_e_is_export_all_as_in_the_note_window(qtbot, make_iwindow):
+    win = make_iwindow(SMALL)
+    act = win.findChild(QtGui.QAction, "act_export_all")  # the note's: test_export_session.py
+    assert act.shortcut().toString() == "Ctrl+E" and act.text() == "Export all…"
+    assert act in win.menuBar().actions()[0].menu().actions()  # in File
 
 
 def test_a_cancelled_export_leaves_nothing_behind(qtbot, make_iwindow, tmp_path):
@@ -66,7 +85,8 @@ def test_a_cancelled_export_leaves_nothing_behind(qtbot, make_iwindow, tmp_path)
     assert win.exports.export_all(target, wait=False)
     job, progress = win.exports.job, win.exports.progress
     bar = win.statusBar().findChild(QtWidgets.QProgressBar, "export_progress")
-    assert bar is progress.bar and bar.maximum() == 2 + 6  # the data, 6 panels, the layout
+    # 6 panels and the layout drawn; 5 data files, the session and the window written
+    assert bar is progress.bar and bar.maximum() == 6 + 1 + 5 + 1 + 1
     painted = win.snapshot.seq
     cancel = win.statusBar().findChild(QtWidgets.QPushButton, "export_cancel")
     cancel.click()  # the user's Cancel
