@@ -36,11 +36,10 @@ COUNT_BINS = 2000  # neurons drawn per bar at most (max over the neurons of a bi
 
 # --- shared by the panels (their source goes into each script: numpy and matplotlib only)
 def step_panel_end(ax, data, y_from_zero=True):
-    """A step axis from the first to the last recorded step (of the run and the pins); a
-    count axis from zero."""
-    steps = [np.asarray(data["step"], float)]
-    steps += [np.asarray(pin["step"], float) for pin in data["pins"]]
-    end_at_data(ax, np.concatenate(steps))
+    """A step axis from the first to the last recorded step of the run, as the window's
+    step axes follow the live run (a pinned run or a compared series longer than it is
+    cut at its end, not the run squeezed into a corner); a count axis from zero."""
+    end_at_data(ax, np.asarray(data["step"], float))
     ax.locator_params(axis="x", nbins=4)  # step labels of 4-5 digits stay apart in a narrow panel
     if y_from_zero:
         ax.set_ylim(bottom=0.0)
