@@ -326,3 +326,21 @@ def test_a_session_keeps_the_series_and_one_whose_series_is_gone_opens_without_i
         assert "cannot be read" in win.last_error and words in win.last_error, win.last_error
         assert (win.run_id, win.params) == (run_id, params)
         shutil.rmtree(series)
+
+
+def test_the_dock_says_an_sae_series_is_a_reference_and_how_its_steps_were_found(qtbot, make_iwindow):
+    """dictionary_learning's trainer folder (tests/data/sae): the window trains the paper's
+    model from its first snapshot and its dock says, once, what that curve is."""
+    folder = Path(__file__).resolve().parents[1] / "data" / "sae" / "dictlearn" / "trainer_0"
+    win = make_iwindow(InterferenceParams(n=16, m=32, optimizer="adam", l1=0.1, lr=1e-3, steps=100, seed=1))
+    error = compare_through_dialog(qtbot, win, folder, pick="matrix", l1=0.1, lr=1e-3, optimizer="adam")
+    assert error == "", error
+    (pin,) = series_pins(win)
+    assert list(pin.rows[:, 0]) == [0, 15, 30, 45, 60]  # the snapshots at their steps
+    qtbot.waitUntil(lambda: "a reference" in (win.checkpoints.label.text() or ""), timeout=TIMEOUT)
+    text = win.checkpoints.label.text()
+    assert text.count("a reference, not a prediction of this run") == 1, text
+    assert "dictionary_learning SAE (AutoEncoder, trained by StandardTrainer)" in text
+    assert "steps: each checkpoint's step is in its name" in text
+    assert "20 of 64 latents never change" in text
+    assert "2 lr: under adam a dead weight chatters by about lr" in text
