@@ -87,6 +87,40 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def command_in_process(argv, cwd, monkeypatch, capsys, env=None) -> tuple[int, str, str]:
+    """`sparsity-gui ARGV` through __main__.main in this process, in ``cwd`` with ``env``'s
+    variables set (a value None unsets one), as its subprocess would run: (status, stdout,
+    stderr). What the command sets for the process (its loggers, Dask's log level variable)
+    is put back afterwards, so later tests see none of it."""
+    import logging
+
+    from sparsity_gui.__main__ import main
+
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "argv", [COMMAND[-1], *map(str, argv)])  # as the process's, for its log
+    monkeypatch.delenv("DASK_LOGGING__DISTRIBUTED", raising=False)  # set by -v and -q
+    for name, value in (env or {}).items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, str(value))
+    loggers = [logging.getLogger(name) for name in ("sparsity_gui", "sparsity_gui.say", "distributed")]
+    saved = [(lg, list(lg.handlers), lg.level, lg.propagate) for lg in loggers]
+    capsys.readouterr()  # only the command's own text
+    try:
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:
+            code = exc.code
+    finally:
+        for lg, handlers, level, propagate in saved:
+            lg.handlers[:] = handlers
+            lg.setLevel(level)
+            lg.propagate = propagate
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
 def assert_refused_in_process(argv, words: str, folder, capsys) -> None:
     """`sparsity-gui ARGV` run in-process in ``folder`` (the caller's cwd): exit status 2, one
     `error:` line on stderr holding ``words``, nothing on stdout and nothing written there."""
