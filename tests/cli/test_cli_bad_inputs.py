@@ -1,5 +1,7 @@
 """Every kind of bad input to the `run` command: one `error:` line, exit status 2, no
-traceback, and the output folder neither created nor changed."""
+traceback, and the output folder neither created nor changed. Each case runs in this process
+through __main__.main (the entry point's code); one case, and the memory limit, run as the
+real command in a subprocess."""
 
 import resource
 import subprocess
@@ -7,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import cli, command_in_process
 
 
 def _files(tmp):
@@ -77,24 +80,37 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("args, needle", BAD, ids=[" ".join(a) for a, _ in BAD])
-def test_bad_input_is_one_clear_error(tmp_path, args, needle):
+def check_refused(tmp_path, args, needle, run) -> None:
+    """``run(argv) -> (status, stdout, stderr)`` refuses `run ARGS` as the module says."""
     _files(tmp_path)
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     out_dir = tmp_path / "out"
     if "--out" not in args:
         args += ["--out", str(out_dir)]
     before = sorted(p.name for p in tmp_path.rglob("*"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", "run", *args], capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
+    code, out, err = run(["run", *args])
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
     assert lines[0].startswith("error: ") and needle in lines[0], lines[0]
-    assert "Traceback" not in proc.stderr
+    assert "Traceback" not in err and out == ""
     assert sorted(p.name for p in tmp_path.rglob("*")) == before, "nothing created or removed"
     assert (tmp_path / "full_dir" / "keep.txt").read_text() == "earlier result"
+
+
+@pytest.mark.parametrize("args, needle", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_is_one_clear_error(tmp_path, monkeypatch, capsys, args, needle):
+    check_refused(
+        tmp_path, args, needle, lambda argv: command_in_process(argv, tmp_path, monkeypatch, capsys)
+    )
+
+
+def test_the_command_itself_refuses_a_bad_file(tmp_path):
+    def run(argv):
+        proc = cli(argv, tmp_path, timeout=120)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    check_refused(tmp_path, ["--w0", "{tmp}/garbage.npy"], "not a valid .npy", run)
 
 
 def test_m_too_large_for_memory_is_refused_before_allocating(tmp_path):
