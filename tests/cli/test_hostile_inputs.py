@@ -1,6 +1,8 @@
-"""Hostile input to the headless commands, as real subprocesses: every case is one `error:`
-line, exit status 2, no traceback, and nothing made or changed where the command was
-pointed (no DIR, no temporary folder, earlier files intact).
+"""Hostile input to the headless commands: every case is one `error:` line, exit status 2,
+no traceback, and nothing made or changed where the command was pointed (no DIR, no
+temporary folder, earlier files intact). The refusals run in this process through
+__main__.main (the entry point's code, with the test's environment variables); the runs a
+raised limit lets through, and the resumed sweep, are real subprocesses.
 
 - Bounded work: runs whose work can never end in reasonable time (a tiny lam, a t_end near
   the float limit, gradient descent with 10^13 steps, n x n x m x steps past 10^15
@@ -9,8 +11,8 @@ pointed (no DIR, no temporary folder, earlier files intact).
   moves the limit both ways.
 - Special files: a FIFO, a socket or a device given as any input file (W(0) of both
   models, a resumed sweep's sweep.json and sweep.csv) is refused before it is opened. The
-  tests never open a FIFO themselves, and every subprocess has a timeout: a command that
-  blocked would fail the test, not hang it.
+  tests never open a FIFO themselves; a command that blocked on one would fail its test at
+  pytest-timeout's limit, not hang the run.
 - Parsers: a safetensors header or sweep.json nested 10^5 deep (RecursionError before),
   sweep.json of the wrong JSON type, and crafted sweep.csv rows (extra or missing cells, a
   cell of 10^6 characters, a NUL, a run twice, a wrong type) are named errors.
@@ -29,15 +31,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import cli
+from helpers import cli, command_in_process
 
-ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-for _variable in (
-    "SPARSITY_GUI_MAX_STEPS",
-    "SPARSITY_GUI_MAX_WEIGHT_STEPS",
-    "SPARSITY_GUI_MAX_MULTIPLY_ADDS",
-):
-    ENV.pop(_variable, None)
+LIMITS = ("SPARSITY_GUI_MAX_STEPS", "SPARSITY_GUI_MAX_WEIGHT_STEPS", "SPARSITY_GUI_MAX_MULTIPLY_ADDS")
+ENV = {name: value for name, value in os.environ.items() if name not in LIMITS}
+ENV["QT_QPA_PLATFORM"] = "offscreen"
 SWEEP = ["sweep", "--n", "4", "--m", "8,16", "--seeds", "2", "--steps", "20", "--jobs", "1", "--no-figure"]
 
 
@@ -55,16 +53,28 @@ def listing(folder: Path) -> dict[str, bytes | str]:
     return out
 
 
+_TEST: list = []  # the running test's (monkeypatch, capsys), for refused()
+
+
+@pytest.fixture(autouse=True)
+def _this_test(monkeypatch, capsys):
+    _TEST[:] = [monkeypatch, capsys]
+    yield
+    _TEST.clear()
+
+
 def refused(args, cwd: Path, *needles: str, env=None) -> str:
-    """Run the command with --out cwd/out (unless given) and check the refusal."""
+    """Run the command in this process in ``cwd``, with --out cwd/out (unless given) and
+    none of the limits' variables but ``env``'s, and check the refusal."""
     if "--out" not in args:
         args = [*args, "--out", str(cwd / "out")]
     before = listing(cwd)
-    proc = cli(args, cwd, env=dict(ENV, **(env or {})))
-    assert proc.returncode == 2, (proc.returncode, proc.stderr)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    variables = {**dict.fromkeys(LIMITS), **(env or {})}
+    code, out, err = command_in_process(args, cwd, *_TEST, env=variables)
+    assert code == 2 and out == "", (code, out, err)
+    assert "Traceback" not in err, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
     for needle in needles:
         assert needle in lines[0], (needle, lines[0])
     assert listing(cwd) == before, "nothing made, removed or changed"
