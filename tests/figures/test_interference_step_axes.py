@@ -54,3 +54,19 @@ def test_the_layouts_step_panels_end_there_too(data):
         assert all(ax.get_xlim() == pytest.approx((0.0, 2000.0)) for ax in step_axes)
     finally:
         plt.close(fig)
+
+
+def test_the_weights_panel_is_titled_by_what_it_draws():
+    """The layout's weights cell and the single panel's title name W(0)·Wᵀ when that is
+    drawn (the window's toggle), W otherwise."""
+    run = api.train(n=6, m=12, optimizer="gd-zero", l1=0.05, lr=0.05, seed=2, steps=300)
+    for w0, want in ((None, "Weights $W$"), (run.w0, "Overlaps $W(0) \\cdot W^T$")):
+        data = fi.run_data(run.history, run.columns, run.w_final, run.neuron_counts, 6, w0=w0)
+        assert data["weights"].get("overlap", False) is (w0 is not None)
+        fig = plt.figure(figsize=fi.layout_size("paper"))
+        try:
+            fi.layout(fig, {"panels": [data[k] for k in fi.PANEL_ORDER]})
+            assert fig.subfigs[0].axes[0].get_title(loc="left") == want
+        finally:
+            plt.close(fig)
+        assert fi.panel_title("weights", data["weights"]) == want.replace("$W$", "W")

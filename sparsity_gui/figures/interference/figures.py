@@ -250,6 +250,14 @@ PANELS = {
     "sparsity": (sparsity, "Sparsification"),
 }
 PANEL_ORDER = tuple(PANELS)  # the window's order (plots.interference.INTERFERENCE_PANEL_TYPES)
+OVERLAP_TITLE = "Overlaps $W(0) \\cdot W^T$"  # the weights panel showing W(0) W^T
+
+
+def panel_title(key, part):
+    """A panel's title for its data: the weights panel names what it draws, W or W(0) W^T."""
+    if key == "weights" and part.get("overlap"):
+        return OVERLAP_TITLE
+    return PANELS[key][1]
 
 
 def layout(fig, data, ax=None):
@@ -267,6 +275,8 @@ def layout(fig, data, ax=None):
     cells = fig.subfigures(2, 3, wspace=0.02, hspace=0.02).ravel()
     for cell, panel, title, part in zip(cells, panels, titles, data["panels"], strict=True):
         panel(cell, part)
+        if part.get("overlap"):  # the weights panel draws W(0) W^T: say so
+            title = "Overlaps $W(0) \\cdot W^T$"
         # on the top axes, under the legend; above the change labels when there are any
         pad = 14.0 if len(part.get("changes", ())) else 4.0
         cell.axes[0].set_title(title, loc="left", fontsize="medium", fontweight="bold", pad=pad)

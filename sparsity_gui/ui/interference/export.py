@@ -147,7 +147,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
                 name, fi.layout, whole, self.style(), size, formats=formats, functions=fi.SCRIPT_FUNCTIONS
             )
         key = fi.PANEL_ORDER[win.panels.index(panel)]
-        function, title = fi.PANELS[key]
+        function, title = fi.PANELS[key][0], fi.panel_title(key, data[key])
         return figure_files(
             name,
             function,
@@ -207,7 +207,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         def make(job: BackgroundJob, step) -> tuple[dict, dict]:
             figures: dict[str, bytes] = {}
             for key in fi.PANEL_ORDER:
-                function, panel_title = fi.PANELS[key]
+                function, panel_title = fi.PANELS[key][0], fi.panel_title(key, data[key])
                 files = figure_files(
                     key,
                     function,
