@@ -40,6 +40,7 @@ Nothing is asserted: the exit status is 0 either way.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import platform
@@ -255,7 +256,7 @@ def compare(p: InterferenceParams, target_s: float, reps_k: int, reps_n: int) ->
     runs = {"kernel": kernel_run(p, w0), "numpy": NumpyRun(p, w0)}
     reps = {"kernel": reps_k, "numpy": reps_n}
     steps = {name: calibrate(run, target_s) for name, run in runs.items()}
-    best = {name: math.inf for name in runs}
+    best = dict.fromkeys(runs, math.inf)
     for i in range(max(reps.values())):
         for name, run in runs.items():
             if i >= reps[name]:
@@ -1034,10 +1035,8 @@ def main(argv=None) -> int:
     quick = args.quick
     chosen = {int(x) for x in args.sections.split(",") if x.strip()}
     ok = gui = sweep = sweep_wall = command = f32 = paper = None
-    try:
-        sys.stdout.reconfigure(line_buffering=True)  # sections appear as they finish, also through a pipe
-    except AttributeError:
-        pass
+    with contextlib.suppress(AttributeError):  # sections appear as they finish, also through a pipe
+        sys.stdout.reconfigure(line_buffering=True)
     if quick:
         gui_t, sweep_t, reps_k, reps_n, check_steps = 0.04, 0.02, 3, 2, 100
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import sys
 import traceback
@@ -51,10 +52,8 @@ def gui_main(args: argparse.Namespace) -> int:
     from sparsity_gui import assets
 
     app.setDesktopFileName(assets.APP_ID)  # matches the .desktop entry (Wayland docks)
-    try:
+    with contextlib.suppress(OSError):  # the icon is cosmetic; a missing one must not stop the app
         app.setWindowIcon(assets.app_icon())
-    except OSError:  # the icon is cosmetic; a missing one must not stop the app
-        pass
     sys.excepthook = _excepthook
 
     from sparsity_gui.ui.windows import ModelWindows

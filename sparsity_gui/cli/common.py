@@ -11,6 +11,7 @@ asked for, and the GUI is imported by __main__ only when it is asked for.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import math
 import os
@@ -281,10 +282,8 @@ class Progress:
     def close(self) -> None:
         """End the line (if the bar was shown at all; not on a terminal that is gone, where
         it would raise over the cleanup of an interrupt)."""
-        try:
+        with contextlib.suppress(OSError):
             self._bar.close()
-        except OSError:
-            pass
 
 
 def _progress_bar(total: float, label: str, after: float):
@@ -417,10 +416,8 @@ def closed_pipe_status() -> int:
     at exit has nothing to complain about."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             os.dup2(devnull, stream.fileno())
-        except (OSError, ValueError):
-            pass
     os.close(devnull)
     return SIGPIPE_STATUS
 

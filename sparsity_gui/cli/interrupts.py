@@ -84,10 +84,8 @@ def interrupt_handlers() -> Iterator[None]:
     _Interrupts.depth += 1
     saved = []
     for sig in _handled_signals():
-        try:
+        with contextlib.suppress(ValueError):  # not the main thread (called from a test harness)
             saved.append((sig, signal.signal(sig, _Interrupts.handler)))
-        except ValueError:  # not the main thread (called from a test harness)
-            pass
     unraisable = sys.unraisablehook
 
     def quiet_interrupt(info) -> None:

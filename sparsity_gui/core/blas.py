@@ -12,6 +12,7 @@ Linux, macOS and Windows alike, and knows OpenBLAS, MKL and BLIS.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import sys
@@ -25,10 +26,8 @@ def limit_blas_threads(threads: int = 1) -> list[str]:
     libraries that now run that many (``file:implementation``; empty where no BLAS is
     loaded: then this is a no-op)."""
     if "scipy" in sys.modules:  # a process that uses scipy: load (and cap) its OpenBLAS now
-        try:
+        with contextlib.suppress(ImportError):
             importlib.import_module("scipy.linalg.cython_blas")
-        except ImportError:
-            pass
     # (one that does not, like `sparsity-gui interference`, never calls scipy's BLAS; importing
     # scipy.linalg only to cap it cost 0.5-1.5 s of its start-up, measured)
     threads = int(threads)

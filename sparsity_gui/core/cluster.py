@@ -300,10 +300,8 @@ class _Session:
         except BaseException as exc:
             for waiter in waiting:
                 waiter.cancel()
-            try:  # a scheduler that went away cannot be told: do not wait on it
+            with contextlib.suppress(Exception):  # a scheduler that went away cannot be told: do not wait
                 await asyncio.wait_for(client.cancel([futures[i] for i in waiting.values()]), CANCEL_SECONDS)
-            except Exception:
-                pass
             if isinstance(exc, ClusterFailed):
                 exc.results = dict(self.results)
             raise
@@ -340,10 +338,8 @@ async def _connected(client):
 async def _close_quietly(client, seconds: float = 1.0) -> None:
     """Close a client that may be half connected or have lost its scheduler, giving up
     after ``seconds``."""
-    try:
+    with contextlib.suppress(Exception):  # whatever a half-made client raises on close: it is gone
         await asyncio.wait_for(client.close(), seconds)
-    except Exception:  # whatever a half-made client raises on close: it is gone either way
-        pass
 
 
 async def _settled(future, scheduler: Scheduler):

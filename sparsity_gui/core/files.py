@@ -5,6 +5,7 @@ every front end writes through `write_payload` or `ResultDir.write`."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
@@ -58,10 +59,8 @@ def _create_temp_file(path: Path) -> tuple[int, Path]:
         except FileExistsError:
             continue
         if fcntl is not None:
-            try:
+            with contextlib.suppress(OSError):  # no flock on this file system: the PID alone tells
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                pass  # no flock on this file system: the PID alone tells
         return fd, tmp
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
 
@@ -171,10 +170,8 @@ def remove_leftovers(parent: Path, name: str) -> list[Path]:
 
 
 def _unlink_quietly(path: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass
 
 
 MAX_LINKS = 40  # symbolic links followed from DIR, as the kernel's own limit (ELOOP)
@@ -226,10 +223,8 @@ def atomic_write_with(path: str | Path, write: Callable[[BinaryIO], None]) -> No
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         if isinstance(exc, OSError):
             raise _naming(exc, path, tmp) from None
         raise

@@ -13,6 +13,7 @@ not installed. The frame times of both models come from `frame_times`; the model
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -236,10 +237,8 @@ class Encoder:
 
     def abandon(self) -> None:
         if self.container is not None:
-            try:
+            with contextlib.suppress(Exception):  # the file is removed anyway; the first error tells
                 self.container.close()
-            except Exception:  # the file is removed anyway; the first error is the one to tell
-                pass
             self.container = None
 
 

@@ -203,15 +203,15 @@ def _limits_broken(params: dict) -> str | None:
     for key, value in params.items():
         leaf = key.rsplit(".", 1)[-1]
         for ending, (low, high) in SIZE_LIMITS.items():
-            if leaf.endswith(ending) and isinstance(value, (int, float)) and not isinstance(value, bool):
-                if not low <= value <= high:
-                    return f"{key}: {value:g} is outside {low:g} to {high:g}"
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if leaf.endswith(ending) and number and not low <= value <= high:
+                return f"{key}: {value:g} is outside {low:g} to {high:g}"
         if key == "figure.figsize" and not all(FIGSIZE_LIMITS[0] <= v <= FIGSIZE_LIMITS[1] for v in value):
             low, high = FIGSIZE_LIMITS
             return f"{key}: {value} inches; each side must be from {low:g} to {high:g}"
-        if key in ("figure.dpi", "savefig.dpi") and isinstance(value, (int, float)):
-            if not DPI_LIMITS[0] <= value <= DPI_LIMITS[1]:
-                return f"{key}: {value:g} is outside {DPI_LIMITS[0]:g} to {DPI_LIMITS[1]:g}"
+        dpi = key in ("figure.dpi", "savefig.dpi") and isinstance(value, (int, float))
+        if dpi and not DPI_LIMITS[0] <= value <= DPI_LIMITS[1]:
+            return f"{key}: {value:g} is outside {DPI_LIMITS[0]:g} to {DPI_LIMITS[1]:g}"
     missing = _missing_font(params)
     if missing is not None:
         return missing

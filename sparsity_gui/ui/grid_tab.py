@@ -252,7 +252,7 @@ class GridTab(QtWidgets.QWidget):
         """The grid of the fields, checked by the grid's rules (core/grid.py) with the
         threads' count (or the ``scheduler``); None with the reason shown at its field (or
         under the buttons)."""
-        if not all([f.commit() for f in self.fields.values()]):  # a list: every field says why
+        if not all([f.commit() for f in self.fields.values()]):  # noqa: C419 (a list: every field says why)
             return None
         try:
             plan = self.make_plan(scheduler)

@@ -13,7 +13,7 @@ from note_oracles import last_survivor_limit, reference_flow
 from sparsity_gui import api
 from sparsity_gui.__main__ import main
 
-COLUMNS = (
+COLUMNS = (  # noqa: SIM905 (the file's header, as it is written)
     "m,lam,seed,t_one,lam_t_one,fitted_c,fitted_c_bulk,fit_max_rel_dev,rel_var_mean,rel_var_min,"
     "rel_var_max,balance_ratio,w_last,w_last_root,lam_norm1_0,norm2_w0,balance_possible,theta_rises,"
     "theta_rise_condition,theta_fall,theta_fall_t,"

@@ -100,8 +100,8 @@ def test_every_file_and_folder_gets_the_umask_mode(mode_runs, command, mask):
         )
     if command == "sweep":
         assert "res/figures/sweep.png" in files and "res/figures/sweep.py" in files
-    assert {p: found[p] for p in files} == {p: 0o666 & ~mask for p in files}
-    assert {p: found[p] for p in folders} == {p: 0o777 & ~mask for p in folders}
+    assert {p: found[p] for p in files} == dict.fromkeys(files, 0o666 & ~mask)
+    assert {p: found[p] for p in folders} == dict.fromkeys(folders, 0o777 & ~mask)
     assert sorted(p.name for p in d.iterdir()) == ["res"]  # no temporary folder left
 
 

@@ -140,7 +140,7 @@ def test_result_dir_refuses_every_unusable_location_and_leaves_nothing(tmp_path)
         assert info.value.field == "out", out
         assert needle in str(info.value), (out, str(info.value))
         assert everything(tmp_path) == before, out
-    assert not [p for p in Path("/proc").glob(".sparsity_test*")]
+    assert not list(Path("/proc").glob(".sparsity_test*"))
 
 
 def test_result_dir_keeps_a_long_valid_name(tmp_path):
@@ -256,7 +256,7 @@ def test_a_write_killed_outright_leaves_a_file_the_next_write_removes(tmp_path):
     killed.kill()
     killed.wait(timeout=30)
     killed.stdout.close()
-    (left,) = [p for p in tmp_path.iterdir()]
+    (left,) = list(tmp_path.iterdir())
     assert left.name.startswith(f".session.json.tmp-{killed.pid}-") and left.read_bytes() == b"half of it"
 
     live = _start_writer(target)

@@ -238,7 +238,7 @@ def test_active_panel_draws_neuron_counts_csv_and_its_histogram():
     data = panels_data(run)["active"]
     fig = draw(fi.active, data)
     top, below = fig.axes[0], fig.axes[1]
-    bars = [p for p in top.patches]
+    bars = list(top.patches)
     assert len(bars) == 2  # all, and the polysemantic ones in red
     np.testing.assert_array_equal(bars[0].get_data().values, csv["active_features"])
     np.testing.assert_array_equal(

@@ -47,7 +47,7 @@ def names_every_difference(label: str, pinned: dict, live: dict, table, quiet=()
     assert "same parameters" not in label, label
     named = [s for s in differ if s.symbol + " = " in label]
     loud = [s for s in differ if s.name not in quiet]
-    assert set(s.name for s in loud) <= set(s.name for s in named), (label, [s.name for s in differ])
+    assert {s.name for s in loud} <= {s.name for s in named}, (label, [s.name for s in differ])
     assert named, label
 
 

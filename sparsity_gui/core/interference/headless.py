@@ -56,7 +56,7 @@ def model_params(*, no_interference: bool, **model: Any) -> InterferenceParams:
     interference off."""
     fields = dict(model)
     for name in OPTIONAL_OPTIONS:
-        if fields.get(name, None) is None:
+        if fields.get(name) is None:
             fields.pop(name, None)
     if fields.get("noise", "none") != "none" and "noise_sigma" not in fields:
         raise InputError("noise-sigma", f"--noise {fields['noise']} needs --noise-sigma S (its sigma)")

@@ -202,7 +202,7 @@ class SweepSpec(GridPlan):
             )
         if not self.m_values:
             raise InputError("m", "needs at least one value of m")
-        ms = tuple(sorted(set(int(m) for m in self.m_values)))
+        ms = tuple(sorted({int(m) for m in self.m_values}))
         axes = tuple((name, tuple(values)) for name, values in self.axes)
         names = [name for name, _ in axes]
         if any(name not in AXES[1:] for name in names) or len(set(names)) != len(names):
@@ -447,7 +447,7 @@ def cell_summaries(spec: SweepSpec, rows: Sequence[SweepRow]) -> list[dict[str, 
         members = by_key.get(key, [])
         out.append(
             {
-                "params": {a: v for a, v in zip(varied, key, strict=True)},
+                "params": dict(zip(varied, key, strict=True)),
                 "runs": len(members),
                 "predicted": predicted_polysemantic(run.n, run.m),
                 **{name: cell_stats(readout_values(members, name)) for name in READOUTS},

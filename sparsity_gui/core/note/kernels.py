@@ -173,10 +173,7 @@ def _dop853_step(mode, x, y0, y1, h, lam, mp, sd, sd2, K, atol1, slope, t0):
     e5n = 0.0
     e3n = 0.0
     for i in range(2):
-        if i == 0:
-            sc = RTOL * max(abs(y0), abs(n0))
-        else:
-            sc = atol1 + RTOL * max(abs(y1), abs(n1))
+        sc = RTOL * max(abs(y0), abs(n0)) if i == 0 else atol1 + RTOL * max(abs(y1), abs(n1))
         e5 = 0.0
         e3 = 0.0
         for s in range(N_STAGES + 1):
@@ -485,10 +482,7 @@ def gd_run(a, mp, norm2, n_steps, eta, kt, kv, t_eta0, s0, step0, death_step, st
         t = t_eta0 + eta * (s0 + n)
         if t >= end:
             lam, slope, t0, end = lam_piece(kt, kv, t)
-        if slope != 0.0:
-            h = eta * (lam + slope * (t - t0))
-        else:
-            h = eta * lam
+        h = eta * (lam + slope * (t - t0)) if slope != 0.0 else eta * lam
         g = 1.0 + eta * (1.0 - norm2)
         if not (g > 0.0) and mp > 0:
             for k in range(mp):

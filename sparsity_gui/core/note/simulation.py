@@ -74,8 +74,7 @@ def tracked_ranks(nonzero: int, count: int = N_TRACKED_MAX) -> np.ndarray:
     nonzero weight: the winner, a few near the top, and some that die early."""
     if nonzero <= 0:
         return np.zeros(0, dtype=np.int64)
-    ranks = np.unique(np.round(np.geomspace(1, nonzero, min(count, nonzero))).astype(np.int64) - 1)
-    return ranks
+    return np.unique(np.round(np.geomspace(1, nonzero, min(count, nonzero))).astype(np.int64) - 1)
 
 
 def shown_tracked(recorded: int, shown: int) -> np.ndarray:
@@ -216,10 +215,8 @@ class Simulation:
             return
         self._accumulate_lam_t()
         mo = self.solver.moments()
-        if self.lam_states and self.lam_states[-1][0] == mo.t:  # the last value at an instant counts
-            before = self.lam_states.pop()[1]
-        else:
-            before = mo.lam
+        # the last value at an instant counts
+        before = self.lam_states.pop()[1] if self.lam_states and self.lam_states[-1][0] == mo.t else mo.lam
         if lam != before:
             self.lam_states.append((mo.t, before, float(lam), mo.norm1, mo.norm2_sq))
         self.solver.set_lam(lam)

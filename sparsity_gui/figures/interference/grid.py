@@ -317,7 +317,7 @@ def grid_data(rows: Sequence, spec, readout: str = DEFAULT_READOUT, cancelled: b
         for c in combos
     ]
     s_label = AXIS_LABELS[others[0]] if len(others) == 1 else ""
-    data = {
+    return {
         "readout": readout,
         "value_label": READOUTS[readout],
         "x_label": AXIS_LABELS[x_axis],
@@ -341,7 +341,6 @@ def grid_data(rows: Sequence, spec, readout: str = DEFAULT_READOUT, cancelled: b
         "planned_runs": len(spec.runs()),
         "cancelled": bool(cancelled),
     }
-    return data
 
 
 def grid_panels(spec) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ Real widgets, real threads, real files, as in the rest of tests/gui.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -481,10 +482,8 @@ class Fuzzer:
         """The worker takes the window's newest run (a pending start is never lost: see
         test_a_live_change_right_after_a_reset_does_not_lose_the_reset); if it does not, the
         status check that follows fails and says why."""
-        try:
+        with contextlib.suppress(self.qtbot.TimeoutError):
             self.qtbot.waitUntil(lambda: self.win.runner.run_id == self.win.run_id, timeout=3000)
-        except self.qtbot.TimeoutError:
-            pass
 
     def run(self, n: int, check_every: int) -> None:
         win = self.win
