@@ -32,11 +32,13 @@ TEST_WORKERS ?= 2
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
-# style, import order and the layers (pyproject.toml: [tool.ruff], [tool.importlinter])
+# style, import order, the layers and the types (pyproject.toml: [tool.ruff],
+# [tool.importlinter], [tool.mypy]: the API strictly, core in mypy's default mode)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy sparsity_gui/api/ sparsity_gui/core/
 
 format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .

@@ -202,6 +202,11 @@ def compare_checkpoints(
     def number(name: str, value: Any) -> float | None:
         return None if value is None else finite_number(name, as_number(value))
 
+    def required_number(name: str, value: Any) -> float:
+        if value is None:
+            raise TypeError(f"{name} must be a number, got None")
+        return finite_number(name, as_number(value))
+
     if sae is not None and not isinstance(sae, str):
         raise TypeError(f"sae must be the name of a MultiSAETrainer run's SAE, not {type(sae).__name__}")
     if not isinstance(path, (str, os.PathLike)):
@@ -212,32 +217,34 @@ def compare_checkpoints(
         raise TypeError(
             f"optimizer must be a str (sgd, gd-zero, gd, adam, adamw), not {type(optimizer).__name__}"
         )
+    row_index, latent_index = index("row", row), index("latent", latent)
+    every_row, fit_scale = as_flag("all_rows", all_rows), as_flag("fit_time_scale", fit_time_scale)
+    l1_value, lr_value = required_number("l1", l1), required_number("lr", lr)
+    decay, tolerance = number("weight_decay", weight_decay), number("zero_tol", zero_tol)
     values = dict(
         tensor=tensor,
-        row=index("row", row),
-        latent=index("latent", latent),
-        all_rows=as_flag("all_rows", all_rows),
-        l1=number("l1", l1),
-        lr=number("lr", lr),
+        row=row_index,
+        latent=latent_index,
+        all_rows=every_row,
+        l1=l1_value,
+        lr=lr_value,
         optimizer=optimizer,
-        weight_decay=number("weight_decay", weight_decay),
-        zero_tol=number("zero_tol", zero_tol),
-        fit_time_scale=as_flag("fit_time_scale", fit_time_scale),
+        weight_decay=decay,
+        zero_tol=tolerance,
+        fit_time_scale=fit_scale,
         sae=sae,
     )
     shown = str(os.fspath(path))
-    series = open_series(
-        shown, tensor, row=values["row"], latent=values["latent"], all_rows=values["all_rows"], sae=sae
-    )
+    series = open_series(shown, tensor, row=row_index, latent=latent_index, all_rows=every_row, sae=sae)
     started = time.perf_counter()
     comparison = compare(
         series,
-        l1=values["l1"],
-        lr=values["lr"],
+        l1=l1_value,
+        lr=lr_value,
         optimizer=optimizer,
-        weight_decay=values["weight_decay"],
-        zero_tol=values["zero_tol"],
-        fit_time_scale=values["fit_time_scale"],
+        weight_decay=decay,
+        zero_tol=tolerance,
+        fit_time_scale=fit_scale,
     )
     options = given_options(compare_checkpoints, values)  # l1, lr, optimizer always: no defaults
     return CheckpointComparison(comparison, shown, options, time.perf_counter() - started)

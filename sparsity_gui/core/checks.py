@@ -84,7 +84,7 @@ def parse_m_values(text: str, m_max: int) -> tuple[int, ...]:
             parts = [_whole_item(x) for x in text.split(":")]
             if len(parts) != 3 or parts[2] <= 0:
                 raise ValueError
-            values = range(parts[0], parts[1] + 1, parts[2])
+            values: range | list[int] = range(parts[0], parts[1] + 1, parts[2])
         else:
             values = [_whole_item(x) for x in text.replace(" ", "").split(",") if x]
     except (ValueError, OverflowError):

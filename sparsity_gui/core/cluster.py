@@ -287,7 +287,7 @@ class _Session:
                 finished, _ = await asyncio.wait(
                     waiting, timeout=POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED
                 )
-                for waiter in sorted(finished, key=waiting.get):
+                for waiter in sorted(finished, key=lambda w: waiting[w]):  # in the tasks' order
                     i = waiting.pop(waiter)
                     self.results[i] = waiter.result()  # a task's exception is raised here
                     if self.on_result is not None:

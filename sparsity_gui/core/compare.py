@@ -193,7 +193,8 @@ def compare(
     offsets = steps - steps[0]
     matrix = series.pick == "matrix"
     # the training to the last snapshot, refused up front as `interference` refuses it
-    check_steps_work(*(series.shape if matrix else (1, series.shape[-1])), int(offsets[-1]))
+    n, m = series.shape[-2:] if matrix else (1, series.shape[-1])
+    check_steps_work(n, m, int(offsets[-1]))
     first = np.asarray(series.read(0), dtype=np.float64)  # every prediction starts from it
     lam = l1 / 4.0
     # the predictions at the snapshots and between them (the figures' curves)

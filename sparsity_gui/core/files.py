@@ -132,7 +132,7 @@ def remove_leftovers(parent: Path, name: str) -> list[Path]:
     its process died before cleaning up: its PID is gone and (where flock exists) nothing
     holds its lock. Those of live processes are left alone. Returns the paths removed."""
     pattern = _leftover_pattern(name)
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(parent))
     except OSError:
@@ -205,7 +205,7 @@ def _naming(exc: OSError, path: Path, tmp: Path | None = None, always: bool = Fa
     return named
 
 
-def atomic_write_with(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
+def atomic_write_with(path: str | Path, write: Callable[[BinaryIO], object]) -> None:
     """Let `write` fill a temporary file beside `path`, fsync, then rename it over `path`:
     readers see the old file or the new one, never half of one. On any error the
     temporary file is removed, `path` is untouched, and an OSError names `path`. The new

@@ -43,7 +43,7 @@ def check_knots(
     if not pairs:
         raise InputError(field, f"needs at least one knot {time_name}:value")
     position = "time" if time_name == "t" else time_name
-    out = []
+    out: list[tuple[float, float]] = []
     for x, value in pairs:
         for what, v in ((position, x), ("value", value)):
             # numpy's integers and floats too (numbers.Real), as a warm-up takes them; not bools

@@ -202,7 +202,8 @@ def _trainer_state_step(path: Path) -> int:
 def saelens_model(cfg: dict) -> dict:
     """The model a SAELens cfg.json describes: its architecture and L1 coefficient."""
     arch = cfg.get("architecture")
-    meta = cfg.get("metadata") if isinstance(cfg.get("metadata"), dict) else {}
+    found_meta = cfg.get("metadata")
+    meta = found_meta if isinstance(found_meta, dict) else {}
     if not isinstance(arch, str):
         found = meta.get("training_architecture")
         arch = found if isinstance(found, str) else None
@@ -240,7 +241,8 @@ def dictlearn_run(folder: Path) -> SaeRun | None:
     if not files:
         return None
     cfg = read_config(folder / DL_CONFIG, "dictionary_learning configuration")
-    trainer = cfg.get("trainer") if isinstance(cfg.get("trainer"), dict) else {}
+    found_trainer = cfg.get("trainer")
+    trainer = found_trainer if isinstance(found_trainer, dict) else {}
     entries = []
     for p in files:
         found = _DL_NAME.match(p.name)

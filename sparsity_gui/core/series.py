@@ -138,9 +138,9 @@ class Series:
             _prefetch(self.snapshots[i + 1].path)  # the disk reads it while this one is widened
         row = self.index if self.pick == "row" and self.file_ndim == 2 else None
         if row is None and snap.path.suffix.lower() == ".npy":
-            arr = _npy_whole(snap.path)
-            if arr is not None:
-                return _take(arr, self.pick, self.index)
+            whole = _npy_whole(snap.path)
+            if whole is not None:
+                return _take(whole, self.pick, self.index)
         arr, _ = read_array(snap.path, snap.tensor, row, field=FIELD)
         return arr if row is not None else _take(arr, self.pick, self.index)
 
@@ -248,7 +248,7 @@ def _read_pieces(f, flat: np.ndarray, piece: np.ndarray) -> float | None:
     while start < flat.size:
         stop = min(start + piece.size, flat.size)
         part = flat[start:stop] if same else piece[: stop - start]
-        view = memoryview(part).cast("B")
+        view = part.data.cast("B")  # the array's own buffer, as bytes
         got = 0
         while got < view.nbytes:
             n = f.readinto(view[got:])
@@ -293,10 +293,10 @@ def _steps_in_names(files: list[Path]) -> tuple[list[int | None], str]:
             return [n[k] for n in numbers], (
                 f"the names hold several numbers ({example}): the step is the one that differs between them"
             )
-    example = next(f for f, n in zip(files, numbers, strict=True) if len(n) > 1)
+    several = next(f for f, n in zip(files, numbers, strict=True) if len(n) > 1)
     return [None] * len(files), (
-        f"ambiguous:{example}: its name holds several numbers "
-        f"({', '.join(str(x) for x in _name_numbers(example))}) and the names do not tell which is the step"
+        f"ambiguous:{several}: its name holds several numbers "
+        f"({', '.join(str(x) for x in _name_numbers(several))}) and the names do not tell which is the step"
     )
 
 
@@ -407,7 +407,9 @@ def open_series(
     latent_is_row = False
     if run is not None:
         default = run.entries[0][2]
-        entries = [(step, file, tensor or default) for step, file, _ in run.entries]
+        entries: list[tuple[int, Path, str | None]] = [
+            (step, file, tensor or default) for step, file, _ in run.entries
+        ]
         layout, step_note, model, latent_is_row = run.layout, run.step_note, run.model, run.latent_is_row
     else:
         if sae is not None:
@@ -451,13 +453,14 @@ def open_series(
         raise InputError(FIELD, f"{path}: one snapshot; a comparison needs two or more")
     first_shape: tuple[int, ...] | None = None
     for _step, file, name in entries:
-        shape = shapes.get(file)
-        if shape is None:
+        known = shapes.get(file)
+        if known is None:
             _, infos = list_arrays(file, FIELD)
-            shape = next((i.shape for i in infos if i.name == name), None)
-            if shape is None:
+            known = next((i.shape for i in infos if i.name == name), None)
+            if known is None:
                 listed = ", ".join(str(i.name) for i in infos[:8]) or "no tensors"
                 raise InputError(FIELD, f"{file}: no tensor named {name!r} (it holds {listed})")
+        shape = known
         if first_shape is None:
             first_shape, first_file = shape, file
         elif shape != first_shape:
@@ -586,21 +589,23 @@ class SeriesOptions:
         if not isinstance(obj, dict):
             raise ValueError(f"field {where!r} must be an object {{...}}")
 
-        def text(name: str, optional: bool) -> str | None:
+        def text(name: str) -> str:
             value = obj.get(name)
-            if value is None and optional:
-                return None
             if not isinstance(value, str) or not value or len(value) > 4096 or "\0" in value:
                 raise ValueError(f"field '{where}.{name}' must be text, got {value!r}"[:200])
             return value
 
-        def number(name: str, optional: bool) -> float | None:
+        def number(name: str) -> float:
             value = obj.get(name)
-            if value is None and optional:
-                return None
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"field '{where}.{name}' must be a finite number, got {value!r}"[:200])
             return float(value)
+
+        def optional_text(name: str) -> str | None:
+            return None if obj.get(name) is None else text(name)
+
+        def optional_number(name: str) -> float | None:
+            return None if obj.get(name) is None else number(name)
 
         def whole(name: str) -> int | None:
             value = obj.get(name)
@@ -617,16 +622,16 @@ class SeriesOptions:
             return value
 
         return cls(
-            path=text("path", False),
-            l1=number("l1", False),
-            lr=number("lr", False),
-            optimizer=text("optimizer", False),
-            tensor=text("tensor", True),
+            path=text("path"),
+            l1=number("l1"),
+            lr=number("lr"),
+            optimizer=text("optimizer"),
+            tensor=optional_text("tensor"),
             row=whole("row"),
             latent=whole("latent"),
             all_rows=flag("all_rows"),
-            weight_decay=number("weight_decay", True),
-            zero_tol=number("zero_tol", True),
+            weight_decay=optional_number("weight_decay"),
+            zero_tol=optional_number("zero_tol"),
             fit_time_scale=flag("fit_time_scale"),
-            sae=text("sae", True),
+            sae=optional_text("sae"),
         )

@@ -334,7 +334,7 @@ def series_pin(
         assert result.time_per_step is not None  # note_request refused a run without one
         params = params.with_changes(t_end=result.time_per_step * span)
         nparams.check_run_work(params)
-        columns = NOTE_COLUMNS
+        columns: tuple[str, ...] = NOTE_COLUMNS
         w0 = first[0].reshape(-1)
     else:
         assert rows_of is not None

@@ -10,6 +10,7 @@ import importlib.metadata
 import importlib.util
 import platform
 import sys
+from collections.abc import Mapping
 
 #: What --version prints (and a bug report needs), by import name.
 LIBRARIES = ("numpy", "numba", "PySide6", "pyqtgraph", "matplotlib")
@@ -18,7 +19,7 @@ RESULT_LIBRARIES = ("numpy", "numba", "scipy", "matplotlib", "PySide6", "pyqtgra
 
 
 @functools.cache
-def _distributions() -> dict[str, list[str]]:
+def _distributions() -> Mapping[str, list[str]]:
     return importlib.metadata.packages_distributions()  # scans every installed distribution once
 
 

@@ -192,7 +192,7 @@ def detect_format(path: str | Path, field: str = "w0") -> str:
     if kind == "badzip":  # .npz and PyTorch files are zip archives
         raise InputError(
             field,
-            f"{path}: not a valid {FORMAT_NAMES.get(expected, '.npz')} file "
+            f"{path}: not a valid {FORMAT_NAMES.get(expected, '.npz') if expected else '.npz'} file "
             "(a damaged or truncated zip archive)",
         )
     if expected == "safetensors":
@@ -386,6 +386,7 @@ def _safetensors_read(path: Path, info: ArrayInfo, row: int | None, field: str) 
         with safe_open(str(path), framework="np") as f:
             if info.dtype == "BF16":  # numpy has no bfloat16: read the bits, widen them here
                 _, ranges, start = _safetensors_header(path, field)
+                assert info.name is not None  # a safetensors tensor always has its name
                 begin, _end = ranges[info.name]
                 count = info.size
                 if row is not None:
@@ -509,12 +510,15 @@ def read_array(
     if kind == "npy":
         arr = _npy_read(path, row, field)
     elif kind == "npz":
+        assert info.name is not None  # .npz and PyTorch arrays are named (ArrayInfo.name)
         arr = _npz_read(path, info.name, field)
         arr = arr if row is None else arr[row]
     elif kind == "safetensors":
         arr = _safetensors_read(path, info, row, field)
     elif kind == "torch":
+        assert info.name is not None
         arr = torch_read(path, info.name, row, field)
     else:
+        assert text is not None  # the text format, parsed above
         arr = text if row is None else text[row]
     return finite_float64(arr, where + (f" row {row}" if row is not None else ""), field), info

@@ -18,6 +18,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -196,7 +197,7 @@ def rows_from_csv(text: str) -> list[SweepRow]:
                 continue
             if len(cells) != len(ROW_COLUMNS):
                 raise ValueError(f"{len(cells)} cells, the header has {len(ROW_COLUMNS)} columns")
-            vals = {}
+            vals: dict[str, Any] = {}  # a row's cells, each of its column's type
             for name, value in zip(ROW_COLUMNS, cells, strict=True):
                 if len(value) > MAX_CELL:
                     raise ValueError(f"{name} has {len(value)} characters, at most {MAX_CELL}")

@@ -128,6 +128,12 @@ def network_loss(params: InterferenceParams, W: np.ndarray) -> float:
         return own + cross + params.l1 * float(np.abs(W).sum())
 
 
+# the kernels' leading arguments (W, its row norms, the push, Adam's moments, the optimizer's
+# code) and trailing ones (weight decay, beta1, beta2, eps): train_steps's signature
+KernelArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]
+OptimizerConstants = tuple[float, float, float, float]
+
+
 class InterferenceRun:
     """W, the optimizer state and a bounded history of measurements. Not thread-safe:
     one thread owns it (the worker, or the CLI)."""
@@ -164,7 +170,8 @@ class InterferenceRun:
         # (rptr, rcol, work, pcol, pval: see gd_zero_sparse_steps), and its step count
         self.sparse_below = SPARSE_BELOW
         self.dense_above = DENSE_ABOVE
-        self._pattern: tuple[np.ndarray, ...] | None = None
+        # gd-zero's sparse path: W's nonzeros (rptr, rcol) and the kernel's work arrays
+        self._pattern: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self.sparse_steps = 0
         self.pattern_grown = 0  # times the sparse path's arrays had to grow
         self.counts = np.zeros(params.m, dtype=np.int64)
@@ -235,10 +242,10 @@ class InterferenceRun:
         p = self.params
         if n_steps == 0 or self.failure is not None:
             return 0
-        args = (self.W, self.norm2, self._push, self._mom1, self._mom2, OPT_CODE[p.optimizer])
+        args: KernelArrays = (self.W, self.norm2, self._push, self._mom1, self._mom2, OPT_CODE[p.optimizer])
         lrs = lr_values(p, self.step, n_steps)
         l1s = l1_values(p, self.step, n_steps)
-        rest = (p.effective_weight_decay, p.beta1, p.beta2, p.eps)
+        rest: OptimizerConstants = (p.effective_weight_decay, p.beta1, p.beta2, p.eps)
         if p.noise != "none":
             done, stop = self._noisy_steps(n_steps, args, lrs, l1s, rest)
         elif p.interference and p.n > 1:
@@ -282,11 +289,14 @@ class InterferenceRun:
             )
         return done
 
-    def _noisy_steps(self, n_steps: int, args: tuple, lrs: np.ndarray, l1s: np.ndarray, rest: tuple):
+    def _noisy_steps(
+        self, n_steps: int, args: KernelArrays, lrs: np.ndarray, l1s: np.ndarray, rest: OptimizerConstants
+    ) -> tuple[int, int]:
         """Steps with noise in the hidden layer: numba loops over each step's gradient at
         small sizes (the noise experiments'), BLAS products above NOISY_LOOPS_UP_TO."""
         p = self.params
         self._pattern = None
+        assert self._noise is not None  # a run with noise has its stream
         xis = self._noise.draw(n_steps, p.m)
         inter = p.interference and p.n > 1
         if p.n * p.n * p.m <= NOISY_LOOPS_UP_TO:
@@ -323,11 +333,13 @@ class InterferenceRun:
 
     def _sparse_steps(self, n_steps: int, lrs: np.ndarray, l1s: np.ndarray) -> tuple[int, int]:
         most = int(self.dense_above * self.W.size)
-        taken, stop, _ = gd_zero_sparse_steps(self.W, self.norm2, *self._pattern, n_steps, lrs, l1s, most)
+        pattern = self._pattern
+        assert pattern is not None  # the sparse path follows a pattern
+        taken, stop, _ = gd_zero_sparse_steps(self.W, self.norm2, *pattern, n_steps, lrs, l1s, most)
         self.sparse_steps += taken
         if stop == STOP_ROOM:  # grow, from W as it is now, and go on
             self.pattern_grown += 1
-            self._follow_nonzeros(least_room=2 * self._pattern[1].shape[0])
+            self._follow_nonzeros(least_room=2 * pattern[1].shape[0])
             stop = STOP_NONE
         elif stop == STOP_DENSE:
             self._pattern = None

@@ -220,6 +220,7 @@ class InterferenceWorker(MailboxEngine):
 
     def _after_chunk(self, force: bool = False, row_due: bool = False) -> None:
         run = self.run
+        assert run is not None  # a chunk ran on it
         now = time.perf_counter()
         if self._rate is None or not self.playing:
             self._rate = (now, run.step)

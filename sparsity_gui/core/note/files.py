@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -125,7 +125,7 @@ def w0_entry(w0, source=None, params: SimParams | None = None) -> dict:
         path = params.w0_path if params is not None else None
         source = W0Source("file", path) if path is not None else W0Source("normal")
     if source.kind == "normal":
-        entry = {"source": "normal"}
+        entry: dict[str, Any] = {"source": "normal"}
         if params is not None:
             entry.update({"sigma": params.sigma, "seed": params.seed})
         return entry

@@ -174,7 +174,7 @@ def scheduled_run(
 
     if params.t_end is None:
         raise InputError("t_end", "a schedule of live changes needs an end time: give t_end")
-    items = []
+    items: list[dict[str, Any]] = []
     for i, entry in enumerate(schedule):
         if not (isinstance(entry, (tuple, list)) and len(entry) == 2 and isinstance(entry[1], Mapping)):
             raise InputError("schedule", f"item {i} must be (t, {{name: value}}), got {entry!r}")

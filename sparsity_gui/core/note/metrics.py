@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -200,7 +201,7 @@ def regime_of(
         # the condition keeps holding while λ stays; a λ(t) that rises can break it after
         # t = 0 (θ fell 1.7 % under a warm-up that it held for): not judged, null
         condition = None
-    out = {
+    out: dict[str, Any] = {
         "lam_l1_w0": lam_l1,
         "balance_possible": bool(lam_l1 <= BALANCE_LIMIT),
         "norm2_w0": float(norm2_w0),

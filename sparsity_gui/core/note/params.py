@@ -52,9 +52,10 @@ class SimParams:
 
     def with_live_change(self, name: str, value: float | str) -> SimParams:
         """The parameters after a live change of ``name``: one of λ ends a schedule."""
+        changes: dict[str, Any] = {name: value}
         if name == "lam":
-            return replace(self, lam=value, lam_schedule=())
-        return replace(self, **{name: value})
+            changes["lam_schedule"] = ()
+        return replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
         """Every field; lam_schedule only when there is one (a run without a schedule

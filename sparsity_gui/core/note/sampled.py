@@ -75,6 +75,7 @@ def sample_times_of(
     if _snapshot_sampling_applies(sim, times, changes):
         # one exact solve to the end, each row from the last snapshot before it: the same
         # rows as the `run` command's single solve (which first solves to one weight left)
+        assert isinstance(sim.solver, ExactSolver)  # snapshot sampling is the exact flow's
         snap_t, snaps = _solve_with_snapshots(
             sim.solver, float(times[-1]), -1, _snapshot_gap(sim, times.shape[0]), should_stop
         )
@@ -182,6 +183,7 @@ def _rows_from_snapshots(
     t_i and land on t_i. Every death up to t_i is the one of the snapshotted solve, bit for
     bit, and a sample costs at most one snapshot gap; the solver ends at times[-1]."""
     solver = sim.solver
+    assert isinstance(solver, ExactSolver)  # snapshots are the exact solver's state
     rows = np.empty((times.shape[0], sim.history._data.shape[1]))
     try:
         for i, t in enumerate(times):
@@ -218,6 +220,7 @@ def _sample_exact_once(sim: Simulation, samples: int, progress=None, should_stop
     solve to t_end: sample_times_of). Returns (t_one, t_end, rows, solver seconds)."""
     start = time.perf_counter()
     gap = _snapshot_gap(sim, samples)
+    assert isinstance(sim.solver, ExactSolver)  # the default end is found by the exact flow
     snap_t, snaps = _solve_with_snapshots(sim.solver, math.inf, 1, gap, should_stop)
     sim.note_snapshots(snap_t, snaps)
     sim.complete_ideal_bounds()  # before the rows, which carry the idealized bounds
@@ -253,7 +256,7 @@ def replay_script(script: RunScript, progress=None) -> SampledRun:
     command, a diverged gradient descent is reported in `extra`, not raised."""
     sim = Simulation(script.params, script.w0)
     rows, wall = sample_times_of(sim, script.sample_times(), script.changes, progress)
-    extra = {"t_session": float(script.t)}
+    extra: dict[str, float | str] = {"t_session": float(script.t)}
     if sim.solver.diverged:
         extra["diverged"] = sim.solver.diverged
     return SampledRun.of(sim, rows, script.t, one_left_time(sim), wall, extra)

@@ -360,7 +360,10 @@ class Simulation:
     def _work(self) -> int:
         """The solver's work so far in the units of its max_work."""
         solver = self.solver
-        return int(solver.weight_steps if isinstance(solver, GDSolver) else solver.steps)
+        if isinstance(solver, GDSolver):
+            return int(solver.weight_steps)
+        assert isinstance(solver, ExactSolver)  # the two methods
+        return int(solver.steps)
 
     def replay(
         self,

@@ -197,7 +197,7 @@ class Solver:
         in the order of sorted |W(0)| and its death times, which this one goes on filling
         (a switch of method mid-run)."""
         self.init = init
-        self.death_t = np.full(init.m, np.nan) if start is None else start.death_t
+        self.death_t: np.ndarray = np.full(init.m, np.nan) if start is None else start.death_t
         self.diverged: str | None = None
 
     # --- the state ---------------------------------------------------------------
