@@ -32,6 +32,30 @@ def manifest(run: str) -> dict:
     return json.loads((DATA / run / "manifest.json").read_text(encoding="utf-8"))["checkpoints"]
 
 
+def refused_by_the_command(
+    series: Path, options: list[str], words: str, tmp_path, monkeypatch, capsys
+) -> None:
+    """`checkpoints SERIES OPTIONS` in an empty folder: one error line holding ``words``,
+    exit 2, nothing written."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    argv = [
+        "checkpoints",
+        str(series),
+        *options,
+        "--l1",
+        "1e-3",
+        "--lr",
+        "1e-3",
+        "--optimizer",
+        "adam",
+        "--out",
+        "o",
+    ]
+    assert_refused_in_process(argv, words, work, capsys)
+
+
 def test_a_saelens_trainer_series_is_at_its_optimizer_steps_not_its_samples():
     counted = manifest("saelens_standard")
     series = open_series(STANDARD, latent=3)
@@ -131,26 +155,8 @@ def test_an_unnumbered_checkpoint_folder_is_refused_by_name(tmp_path, monkeypatc
     shutil.copytree(run / "800", run / "best")
     with pytest.raises(ValueError, match="best"):
         api.compare_checkpoints(run, latent=0, l1=0.5, lr=1e-3, optimizer="adam")
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    argv = [
-        "checkpoints",
-        str(run),
-        "--latent",
-        "0",
-        "--l1",
-        "0.5",
-        "--lr",
-        "1e-3",
-        "--optimizer",
-        "adam",
-        "--out",
-        "o",
-    ]
-    assert_refused_in_process(
-        argv, f"{run / 'best'}: a SAELens checkpoint not named by its samples", work, capsys
-    )
+    words = f"{run / 'best'}: a SAELens checkpoint not named by its samples"
+    refused_by_the_command(run, ["--latent", "0"], words, tmp_path, monkeypatch, capsys)
 
 
 def test_dictionary_learning_trainer_folders_are_their_own_layout():
@@ -193,24 +199,8 @@ def test_a_saelens_folder_without_w_enc_is_one_line_naming_the_file(tmp_path, mo
         )
     with pytest.raises(ValueError, match="no tensor named 'W_enc' \\(it holds W_dec\\)"):
         api.compare_checkpoints(run, latent=0, l1=0.5, lr=1e-3, optimizer="adam")
-    work = tmp_path / "w"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    argv = [
-        "checkpoints",
-        str(run),
-        "--latent",
-        "0",
-        "--l1",
-        "1",
-        "--lr",
-        "1",
-        "--optimizer",
-        "adam",
-        "--out",
-        "o",
-    ]
-    assert_refused_in_process(argv, "sae_weights.safetensors: no tensor named 'W_enc'", work, capsys)
+    words = "sae_weights.safetensors: no tensor named 'W_enc'"
+    refused_by_the_command(run, ["--latent", "0"], words, tmp_path, monkeypatch, capsys)
 
 
 def test_a_step_saved_as_a_plain_int_in_a_pt_file_is_read(tmp_path):
@@ -296,23 +286,7 @@ def test_a_crafted_series_is_refused_in_one_line(kind, tmp_path, monkeypatch, ca
     root = tmp_path / "in"
     root.mkdir()
     series, options, words = _crafted(kind, root)
-    work = tmp_path / "w"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    argv = [
-        "checkpoints",
-        str(series),
-        *options,
-        "--l1",
-        "1e-3",
-        "--lr",
-        "1e-3",
-        "--optimizer",
-        "adam",
-        "--out",
-        "o",
-    ]
-    assert_refused_in_process(argv, words, work, capsys)
+    refused_by_the_command(series, options, words, tmp_path, monkeypatch, capsys)
     kwargs = {"tensor": "W"} if "--tensor" in options else {}
     kwargs |= {"latent": 0} if "--latent" in options else {}
     kwargs |= {"all_rows": True} if "--all-rows" in options else {}
