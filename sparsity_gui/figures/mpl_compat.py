@@ -92,3 +92,55 @@ def all_active(*patches: ScopedPatch) -> Iterator[None]:
         for patch in patches:
             stack.enter_context(patch.active())
         yield
+
+
+#: The private names the figures read, set or call directly rather than replace (the movie's
+#: recycled figure and its kept text shaping in figures/frames.py, the layout's renderer and
+#: dash pattern in figures/layout.py, fontTools' subsetting defaults in figures/save.py):
+#: (what holds it, its name, whether the code runs without it). tests/figures/test_mpl_compat.py
+#: checks each on a fresh object of this matplotlib and fontTools, and that the figures touch
+#: no private name that is not here or in PATCHES.
+READ_DIRECTLY: tuple[tuple[str, str, bool], ...] = (
+    ("Figure", "_suptitle", False),
+    ("Figure", "_supxlabel", False),
+    ("Figure", "_supylabel", False),
+    ("Figure", "_get_renderer", False),
+    ("SubFigure", "_redo_transform_rel_fig", False),
+    ("Axes", "_request_autoscale_view", False),
+    ("Axes", "_set_position", False),
+    ("Text", "_fontproperties", False),
+    ("Text", "_multialignment", False),
+    ("Text", "_linespacing", False),
+    ("Line2D", "_unscaled_dash_pattern", False),
+    ("RendererAgg", "_prepare_font", False),
+    ("FT2Font", "_layout", True),  # frames.keep_shapes keeps nothing without it (only slower)
+    ("fontTools.subset.Options", "_drop_tables_default", False),
+)
+
+
+def missing_private_names() -> list[str]:
+    """Those of READ_DIRECTLY (the ones the code needs) that this matplotlib or fontTools
+    lacks, each looked up on a fresh object of its kind."""
+    from fontTools import subset
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ft2font import FT2Font
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Text
+
+    fig = Figure()
+    holders = {
+        "Figure": fig,
+        "SubFigure": fig.subfigures(1, 2)[0],
+        "Axes": fig.add_subplot(),
+        "Text": Text(),
+        "Line2D": Line2D([0, 1], [0, 1]),
+        "RendererAgg": RendererAgg(10, 10, 72),
+        "FT2Font": FT2Font,
+        "fontTools.subset.Options": subset.Options,
+    }
+    return [
+        f"{owner}.{name}"
+        for owner, name, optional in READ_DIRECTLY
+        if not optional and not hasattr(holders[owner], name)
+    ]

@@ -109,3 +109,31 @@ def _panel(fig, data, ax=None):
     ax.plot(data["x"], data["x"] ** 2, label=r"$\theta = \lambda / (1 - \|W\|^2)$")
     ax.set_xlabel(r"$\lambda t$")
     ax.legend()
+
+
+def test_every_private_name_read_directly_is_there():
+    from sparsity_gui.figures.mpl_compat import missing_private_names
+
+    assert missing_private_names() == [], "see figures/mpl_compat.py's READ_DIRECTLY"
+
+
+def test_the_figures_touch_no_private_name_outside_the_register():
+    """Every `obj._name` the figures package reads on something not its own (not self or
+    cls) is a patched attribute (PATCHES) or a registered one (READ_DIRECTLY): a new private
+    touch must be registered, and so checked by the test above."""
+    import re
+    from pathlib import Path
+
+    from sparsity_gui.figures import mpl_compat
+
+    registered = {p.attr for p in PATCHES} | {name for _owner, name, _opt in mpl_compat.READ_DIRECTLY}
+    ours = {"_kept_shapes"}  # set by frames.keep_shapes on a renderer: the tool's own mark
+    package = Path(mpl_compat.__file__).parent
+    touched = {}
+    for path in package.rglob("*.py"):
+        for chain, name in re.findall(r"(?<![\w.])([\w.]+)\.(_[a-z]\w*)\b", path.read_text(encoding="utf-8")):
+            if chain.split(".")[0] not in ("self", "cls"):
+                touched.setdefault(name, path.name)
+    unregistered = {n: f for n, f in touched.items() if n not in registered | ours}
+    assert not unregistered, unregistered
+    assert {"_suptitle", "_prepare_font", "_drop_tables_default"} <= set(touched)  # the scan sees them
