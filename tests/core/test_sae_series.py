@@ -310,3 +310,9 @@ def test_without_trainer_state_the_steps_are_samples_over_the_batch_or_said_to_b
     counted = manifest("saelens_standard")
     assert list(series.steps) == sorted(c["optimizer_steps"] for c in counted.values())
     assert "the batch size 32 (cfg.json)" in series.step_note
+
+
+def test_save_model_folders_named_by_step_are_read_and_said_to_be_names():
+    series = open_series(DATA / "saelens_saved", latent=1)  # save_model every 15 Adam steps
+    assert list(series.steps) == [0, 15, 30, 45, 60]
+    assert "folder names are taken as optimizer steps" in series.step_note
