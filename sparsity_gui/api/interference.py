@@ -302,7 +302,8 @@ class SweepResult(Result):
 
     ``rows``: a column per field of sweep.csv (``m``, ``seed``, ``polysemantic``,
     ``predicted`` = n^2/(4m), ..., ``seconds`` of wall time), a row per run, as numpy
-    arrays. ``m``, ``mean``, ``std``, ``predicted``: polysemantic neurons per value of m
+    arrays (``steps_to_sparse`` as floats, NaN for a run that never became sparse, whose
+    cell in sweep.csv is empty). ``m``, ``mean``, ``std``, ``predicted``: polysemantic neurons per value of m
     (mean and sample standard deviation over the seeds) and the paper's prediction.
     ``jobs``: the runs trained side by side here; on a cluster None, and ``scheduler``
     where they ran (str() gives its address or local:N; None: this machine's threads).
@@ -453,7 +454,7 @@ def sweep(
     ``overlap=True``: each run keeps W(0) W(T)^T, and the result's ``overlap`` holds their
     mean per cell (as `sweep --overlap`'s overlap.npy; ``plot("overlap")`` draws it)."""
     from sparsity_gui.core.cluster import parse_scheduler
-    from sparsity_gui.core.interference.axes import listed, split_lists
+    from sparsity_gui.core.interference.axes import listed, readout_values, split_lists
     from sparsity_gui.core.interference.headless import (
         PAPER,
         SCHEDULE_OPTIONS,
@@ -521,7 +522,13 @@ def sweep(
     options["no_figure"] = True  # the files of `sweep --no-figure`
     return SweepResult(
         spec=spec,
-        rows={name: np.array([getattr(r, name) for r in rows]) for name in ROW_COLUMNS},
+        rows={
+            # a run never sparse: NaN, as sweep.csv's empty cell reads (run.json's null)
+            name: readout_values(rows, name)
+            if name == "steps_to_sparse"
+            else np.array([getattr(r, name) for r in rows])
+            for name in ROW_COLUMNS
+        },
         m=np.asarray(summary.m).astype(np.int64),
         mean=np.asarray(summary.mean).copy(),
         std=np.asarray(summary.std).copy(),

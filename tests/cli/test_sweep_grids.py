@@ -72,8 +72,9 @@ def assert_row_is_the_run(row: dict, meta: dict) -> None:
         assert float(row[name]) == float(final[name]), name
     assert float(row["sum_w4"]) == final["sum_w4"]
     found = meta["readouts"]
-    assert int(row["steps_to_sparse"]) == (
-        -1 if found["steps_to_sparse"] is None else found["steps_to_sparse"]
+    # never sparse: an empty cell, as run.json's null
+    assert row["steps_to_sparse"] == (
+        "" if found["steps_to_sparse"] is None else str(found["steps_to_sparse"])
     )
     assert float(row["rail_share"]) == found["rail_share"]
     ratio = found["shrinkage"]["ratio"]
@@ -158,9 +159,7 @@ def test_sweep_json_groups_every_cell_by_the_varied_options(grid):
         ]
         assert g["runs"] == len(members) == 2
         for readout in ("polysemantic", "rail_share", "sum_w4", "steps_to_sparse"):
-            values = [float(r[readout]) for r in members]
-            if readout == "steps_to_sparse":
-                values = [v for v in values if v != -1]  # never sparse: no value
+            values = [float(r[readout]) for r in members if r[readout] != ""]  # "": never sparse
             st = g[readout]
             assert st["runs_with_value"] == len(values)
             if not values:
@@ -205,7 +204,7 @@ def test_the_heatmap_cells_are_the_medians_of_sweep_csv(grid):
             values = [
                 float(r["steps_to_sparse"])
                 for r in rows
-                if float(r["l1"]) == l1 and r["optimizer"] == opt and r["steps_to_sparse"] != "-1"
+                if float(r["l1"]) == l1 and r["optimizer"] == opt and r["steps_to_sparse"] != ""
             ]
             cell = image[j, i]
             if values:
@@ -246,6 +245,9 @@ def test_the_api_takes_the_same_lists(grid, tmp_path):
     assert "--l1 0.05,0.4 " in line and "--optimizer adamw,gd-zero " in line
     result.save(tmp_path / "api")
     assert rows_without_seconds(tmp_path / "api" / "sweep.csv") == rows_without_seconds(res / "sweep.csv")
+    never = [r["steps_to_sparse"] == "" for r in csv_rows(tmp_path / "api")]
+    assert any(never) and list(np.isnan(result.rows["steps_to_sparse"])) == never  # NaN: no number
+    assert result.to_pandas()["steps_to_sparse"].isna().tolist() == never
     fig = result.plot(readout="rail_share")  # the curves: the first figure such a sweep draws
     assert fig.axes[0].get_ylabel() == "rail share"
     with pytest.raises(ValueError, match="needs an option other than m varied|heatmap"):

@@ -27,7 +27,7 @@ from sparsity_gui.core.checks import input_text, parse_json_text, read_input_byt
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir, csv_text, json_text, write_result_files
-from sparsity_gui.core.interference.axes import READOUTS, row_value
+from sparsity_gui.core.interference.axes import NEVER_SPARSE, READOUTS, row_value
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.readouts import readouts
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement, network_loss
@@ -123,7 +123,7 @@ def sweep_metadata(
         "varied": list(spec.varied),
         "groups": cell_summaries(spec, rows),
         "readouts": READOUTS,
-        "steps_to_sparse_without": "a run never sparse has steps_to_sparse -1 in sweep.csv; "
+        "steps_to_sparse_without": "a run never sparse has an empty steps_to_sparse in sweep.csv; "
         "the groups count only the runs with a value",
         **({"overlap": overlap_metadata(spec, rows)} if spec.overlap else {}),
         **extra,
@@ -206,6 +206,8 @@ def rows_from_csv(text: str) -> list[SweepRow]:
                     if value not in ("True", "False"):
                         raise ValueError(f"{name} must be True or False, got {value!r}")
                     vals[name] = value == "True"
+                elif name == "steps_to_sparse" and value in ("", str(NEVER_SPARSE)):
+                    vals[name] = NEVER_SPARSE  # empty: never sparse (-1 in files before 46)
                 elif t in (int, "int"):
                     vals[name] = int(value)
                 elif t in (float, "float"):

@@ -26,6 +26,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import MAX_RUNS, GridPlan
 from sparsity_gui.core.interference.axes import (
     AXES,
+    NEVER_SPARSE,
     READOUTS,
     cell_stats,
     readout_values,
@@ -359,7 +360,8 @@ def _json_value(axis: str, value: Any) -> Any:
 
 def rows_csv(rows: Sequence[SweepRow]) -> str:
     """A row per run, in ROW_COLUMNS order; floats as repr (they read back bit for bit),
-    a cell with a comma (a schedule's knots) in quotes."""
+    a cell with a comma (a schedule's knots) in quotes, and steps_to_sparse empty for a run
+    that never became sparse (run.json's null: no number a table would average)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(ROW_COLUMNS)
@@ -367,7 +369,10 @@ def rows_csv(rows: Sequence[SweepRow]) -> str:
         vals = []
         for f in ROW_COLUMNS:
             v = getattr(r, f)
-            vals.append(repr(float(v)) if isinstance(v, float) else str(v))
+            if f == "steps_to_sparse" and v == NEVER_SPARSE:
+                vals.append("")
+            else:
+                vals.append(repr(float(v)) if isinstance(v, float) else str(v))
         writer.writerow(vals)
     return out.getvalue()
 
