@@ -24,11 +24,10 @@ from sparsity_gui.core.note.metrics import (
     fit_decay,
     regime_of,
     theta_fall,
-    theta_rise_condition,
     tied_group_dies,
 )
 from sparsity_gui.core.note.params import SimParams, needs_restart
-from sparsity_gui.core.note.schedule import Knots, lam_integral, lowers_lam
+from sparsity_gui.core.note.schedule import Knots, lam_integral
 from sparsity_gui.core.note.solvers import (
     ExactSolver,
     GDSolver,
@@ -37,6 +36,7 @@ from sparsity_gui.core.note.solvers import (
     Solver,
     lam_knots_of,
 )
+from sparsity_gui.core.note.theta_probe import theta_at_start
 
 N_TRACKED_MAX = 16
 # The history keeps a row at every time 10^(k/ROWS_PER_DECADE) a run passes, however long
@@ -54,19 +54,6 @@ DEFER_IDEAL_M = 1_000_000
 # (a signal, a window closing) acts at once. Chunking changes no result: a kernel's next
 # step depends only on the state it hands back.
 STOP_CHECK_WORK = {"gd": 1 << 24, "exact": 1 << 16}
-# theta of an exported run's start: the rows of a run (501 evenly spaced over t ~ 2/lam) can
-# step over the whole of an initial fall of theta, which lasts t ~ 1 (||W||^2 relaxes at rate
-# ~2). The window's history is dense there (its log grid); an exact solve sampled from
-# snapshots has theta at each snapshot, dense where deaths are (from m = PROBE_SNAPSHOTS_M_MIN
-# on that is enough); otherwise a copy of the solver from t = 0 measures it at PROBE_PER_DECADE
-# instants a decade (at most PROBE_DECADES decades), where that is cheap: the exact copy redoes
-# the deaths of the start (1 s at m = 10^6, 14 s at 10^7), the gradient-descent one holds m
-# weights and steps them all (0.4 s to t ~ 1.5 at m = 10^6, eta = 0.05).
-PROBE_PER_DECADE = 40
-PROBE_DECADES = 12
-PROBE_SNAPSHOTS_M_MIN = 100_000
-PROBE_EXACT_M_MAX = 1_000_000
-PROBE_GD_M_MAX = 10_000_000
 
 
 def tracked_ranks(nonzero: int, count: int = N_TRACKED_MAX) -> np.ndarray:
@@ -508,42 +495,14 @@ class Simulation:
         )
 
     def _theta_at_start(self, compute: bool) -> tuple[np.ndarray, np.ndarray]:
-        """(t, theta) of this run from t = 0, on a copy of its solver at t = 0 (the same
-        trajectory: the solvers are deterministic), log-spaced (PROBE_PER_DECADE a decade)
-        until the feature push on ||W||^2 is at least the regularization push: under the flow
-        theta cannot fall after that while lam stays (metrics.theta_rise_condition), so a fall
-        at the start, however short, is measured whatever rows the run records. Computed once
-        (with ``compute``), where cheap and needed (see PROBE_SNAPSHOTS_M_MIN); else empty."""
+        """(t, theta) of this run from t = 0 until theta can no longer fall
+        (theta_probe.theta_at_start), computed once (with ``compute``) where cheap and
+        needed; else empty."""
         empty = (np.zeros(0), np.zeros(0))
         if self._theta_start is not None or not compute:
             return self._theta_start or empty
-        p, m = self.initial_params, self.init.m
-        lam0 = lam_knots_of(p.lam_schedule) if p.lam_schedule else p.lam
-        # the sufficient condition that θ cannot fall from then on needs λ never lowered
-        # from then on: past a lowering schedule's last knot
-        lowered_until = p.lam_schedule[-1][0] if lowers_lam(p.lam_schedule) else -math.inf
-        if p.method == "exact":
-            dense = self._theta_seen[0].size > 0 and m >= PROBE_SNAPSHOTS_M_MIN
-            probe: Solver | None = (
-                ExactSolver(self.init, lam0) if m <= PROBE_EXACT_M_MAX and not dense else None
-            )
-        else:
-            probe = GDSolver(self.init, lam0, p.eta) if m <= PROBE_GD_M_MAX else None
-        if probe is None:
-            self._theta_start = empty
-            return empty
-        mo = probe.moments()
-        t, theta = [mo.t], [mo.theta]
-        steps = np.arange(1, PROBE_PER_DECADE * PROBE_DECADES + 1) / PROBE_PER_DECADE
-        for at in self._probe_start * 10.0**steps:
-            rises = mo.t >= lowered_until and theta_rise_condition(mo.norm1, mo.norm2_sq, mo.lam)
-            if rises or mo.nonzero == 0 or probe.diverged:
-                break
-            probe.advance_to(float(at))
-            mo = probe.moments()
-            t.append(mo.t)
-            theta.append(mo.theta)
-        self._theta_start = (np.array(t), np.array(theta))
+        have_snapshots = self._theta_seen[0].size > 0
+        self._theta_start = theta_at_start(self.init, self.initial_params, self._probe_start, have_snapshots)
         return self._theta_start
 
     def regime(self, rows: np.ndarray | None = None, *, probe: bool = False) -> dict:
