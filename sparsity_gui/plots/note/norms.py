@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore
+from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.note.metrics import COL
 from sparsity_gui.core.note.runner import Snapshot
@@ -449,6 +449,10 @@ class PhasePlanePanel(NotePanel):
         self.earlier_curve = pg.PlotDataItem(pen=pen("#c5b0d5", DOT))
         p.addItem(self.earlier_curve, ignoreBounds=True)
         self._earlier_named = False
+        # set only when λ or an axis changes, and dashed (Qt's slow stroking): painted once
+        # into a pixmap that the path's frames reuse until the view moves (issue 50)
+        for item in (self.curve, self.earlier_curve):
+            item.curve.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.start = pg.ScatterPlotItem(symbol="o", size=8, pen=pen(BLUE), brush=None)
         self.now = pg.ScatterPlotItem(symbol="o", size=8, pen=None, brush=pg.mkBrush(RED))
         p.addItem(self.start)
