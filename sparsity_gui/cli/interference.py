@@ -73,6 +73,7 @@ def add_model_options(
     resolve_defaults (so that --paper can supply its own and explicit options still win).
     With shared_with_note (the GUI parser) --m, --seed and --sigma are left out: the
     note's options of the same names serve both models."""
+    g = recorded = RecordedGroup(g)
 
     def dflt(name: str, fmt=str) -> str:
         text = f"default {fmt(defaults[name])}"
@@ -202,13 +203,27 @@ def add_model_options(
         help="the noise's sigma, 0 to 10 (needed with --noise)",
     )
     if sweep:
-        take_lists(g)
+        take_lists(recorded.actions)
 
 
-def take_lists(g) -> None:
+class RecordedGroup:
+    """An argument group that keeps the actions added through it (argparse lists a group's
+    actions only in a private attribute), so that take_lists can change them."""
+
+    def __init__(self, group):
+        self.group = group
+        self.actions: list[argparse.Action] = []
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        action = self.group.add_argument(*args, **kwargs)
+        self.actions.append(action)
+        return action
+
+
+def take_lists(actions: list[argparse.Action]) -> None:
     """`sweep`'s model options take lists (core/interference/axes.py): their text is kept
     as given and parsed there, as the Python API's lists and the window's fields are."""
-    for action in g._group_actions:
+    for action in actions:
         axis = action.dest
         if axis not in AXES or axis == "m":
             continue
