@@ -50,6 +50,8 @@ class SweepPanel(Panel):
     def __init__(self, parent=None):
         super().__init__(parent)
         p = self.add_plot(0, self.title, "m (neurons)", "polysemantic neurons")
+        for side in ("left", "bottom"):  # counts: no unit prefix ("(x0.001)" on 0 … 0.004)
+            p.getAxis(side).enableAutoSIPrefix(False)
         self.plot = p
         self.prediction = p.plot(pen=pen(RED, DASH), name="prediction n²/(4m), slope −1")
         self.runs = p.plot(

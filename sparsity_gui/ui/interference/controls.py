@@ -267,9 +267,10 @@ class InterferenceControls(QtWidgets.QWidget):
         self.lr_decay_steps.edit.setPlaceholderText("decay steps")
         self.lr_decay = QtWidgets.QComboBox()
         self.lr_decay.setObjectName("lr_decay")
+        self.lr_decay.addItem("no decay", None)  # shown while none is set
         for value in ("linear", "cosine"):
             self.lr_decay.addItem(value, value)
-        self.lr_decay.setCurrentIndex(1)
+        self.lr_decay.setCurrentIndex(0)
         self.lr_decay.setToolTip("The shape of the lr decay over its last steps")
         self.lr_decay.activated.connect(self._decay_shape_chosen)
         row = QtWidgets.QHBoxLayout()
@@ -305,8 +306,11 @@ class InterferenceControls(QtWidgets.QWidget):
     @QtCore.Slot(int)
     def _decay_shape_chosen(self, _index: int) -> None:
         p = self._current()
-        if p.lr_decay != "none" and p.lr_decay != self.lr_decay.currentData():
-            self.changed.emit({"lr_decay": self.lr_decay.currentData()})
+        shape = self.lr_decay.currentData()
+        if p.lr_decay != "none" and shape is None:  # "no decay": the decay ends
+            self.changed.emit({"lr_decay": "none", "lr_decay_steps": 0})
+        elif p.lr_decay != "none" and p.lr_decay != shape:
+            self.changed.emit({"lr_decay": shape})
 
     def _checked_changes(self, name: str, convert, changes) -> Callable[[str], object]:
         """Parse, then let InterferenceParams validate the snapshot with all the changes the
@@ -360,8 +364,8 @@ class InterferenceControls(QtWidgets.QWidget):
         self.l1_schedule.set_text(knots_text(p.l1_schedule) if p.l1_schedule else "")
         self.lr_warmup.set_text(str(p.lr_warmup) if p.lr_warmup else "")
         self.lr_decay_steps.set_text(str(p.lr_decay_steps) if p.lr_decay_steps else "")
-        if p.lr_decay != "none":
-            self.lr_decay.setCurrentIndex(self.lr_decay.findData(p.lr_decay))
+        # the shape in force, or "no decay"
+        self.lr_decay.setCurrentIndex(self.lr_decay.findData(p.lr_decay) if p.lr_decay != "none" else 0)
         self.lr_schedule.set_text(knots_text(p.lr_schedule) if p.lr_schedule else "")
         self.noise.setCurrentIndex(self.noise.findData(p.noise))
         self.noise_sigma.set_text(f"{p.noise_sigma:g}" if p.noise != "none" else "")

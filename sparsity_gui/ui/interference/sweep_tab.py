@@ -192,11 +192,12 @@ class SweepWidget(GridTab):
             self.figures.addWidget(panel)
         self.lay_out([("", self._options_box())], self.figures)
 
+        # n follows the dock's (at most 64: a sweep's default stays quick) until one is
+        # typed here; steps left empty is the dock's, whatever it becomes
+        self._n_typed = False
+        self.n.edit.textEdited.connect(self._n_edited)
         self.set_base(self._dock)
-        p = self._dock
-        self.fill_fields(
-            {"n": str(min(p.n, 64)), "m": "64,128,256,512,1024", "seeds": "3", "steps": str(p.steps)}
-        )
+        self.fill_fields({"n": str(min(self._dock.n, 64)), "m": "64,128,256,512,1024", "seeds": "3"})
 
     def _options_box(self) -> QtWidgets.QWidget:
         """The fields, most two to a row (the form fits at 1366x768), with a line on lists."""
@@ -269,10 +270,16 @@ class SweepWidget(GridTab):
         """The lists typed (the fields whose text is not empty), by option."""
         return {axis: f._parse(f.text()) for axis, f in self.lists.items() if f.text().strip()}
 
+    def _typed_noise(self) -> tuple | None:
+        field = self.lists["noise"]
+        return field._parse(field._good_text) if field._good_text else None
+
     def set_base(self, p: InterferenceParams) -> None:
         """The Parameters dock's run: the empty fields show its values, the line under the
         form says what comes from it."""
         self._dock = p
+        if not self._n_typed and self.n.text() and self.n.text() != str(min(p.n, 64)):
+            self.n.set_text(str(min(p.n, 64)))
         wd = p.effective_weight_decay
         shown = {
             "steps": str(p.steps),
@@ -290,6 +297,10 @@ class SweepWidget(GridTab):
             field.edit.setPlaceholderText(f"dock: {shown[axis]}" if shown[axis] else "")
         self._show_base()
         self.preview()
+
+    @QtCore.Slot(str)
+    def _n_edited(self, _text: str) -> None:
+        self._n_typed = True
 
     @QtCore.Slot()
     def _fields_changed(self, *_args) -> None:
@@ -319,8 +330,8 @@ class SweepWidget(GridTab):
                 parts.append(f"weight decay {p.effective_weight_decay:g}")
         if p.noise != "none" and "noise" not in typed:
             parts.append(f"{p.noise} noise" + ("" if "noise_sigma" in typed else f" σ = {p.noise_sigma:g}"))
-        elif p.noise != "none" and "noise_sigma" not in typed:
-            parts.append(f"noise σ = {p.noise_sigma:g}")
+        elif p.noise != "none" and "noise_sigma" not in typed and self._typed_noise() != ("none",):
+            parts.append(f"noise σ = {p.noise_sigma:g}")  # (a sweep without noise has none)
         for name in ("l1", "lr"):
             warm, knots = getattr(p, f"{name}_warmup"), getattr(p, f"{name}_schedule")
             set_here = bool(typed & {name, f"{name}_warmup"})
