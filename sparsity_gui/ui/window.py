@@ -459,13 +459,21 @@ class LiveWindow:
             held = [p for p in panels if p.run_drawn != snap.run_id][self.NEW_RUN_PANELS :]
             panels = [p for p in panels if p not in held]
         waiting = self._over_budget(panels, snap) if budget and not idle else []
-        self._held = frozenset(id(p) for p in waiting)
-        self.staggered += len(waiting)
         turn = self._range_turn % len(panels)
         for i, panel in enumerate(panels):
             if panel not in waiting:
                 panel.update_from(snap, ranges=idle or i == turn or panel.range_due)
         self._range_turn = turn + 1
+        # the shared time axis is the first time panel's (the threshold crossing, staggered):
+        # when the live run has left it, a waiting time panel draws now and refits it
+        if any(p.time_plots for p in waiting) and any(
+            p.time_plots and p.data_left_view() for p in panels if p not in waiting
+        ):
+            for panel in [p for p in waiting if p.time_plots]:
+                waiting.remove(panel)
+                panel.update_from(snap, ranges=True)
+        self._held = frozenset(id(p) for p in waiting)
+        self.staggered += len(waiting)
 
     def _over_budget(self, panels: list, snap) -> list:
         """The STAGGERED panels this frame leaves for the next: the costliest first while
