@@ -18,7 +18,7 @@ from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, run_s
 from sparsity_gui.core.note.session import load_session
 from sparsity_gui.core.note.settings import NOTE_SETTINGS
 
-TIMEOUT = 30_000
+TIMEOUT = 120_000  # ms: waits end as soon as the run gets there; a loaded machine is slow
 PINS = 4
 
 

@@ -125,7 +125,7 @@ def test_the_ratio_axis_reads_the_balance_under_a_ramp_from_zero_and_with_pins(q
     # the live panel: a warm-up run, then a constant one beside it pinned
     win = make_window(warm(1000, 1e-2, 50.0, 0))
     win.on_speed_changed(0.0)
-    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 60.0, timeout=30_000)
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 60.0, timeout=120_000)
     qtbot.wait(200)
     balance = next(p for p in win.panels if type(p).__name__ == "BalancePanel")
     h = win.snapshot.history
@@ -134,6 +134,6 @@ def test_the_ratio_axis_reads_the_balance_under_a_ramp_from_zero_and_with_pins(q
     assert balance.ratio_plot.vb.viewRange()[1][1] < 2.0
     assert win.pin_control.pin()
     win.start_run(SimParams(m=1000, lam=1e-2))
-    qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.t > 20.0, timeout=30_000)
+    qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.t > 20.0, timeout=120_000)
     qtbot.wait(200)
     assert balance.ratio_plot.vb.viewRange()[1][1] < 2.0
