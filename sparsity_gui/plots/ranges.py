@@ -33,8 +33,9 @@ def _bounds_with(bounds, extras):
 
 def settled_y_bounds(plot: pg.PlotItem, t0: float, items: list | None = None) -> tuple[float, float] | None:
     """The y extent (view coordinates) of what the plot's data items (or those of
-    ``items``) draw at x >= t0 (and from an item's own ``settled_from``), or None when
-    nothing is drawn there yet."""
+    ``items``) draw at x >= t0, or None when nothing is drawn there yet. An item's own
+    ``settled_from`` cuts only the top: the ratio under a ramp of λ from 0 is huge while λ
+    is low (ramp_settled_t), but its dip below balance there is what the panel is for."""
     lo, hi = math.inf, -math.inf
     for item in plot.listDataItems():
         if not item.isVisible() or (items is not None and item not in items):
@@ -42,10 +43,10 @@ def settled_y_bounds(plot: pg.PlotItem, t0: float, items: list | None = None) ->
         x, y = item.getData()
         if x is None or y is None or len(x) == 0:
             continue
-        # an item may start later (the ratio under a ramp of λ from 0: ramp_settled_t)
-        keep = (x >= max(t0, getattr(item, "settled_from", t0))) & np.isfinite(y)
-        if keep.any():
-            lo, hi = min(lo, float(y[keep].min())), max(hi, float(y[keep].max()))
+        keep = (x >= t0) & np.isfinite(y)
+        top = keep & (x >= getattr(item, "settled_from", t0))
+        if top.any():
+            lo, hi = min(lo, float(y[keep].min())), max(hi, float(y[top].max()))
     return (lo, hi) if lo <= hi else None
 
 

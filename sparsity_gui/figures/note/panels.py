@@ -182,19 +182,21 @@ def norm_balance(fig, d, ax=None):
                 points=pin.get("points", False),
             )
     # both ranges from t >= 1, as the live panel's: the start (a spike of the pushes, a ratio
-    # far from 1) would flatten the rest; the pinned runs' rows count too. The ratio's from
-    # where each run's λ is up (ramp_settled_t: a warm-up's ratio is huge while λ is low)
+    # far from 1) would flatten the rest; the pinned runs' rows count too. The ratio's top
+    # counts from where each run's λ is up (ramp_settled_t: a warm-up's ratio is huge while
+    # λ is low), its bottom from t >= 1 (the dip below balance under the ramp stays in view)
     t0 = 1.0 if (t >= 1.0).any() else -np.inf
     runs = [(t, feature, reg, lam)] + [
         (p["t"], p["feature_push"], p["reg_push"], p.get("lam", np.ones_like(p["t"]))) for p in d["pins"]
     ]
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.concatenate(
+        low = np.concatenate([(f / r)[x >= t0] for x, f, r, _strength in runs])
+        high = np.concatenate(
             [(f / r)[x >= max(t0, ramp_settled_t(x, strength))] for x, f, r, strength in runs]
         )
-    ratios = ratios[np.isfinite(ratios)]
-    if ratios.size:
-        lo, hi = min(ratios.min(), 1.0), max(ratios.max(), 1.0)
+    low, high = low[np.isfinite(low)], high[np.isfinite(high)]
+    if high.size:
+        lo, hi = min(low.min(), 1.0), max(high.max(), 1.0)
         pad = 0.06 * (hi - lo) if hi > lo else 0.05
         bottom.set_ylim(lo - pad, hi + pad)
     pushes = np.concatenate([np.r_[f[x >= t0], r[x >= t0]] for x, f, r, _strength in runs])

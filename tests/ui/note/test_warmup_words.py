@@ -101,8 +101,10 @@ def _ratio_top(warmup_run):
 
 def test_the_ratio_axis_reads_the_balance_under_a_ramp_from_zero_and_with_pins(qtbot, make_window):
     """While a warm-up's λ is low the ratio is large (13 at t = 1 here, m = 200):
-    the range counts each run's rows from where its λ reached half its largest (and from
-    t >= 1), in the exported figure, on the live panel and for a pinned run alike."""
+    the range's top counts each run's rows from where its λ reached half its largest (and
+    from t >= 1), in the exported figure, on the live panel and for a pinned run alike. Its
+    bottom counts every row from t >= 1: under the ramp the ratio dips below balance (the
+    balance lags a rising λ), and that dip stays on the axis."""
     run = simulate_samples(warm(200, 1e-2, 30.0, 1), None, 2001)
     t = run.rows[:, COL["t"]]
     with np.errstate(divide="ignore", invalid="ignore"):  # λ = 0 at t = 0
@@ -111,6 +113,9 @@ def test_the_ratio_axis_reads_the_balance_under_a_ramp_from_zero_and_with_pins(q
     up = t >= 15.0  # λ at half its largest from t = 15 on
     lo, hi = _ratio_top(panel_data(run_snapshot(run), fit=fit_constants(run)))
     assert lo <= np.nanmin(ratio[up]) and np.nanmax(ratio[up]) <= hi < 1.2
+    dip = np.nanmin(ratio[t >= 1.0])
+    assert dip < np.nanmin(ratio[up]) - 0.01  # the ramp's dip lies below what follows it
+    assert lo <= dip
     # a pinned warm-up run beside a constant λ: the same rule for the pin's rows
     from sparsity_gui.core.note.pins import PIN_COLUMNS, pin_params
     from sparsity_gui.core.pins import PinBoard
@@ -132,6 +137,9 @@ def test_the_ratio_axis_reads_the_balance_under_a_ramp_from_zero_and_with_pins(q
     early = h[(h[:, COL["t"]] >= 1.0) & (h[:, COL["t"]] < 5.0)]
     assert np.nanmax(early[:, COL["feature_push"]] / early[:, COL["reg_push"]]) > 5.0
     assert balance.ratio_plot.vb.viewRange()[1][1] < 2.0
+    settled = h[h[:, COL["t"]] >= 1.0]
+    dip = np.nanmin(settled[:, COL["feature_push"]] / settled[:, COL["reg_push"]])
+    assert balance.ratio_plot.vb.viewRange()[1][0] <= dip
     assert win.pin_control.pin()
     win.start_run(SimParams(m=1000, lam=1e-2))
     qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.t > 20.0, timeout=120_000)
