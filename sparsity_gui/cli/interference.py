@@ -46,9 +46,10 @@ The interference model (Lecomte et al. 2023, "incidental polysemanticity"): n fe
 m neurons, W n x m, trained as y = ReLU(W W^T x) on the n basis vectors with loss
   sum_i (1 - |W_i|^2)^2 + sum_{i != j} ReLU(W_i . W_j)^2 + l1 |W|_1.
 Divided by 4 its gradient is the note's flow plus interference, with lam = l1/4 and
-t = 4 lr steps for plain gradient descent. A weight is active when 0.8 <= |w| <= 1.2; a
-neuron is polysemantic when more than one feature is active on it. The paper predicts
-about n^2/(4m) polysemantic neurons, and that colliding features have opposite signs.
+t = 4 lr steps for plain gradient descent (4 times the summed lr under a schedule). A
+weight is active when 0.8 <= |w| <= 1.2; a neuron is polysemantic when more than one
+feature is active on it. The paper predicts about n^2/(4m) polysemantic neurons, and
+that colliding features have opposite signs.
 """
 
 
@@ -154,7 +155,7 @@ def add_model_options(
         default=None,
         metavar="R",
         help=f"learning rate, > 0 and at most 1; for GD the note's eta = 4 lr, "
-        f"t = 4 lr steps ({dflt('lr', lambda v: f'{v:g}')})",
+        f"t = 4 lr steps at a constant lr ({dflt('lr', lambda v: f'{v:g}')})",
     )
     if not shared_with_note:
         g.add_argument(

@@ -101,8 +101,11 @@ def number_check(
 
 
 def bounds_text(low: float, high: float, low_open: bool = False, high_open: bool = False) -> str:
-    """'from 0 to 1', '> 0 and at most 2', 'from 0 to below 1'."""
+    """'from 0 to 1', '> 0 and at most 2', 'from 0 to below 1'; '>= 0' or '> 0' with no
+    upper bound (never 'to inf')."""
     lo, hi = short_number(low), short_number(high)
+    if math.isinf(high):
+        return f"> {lo}" if low_open else f">= {lo}"
     if low_open:
         return f"> {lo} and {'below' if high_open else 'at most'} {hi}"
     return f"from {lo} to {'below ' if high_open else ''}{hi}"

@@ -7,6 +7,7 @@ when one does."""
 
 import dataclasses
 import json
+import math
 
 import numpy as np
 import pytest
@@ -210,3 +211,14 @@ def test_a_pin_from_an_older_file_is_never_called_the_same_on_what_it_did_not_ke
     warm = SimParams(lam_schedule=((0.0, 0.0), (20.0, 1e-3)))
     assert note_pin_label(pin, warm) == "pin 1: same recorded parameters"
     assert note_pin_label(pin, SimParams(m=10)) == "pin 1: m = 1,000"
+
+
+def test_a_bound_without_an_upper_end_reads_as_one_inequality():
+    """A setting bounded below only (weight decay, σ) is refused as '>= 0' / '> 0', never
+    'from 0 to inf', which the interference dock showed at its field."""
+    from sparsity_gui.core.settings import bounds_text
+
+    assert bounds_text(0.0, math.inf) == ">= 0"
+    assert bounds_text(0.0, math.inf, low_open=True) == "> 0"
+    assert bounds_text(0.0, 1.0) == "from 0 to 1"
+    assert bounds_text(0.0, 2.0, low_open=True) == "> 0 and at most 2"

@@ -25,8 +25,9 @@ DIVERGING = pg.ColorMap(
     pos=[0.0, 0.25, 0.5, 0.75, 1.0], color=["#2166ac", "#67a9cf", "#ffffff", "#ef8a62", "#b2182b"]
 )
 STEP_TIP = (
-    "x axis: optimizer steps. For gradient descent the note's time is t = 4·lr·steps "
-    "(λ = l1/4); Adam's steps have no such time."
+    "x axis: optimizer steps. For gradient descent the note's time is t = 4·Σ lr, the lr of "
+    "each step summed (4·lr·steps while lr is constant; λ = l1/4); Adam's steps have no such "
+    "time."
 )
 
 
