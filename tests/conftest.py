@@ -74,6 +74,27 @@ def _no_leftover_threads():
     assert not left, f"test left threads running: {[t.name for t in left]}"
 
 
+DASK_LOG_LEVEL = "DASK_LOGGING__DISTRIBUTED"
+
+
+@pytest.fixture(autouse=True)
+def _dask_log_level_kept():
+    """A command run in this process with -v or -q sets Dask's log level variable for its
+    process (cli/common.py). Left set, every Dask process a later test starts inherits it: at
+    'critical' a worker never logs the 'Registered to:' line the test cluster waits for, and
+    each cluster test after it failed in a full run. Put back after every test."""
+    import logging
+
+    before = os.environ.get(DASK_LOG_LEVEL)
+    level = logging.getLogger("distributed").level
+    yield
+    if before is None:
+        os.environ.pop(DASK_LOG_LEVEL, None)
+    else:
+        os.environ[DASK_LOG_LEVEL] = before
+    logging.getLogger("distributed").setLevel(level)
+
+
 @pytest.fixture(scope="session")
 def _dask_processes(tmp_path_factory):
     from dask_processes import DaskProcesses

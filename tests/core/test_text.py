@@ -24,7 +24,7 @@ def test_short_number(x, text):
 
 
 def test_limits_in_messages_read_as_people_write_them():
-    with pytest.raises(InputError, match=r"m: must be from 1 to 1e8, got 1000000000$"):
+    with pytest.raises(InputError, match=r"m: must be a whole number from 1 to 1e8, got 1000000000$"):
         SimParams(m=10**9)
 
 
