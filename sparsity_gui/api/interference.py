@@ -453,6 +453,7 @@ def sweep(
     for this call; the rows are the same digit for digit (all but ``seconds``).
     ``overlap=True``: each run keeps W(0) W(T)^T, and the result's ``overlap`` holds their
     mean per cell (as `sweep --overlap`'s overlap.npy; ``plot("overlap")`` draws it)."""
+    from sparsity_gui.core.checks import check_list_kind
     from sparsity_gui.core.cluster import parse_scheduler
     from sparsity_gui.core.interference.axes import listed, readout_values, split_lists
     from sparsity_gui.core.interference.headless import (
@@ -483,6 +484,7 @@ def sweep(
         noise_sigma=noise_sigma,
     )
     text = {name: listed(name, value) for name, value in lists_given.items()}
+    check_list_kind("m", m)
     one = {name: value for name, value in lists_given.items() if text[name] is value}
     given = dict(
         n=as_whole(n),

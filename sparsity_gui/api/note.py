@@ -381,18 +381,20 @@ def scaling(
     but ``seconds``). Ctrl+C (KeyboardInterrupt) stops every run within milliseconds
     (drawing W(0) at large m excepted; a cluster's tasks are cancelled) and raises;
     nothing is kept."""
+    from sparsity_gui.core.checks import check_list_kind
     from sparsity_gui.core.cluster import parse_scheduler
     from sparsity_gui.core.note.headless import scaling_settings
     from sparsity_gui.core.note.scaling import ROW_COLUMNS, SUMMARY_COLUMNS, summarize
 
-    def as_list(values: Any, item: Callable[[Any], Any]) -> Any:
+    def as_list(name: str, values: Any, item: Callable[[Any], Any]) -> Any:
+        check_list_kind(name, values)
         if isinstance(values, (list, tuple, range, np.ndarray)):
             return [item(v) for v in values]
         return values
 
     values = dict(
-        m=as_list(m, as_whole),
-        lam=as_list(lam, as_number),
+        m=as_list("m", m, as_whole),
+        lam=as_list("lam", lam, as_number),
         seeds=as_whole(seeds),
         seed=as_whole(seed),
         sigma=as_number(sigma),

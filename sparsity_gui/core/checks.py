@@ -105,6 +105,17 @@ def parse_m_values(text: str, m_max: int) -> tuple[int, ...]:
     return tuple(values)
 
 
+def check_list_kind(name: str, given: Any) -> None:
+    """Refuses, naming ``name``, what the Python API may not give for a list option: a set,
+    a dict (no order, or not values) or a numpy array of more than one dimension."""
+    if isinstance(given, (set, frozenset, dict)) or (isinstance(given, np.ndarray) and given.ndim != 1):
+        what = f"a {given.ndim}-D array" if isinstance(given, np.ndarray) else f"a {type(given).__name__}"
+        raise InputError(
+            name,
+            f"must be one value or a list of values (a list, a tuple or a 1-D numpy array), not {what}",
+        )
+
+
 def list_text(values: str | int | float | Sequence[int | float]) -> str:
     """A list option as the CLI's text: text as given, a list or one value joined with commas
     (each value as str, which for a float is the text that reads back bit for bit)."""

@@ -293,7 +293,19 @@ def test_numpy_numbers_as_knot_times_are_taken_as_a_warm_up_takes_them():
             "not a 2-D array",
         ),
         (dict(l1_schedule={"0:0,10:1e-3"}), "l1_schedule: must be one value or a list of values"),
-        (dict(m={8, 16}), "m: expected a list like"),
+        (
+            dict(m={8, 16}),
+            "m: must be one value or a list of values (a list, a tuple or a 1-D numpy array), not a set",
+        ),
+        (
+            dict(m={8: 1}),
+            "m: must be one value or a list of values (a list, a tuple or a 1-D numpy array), not a dict",
+        ),
+        (
+            dict(m=np.array([[8, 16]])),
+            "m: must be one value or a list of values (a list, a tuple or a 1-D numpy array), "
+            "not a 2-D array",
+        ),
         (dict(paper="no"), "paper: must be True or False, got 'no'"),
         (dict(no_interference=1), "no_interference: must be True or False, got 1"),
         (dict(overlap="yes"), "overlap: must be True or False, got 'yes'"),
@@ -303,6 +315,25 @@ def test_sweep_names_a_list_of_the_wrong_kind(kwargs, words):
     with pytest.raises(ValueError) as err:
         api.sweep(**{"n": 4, "m": [8], "steps": 10, **kwargs})
     assert str(err.value).startswith(words), str(err.value)
+
+
+@pytest.mark.parametrize(
+    "kwargs, what",
+    [
+        (dict(m={8, 16}), "m: ... not a set"),
+        (dict(m=np.ones((1, 2))), "m: ... not a 2-D array"),
+        (dict(lam={1e-2: 1}), "lam: ... not a dict"),
+        (dict(lam=frozenset([1e-2])), "lam: ... not a frozenset"),
+    ],
+)
+def test_scaling_names_a_list_of_the_wrong_kind(kwargs, what):
+    """The same words as sweep's (and as the interference axes'): named, and why."""
+    name, _, kind = what.partition(": ... ")
+    with pytest.raises(ValueError) as err:
+        api.scaling(**{"m": [8], "lam": 1e-2, "seeds": 1, **kwargs})
+    assert str(err.value) == (
+        f"{name}: must be one value or a list of values (a list, a tuple or a 1-D numpy array), {kind}"
+    )
 
 
 def test_sweep_takes_a_numpy_array_as_a_list():

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from sparsity_gui.core.checks import MAX_LIST_VALUES, parse_whole
+from sparsity_gui.core.checks import MAX_LIST_VALUES, check_list_kind, parse_whole
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import grid_m_values
 from sparsity_gui.core.interference.params import M_MAX
@@ -202,12 +202,7 @@ def listed(axis: str, given: Any) -> Any:
     option's text (list_text); one value, or text, unchanged."""
     if given is None or isinstance(given, str):
         return given
-    if isinstance(given, (set, frozenset, dict)) or (isinstance(given, np.ndarray) and given.ndim != 1):
-        what = f"a {given.ndim}-D array" if isinstance(given, np.ndarray) else f"a {type(given).__name__}"
-        raise InputError(
-            axis,
-            f"must be one value or a list of values (a list, a tuple or a 1-D numpy array), not {what}",
-        )
+    check_list_kind(axis, given)
     several = isinstance(given, (list, tuple, np.ndarray, range))
     if several and not (axis in KNOT_AXES and _knots_given(given)):
         return list_text(axis, axis_values(axis, given))
