@@ -140,9 +140,7 @@ def needs_restart(old, new) -> bool:
     """Whether going from ``old`` to ``new`` (SimParams) needs a new run: a field whose
     change is NEW_RUN differs; a schedule ended (none now: a live change of λ) goes on."""
     return any(
-        name not in LIVE_FIELDS
-        and NOTE_SETTINGS[name].change == NEW_RUN
-        and not (name == "lam_schedule" and not new.lam_schedule)
+        NOTE_SETTINGS[name].change == NEW_RUN and not (name == "lam_schedule" and not new.lam_schedule)
         for name in NOTE_SETTINGS.changed_fields(old, new)
     )
 
