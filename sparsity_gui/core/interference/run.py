@@ -19,12 +19,9 @@ from sparsity_gui.core.interference.kernels import (
     STOP_NONFINITE,
     STOP_ROOM,
     STOP_WIPED,
-    gd_zero_sparse_steps,
     interference_push,
     measure,
     noisy_train_steps,
-    nonzero_pattern,
-    positive_overlaps_squared,
     row_norms2,
     train_steps,
 )
@@ -37,8 +34,13 @@ from sparsity_gui.core.interference.params import (
 )
 from sparsity_gui.core.interference.readouts import check_period, is_sparse, rail_share
 from sparsity_gui.core.interference.schedules import has_lr_schedule, l1_values, lr_values, values_in_force
+from sparsity_gui.core.interference.sparse_kernels import (
+    gd_zero_sparse_steps,
+    nonzero_pattern,
+    positive_overlaps_squared,
+)
 
-# gd-zero with interference follows W's nonzeros (kernels.gd_zero_sparse_steps) once they
+# gd-zero with interference follows W's nonzeros (sparse_kernels.gd_zero_sparse_steps) once they
 # are fewer than SPARSE_BELOW of W, and goes back to the dense products above DENSE_ABOVE
 # (apart, so that a run near the crossover does not switch every step). The crossover is
 # measured by benchmarks/bench_interference.py (section "gd-zero on its nonzeros").

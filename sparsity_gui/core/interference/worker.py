@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sparsity_gui.core.interference import kernels
+from sparsity_gui.core.interference import kernels, sparse_kernels
 from sparsity_gui.core.interference.params import InterferenceParams, needs_restart
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement
 from sparsity_gui.core.interference.session import LiveChange, ReplayStopped, live_change_of, replay
@@ -40,7 +40,7 @@ def _train_every_optimizer() -> None:
 INTERFERENCE_KERNELS = KernelSet(
     name="interference",
     what="the interference model's training kernels",
-    sources=(Path(kernels.__file__),),
+    sources=(Path(kernels.__file__), Path(sparse_kernels.__file__)),
     compile_all=_train_every_optimizer,
     typical_seconds=15.0,  # a cold compile on 2 busy cores (make bench-warm-up)
 )

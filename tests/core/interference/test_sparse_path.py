@@ -1,4 +1,4 @@
-"""gd-zero on its nonzeros (kernels.gd_zero_sparse_steps, InterferenceRun's sparse path)
+"""gd-zero on its nonzeros (sparse_kernels.gd_zero_sparse_steps, InterferenceRun's sparse path)
 against the dense path and the numpy zero-rule reference.
 
 The sparse path must be the same arithmetic as the dense one up to the order of summation in
