@@ -2,8 +2,9 @@
 feature's second-largest |w| below a tenth of its largest) against l1, for AdamW and signSGD
 (lr = 1e-3) and for gd-zero and ISTA (lr = 0.05), n = 32, m = 128, three seeds, 30,000 steps at
 most; with the rail share (AdamW's shrinking weights moving at the learning rate) and the
-shrinkage of the survivors against the exact fixed point. Writes optimizers.csv,
-optimizers.png and optimizers.svg into FOLDER (default: here).
+shrinkage of the survivors against the exact fixed point. Writes optimizers.csv (a run
+never sparse within the steps has an empty steps_to_sparse, as sweep.csv), optimizers.png
+and optimizers.svg into FOLDER (default: here).
 
     .venv/bin/python docs/optimizers/optimizer_figure.py [FOLDER]     (make optimizer-figure)
 """
@@ -20,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from sparsity_gui.core.interference.axes import NEVER_SPARSE  # noqa: E402
 from sparsity_gui.core.interference.params import InterferenceParams  # noqa: E402
 from sparsity_gui.core.interference.sweep import train_run  # noqa: E402
 from sparsity_gui.figures.style import style_params  # noqa: E402
@@ -57,7 +59,7 @@ def measure() -> list[dict]:
                         lr=lr,
                         l1=l1,
                         seed=seed,
-                        steps_to_sparse=r.steps_to_sparse,
+                        steps_to_sparse=None if r.steps_to_sparse == NEVER_SPARSE else r.steps_to_sparse,
                         rail_share=r.rail_share,
                         shrinkage_ratio=r.shrinkage_ratio,
                         polysemantic=r.polysemantic,
@@ -77,9 +79,9 @@ def draw(rows: list[dict], folder: Path) -> None:
                 xs, meds = [], []
                 for l1 in L1S:
                     vals = np.array([r[key] for r in mine if r["l1"] == l1], float)
+                    vals = vals[np.isfinite(vals)]  # None (never sparse) is nan here
                     if key == "steps_to_sparse":
-                        vals = vals[vals > 0]  # -1: never sparse within the steps
-                    vals = vals[np.isfinite(vals)]
+                        vals = vals[vals > 0]  # the axis is logarithmic
                     if vals.size:
                         xs.append(l1)
                         meds.append(np.median(vals))
@@ -110,11 +112,16 @@ def main(folder: str | None = None) -> None:
     out = Path(folder) if folder else Path(__file__).parent
     out.mkdir(parents=True, exist_ok=True)
     rows = measure()
-    with open(out / "optimizers.csv", "w", newline="") as f:
+    write_csv(rows, out / "optimizers.csv")
+    draw(rows, out)
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    """The rows as optimizers.csv: a None (never sparse) as an empty cell."""
+    with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
-    draw(rows, out)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ line breaks folded, so a finding may move between pages."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -27,7 +28,7 @@ def rows(path: str) -> list[dict]:
 
 
 def never_sparse(row: dict) -> bool:
-    return row["steps_to_sparse"] in ("", "-1")  # sweep.csv leaves it empty; -1 in the older table
+    return row["steps_to_sparse"] == ""  # as sweep.csv: no number a table would average
 
 
 def by(rows_: list[dict], *keys: str) -> dict:
@@ -40,6 +41,31 @@ def by(rows_: list[dict], *keys: str) -> dict:
 @pytest.fixture(scope="module")
 def text():
     return docs_text()
+
+
+@pytest.mark.parametrize("path", ["docs/optimizers/optimizers.csv", "docs/optimizers/grid/sweep.csv"])
+def test_never_sparse_is_an_empty_cell_not_a_number(path):
+    """A run that never became sparse has no steps_to_sparse: an empty cell, which every
+    tabular reader takes for missing (a -1 would be averaged as a number of steps)."""
+    cells = [r["steps_to_sparse"] for r in rows(path)]
+    assert "" in cells  # the tables have such runs
+    assert all(c == "" or (c.isdigit() and int(c) >= 0) for c in cells)
+
+
+def test_the_optimizer_figure_script_writes_never_sparse_empty(tmp_path):
+    spec = importlib.util.spec_from_file_location(
+        "optimizer_figure", ROOT / "docs/optimizers/optimizer_figure.py"
+    )
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    row = dict(
+        optimizer="adamw", lr=1e-3, l1=1e-3, seed=0, rail_share=0.5, shrinkage_ratio=1.0, polysemantic=2
+    )
+    script.write_csv(
+        [{**row, "steps_to_sparse": None}, {**row, "seed": 1, "steps_to_sparse": 4980}], tmp_path / "o.csv"
+    )
+    with open(tmp_path / "o.csv", newline="") as f:
+        assert [r["steps_to_sparse"] for r in csv.DictReader(f)] == ["", "4980"]
 
 
 def test_survivors_distance_to_the_fixed_point_per_optimizer(text):
