@@ -5,8 +5,10 @@ read and checked the same way. Qt-free, numpy-free."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
+import re
 from typing import Any
 
 from sparsity_gui.core.errors import InputError
@@ -73,9 +75,8 @@ def check_knots(
 def parse_knots(text: str, field: str, time_name: str = "t") -> Knots:
     """'0:0,200:1e-3' as ((0, 0), (200, 1e-3)) (unchecked: see check_knots). A text of more
     than MAX_KNOTS knots or MAX_KNOTS_TEXT characters is refused before it is split."""
-    count = text.count(",") + 1  # counted without a copy of the text
-    if count > MAX_KNOTS:
-        raise InputError(field, f"{count} knots; at most {MAX_KNOTS} are allowed")
+    if text.count(",") >= MAX_KNOTS and _items_past(text, MAX_KNOTS):
+        raise InputError(field, f"more than {MAX_KNOTS} knots; at most {MAX_KNOTS} are allowed")
     if len(text) > MAX_KNOTS_TEXT:
         raise InputError(
             field, f"is {len(text)} characters long; the knots' text is at most {MAX_KNOTS_TEXT} characters"
@@ -94,6 +95,17 @@ def parse_knots(text: str, field: str, time_name: str = "t") -> Knots:
                 f"got {_shown(item)}",
             ) from None
     return tuple(out)
+
+
+# An item the parser reads: from its first character other than a space or a comma to the
+# next comma (spaces are dropped and empty items skipped, so '0:0, 1:1,' has two).
+_ITEM = re.compile(r"[^, ][^,]*")
+
+
+def _items_past(text: str, most: int) -> bool:
+    """Whether ``text`` has more than ``most`` items as parse_knots reads them: at most
+    ``most`` + 1 of them found, without a copy of the text."""
+    return next(itertools.islice(_ITEM.finditer(text), most, None), None) is not None
 
 
 def _shown(value: Any) -> str:

@@ -34,8 +34,9 @@ def refused_with(knots, words: str) -> str:
 def test_a_text_of_16_mb_of_knots_is_counted_before_it_is_split():
     text = "0:0," * (4 * MB)  # 16 MB, 4 million knots
     assert refused_with(text, "knots; at most 1000 are allowed") == (
-        f"{4 * MB + 1} knots; at most {MAX_KNOTS} are allowed"
+        f"more than {MAX_KNOTS} knots; at most {MAX_KNOTS} are allowed"
     )
+    refused_with("," * (16 * MB), "characters long")  # commas alone: no knot, a long text
 
 
 def test_one_knot_of_16_mb_is_refused_by_its_length_and_not_echoed():
@@ -53,9 +54,39 @@ def test_the_most_knots_allowed_are_read():
     assert len(check_knots(knots, 1.0, "lam_schedule")) == MAX_KNOTS
 
 
+def knots_text_of(count: int) -> str:
+    return ",".join(f"{i}:{i % 2}e-3" for i in range(count))
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "{}",
+        "{},",  # a trailing comma
+        " {} , ",  # spaces around
+        ",{},, ,",  # empty items, as the parser skips them
+    ],
+)
+def test_the_limit_is_exactly_the_knots_the_text_holds(layout):
+    """1,000 knots are read however the text is laid out; 1,001 are refused before any is
+    read, with the same layouts."""
+    most = layout.format(knots_text_of(1000))
+    knots = check_knots(most, 1.0, "lam_schedule")
+    assert len(knots) == 1000 and knots[-1] == (999.0, 1e-3)
+    refused_with(layout.format(knots_text_of(1001)), "more than 1000 knots; at most 1000 are allowed")
+
+
+def test_a_knot_is_counted_by_what_it_holds_not_by_its_commas():
+    """Spaces are dropped as the parser drops them: a text of 1,000 knots and 2,000 commas is
+    not refused by its count; an item of a tab is a knot (and then a bad one)."""
+    spaced = knots_text_of(1000).replace(",", ", ,")
+    assert len(check_knots(spaced, 1.0, "lam_schedule")) == 1000
+    refused_with(knots_text_of(1000) + ",\t", "more than 1000 knots")
+
+
 def test_the_api_refuses_a_huge_schedule_of_either_model_by_name():
     text = "0:0," * MB
-    with pytest.raises(ValueError, match=r"lam-schedule: 1048577 knots; at most 1000"):
+    with pytest.raises(ValueError, match=r"lam-schedule: more than 1000 knots; at most 1000"):
         api.simulate(m=10, lam_schedule=text)
-    with pytest.raises(ValueError, match=r"l1-schedule: 1048577 knots; at most 1000"):
+    with pytest.raises(ValueError, match=r"l1-schedule: more than 1000 knots; at most 1000"):
         api.train(n=4, m=8, steps=10, l1_schedule=text)
