@@ -38,7 +38,7 @@ from sparsity_gui.ui.interference.checkpoints import interference_checkpoints
 from sparsity_gui.ui.interference.controls import InterferenceControls
 from sparsity_gui.ui.interference.export import InterferenceExports
 from sparsity_gui.ui.interference.movie_dialog import interference_movie_source
-from sparsity_gui.ui.interference.session_menu import SessionMenu
+from sparsity_gui.ui.interference.session_menu import InterferenceSessionMenu
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
 from sparsity_gui.ui.movie_dialog import add_movie_action
 from sparsity_gui.ui.pins import PinControl
@@ -220,7 +220,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         self.act_close.triggered.connect(self.close)
         self.act_quit = self.quit_action()
         m_file.addAction(self.act_quit)
-        self.sessions = SessionMenu(self, m_file)  # Open/Save session…, Open recent, at the top
+        self.sessions = InterferenceSessionMenu(self, m_file)  # Open/Save session…, Open recent, at the top
         m_run = menu.addMenu("&Training")
         for act in (self.act_play, self.act_step, self.act_restart):
             m_run.addAction(act)

@@ -1,5 +1,6 @@
-"""The note window's File menu (sessions and recent sessions, W(0) from a file) and its
-Presets menu.
+"""The note window's File menu: its sessions (the menu is both windows'
+ui/session_menu.py; the note's parts here: the run on screen, the session's text with the
+replayed run's regime, an opened session's run), W(0) from a file, and its Presets menu.
 
 `FileMenu`'s methods take paths (save_session, open_session, load_w0, apply_preset, ...):
 the menu actions call them after a dialog, tests call them directly. They never raise on
@@ -10,13 +11,12 @@ start_run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtWidgets
 
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.files import atomic_write_bytes
+from sparsity_gui.core.note.changes import RunScript
 from sparsity_gui.core.note.initial import MAX_FILE_WEIGHTS, load_w0, needs_row, w0_arrays
 from sparsity_gui.core.note.metrics import results_entry
 from sparsity_gui.core.note.params import SimParams, check_memory, check_run_work
@@ -30,55 +30,21 @@ from sparsity_gui.core.note.presets import (
 from sparsity_gui.core.note.runner import default_speed
 from sparsity_gui.core.note.session import W0Source, load_session, session_text
 from sparsity_gui.core.weights_files import ArrayInfo
-from sparsity_gui.ui.dialogs import UNCHANGED, RecentMenu, open_file_name, save_file_name
+from sparsity_gui.ui.session_menu import SessionMenu
 from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
 
-RECENT_KEY = "recent/sessions"
-RECENT_MAX = 8
-SESSION_FILTER = "sparsity-gui session (*.json);;All files (*)"
 
-
-class FileMenu(QtCore.QObject):
-    def __init__(self, window, menu: QtWidgets.QMenu):
-        super().__init__(window)
-        self.win = window
-        self._build(menu)
-
-    # --- menus --------------------------------------------------------------------------
-    def _action(self, text: str, slot: Callable, shortcut=None, tip: str = "") -> QtGui.QAction:
-        act = QtGui.QAction(text, self.win)
-        if shortcut is not None:
-            act.setShortcut(QtGui.QKeySequence(shortcut))
-            act.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
-        if tip:
-            act.setToolTip(tip)
-            act.setStatusTip(tip)
-        act.triggered.connect(lambda _checked=False: slot())
-        return act
+class FileMenu(SessionMenu):
+    RECENT_KEY = "recent/sessions"
+    FILE_FILTER = "sparsity-gui session (*.json);;All files (*)"
+    FILE_NAME = "session.json"
+    OPEN_TIP = "Open a saved session and reproduce its run (Ctrl+O)"
+    SAVE_TIP = "Save the run (parameters, W(0), live changes, time) as a JSON session (Ctrl+S)"
 
     def _build(self, menu: QtWidgets.QMenu) -> None:
+        """The sessions at the top of ``menu`` (ui/session_menu.py); the Presets menu."""
+        super()._build(menu)
         win = self.win
-        first = menu.actions()[0] if menu.actions() else None
-        self.act_open_session = self._action(
-            "Open session…",
-            self.open_session_dialog,
-            QtGui.QKeySequence.StandardKey.Open,
-            "Open a saved session and reproduce its run (Ctrl+O)",
-        )
-        self.act_open_session.setObjectName("act_open_session")
-        self.act_save_session = self._action(
-            "Save session…",
-            self.save_session_dialog,
-            QtGui.QKeySequence.StandardKey.Save,
-            "Save the run (parameters, W(0), live changes, time) as a JSON session (Ctrl+S)",
-        )
-        self.act_save_session.setObjectName("act_save_session")
-        self.recent_menu = RecentMenu(win, RECENT_KEY, self.open_session, RECENT_MAX)
-        menu.insertAction(first, self.act_open_session)
-        menu.insertMenu(first, self.recent_menu)
-        menu.insertAction(first, self.act_save_session)
-        menu.insertSeparator(first)
-
         self.presets_menu = QtWidgets.QMenu("&Presets", win)
         self.presets_menu.setObjectName("menu_presets")
         self.presets_menu.aboutToShow.connect(self._fill_presets)
@@ -123,89 +89,31 @@ class FileMenu(QtCore.QObject):
             act = delete.addAction(preset.name)
             act.triggered.connect(lambda _c=False, n=preset.name: self.delete_preset(n))
 
-    # --- sessions ---------------------------------------------------------------------------
-    def save_session(self, path: str | Path, wait: bool = True) -> bool:
-        """The session into ``path``, with the regime and the constants of the replayed run
-        (as Export all writes them: a function of the session alone; the screen's fit is of
-        the wall-clock history). Replayed and written beside the GUI, as an export
-        (``wait``: see PanelExports.run_job)."""
-        win = self.win
-        path = Path(path)
-        title = "Cannot save the session"
-        try:
-            script, source = win.current_script()
-            pins = list(win.pin_control.pins)
-            style = win.exports.style()
-        except InputError as exc:
-            return win.fail(title, exc.message)
+    # --- sessions: the note's parts ----------------------------------------------------------
+    def script(self) -> tuple[RunScript, W0Source]:
+        return self.win.current_script()
 
-        def work(job) -> None:
-            run = win.exports.replayed(script)
-            job.check()
-            text = session_text(script, source, pins, results_entry(run.regime, run.fit), style)
-            atomic_write_bytes(path, text.encode("utf-8"))
+    def session_text(self, script, source, pins: list, style) -> str:
+        """With the regime and the constants of the replayed run (as Export all writes them:
+        a function of the session alone; the screen's fit is of the wall-clock history)."""
+        run = self.win.exports.replayed(script)
+        return session_text(script, source, pins, results_entry(run.regime, run.fit), style)
 
-        def finish(outcome) -> bool:
-            error = outcome.error
-            if outcome.ok:
-                self.add_recent(path)
-                return win.done(
-                    f"Saved the session (t = {script.t:.6g}, {len(script.changes)} live change(s), "
-                    f"{len(pins)} pinned run(s)) to {path}"
-                )
-            if outcome.cancelled:
-                win.done(f"Saving cancelled; {path} is as it was")
-                return False
-            if isinstance(error, InputError):
-                return win.fail(title, error.message)
-            if isinstance(error, OSError):
-                return win.fail(title, f"{path}: {error.strerror or error}. {UNCHANGED}")
-            assert error is not None
-            raise error
+    def saved_text(self, script) -> str:
+        return f"t = {script.t:.6g}"
 
-        return win.exports.run_job(work, "Saving the session…", finish, wait=wait, title=title)
+    def load_session(self, path: Path):
+        return load_session(path)
 
-    def open_session(self, path: str | Path) -> bool:
-        """Reproduce a saved run: the window shows it at the saved time, paused. A bad file
-        shows what is wrong and leaves the current run as it was."""
-        win = self.win
-        path = Path(path)
-        try:
-            session = load_session(path)
-        except InputError as exc:
-            return win.fail("Cannot open the session", exc.message)
-        refused = win.checkpoints.unreadable(session.series)  # before the run changes
-        if refused:
-            return win.fail("Cannot open the session", f"{path}: {refused}; the current run goes on")
+    def start_session(self, session, path: Path) -> None:
         script = session.script
-        win.set_playing(False)
-        # the worker builds the run already replayed to the saved time
-        win.start_run(
+        self.win.start_run(
             session.params,
             script.w0 if session.source.kind == "file" else None,
             source=session.source,
             script=script,
             stop_at_one=session.params.t_end is None,
         )
-        win.pin_control.restore(session.pins)  # the session as saved, pinned runs included
-        self.add_recent(path)
-        unused = ""  # a style file gone: said (in a box too), the run opens anyway
-        if session.style not in (None, win.exports.style()) and not win.exports.set_style(session.style):
-            unused = f"; its figure style is not used: {win.last_error}"
-        # its series of snapshots read again (beside the GUI); one that is gone: said here
-        gone = win.checkpoints.reopen(session.series)
-        if gone:
-            unused += f"; {gone}"
-        return win.done(f"Opened {path}: t = {script.t:.6g}, {len(script.changes)} live change(s){unused}")
-
-    def recent_sessions(self) -> list[str]:
-        return self.recent_menu.paths()
-
-    def add_recent(self, path: str | Path) -> None:
-        self.recent_menu.add(path)
-
-    def clear_recent(self) -> None:
-        self.recent_menu.clear_list()
 
     # --- presets ----------------------------------------------------------------------------
     def apply_preset(self, name: str) -> bool:
@@ -282,18 +190,6 @@ class FileMenu(QtCore.QObject):
         return win.done(f"W(0) from {source.describe()}: m = {w0.size}")
 
     # --- dialogs (the menu actions) ------------------------------------------------------------
-    def open_session_dialog(self) -> None:
-        path = open_file_name(self.win, "Open session", SESSION_FILTER)
-        if path:
-            self.open_session(path)
-
-    def save_session_dialog(self) -> None:
-        path, _ = save_file_name(self.win, "Save session", "session.json", SESSION_FILTER)
-        if path:
-            if not Path(path).suffix:
-                path += ".json"
-            self.save_session(path, wait=False)
-
     def save_preset_dialog(self) -> None:
         name, ok = QtWidgets.QInputDialog.getText(
             self.win, "Save preset", f"Name for {_describe(self.win.params)}:"
