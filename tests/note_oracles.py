@@ -71,12 +71,33 @@ def reference_flow(
     assert changes[0][0] == 0.0 or linear
     times = np.asarray(times, dtype=np.float64)
     assert np.all(np.diff(times) >= 0) and times[0] >= 0.0
-    alive = a > 0.0
-    death_t = np.full(m, np.nan)
-    death_order: list[int] = []
-    event_states: list[tuple[float, np.ndarray]] = []
-    out = np.full((times.shape[0], m), np.nan)
+    flow = FlowReference(times=times, abs_w=np.full((times.shape[0], m), np.nan), death_t=np.full(m, np.nan))
+    lam_at = _lam_function(changes, linear)
     scale = float(a.max()) if m else 1.0
+
+    # every point where the integration must stop and restart
+    stops = sorted(set([float(t) for t in times] + [t for t, _ in changes[0 if linear else 1 :] if t > 0]))
+    t = 0.0
+    sample_i = 0
+    while sample_i < times.shape[0] and times[sample_i] <= 0.0:
+        flow.abs_w[sample_i] = a
+        sample_i += 1
+    done = False
+    for t_stop in stops:
+        while t < t_stop and not done:
+            t, died = _flow_piece(flow, a, t, t_stop, lam_at, linear, (rtol, atol, scale))
+            done = died and until_nonzero is not None and np.count_nonzero(a) <= until_nonzero
+        if done:
+            break
+        while sample_i < times.shape[0] and times[sample_i] <= t_stop:
+            flow.abs_w[sample_i] = a
+            sample_i += 1
+    return flow
+
+
+def _lam_function(changes: list[tuple[float, float]], linear: bool):
+    """lam(t): piecewise constant from each (t_start, lam), or with ``linear`` piecewise
+    linear through the knots (constant before the first and after the last)."""
 
     def lam_at(t: float) -> float:
         if linear:  # written from the definition, not from the package's code
@@ -92,63 +113,46 @@ def reference_flow(
                 lam = v
         return lam
 
-    # every point where the integration must stop and restart
-    stops = sorted(set([float(t) for t in times] + [t for t, _ in changes[0 if linear else 1 :] if t > 0]))
-    t = 0.0
-    sample_i = 0
-    while sample_i < times.shape[0] and times[sample_i] <= 0.0:
-        out[sample_i] = a
-        sample_i += 1
-    done = False
-    for t_stop in stops:
-        while t < t_stop and not done:
-            idx = np.flatnonzero(alive)
-            if idx.size == 0:
-                t = t_stop
-                break
-            lam = lam_at(t)
-            y0 = a[idx]
-            if linear:  # lam(t) linear on [t, t_stop]: the largest at one end
-                lam = max(lam, lam_at(t_stop))
+    return lam_at
 
-            def rhs(_t, y, lam=lam):
-                s = 1.0 - float(np.dot(y, y))
-                return s * y - (lam_at(_t) if linear else lam)
 
-            def hits_zero(_t, y):
-                return float(np.min(y))
+def _flow_piece(flow: FlowReference, a: np.ndarray, t: float, t_stop: float, lam_at, linear: bool, tols):
+    """The live weights of ``a`` (in place) from t to the next death or to t_stop: (the
+    time reached, whether weights died there, recorded in ``flow``)."""
+    rtol, atol, scale = tols
+    idx = np.flatnonzero(a > 0.0)
+    if idx.size == 0:
+        return t_stop, False
+    lam = lam_at(t)
+    if linear:  # lam(t) linear on [t, t_stop]: the largest at one end
+        lam = max(lam, lam_at(t_stop))
 
-            hits_zero.terminal = True
-            hits_zero.direction = -1
-            events = hits_zero if lam > 0.0 else None
-            sol = solve_ivp(rhs, (t, t_stop), y0, method="DOP853", rtol=rtol, atol=atol, events=events)
-            assert sol.success, sol.message
-            if events is not None and sol.t_events[0].size:
-                t_e = float(sol.t_events[0][0])
-                y_e = sol.y_events[0][0].copy()
-                # the weight(s) at the bottom die now (ties are bitwise equal)
-                dying = y_e <= max(float(np.min(y_e)), 0.0) + 1e-12 * scale
-                y_e[dying] = 0.0
-                a[idx] = y_e
-                for k in idx[dying]:
-                    alive[k] = False
-                    death_t[k] = t_e
-                    death_order.append(int(k))
-                event_states.append((t_e, a.copy()))
-                t = t_e
-                if until_nonzero is not None and alive.sum() <= until_nonzero:
-                    done = True
-            else:
-                a[idx] = sol.y[:, -1]
-                t = t_stop
-        if done:
-            break
-        while sample_i < times.shape[0] and times[sample_i] <= t_stop:
-            out[sample_i] = a
-            sample_i += 1
-    return FlowReference(
-        times=times, abs_w=out, death_t=death_t, death_order=death_order, event_states=event_states
-    )
+    def rhs(_t, y, lam=lam):
+        s = 1.0 - float(np.dot(y, y))
+        return s * y - (lam_at(_t) if linear else lam)
+
+    def hits_zero(_t, y):
+        return float(np.min(y))
+
+    hits_zero.terminal = True
+    hits_zero.direction = -1
+    events = hits_zero if lam > 0.0 else None
+    sol = solve_ivp(rhs, (t, t_stop), a[idx], method="DOP853", rtol=rtol, atol=atol, events=events)
+    assert sol.success, sol.message
+    if events is None or not sol.t_events[0].size:
+        a[idx] = sol.y[:, -1]
+        return t_stop, False
+    t_e = float(sol.t_events[0][0])
+    y_e = sol.y_events[0][0].copy()
+    # the weight(s) at the bottom die now (ties are bitwise equal)
+    dying = y_e <= max(float(np.min(y_e)), 0.0) + 1e-12 * scale
+    y_e[dying] = 0.0
+    a[idx] = y_e
+    for k in idx[dying]:
+        flow.death_t[k] = t_e
+        flow.death_order.append(int(k))
+    flow.event_states.append((t_e, a.copy()))
+    return t_e, True
 
 
 # ----------------------------------------------------------------------------------

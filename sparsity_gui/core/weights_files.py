@@ -18,6 +18,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -302,6 +303,21 @@ def _safetensors_header(path: Path, field: str) -> tuple[list[ArrayInfo], dict[s
     def bad(reason: str) -> InputError:
         return InputError(field, f"{path}: not a valid .safetensors file ({reason})")
 
+    raw, size = _safetensors_header_bytes(path, field, bad)
+    header = _safetensors_header_json(raw, field, bad)
+    data_size = size - 8 - len(raw)
+    infos: list[ArrayInfo] = []
+    ranges: dict[str, tuple[int, int]] = {}
+    for name, entry in header.items():
+        if name != "__metadata__":
+            info = _safetensors_entry(name, entry, data_size, bad)
+            infos.append(info)
+            ranges[name] = (entry["data_offsets"][0], entry["data_offsets"][1])
+    return infos, ranges, 8 + len(raw)
+
+
+def _safetensors_header_bytes(path: Path, field: str, bad: Callable[[str], InputError]) -> tuple[bytes, int]:
+    """(the header's bytes, the file's size), its length checked against the file's."""
     try:
         size = path.stat().st_size
         with open(path, "rb") as f:
@@ -313,9 +329,13 @@ def _safetensors_header(path: Path, field: str) -> tuple[list[ArrayInfo], dict[s
                 raise bad(f"the header length {n} is not plausible: not a safetensors file, or damaged")
             if 8 + n > size:
                 raise bad(f"the header needs {n} bytes, the file holds only {size - 8} more: truncated")
-            raw = f.read(n)
+            return f.read(n), size
     except OSError as exc:
         raise InputError(field, f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _safetensors_header_json(raw: bytes, field: str, bad: Callable[[str], InputError]) -> dict:
+    """The header's JSON object, bounded in depth."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -329,44 +349,39 @@ def _safetensors_header(path: Path, field: str) -> tuple[list[ArrayInfo], dict[s
         raise bad("the header is not JSON text: damaged") from None
     if not isinstance(header, dict):
         raise bad("the header is not a JSON object")
-    data_size = size - 8 - n
-    infos: list[ArrayInfo] = []
-    ranges: dict[str, tuple[int, int]] = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        if not isinstance(entry, dict) or not {"dtype", "shape", "data_offsets"} <= entry.keys():
-            raise bad(f"tensor {name!r}: its entry needs dtype, shape and data_offsets")
-        dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-        if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
-            raise bad(f"tensor {name!r}: shape {shape!r} is not a list of sizes")
-        if (
-            not isinstance(offsets, list)
-            or len(offsets) != 2
-            or not all(type(o) is int and o >= 0 for o in offsets)
-            or offsets[0] > offsets[1]
-        ):
-            raise bad(f"tensor {name!r}: data_offsets {offsets!r} are not [begin, end]")
-        if dtype not in SAFETENSORS_DTYPES:
-            if isinstance(dtype, str):
-                infos.append(ArrayInfo(name, tuple(shape), dtype))  # listed, refused when read
-                ranges[name] = (offsets[0], offsets[1])
-                continue
-            raise bad(f"tensor {name!r}: dtype {dtype!r} is not a type name")
-        width = SAFETENSORS_DTYPES[dtype][0]
-        if offsets[1] - offsets[0] != math.prod(shape) * width:
-            raise bad(
-                f"tensor {name!r}: {offsets[1] - offsets[0]} bytes for a {dtype} tensor of "
-                f"shape {tuple(shape)} (needs {math.prod(shape) * width})"
-            )
-        if offsets[1] > data_size:
-            raise bad(
-                f"tensor {name!r} ends at byte {offsets[1]} of the data, the file holds "
-                f"{data_size}: truncated"
-            )
-        infos.append(ArrayInfo(name, tuple(shape), dtype))
-        ranges[name] = (offsets[0], offsets[1])
-    return infos, ranges, 8 + n
+    return header
+
+
+def _safetensors_entry(name: str, entry: Any, data_size: int, bad: Callable[[str], InputError]) -> ArrayInfo:
+    """One tensor's entry checked: its shape, its byte range against its dtype and the data
+    (a dtype this reader does not know is listed, and refused when read)."""
+    if not isinstance(entry, dict) or not {"dtype", "shape", "data_offsets"} <= entry.keys():
+        raise bad(f"tensor {name!r}: its entry needs dtype, shape and data_offsets")
+    dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
+        raise bad(f"tensor {name!r}: shape {shape!r} is not a list of sizes")
+    if (
+        not isinstance(offsets, list)
+        or len(offsets) != 2
+        or not all(type(o) is int and o >= 0 for o in offsets)
+        or offsets[0] > offsets[1]
+    ):
+        raise bad(f"tensor {name!r}: data_offsets {offsets!r} are not [begin, end]")
+    if dtype not in SAFETENSORS_DTYPES:
+        if isinstance(dtype, str):
+            return ArrayInfo(name, tuple(shape), dtype)
+        raise bad(f"tensor {name!r}: dtype {dtype!r} is not a type name")
+    width = SAFETENSORS_DTYPES[dtype][0]
+    if offsets[1] - offsets[0] != math.prod(shape) * width:
+        raise bad(
+            f"tensor {name!r}: {offsets[1] - offsets[0]} bytes for a {dtype} tensor of "
+            f"shape {tuple(shape)} (needs {math.prod(shape) * width})"
+        )
+    if offsets[1] > data_size:
+        raise bad(
+            f"tensor {name!r} ends at byte {offsets[1]} of the data, the file holds {data_size}: truncated"
+        )
+    return ArrayInfo(name, tuple(shape), dtype)
 
 
 def _widen_bf16(raw: np.ndarray) -> np.ndarray:
