@@ -76,9 +76,8 @@ def test_entries_flow_into_columns_that_fit_the_width(qtbot, snap):
 
 
 def test_sweep_panel_legend_is_clear_of_data(qtbot):
-    from test_sweep_figure import ROWS
-
     from sparsity_gui.plots.interference.sweep import SweepPanel
+    from tests.plots.interference.test_sweep_figure import ROWS
 
     # the headless figure, and the sweep tab's plot in windows of 1600 x 1000 and 1366 x 768
     for size in ((720, 520), (1000, 560), (760, 420)):

@@ -41,7 +41,7 @@ from tests.helpers import ENV
 from tests.note_oracles import theta_falls
 
 NAMES = [*PANELS, "layout"]
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

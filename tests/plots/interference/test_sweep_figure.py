@@ -306,7 +306,7 @@ def test_the_sweep_panel_draws_rows_not_snapshots(panel):
 def test_write_sweep_into_a_folder(tmp_path):
     """The GUI's "save sweep" data: sweep.csv and sweep.json into a folder (a partial sweep
     is marked incomplete); the CSV reads back as the same rows. (Its figure, in figures/,
-    is tested in tests/figures/test_grid_figures.py.)"""
+    is tested in tests/figures/interference/test_grid_figures.py.)"""
     from sparsity_gui.core.interference.files import rows_from_csv, write_sweep
 
     spec = SweepSpec(InterferenceParams(n=N, m=8, steps=100), m_values=(8, 16, 32, 64, 128), seeds=3)
@@ -331,7 +331,7 @@ def test_write_sweep_into_a_folder(tmp_path):
 def test_an_incomplete_sweep_says_so_in_sweep_json(tmp_path):
     """A sweep cut short (Cancel, Ctrl+C): sweep.json counts only the m that have runs,
     names the m without any, and says the sweep is incomplete; the fitted slope is numpy's
-    polyfit over the means > 0. (The figure's title: tests/figures/test_grid_figures.py.)"""
+    polyfit over the means > 0. (The figure's title: tests/figures/interference/test_grid_figures.py.)"""
     from sparsity_gui.core.interference.files import write_sweep
 
     planned = (8, 16, 32, 64, 128, 256, 512)
