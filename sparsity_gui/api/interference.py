@@ -454,15 +454,8 @@ def sweep(
     ``overlap=True``: each run keeps W(0) W(T)^T, and the result's ``overlap`` holds their
     mean per cell (as `sweep --overlap`'s overlap.npy; ``plot("overlap")`` draws it)."""
     from sparsity_gui.core.checks import check_list_kind
-    from sparsity_gui.core.cluster import parse_scheduler
-    from sparsity_gui.core.interference.axes import listed, readout_values, split_lists
-    from sparsity_gui.core.interference.headless import (
-        PAPER,
-        SCHEDULE_OPTIONS,
-        SWEEP_DEFAULTS,
-        sweep_settings,
-        values_from_schedules,
-    )
+    from sparsity_gui.core.interference.axes import listed, readout_values
+    from sparsity_gui.core.interference.headless import SCHEDULE_OPTIONS, sweep_order
     from sparsity_gui.core.interference.sweep import ROW_COLUMNS, cell_overlaps, cell_summaries, summarize
 
     paper, overlap = as_flag("paper", paper), as_flag("overlap", overlap)
@@ -508,17 +501,8 @@ def sweep(
     if isinstance(given["m"], list):
         given["m"] = [as_whole(v) for v in given["m"]]
     options = given_options(sweep, given)  # as the CLI's text, before the lists are taken out
-    lists = split_lists(given)
-    values_from_schedules(given)
-    settings: dict[str, Any] = {
-        "weight_decay": None,
-        "jobs": None,
-        **SWEEP_DEFAULTS,
-        **(PAPER if paper else {}),
-    }
-    settings.update({k: v for k, v in given.items() if v is not None and k != "paper"})
-    settings["scheduler"] = cluster = parse_scheduler("" if scheduler is None else str(scheduler))
-    spec, workers = sweep_settings(**settings, lists=lists)
+    order = sweep_order(given)  # the sweep's front door, as the CLI's and the window's
+    spec, workers, cluster = order.plan, order.jobs, order.scheduler
     rows = spec.run(workers=workers or 1, scheduler=cluster)
     summary = summarize(rows)
     options["no_figure"] = True  # the files of `sweep --no-figure`

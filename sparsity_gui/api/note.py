@@ -382,8 +382,7 @@ def scaling(
     (drawing W(0) at large m excepted; a cluster's tasks are cancelled) and raises;
     nothing is kept."""
     from sparsity_gui.core.checks import check_list_kind
-    from sparsity_gui.core.cluster import parse_scheduler
-    from sparsity_gui.core.note.headless import scaling_settings
+    from sparsity_gui.core.note.headless import scaling_order
     from sparsity_gui.core.note.scaling import ROW_COLUMNS, SUMMARY_COLUMNS, summarize
 
     def as_list(name: str, values: Any, item: Callable[[Any], Any]) -> Any:
@@ -401,8 +400,8 @@ def scaling(
         jobs=None if jobs is None else as_whole(jobs),
         scheduler=scheduler,
     )
-    cluster = parse_scheduler("" if scheduler is None else str(scheduler))
-    grid, workers = scaling_settings(**{**values, "scheduler": cluster})
+    order = scaling_order(values)  # the grid's front door, as the CLI's and the window's
+    grid, workers, cluster = order.plan, order.jobs, order.scheduler
     rows = grid.run(workers=workers or 1, scheduler=cluster)
     cells = summarize(rows)
     options = given_options(scaling, values)

@@ -123,19 +123,11 @@ def api_call(
 
 
 def cli_argv(options: dict[str, Any]) -> list[str]:
-    """The CLI options of ``options``: every value as the text that reads back as it."""
-    argv: list[str] = []
-    for name, value in options.items():
-        flag = "--" + name.replace("_", "-")
-        if value is True:
-            argv.append(flag)
-        elif isinstance(value, float):
-            argv += [flag, repr(value)]  # the shortest text that reads back bit for bit
-        elif isinstance(value, (list, tuple)):
-            argv += [flag, ",".join(str(v) for v in value)]
-        else:
-            argv += [flag, str(value)]
-    return argv
+    """The CLI options of ``options``: every value as the text that reads back as it (the
+    grids' front doors write their command lines the same way: core/grid.option_argv)."""
+    from sparsity_gui.core.grid import option_argv
+
+    return option_argv(options)
 
 
 def as_whole(value: Any) -> Any:

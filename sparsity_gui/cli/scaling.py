@@ -15,7 +15,6 @@ from sparsity_gui.cli.common import (
     whole_arg,
 )
 from sparsity_gui.cli.grid import add_grid_options, grid_command
-from sparsity_gui.core.cluster import parse_scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.text import format_duration
 
@@ -80,14 +79,15 @@ def build_scaling_parser() -> CleanParser:
 
 
 def grid_from_args(args: argparse.Namespace):
-    """The validated ScalingGrid of parsed options (checked in core/note/headless.py, as the
-    Python API's scaling()), and the jobs to run it with: None with --scheduler, which it
-    turns into a Scheduler in args.scheduler."""
-    from sparsity_gui.core.note.headless import scaling_settings
+    """The validated ScalingGrid of parsed options, through the grid's front door
+    (core/note/headless.scaling_order, as the Python API's scaling() and the window's tab),
+    and the jobs to run it with: None with --scheduler, which it turns into a Scheduler in
+    args.scheduler."""
+    from sparsity_gui.core.note.headless import SCALING_OPTIONS, scaling_order
 
-    args.scheduler = parse_scheduler(args.scheduler or "")
-    names = ("m", "lam", "seeds", "seed", "sigma", "jobs", "scheduler")
-    return scaling_settings(**{name: getattr(args, name) for name in names})
+    order = scaling_order({name: getattr(args, name) for name in SCALING_OPTIONS})
+    args.scheduler = order.scheduler
+    return order.plan, order.jobs
 
 
 def _print_table(rows) -> None:

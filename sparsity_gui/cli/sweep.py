@@ -14,27 +14,15 @@ from sparsity_gui.cli.common import (
     say,
 )
 from sparsity_gui.cli.grid import add_grid_options, grid_command
-from sparsity_gui.cli.interference import (
-    INTERFERENCE_MODEL,
-    add_model_options,
-    model_options,
-    resolve_defaults,
-)
-from sparsity_gui.core.cluster import parse_scheduler
+from sparsity_gui.cli.interference import INTERFERENCE_MODEL, add_model_options
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.axes import (
     DEFAULT_READOUT,
     READOUTS,
     check_readout,
-    split_lists,
     value_text,
 )
-from sparsity_gui.core.interference.headless import (
-    PAPER,
-    SWEEP_DEFAULTS,
-    sweep_settings,
-    values_from_schedules,
-)
+from sparsity_gui.core.interference.headless import PAPER, SWEEP_DEFAULTS, SWEEP_OPTIONS, sweep_order
 from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, cell_summaries, summarize
 from sparsity_gui.core.text import format_duration
 
@@ -101,23 +89,13 @@ def build_sweep_parser() -> CleanParser:
 
 
 def sweep_spec_from_args(args: argparse.Namespace):
-    """The validated SweepSpec of parsed `sweep` options (defaults and --paper applied);
-    sets args.jobs to the runs trained side by side."""
+    """The validated SweepSpec of parsed `sweep` options, through the sweep's front door
+    (core/interference/headless.sweep_order, as api.sweep and the window's tab): sets
+    args.jobs to the runs trained side by side and args.scheduler to where they go."""
     check_readout(args.readout)
-    lists = split_lists(vars(args))  # the options given with several values
-    values_from_schedules(vars(args))
-    resolve_defaults(args, SWEEP_DEFAULTS, PAPER)
-    args.scheduler = parse_scheduler(args.scheduler or "")
-    spec, args.jobs = sweep_settings(
-        m=str(args.m),
-        seeds=args.seeds,
-        jobs=args.jobs,
-        scheduler=args.scheduler,
-        lists=lists,
-        overlap=args.overlap,
-        **model_options(args),
-    )
-    return spec
+    order = sweep_order({name: getattr(args, name) for name in SWEEP_OPTIONS})
+    args.jobs, args.scheduler = order.jobs, order.scheduler
+    return order.plan
 
 
 def sweep_command(argv: Sequence[str]) -> int:

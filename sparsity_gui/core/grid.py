@@ -10,12 +10,20 @@ cost and how much memory they need; the rules above are the base class's. Qt-fre
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sparsity_gui.core.blas import limit_blas_threads
 from sparsity_gui.core.checks import default_workers, list_text, parse_m_values
-from sparsity_gui.core.cluster import ClusterFailed, Scheduler, TasksStopped, check_cluster_run, run_tasks
+from sparsity_gui.core.cluster import (
+    ClusterFailed,
+    Scheduler,
+    TasksStopped,
+    check_cluster_run,
+    parse_scheduler,
+    run_tasks,
+)
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.threads import GridBook, GridProgress, run_in_threads
 
@@ -42,6 +50,54 @@ def check_jobs(jobs: Any) -> None:
     whole = isinstance(jobs, int) and not isinstance(jobs, bool)
     if jobs is not None and not (whole and 1 <= jobs <= JOBS_MAX):
         raise InputError("jobs", f"must be from 1 to {JOBS_MAX}, got {jobs}")
+
+
+@dataclass(frozen=True)
+class GridOrder:
+    """What a grid's front door (core/note/headless.scaling_order,
+    core/interference/headless.sweep_order) hands back to every surface: the checked plan,
+    the runs it makes side by side (None on a cluster) and where they go (None: threads of
+    this process)."""
+
+    plan: Any  # a GridPlan
+    jobs: int | None
+    scheduler: Scheduler | None
+
+
+def given_options(options: Mapping[str, Any], known: Sequence[str], command: str) -> dict[str, Any]:
+    """The options of a grid's front door that were given (None: not given), an unknown
+    name refused as the ``command`` would refuse it; a False flag is not given either."""
+    for name in options:
+        if name not in known:
+            raise InputError(name, f"is not an option of {command} (its options: {', '.join(known)})")
+    return {k: v for k, v in options.items() if v is not None and v is not False}
+
+
+def scheduler_of(value: Any) -> Scheduler | None:
+    """A door's scheduler: as given (a Scheduler), or its text ('' or None: this machine)."""
+    if value is None or isinstance(value, Scheduler):
+        return value
+    return parse_scheduler(str(value))
+
+
+def option_argv(options: Mapping[str, Any]) -> list[str]:
+    """The command-line options of ``options`` (name: value, as a door takes them): a True
+    flag alone, a float as the shortest text that reads back bit for bit, a list joined by
+    commas, anything else as its text; None and False are left out."""
+    argv: list[str] = []
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, float):
+            argv += [flag, repr(value)]
+        elif isinstance(value, (list, tuple)):
+            argv += [flag, ",".join(repr(v) if isinstance(v, float) else str(v) for v in value)]
+        else:
+            argv += [flag, str(value)]
+    return argv
 
 
 class GridPlan:

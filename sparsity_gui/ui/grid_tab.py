@@ -15,6 +15,7 @@ and draw its grid.
 
 from __future__ import annotations
 
+import shlex
 import threading
 import time
 import traceback
@@ -138,6 +139,21 @@ class GridTab(QtWidgets.QWidget):
         self.info.setWordWrap(True)
         self.info.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
 
+        # the command of the same grid, from the mapping the tab hands its front door
+        self.command = QtWidgets.QLineEdit()
+        self.command.setObjectName(f"{name}_command")
+        self.command.setReadOnly(True)
+        self._command_tip = (
+            f"The `sparsity-gui {name}` command of the {self.grid_word} typed here, the Parameters "
+            "dock's values included: it runs the same runs headless and writes into DIR"
+        )
+        self.command.setToolTip(self._command_tip)
+        self.copy_button = QtWidgets.QPushButton("Copy")
+        self.copy_button.setObjectName(f"{name}_copy_command")
+        self.copy_button.setToolTip("Copy the command line to the clipboard")
+        self.copy_button.clicked.connect(self.copy_command)
+        self.workers.valueChanged.connect(self.refresh_command)
+
         self.start_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
         self.save_button.clicked.connect(self.save_dialog)
@@ -160,6 +176,10 @@ class GridTab(QtWidgets.QWidget):
         form.addRow("scheduler", self.scheduler)
         form.addRow(self.cluster_label)
         form.addRow(self.base_label)
+        command = QtWidgets.QHBoxLayout()
+        command.addWidget(self.command, 1)
+        command.addWidget(self.copy_button)
+        form.addRow("command", command)
         form.addRow(self.pause_live)
         buttons = QtWidgets.QHBoxLayout()
         for b in (self.start_button, self.cancel_button, self.save_button):
@@ -185,7 +205,9 @@ class GridTab(QtWidgets.QWidget):
 
     @QtCore.Slot()
     def preview(self, *_args) -> None:
-        """Before any run: the figures of the grid typed (nothing while a field is wrong)."""
+        """Before any run: the figures of the grid typed (nothing while a field is wrong);
+        the command line of the grid typed, always."""
+        self.refresh_command()
         if self.rows or self.running:
             return
         try:
@@ -202,6 +224,17 @@ class GridTab(QtWidgets.QWidget):
     def make_plan(self, scheduler: Scheduler | None) -> Any:
         """The grid (a core.grid.GridPlan) of the fields, whose values are committed; raises
         InputError naming the field."""
+        raise NotImplementedError
+
+    def grid_options(self, scheduler: Any) -> dict[str, Any]:
+        """The grid of the fields and the window's parameters as the mapping its front door
+        takes (core/note/headless.scaling_order, core/interference/headless.sweep_order);
+        ``scheduler``: a Scheduler, its text or None. Raises InputError or ValueError for a
+        field that is wrong."""
+        raise NotImplementedError
+
+    def command_argv(self) -> list[str]:
+        """The options of the grid's command for grid_options (without --out)."""
         raise NotImplementedError
 
     def write_files(self, folder, rows: list) -> list:
@@ -223,12 +256,43 @@ class GridTab(QtWidgets.QWidget):
     def run_ended(self, kind: str) -> None:
         """The grid has ended: done, cancelled or error."""
 
+    def grid_jobs(self, scheduler: Any) -> int | None:
+        """The runs side by side of grid_options: the parallel runs, or None on a cluster."""
+        return None if scheduler else self.workers.value()
+
+    # --- the command line ------------------------------------------------------------------
+    def command_text(self) -> str:
+        """`sparsity-gui NAME ... --out DIR`: the grid typed here as its command, from the
+        same mapping Start hands the grid's front door. Raises InputError or ValueError for
+        a field that is wrong."""
+        return shlex.join(["sparsity-gui", self.name, *self.command_argv(), "--out", "DIR"])
+
+    @QtCore.Slot()
+    def refresh_command(self, *_args) -> None:
+        try:
+            text = self.command_text()
+        except (InputError, ValueError, OverflowError):
+            text = ""
+        self.command.setText(text)
+        self.command.setCursorPosition(0)
+        self.command.setToolTip(f"{text}\n\n{self._command_tip}" if text else self._command_tip)
+        self.command.setPlaceholderText("" if text else "(a field is not valid yet)")
+        self.copy_button.setEnabled(bool(text))
+
+    @QtCore.Slot()
+    def copy_command(self) -> None:
+        self.refresh_command()
+        if self.command.text():
+            QtWidgets.QApplication.clipboard().setText(self.command.text())
+            self._show_info("copied the command line (write the folder in place of DIR)")
+
     # --- the scheduler ---------------------------------------------------------------------
     @QtCore.Slot(object)
     def _scheduler_changed(self, scheduler: Scheduler | None) -> None:
         """A cluster runs the runs: the threads' count no longer applies."""
         self.workers.setEnabled(scheduler is None and not self.running)
         self.cluster_label.setText("" if scheduler is None else f"on the cluster {scheduler}")
+        self.refresh_command()
 
     def _scheduler_value(self) -> tuple[bool, Scheduler | None]:
         """(whether the field is good, its scheduler), its reason shown at the field."""

@@ -4,16 +4,18 @@ place (the CLI's option names, with ``no_interference`` for --no-interference)."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.grid import grid_m_values
+from sparsity_gui.core.grid import GridOrder, given_options, grid_m_values, option_argv, scheduler_of
+from sparsity_gui.core.interference.axes import AXES, axis_values, list_text, split_lists
 from sparsity_gui.core.interference.params import M_MAX, InterferenceParams, check_memory, check_training_work
 from sparsity_gui.core.interference.schedules import check_step_knots
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
 from sparsity_gui.core.interference.sweep import SweepSpec
 
 SWEEP_DEFAULTS = dict(
@@ -171,3 +173,83 @@ def sweep_settings(
     base = model_params(m=m_values[0], **{**model, **first})
     spec = SweepSpec(base=base, m_values=m_values, seeds=seeds, axes=tuple(lists.items()), overlap=overlap)
     return spec, spec.settle_jobs(jobs, scheduler)
+
+
+# --- the front door of every sweep -------------------------------------------------------------
+# The options a sweep takes, in the order its command line writes them: the grid's own, the
+# model's options a sweep varies (axes.AXES, from the settings table), the flags, where it runs.
+SWEEP_OPTIONS = (
+    "n",
+    "m",
+    "seeds",
+    "seed",
+    *AXES[1:],
+    "no_interference",
+    "paper",
+    "overlap",
+    "jobs",
+    "scheduler",
+)
+
+
+def sweep_order(options: Mapping[str, Any]) -> GridOrder:
+    """The one way into a sweep, for the `sweep` command, api.sweep and the window's Sweep
+    tab: ``options`` by SWEEP_OPTIONS' names (None or absent: not given; a flag True or
+    False), each model option one value, a list, or the command's text ("1e-3,1e-2"; knots
+    separated by ';'), m as a list or its text. The defaults (SWEEP_DEFAULTS, or with
+    ``paper`` the paper's, which the options given override) fill in the rest. Returns the
+    checked SweepSpec, the runs side by side and the scheduler; InputError names the option."""
+    given = given_options(options, SWEEP_OPTIONS, "a sweep")
+    paper = bool(given.pop("paper", False))
+    lists = split_lists(given)  # the options given with several values, out of ``given``
+    values_from_schedules(given)
+    settings: dict[str, Any] = {
+        "weight_decay": None,
+        "jobs": None,
+        "no_interference": False,
+        "overlap": False,
+        **SWEEP_DEFAULTS,
+        **(PAPER if paper else {}),
+    }
+    settings.update({k: v for k, v in given.items() if v is not None})
+    scheduler = scheduler_of(settings.pop("scheduler", None))
+    spec, jobs = sweep_settings(**settings, scheduler=scheduler, lists=lists)
+    return GridOrder(spec, jobs, scheduler)
+
+
+def sweep_defaults(paper: bool = False) -> dict[str, Any]:
+    """What sweep_order takes for an option not given: the settings table's default of a
+    model option, SWEEP_DEFAULTS' (or with ``paper`` the paper's) where the command has its own."""
+    table = {name: INTERFERENCE_SETTINGS[name].default for name in AXES[1:]}
+    return {**table, "weight_decay": None, **SWEEP_DEFAULTS, **(PAPER if paper else {})}
+
+
+def sweep_argv(options: Mapping[str, Any], *, short: bool = False) -> list[str]:
+    """The `sweep` command's options for ``options`` (sweep_order's mapping): each given
+    value as the text that reads back as it (a list of an axis by axes.list_text), in
+    SWEEP_OPTIONS' order; the command of the same grid, without --out. ``short``: an option
+    whose value is the one sweep_order takes without it is left out."""
+    given = given_options(options, SWEEP_OPTIONS, "a sweep")
+    if short:
+        defaults = sweep_defaults(bool(given.get("paper")))
+        given = {k: v for k, v in given.items() if k not in defaults or not _same(v, defaults[k])}
+    texts: dict[str, Any] = {}
+    for name in SWEEP_OPTIONS:
+        value = given.get(name)
+        if name == "m" and value is not None and not isinstance(value, str):
+            value = ",".join(str(int(v)) for v in np.atleast_1d(value))
+        elif name in AXES and value is not None and not isinstance(value, str):
+            value = list_text(name, axis_values(name, value))
+        elif name == "scheduler" and value is not None:
+            value = str(value)
+        texts[name] = value
+    return option_argv(texts)
+
+
+def _same(value: Any, default: Any) -> bool:
+    """Whether a value given is the default itself (1e-3 and 0.001 are; 1 and True are not)."""
+    if isinstance(value, bool) or isinstance(default, bool):
+        return value is default
+    if isinstance(value, (int, float)) and isinstance(default, (int, float)):
+        return value == default
+    return type(value) is type(default) and value == default

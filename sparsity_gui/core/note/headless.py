@@ -13,10 +13,11 @@ import numpy as np
 from sparsity_gui.core.checks import list_text, parse_number_list
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.grid import grid_m_values
+from sparsity_gui.core.grid import GridOrder, given_options, grid_m_values, option_argv, scheduler_of
 from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams, check_lam, check_memory, check_run_work
 from sparsity_gui.core.note.scaling import ScalingGrid
 from sparsity_gui.core.note.schedule import Knots, check_knots, warmup_knots
+from sparsity_gui.core.note.settings import NOTE_SETTINGS
 
 SAMPLES = 501  # rows of timeseries.csv by default
 SAMPLES_MAX = 10**6
@@ -142,6 +143,46 @@ def scaling_settings(
         sigma=sigma,
     )
     return grid, grid.settle_jobs(jobs, scheduler)
+
+
+# --- the front door of every scaling grid ---------------------------------------------------
+# The options a scaling grid takes, in the order its command line writes them.
+SCALING_OPTIONS = ("m", "lam", "seeds", "seed", "sigma", "jobs", "scheduler")
+# the defaults of the options a grid may leave out: its seeds, and the first seed and σ of
+# W(0) as a run of the note has them (its settings table)
+SCALING_DEFAULTS = dict(
+    seeds=3, seed=NOTE_SETTINGS["seed"].default, sigma=NOTE_SETTINGS["sigma"].default, jobs=None
+)
+
+
+def scaling_order(options: Mapping[str, Any]) -> GridOrder:
+    """The one way into a scaling grid, for the `scaling` command, api.scaling and the note
+    window's Scaling tab: ``options`` by SCALING_OPTIONS' names (None or absent: not given,
+    then SCALING_DEFAULTS'), ``m`` and ``lam`` needed, each a list or the command's text
+    ('1e3,1e4'). Returns the checked ScalingGrid, the runs side by side and the scheduler;
+    InputError names the option."""
+    given = given_options(options, SCALING_OPTIONS, "a scaling grid")
+    for name in ("m", "lam"):
+        if name not in given:
+            raise InputError(name, "is needed: the grid's values of it")
+    settings = {**SCALING_DEFAULTS, **given}
+    scheduler = scheduler_of(settings.pop("scheduler", None))
+    grid, jobs = scaling_settings(**settings, scheduler=scheduler)
+    return GridOrder(grid, jobs, scheduler)
+
+
+def scaling_argv(options: Mapping[str, Any]) -> list[str]:
+    """The `scaling` command's options for ``options`` (scaling_order's mapping), each given
+    value as the text that reads back as it, in SCALING_OPTIONS' order; without --out."""
+    given = given_options(options, SCALING_OPTIONS, "a scaling grid")
+    texts = {name: given.get(name) for name in SCALING_OPTIONS}
+    for name in ("m", "lam"):
+        value = texts[name]
+        if value is not None and not isinstance(value, str):
+            texts[name] = list_text(value)
+    if texts["scheduler"] is not None:
+        texts["scheduler"] = str(texts["scheduler"])
+    return option_argv(texts)
 
 
 def resolved_format(fmt: str, m: int) -> str:

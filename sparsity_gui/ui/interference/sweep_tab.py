@@ -14,16 +14,23 @@ stay shown and can be saved.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
+import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.checks import parse_m_values
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
-from sparsity_gui.core.interference.axes import DEFAULT_READOUT, READOUTS, axis_values, value_text
-from sparsity_gui.core.interference.headless import sweep_settings
+from sparsity_gui.core.interference.axes import (
+    AXES,
+    DEFAULT_READOUT,
+    KNOT_AXES,
+    READOUTS,
+    axis_values,
+    value_text,
+)
+from sparsity_gui.core.interference.headless import sweep_argv, sweep_order
 from sparsity_gui.core.interference.params import (
     M_MAX,
     N_MAX,
@@ -32,6 +39,7 @@ from sparsity_gui.core.interference.params import (
     OPTIMIZERS,
     InterferenceParams,
 )
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
 from sparsity_gui.core.interference.sweep import SweepSpec
 from sparsity_gui.core.knots import knots_text
 from sparsity_gui.plots.interference.grid import (
@@ -84,8 +92,21 @@ LIST_FIELDS = {
     "l1_warmup": ("l1 warm-up", "steps of l1's linear warm-up from 0, e.g. 0,1000"),
     "lr_warmup": ("lr warm-up", "steps of lr's linear warm-up from 0, e.g. 0,500"),
 }
+# The options a sweep varies (axes.AXES, from the settings table) that this tab leaves to the
+# Parameters dock: set there, they hold for every run. Every other one has a field here, a
+# setting added to the table with its own (its symbol and what it is) until it has words above.
+DOCK_ONLY = ("dtype", "l1_schedule", "lr_decay", "lr_decay_steps", "lr_schedule")
+LIST_AXES = tuple(axis for axis in AXES[1:] if axis not in DOCK_ONLY)
 # a value of each list checked on its own against the model's ranges, with what it needs
 PROBE = {"noise_sigma": {"noise": "gaussian"}, "weight_decay": {"lr": 1e-300}}
+
+
+def field_words(axis: str) -> tuple[str, str]:
+    """(label, what a value is) of the field of ``axis``."""
+    if axis in LIST_FIELDS:
+        return LIST_FIELDS[axis]
+    setting = INTERFERENCE_SETTINGS[axis]
+    return setting.symbol, f"values of {setting.what}"
 
 
 def parse_sweep_m(text: str) -> tuple[int, ...]:
@@ -120,14 +141,91 @@ def list_parser(axis: str) -> Callable[[str], tuple | None]:
     return parse
 
 
-def dock_model(p: InterferenceParams) -> dict:
-    """The Parameters dock's run as the sweep command's model options (headless.model_params):
-    every field but m; a noise σ only with a noise kind."""
-    model = {f.name: getattr(p, f.name) for f in dataclass_fields(p) if f.name not in ("m", "interference")}
-    model["no_interference"] = not p.interference
+def dock_options(p: InterferenceParams) -> dict:
+    """The Parameters dock's run as the sweep's options (core/interference/headless's
+    SWEEP_OPTIONS): its value of each option a sweep takes but m; no schedule and, without a
+    noise kind, no noise σ (a noise kind typed in the tab asks for its own)."""
+    options = {name: getattr(p, name) for name in ("n", "seed", *AXES[1:])}
+    for name in KNOT_AXES:
+        options[name] = options[name] or None
+    options["no_interference"] = not p.interference
     if p.noise == "none":
-        model["noise_sigma"] = None  # a noise kind typed in the tab asks for its σ
-    return model
+        options["noise_sigma"] = None
+    return options
+
+
+def dock_text(p: InterferenceParams, axis: str) -> str:
+    """The dock's value of ``axis`` as an empty field's placeholder shows it."""
+    if axis == "weight_decay":
+        return f"{p.effective_weight_decay:g}" if p.weight_decay is not None else "default"
+    if axis == "noise_sigma" and p.noise == "none":
+        return "no noise"
+    value = getattr(p, axis)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value) if axis in LIST_FIELDS else INTERFERENCE_SETTINGS[axis].fmt(value)
+
+
+def base_text(p: InterferenceParams, typed: set[str], typed_noise: tuple | None) -> str:
+    """The line under the form: what the sweep takes from the Parameters dock ``p``, the
+    options ``typed`` in the tab (``typed_noise``: the noise kinds typed) left out."""
+    parts = _model_parts(p, typed)
+    parts += _noise_parts(p, typed, typed_noise)
+    parts += _schedule_parts(p, typed)
+    parts.append(f"first seed {p.seed}")
+    if p.dtype == "float32":
+        parts.append("float32")
+    text = "from the Parameters dock: " + ", ".join(parts)
+    dropped = [
+        name for name in ("l1", "lr") if getattr(p, f"{name}_schedule") and typed & {name, f"{name}_warmup"}
+    ]
+    if dropped:
+        text += " (not the dock's " + " and ".join(f"{n} schedule" for n in dropped) + ": set here)"
+    return text
+
+
+def _model_parts(p: InterferenceParams, typed: set[str]) -> list[str]:
+    """The optimizer, l1, lr, σ, steps, the interference and the weight decay not typed."""
+    parts = [] if "optimizer" in typed else [OPTIMIZER_LABELS[p.optimizer]]
+    for axis, text in (
+        ("l1", f"l1 = {p.l1:g}"),
+        ("lr", f"lr = {p.lr:g}"),
+        ("sigma", f"σ = {p.sigma:g}"),
+        ("steps", f"{p.steps} steps"),
+    ):
+        if axis not in typed:
+            parts.append(text)
+    parts.append(f"interference {'on' if p.interference else 'off'}")
+    if "weight_decay" not in typed:
+        decays = p.optimizer not in ("gd-zero", "gd")  # the GD optimizers take none
+        if p.weight_decay is not None and ("optimizer" in typed or decays):
+            parts.append(f"weight decay {p.weight_decay:g}")
+        elif "optimizer" in typed:
+            parts.append("each optimizer's default weight decay")
+        elif decays:
+            parts.append(f"weight decay {p.effective_weight_decay:g}")
+    return parts
+
+
+def _noise_parts(p: InterferenceParams, typed: set[str], typed_noise: tuple | None) -> list[str]:
+    if p.noise != "none" and "noise" not in typed:
+        return [f"{p.noise} noise" + ("" if "noise_sigma" in typed else f" σ = {p.noise_sigma:g}")]
+    if p.noise != "none" and "noise_sigma" not in typed and typed_noise != ("none",):
+        return [f"noise σ = {p.noise_sigma:g}"]  # (a sweep without noise has none)
+    return []
+
+
+def _schedule_parts(p: InterferenceParams, typed: set[str]) -> list[str]:
+    parts = []
+    for name in ("l1", "lr"):
+        warm, knots = getattr(p, f"{name}_warmup"), getattr(p, f"{name}_schedule")
+        if knots and not typed & {name, f"{name}_warmup"}:
+            parts.append(f"{name} schedule {knots_text(knots)}")
+        if warm and f"{name}_warmup" not in typed:
+            parts.append(f"{name} warm-up {warm} steps")
+    if p.lr_decay != "none":
+        parts.append(f"lr {p.lr_decay} decay over {p.lr_decay_steps} steps")
+    return parts
 
 
 class SweepWidget(GridTab):
@@ -163,7 +261,8 @@ class SweepWidget(GridTab):
         )
         self.fields = {"n": self.n, "m": self.m, "seeds": self.seeds}
         self.lists: dict[str, Field] = {}
-        for axis, (_label, what) in LIST_FIELDS.items():
+        for axis in LIST_AXES:
+            what = field_words(axis)[1]
             field = Field(
                 f"sweep_{axis}",
                 list_parser(axis),
@@ -210,7 +309,7 @@ class SweepWidget(GridTab):
         hint.setWordWrap(True)
         hint.setStyleSheet("color: #444; font-size: 8pt;")
         grid.addWidget(hint, 0, 0, 1, 4)
-        label = {axis: text for axis, (text, _what) in LIST_FIELDS.items()}
+        label = {axis: field_words(axis)[0] for axis in LIST_AXES}
         # the lists most often long (m, l1, the optimizers) get a row each
         layout = [
             ("n", "seeds"),
@@ -222,6 +321,8 @@ class SweepWidget(GridTab):
             ("noise", "noise_sigma"),
             ("l1_warmup", "lr_warmup"),
         ]
+        layout = [row for row in layout if all(name in self.fields for name in row)]
+        layout += [(axis,) for axis in LIST_AXES if not any(axis in row for row in layout)]
         label.update(n="n", seeds="seeds", m="m values")
         rows = [tuple((label[name], self.fields[name]) for name in row) for row in layout]
         rows.append((("readout", self.readout),))
@@ -280,21 +381,8 @@ class SweepWidget(GridTab):
         self._dock = p
         if not self._n_typed and self.n.text() and self.n.text() != str(min(p.n, 64)):
             self.n.set_text(str(min(p.n, 64)))
-        wd = p.effective_weight_decay
-        shown = {
-            "steps": str(p.steps),
-            "optimizer": p.optimizer,
-            "l1": f"{p.l1:g}",
-            "lr": f"{p.lr:g}",
-            "weight_decay": f"{wd:g}" if p.weight_decay is not None else "default",
-            "sigma": f"{p.sigma:g}",
-            "noise": p.noise,
-            "noise_sigma": f"{p.noise_sigma:g}" if p.noise != "none" else "no noise",
-            "l1_warmup": str(p.l1_warmup),
-            "lr_warmup": str(p.lr_warmup),
-        }
         for axis, field in self.lists.items():
-            field.edit.setPlaceholderText(f"dock: {shown[axis]}" if shown[axis] else "")
+            field.edit.setPlaceholderText(f"dock: {dock_text(p, axis)}")
         self._show_base()
         self.preview()
 
@@ -307,84 +395,50 @@ class SweepWidget(GridTab):
         self._show_base()
 
     def _show_base(self) -> None:
-        p = self._dock
         typed = {axis for axis, f in self.lists.items() if f._good_text}  # the text in force
-        parts = []
-        if "optimizer" not in typed:
-            parts.append(OPTIMIZER_LABELS[p.optimizer])
-        for axis, text in (
-            ("l1", f"l1 = {p.l1:g}"),
-            ("lr", f"lr = {p.lr:g}"),
-            ("sigma", f"σ = {p.sigma:g}"),
-            ("steps", f"{p.steps} steps"),
-        ):
-            if axis not in typed:
-                parts.append(text)
-        parts.append(f"interference {'on' if p.interference else 'off'}")
-        if "weight_decay" not in typed:
-            if p.weight_decay is not None and ("optimizer" in typed or p.optimizer not in ("gd-zero", "gd")):
-                parts.append(f"weight decay {p.weight_decay:g}")
-            elif "optimizer" in typed:
-                parts.append("each optimizer's default weight decay")
-            elif p.optimizer not in ("gd-zero", "gd"):
-                parts.append(f"weight decay {p.effective_weight_decay:g}")
-        if p.noise != "none" and "noise" not in typed:
-            parts.append(f"{p.noise} noise" + ("" if "noise_sigma" in typed else f" σ = {p.noise_sigma:g}"))
-        elif p.noise != "none" and "noise_sigma" not in typed and self._typed_noise() != ("none",):
-            parts.append(f"noise σ = {p.noise_sigma:g}")  # (a sweep without noise has none)
-        for name in ("l1", "lr"):
-            warm, knots = getattr(p, f"{name}_warmup"), getattr(p, f"{name}_schedule")
-            set_here = bool(typed & {name, f"{name}_warmup"})
-            if knots and not set_here:
-                parts.append(f"{name} schedule {knots_text(knots)}")
-            if warm and f"{name}_warmup" not in typed:
-                parts.append(f"{name} warm-up {warm} steps")
-        if p.lr_decay != "none":
-            parts.append(f"lr {p.lr_decay} decay over {p.lr_decay_steps} steps")
-        parts.append(f"first seed {p.seed}")
-        if p.dtype == "float32":
-            parts.append("float32")
-        text = "from the Parameters dock: " + ", ".join(parts)
-        dropped = [
-            name
-            for name in ("l1", "lr")
-            if getattr(p, f"{name}_schedule") and typed & {name, f"{name}_warmup"}
-        ]
-        if dropped:
-            text += " (not the dock's " + " and ".join(f"{n} schedule" for n in dropped) + ": set here)"
-        self.base_label.setText(text)
+        self.base_label.setText(base_text(self._dock, typed, self._typed_noise()))
 
     # --- the grid tab's hooks (ui/grid_tab.py) -----------------------------------------------
-    def make_plan(self, scheduler: Scheduler | None) -> SweepSpec:
-        """The sweep of the fields and the window's parameters: the sweep command's
-        (headless.sweep_settings: its base run is the first value of each list)."""
-        n = int(self.n._parse(self.n.text().strip()))
-        seeds = int(self.seeds._parse(self.seeds.text().strip()))
+    def grid_options(self, scheduler) -> dict:
+        """The sweep of the fields over the window's parameters, as the sweep's front door
+        takes it (headless.sweep_order, as `sweep` and api.sweep): the dock's run, each
+        list typed here in place of its value (an l1 or lr typed here replaces the dock's
+        schedule of it), the parallel runs or the ``scheduler``."""
         given = self._given()
-        p = self._current()
-        model = dock_model(p)
-        model["n"] = n
-        for name in ("l1", "lr"):  # an l1 (lr) set here replaces the dock's schedule of it
+        options = dock_options(self._current())
+        options.update(
+            n=int(self.n._parse(self.n.text().strip())),
+            m=self.m.text().strip(),
+            seeds=int(self.seeds._parse(self.seeds.text().strip())),
+        )
+        for name in ("l1", "lr"):
             if given.keys() & {name, f"{name}_warmup"}:
-                model[f"{name}_schedule"] = ()
+                options[f"{name}_schedule"] = None
         if given.get("noise") == ("none",) and "noise_sigma" not in given:
-            model["noise_sigma"] = None
-        lists = {}
-        for axis, values in given.items():
-            if len(values) == 1:
-                model[axis] = values[0]
-            else:
-                lists[axis] = values
+            options["noise_sigma"] = None
+        options.update({axis: values[0] if len(values) == 1 else values for axis, values in given.items()})
+        options.update(jobs=self.grid_jobs(scheduler), scheduler=scheduler)
+        return options
+
+    def make_plan(self, scheduler: Scheduler | None) -> SweepSpec:
+        """The sweep of grid_options, through the sweep's front door (its base run is the
+        first value of each list)."""
+        options = self.grid_options(scheduler)
         try:
-            spec, _jobs = sweep_settings(
-                m=self.m.text(), seeds=seeds, jobs=None, scheduler=scheduler, lists=lists, **model
-            )
+            return sweep_order(options).plan
         except InputError as exc:
             if exc.field == "noise-sigma":  # the command's words, said for this tab
-                kind = next(k for k in given.get("noise", (p.noise,)) if k != "none")
+                kind = next(k for k in np.atleast_1d(options["noise"]) if k != "none")
                 raise InputError("noise_sigma", f"noise {kind} needs its σ: type it here") from None
             raise InputError(exc.field.replace("-", "_"), exc.message) from None
-        return spec
+
+    def command_argv(self) -> list[str]:
+        """The `sweep` command of grid_options (without the values it takes anyway) and the
+        readout its figures draw."""
+        argv = sweep_argv(self.grid_options(self.scheduler.text().strip() or None), short=True)
+        if self.readout_name != DEFAULT_READOUT:
+            argv += ["--readout", self.readout_name]
+        return argv
 
     def show_rows(self, rows: list, plan: SweepSpec, started: bool = False) -> None:
         if started:
@@ -409,6 +463,7 @@ class SweepWidget(GridTab):
     @QtCore.Slot()
     def _readout_changed(self, *_args) -> None:
         """The rows already there drawn with the readout chosen (or the plan typed)."""
+        self.refresh_command()
         if self.plan is not None and (self.rows or self.running):
             self._draw(
                 list(self.rows), self.plan, cancelled=self.outcome == "cancelled", preview=not self.rows

@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtWidgets
 from sparsity_gui.core.checks import parse_m_values, parse_number_list
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.note.files import write_scaling
+from sparsity_gui.core.note.headless import SCALING_DEFAULTS, scaling_argv, scaling_order
 from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams, check_grid_lam
 from sparsity_gui.core.note.scaling import ScalingGrid, in_regime, summarize
 from sparsity_gui.core.text import short_number
@@ -146,20 +147,33 @@ class ScalingWidget(GridTab):
             f"from the Parameters dock: σ = {p.sigma:g}, first seed {p.seed}; exact solver to one "
             f"weight left, as the run command"
         )
+        self.refresh_command()
 
     # --- the grid tab's hooks (ui/grid_tab.py) -----------------------------------------------
-    def make_plan(self, scheduler: Scheduler | None) -> ScalingGrid:
-        """The grid of the fields and the window's σ and seed (the threads' count and the
-        scheduler are GridTab's to check)."""
-        self.refresh_base()
+    def grid_options(self, scheduler) -> dict:
+        """The grid of the fields with the window's σ and first seed, as the grid's front
+        door takes it (core/note/headless.scaling_order, as `scaling` and api.scaling)."""
         p = self._current()
-        return ScalingGrid(
-            m_values=parse_grid_m(self.m.text()),
-            lam_values=parse_grid_lam(self.lam.text()),
+        return dict(
+            m=self.m.text().strip(),
+            lam=self.lam.text().strip(),
             seeds=int(self.seeds._parse(self.seeds.text().strip())),
             seed=p.seed,
             sigma=p.sigma,
+            jobs=self.grid_jobs(scheduler),
+            scheduler=scheduler,
         )
+
+    def make_plan(self, scheduler: Scheduler | None) -> ScalingGrid:
+        """The grid of the fields and the window's σ and seed, through its front door (the
+        threads' count and the scheduler are GridTab's to check)."""
+        self.refresh_base()
+        return scaling_order(self.grid_options(scheduler)).plan
+
+    def command_argv(self) -> list[str]:
+        options = self.grid_options(self.scheduler.text().strip() or None)
+        defaults = SCALING_DEFAULTS
+        return scaling_argv({k: v for k, v in options.items() if k not in defaults or v != defaults[k]})
 
     def show_rows(self, rows: list, plan: ScalingGrid, started: bool = False) -> None:
         if started:
