@@ -61,6 +61,40 @@ def file_stem(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_") or "panel"
 
 
+def _made_and_moved(
+    job: BackgroundJob, make: ExportWork, window_png: bytes, tmp: Path, folder: Path
+) -> list[str]:
+    """Export all's work, in its worker: the model's files and the window's PNG made and
+    written into ``tmp`` (a step of progress per data file), then each moved atomically
+    into ``folder``; the names written."""
+    done = 0
+
+    def step(what: str) -> None:
+        nonlocal done
+        done += 1
+        job.report((done, what))
+        job.check()
+
+    job.report((0, "Drawing the figures…"))
+    figures, data = make(job, step)
+    job.check()
+    data["window.png"] = window_png
+    items = [*((name, payload, False) for name, payload in figures.items())]
+    items += [(name, payload, True) for name, payload in data.items()]
+    for name, payload, counted in items:
+        (tmp / name).parent.mkdir(exist_ok=True)
+        try:
+            write_payload(tmp / name, payload)
+        except OSError as exc:
+            raise WriteFailed(folder / name, exc) from None
+        if counted:
+            step(f"Writing {name}…")
+    for name, _payload, _counted in items:  # each one atomically into place
+        (folder / name).parent.mkdir(exist_ok=True)
+        os.replace(tmp / name, folder / name)
+    return [name for name, _payload, _counted in items]
+
+
 class PanelExports(QtCore.QObject):
     """A window's figure exports: a panel (an index into the window's all_panels(), or the
     panel itself) or "window", written atomically in a format its suffix picks. Each
@@ -163,61 +197,41 @@ class PanelExports(QtCore.QObject):
             return win.fail(title, f"{folder}: {os_reason(exc)}. {UNCHANGED}")
 
         def work(job: BackgroundJob) -> list[str]:
-            done = 0
-
-            def step(what: str) -> None:
-                nonlocal done
-                done += 1
-                job.report((done, what))
-                job.check()
-
-            job.report((0, "Drawing the figures…"))
-            figures, data = make(job, step)
-            job.check()
-            data["window.png"] = window_png
-            items = [*((name, payload, False) for name, payload in figures.items())]
-            items += [(name, payload, True) for name, payload in data.items()]
-            for name, payload, counted in items:
-                (tmp / name).parent.mkdir(exist_ok=True)
-                try:
-                    write_payload(tmp / name, payload)
-                except OSError as exc:
-                    raise WriteFailed(folder / name, exc) from None
-                if counted:
-                    step(f"Writing {name}…")
-            for name, _payload, _counted in items:  # each one atomically into place
-                (folder / name).parent.mkdir(exist_ok=True)
-                os.replace(tmp / name, folder / name)
-            return [name for name, _payload, _counted in items]
+            return _made_and_moved(job, make, window_png, tmp, folder)
 
         def finish(outcome: JobOutcome) -> bool:
             shutil.rmtree(tmp, ignore_errors=True)
             for made in reversed(created):  # a folder this export made and left empty
                 if made.is_dir() and not any(made.iterdir()):
                     made.rmdir()
-            error = outcome.error
             if outcome.ok:
                 return win.done(f"Exported {len(outcome.value)} files to {folder}")
-            if outcome.cancelled:
-                win.done(f"Export cancelled: nothing was written; {folder} is as it was")
-                win.last_error = "Export cancelled"  # not written: the caller is told so
-                return False
-            if isinstance(error, WriteFailed):
-                return win.fail(
-                    title,
-                    f"{error.path}: {os_reason(error.error)}. No file was written; "
-                    "earlier files of the same names are intact.",
-                )
-            if isinstance(error, OSError):
-                return win.fail(title, f"{error.filename or folder}: {os_reason(error)}")
-            if isinstance(error, InputError):
-                return win.fail(title, error.message)
-            if isinstance(error, (ValueError, RuntimeError, MemoryError)):
-                return win.fail(title, f"cannot draw the figures: {error}")
-            assert error is not None
-            raise error
+            return self._export_all_failed(outcome, folder, title)
 
         return self.run_job(work, "Drawing the figures…", finish, total=total + 1, wait=wait, title=title)
+
+    def _export_all_failed(self, outcome: JobOutcome, folder: Path, title: str) -> bool:
+        """An Export all that did not finish, said: cancelled (in the status bar), or its
+        reason in a dialog; an error no export expects is raised again (the excepthook)."""
+        win, error = self.win, outcome.error
+        if outcome.cancelled:
+            win.done(f"Export cancelled: nothing was written; {folder} is as it was")
+            win.last_error = "Export cancelled"  # not written: the caller is told so
+            return False
+        if isinstance(error, WriteFailed):
+            return win.fail(
+                title,
+                f"{error.path}: {os_reason(error.error)}. No file was written; "
+                "earlier files of the same names are intact.",
+            )
+        if isinstance(error, OSError):
+            return win.fail(title, f"{error.filename or folder}: {os_reason(error)}")
+        if isinstance(error, InputError):
+            return win.fail(title, error.message)
+        if isinstance(error, (ValueError, RuntimeError, MemoryError)):
+            return win.fail(title, f"cannot draw the figures: {error}")
+        assert error is not None
+        raise error
 
     def export_all_dialog(self) -> None:
         folder = choose_folder(self.win, "Export all into folder")  # a new folder's name too
