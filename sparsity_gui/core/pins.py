@@ -34,6 +34,23 @@ def frozen_copy(rows: np.ndarray) -> np.ndarray:
     return out
 
 
+def pin_dashes(number: int) -> tuple[float, ...]:
+    """A pinned run's dash pattern, one per pin number, told apart at a glance: lengths in
+    line widths, on and off in turn. The one table of both models' pinned curves, live
+    (plots/pins.py) and in figures (figures/draw.py: a figure's script carries it)."""
+    dashes = (
+        (6.0, 3.0),
+        (1.5, 2.5),
+        (8.0, 3.0, 1.5, 3.0),
+        (3.0, 3.0),
+        (12.0, 4.0),
+        (8.0, 3.0, 1.5, 3.0, 1.5, 3.0),
+        (1.5, 5.0),
+        (14.0, 3.0, 4.0, 3.0),
+    )
+    return dashes[(number - 1) % len(dashes)]
+
+
 @dataclass(frozen=True)
 class PinnedRun:
     number: int  # "pin 3": its name, kept while it is pinned

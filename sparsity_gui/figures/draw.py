@@ -8,6 +8,7 @@ import numpy as np
 
 from sparsity_gui.core.note.metrics import falls_below
 from sparsity_gui.core.note.schedule import lam_varied
+from sparsity_gui.core.pins import pin_dashes
 from sparsity_gui.core.points import broken_xy, finite_xy, ramp_settled_t
 
 CARRIED = (
@@ -16,6 +17,7 @@ CARRIED = (
     falls_below,
     lam_varied,
     ramp_settled_t,
+    pin_dashes,
 )  # core's functions a script carries too
 
 
@@ -129,21 +131,6 @@ def least_legend_size():
     return max(6.0, FontProperties(size="x-small").get_size_in_points())
 
 
-def pin_dashes(number):
-    """A pinned run's dash pattern (in line widths), one per pin number."""
-    dashes = (
-        (6, 3),
-        (1.5, 2.5),
-        (8, 3, 1.5, 3),
-        (3, 3),
-        (12, 4),
-        (8, 3, 1.5, 3, 1.5, 3),
-        (1.5, 5),
-        (14, 3, 4, 3),
-    )
-    return (0, dashes[(number - 1) % len(dashes)])
-
-
 def pin_line(ax, x, y, colour, number, positive=False, points=False):
     """A pinned run's curve: the live curve's colour, faded, thinner, the pin's dashes; a
     series of snapshots (``points``) as hollow circles in the colour, over the live curve."""
@@ -168,7 +155,7 @@ def pin_line(ax, x, y, colour, number, positive=False, points=False):
         color=colour,
         alpha=0.6,
         linewidth=0.8,
-        linestyle=pin_dashes(number),
+        linestyle=(0, pin_dashes(number)),
         zorder=1,
         gid=f"pin{number}",
     )
@@ -190,7 +177,7 @@ def pin_entries(pins, colours):
             )  # fmt: skip
         else:
             samples = tuple(
-                Line2D([], [], color=c, alpha=0.6, linewidth=0.8, linestyle=pin_dashes(pin["number"]))
+                Line2D([], [], color=c, alpha=0.6, linewidth=0.8, linestyle=(0, pin_dashes(pin["number"])))
                 for c in colours
             )
         handles.append(samples if len(samples) > 1 else samples[0])

@@ -21,7 +21,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from sparsity_gui.core.pins import PinnedRun
+from sparsity_gui.core.pins import PinnedRun, pin_dashes
 from sparsity_gui.plots.base import LIVE_WIDTH
 from sparsity_gui.plots.curves import ClipAwareCurve, set_curve
 from sparsity_gui.plots.legend import RowSample
@@ -30,17 +30,6 @@ PIN_ALPHA = 110  # of 255: faded behind the live curves
 PIN_Z = -2  # behind the live curves, in front of the change markers
 POINTS_Z = 5  # a series' snapshots: over the live curves
 POINT_SIZE = 7  # px
-# one dash pattern per pin number (in pen widths), told apart at a glance
-DASHES = (
-    (6.0, 3.0),
-    (1.5, 2.5),
-    (8.0, 3.0, 1.5, 3.0),
-    (3.0, 3.0),
-    (12.0, 4.0),
-    (8.0, 3.0, 1.5, 3.0, 1.5, 3.0),
-    (1.5, 5.0),
-    (14.0, 3.0, 4.0, 3.0),
-)
 
 
 def pin_pen(colour: str, number: int, alpha: int = PIN_ALPHA) -> QtGui.QPen:
@@ -49,7 +38,7 @@ def pin_pen(colour: str, number: int, alpha: int = PIN_ALPHA) -> QtGui.QPen:
     c.setAlpha(alpha)
     p = pg.mkPen(c, width=LIVE_WIDTH)
     p.setCosmetic(True)
-    p.setDashPattern(list(DASHES[(number - 1) % len(DASHES)]))
+    p.setDashPattern(list(pin_dashes(number)))
     return p
 
 

@@ -88,3 +88,25 @@ def test_pins_are_painted_again_only_when_the_view_moves(qtbot, moves):
             plot.setRange(xRange=(0, 11 + k), padding=0)
         view.grab()
     assert len(painted) == (5 if moves else 0)
+
+
+def test_a_pin_has_the_same_dashes_on_screen_and_in_a_figure():
+    """One dash table for both models' pins: the live pen's pattern (in pen widths) is the
+    figure's line's (in line widths), and the eight pins a board holds look apart."""
+    from matplotlib.figure import Figure
+
+    from sparsity_gui.core.pins import MAX_PINS
+    from sparsity_gui.figures.draw import pin_line
+    from sparsity_gui.figures.layout import _look
+
+    ax = Figure().add_subplot()
+    patterns = []
+    for number in range(1, MAX_PINS + 1):
+        live = tuple(pin_pen("#1f77b4", number).dashPattern())
+        line = pin_line(ax, [0.0, 1.0], [0.0, 1.0], "C0", number)
+        drawn = _look(line)[1]  # unscaled: in line widths, as the pen's are in pen widths
+        assert drawn == pytest.approx(live), number
+        assert len(live) % 2 == 0 and all(d > 0 for d in live)
+        patterns.append(live)
+    assert len(set(patterns)) == MAX_PINS
+    assert tuple(pin_pen("#1f77b4", MAX_PINS + 1).dashPattern()) == patterns[0]
