@@ -85,9 +85,12 @@ def lowers_lam(knots: Knots) -> bool:
 
 def lam_varied(t, lam_t) -> bool:
     """Whether λ changed over the recorded times (a schedule or a live change): Λ(t) = ∫λ
-    (``lam_t``) is then not λ·t, and the decay law is written with Λ(t)."""
+    (``lam_t``) is then not λ·t, and the decay law is written with Λ(t). ``t`` and
+    ``lam_t``: numpy arrays, compared element by element in one pass (a Python loop over the
+    rows took 2 ms of every live frame at 400 rows)."""
     n = min(len(t), len(lam_t))
     if n < 2 or not t[n - 1] > 0:
         return False
     slope = lam_t[n - 1] / t[n - 1]
-    return any(abs(lam_t[i] - slope * t[i]) > 1e-9 * max(abs(lam_t[n - 1]), 1e-300) for i in range(n))
+    off = abs(lam_t[:n] - slope * t[:n]) > 1e-9 * max(abs(lam_t[n - 1]), 1e-300)
+    return bool(off.any())
