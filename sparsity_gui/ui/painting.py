@@ -39,7 +39,7 @@ class PanelPainting:
 
         The paint budget: when the panels' expected cost (update and paint, running means)
         is over paint_budget_ms, the costliest STAGGERED panels drawn last frame wait for
-        the next one, never all of them in one frame: the frame does not wait on all
+        the next one, at most half of them in one frame: the frame does not wait on all
         six, and a panel is at most one frame behind (the next frame, or paint_owed at the
         next tick if no news comes, draws it)."""
         panels = self.painted_panels()
@@ -55,12 +55,11 @@ class PanelPainting:
             if panel not in waiting:
                 panel.update_from(snap, ranges=idle or i == turn or panel.range_due)
         self._range_turn = turn + 1
-        # the shared time axis is the first time panel's (the threshold crossing, staggered):
-        # when the live run has left it, a waiting time panel draws now and refits it
-        if any(p.time_plots for p in waiting) and any(
-            p.time_plots and p.data_left_view() for p in panels if p not in waiting
-        ):
-            for panel in [p for p in waiting if p.time_plots]:
+        # the shared time axis is the first time panel's (the threshold crossing): when the
+        # live run has left it, that panel, if waiting, draws now and refits it
+        masters = [p for p in waiting if _owns_time_axis(p)]
+        if masters and any(p.time_plots and p.data_left_view() for p in panels if p not in waiting):
+            for panel in masters:
                 waiting.remove(panel)
                 panel.update_from(snap, ranges=True)
         self._held = frozenset(id(p) for p in waiting)
@@ -69,7 +68,9 @@ class PanelPainting:
     def _over_budget(self, panels: list, snap) -> list:
         """The STAGGERED panels this frame leaves for the next: the costliest first while
         the frame's expected cost is over the budget; not one left by the last frame
-        (owed now), nor one that has not drawn this run, nor every STAGGERED panel."""
+        (owed now), nor one that has not drawn this run, nor more than half of them (the
+        next frame draws those it leaves: two frames of about equal cost, not one light
+        frame and one with every panel)."""
         budget = self.paint_budget_ms
         if budget is None:
             return []
@@ -82,7 +83,7 @@ class PanelPainting:
             key=lambda p: -p.paint_cost_ms,
         )
         waiting = []
-        for panel in movable[: max(len(able) - 1, 0)]:
+        for panel in movable[: len(able) // 2]:
             if cost <= budget:
                 break
             waiting.append(panel)
@@ -130,3 +131,9 @@ class PanelPainting:
         self.fps = (len(window) - 1) / max(window[-1] - window[0], 1e-9) if len(window) > 1 else 0.0
         self.frames += 1
         return now
+
+
+def _owns_time_axis(panel) -> bool:
+    """Whether a panel holds the time axis the others' are linked to (a time plot of its
+    own that is linked to none)."""
+    return any(plot.vb.linkedView(plot.vb.XAxis) is None for plot in panel.time_plots)

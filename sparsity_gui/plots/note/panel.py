@@ -14,6 +14,11 @@ class NotePanel(PinnablePanel, LivePanel):
     """A panel of the note's model: a dashed marker where lam was changed during the run;
     the time panels draw pinned runs too (plots.pins)."""
 
+    # each of the six costs 1-3 ms a frame on a slow machine, and their curves change on
+    # every frame: a frame over the window's paint budget leaves up to half of them for
+    # the next (ui/painting.py)
+    STAGGERED = True
+
     def change_markers(self, snap: Snapshot) -> list[tuple[float, str]]:
         changes = merged_changes(snap.lam_changes[1:], snap.t)
         return [(c.t, f"λ = {sci(c.lam)}") for c in changes]

@@ -49,7 +49,6 @@ def _dot_when_alone(curve: pg.PlotDataItem, points: int) -> None:
 
 class SortedWeightsPanel(NotePanel):
     title = "Weights, sorted"
-    STAGGERED = True  # 2,500 points from m = 2,500 up
     claim = (
         "Weights above the threshold θ grow and those below it shrink (exact, at every "
         "instant); θ ≈ 1/‖W‖₁ once the two pushes balance and ‖W‖² ≈ 1, which needs "
@@ -127,7 +126,6 @@ class SortedWeightsPanel(NotePanel):
 
 class ThresholdPanel(NotePanel):
     title = "Threshold crossing"
-    STAGGERED = True  # up to 16 tracked weights over the whole history, and their marks
     claim = (
         "While θ(t) rises, a weight that falls below it keeps shrinking and dies. θ = λ/(1−‖W‖²) "
         "rises exactly while (1−‖W‖²)‖W‖² ≥ λ‖W‖₁, and keeps rising once that holds while λ stays. "
