@@ -580,7 +580,7 @@ def idle_cpu(app, seconds: float) -> dict:
     return out
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--sizes", default="1000,100000,1000000")
@@ -628,41 +628,200 @@ def main() -> int:
         "at m = M, beside m = 1000, each in a fresh process",
     )
     ap.add_argument("--export-child", type=int, default=0, help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def print_exports(args) -> None:
+    print(
+        "exports of a paused run (lam = 1e-3, paused after t = 5): seconds of Export data as .npz "
+        "(weights: with the replay of the run) and of Export all, and the process's peak RSS"
+    )
+    print(
+        f"{'m':>9} | {'t':>7} {'m_now':>8} | {'weights.npz s':>13} {'deaths.npz s':>12} "
+        f"{'Export all s':>12} | {'peak MiB before':>15} {'after':>6}"
+    )
+    for m in (1000, args.export):
+        r = export_in_a_fresh_process(m)
+        print(
+            f"{m:9d} | {r['t']:7.3g} {r['nonzero']:8d} | {r['weights_npz_s']:13.2f} "
+            f"{r['deaths_npz_s']:12.2f} {r['export_all_s']:12.2f} | "
+            f"{r['peak_before_mib']:15.0f} {r['peak_after_mib']:6.0f}"
+        )
+    ok = r["weights_npz_s"] < 10 and r["peak_after_mib"] * 2**20 < 1.5e9
+    print(f"m={args.export}: Export data under 10 s and peak RSS under 1.5 GB: {'PASS' if ok else 'MISS'}")
+
+
+def print_fitted_c(args) -> None:
+    print("fitted c: on screen (the worker's history) against exported (501 evenly spaced rows)")
+    print(
+        f"{'m':>9} | {'t end':>8} | {'screen c':>9} {'export c':>9} {'diff %':>7} | "
+        f"{'rows':>5} {'max t ratio':>11}"
+    )
+    for m in (int(float(x)) for x in args.fitted_c.split(",")):
+        r = fitted_c_agreement(m)
+        diff = 100 * (r["screen_c"] / r["export_c"] - 1)
+        print(
+            f"{m:9d} | {r['t']:8.1f} | {r['screen_c']:9.4f} {r['export_c']:9.4f} {diff:7.3f} | "
+            f"{r['rows']:5d} {r['max_ratio']:11.4f}"
+        )
+
+
+def print_range_change(app, args) -> None:
+    ours = range_change_cost(app, args.pins, args.range_change, pyqtgraphs_own=False)
+    base = range_change_cost(app, args.pins, args.range_change, pyqtgraphs_own=True)
+    print(
+        f"a change of a plot's y range, paused run at m = 1000 with {args.pins} pinned runs: GUI CPU ms "
+        f"(mean of {args.range_change}); baseline: curves as pyqtgraph's PlotDataItem; load average "
+        f"{load_average()}"
+    )
+    print(f"{'panel':>20} {'curves':>6} | {'ms':>6} | {'baseline ms':>11}")
+    for (name, n, ms), (_n2, _c2, base_ms) in zip(ours, base, strict=True):
+        print(f"{name:>20} {n:6d} | {ms:6.2f} | {base_ms:11.2f}")
+    print(f"{'all plots':>20} {'':6} | {sum(o[2] for o in ours):6.2f} | {sum(b[2] for b in base):11.2f}")
+
+
+def print_replay(app, args, sizes: list[int]) -> None:
+    print(
+        f"replay: the frames of {args.seconds:g} s of a run painted one after the other with the "
+        f"worker paused, {args.replay} times each, ours and the straightforward window alternately; "
+        f"load average {load_average()}"
+    )
+    print(
+        f"{'m':>9} {'pins':>4} {'frames':>6} | {'CPU ms/frame':>12} {'least':>6} {'axis/frame':>10} "
+        f"{'views/frame':>11} | {'baseline ms':>11} {'least':>6} {'axis/frame':>10}"
+    )
+    for m in sizes:
+        r = replay_case(app, m, args.seconds, args.replay, args.pins)
+        o, b = r["ours"], r["base"]
+        print(
+            f"{m:9d} {args.pins:4d} {r['frames']:6d} | {o['cpu_ms']:12.2f} {o['cpu_min_ms']:6.2f} "
+            f"{o['axis']:10.2f} {o['views']:11.2f} | {b['cpu_ms']:11.2f} {b['cpu_min_ms']:6.2f} "
+            f"{b['axis']:10.2f}"
+        )
+    print(f"load average after: {load_average()}")
+
+
+def case_verdicts(label: str, ours: dict, pins: int) -> list[str]:
+    """Issue 50's goals, in every case: 60 fps; paint 8 ms a frame (12 with pins); no stall
+    over 50 ms."""
+    paint_goal = 12.0 if pins else 8.0
+    return [
+        f"{label}: {ours['fps']:.1f} fps (goal >= 60): {'PASS' if ours['fps'] >= 60 else 'MISS'}",
+        f"{label}: paint {ours['cpu_ms']:.2f} ms a frame (goal <= {paint_goal:g}): "
+        f"{'PASS' if ours['cpu_ms'] <= paint_goal else 'MISS'}",
+        f"{label}: longest stall {ours['stall_ms']:.1f} ms (goal <= 50): "
+        f"{'PASS' if ours['stall_ms'] <= 50 else 'MISS'}",
+    ]
+
+
+def run_cases(app, args, cases: list) -> tuple[list[str], list[tuple[int, dict]]]:
+    """Each case, ours and its straightforward baseline, one table row each; returns the
+    verdicts and the cases without pins or drag (their first frames)."""
+    print(
+        f"GUI benchmark, {os.environ['QT_QPA_PLATFORM']} platform, {os.cpu_count()} cores, "
+        f"{args.seconds:g} s per case, window 1500x900, all six panels, lam = 1e-3, default speed; "
+        f"load average {load_average()}"
+    )
+    print(
+        "paint ms/frame: CPU time of the GUI thread per painted frame in the paint path (the paint "
+        "timer's slot: snapshot to plot items; the panels' views' paint events: rendering), less "
+        "sensitive to load than fps; GUI core: the GUI thread's CPU over the case, share of a core"
+    )
+    print("staggered: panels left for the next frame by the paint budget, per frame (ui/painting.py)")
+    print(
+        f"{'case':>16} | {'fps':>6} {'stall ms':>9} {'p99 ms':>7} {'paint ms/frame':>14} {'GUI core':>8} "
+        f"{'staggered':>9} | "
+        f"{'baseline fps':>12} {'stall ms':>9} {'paint ms/frame':>14} | {'steps/s':>9} {'m_now':>8} state"
+    )
+    verdicts: list[str] = []
+    first_frames = []
+    order = (True, False) if os.environ.get("BENCH_BASELINE_FIRST") else (False, True)
+    for label, m, pins, drag in cases:
+        got = {
+            naive: measure(app, m, args.seconds, naive=naive, pins=pins, drag=drag)
+            for naive in order
+            if not (naive and args.no_baseline)
+        }
+        ours, base = got[False], got.get(True)
+        if not pins and not drag:
+            first_frames.append((m, ours))
+        b = (
+            f"{base['fps']:12.1f} {base['stall_ms']:9.1f} {base['cpu_ms']:14.2f}"
+            if base
+            else f"{'-':>12} {'-':>9} {'-':>14}"
+        )
+        print(
+            f"{label:>16} | {ours['fps']:6.1f} {ours['stall_ms']:9.1f} {ours['p99_ms']:7.1f} "
+            f"{ours['cpu_ms']:14.2f} {100 * ours['thread_share']:7.0f}% {ours['staggered']:9.2f} | {b} | "
+            f"{ours['sps']:9.0f} {ours['nonzero']:8d} {ours['state']}"
+            + (f", {ours['lam_changes']} λ changes" if drag else "")
+        )
+        verdicts += case_verdicts(label, ours, pins)
+    print(f"load average after the cases: {load_average()}")
+    return verdicts, first_frames
+
+
+def print_first_frames(first_frames: list[tuple[int, dict]]) -> list[str]:
+    print()
+    print("first frame: from building the window to the first snapshot of the running simulation painted")
+    print(f"{'m':>9} | {'first frame s':>13} | {'of which building the window s':>30}")
+    verdicts = []
+    for m, r in first_frames:
+        print(f"{m:9d} | {r['first_frame_s']:13.2f} | {r['built_s']:30.2f}")
+        verdicts.append(
+            f"m={m}: first frame {r['first_frame_s']:.2f} s (goal < 1 s): "
+            f"{'PASS' if r['first_frame_s'] < 1 else 'MISS'}"
+        )
+    return verdicts
+
+
+def print_typed_m(args) -> list[str]:
+    print()
+    print(
+        "m typed into the m field of a window running at m = 500, then Enter: seconds to the "
+        "first painted frame of the new run, and the process's peak resident memory over it and "
+        f"{args.seconds:g} s of running (each in a fresh process); baseline: m = 1000 typed the same way"
+    )
+    print(f"{'m typed':>9} | {'first frame s':>13} | {'peak RSS MiB':>12} | {'t':>9} {'m_now':>9}")
+    typed = {}
+    for m in (1000, args.typed_m):
+        r = typed[m] = typed_m_in_a_fresh_process(m, args.seconds)
+        print(
+            f"{m:9d} | {r['first_frame_s']:13.2f} | {r['peak_rss_mib']:12.0f} | "
+            f"{r['t']:9.3g} {r['nonzero']:9d}"
+        )
+    big = typed[args.typed_m]
+    return [
+        f"m={args.typed_m} typed: first frame {big['first_frame_s']:.2f} s (goal <= 3 s): "
+        f"{'PASS' if big['first_frame_s'] <= 3 else 'MISS'}",
+        f"m={args.typed_m} typed: peak RSS {big['peak_rss_mib'] / 1024:.2f} GiB (goal < 1.5 GB): "
+        f"{'PASS' if big['peak_rss_mib'] * 2**20 < 1.5e9 else 'MISS'}",
+    ]
+
+
+def print_idle(app, args) -> list[str]:
+    idle = idle_cpu(app, args.idle_seconds)
+    print()
+    print(
+        f"idle CPU, {args.idle_seconds:g} s each, share of one core for the whole process: "
+        f"run finished {100 * idle['finished']:.1f} %, run paused {100 * idle['paused']:.1f} %; "
+        f"baseline, an empty window with the same 60 Hz timer: {100 * idle['floor']:.1f} %"
+    )
+    worst = max(idle["finished"], idle["paused"])
+    return [f"idle CPU {100 * worst:.1f} % of a core (goal < 1 %): {'PASS' if worst < 0.01 else 'MISS'}"]
+
+
+def main() -> int:
+    args = parse_args()
     if args.export:
-        print(
-            "exports of a paused run (lam = 1e-3, paused after t = 5): seconds of Export data as .npz "
-            "(weights: with the replay of the run) and of Export all, and the process's peak RSS"
-        )
-        print(
-            f"{'m':>9} | {'t':>7} {'m_now':>8} | {'weights.npz s':>13} {'deaths.npz s':>12} "
-            f"{'Export all s':>12} | {'peak MiB before':>15} {'after':>6}"
-        )
-        for m in (1000, args.export):
-            r = export_in_a_fresh_process(m)
-            print(
-                f"{m:9d} | {r['t']:7.3g} {r['nonzero']:8d} | {r['weights_npz_s']:13.2f} "
-                f"{r['deaths_npz_s']:12.2f} {r['export_all_s']:12.2f} | "
-                f"{r['peak_before_mib']:15.0f} {r['peak_after_mib']:6.0f}"
-            )
-        ok = r["weights_npz_s"] < 10 and r["peak_after_mib"] * 2**20 < 1.5e9
-        print(
-            f"m={args.export}: Export data under 10 s and peak RSS under 1.5 GB: {'PASS' if ok else 'MISS'}"
-        )
+        print_exports(args)
         return 0
     if args.fitted_c:
-        print("fitted c: on screen (the worker's history) against exported (501 evenly spaced rows)")
-        print(
-            f"{'m':>9} | {'t end':>8} | {'screen c':>9} {'export c':>9} {'diff %':>7} | "
-            f"{'rows':>5} {'max t ratio':>11}"
-        )
-        for m in (int(float(x)) for x in args.fitted_c.split(",")):
-            r = fitted_c_agreement(m)
-            diff = 100 * (r["screen_c"] / r["export_c"] - 1)
-            print(
-                f"{m:9d} | {r['t']:8.1f} | {r['screen_c']:9.4f} {r['export_c']:9.4f} {diff:7.3f} | "
-                f"{r['rows']:5d} {r['max_ratio']:11.4f}"
-            )
+        print_fitted_c(args)
         return 0
     prepare_qt()
     PaintTimed.install()
@@ -681,37 +840,10 @@ def main() -> int:
     if args.drag:
         cases.append((f"{sizes[0]:,}, λ drag", sizes[0], 0, True))
     if args.range_change:
-        ours = range_change_cost(app, args.pins, args.range_change, pyqtgraphs_own=False)
-        base = range_change_cost(app, args.pins, args.range_change, pyqtgraphs_own=True)
-        print(
-            f"a change of a plot's y range, paused run at m = 1000 with {args.pins} pinned runs: GUI CPU ms "
-            f"(mean of {args.range_change}); baseline: curves as pyqtgraph's PlotDataItem; load average "
-            f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}"
-        )
-        print(f"{'panel':>20} {'curves':>6} | {'ms':>6} | {'baseline ms':>11}")
-        for (name, n, ms), (_n2, _c2, base_ms) in zip(ours, base, strict=True):
-            print(f"{name:>20} {n:6d} | {ms:6.2f} | {base_ms:11.2f}")
-        print(f"{'all plots':>20} {'':6} | {sum(o[2] for o in ours):6.2f} | {sum(b[2] for b in base):11.2f}")
+        print_range_change(app, args)
         return 0
     if args.replay:
-        print(
-            f"replay: the frames of {args.seconds:g} s of a run painted one after the other with the "
-            f"worker paused, {args.replay} times each, ours and the straightforward window alternately; "
-            f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
-        )
-        print(
-            f"{'m':>9} {'pins':>4} {'frames':>6} | {'CPU ms/frame':>12} {'least':>6} {'axis/frame':>10} "
-            f"{'views/frame':>11} | {'baseline ms':>11} {'least':>6} {'axis/frame':>10}"
-        )
-        for m in sizes:
-            r = replay_case(app, m, args.seconds, args.replay, args.pins)
-            o, b = r["ours"], r["base"]
-            print(
-                f"{m:9d} {args.pins:4d} {r['frames']:6d} | {o['cpu_ms']:12.2f} {o['cpu_min_ms']:6.2f} "
-                f"{o['axis']:10.2f} {o['views']:11.2f} | {b['cpu_ms']:11.2f} {b['cpu_min_ms']:6.2f} "
-                f"{b['axis']:10.2f}"
-            )
-        print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        print_replay(app, args, sizes)
         return 0
     if args.profile:
         wanted = args.profile.replace(",", "")
@@ -721,104 +853,11 @@ def main() -> int:
     # the first window of a process pays one-off costs (fonts, caches, first paints):
     # a short warm-up run keeps them out of the first measured case
     measure(app, 1000, 1.5, naive=False)
-    print(
-        f"GUI benchmark, {os.environ['QT_QPA_PLATFORM']} platform, {os.cpu_count()} cores, "
-        f"{args.seconds:g} s per case, window 1500x900, all six panels, lam = 1e-3, default speed; "
-        f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
-    )
-    print(
-        "paint ms/frame: CPU time of the GUI thread per painted frame in the paint path (the paint "
-        "timer's slot: snapshot to plot items; the panels' views' paint events: rendering), less "
-        "sensitive to load than fps; GUI core: the GUI thread's CPU over the case, share of a core"
-    )
-    print("staggered: panels left for the next frame by the paint budget, per frame (ui/window.py)")
-    print(
-        f"{'case':>16} | {'fps':>6} {'stall ms':>9} {'p99 ms':>7} {'paint ms/frame':>14} {'GUI core':>8} "
-        f"{'staggered':>9} | "
-        f"{'baseline fps':>12} {'stall ms':>9} {'paint ms/frame':>14} | {'steps/s':>9} {'m_now':>8} state"
-    )
-    verdicts = []
-    first_frames = []
-    for label, m, pins, drag in cases:
-        runs = {
-            naive: lambda naive=naive, m=m, pins=pins, drag=drag: measure(
-                app, m, args.seconds, naive=naive, pins=pins, drag=drag
-            )
-            for naive in (False, True)
-        }
-        order = (True, False) if os.environ.get("BENCH_BASELINE_FIRST") else (False, True)
-        got = {naive: runs[naive]() for naive in order if not (naive and args.no_baseline)}
-        ours, base = got[False], got.get(True)
-        if not pins and not drag:
-            first_frames.append((m, ours))
-        b = (
-            f"{base['fps']:12.1f} {base['stall_ms']:9.1f} {base['cpu_ms']:14.2f}"
-            if base
-            else f"{'-':>12} {'-':>9} {'-':>14}"
-        )
-        print(
-            f"{label:>16} | {ours['fps']:6.1f} {ours['stall_ms']:9.1f} {ours['p99_ms']:7.1f} "
-            f"{ours['cpu_ms']:14.2f} {100 * ours['thread_share']:7.0f}% {ours['staggered']:9.2f} | {b} | "
-            f"{ours['sps']:9.0f} {ours['nonzero']:8d} {ours['state']}"
-            + (f", {ours['lam_changes']} λ changes" if drag else "")
-        )
-        # issue 50's goals, in every case: 60 fps; paint 8 ms a frame (12 with pins)
-        fps_verdict = "PASS" if ours["fps"] >= 60 else "MISS"
-        verdicts.append(f"{label}: {ours['fps']:.1f} fps (goal >= 60): {fps_verdict}")
-        paint_goal = 12.0 if pins else 8.0
-        verdicts.append(
-            f"{label}: paint {ours['cpu_ms']:.2f} ms a frame (goal <= {paint_goal:g}): "
-            f"{'PASS' if ours['cpu_ms'] <= paint_goal else 'MISS'}"
-        )
-        verdicts.append(
-            f"{label}: longest stall {ours['stall_ms']:.1f} ms (goal <= 50): "
-            f"{'PASS' if ours['stall_ms'] <= 50 else 'MISS'}"
-        )
-    print(f"load average after the cases: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    print()
-    print("first frame: from building the window to the first snapshot of the running simulation painted")
-    print(f"{'m':>9} | {'first frame s':>13} | {'of which building the window s':>30}")
-    for m, r in first_frames:
-        print(f"{m:9d} | {r['first_frame_s']:13.2f} | {r['built_s']:30.2f}")
-        verdicts.append(
-            f"m={m}: first frame {r['first_frame_s']:.2f} s (goal < 1 s): "
-            f"{'PASS' if r['first_frame_s'] < 1 else 'MISS'}"
-        )
+    verdicts, first_frames = run_cases(app, args, cases)
+    verdicts += print_first_frames(first_frames)
     if args.typed_m:
-        print()
-        print(
-            "m typed into the m field of a window running at m = 500, then Enter: seconds to the "
-            "first painted frame of the new run, and the process's peak resident memory over it and "
-            f"{args.seconds:g} s of running (each in a fresh process); baseline: m = 1000 typed the same way"
-        )
-        print(f"{'m typed':>9} | {'first frame s':>13} | {'peak RSS MiB':>12} | {'t':>9} {'m_now':>9}")
-        typed = {}
-        for m in (1000, args.typed_m):
-            r = typed[m] = typed_m_in_a_fresh_process(m, args.seconds)
-            print(
-                f"{m:9d} | {r['first_frame_s']:13.2f} | {r['peak_rss_mib']:12.0f} | "
-                f"{r['t']:9.3g} {r['nonzero']:9d}"
-            )
-        big = typed[args.typed_m]
-        verdicts.append(
-            f"m={args.typed_m} typed: first frame {big['first_frame_s']:.2f} s (goal <= 3 s): "
-            f"{'PASS' if big['first_frame_s'] <= 3 else 'MISS'}"
-        )
-        verdicts.append(
-            f"m={args.typed_m} typed: peak RSS {big['peak_rss_mib'] / 1024:.2f} GiB (goal < 1.5 GB): "
-            f"{'PASS' if big['peak_rss_mib'] * 2**20 < 1.5e9 else 'MISS'}"
-        )
-    idle = idle_cpu(app, args.idle_seconds)
-    print()
-    print(
-        f"idle CPU, {args.idle_seconds:g} s each, share of one core for the whole process: "
-        f"run finished {100 * idle['finished']:.1f} %, run paused {100 * idle['paused']:.1f} %; "
-        f"baseline, an empty window with the same 60 Hz timer: {100 * idle['floor']:.1f} %"
-    )
-    worst = max(idle["finished"], idle["paused"])
-    verdicts.append(
-        f"idle CPU {100 * worst:.1f} % of a core (goal < 1 %): {'PASS' if worst < 0.01 else 'MISS'}"
-    )
+        verdicts += print_typed_m(args)
+    verdicts += print_idle(app, args)
     print()
     for v in verdicts:
         print(v)
