@@ -100,6 +100,17 @@ def interference_draw(rng: np.random.Generator) -> InterferenceParams:
     return InterferenceParams(**fields)
 
 
+# a change of each sparsity mechanism setting (with sparsity jumprelu unless it is TopK's k)
+MECHANISM_CHANGES = {
+    "sparsity": {},
+    "k": {},
+    "l0": {"l0": 0.003},
+    "bandwidth": {"bandwidth": 0.02},
+    "threshold_init": {"threshold_init": 0.05},
+    "threshold_param": {"threshold_param": "log"},
+}
+
+
 def one_changed(params, other, name: str):
     """``params`` with setting ``name`` taken from ``other`` (with what it needs to stay
     valid: a schedule's end, a noise's kind), or None when no valid run differs so."""
@@ -129,6 +140,14 @@ def one_changed(params, other, name: str):
         if name == "noise_sigma":
             changes = {"noise": params.noise if params.noise != "none" else "gaussian"}
             changes["noise_sigma"] = _round(params.noise_sigma + 0.07)
+    elif name in MECHANISM_CHANGES:
+        # another sparsity mechanism (and what it needs: no noise, and for TopK l1 = 0)
+        changes = {"sparsity": "jumprelu", "noise": "none", "noise_sigma": 0.0, **MECHANISM_CHANGES[name]}
+        if name == "k":
+            changes.update(sparsity="topk", k=min(2, params.m), l1=0.0, l1_warmup=0, l1_schedule=())
+        if name == "sparsity" and params.sparsity != "l1":
+            changes = {"sparsity": "l1", "k": None, "l0": 0.0, "bandwidth": 1e-3, "threshold_init": 1e-3}
+            changes["threshold_param"] = "plain"
     elif name in ("l1", "lam", "lr"):
         changes = {name: _round(getattr(params, name) * 1.5 + 1e-4)}
         if name == "lam" and params.lam_schedule:

@@ -29,7 +29,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir, csv_text, json_text, write_result_files
 from sparsity_gui.core.interference.axes import NEVER_SPARSE, READOUTS, row_value
 from sparsity_gui.core.interference.params import InterferenceParams
-from sparsity_gui.core.interference.readouts import readouts
+from sparsity_gui.core.interference.readouts import mechanism_readouts, readouts
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement, network_loss
 from sparsity_gui.core.interference.schedules import lr_sum
 from sparsity_gui.core.interference.sweep import (
@@ -334,6 +334,9 @@ def run_metadata(
     """run.json of a run trained here (measure() also refreshes run.counts)."""
     meas = run.measure()
     found = readouts(run.params.l1, run.W, run.steps_to_sparse, run.rail_share_mean)
+    if run.mechanism is not None:
+        run.mechanism.update_mask(run.W)
+        found["sparsity"] = mechanism_readouts(run.mechanism)
     return metadata(
         run.params,
         meas,
@@ -408,7 +411,28 @@ def run_files(
 ) -> dict[str, bytes]:
     """The files of one run as {name: bytes}; the history is what the run recorded."""
     meta = run_metadata(run, command_line, wall_seconds)  # measure() also refreshes run.counts
-    return files_of(meta, run.history_array(), run.w0, run.W, run.counts)
+    files = files_of(meta, run.history_array(), run.w0, run.W, run.counts)
+    if run.sparsity_history is not None:
+        files.update(sparsity_files(run))
+    return files
+
+
+def sparsity_files(run: InterferenceRun) -> dict[str, bytes]:
+    """A TopK or JumpReLU run's sparsity.csv (mechanisms.SPARSITY_COLUMNS at the history's
+    steps) and thresholds.csv (step, then every threshold: JumpReLU's theta per unit, TopK's
+    k-th largest |h| per input)."""
+    from sparsity_gui.core.interference.mechanisms import SPARSITY_COLUMNS
+
+    record = run.sparsity_history
+    assert record is not None  # a run with a mechanism keeps one
+    thresholds = record.thresholds.array()
+    jump = run.mechanism is not None and run.mechanism.jump
+    names = [f"theta_{k}" if jump else f"kth_abs_h_{k}" for k in range(thresholds.shape[1] - 1)]
+    ints = [0, 2, 7, 8, 9]
+    return {
+        "sparsity.csv": csv_text(SPARSITY_COLUMNS, record.rows.array(), int_cols=ints).encode("utf-8"),
+        "thresholds.csv": csv_text(("step", *names), thresholds, int_cols=[0]).encode("utf-8"),
+    }
 
 
 def snapshot_files(snap, w0_source: dict, command_line: str | None = None) -> dict[str, bytes]:

@@ -34,9 +34,11 @@ from sparsity_gui.core.interference.settings import (
     INTERFERENCE_SETTINGS,
     LIVE_FIELDS,
     M_MAX,
+    MECHANISM_FIELDS,
     N_MAX,
     NOISES,
     OPTIMIZERS,
+    SPARSITIES,
     STEPS_MAX,
     needs_restart,
 )
@@ -49,6 +51,7 @@ __all__ = [
     "N_MAX",
     "NOISES",
     "OPTIMIZERS",
+    "SPARSITIES",
     "STEPS_MAX",
     "InterferenceParams",
     "needs_restart",
@@ -69,7 +72,13 @@ DTYPE_LABELS = {"float64": "float64 (default)", "float32": "float32 (paper's)"}
 
 # fields as_dict writes only when set: run.json and sweep.json of a run without them are
 # what they were before these fields existed
-QUIET_FIELDS = (*SCHEDULE_FIELDS, "noise", "noise_sigma")
+QUIET_FIELDS = (*SCHEDULE_FIELDS, "noise", "noise_sigma", "sparsity", *MECHANISM_FIELDS)
+# each mechanism's own settings (the others refuse a value other than their default)
+MECHANISM_SETTINGS = {
+    "l1": (),
+    "topk": ("k",),
+    "jumprelu": ("l0", "bandwidth", "threshold_init", "threshold_param"),
+}
 
 
 # those whose steps are the note's flow discretised, at t = 4 lr steps
@@ -115,6 +124,16 @@ class InterferenceParams:
     # y = ReLU((x W + xi) W^T); "bernoulli" (+-sigma) or "gaussian" (N(0, sigma^2))
     noise: str = "none"
     noise_sigma: float = 0.0
+    # the hidden layer's sparsity mechanism (core/interference/mechanisms.py): "l1" (the
+    # paper's), "topk" (keeps k units per input; no penalty, so l1 = 0) or "jumprelu" (a
+    # threshold per unit, the L0 penalty l0, kernel width bandwidth, thresholds from
+    # threshold_init, trained as theta or log theta)
+    sparsity: str = "l1"
+    k: int | None = None
+    l0: float = 0.0
+    bandwidth: float = 1e-3
+    threshold_init: float = 1e-3
+    threshold_param: str = "plain"
 
     def __post_init__(self) -> None:
         INTERFERENCE_SETTINGS.checked_fields(self)  # each field by its setting's check
@@ -127,6 +146,26 @@ class InterferenceParams:
         checked = check_schedules({f: getattr(self, f) for f in SCHEDULE_FIELDS}, self.l1, self.lr, STEPS_MAX)
         for name, v in checked.items():
             object.__setattr__(self, name, v)
+        self._check_mechanism()
+
+    def _check_mechanism(self) -> None:
+        """The sparsity mechanism's settings: each goes with its own mechanism only."""
+        own = MECHANISM_SETTINGS[self.sparsity]
+        for name in MECHANISM_FIELDS:
+            if name not in own and getattr(self, name) != INTERFERENCE_SETTINGS[name].default:
+                takes = next(s for s, names in MECHANISM_SETTINGS.items() if name in names)
+                raise InputError(name, f"goes with sparsity {takes} only (the run's is {self.sparsity})")
+        if self.sparsity == "l1":
+            return
+        if self.noise != "none":
+            raise InputError("noise", f"goes with sparsity l1 only for now (the run's is {self.sparsity})")
+        if self.sparsity == "topk":
+            if self.k is None:
+                raise InputError("k", "topk needs k, the units it keeps per input (1 to m)")
+            if self.k > self.m:
+                raise InputError("k", f"must be a whole number from 1 to m = {self.m}, got {self.k}")
+            if self.l1 != 0.0 or self.l1_warmup or self.l1_schedule:
+                raise InputError("l1", "topk has no penalty: leave l1 out (it is 0 under topk)")
 
     # --- the note's units ---------------------------------------------------------------
     @property
@@ -165,13 +204,17 @@ class InterferenceParams:
         return replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
-        """Every field; the schedule and noise fields only when set (a run without them
-        writes the same parameters as before they existed)."""
+        """Every field; the schedule, noise and sparsity mechanism fields only when set (a
+        run without them writes the same parameters as before they existed)."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in QUIET_FIELDS}
         d["weight_decay"] = self.effective_weight_decay
         d.update(schedule_summary(self))
         if self.noise != "none":
             d.update(noise=self.noise, noise_sigma=self.noise_sigma)
+        if self.sparsity != "l1":
+            d.update(
+                sparsity=self.sparsity, **{f: getattr(self, f) for f in MECHANISM_SETTINGS[self.sparsity]}
+            )
         return d
 
 

@@ -118,3 +118,59 @@ def readouts_text(
     ratio = shrinkage(W, l1)[2]
     shrunk = f"‖W_i‖²/w*² {ratio:.4f}" if math.isfinite(ratio) else "‖W_i‖²/w*² —"
     return f"{sparse} · {rail} · {shrunk}"
+
+
+# --- TopK's and JumpReLU's readouts (core/interference/mechanisms.py) ----------------------
+
+
+def l0_per_input(mask: np.ndarray) -> float:
+    """The mean over inputs (features) of the hidden units kept: TopK's K, JumpReLU's L0."""
+    return float(np.mean(np.count_nonzero(np.asarray(mask), axis=1)))
+
+
+def dead_units(mask: np.ndarray) -> int:
+    """Hidden units (neurons) kept by no input."""
+    return int(np.count_nonzero(~np.any(np.asarray(mask) != 0, axis=0)))
+
+
+def threshold_rail_share(moved: int, at_rail: int) -> float:
+    """mechanisms.THRESHOLD_RAIL_DEFINITION over a run's threshold steps (NaN: none moved)."""
+    return at_rail / moved if moved else math.nan
+
+
+def threshold_saturation_line(share: float) -> str | None:
+    """The one line that says the L0 coefficient is saturated, or None."""
+    if not (share > SATURATED_ABOVE):
+        return None
+    return (
+        f"l0 saturated: {share:.0%} of the threshold steps moved at the learning rate; "
+        "a larger l0 will not move the thresholds faster"
+    )
+
+
+def mechanism_readouts(mechanism) -> dict:
+    """run.json's "sparsity" readouts of a TopK or JumpReLU run (mechanisms.MechanismState,
+    its mask at the final W): L0 per input, dead units, and for JumpReLU the thresholds'
+    rail share over the run, its saturation line and how often a step went past the rail."""
+    from sparsity_gui.core.interference.mechanisms import THRESHOLD_RAIL_DEFINITION
+
+    found: dict = {
+        "sparsity": mechanism.sparsity,
+        "l0_per_input": l0_per_input(mechanism.mask),
+        "dead_units": dead_units(mechanism.mask),
+    }
+    if mechanism.jump:
+        moved, at_rail, past = (int(v) for v in mechanism.moves)
+        share = threshold_rail_share(moved, at_rail)
+        theta = mechanism.theta
+        found.update(
+            threshold_rail_share=share if math.isfinite(share) else None,
+            threshold_rail_definition=THRESHOLD_RAIL_DEFINITION,
+            threshold_steps=moved,
+            threshold_steps_past_rail=past,
+            threshold_saturation=threshold_saturation_line(share),
+            threshold_median=float(np.median(theta)),
+        )
+    else:
+        found["kth_largest_median"] = float(np.median(mechanism.kth))
+    return found

@@ -22,9 +22,11 @@ from sparsity_gui.core.interference.kernels import (
     interference_push,
     measure,
     noisy_train_steps,
+    optimizer_step,
     row_norms2,
     train_steps,
 )
+from sparsity_gui.core.interference.mechanisms import MechanismState, SparsityHistory
 from sparsity_gui.core.interference.noise import NoiseStream, noisy_gradient_numpy
 from sparsity_gui.core.interference.params import (
     GD_OPTIMIZERS,
@@ -185,12 +187,17 @@ class InterferenceRun:
         self._rail_sum = 0.0
         self._rail_count = 0
         self._noise = NoiseStream(params.noise, params.seed) if params.noise != "none" else None
+        # TopK's or JumpReLU's state (mechanisms.py); TopK keeping every unit is the identity,
+        # trained by the l1 model's own steps (at l1 = 0)
+        self.mechanism = MechanismState(params, dtype) if params.sparsity != "l1" else None
+        self._identity = params.sparsity == "topk" and params.k == params.m
         self.step = 0
         # the note's time, summed step by step (lr may change live): t = sum of 4 lr
         self.t = 0.0
         self.failure: str | None = None
         self.history = History(len(HISTORY_COLUMNS), history_capacity)
         self.history.append(self.measure().row())
+        self.sparsity_history = SparsityHistory(self, history_capacity) if self.mechanism else None
 
     @property
     def finished(self) -> bool:
@@ -248,7 +255,9 @@ class InterferenceRun:
         lrs = lr_values(p, self.step, n_steps)
         l1s = l1_values(p, self.step, n_steps)
         rest: OptimizerConstants = (p.effective_weight_decay, p.beta1, p.beta2, p.eps)
-        if p.noise != "none":
+        if self.mechanism is not None and not self._identity:
+            done, stop = self._mechanism_steps(n_steps, args, lrs, l1s, rest)
+        elif p.noise != "none":
             done, stop = self._noisy_steps(n_steps, args, lrs, l1s, rest)
         elif p.interference and p.n > 1:
             done, stop = 0, STOP_NONE
@@ -290,6 +299,24 @@ class InterferenceRun:
                 f"(the interference push overshoots); lower lr (now {p.lr:g})"
             )
         return done
+
+    def _mechanism_steps(
+        self, n_steps: int, args: KernelArrays, lrs: np.ndarray, l1s: np.ndarray, rest: OptimizerConstants
+    ) -> tuple[int, int]:
+        """Steps under TopK or JumpReLU: the whole gradient of each step at the W before it
+        (mechanisms.MechanismState.gradient), W and the thresholds stepped from it."""
+        mechanism = self.mechanism
+        assert mechanism is not None  # only a run with a mechanism takes these steps
+        self._pattern = None
+        _, beta1, beta2, eps = rest
+        for s in range(n_steps):
+            mechanism.gradient(self.W, self._push)
+            t = self.step + s + 1
+            stop = optimizer_step(*args, t, lrs[s], l1s[s], *rest, True)
+            mechanism.threshold_step(args[-1], t, float(lrs[s]), beta1, beta2, eps)
+            if stop != STOP_NONE:
+                return s + 1, stop
+        return n_steps, STOP_NONE
 
     def _noisy_steps(
         self, n_steps: int, args: KernelArrays, lrs: np.ndarray, l1s: np.ndarray, rest: OptimizerConstants
@@ -378,11 +405,15 @@ class InterferenceRun:
 
     def loss(self, norm1: float | None = None) -> float:
         """The network's loss: sum_i (1-|W_i|^2)^2 + sum_{i!=j} ReLU(W_i.W_j)^2 + l1 |W|_1
-        (without the middle term when interference is off: the loss being trained)."""
+        (without the middle term when interference is off: the loss being trained); under
+        TopK or JumpReLU the same with a(W_i) for the hidden layer, and C L0 for JumpReLU."""
         W = self.W
+        l1_now = values_in_force(self.params, self.step)[0]
         with np.errstate(all="ignore"):  # a diverged run's loss is inf, not a warning
             if norm1 is None:
                 norm1 = float(np.abs(W).sum())
+            if self.mechanism is not None and not self._identity:  # through a(W_i), and the L0 penalty
+                return self.mechanism.reconstruction_loss(W) + self.mechanism.penalty + l1_now * norm1
             own = float(np.sum((1.0 - self.norm2) ** 2))
             cross = 0.0
             if self.params.n > 1 and self.params.interference and self._pattern is not None:
@@ -391,13 +422,15 @@ class InterferenceRun:
                 G = W @ W.T
                 np.fill_diagonal(G, 0.0)
                 cross = float(np.sum(np.maximum(G, 0.0) ** 2))
-            return own + cross + values_in_force(self.params, self.step)[0] * norm1
+            return own + cross + l1_now * norm1
 
     def record(self) -> Measurement:
         meas = self.measure()
         last = self.history.last()
         if last is None or int(last[0]) != self.step:
             self.history.append(meas.row())
+            if self.sparsity_history is not None:
+                self.sparsity_history.append()
         return meas
 
     def history_array(self) -> np.ndarray:

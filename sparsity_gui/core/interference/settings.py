@@ -31,6 +31,12 @@ from sparsity_gui.core.text import short_number
 
 OPTIMIZERS = ("gd-zero", "gd", "adam", "adamw", "ista", "signsgd")
 NOISES = ("none", "bernoulli", "gaussian")
+# the hidden layer's sparsity mechanism (core/interference/mechanisms.py): an L1 penalty on
+# the activations (W itself, on the basis inputs), TopK, JumpReLU with an L0 penalty
+SPARSITIES = ("l1", "topk", "jumprelu")
+THRESHOLD_PARAMS = ("plain", "log")  # JumpReLU's thresholds stored as theta or as log theta
+# the settings of the mechanisms beside L1: a run under l1 neither writes nor names them
+MECHANISM_FIELDS = ("k", "l0", "bandwidth", "threshold_init", "threshold_param")
 # Precision of W, the products and the optimizer's state. float64 is the default; float32 is
 # the paper's (the authors trained in torch's default float32) and about twice as fast in the
 # products. The per-weight arithmetic of the update is done in float64 either way.
@@ -60,6 +66,15 @@ def _eps(value: Any) -> float:
     if not v > 0.0:
         raise InputError("eps", f"must be > 0, got {value}")
     return v
+
+
+def _positive(name: str):
+    return number_check(name, 0.0, float("inf"), low_open=True)
+
+
+def _k(value: Any) -> int | None:
+    """None (no TopK) or the units TopK keeps, 1 to m (with m: InterferenceParams)."""
+    return None if value is None else whole_check("k", 1, M_MAX)(value)
 
 
 def _steps_count(name: str):
@@ -218,6 +233,44 @@ INTERFERENCE_SETTINGS = Settings(
         ),
         Setting("eps", "ε", 1e-8, LIVE, "Adam's ε", _eps),
         Setting(
+            "sparsity",
+            "sparsity",
+            "l1",
+            NEW_RUN,
+            "the hidden layer's sparsity mechanism: an L1 penalty, TopK or JumpReLU",
+            choice_check("sparsity", SPARSITIES),
+        ),
+        Setting("k", "K", None, NEW_RUN, "the units TopK keeps per input, 1 to m", _k),
+        Setting(
+            "l0",
+            "L0",
+            0.0,
+            NEW_RUN,
+            "JumpReLU's L0 coefficient C",
+            number_check("l0", 0.0, float("inf")),
+            format_sci,
+        ),
+        Setting(
+            "bandwidth", "ε_K", 1e-3, NEW_RUN, "JumpReLU's kernel width ε", _positive("bandwidth"), format_sci
+        ),
+        Setting(
+            "threshold_init",
+            "θ(0)",
+            1e-3,
+            NEW_RUN,
+            "JumpReLU's initial threshold θ0",
+            _positive("threshold_init"),
+            format_sci,
+        ),
+        Setting(
+            "threshold_param",
+            "θ stored as",
+            "plain",
+            NEW_RUN,
+            "JumpReLU's thresholds trained as θ (plain) or as log θ",
+            choice_check("threshold_param", THRESHOLD_PARAMS),
+        ),
+        Setting(
             "w0",
             "W(0)",
             None,
@@ -248,8 +301,12 @@ def w0_name(source: dict | None) -> str | None:
 
 def run_settings(params, w0_source: dict | None = None) -> dict[str, Any]:
     """Every setting of a run as figure JSON stores it (knots as text, W(0)'s source by
-    name): what the figures were drawn from."""
-    return {**INTERFERENCE_SETTINGS.values(params), "w0": w0_name(w0_source)}
+    name): what the figures were drawn from; the sparsity mechanism's only when it is not l1."""
+    values = INTERFERENCE_SETTINGS.values(params)
+    if params.sparsity == "l1":  # a run without the mechanisms: its settings as before them
+        for name in ("sparsity", *MECHANISM_FIELDS):
+            values.pop(name)
+    return {**values, "w0": w0_name(w0_source)}
 
 
 def needs_restart(old, new) -> bool:
