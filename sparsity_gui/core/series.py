@@ -3,7 +3,7 @@ a folder of files whose names carry the step (``step_000100.safetensors``, ``ckp
 ``100.npy``; or a scalar ``step`` stored in the file), in one file holding a stacked tensor
 ``[T, n, m]`` or ``[T, m]`` beside a vector of steps, or in SAELens' layout (``cfg.json``
 beside ``sae_weights.safetensors``, ``W_enc`` of shape ``[d_in, d_sae]``: a latent is a
-column), one folder per snapshot.
+column), one folder per snapshot. A plain folder's steps and tensors: core/series_folder.py.
 
 Every snapshot's shape and step are checked before any is read whole (headers only, where
 the format has them); the snapshots are then read one at a time (``Series.read``), so a
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import struct
 import zipfile
 from dataclasses import dataclass, field
@@ -37,18 +36,14 @@ from sparsity_gui.core.sae_series import (
     saelens_model,
     saelens_run,
 )
+from sparsity_gui.core.series_folder import FIELD, STEP_NAMES, Entry, folder_entries
 from sparsity_gui.core.weights_files import EXTENSIONS, finite_float64, list_arrays, read_array
 
-FIELD = "checkpoints"
-SERIES_EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".npz", ".npy")
-STEP_NAMES = ("step", "global_step", "steps", "iteration")
-MAX_SNAPSHOTS = 100_000
 # a whole .npy snapshot (or a stacked .npz's) is read in pieces of this many bytes, each
 # widened to float64 while it is in the cache (benchmarks/bench_series.py: a third less
 # time than numpy's memory map copied and then widened, and no mapped pages counted in the
 # process's memory)
 NPY_PIECE_BYTES = 1 << 18
-_NUMBER = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -271,71 +266,6 @@ def _take(arr: np.ndarray, pick: str, index: int | None) -> np.ndarray:
     return np.ascontiguousarray(arr[:, index])
 
 
-def _name_numbers(path: Path) -> list[int]:
-    name = path.name[: -len(path.suffix)] if path.suffix else path.name
-    return [int(n) for n in _NUMBER.findall(name)]
-
-
-def _steps_in_names(files: list[Path]) -> tuple[list[int | None], str]:
-    """Each file's step from its name, and how it was told: a name's only number; or, when
-    the names hold several (``ckpt_step100_v2``), the one place where the names differ;
-    None where no name tells it (a stored step is looked for). Refused when several
-    numbers vary and none is known to be the step."""
-    numbers = [_name_numbers(f) for f in files]
-    counts = {len(n) for n in numbers}
-    if counts <= {0, 1}:
-        return [n[0] if n else None for n in numbers], ""
-    if len(counts) == 1:
-        varying = [k for k in range(counts.pop()) if len({n[k] for n in numbers}) > 1]
-        if len(varying) == 1:
-            k = varying[0]
-            example = files[0].name
-            return [n[k] for n in numbers], (
-                f"the names hold several numbers ({example}): the step is the one that differs between them"
-            )
-    several = next(f for f, n in zip(files, numbers, strict=True) if len(n) > 1)
-    return [None] * len(files), (
-        f"ambiguous:{several}: its name holds several numbers "
-        f"({', '.join(str(x) for x in _name_numbers(several))}) and the names do not tell which is the step"
-    )
-
-
-def _stored_step(path: Path, names: list[str | None], kind: str) -> int | None:
-    """A scalar step stored in the file (a tensor or array named step, global_step, ...;
-    in a PyTorch file also a plain number, ``{"step": 30}``)."""
-    for name in STEP_NAMES:
-        if name in names:
-            value, _ = read_array(path, name, field=FIELD)
-            if value.size == 1 and float(value.reshape(-1)[0]).is_integer():
-                return checked_step(float(value.reshape(-1)[0]), f"{path} [{name}]")
-            raise InputError(FIELD, f"{path}: {name!r} is not a whole step number")
-    if kind == "torch":
-        from sparsity_gui.core.torch_files import torch_numbers
-
-        numbers = torch_numbers(path, FIELD)
-        for name in STEP_NAMES:
-            if name in numbers:
-                return checked_step(numbers[name], f"{path} [{name}]")
-    return None
-
-
-def _weights_tensor(path: Path, infos, tensor: str | None) -> tuple[str | None, tuple[int, ...]]:
-    """The tensor of a snapshot file: the one named, else the only one that is not a step."""
-    weights = [i for i in infos if i.name not in STEP_NAMES]
-    if tensor is not None:
-        for info in infos:
-            if info.name == tensor:
-                return info.name, info.shape
-        listed = ", ".join(str(i.name) for i in weights[:8])
-        raise InputError(FIELD, f"{path}: no tensor named {tensor!r} (it holds {listed})")
-    if len(weights) != 1:
-        listed = ", ".join(repr(i.name) for i in weights[:8])
-        raise InputError(
-            FIELD, f"{path}: holds {len(weights)} tensors ({listed}); name one with --tensor NAME"
-        )
-    return weights[0].name, weights[0].shape
-
-
 def _checked_pick(shape: tuple[int, ...], where: str, row: int | None, column: int | None, all_rows: bool):
     """(pick, index, shape read) for a snapshot of ``shape``."""
     if sum(x is not None and x is not False for x in (row, column, all_rows or None)) > 1:
@@ -399,75 +329,21 @@ def open_series(
         run = _one_saelens_folder(path)
     if run is None:
         run = dictlearn_run(path)
-    if run is not None and sae is not None and run.layout != "saelens":
+    if sae is not None and (run is None or run.layout != "saelens"):
         raise InputError(FIELD, f"{path}: --sae NAME is for a MultiSAETrainer run's folder")
     shapes: dict[Path, tuple[int, ...]] = {}  # each file's tensor's shape, from its header (read once)
-    step_note = ""
     model: dict = {}
     latent_is_row = False
     if run is not None:
         default = run.entries[0][2]
-        entries: list[tuple[int, Path, str | None]] = [
-            (step, file, tensor or default) for step, file, _ in run.entries
-        ]
+        entries: list[Entry] = [(step, file, tensor or default) for step, file, _ in run.entries]
         layout, step_note, model, latent_is_row = run.layout, run.step_note, run.model, run.latent_is_row
     else:
-        if sae is not None:
-            raise InputError(FIELD, f"{path}: --sae NAME is for a MultiSAETrainer run's folder")
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in SERIES_EXTENSIONS)
-        if not files:
-            raise InputError(
-                FIELD,
-                f"{path}: no snapshots (files named with their step, like step_000100.safetensors, "
-                f"ckpt-100.pt or 100.npy: {', '.join(SERIES_EXTENSIONS)})",
-            )
-        if len(files) > MAX_SNAPSHOTS:
-            raise InputError(FIELD, f"{path}: {len(files)} files, at most {MAX_SNAPSHOTS} snapshots")
-        named, step_note = _steps_in_names(files)
-        ambiguous = step_note.startswith("ambiguous:")
-        entries = []
-        for file, step in zip(files, named, strict=True):
-            kind, infos = list_arrays(file, FIELD)
-            name, shape = _weights_tensor(file, infos, tensor)
-            stored = _stored_step(file, [i.name for i in infos], kind) if step is None else None
-            if stored is not None:
-                step = stored
-            elif ambiguous:
-                raise InputError(
-                    FIELD, f"{step_note.partition(':')[2]}; rename the files or store a scalar 'step' in each"
-                )
-            if step is None:
-                raise InputError(
-                    FIELD, f"{file}: no step in its name and none stored in it (a scalar 'step')"
-                )
-            entries.append((checked_step(step, str(file)), file, name))
-            shapes[file] = shape
-        if ambiguous:
-            step_note = "each file's step is the one stored in it (their names hold several numbers)"
+        entries, shapes, step_note = folder_entries(path, tensor)
         layout = "files"
     entries.sort(key=lambda e: e[0])
-    for (s0, f0, _), (s1, f1, _) in zip(entries, entries[1:], strict=False):
-        if s0 == s1:
-            raise InputError(FIELD, f"{f0} and {f1} both hold step {s0}")
-    if len(entries) < 2:
-        raise InputError(FIELD, f"{path}: one snapshot; a comparison needs two or more")
-    first_shape: tuple[int, ...] | None = None
-    for _step, file, name in entries:
-        known = shapes.get(file)
-        if known is None:
-            _, infos = list_arrays(file, FIELD)
-            known = next((i.shape for i in infos if i.name == name), None)
-            if known is None:
-                listed = ", ".join(str(i.name) for i in infos[:8]) or "no tensors"
-                raise InputError(FIELD, f"{file}: no tensor named {name!r} (it holds {listed})")
-        shape = known
-        if first_shape is None:
-            first_shape, first_file = shape, file
-        elif shape != first_shape:
-            raise InputError(
-                FIELD, f"{file}: shape {tuple(shape)}, but {first_file.name}'s is {tuple(first_shape)}"
-            )
-    assert first_shape is not None
+    _check_steps(path, entries)
+    first_shape = _common_shape(entries, shapes)
     where = f"{entries[0][1]}: a snapshot of shape {tuple(first_shape)}"
     check_fits(FIELD, 8 * math.prod(first_shape), where)
     if latent is not None and layout not in ("saelens", "dictionary_learning"):
@@ -483,6 +359,37 @@ def open_series(
     series = Series(snaps, pick, index, tuple(shape), layout, path.name, len(first_shape))
     series.step_note, series.model = step_note, model
     return series
+
+
+def _check_steps(path: Path, entries: list[Entry]) -> None:
+    """Sorted snapshots: each step once, two or more of them."""
+    for (s0, f0, _), (s1, f1, _) in zip(entries, entries[1:], strict=False):
+        if s0 == s1:
+            raise InputError(FIELD, f"{f0} and {f1} both hold step {s0}")
+    if len(entries) < 2:
+        raise InputError(FIELD, f"{path}: one snapshot; a comparison needs two or more")
+
+
+def _common_shape(entries: list[Entry], shapes: dict[Path, tuple[int, ...]]) -> tuple[int, ...]:
+    """The snapshots' one shape (each read from its file's header unless in ``shapes``)."""
+    first_shape: tuple[int, ...] | None = None
+    first_file = entries[0][1]
+    for _step, file, name in entries:
+        shape = shapes.get(file)
+        if shape is None:
+            _, infos = list_arrays(file, FIELD)
+            shape = next((i.shape for i in infos if i.name == name), None)
+            if shape is None:
+                listed = ", ".join(str(i.name) for i in infos[:8]) or "no tensors"
+                raise InputError(FIELD, f"{file}: no tensor named {name!r} (it holds {listed})")
+        if first_shape is None:
+            first_shape, first_file = shape, file
+        elif shape != first_shape:
+            raise InputError(
+                FIELD, f"{file}: shape {tuple(shape)}, but {first_file.name}'s is {tuple(first_shape)}"
+            )
+    assert first_shape is not None
+    return first_shape
 
 
 def _one_saelens_folder(folder: Path):
