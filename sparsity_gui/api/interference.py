@@ -144,6 +144,18 @@ class TrainingResult(Result):
         )
 
 
+def table_options(function: str, more: Mapping[str, Any]) -> dict[str, Any]:
+    """The keywords ``more`` of ``function`` beyond its own: options of the settings table that
+    a grid varies (axes.AXES) and that it has no keyword of its own for; any other name is
+    refused as Python refuses an unexpected keyword."""
+    from sparsity_gui.core.interference.axes import AXES
+
+    for name in more:
+        if name not in AXES:
+            raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
+    return dict(more)
+
+
 def training_numbers(seed: Any, steps: Any, optimizer: Any, l1: Any, lr: Any, sigma: Any) -> dict[str, Any]:
     """The training settings train() and sweep() share, checked as the whole numbers and
     numbers they are (None stays None: the CLI's default)."""
@@ -431,6 +443,7 @@ def sweep(
     noise: str | Sequence[str] | None = None,
     noise_sigma: float | Sequence[float] | None = None,
     overlap: bool = False,
+    **more: Any,
 ) -> SweepResult:
     """Train the interference model for every combination of the options given as lists
     (``m``, ``l1``, ``lr``, ``optimizer``, ``weight_decay``, ``sigma``, ``steps``, ``dtype``,
@@ -452,7 +465,9 @@ def sweep(
     scheduler, "tcp://HOST:PORT", or "local:N" to start N worker processes on this machine
     for this call; the rows are the same digit for digit (all but ``seconds``).
     ``overlap=True``: each run keeps W(0) W(T)^T, and the result's ``overlap`` holds their
-    mean per cell (as `sweep --overlap`'s overlap.npy; ``plot("overlap")`` draws it)."""
+    mean per cell (as `sweep --overlap`'s overlap.npy; ``plot("overlap")`` draws it).
+    ``more``: any other option of the settings table that a sweep varies (its
+    ``Setting.axis``), by its name, one value or a list, as the `sweep` command takes it."""
     from sparsity_gui.core.checks import check_list_kind
     from sparsity_gui.core.interference.axes import listed, readout_values
     from sparsity_gui.core.interference.headless import SCHEDULE_OPTIONS, sweep_order
@@ -475,6 +490,7 @@ def sweep(
         lr_schedule=lr_schedule,
         noise=noise,
         noise_sigma=noise_sigma,
+        **table_options("sweep", more),
     )
     text = {name: listed(name, value) for name, value in lists_given.items()}
     check_list_kind("m", m)
@@ -496,11 +512,13 @@ def sweep(
         **schedule_options(*(one.get(k) for k in SCHEDULE_OPTIONS)),
         noise=one.get("noise"),
         noise_sigma=as_number(one.get("noise_sigma")),
+        **{name: one.get(name) for name in more},  # converted by the door, as the CLI's text
     )
     given.update({name: value for name, value in text.items() if name not in one})
     if isinstance(given["m"], list):
         given["m"] = [as_whole(v) for v in given["m"]]
-    options = given_options(sweep, given)  # as the CLI's text, before the lists are taken out
+    # as the CLI's text, before the lists are taken out
+    options = {**given_options(sweep, given), **{k: given[k] for k in more if given[k] is not None}}
     order = sweep_order(given)  # the sweep's front door, as the CLI's and the window's
     spec, workers, cluster = order.plan, order.jobs, order.scheduler
     rows = spec.run(workers=workers or 1, scheduler=cluster)

@@ -31,7 +31,6 @@ from sparsity_gui.core.interference.axes import AXES, KNOT_AXES
 from sparsity_gui.core.interference.headless import (
     INTERFERENCE_DEFAULTS,
     SAMPLES,
-    SCHEDULE_OPTIONS,
     model_params,
     train,
     training_settings,
@@ -40,6 +39,7 @@ from sparsity_gui.core.interference.headless import (
 )
 from sparsity_gui.core.interference.params import DTYPES, NOISES, OPTIMIZERS
 from sparsity_gui.core.interference.readouts import saturation_line
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
 
 INTERFERENCE_MODEL = """\
 The interference model (Lecomte et al. 2023, "incidental polysemanticity"): n features,
@@ -203,8 +203,30 @@ def add_model_options(
         metavar="S",
         help="the noise's sigma, 0 to 10 (needed with --noise)",
     )
+    if not shared_with_note:
+        add_table_options(g, INTERFERENCE_SETTINGS, {a.dest for a in recorded.actions})
     if sweep:
         take_lists(recorded.actions)
+
+
+OPTION_TYPES = {"number": number_arg, "whole": whole_arg}  # a grid axis's kind: its argparse type
+
+
+def add_table_options(g, settings, added: set[str]) -> None:
+    """An option for each setting of the table that a grid varies (Setting.axis) and that
+    has none written above (not in ``added``): its name, what it is and its default from
+    its row, so that a setting added to the table reaches the commands without an edit
+    here. Its value is checked by the parameters, as every option's is."""
+    for setting in settings:
+        if not setting.axis or setting.name in added:
+            continue
+        g.add_argument(
+            "--" + setting.name.replace("_", "-"),
+            type=OPTION_TYPES.get(setting.axis),
+            default=None,
+            metavar="KNOTS" if setting.axis == "knots" else setting.name.upper(),
+            help=f"{setting.what} (default {setting.fmt(setting.default)})",
+        )
 
 
 class RecordedGroup:
@@ -308,23 +330,11 @@ def base_params(args: argparse.Namespace, m: int):
 
 
 def model_options(args: argparse.Namespace) -> dict:
-    """The model's options but m, by name, for core/interference/headless.py."""
-    names = (
-        "n",
-        "seed",
-        "steps",
-        "optimizer",
-        "l1",
-        "lr",
-        "sigma",
-        "no_interference",
-        "weight_decay",
-        "dtype",
-        *SCHEDULE_OPTIONS,
-        "noise",
-        "noise_sigma",
-    )
-    return {name: getattr(args, name) for name in names}
+    """The model's options but m, by name, for core/interference/headless.py: n, the first
+    seed, every option a grid varies (axes.AXES, from the settings table) and the switch of
+    the interference term (None: an option this parser does not have)."""
+    names = ("n", "seed", *(a for a in AXES if a != "m"), "no_interference")
+    return {name: getattr(args, name, None) for name in names}
 
 
 def build_interference_parser() -> CleanParser:

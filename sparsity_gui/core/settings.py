@@ -123,6 +123,10 @@ def choice_check(name: str, choices: Iterable[str]) -> Check:
 
 
 # --- the table -------------------------------------------------------------------------------
+# what a grid axis's values are: numbers, whole numbers, names of a choice, knots step:value
+AXIS_KINDS = ("number", "whole", "choice", "knots")
+
+
 @dataclass(frozen=True)
 class Setting:
     """One setting of a model's runs."""
@@ -138,6 +142,14 @@ class Setting:
     in_pin_name: bool = True  # a pinned run's name lists it when it differs
     get: Callable[[Any], Any] | None = None  # its stored value from the params (else the field's)
     derived: bool = False  # not a field of the parameters: made from others (``get``)
+    # A grid of runs may take several values of it (a sweep's axis: its command, the Python
+    # API and the window's grid tab take a list of it, core/interference/axes.py): the kind of
+    # its values, one of AXIS_KINDS; "" for a setting every run of a grid shares.
+    axis: str = ""
+
+    def __post_init__(self) -> None:
+        if self.axis and self.axis not in AXIS_KINDS:
+            raise ValueError(f"{self.name}: axis must be one of {', '.join(AXIS_KINDS)}, got {self.axis!r}")
 
     @property
     def live(self) -> bool:
@@ -181,6 +193,10 @@ class Settings:
     def fields(self) -> tuple[str, ...]:
         """The settings that are fields of the parameters (not derived)."""
         return tuple(s.name for s in self.items if not s.derived)
+
+    def axes(self, kind: str | None = None) -> tuple[str, ...]:
+        """The settings a grid may vary (of the ``kind`` given), in the table's order."""
+        return tuple(s.name for s in self.items if s.axis and (kind is None or s.axis == kind))
 
     def names(self, change: str) -> tuple[str, ...]:
         """The fields whose change is ``change`` (LIVE: a session's live changes)."""

@@ -201,3 +201,64 @@ def test_the_scaling_tabs_command_line_runs_the_tabs_runs(show_tab, tmp_path, mo
         ]
     assert sorted(written) == sorted((m, lam, s, 0.8) for m, lam, s in plan.runs())
     assert sorted(written) == [(100, 1e-2, 4, 0.8), (100, 3e-2, 4, 0.8)]
+
+
+# --- a setting added to the settings table reaches every surface of a grid -----------------------
+KIND_VALUES = {
+    "number": ("0.5", 0.5),
+    "whole": ("7", 7),
+    "choice": ("abc", "abc"),
+    "knots": ("0:1,5:2", "0:1,5:2"),
+}
+
+
+def test_every_axis_of_the_table_is_an_option_of_every_surface(show_tab):
+    """The settings a grid varies are the table's rows marked with Setting.axis: each is an
+    option of the sweep's door, of the `sweep` and `interference` commands, a keyword of
+    api.sweep, a field of the Sweep tab (or one it leaves to the dock) and a column of
+    sweep.csv (a row says which run it is)."""
+    import dataclasses
+    import inspect
+
+    from sparsity_gui.api.interference import table_options
+    from sparsity_gui.cli.interference import build_interference_parser
+    from sparsity_gui.core.interference.axes import AXES
+    from sparsity_gui.core.interference.headless import SWEEP_OPTIONS
+    from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
+    from sparsity_gui.core.interference.sweep import SweepRow
+    from sparsity_gui.ui.interference.sweep_tab import DOCK_ONLY
+
+    axes = INTERFERENCE_SETTINGS.axes()
+    assert set(axes) == set(AXES) and AXES[0] == "m" and len(axes) == 16
+    tab = show_tab(SweepWidget(lambda: InterferenceParams(n=4, m=4)))
+    sweep_dests = {a.dest for a in build_sweep_parser()._actions}
+    one_run_dests = {a.dest for a in build_interference_parser()._actions}
+    keywords = inspect.signature(api.sweep).parameters
+    columns = {f.name for f in dataclasses.fields(SweepRow)}
+    for axis in axes:
+        assert axis in SWEEP_OPTIONS and axis in sweep_dests and axis in one_run_dests, axis
+        assert axis in keywords or table_options("sweep", {axis: 1}) == {axis: 1}, axis
+        assert axis in columns, f"{axis}: sweep.csv needs its column (a field of SweepRow)"
+        assert axis == "m" or axis in tab.fields or axis in DOCK_ONLY, axis
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sparsity_typo'"):
+        api.sweep(n=4, m=[4], sparsity_typo=1)
+
+
+@pytest.mark.parametrize("kind", list(KIND_VALUES))
+def test_a_row_marked_as_an_axis_becomes_an_option_from_its_row_alone(kind):
+    """A made-up row of each kind, in a table of its own: add_table_options gives it an
+    option named, explained and defaulted by its row, its text read as its kind."""
+    import argparse
+
+    from sparsity_gui.cli.interference import add_table_options
+    from sparsity_gui.core.settings import NEW_RUN, Setting, Settings
+
+    table = Settings([Setting("made_up", "µ", 3, NEW_RUN, "a knob no model has", axis=kind)])
+    parser = argparse.ArgumentParser()
+    add_table_options(parser.add_argument_group("model"), table, added=set())
+    (action,) = [a for a in parser._actions if a.dest == "made_up"]
+    assert action.option_strings == ["--made-up"] and "a knob no model has (default 3)" in action.help
+    text, value = KIND_VALUES[kind]
+    assert parser.parse_args(["--made-up", text]).made_up == value
+    assert parser.parse_args([]).made_up is None
+    add_table_options(parser.add_argument_group("again"), table, added={"made_up"})  # written by hand: left

@@ -19,11 +19,14 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import grid_m_values
 from sparsity_gui.core.interference.params import M_MAX
 from sparsity_gui.core.interference.schedules import check_step_knots
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
 from sparsity_gui.core.knots import knots_text
 
-# The options a sweep takes as lists, in the order its figures use them: the first varied
-# one is the x axis, the second the heatmap's y axis and the curves' legend.
-AXES = (
+# The options a sweep takes as lists are the settings table's axes (Setting.axis, with the
+# kind of their values), in the order its figures use them: the first varied one is the x
+# axis, the second the heatmap's y axis and the curves' legend. An axis the table gains comes
+# after these, in the table's order.
+FIGURE_ORDER = (
     "m",
     "l1",
     "lr",
@@ -41,13 +44,16 @@ AXES = (
     "lr_decay_steps",
     "lr_schedule",
 )
-NUMBER_AXES = ("l1", "lr", "weight_decay", "sigma", "noise_sigma")
-WHOLE_AXES = ("m", "steps", "l1_warmup", "lr_warmup", "lr_decay_steps")
-KNOT_AXES = ("l1_schedule", "lr_schedule")  # knots hold commas: their lists are split at ';'
-TEXT_AXES = ("optimizer", "dtype", "noise", "lr_decay")
+_TABLE_AXES = INTERFERENCE_SETTINGS.axes()
+AXES = (*(a for a in FIGURE_ORDER if a in _TABLE_AXES), *(a for a in _TABLE_AXES if a not in FIGURE_ORDER))
+NUMBER_AXES = INTERFERENCE_SETTINGS.axes("number")
+WHOLE_AXES = INTERFERENCE_SETTINGS.axes("whole")
+KNOT_AXES = INTERFERENCE_SETTINGS.axes("knots")  # knots hold commas: their lists are split at ';'
+TEXT_AXES = INTERFERENCE_SETTINGS.axes("choice")
 
-# how figures and tables name an axis
+# how figures and tables name an axis (an axis without words here: its setting's symbol)
 AXIS_LABELS = {
+    **{axis: INTERFERENCE_SETTINGS[axis].symbol for axis in AXES},
     "m": "$m$ (neurons)",
     "l1": "l1 coefficient",
     "lr": "learning rate",

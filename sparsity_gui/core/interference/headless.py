@@ -56,10 +56,7 @@ def model_params(*, no_interference: bool, **model: Any) -> InterferenceParams:
     name (n, m, seed, steps, optimizer, l1, lr, sigma, weight_decay, dtype, and the
     SCHEDULE_OPTIONS, None where not given), and ``no_interference`` turns its
     interference off."""
-    fields = dict(model)
-    for name in OPTIONAL_OPTIONS:
-        if fields.get(name) is None:
-            fields.pop(name, None)
+    fields = {name: value for name, value in model.items() if value is not None}  # None: the default
     if fields.get("noise", "none") != "none" and "noise_sigma" not in fields:
         raise InputError("noise-sigma", f"--noise {fields['noise']} needs --noise-sigma S (its sigma)")
     return InterferenceParams(**fields, interference=not no_interference)

@@ -95,7 +95,9 @@ def _noise_text(kind: Any) -> str:
 
 INTERFERENCE_SETTINGS = Settings(
     (
-        Setting("m", "m", 1024, NEW_RUN, "neurons, the columns of W", whole_check("m", 1, M_MAX)),
+        Setting(
+            "m", "m", 1024, NEW_RUN, "neurons, the columns of W", whole_check("m", 1, M_MAX), axis="whole"
+        ),
         Setting("n", "n", 256, NEW_RUN, "features, the rows of W", whole_check("n", 1, N_MAX)),
         Setting(
             "l1",
@@ -105,6 +107,7 @@ INTERFERENCE_SETTINGS = Settings(
             "the L1 coefficient (λ = l1/4; with a schedule: the l1 it ends at)",
             number_check("l1", 0.0, L1_MAX, why=" (lam = l1/4 at most 1)"),
             format_sci,
+            axis="number",
         ),
         Setting(
             "lr",
@@ -114,6 +117,7 @@ INTERFERENCE_SETTINGS = Settings(
             "the learning rate (with a schedule: the lr it ends at)",
             number_check("lr", 0.0, LR_MAX, low_open=True),
             format_sci,
+            axis="number",
         ),
         Setting(
             "optimizer",
@@ -122,6 +126,7 @@ INTERFERENCE_SETTINGS = Settings(
             NEW_RUN,
             "the integrator",
             choice_check("optimizer", OPTIMIZERS),
+            axis="choice",
         ),
         Setting(
             "steps",
@@ -130,6 +135,7 @@ INTERFERENCE_SETTINGS = Settings(
             LIVE,
             "steps to train",
             whole_check("steps", 1, STEPS_MAX, short_number(STEPS_MAX)),
+            axis="whole",
         ),
         Setting("seed", "seed", 0, NEW_RUN, "the seed of W(0)", whole_check("seed", 0, 2**63 - 1, "2^63-1")),
         Setting(
@@ -139,6 +145,7 @@ INTERFERENCE_SETTINGS = Settings(
             NEW_RUN,
             "W(0) ~ N(0, σ²/m)",
             number_check("sigma", 0.0, 1e3, low_open=True),
+            axis="number",
         ),
         Setting("interference", "interference", True, LIVE, "the interference term on or off", _bool),
         Setting(
@@ -149,8 +156,17 @@ INTERFERENCE_SETTINGS = Settings(
             "weight decay (none: 0.01 for adamw, else 0; a pin keeps the one in force)",
             _weight_decay,
             get=_effective_weight_decay,
+            axis="number",
         ),
-        Setting("dtype", "dtype", "float64", NEW_RUN, "the precision of W", choice_check("dtype", DTYPES)),
+        Setting(
+            "dtype",
+            "dtype",
+            "float64",
+            NEW_RUN,
+            "the precision of W",
+            choice_check("dtype", DTYPES),
+            axis="choice",
+        ),
         Setting(
             "noise",
             "noise",
@@ -159,6 +175,7 @@ INTERFERENCE_SETTINGS = Settings(
             "noise in the hidden layer",
             choice_check("noise", NOISES),
             _noise_text,
+            axis="choice",
         ),
         Setting(
             "noise_sigma",
@@ -167,6 +184,7 @@ INTERFERENCE_SETTINGS = Settings(
             LIVE,
             "the hidden noise's σ",
             number_check("noise_sigma", 0.0, 10.0),
+            axis="number",
         ),
         Setting(
             "l1_warmup",
@@ -177,6 +195,7 @@ INTERFERENCE_SETTINGS = Settings(
             _steps_count("l1_warmup"),
             format_time,
             "steps",
+            axis="whole",
         ),
         Setting(
             "l1_schedule",
@@ -185,6 +204,7 @@ INTERFERENCE_SETTINGS = Settings(
             NEW_RUN,
             "l1 through knots step:l1",
             _knots("l1_schedule", "l1", L1_MAX),
+            axis="knots",
         ),
         Setting(
             "lr_warmup",
@@ -195,9 +215,16 @@ INTERFERENCE_SETTINGS = Settings(
             _steps_count("lr_warmup"),
             format_time,
             "steps",
+            axis="whole",
         ),
         Setting(
-            "lr_decay", "lr decay", "none", NEW_RUN, "lr to 0 at the end", choice_check("lr_decay", LR_DECAYS)
+            "lr_decay",
+            "lr decay",
+            "none",
+            NEW_RUN,
+            "lr to 0 at the end",
+            choice_check("lr_decay", LR_DECAYS),
+            axis="choice",
         ),
         Setting(
             "lr_decay_steps",
@@ -206,6 +233,7 @@ INTERFERENCE_SETTINGS = Settings(
             NEW_RUN,
             "the lr decay's length",
             _steps_count("lr_decay_steps"),
+            axis="whole",
         ),
         Setting(
             "lr_schedule",
@@ -214,6 +242,7 @@ INTERFERENCE_SETTINGS = Settings(
             NEW_RUN,
             "lr through knots step:lr",
             _knots("lr_schedule", "lr", LR_MAX),
+            axis="knots",
         ),
         Setting(
             "beta1",
