@@ -5,7 +5,8 @@ the files, by numpy), the live run starts from the first snapshot, and the dock'
 is the largest relative difference of |W|_1 from the prediction, computed here by the
 independent oracles (tests/note_oracles.py's flow, tests/interference_oracles.py's gradient
 descent). A bad series is refused in the dialog, the run untouched; a session keeps the
-series, and one whose series is gone opens with one line saying so."""
+series, and one whose series is gone opens with one line saying so; one whose series is now
+unreadable (crafted) is refused in either window, nothing started."""
 
 from __future__ import annotations
 
@@ -308,23 +309,64 @@ def test_a_session_keeps_the_series_and_one_whose_series_is_gone_opens_without_i
 
     # a crafted series (cfg.json nested 10^5 deep, a step past int64): the session is refused
     # in a message before its run starts, and the run goes on as it was
-    def deep_cfg(folder):
-        for step in ("1", "2"):
-            (folder / step).mkdir(parents=True)
-            (folder / step / "sae_weights.safetensors").write_bytes(b"")
-            (folder / step / "cfg.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
-
-    def step_past_int64(folder):
-        folder.mkdir()
-        for step in ("1", "99999999999999999999999"):
-            np.save(folder / f"step_{step}.npy", np.ones(4))
-
-    for crafted, words in ((deep_cfg, "nested more than"), (step_past_int64, "outside 0 to 2^63 - 1")):
+    for crafted, words in CRAFTED_SERIES:
         crafted(series)
         run_id, params = win.run_id, win.params
         assert not win.files.open_session(session)
         assert "cannot be read" in win.last_error and words in win.last_error, win.last_error
         assert (win.run_id, win.params) == (run_id, params)
+        shutil.rmtree(series)
+
+
+def deep_cfg(folder: Path) -> None:
+    """SAELens' layout whose cfg.json nests 10^5 deep."""
+    for step in ("1", "2"):
+        (folder / step).mkdir(parents=True)
+        (folder / step / "sae_weights.safetensors").write_bytes(b"")
+        (folder / step / "cfg.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+
+
+def step_past_int64(folder: Path) -> None:
+    folder.mkdir()
+    for step in ("1", "99999999999999999999999"):
+        np.save(folder / f"step_{step}.npy", np.ones(4))
+
+
+CRAFTED_SERIES = ((deep_cfg, "nested more than"), (step_past_int64, "outside 0 to 2^63 - 1"))
+
+
+def test_the_interference_window_refuses_a_session_whose_series_is_unreadable(qtbot, make_iwindow, tmp_path):
+    """The note window's case above, in the interference window: Open session of a session
+    whose compared series is now a crafted folder shows why, and starts nothing: the run on
+    screen, its parameters, its pins and its series stay as they were."""
+    series = write_npy_series(
+        tmp_path / "matrix-run", train(w0_matrix(6, 10, seed=3), "sgd", (0, 20, 50), l1=0.05, lr=0.01)
+    )
+    win = make_iwindow(
+        InterferenceParams(n=16, m=32, optimizer="gd-zero", l1=0.04, lr=0.05, steps=400, seed=1)
+    )
+    assert compare_through_dialog(qtbot, win, series, pick="matrix", l1=0.05, lr=0.01) == "", win.last_error
+    finished_run(qtbot, win)
+    session = tmp_path / "session.json"
+    assert win.sessions.save_session(session), win.last_error
+    (entry,) = json.loads(session.read_text(encoding="utf-8"))["series"]
+    assert entry["path"] == str(series)
+    shutil.rmtree(series)
+    win.on_params_changed({"seed": 2})  # the run on screen is no longer the session's
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.run_id == win.run_id, timeout=TIMEOUT)
+    for crafted, words in CRAFTED_SERIES:
+        crafted(series)
+        run_id, params, pins = win.run_id, win.params, list(win.pin_control.pins)
+        compared, recent = dict(win.checkpoints.series), win.sessions.recent_sessions()
+        assert not win.sessions.open_session(session)
+        assert "cannot be read" in win.last_error and words in win.last_error, win.last_error
+        assert win.last_error.endswith("the current run goes on"), win.last_error
+        assert str(session) in win.last_error
+        qtbot.wait(200)  # a run started would show in the next snapshot
+        assert (win.run_id, win.params, list(win.pin_control.pins)) == (run_id, params, pins)
+        assert win.snapshot.run_id == run_id and win.params.seed == 2
+        assert dict(win.checkpoints.series) == compared
+        assert win.sessions.recent_sessions() == recent
         shutil.rmtree(series)
 
 
