@@ -103,13 +103,28 @@ def theta_rise_sentence(regime: dict | None) -> tuple[str, bool]:
 
 
 # The fields of STEPS_HTML that hold a number (or a count) of the run, changed in place
-# between frames; the others (the regime's sentence, the ok/off classes, the fit's flags)
-# change the document's shape, which is then set again whole.
+# between frames; the others (the ok/off classes, the fit's flags) change the document's
+# shape, which is then set again whole.
 NUMBERS = (
     "s", "theta", "growing", "shrinking", "fp", "rp", "ratio", "w", "dl1", "dl1_bal", "c",
     "c_bulk", "dev", "rv", "lo", "hi", "ident", "nonzero", "wstar", "top",
 )  # fmt: skip
+# Sentences (HTML-escaped text, no tags) changed in place too: outside the note's regime
+# their numbers ("θ fell by 44.6 %, ...") change on every update, and setting the whole
+# document again 4 times a second cost 5-11 ms each (a stall at m = 10^6). Not while empty
+# (Qt keeps no empty anchor): an empty one is part of the shape.
+TEXTS = ("regime_why", "rise")
 ANCHOR = "value:"  # the name of the anchor around each number in the document
+
+
+def _in_place(v: dict[str, str]) -> tuple[str, ...]:
+    """The fields changed in place: the numbers, and the sentences that are not empty."""
+    return NUMBERS + tuple(key for key in TEXTS if v[key])
+
+
+def _shown(v: dict[str, str], key: str) -> str:
+    """A field's text as the document shows it (a sentence's HTML entities read)."""
+    return html.unescape(v[key]) if key in TEXTS else v[key]
 
 
 def _utf16_length(text: str) -> int:
@@ -190,7 +205,7 @@ class NoteView(QtWidgets.QTextBrowser):
             wstar=_f(last_weight_fixed_point(snap.lam), 6),
             top=_f(float(a[0]) if a.size else math.nan, 6),
         )
-        shape = tuple(v[k] for k in sorted(v) if k not in NUMBERS)
+        shape = tuple(v[k] for k in sorted(v) if k not in NUMBERS + TEXTS) + tuple(bool(v[k]) for k in TEXTS)
         if shape != self._shape or not self._spans:
             self._render(v, shape)
         else:
@@ -200,7 +215,7 @@ class NoteView(QtWidgets.QTextBrowser):
     def _render(self, v: dict[str, str], shape: tuple[str, ...]) -> None:
         """The whole document, each number in a named anchor (found again by _find_spans)."""
         marked = dict(v)
-        for key in NUMBERS:
+        for key in _in_place(v):
             marked[key] = f'<a name="{ANCHOR}{key}">{v[key]}</a>'
         scroll = self.verticalScrollBar().value()
         self.setHtml(STEPS_HTML.format(**marked))
@@ -222,16 +237,16 @@ class NoteView(QtWidgets.QTextBrowser):
                 for name in fragment.charFormat().anchorNames():
                     if name.startswith(ANCHOR):
                         key = name[len(ANCHOR) :]
-                        spans.append((fragment.position(), _utf16_length(v[key]), key))
+                        spans.append((fragment.position(), _utf16_length(_shown(v, key)), key))
                 it += 1
             block = block.next()
         cursor = QtGui.QTextCursor(self.document())
         for position, length, key in spans:
             cursor.setPosition(position)
             cursor.setPosition(position + length, QtGui.QTextCursor.MoveMode.KeepAnchor)
-            if cursor.selectedText() != v[key]:
+            if cursor.selectedText() != _shown(v, key):
                 return []
-        return spans if {key for _p, _n, key in spans} == set(NUMBERS) else []
+        return spans if {key for _p, _n, key in spans} == set(_in_place(v)) else []
 
     def _replace_numbers(self, v: dict[str, str]) -> None:
         """Each changed number's text replaced where it stands (its format kept), last first
@@ -245,8 +260,9 @@ class NoteView(QtWidgets.QTextBrowser):
         for position, length, key in reversed(changed):
             cursor.setPosition(position)
             cursor.setPosition(position + length, QtGui.QTextCursor.MoveMode.KeepAnchor)
-            cursor.insertText(v[key])  # in the format of the text it replaces
-            shift[position] = _utf16_length(v[key]) - length
+            text = _shown(v, key)
+            cursor.insertText(text)  # in the format of the text it replaces
+            shift[position] = _utf16_length(text) - length
         cursor.endEditBlock()
         spans, moved = [], 0
         for position, length, key in self._spans:

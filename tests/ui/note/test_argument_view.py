@@ -96,3 +96,31 @@ def test_an_unchanged_snapshot_changes_nothing_and_scrolling_is_kept(qtbot):
     view.update_from(runner.make_snapshot())
     assert bar.value() == kept
     assert not view.document().isUndoAvailable(), "edits in place keep no undo steps"
+
+
+
+def test_sentences_whose_numbers_change_go_in_place_outside_the_regime(qapp):
+    """Outside the note's regime (λ‖W(0)‖₁ > 1/4) the sentence on how far θ fell can change
+    with every update (at m = 10^6, λ = 1e-3 it did, 4 times a second): it is replaced
+    where it stands, reading as a fresh render, and the document is not set again whole."""
+    import dataclasses
+
+    runner = Runner(SimParams(m=2000, lam=2e-2), speed=0, warm_up=False, playing=True)
+    runner.step_once()
+    runner.sim.advance(0.5)
+    snap = runner.make_snapshot()
+    assert snap.regime["theta_fall"] is not None
+    live = NoteView()
+    rises = []
+    for fall, t_to in ((0.0329, 0.0066), (0.233, 0.5), (0.446, 1.25), (0.664, 3.0)):
+        regime = dict(snap.regime, theta_fall=dict(snap.regime["theta_fall"], fall=fall, t_to=t_to))
+        step = dataclasses.replace(snap, regime=regime)
+        live.update_from(step)
+        fresh = NoteView()
+        fresh.update_from(step)
+        assert live.toPlainText() == fresh.toPlainText(), fall
+        assert _merged(_fragments(live)) == _merged(_fragments(fresh)), fall
+        assert live.values == fresh.values
+        rises.append(live.values["rise"])
+    assert len(set(rises)) == 4 and all(r.startswith("θ fell by ") for r in rises), rises
+    assert live.full_renders == 1
