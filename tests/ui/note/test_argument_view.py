@@ -98,7 +98,6 @@ def test_an_unchanged_snapshot_changes_nothing_and_scrolling_is_kept(qtbot):
     assert not view.document().isUndoAvailable(), "edits in place keep no undo steps"
 
 
-
 def test_sentences_whose_numbers_change_go_in_place_outside_the_regime(qapp):
     """Outside the note's regime (λ‖W(0)‖₁ > 1/4) the sentence on how far θ fell can change
     with every update (at m = 10^6, λ = 1e-3 it did, 4 times a second): it is replaced
