@@ -1,7 +1,8 @@
 """What many test files share, written once: the command line as the tests start it
 (`python -m sparsity_gui ARGS` in a subprocess, Qt offscreen), typing into a field of
-ui/fields.py, a CSV file read back, the default W(0) drawn without the package, and a free
-port on the loopback for a test's own Dask cluster."""
+ui/fields.py, a CSV file read back, the default W(0) drawn without the package, a free
+port on the loopback for a test's own Dask cluster, a sweep's row with known readouts and
+the tick labels a pyqtgraph axis draws."""
 
 from __future__ import annotations
 
@@ -135,3 +136,45 @@ def assert_refused_in_process(argv, words: str, folder, capsys) -> None:
     lines = captured.err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], captured.err
     assert captured.out == "" and list(folder.iterdir()) == []
+
+
+def sweep_row(p, **readouts):
+    """The SweepRow of the run ``p`` (InterferenceParams) with known readouts, not a
+    training's (a figure test needs none): ``readouts`` replace the counts given here."""
+    from sparsity_gui.core.interference.axes import row_value
+    from sparsity_gui.core.interference.sweep import SETTING_AXES, SweepRow
+
+    fields = {
+        "m": p.m,
+        "seed": p.seed,
+        "n": p.n,
+        "polysemantic": 0,
+        "predicted": p.n * p.n / (4.0 * p.m),
+        "active": 8,
+        "opposite_pairs": 0,
+        "same_pairs": 0,
+        "kept_share": 0.5,
+        "nonzero": 40,
+        "steps": p.steps,
+        "optimizer": p.optimizer,
+        "settled": True,
+        "seconds": 0.1,
+        **{a: row_value(p, a) for a in SETTING_AXES if a not in ("m", "optimizer", "dtype")},
+    }
+    return SweepRow(**{**fields, **readouts})
+
+
+def tick_texts(axis) -> list[str]:
+    """The tick labels a pyqtgraph axis draws now (its draw specs), from its low end to its
+    high end."""
+    from PySide6 import QtGui
+
+    image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(image)
+    try:
+        _line, _ticks, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    if axis.orientation in ("left", "right"):
+        return [t for _y, t in sorted((-rect.center().y(), text) for rect, _f, text in texts)]
+    return [t for _x, t in sorted((rect.center().x(), text) for rect, _f, text in texts)]

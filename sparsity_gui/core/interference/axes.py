@@ -258,23 +258,3 @@ def readout_values(rows: Sequence[Any], readout: str) -> np.ndarray:
     if readout == "steps_to_sparse":
         y[y == NEVER_SPARSE] = np.nan
     return y
-
-
-def cell_stats(values: np.ndarray) -> dict[str, Any]:
-    """A cell's runs summarised: the runs with a value, the median and the 10 and 90 %
-    quantiles (numpy's linear interpolation), the mean and the sample standard deviation
-    (0 for one run); None (JSON's null) where no run has a value."""
-    v = np.asarray(values, float)
-    ok = v[np.isfinite(v)]
-
-    def num(x: float) -> float | None:
-        return float(x) if ok.size else None
-
-    return {
-        "runs_with_value": int(ok.size),
-        "median": num(np.median(ok)) if ok.size else None,
-        "p10": num(np.quantile(ok, 0.1)) if ok.size else None,
-        "p90": num(np.quantile(ok, 0.9)) if ok.size else None,
-        "mean": num(ok.mean()) if ok.size else None,
-        "std": (float(ok.std(ddof=1)) if ok.size > 1 else 0.0) if ok.size else None,
-    }

@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.blas import limit_blas_threads, malloc_as_glibc_tunes_it
+from sparsity_gui.core.cells import cell_stats
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import MAX_RUNS, GridPlan
 from sparsity_gui.core.interference.axes import (
     AXES,
     NEVER_SPARSE,
     READOUTS,
-    cell_stats,
     readout_values,
     row_value,
     value_text,
@@ -436,7 +436,7 @@ def summarize(rows: Sequence[SweepRow]) -> SweepSummary:
 def cell_summaries(spec: SweepSpec, rows: Sequence[SweepRow]) -> list[dict[str, Any]]:
     """Per cell of ``spec`` (its values of the varied options, in the plan's order): the
     runs finished, n^2/(4m), and each readout's median, 10/90 % quantiles, mean and SD over
-    them (axes.cell_stats); sweep.json's groups."""
+    them (core/cells.cell_stats); sweep.json's groups."""
     varied = spec.varied
     by_key: dict[tuple, list[SweepRow]] = {}
     for r in rows:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.blas import malloc_as_glibc_tunes_it
+from sparsity_gui.core.cells import CellTable, cell_stats
 from sparsity_gui.core.checks import available_memory
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import MAX_RUNS, GridPlan
@@ -321,15 +322,42 @@ class ScalingCell:
 
 
 def summarize(rows: Sequence[ScalingRow]) -> list[ScalingCell]:
-    """A cell per (m, lam) present in ``rows``, ordered by m, then lam."""
+    """A cell per (m, lam) present in ``rows``, ordered by m, then lam (core/cells.cell_stats
+    of each column, NaN for its None)."""
     cells = []
     for m, lam in sorted({(r.m, r.lam) for r in rows}):
         group = [r for r in rows if r.m == m and r.lam == lam]
-        mean, std = {}, {}
-        for name in SUMMARY_COLUMNS:
-            vals = np.array([getattr(r, name) for r in group], dtype=float)
-            vals = vals[np.isfinite(vals)]
-            mean[name] = float(vals.mean()) if vals.size else math.nan
-            std[name] = float(vals.std(ddof=1)) if vals.size > 1 else (0.0 if vals.size else math.nan)
+        stats = {name: cell_stats([getattr(r, name) for r in group]) for name in SUMMARY_COLUMNS}
+        mean = {name: math.nan if st["mean"] is None else st["mean"] for name, st in stats.items()}
+        std = {name: math.nan if st["std"] is None else st["std"] for name, st in stats.items()}
         cells.append(ScalingCell(m, lam, len(group), mean, std, sum(1 for r in group if not r.theta_rises)))
     return cells
+
+
+@dataclass(frozen=True)
+class ScalingCells:
+    """One column of the rows per cell of the grid, as its live panels and its exported
+    figures draw it: lam down (a curve each), m across, each cell's mean and SD over seeds
+    (``table``, core/cells.CellTable), and whether the cell is in the note's regime
+    (``regime``: its mean lam ||W(0)||_1 at most BALANCE_LIMIT; drawn filled)."""
+
+    m_values: tuple[int, ...]
+    lam_values: tuple[float, ...]
+    table: CellTable
+    regime: np.ndarray  # bools, (lam, m)
+
+
+def scaling_cells(
+    rows: Sequence[ScalingRow], column: str, m_values: Sequence[int] = (), lam_values: Sequence[float] = ()
+) -> ScalingCells:
+    """``column`` of ``rows`` per cell of the grid whose plan is ``m_values`` by
+    ``lam_values`` (and any other m or lam the rows hold)."""
+    ms = tuple(sorted({int(m) for m in m_values} | {int(r.m) for r in rows}))
+    lams = tuple(sorted({float(lam) for lam in lam_values} | {float(r.lam) for r in rows}))
+    m_index = {m: i for i, m in enumerate(ms)}
+    lam_index = {lam: i for i, lam in enumerate(lams)}
+    places = [(lam_index[float(r.lam)], m_index[int(r.m)]) for r in rows]
+    shape = (len(lams), len(ms))
+    table = CellTable.of(places, [getattr(r, column) for r in rows], shape)
+    start = CellTable.of(places, [r.lam_norm1_0 for r in rows], shape)
+    return ScalingCells(ms, lams, table, start.mean <= BALANCE_LIMIT)

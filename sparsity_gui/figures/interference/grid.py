@@ -2,8 +2,9 @@
 (polysemantic neurons, steps to sparsity, rail share, ...) against the first varied option,
 one curve per value of the others, each the median over seeds with a band from the 10th
 to the 90th percentile (the paper's "all curves" figure); and, with two varied options, a
-heatmap of the readout's median over seeds, one cell per pair. Drawn from sweep.csv's
-columns (the JSON beside each figure holds them); `grid_figure_files` writes them."""
+heatmap of the readout's median over seeds, one cell per pair. What they draw is core's
+cell model (core/interference/cells.py), which the live panels draw too: the JSON beside
+each figure holds its cells' statistics and texts; `grid_figure_files` writes them."""
 
 from __future__ import annotations
 
@@ -14,42 +15,20 @@ import numpy as np
 from sparsity_gui.core.interference.axes import (
     AXIS_LABELS,
     DEFAULT_READOUT,
-    KNOT_AXES,
     READOUTS,
-    TEXT_AXES,
-    check_readout,
-    fixed_settings,
-    readout_values,
-    row_value,
     value_text,
+)
+from sparsity_gui.core.interference.cells import (
+    BAND,
+    CURVES,
+    HEATMAP,
+    GridLayout,
+    fixed_text,
+    grid_cells,
+    grid_figures,
 )
 from sparsity_gui.figures.draw import least_legend_size, log_ticks, panel_axes, panel_legend
 from sparsity_gui.figures.scripted import panels_files
-
-BAND = "10–90 % of seeds"
-CURVES, HEATMAP = "curves", "heatmap"
-
-
-def cell_quantiles(y, index, cells):
-    """Per cell 0 .. cells-1 (``index`` gives each run's): the median and the 10th and 90th
-    percentiles of the runs' finite y (numpy's linear interpolation), NaN without any."""
-    y, index = np.asarray(y, float), np.asarray(index, int)
-    out = np.full((3, cells), np.nan)
-    for c in range(cells):
-        v = y[(index == c) & np.isfinite(y)]
-        if v.size:
-            out[:, c] = np.median(v), np.quantile(v, 0.1), np.quantile(v, 0.9)
-    return out
-
-
-def cell_text(v):
-    """A heatmap cell's value, short: whole numbers below 10^5 as they are (9912 steps),
-    others with three significant digits (0.81, 1.2e+05)."""
-    if abs(v) < 1e5 and abs(v - round(v)) < 1e-9 * max(1.0, abs(v)):
-        return f"{v:.0f}"
-    if 100 <= abs(v) < 1e5:
-        return f"{v:.0f}"
-    return f"{v:.3g}"
 
 
 def axis_positions(ax, data):
@@ -85,6 +64,11 @@ def title_of(ax, data, note=""):
         ax.set_title(title, fontsize="small")
 
 
+def cell_table(data, name):
+    """A per-cell column of the data as (series, x): the JSON holds it row by row."""
+    return np.asarray(data[name], float).reshape(len(data["series"]), len(data["x_labels"]))
+
+
 def curves(fig, data, ax=None):
     """The readout against the first varied option: per value of the others a curve of the
     median over seeds, its 10-90 % band shaded; the paper's n²/(4m) dashed for the
@@ -93,14 +77,13 @@ def curves(fig, data, ax=None):
 
     own = ax is not None  # drawn into a given ax: its legend on it
     (ax,) = panel_axes(fig, ax)
-    x_labels, series = list(data["x_labels"]), list(data["series"])
-    xi, si, y = (np.asarray(data[k], float) for k in ("xi", "si", "value"))
+    series = list(data["series"])
+    median, p10, p90 = (cell_table(data, k) for k in ("median", "p10", "p90"))
+    predicted = cell_table(data, "predicted") if np.asarray(data["predicted"]).size else None
     pos = axis_positions(ax, data)
-    nx = len(x_labels)
     handles, labels = [], []
     for s, label in enumerate(series):
-        pick = si == s
-        med, lo, hi = cell_quantiles(y[pick], xi[pick], nx)
+        med, lo, hi = median[s], p10[s], p90[s]
         colour = f"C{s % 10}"
         ok = np.isfinite(med)
         if data["x_numeric"]:  # a curve over numbers, its band shaded
@@ -113,19 +96,16 @@ def curves(fig, data, ax=None):
             (line,) = ax.plot(at, med[ok], "o", color=colour, markersize=4, zorder=3)
         handles.append(line)
         labels.append(label or "median")
-        predicted = np.asarray(data["predicted"], float)
-        if predicted.size:
-            p_med = cell_quantiles(predicted[pick], xi[pick], nx)[0]
-            ax.plot(pos, p_med, "--", color=colour, linewidth=0.9, zorder=2)
-    if np.asarray(data["predicted"], float).size:
+        if predicted is not None:
+            ax.plot(pos, predicted[s], "--", color=colour, linewidth=0.9, zorder=2)
+    if predicted is not None:
         handles.append(ax.plot([], [], "--", color="0.3", linewidth=0.9)[0])
         labels.append("$n^2/(4m)$")
     handles.append(Patch(color="0.5", alpha=0.3 if data["x_numeric"] else 0.45, linewidth=0))
     labels.append(str(data["band"]))
-    missing = int(np.count_nonzero(~np.isfinite(y)))
-    if missing:
+    if data["without_value"]:
         handles.append(Patch(color="none"))
-        labels.append(f"{missing} of {y.size} runs {data['missing']}")
+        labels.append(f"{int(data['without_value'])} of {int(data['runs'])} runs {data['missing']}")
     if data["value_log"]:
         ax.set_yscale("log")
     if data["x_log"] or data["value_log"]:
@@ -137,15 +117,15 @@ def curves(fig, data, ax=None):
 
 
 def heatmap(fig, data, ax=None):
-    """The readout's median over seeds for every pair of the two varied options, its value
-    written in each cell; a cell where no run has one (never sparse) hatched."""
+    """The readout's median over seeds for every pair of the two varied options, its text
+    written in each cell; a cell whose runs have no value (never sparse) hatched, one
+    without a run left blank."""
     from matplotlib.colors import LogNorm
     from matplotlib.patches import Rectangle
 
     (ax,) = panel_axes(fig, ax)
     nx, ny = len(data["x_labels"]), len(data["s_labels"])
-    xi, yi, y = (np.asarray(data[k], float) for k in ("xi", "si", "value"))
-    grid = cell_quantiles(y, yi * nx + xi, nx * ny)[0].reshape(ny, nx)
+    grid = cell_table(data, "median")
     finite = grid[np.isfinite(grid)]
     log = bool(data["value_log"]) and finite.size and finite.min() > 0
     norm = LogNorm(finite.min(), finite.max()) if log and finite.max() > finite.min() else None
@@ -155,16 +135,14 @@ def heatmap(fig, data, ax=None):
     ax.set_xticks(np.arange(nx), x_labels, rotation=25 if long else 0, ha="right" if long else "center")
     ax.set_yticks(np.arange(ny), list(data["s_labels"]))
     ax.tick_params(length=0)
-    if nx * ny <= 120:  # the value in each cell, dark on light colours
-        for j in range(ny):
-            for i in range(nx):
-                v = grid[j, i]
-                if not np.isfinite(v):
-                    continue
-                r, g, b, _ = image.cmap(image.norm(v))
-                ink = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
-                ax.text(i, j, cell_text(v), ha="center", va="center", color=ink, fontsize=least_legend_size())
-    for j, i in zip(*np.nonzero(~np.isfinite(grid)), strict=True):
+    for k, text in enumerate(data["cell_texts"]):  # the text in each cell, dark on light colours
+        j, i = divmod(k, nx)
+        if text:
+            r, g, b, _ = image.cmap(image.norm(grid[j, i]))
+            ink = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
+            ax.text(i, j, text, ha="center", va="center", color=ink, fontsize=least_legend_size())
+    ran = cell_table(data, "cell_runs") > 0
+    for j, i in zip(*np.nonzero(ran & ~np.isfinite(grid)), strict=True):
         ax.add_patch(
             Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor="0.92", edgecolor="0.6", hatch="///", linewidth=0)
         )
@@ -174,7 +152,10 @@ def heatmap(fig, data, ax=None):
         log_ticks(bar.ax)
     ax.set_xlabel(str(data["x_label"]))
     ax.set_ylabel(str(data["s_label"]))
-    title_of(ax, data, "" if np.isfinite(grid).all() else f"hatched: {data['missing']}")
+    notes = [f"hatched: {data['missing']}"] if (ran & ~np.isfinite(grid)).any() else []
+    if not ran.all() and ran.any():
+        notes.append("blank: no run finished")
+    title_of(ax, data, " · ".join(notes))
 
 
 def overlap(fig, data, ax=None):
@@ -225,7 +206,7 @@ def overlap(fig, data, ax=None):
     fig.suptitle(f"{data['names']} (runs){more}", fontsize="small")
 
 
-SCRIPT_FUNCTIONS = (cell_quantiles, cell_text, axis_positions, title_of)
+SCRIPT_FUNCTIONS = (cell_table, axis_positions, title_of)
 OVERLAP_SHOWN = 8  # cells drawn in the overlap figure; overlap.npy holds them all
 OVERLAP_PIXELS = 128  # a larger n is pooled to this many cells a side, by largest |value|
 
@@ -267,91 +248,50 @@ def overlap_figure_files(spec, rows: Sequence, **how) -> dict[str, bytes]:
 
 
 # --- the figures' data --------------------------------------------------------------------
-def _axis_data(axis: str, values: Sequence) -> dict:
-    """The x axis: numbers where the option is one (log when they span a decade or more),
-    else its values as tick labels."""
-    numeric = axis not in TEXT_AXES and axis not in KNOT_AXES
-    pos = np.array([float(v) for v in values], float) if numeric else np.full(len(values), np.nan)
-    return {
-        "x_name": axis,
-        "x_labels": [value_text(axis, v) for v in values],
-        "x_values": pos,
-        "x_numeric": numeric,
-        "x_log": bool(numeric and pos.size > 1 and pos.min() > 0 and pos.max() / pos.min() >= 10),
-    }
-
-
-def _fixed_text(spec) -> str:
-    """The settings every run of ``spec`` shares, as a title says them (n and m as math)."""
-    parts = [f"$n = {spec.base.n}$"]
-    parts += [f"${text}$" if axis == "m" else text for axis, text in fixed_settings(spec)]
-    parts.append(f"{spec.seeds} seeds")
-    return " · ".join(parts)
-
-
 def grid_data(rows: Sequence, spec, readout: str = DEFAULT_READOUT, cancelled: bool = False) -> dict:
-    """The curves' and the heatmap's data from SweepRows and their SweepSpec: the first
-    varied option on x, the others' combinations as the series (the heatmap's y: the
-    second, when there are two), the readout per run."""
-    readout = check_readout(readout)
-    rows = list(rows)
-    varied = list(spec.varied) or ["m"]
-    x_axis, others = varied[0], varied[1:]
-    x_values = spec.values_of(x_axis)
-    combos: list[tuple] = []
-    for cell in spec.cells():
-        run = spec.run_of(cell, spec.base.seed)
-        key = tuple(row_value(run, a) for a in others)
-        if key not in combos:
-            combos.append(key)
-    x_index = {v: i for i, v in enumerate(x_values)}
-    s_index = {c: i for i, c in enumerate(combos)}
-    y = readout_values(rows, readout)
-    finite = y[np.isfinite(y)]
-    spans = bool(finite.size and finite.min() > 0 and finite.max() / finite.min() >= 10)
-    # each series a value of the others, named in full in the legend: "optimizer adamw",
-    # "l1 0.001, optimizer adamw"; the heatmap's y ticks are the values alone
-    s_labels = [value_text(others[0], c[0]) for c in combos] if others else [""]
-    series = [
-        ", ".join(f"{a.replace('_', ' ')} {value_text(a, v)}" for a, v in zip(others, c, strict=True))
-        for c in combos
-    ]
-    s_label = AXIS_LABELS[others[0]] if len(others) == 1 else ""
+    """The curves' and the heatmap's data from SweepRows and their SweepSpec: the cell
+    model's (core/interference/cells.py) layout, the first varied option on x and the
+    others' combinations as the series (the heatmap's y: the second, when there are two),
+    and per cell, row by row, its runs, its readout's median and 10/90 % quantiles over
+    seeds and the text written in it."""
+    layout = GridLayout.of(spec)
+    cells = grid_cells(layout, rows, readout)
+    x_axis, others = layout.x_axis, layout.others
+    numeric = layout.x_numeric
+    polysemantic = cells.readout == "polysemantic"
     return {
-        "readout": readout,
-        "value_label": READOUTS[readout],
+        "readout": cells.readout,
+        "value_label": READOUTS[cells.readout],
         "x_label": AXIS_LABELS[x_axis],
-        **_axis_data(x_axis, x_values),
-        "s_label": s_label,
-        "s_labels": s_labels,
-        "series": series,
-        "xi": np.array([x_index[getattr(r, x_axis)] for r in rows], float),
-        "si": np.array([s_index[tuple(getattr(r, a) for a in others)] for r in rows], float),
-        "value": y,
-        "value_log": readout == "steps_to_sparse" and spans,
-        "predicted": (
-            np.array([r.n * r.n / (4.0 * r.m) for r in rows], float)
-            if readout == "polysemantic"
-            else np.array([])
-        ),
+        "x_name": x_axis,
+        # the x axis: numbers where the option is one (log when they span a decade or
+        # more), else its values as tick labels
+        "x_labels": layout.x_labels(),
+        "x_values": np.array([float(v) if numeric else np.nan for v in layout.x_values], float),
+        "x_numeric": numeric,
+        "x_log": layout.x_log,
+        "s_label": AXIS_LABELS[others[0]] if len(others) == 1 else "",
+        "s_labels": layout.y_labels(),  # the heatmap's y ticks: the values alone
+        "series": layout.series_labels(),  # named in full in the legend
+        "cell_runs": cells.runs.astype(float),
+        "median": cells.median,
+        "p10": cells.p10,
+        "p90": cells.p90,
+        "cell_texts": [t for row in cells.texts() for t in row],
+        "predicted": np.where(cells.runs > 0, layout.predicted, np.nan) if polysemantic else np.array([]),
+        "value_log": cells.value_log,
+        "without_value": cells.without_value,
         "band": BAND,
-        "missing": "never sparse" if readout == "steps_to_sparse" else "without a value",
-        "fixed": _fixed_text(spec),
-        "runs": len(rows),
-        "planned_runs": len(spec.runs()),
+        "missing": cells.missing,
+        "fixed": fixed_text(spec, math=True),
+        "runs": cells.rows,
+        "planned_runs": layout.planned_runs,
         "cancelled": bool(cancelled),
     }
 
 
-def grid_panels(spec) -> tuple[str, ...]:
-    """The figures a sweep of ``spec`` draws here: the curves when it varies an option
-    other than m, the heatmap too when it varies exactly two."""
-    varied = spec.varied
-    if not varied or varied == ("m",):
-        return ()
-    return (CURVES, HEATMAP) if len(varied) == 2 else (CURVES,)
-
-
+# the figures a sweep of ``spec`` draws here: core's rule, which the live tab follows too
+grid_panels = grid_figures
 PANELS = {CURVES: curves, HEATMAP: heatmap}
 TITLES = {CURVES: "Readout against the first varied option", HEATMAP: "Readout over the two varied options"}
 

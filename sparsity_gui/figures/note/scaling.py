@@ -4,8 +4,9 @@ curve per λ (viridis, dark to green). Each run a faint point; the mean over see
 on the curve with ±1 sample standard deviation bars, filled where the run starts in the
 note's regime (λ‖W(0)‖₁ ≤ 1/4: a balance of the two pushes exists) and hollow where it
 does not. The curves of neighbouring λ are set apart by a few hundredths of a decade so
-that their bars do not hide each other. Drawn from scaling.csv's columns (the JSON beside
-each figure holds them); `scaling_figure_files` writes the three."""
+that their bars do not hide each other. The runs are scaling.csv's columns, the means and
+bars core's cell model of the grid (core/note/scaling.scaling_cells, which the live panels
+draw too); the JSON beside each figure holds both; `scaling_figure_files` writes the three."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from sparsity_gui.core.note.metrics import BALANCE_LIMIT  # the note's regime: lam ||W(0)||_1 <= 1/4
+from sparsity_gui.core.note.scaling import scaling_cells
 from sparsity_gui.figures.draw import least_legend_size, log_ticks, panel_axes
-from sparsity_gui.figures.scripted import panels_files, planned_values, row_columns
+from sparsity_gui.figures.scripted import panels_files, row_columns
 
 DODGE_DECADES = 0.025  # horizontal offset between the curves of neighbouring lam
 RV_HALF_NORMAL = math.pi / 2.0 - 1.0  # Var/E^2 of a half-normal: the RV of W(0) for large m
@@ -60,8 +62,10 @@ def scaling_panel(fig, data, ax=None):
     (ax,) = panel_axes(fig, ax)
     log_y = bool(data["log_y"])
     m, lam, y = (np.asarray(data[k], float) for k in ("m", "lam", "value"))
-    start = np.asarray(data["lam_norm1_0"], float)
-    lams = np.asarray(data["lam_values"], float)
+    lams, swept = np.asarray(data["lam_values"], float), np.asarray(data["m_values"], float)
+    # per cell, lam by lam: the mean and SD over seeds, in the note's regime or not
+    cell_columns = ("cell_mean", "cell_std", "cell_regime")
+    means, stds, regimes = (np.asarray(data[k], float).reshape(lams.size, swept.size) for k in cell_columns)
     viridis = colormaps["viridis"]
     drawn = y[np.isfinite(y) & ((y > 0) if log_y else True)]
     floor = 0.5 * float(drawn.min()) if drawn.size else 1.0  # where a bar reaching 0 ends
@@ -71,14 +75,8 @@ def scaling_panel(fig, data, ax=None):
         shift = 10.0 ** ((i - (lams.size - 1) / 2.0) * data["dodge_decades"])
         mine = (lam == value) & np.isfinite(y) & ((y > 0) if log_y else True)
         ax.plot(m[mine] * shift, y[mine], "o", color=colour, alpha=0.3, markeredgewidth=0, markersize=2.5)
-        cells = np.unique(m[mine])
-        mean = np.array([y[mine & (m == v)].mean() for v in cells])
-        std = np.array(
-            [y[mine & (m == v)].std(ddof=1) if np.count_nonzero(mine & (m == v)) > 1 else 0.0 for v in cells]
-        )
-        regime = np.array(
-            [np.nanmean(start[(lam == value) & (m == v)]) <= data["balance_limit"] for v in cells], dtype=bool
-        )
+        keep = np.isfinite(means[i]) & ((means[i] > 0) if log_y else True)
+        cells, mean, std, regime = swept[keep], means[i][keep], stds[i][keep], regimes[i][keep] > 0.5
         if not cells.size:
             continue
         low = mean - std
@@ -119,7 +117,6 @@ def scaling_panel(fig, data, ax=None):
         handles.append(Line2D([], [], color="0.45", linestyle="--", linewidth=0.7))
         labels.append(data["reference_label"])
     ax.set_xscale("log")
-    swept = np.asarray(data["m_values"], float)
     if swept.size:
         pad = 10.0 ** (0.5 if swept[0] == swept[-1] else 0.08)
         ax.set_xlim(swept[0] / pad, swept[-1] * pad)
@@ -148,15 +145,20 @@ def scaling_data(
     rows: Sequence, figure: str, m_values: Sequence[int] = (), lam_values: Sequence[float] = ()
 ) -> dict:
     """One figure's data from ScalingRows: m, λ, the figure's column and λ‖W(0)‖₁ per run
-    (scaling.csv's columns), and the grid's plan."""
+    (scaling.csv's columns), the grid's plan, and per cell (λ by λ, m across) the cell
+    model's mean and SD over seeds and whether it is in the note's regime (1, filled)."""
     column, y_label, log_y, _title = FIGURES[figure]
     rows = list(rows)
+    cells = scaling_cells(rows, column, m_values, lam_values)
     return {
         **row_columns(rows, ("m", "lam", "seed", "lam_norm1_0")),
         "value": np.array([getattr(r, column) for r in rows], float),
         "column": column,
-        "m_values": planned_values(m_values, rows, "m"),
-        "lam_values": planned_values(lam_values, rows, "lam", float),
+        "m_values": np.array(cells.m_values, float),
+        "lam_values": np.array(cells.lam_values, float),
+        "cell_mean": cells.table.mean,
+        "cell_std": cells.table.std,
+        "cell_regime": cells.regime.astype(float),
         "y_label": y_label,
         "log_y": log_y,
         "balance_limit": BALANCE_LIMIT,

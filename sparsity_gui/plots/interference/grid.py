@@ -5,16 +5,15 @@ with its 10-90 % band over seeds (CurvesPanel). A sweep over m alone keeps its
 count-against-m panel (plots/interference/sweep.py); `panel_kind` says which.
 
 Like SweepPanel they draw rows, not snapshots: ``show_grid(spec, rows, readout)`` with
-every row so far, whenever they change. The cells are the plan's (SweepSpec.cells), their
-statistics core's (axes.cell_stats: the numbers sweep.json holds). The exported figures
-are matplotlib's (figures/interference/grid.py).
+every row so far, whenever they change. What they draw (where each cell sits, its
+statistics over seeds, its text) is core's cell model, core/interference/cells.py, which
+the exported figures (figures/interference/grid.py) draw too.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,25 +23,27 @@ from PySide6 import QtCore, QtGui
 from sparsity_gui.core.interference.axes import (
     AXIS_LABELS,
     DEFAULT_READOUT,
-    KNOT_AXES,
     READOUTS,
-    TEXT_AXES,
-    cell_stats,
     check_readout,
-    fixed_settings,
-    readout_values,
-    row_value,
-    value_text,
+)
+from sparsity_gui.core.interference.cells import (
+    BAND,
+    CURVES,
+    HEATMAP,
+    GridCells,
+    GridLayout,
+    fixed_text,
+    grid_cells,
+    grid_figures,
 )
 from sparsity_gui.core.text import plural
 from sparsity_gui.plots.base import DASH, GREY, RED, Panel, pen
 from sparsity_gui.plots.legend import refit_to_views, tick_text_size
 from sparsity_gui.plots.ticks import log_ticks, tick_text
 
-SWEEP, HEATMAP, CURVES = "sweep", "heatmap", "curves"
+SWEEP = "sweep"
 LABEL_COLOR = "#333333"
 MISSING_COLOR = "#d9d9d9"  # a cell whose runs have no value (never sparse): grey, hatched
-BAND = "10–90 % of seeds"
 # the series' colours: matplotlib's tab10, as the exported figures'
 COLORS = (
     "#1f77b4",
@@ -56,7 +57,6 @@ COLORS = (
     "#bcbd22",
     "#17becf",
 )
-CELL_TEXT_MAX = 100  # cells beyond which the heatmap writes no value in them
 
 # the names figures give in mathtext, as plain text for Qt
 PLAIN_AXIS_LABELS = {"m": "m (neurons)", "sigma": "σ of W(0)", "noise_sigma": "noise σ"}
@@ -73,121 +73,12 @@ def readout_label(readout: str) -> str:
 
 def panel_kind(spec) -> str:
     """The panel a sweep of ``spec`` is drawn on: the count against m for a sweep over m
-    alone (or nothing), the heatmap for two varied options, else the curves (the rule of
-    figures/interference/grid.grid_panels: its first figure)."""
-    varied = spec.varied
-    if not varied or varied == ("m",):
+    alone (or nothing), the heatmap for two varied options, else the curves (the first of
+    the figures it exports, core/interference/cells.grid_figures)."""
+    figures = grid_figures(spec)
+    if not figures:
         return SWEEP
-    return HEATMAP if len(varied) == 2 else CURVES
-
-
-@dataclass(frozen=True)
-class GridCells:
-    """A readout per cell of a sweep: the first varied option across (``x_values``), the
-    combinations of the others down (``combos``); per (combo, x) the runs finished and
-    their median and 10/90 % quantiles over seeds (NaN where no run has a value)."""
-
-    x_axis: str
-    others: tuple[str, ...]
-    x_values: tuple
-    combos: tuple[tuple, ...]
-    runs: np.ndarray  # (combos, x) ints
-    median: np.ndarray  # (combos, x)
-    p10: np.ndarray
-    p90: np.ndarray
-    predicted: np.ndarray  # n^2/(4m) per cell
-    without_value: int  # finished runs with no value of the readout (never sparse)
-    rows: int
-
-    def series_labels(self) -> list[str]:
-        """Each combination named in full: "optimizer adamw", "l1 0.001, optimizer adamw"."""
-        return [
-            ", ".join(
-                f"{a.replace('_', ' ')} {value_text(a, v)}" for a, v in zip(self.others, c, strict=True)
-            )
-            or "median"
-            for c in self.combos
-        ]
-
-
-@dataclass(frozen=True)
-class GridLayout:
-    """Where each cell of a sweep sits: the first varied option across (its values as rows
-    keep them, in the plan's order), the combinations of the others down, and n²/(4m) per
-    cell. Computed once per sweep (each cell's run is built)."""
-
-    x_axis: str
-    others: tuple[str, ...]
-    x_values: tuple
-    combos: tuple[tuple, ...]
-    predicted: np.ndarray  # (combos, x)
-
-    @classmethod
-    def of(cls, spec) -> GridLayout:
-        varied = list(spec.varied) or ["m"]
-        x_axis, others = varied[0], tuple(varied[1:])
-        x_values: dict = {}
-        combos: dict = {}
-        predicted: dict[tuple, float] = {}
-        for cell in spec.cells():
-            run = spec.run_of(cell, spec.base.seed)
-            x = row_value(run, x_axis)
-            combo = tuple(row_value(run, a) for a in others)
-            x_values.setdefault(x, None)
-            combos.setdefault(combo, None)
-            predicted[(combo, x)] = run.prediction
-        pred = np.array([[predicted.get((c, x), np.nan) for x in x_values] for c in combos], float)
-        return cls(x_axis, others, tuple(x_values), tuple(combos), pred)
-
-
-def grid_cells(layout: GridLayout, rows: Sequence[Any], readout: str = DEFAULT_READOUT) -> GridCells:
-    """The cells of a sweep (its ``layout``) with the ``readout`` of ``rows`` (SweepRows)
-    summarised (see GridCells); a row whose cell is not in the plan is left out."""
-    readout = check_readout(readout)
-    x_axis, others = layout.x_axis, layout.others
-    x_index = {v: i for i, v in enumerate(layout.x_values)}
-    s_index = {c: i for i, c in enumerate(layout.combos)}
-    shape = (len(layout.combos), len(layout.x_values))
-    values = readout_values(rows, readout) if rows else np.zeros(0)
-    members: dict[tuple[int, int], list[float]] = {}
-    for r, v in zip(rows, values, strict=True):
-        xi = x_index.get(getattr(r, x_axis))
-        si = s_index.get(tuple(getattr(r, a) for a in others))
-        if xi is not None and si is not None:
-            members.setdefault((si, xi), []).append(float(v))
-    runs = np.zeros(shape, int)
-    stats = np.full((3, *shape), np.nan)
-    for (si, xi), vals in members.items():
-        runs[si, xi] = len(vals)
-        st = cell_stats(np.array(vals))
-        if st["median"] is not None:
-            stats[:, si, xi] = st["median"], st["p10"], st["p90"]
-    return GridCells(
-        x_axis,
-        others,
-        layout.x_values,
-        layout.combos,
-        runs,
-        stats[0],
-        stats[1],
-        stats[2],
-        layout.predicted,
-        int(np.count_nonzero(~np.isfinite(values))),
-        len(rows),
-    )
-
-
-def spans_a_decade(values: np.ndarray) -> bool:
-    v = np.asarray(values, float)
-    v = v[np.isfinite(v)]
-    return bool(v.size and v.min() > 0 and v.max() / v.min() >= 10)
-
-
-def fixed_text(spec) -> str:
-    """The settings every run of ``spec`` shares."""
-    parts = [f"n = {spec.base.n}", *(text for _axis, text in fixed_settings(spec))]
-    parts.append(plural(spec.seeds, "seed"))
-    return " · ".join(parts)
+    return HEATMAP if HEATMAP in figures else CURVES
 
 
 class GridPanel(Panel):
@@ -207,7 +98,6 @@ class GridPanel(Panel):
         self.cells: GridCells | None = None
         self.placement: GridLayout | None = None
         self._layout_of = None  # the spec whose layout that is
-        self.planned_runs = 0
         self.cancelled = False
         self.preview = False
         self.value_log = False
@@ -230,10 +120,8 @@ class GridPanel(Panel):
         self.preview = preview
         if spec is not self._layout_of:  # a new sweep: where its cells sit
             self._layout_of, self.placement = spec, GridLayout.of(spec)
-            self.planned_runs = len(spec.cells()) * spec.seeds
         self.cells = grid_cells(self.placement, self.rows, self.readout)
-        # steps to sparsity on a log scale when its medians span a decade (as the figures)
-        self.value_log = self.readout == "steps_to_sparse" and spans_a_decade(self.cells.median)
+        self.value_log = self.cells.value_log  # as the figures: steps to sparsity spanning a decade
         self.draw()
         self.set_note()
 
@@ -246,15 +134,15 @@ class GridPanel(Panel):
     # --- the text under the plot --------------------------------------------------------------
     def note_lines(self) -> list[str]:
         spec, cells = self.spec, self.cells
+        planned = cells.layout.planned_runs
         lines = [fixed_text(spec), *self.extra_lines()]
         if cells.without_value:
-            missing = "never sparse" if self.readout == "steps_to_sparse" else "without a value"
-            lines.append(f"{cells.without_value} of {plural(cells.rows, 'run')} {missing}")
+            lines.append(f"{cells.without_value} of {plural(cells.rows, 'run')} {cells.missing}")
         if self.preview and not cells.rows:
-            lines.append(f"{plural(self.planned_runs, 'run')} planned, none finished yet")
-        elif cells.rows < self.planned_runs:
+            lines.append(f"{plural(planned, 'run')} planned, none finished yet")
+        elif cells.rows < planned:
             why = "cancelled" if self.cancelled else "incomplete"
-            text = f"{why.upper()}: {cells.rows} of {self.planned_runs} planned runs"
+            text = f"{why.upper()}: {cells.rows} of {planned} planned runs"
             lines.append(f"<span style='color: {RED}'>{text}</span>")
         return lines
 
@@ -290,10 +178,6 @@ class GridPanel(Panel):
         if self.plot.titleLabel.text != title:
             self.plot.setTitle(title, size=self.plot.titleLabel.opts.get("size", "11pt"))
             self.fit_titles()
-
-
-def category_ticks(axis: str, values: Sequence) -> list[tuple[float, str]]:
-    return [(float(i), value_text(axis, v)) for i, v in enumerate(values)]
 
 
 class MissingCells(pg.GraphicsObject):
@@ -402,14 +286,13 @@ class HeatmapPanel(GridPanel):
         if self.colorbar.axis.labelText != bar_label:
             self.colorbar.axis.setLabel(bar_label)
             refit_to_views(self.colorbar)  # the wider axis inside the view, not cut off
-        done = cells.runs > 0
-        self.missing.set_cells([(i, j) for j, i in zip(*np.nonzero(done & ~np.isfinite(grid)), strict=True)])
-        self._cell_texts(grid, levels, shown)
+        self.missing.set_cells([(i, j) for j, i in zip(*np.nonzero(cells.hatched), strict=True)])
+        self._cell_texts(cells.texts(), levels, shown)
         p = self.plot
         p.setLabel("bottom", axis_label(x_axis))
         p.setLabel("left", axis_label(y_axis))
-        p.getAxis("bottom").setTicks([category_ticks(x_axis, cells.x_values)])
-        p.getAxis("left").setTicks([category_ticks(y_axis, [c[0] for c in cells.combos])])
+        p.getAxis("bottom").setTicks([[(float(i), t) for i, t in enumerate(cells.layout.x_labels())]])
+        p.getAxis("left").setTicks([[(float(j), t) for j, t in enumerate(cells.layout.y_labels())]])
         if (ny, nx) != self._shape or self._force_range:
             self._shape = (ny, nx)
             self._force_range = False
@@ -419,10 +302,10 @@ class HeatmapPanel(GridPanel):
             f"{y_axis.replace('_', ' ')}"
         )
 
-    def _cell_texts(self, grid: np.ndarray, levels: tuple[float, float], shown: np.ndarray) -> None:
-        """Each cell's value written in it, dark on light colours (none past CELL_TEXT_MAX cells)."""
-        ny, nx = grid.shape
-        wanted = nx * ny if nx * ny <= CELL_TEXT_MAX else 0
+    def _cell_texts(self, texts: list[list[str]], levels: tuple[float, float], shown: np.ndarray) -> None:
+        """Each cell's text (the cell model's) written in it, dark on light colours."""
+        ny, nx = shown.shape
+        wanted = nx * ny if any(any(row) for row in texts) else 0
         while len(self.texts) > wanted:
             self.plot.removeItem(self.texts.pop())
         while len(self.texts) < wanted:
@@ -433,35 +316,24 @@ class HeatmapPanel(GridPanel):
         lo, hi = levels
         for k, item in enumerate(self.texts):
             j, i = divmod(k, nx)
-            v = grid[j, i]
-            if not np.isfinite(v):
+            if not texts[j][i]:
                 item.setText("")
                 continue
             share = 0.5 if hi <= lo else min(max((shown[j, i] - lo) / (hi - lo), 0.0), 1.0)
             r, g, b, _ = self.cmap.map(share, mode="float")
             ink = "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "#ffffff"
-            item.setText(cell_text(v), color=ink)
+            item.setText(texts[j][i], color=ink)
             item.setPos(i, j)
 
     def extra_lines(self) -> list[str]:
         cells = self.cells
         lines = []
-        if ((cells.runs > 0) & ~np.isfinite(cells.median)).any():
+        if cells.hatched.any():
             what = "became sparse" if self.readout == "steps_to_sparse" else "has a value"
             lines.append(f"grey, hatched: no run of the cell {what}")
         if (cells.runs == 0).any() and cells.rows:
             lines.append("blank: no run finished yet")
         return lines
-
-
-def cell_text(v: float) -> str:
-    """A cell's value, short: whole numbers as they are (936 steps), others with three
-    significant digits (0.81)."""
-    if abs(v) < 1e5 and abs(v - round(v)) < 1e-9 * max(1.0, abs(v)):
-        return f"{v:.0f}"
-    if 100 <= abs(v) < 1e5:
-        return f"{v:.0f}"
-    return f"{v:.3g}"
 
 
 class CurvesPanel(GridPanel):
@@ -515,7 +387,9 @@ class CurvesPanel(GridPanel):
                 name=label,
             )
             median.setZValue(3)
-            lo, hi = pg.PlotDataItem(pen=None), pg.PlotDataItem(pen=None)
+            # the band's edges drawn with no pen, not pen=None: without a pen a PlotDataItem
+            # builds no path, and FillBetweenItem fills between their paths
+            lo, hi = pg.PlotDataItem(pen=pg.mkPen(None)), pg.PlotDataItem(pen=pg.mkPen(None))
             band = pg.FillBetweenItem(lo, hi, brush=pg.mkBrush(c.red(), c.green(), c.blue(), 50))
             predicted = pg.PlotDataItem(pen=pen(color, DASH))
             for item in (lo, hi, band, predicted):
@@ -526,18 +400,16 @@ class CurvesPanel(GridPanel):
 
     def draw(self) -> None:
         cells = self.cells
-        labels = cells.series_labels()
+        labels = [label or "median" for label in cells.layout.series_labels()]
         if labels != self._labels:
             self._build(labels)
             self._force_range = True
-        x_axis = cells.x_axis
-        numeric = x_axis not in TEXT_AXES and x_axis not in KNOT_AXES
+        x_axis, numeric = cells.x_axis, cells.layout.x_numeric
+        self.x_log = cells.layout.x_log
         if numeric:
             xs = np.array([float(v) for v in cells.x_values])
-            self.x_log = spans_a_decade(xs) and len(xs) > 1
             pos = np.log10(xs) if self.x_log else xs
         else:
-            self.x_log = False
             pos = np.arange(len(cells.x_values), dtype=float)
         self.x_positions = pos
         log = self.value_log
@@ -567,7 +439,7 @@ class CurvesPanel(GridPanel):
         p = self.plot
         p.setLabel("bottom", axis_label(x_axis))
         p.setLabel("left", readout_label(self.readout))
-        self._ticks(x_axis, cells, pos, numeric)
+        self._ticks(cells, pos, numeric)
         self._force_range = True
         self._manage_ranges()
         self.set_title(f"{readout_label(self.readout)} against {x_axis.replace('_', ' ')}")
@@ -585,12 +457,10 @@ class CurvesPanel(GridPanel):
             legend.addItem(self.prediction_sample, "n²/(4m)")
         self._extras = (band, prediction)
 
-    def _ticks(self, x_axis: str, cells: GridCells, pos: np.ndarray, numeric: bool) -> None:
+    def _ticks(self, cells: GridCells, pos: np.ndarray, numeric: bool) -> None:
         bottom, left = self.plot.getAxis("bottom"), self.plot.getAxis("left")
         if not numeric or len(pos) <= 8:  # every value labelled where it sits
-            bottom.setTicks(
-                [[(float(x), value_text(x_axis, v)) for x, v in zip(pos, cells.x_values, strict=True)]]
-            )
+            bottom.setTicks([[(float(x), t) for x, t in zip(pos, cells.layout.x_labels(), strict=True)]])
         elif self.x_log:
             xs = [float(v) for v in cells.x_values]
             bottom.setTicks([[(math.log10(v), tick_text(v)) for v in log_ticks(min(xs), max(xs))], []])
@@ -610,9 +480,7 @@ class CurvesPanel(GridPanel):
         pos = list(self.x_positions)
         if not pos:
             return [], []
-        cells = self.cells
-        numeric = cells is not None and cells.x_axis not in TEXT_AXES and cells.x_axis not in KNOT_AXES
-        if not numeric:
+        if self.cells is not None and not self.cells.layout.x_numeric:
             return [-0.5, len(pos) - 0.5], []
         return pos, []
 

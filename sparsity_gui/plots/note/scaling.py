@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 
-from sparsity_gui.core.note.scaling import ScalingRow, in_regime, summarize
+from sparsity_gui.core.note.scaling import ScalingRow, scaling_cells
 from sparsity_gui.core.text import plural
 from sparsity_gui.plots.base import DASH, GREY, Panel, pen
 from sparsity_gui.plots.curves import set_curve
@@ -173,13 +173,14 @@ class ScalingPanel(Panel):
 
     def _draw(self) -> None:
         log = self.log_axis.isChecked()
-        cells = summarize(self.rows)
+        cells = scaling_cells(self.rows, self.column, self.m_values, self.lam_values)
+        swept = np.array(cells.m_values, dtype=float)
         self.drawn = {}
         shown = np.array([getattr(r, self.column) for r in self.rows], dtype=float)
         shown = shown[np.isfinite(shown) & (shown > 0)] if log else shown[np.isfinite(shown)]
         floor = 0.5 * float(shown.min()) if shown.size else 1.0  # where a bar reaching 0 ends
         self.outside_cells = 0
-        for i, lam in enumerate(self.lam_values):
+        for i, lam in enumerate(cells.lam_values):
             curve = self.curves[lam]
             dodge = self._dodge(i)
             shift = 10.0**dodge
@@ -187,11 +188,9 @@ class ScalingPanel(Panel):
             rm = np.array([r.m for r in mine], dtype=float)
             ry = np.array([getattr(r, self.column) for r in mine], dtype=float)
             set_curve(curve.runs, rm * shift, ry, positive=log)
-            mine_cells = [c for c in cells if c.lam == lam]
-            cm = np.array([c.m for c in mine_cells], dtype=float)
-            cy = np.array([c.mean[self.column] for c in mine_cells], dtype=float)
-            cs = np.array([c.std[self.column] for c in mine_cells], dtype=float)
-            out = np.array([not in_regime(c) for c in mine_cells], dtype=bool)
+            ran = cells.table.runs[i] > 0  # the cells of this lam with runs: mean +- SD over seeds
+            cm, cy, cs = swept[ran], cells.table.mean[i][ran], cells.table.std[i][ran]
+            out = ~cells.regime[i][ran]
             self.outside_cells += int(out.sum())
             set_curve(curve.line, cm * shift, cy, positive=log)
             set_curve(curve.means, cm[~out] * shift, cy[~out], positive=log)

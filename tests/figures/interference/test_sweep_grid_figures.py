@@ -11,10 +11,10 @@ import statistics
 
 import numpy as np
 import pytest
+from helpers import sweep_row
 
-from sparsity_gui.core.interference.axes import row_value
 from sparsity_gui.core.interference.params import InterferenceParams
-from sparsity_gui.core.interference.sweep import SETTING_AXES, SweepRow, SweepSpec
+from sparsity_gui.core.interference.sweep import SweepRow, SweepSpec
 from sparsity_gui.figures import layout
 from sparsity_gui.figures.interference.grid import (
     curves,
@@ -64,34 +64,19 @@ def overlap_of(p) -> np.ndarray:
 
 
 def rows_of(plan: SweepSpec) -> list[SweepRow]:
-    out = []
-    for p in plan.runs():
-        s = p.seed
-        out.append(
-            SweepRow(
-                m=p.m,
-                seed=s,
-                n=p.n,
-                polysemantic=(s + len(p.optimizer)) % 4,
-                predicted=p.n * p.n / (4.0 * p.m),
-                active=8,
-                opposite_pairs=1,
-                same_pairs=0,
-                kept_share=0.5,
-                nonzero=40,
-                steps=p.steps,
-                optimizer=p.optimizer,
-                settled=True,
-                seconds=0.1,
-                sum_w4=0.5,
-                steps_to_sparse=steps_of(p.l1, p.optimizer, s),
-                rail_share=min(1.0, p.l1 * 3) if p.optimizer == "adamw" else 0.01 * s,
-                shrinkage_ratio=0.99,
-                **{a: row_value(p, a) for a in SETTING_AXES if a not in ("m", "optimizer", "dtype")},
-                overlap=overlap_of(p),
-            )
+    return [
+        sweep_row(
+            p,
+            polysemantic=(p.seed + len(p.optimizer)) % 4,
+            opposite_pairs=1,
+            sum_w4=0.5,
+            steps_to_sparse=steps_of(p.l1, p.optimizer, p.seed),
+            rail_share=min(1.0, p.l1 * 3) if p.optimizer == "adamw" else 0.01 * p.seed,
+            shrinkage_ratio=0.99,
+            overlap=overlap_of(p),
         )
-    return out
+        for p in plan.runs()
+    ]
 
 
 PLAN = spec(l1=L1S, optimizer=OPTIMIZERS, overlap=True)

@@ -13,8 +13,7 @@ import statistics
 
 import numpy as np
 import pytest
-from helpers import read_csv, type_keys
-from PySide6 import QtGui
+from helpers import read_csv, tick_texts, type_keys
 
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.sweep import ROW_COLUMNS
@@ -70,19 +69,6 @@ def medians(rows, readout: str) -> np.ndarray:
 
 def key(row) -> tuple:
     return (row.m, row.l1, row.optimizer, row.seed)
-
-
-def tick_texts(axis) -> list[str]:
-    """The tick labels an axis draws, from its low end to its high end."""
-    image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
-    painter = QtGui.QPainter(image)
-    try:
-        _line, _ticks, texts = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    if axis.orientation in ("left", "right"):
-        return [t for _y, t in sorted((-rect.center().y(), text) for rect, _f, text in texts)]
-    return [t for _x, t in sorted((rect.center().x(), text) for rect, _f, text in texts)]
 
 
 def drawn_values(heatmap) -> np.ndarray:

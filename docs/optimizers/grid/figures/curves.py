@@ -219,16 +219,9 @@ def save_metadata(fmt, title=""):
     return metadata
 
 
-def cell_quantiles(y, index, cells):
-    """Per cell 0 .. cells-1 (``index`` gives each run's): the median and the 10th and 90th
-    percentiles of the runs' finite y (numpy's linear interpolation), NaN without any."""
-    y, index = np.asarray(y, float), np.asarray(index, int)
-    out = np.full((3, cells), np.nan)
-    for c in range(cells):
-        v = y[(index == c) & np.isfinite(y)]
-        if v.size:
-            out[:, c] = np.median(v), np.quantile(v, 0.1), np.quantile(v, 0.9)
-    return out
+def cell_table(data, name):
+    """A per-cell column of the data as (series, x): the JSON holds it row by row."""
+    return np.asarray(data[name], float).reshape(len(data["series"]), len(data["x_labels"]))
 
 
 def axis_positions(ax, data):
@@ -247,7 +240,7 @@ def axis_positions(ax, data):
         return pos
     pos = np.arange(len(labels), dtype=float)
     ax.set_xlim(-0.5, len(labels) - 0.5)
-    long = max((len(s) for s in labels), default=0) > 8
+    long = max((len(s) for s in labels), default=0) > 10
     ax.set_xticks(pos, labels, rotation=25 if long else 0, ha="right" if long else "center")
     return pos
 
@@ -272,33 +265,35 @@ def curves(fig, data, ax=None):
 
     own = ax is not None  # drawn into a given ax: its legend on it
     (ax,) = panel_axes(fig, ax)
-    x_labels, series = list(data["x_labels"]), list(data["series"])
-    xi, si, y = (np.asarray(data[k], float) for k in ("xi", "si", "value"))
+    series = list(data["series"])
+    median, p10, p90 = (cell_table(data, k) for k in ("median", "p10", "p90"))
+    predicted = cell_table(data, "predicted") if np.asarray(data["predicted"]).size else None
     pos = axis_positions(ax, data)
-    nx = len(x_labels)
     handles, labels = [], []
     for s, label in enumerate(series):
-        pick = si == s
-        med, lo, hi = cell_quantiles(y[pick], xi[pick], nx)
+        med, lo, hi = median[s], p10[s], p90[s]
         colour = f"C{s % 10}"
         ok = np.isfinite(med)
-        ax.fill_between(pos[ok], lo[ok], hi[ok], color=colour, alpha=0.18, linewidth=0, zorder=2)
-        (line,) = ax.plot(pos[ok], med[ok], "o-", color=colour, markersize=3, linewidth=1.2, zorder=3)
+        if data["x_numeric"]:  # a curve over numbers, its band shaded
+            ax.fill_between(pos[ok], lo[ok], hi[ok], color=colour, alpha=0.18, linewidth=0, zorder=2)
+            (line,) = ax.plot(pos[ok], med[ok], "o-", color=colour, markersize=3, linewidth=1.2, zorder=3)
+        else:  # values without an order between them: no line joins them, the band a bar,
+            # the series side by side at each value (the first and last 0.3 apart)
+            at = pos[ok] + 0.15 * (2 * s - (len(series) - 1)) / max(1, len(series) - 1)
+            ax.vlines(at, lo[ok], hi[ok], color=colour, alpha=0.45, linewidth=4, zorder=2)
+            (line,) = ax.plot(at, med[ok], "o", color=colour, markersize=4, zorder=3)
         handles.append(line)
         labels.append(label or "median")
-        predicted = np.asarray(data["predicted"], float)
-        if predicted.size:
-            p_med = cell_quantiles(predicted[pick], xi[pick], nx)[0]
-            ax.plot(pos, p_med, "--", color=colour, linewidth=0.9, zorder=2)
-    if np.asarray(data["predicted"], float).size:
+        if predicted is not None:
+            ax.plot(pos, predicted[s], "--", color=colour, linewidth=0.9, zorder=2)
+    if predicted is not None:
         handles.append(ax.plot([], [], "--", color="0.3", linewidth=0.9)[0])
         labels.append("$n^2/(4m)$")
-    handles.append(Patch(color="0.5", alpha=0.3, linewidth=0))
+    handles.append(Patch(color="0.5", alpha=0.3 if data["x_numeric"] else 0.45, linewidth=0))
     labels.append(str(data["band"]))
-    missing = int(np.count_nonzero(~np.isfinite(y)))
-    if missing:
+    if data["without_value"]:
         handles.append(Patch(color="none"))
-        labels.append(f"{missing} of {y.size} runs {data['missing']}")
+        labels.append(f"{int(data['without_value'])} of {int(data['runs'])} runs {data['missing']}")
     if data["value_log"]:
         ax.set_yscale("log")
     if data["x_log"] or data["value_log"]:

@@ -175,26 +175,9 @@ def save_metadata(fmt, title=""):
     return metadata
 
 
-def cell_quantiles(y, index, cells):
-    """Per cell 0 .. cells-1 (``index`` gives each run's): the median and the 10th and 90th
-    percentiles of the runs' finite y (numpy's linear interpolation), NaN without any."""
-    y, index = np.asarray(y, float), np.asarray(index, int)
-    out = np.full((3, cells), np.nan)
-    for c in range(cells):
-        v = y[(index == c) & np.isfinite(y)]
-        if v.size:
-            out[:, c] = np.median(v), np.quantile(v, 0.1), np.quantile(v, 0.9)
-    return out
-
-
-def cell_text(v):
-    """A heatmap cell's value, short: whole numbers below 10^5 as they are (9912 steps),
-    others with three significant digits (0.81, 1.2e+05)."""
-    if abs(v) < 1e5 and abs(v - round(v)) < 1e-9 * max(1.0, abs(v)):
-        return f"{v:.0f}"
-    if 100 <= abs(v) < 1e5:
-        return f"{v:.0f}"
-    return f"{v:.3g}"
+def cell_table(data, name):
+    """A per-cell column of the data as (series, x): the JSON holds it row by row."""
+    return np.asarray(data[name], float).reshape(len(data["series"]), len(data["x_labels"]))
 
 
 def title_of(ax, data, note=""):
@@ -210,34 +193,32 @@ def title_of(ax, data, note=""):
 
 
 def heatmap(fig, data, ax=None):
-    """The readout's median over seeds for every pair of the two varied options, its value
-    written in each cell; a cell where no run has one (never sparse) hatched."""
+    """The readout's median over seeds for every pair of the two varied options, its text
+    written in each cell; a cell whose runs have no value (never sparse) hatched, one
+    without a run left blank."""
     from matplotlib.colors import LogNorm
     from matplotlib.patches import Rectangle
 
     (ax,) = panel_axes(fig, ax)
     nx, ny = len(data["x_labels"]), len(data["s_labels"])
-    xi, yi, y = (np.asarray(data[k], float) for k in ("xi", "si", "value"))
-    grid = cell_quantiles(y, yi * nx + xi, nx * ny)[0].reshape(ny, nx)
+    grid = cell_table(data, "median")
     finite = grid[np.isfinite(grid)]
     log = bool(data["value_log"]) and finite.size and finite.min() > 0
     norm = LogNorm(finite.min(), finite.max()) if log and finite.max() > finite.min() else None
     image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis", norm=norm, interpolation="nearest")
     x_labels = list(data["x_labels"])
-    long = max((len(s) for s in x_labels), default=0) > 8
+    long = max((len(s) for s in x_labels), default=0) > 10
     ax.set_xticks(np.arange(nx), x_labels, rotation=25 if long else 0, ha="right" if long else "center")
     ax.set_yticks(np.arange(ny), list(data["s_labels"]))
     ax.tick_params(length=0)
-    if nx * ny <= 120:  # the value in each cell, dark on light colours
-        for j in range(ny):
-            for i in range(nx):
-                v = grid[j, i]
-                if not np.isfinite(v):
-                    continue
-                r, g, b, _ = image.cmap(image.norm(v))
-                ink = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
-                ax.text(i, j, cell_text(v), ha="center", va="center", color=ink, fontsize=least_legend_size())
-    for j, i in zip(*np.nonzero(~np.isfinite(grid)), strict=True):
+    for k, text in enumerate(data["cell_texts"]):  # the text in each cell, dark on light colours
+        j, i = divmod(k, nx)
+        if text:
+            r, g, b, _ = image.cmap(image.norm(grid[j, i]))
+            ink = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
+            ax.text(i, j, text, ha="center", va="center", color=ink, fontsize=least_legend_size())
+    ran = cell_table(data, "cell_runs") > 0
+    for j, i in zip(*np.nonzero(ran & ~np.isfinite(grid)), strict=True):
         ax.add_patch(
             Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor="0.92", edgecolor="0.6", hatch="///", linewidth=0)
         )
@@ -247,7 +228,10 @@ def heatmap(fig, data, ax=None):
         log_ticks(bar.ax)
     ax.set_xlabel(str(data["x_label"]))
     ax.set_ylabel(str(data["s_label"]))
-    title_of(ax, data, "" if np.isfinite(grid).all() else f"hatched: {data['missing']}")
+    notes = [f"hatched: {data['missing']}"] if (ran & ~np.isfinite(grid)).any() else []
+    if not ran.all() and ran.any():
+        notes.append("blank: no run finished")
+    title_of(ax, data, " · ".join(notes))
 
 
 if __name__ == "__main__":
