@@ -113,7 +113,7 @@ def time_reader(folder: Path, measure: bool) -> dict:
 
 def child(folder: Path, measure: bool) -> None:
     """Open the series and read every snapshot (as `checkpoints` does); print JSON."""
-    from sparsity_gui.core.compare import _measures, default_zero_tol
+    from sparsity_gui.core.checkpoints.compare import _measures, default_zero_tol
     from sparsity_gui.core.series import open_series
 
     if measure:  # numba's kernel compiled (or loaded from its cache) before the clock starts

@@ -1,5 +1,5 @@
 """Your training run's snapshots against the theory, for notebooks: ``compare_checkpoints``
-is the `checkpoints` command (core/compare.py), its result a table like every other
+is the `checkpoints` command (core/checkpoints/compare.py), its result a table like every other
 result's, with ``plot(measure)`` and ``save(dir)``."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from sparsity_gui.core.compare import Comparison
+    from sparsity_gui.core.checkpoints.compare import Comparison
 
 
 class CheckpointComparison(Result):
@@ -29,7 +29,7 @@ class CheckpointComparison(Result):
     exact flow (``*_flow``). ``table``: compare.csv's rows in ``columns``' order; ``steps``:
     the snapshots' steps; ``flow_note``: why the flow's columns are empty, if they are.
 
-    The diagnostics that hold for any trainer (core/diagnostics.py), from the snapshots
+    The diagnostics that hold for any trainer (core/checkpoints/diagnostics.py), from the snapshots
     alone: ``rail_share`` (per snapshot, the share of weights that moved at Adam's most,
     lr a step, since the one before; NaN at the first), ``saturation_share`` and
     ``saturated`` / ``saturation_verdict`` (the shrinking weights on the rail over the last
@@ -43,7 +43,7 @@ class CheckpointComparison(Result):
     command = "checkpoints"
 
     def __init__(self, comparison: Comparison, path: str, options: dict[str, Any], wall_seconds: float):
-        from sparsity_gui.core.compare import COLUMNS, finite_max
+        from sparsity_gui.core.checkpoints.compare import COLUMNS, finite_max
 
         self.comparison = comparison
         self.path = path
@@ -113,7 +113,7 @@ class CheckpointComparison(Result):
 
     def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
         """The command's files; ``figures=True`` (and ``style``) the figures too."""
-        from sparsity_gui.core.compare import write_comparison
+        from sparsity_gui.core.checkpoints.compare import write_comparison
 
         figures, style = bool(write_options.get("figures", False)), write_options.get("style")
 
@@ -188,8 +188,8 @@ def compare_checkpoints(
     (one row): the note's flow at t = tau (step - step0) with tau FITTED to the snapshots'
     |W|_1 (``fitted_time_per_step``; under Adam no time maps steps to the flow). Bad input
     raises ValueError in the command's words."""
+    from sparsity_gui.core.checkpoints.compare import compare
     from sparsity_gui.core.checks import finite_number
-    from sparsity_gui.core.compare import compare
     from sparsity_gui.core.errors import InputError
     from sparsity_gui.core.series import open_series
 

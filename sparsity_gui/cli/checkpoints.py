@@ -1,5 +1,5 @@
 """`sparsity-gui checkpoints`: a series of snapshots from a training run against the theory
-(core/compare.py), written as DIR/compare.csv and DIR/run.json."""
+(core/checkpoints/compare.py), written as DIR/compare.csv and DIR/run.json."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ saturation verdict: whether the shrinking weights moved at the learning rate ove
 
 
 def build_checkpoints_parser() -> CleanParser:
-    from sparsity_gui.core.compare import COMPARE_OPTIMIZERS
+    from sparsity_gui.core.checkpoints.compare import COMPARE_OPTIMIZERS
 
     p = CleanParser.for_command("checkpoints", CHECKPOINTS_DESCRIPTION)
     p.add_argument("path", metavar="PATH", help="the series: a folder of snapshots or one stacked file")
@@ -109,7 +109,7 @@ def build_checkpoints_parser() -> CleanParser:
 
 
 def checkpoints_command(argv: Sequence[str]) -> int:
-    from sparsity_gui.core.compare import compare, finite_max, write_comparison
+    from sparsity_gui.core.checkpoints.compare import compare, finite_max, write_comparison
     from sparsity_gui.core.series import open_series
 
     args = build_checkpoints_parser().parse_args(argv)

@@ -60,14 +60,14 @@ def snapshots_against_theory(fig, data, ax=None):
 
 
 def comparison_data(result, measure: str) -> dict:
-    """One measure's figure data from a core.compare.Comparison."""
-    from sparsity_gui.core.compare import COLUMNS, CURVE_COLUMNS
+    """One measure's figure data from a core.checkpoints.compare.Comparison."""
+    from sparsity_gui.core.checkpoints.compare import COLUMNS, CURVE_COLUMNS
 
     def curve(name):
         return result.curve[:, CURVE_COLUMNS.index(name)]
 
     series = result.series
-    from sparsity_gui.core.compare import _latent_word
+    from sparsity_gui.core.checkpoints.compare import _latent_word
 
     what = "the matrix" if series.pick == "matrix" else _latent_word(series)
     reference = bool(result.statements)  # not the paper's model: the curves are a reference

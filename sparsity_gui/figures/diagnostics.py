@@ -1,4 +1,4 @@
-"""The figures of a series' diagnostics (core/diagnostics.py), beside `checkpoints`' own:
+"""The figures of a series' diagnostics (core/checkpoints/diagnostics.py), beside `checkpoints`' own:
 the rail share per pair of snapshots with the saturation verdict's window and threshold,
 the deaths over training (weights, SAELens latents, the forecast's), and the death
 forecast against each weight's observed death (a calibration plot with its rank
@@ -101,7 +101,7 @@ FORECAST_LABELS = {"flow": "the note's flow", "rail": r"rail bound $|w|/$lr", ""
 
 
 def rail_data(result) -> dict:
-    from sparsity_gui.core.diagnostics import RAIL_BAND, RAIL_OPTIMIZERS, SATURATION_SHARE
+    from sparsity_gui.core.checkpoints.diagnostics import RAIL_BAND, RAIL_OPTIMIZERS, SATURATION_SHARE
 
     d = result.diagnostics
     share = d.saturation_share

@@ -4,14 +4,14 @@ beside the live run started from its first snapshot.
 `SeriesDialog` takes what the `checkpoints` command takes (the series, its tensor, a row, a
 SAELens latent or the whole matrix, the run's l1, lr, optimizer and weight decay; for the
 note's window a fitted time scale), prefilled from the window's parameters. Accepting checks
-the series up front (core/series_pin.py: headers only) and then reads and compares it
+the series up front (core/checkpoints/series_pin.py: headers only) and then reads and compares it
 beside the GUI, with progress and Cancel in the dialog; every refusal is shown in the
 dialog and leaves the window's run as it is. On success `CheckpointsControl` starts the live
 run from the first snapshot (the prediction: the note's exact flow of the row, or the
 interference model trained from the matrix), pins the snapshots as points named after the
 series' folder, and its dock says how far the snapshots the live run has reached are from
 the prediction (the largest relative difference of |W|_1, as compare.csv computes it), and
-the series' diagnostics (core/diagnostics.py): the saturation verdict, the deaths and the
+the series' diagnostics (core/checkpoints/diagnostics.py): the saturation verdict, the deaths and the
 death forecast's rank correlation, a line each.
 
 Each window gives the model's part: ``request(options)`` (the checks, with the window's
@@ -26,10 +26,10 @@ from collections.abc import Callable
 
 from PySide6 import QtCore, QtWidgets
 
-from sparsity_gui.core.compare import COMPARE_OPTIMIZERS
+from sparsity_gui.core.checkpoints.compare import COMPARE_OPTIMIZERS
+from sparsity_gui.core.checkpoints.series_pin import SeriesPin, SeriesRequest, series_pin
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.series import SeriesOptions
-from sparsity_gui.core.series_pin import SeriesPin, SeriesRequest, series_pin
 from sparsity_gui.core.weights_files import FILE_FILTER
 from sparsity_gui.ui.background import BackgroundJob, JobOutcome
 from sparsity_gui.ui.dialogs import last_folder, remember_folder

@@ -1,4 +1,4 @@
-"""The diagnostics that hold for any trainer (core/diagnostics.py) against own torch loops
+"""The diagnostics that hold for any trainer (core/checkpoints/diagnostics.py) against own torch loops
 on the paper's loss: the rail share from the snapshots' deltas against each weight's
 per-step path, the saturation verdict on a saturating and a non-saturating run, the death
 forecast of the note's flow against the deaths of torch's SGD, and SAELens' latents."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sparsity_gui import api
-from sparsity_gui.core.diagnostics import RAIL_BAND, SATURATION_SHARE, SATURATION_TAIL
+from sparsity_gui.core.checkpoints.diagnostics import RAIL_BAND, SATURATION_SHARE, SATURATION_TAIL
 
 torch = pytest.importorskip("torch")
 safetensors_numpy = pytest.importorskip("safetensors.numpy")

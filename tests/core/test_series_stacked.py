@@ -128,7 +128,7 @@ def test_a_float32_folder_is_handed_on_as_stored_and_compared_as_its_float64_cop
     """A folder of float32 .npy snapshots is read as float32, the numbers written (no
     widening pass over 4 GB); the comparison sums them in float64, so compare.csv's table
     is the one of the same snapshots saved as float64, to 1e-12."""
-    from sparsity_gui.core.compare import compare
+    from sparsity_gui.core.checkpoints.compare import compare
 
     for kind, dtype in (("f32", np.float32), ("f64", np.float64)):
         (tmp_path / kind).mkdir()

@@ -6,8 +6,8 @@ first snapshot's step) and trains to the last snapshot's step."""
 
 from __future__ import annotations
 
+from sparsity_gui.core.checkpoints.series_pin import SeriesPin, interference_request
 from sparsity_gui.core.interference.initial import W0File
-from sparsity_gui.core.series_pin import SeriesPin, interference_request
 from sparsity_gui.ui.checkpoints import CheckpointsControl
 
 

@@ -7,8 +7,8 @@ RUN_SECONDS."""
 
 from __future__ import annotations
 
+from sparsity_gui.core.checkpoints.series_pin import SeriesPin, note_request
 from sparsity_gui.core.note.session import W0Source
-from sparsity_gui.core.series_pin import SeriesPin, note_request
 from sparsity_gui.ui.checkpoints import CheckpointsControl
 from sparsity_gui.ui.note.controls import SPEED_MAX, SPEED_MIN
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sparsity_gui.core import diagnostics as diag
+from sparsity_gui.core.checkpoints import diagnostics as diag
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.compare import polysemantic, trained_at
 from sparsity_gui.core.interference.params import OPTIMIZERS, check_steps_work
@@ -38,7 +38,7 @@ COLUMNS = (
     "rel_diff_norm2",
     "rel_diff_norm1_flow",
     "rel_diff_norm2_flow",
-    *diag.COLUMNS,  # any trainer's diagnostics (core/diagnostics.py)
+    *diag.COLUMNS,  # any trainer's diagnostics (core/checkpoints/diagnostics.py)
 )
 
 FITTED_LABEL = (
@@ -167,6 +167,98 @@ def _rel(a: float, b: float) -> float:
     return abs(a - b) / abs(b) if b != 0 and math.isfinite(b) else math.nan
 
 
+def _flow_time(
+    series: Series,
+    first: np.ndarray,
+    lam: float,
+    lr: float,
+    optimizer: str,
+    fit: bool,
+    should_stop,
+) -> tuple[float | None, str]:
+    """The note's flow's time per step (None: no flow) and what flow_note says of it: plain
+    SGD's 4 lr; a time fitted to the snapshots' |W|_1 (``fit``: one row, the
+    series read once more first); none for a matrix or under another optimizer."""
+    model_optimizer = OPTIMIZER_ALIASES.get(optimizer, optimizer)
+    matrix = series.pick == "matrix"
+    if fit:
+        if matrix:
+            raise InputError(
+                "fit-time-scale",
+                "the note's flow is for one row: fit a time scale to a row or a latent, not the matrix",
+            )
+        time_per_step = _fitted_time(series, first, lam, should_stop)
+        if model_optimizer in FLOW_OPTIMIZERS:
+            own = f" (plain SGD's own: 4 lr = {4.0 * lr:.6g})"
+        else:
+            own = f" (under {optimizer} no time maps steps to the flow)"
+        return time_per_step, (
+            f"FITTED time scale: the note's flow at t = {time_per_step:.6g} x (step - step0), the "
+            f"factor that best fits the snapshots' |W|_1 (least squares of the relative differences)"
+            f"{own}; fitted, not predicted"
+        )
+    if matrix:
+        return None, "the note's flow is for one row; a matrix is compared with the trained model only"
+    if model_optimizer not in FLOW_OPTIMIZERS:
+        return None, (
+            f"under {optimizer} no time maps steps to the note's flow (a step's size is not "
+            "4 lr times the gradient): the flow's columns are empty"
+            + ("" if series.model else "; the trained model's are exact")
+        )
+    return 4.0 * lr, ""
+
+
+def _fitted_time(series: Series, first: np.ndarray, lam: float, should_stop) -> float:
+    """The t per step by which the note's flow best fits the snapshots' |W|_1."""
+    steps = series.steps
+    measured = np.empty(len(steps))
+    for i in range(len(steps)):
+        if should_stop is not None and should_stop():
+            raise KeyboardInterrupt
+        w = first if i == 0 else series.read(i)
+        measured[i] = float(np.abs(w).sum(dtype=np.float64))
+    return fit_time_per_step(first, lam, steps - steps[0], measured, should_stop)
+
+
+def _row(step: float, t: float, w, pred, flow, got, want, along, tol: float) -> list[float]:
+    """A snapshot's row of compare.csv: its measures ``got`` beside the trained model's
+    (``want``, from its weights ``pred``) and the flow's (``along``, from ``flow``; None:
+    no flow), and the differences."""
+    row = dict(optimizer_step=step, t=t)
+    for k, name in enumerate(MEASURES):
+        row[name], row[f"{name}_pred"], row[f"{name}_flow"] = got[k], want[k], along[k]
+    row["max_abs_diff"] = float(np.max(np.abs(w - pred)))
+    # the weights alive in both: a dead weight under plain SGD chatters within lr l1 of
+    # zero, and a rounding difference can flip its sign at a step (off by 2 lr l1 at most)
+    alive = (np.abs(w) > tol) & (np.abs(pred) > tol)
+    row["max_abs_diff_alive"] = float(np.max(np.abs(w - pred)[alive])) if alive.any() else 0.0
+    row["rel_diff_norm1"] = _rel(got[0], want[0])
+    row["rel_diff_norm2"] = _rel(got[1], want[1])
+    if flow is not None:
+        row["max_abs_diff_flow"] = float(np.max(np.abs(w - flow)))
+        row["rel_diff_norm1_flow"] = _rel(got[0], along[0])
+        row["rel_diff_norm2_flow"] = _rel(got[1], along[1])
+    return [row.get(c, math.nan) for c in COLUMNS]
+
+
+def _dead_latents(series: Series, changed: np.ndarray | None, count: int) -> list[str]:
+    """A row or latent that never changes over the ``count`` snapshots is refused (a dead
+    latent: nothing to compare); an SAE's matrix with dead latents says how many."""
+    matrix = series.pick == "matrix"
+    if changed is not None and not matrix and not changed.any():
+        raise InputError(
+            "checkpoints",
+            f"{series.label}: {_latent_word(series)} never changes over the {count} snapshots (a dead "
+            "latent: no gradient reached it); there is nothing to compare: choose another",
+        )
+    if changed is not None and matrix and series.model and not changed.all():
+        return [
+            f"{int((~changed).sum())} of {changed.size} latents never change over the snapshots (dead: no "
+            "gradient reached them); their weights only repeat their start"
+        ]
+    return []
+
+
 def compare(
     series: Series,
     *,
@@ -201,41 +293,8 @@ def compare(
     grid = np.unique(np.r_[offsets, np.round(np.linspace(0, offsets[-1], CURVE_POINTS))]).astype(np.int64)
     # checks the hyperparameters (InputError naming each) before any work
     predicted = trained_at(first, grid, l1=l1, lr=lr, optimizer=model_optimizer, weight_decay=weight_decay)
-    flow_note = ""
+    time_per_step, flow_note = _flow_time(series, first, lam, lr, optimizer, fit_time_scale, should_stop)
     flows = None
-    time_per_step = None
-    if fit_time_scale:
-        if matrix:
-            raise InputError(
-                "fit-time-scale",
-                "the note's flow is for one row: fit a time scale to a row or a latent, not the matrix",
-            )
-        measured = np.empty(len(steps))
-        for i in range(len(steps)):
-            if should_stop is not None and should_stop():
-                raise KeyboardInterrupt
-            w = first if i == 0 else series.read(i)
-            measured[i] = float(np.abs(w).sum(dtype=np.float64))
-        time_per_step = fit_time_per_step(first, lam, offsets, measured, should_stop)
-        if model_optimizer in FLOW_OPTIMIZERS:
-            own = f" (plain SGD's own: 4 lr = {4.0 * lr:.6g})"
-        else:
-            own = f" (under {optimizer} no time maps steps to the flow)"
-        flow_note = (
-            f"FITTED time scale: the note's flow at t = {time_per_step:.6g} x (step - step0), the "
-            f"factor that best fits the snapshots' |W|_1 (least squares of the relative differences)"
-            f"{own}; fitted, not predicted"
-        )
-    elif matrix:
-        flow_note = "the note's flow is for one row; a matrix is compared with the trained model only"
-    elif model_optimizer not in FLOW_OPTIMIZERS:
-        flow_note = (
-            f"under {optimizer} no time maps steps to the note's flow (a step's size is not "
-            "4 lr times the gradient): the flow's columns are empty"
-            + ("" if series.model else "; the trained model's are exact")
-        )
-    else:
-        time_per_step = 4.0 * lr
     if time_per_step is not None:
         flows = flow_at(first, lam, time_per_step * grid)
     rows = np.full((len(steps), len(COLUMNS)), np.nan)
@@ -261,35 +320,9 @@ def compare(
         tracker.add(i, w)
         if i > 0 and changed is not None:
             changed |= _moved(w, first, series)
-        row = dict(optimizer_step=float(steps[i]), t=t)
-        got = _measures(w, lam, tol, matrix)
-        for k, name in enumerate(MEASURES):
-            row[name], row[f"{name}_pred"], row[f"{name}_flow"] = got[k], want[k], along[k]
-        row["max_abs_diff"] = float(np.max(np.abs(w - pred)))
-        # the weights alive in both: a dead weight under plain SGD chatters within lr l1 of
-        # zero, and a rounding difference can flip its sign at a step (off by 2 lr l1 at most)
-        alive = (np.abs(w) > tol) & (np.abs(pred) > tol)
-        row["max_abs_diff_alive"] = float(np.max(np.abs(w - pred)[alive])) if alive.any() else 0.0
-        row["rel_diff_norm1"] = _rel(got[0], want[0])
-        row["rel_diff_norm2"] = _rel(got[1], want[1])
-        if flow is not None:
-            row["max_abs_diff_flow"] = float(np.max(np.abs(w - flow)))
-            row["rel_diff_norm1_flow"] = _rel(got[0], along[0])
-            row["rel_diff_norm2_flow"] = _rel(got[1], along[1])
-        rows[i] = [row.get(c, math.nan) for c in COLUMNS]
+        rows[i] = _row(float(steps[i]), t, w, pred, flow, _measures(w, lam, tol, matrix), want, along, tol)
         i += 1
-    statements = list(model_statements(series, l1))
-    if changed is not None and not matrix and not changed.any():
-        raise InputError(
-            "checkpoints",
-            f"{series.label}: {_latent_word(series)} never changes over the {len(steps)} snapshots (a dead "
-            "latent: no gradient reached it); there is nothing to compare: choose another",
-        )
-    if changed is not None and matrix and series.model and not changed.all():
-        statements.append(
-            f"{int((~changed).sum())} of {changed.size} latents never change over the snapshots (dead: no "
-            "gradient reached them); their weights only repeat their start"
-        )
+    statements = [*model_statements(series, l1), *_dead_latents(series, changed, len(steps))]
     diagnostics = tracker.finish(matrix)
     rows[:, [COLUMNS.index(c) for c in diag.COLUMNS]] = diagnostics.table
     settings = dict(

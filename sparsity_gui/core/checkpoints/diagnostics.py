@@ -32,7 +32,7 @@ alone, with or without a model that predicts them.
   correlation over the weights alive at the first snapshot that die in either (a weight
   that does not die within the series ranks after every death).
 
-Qt-free; the tracker reads each snapshot once, as core/compare.py hands it over."""
+Qt-free; the tracker reads each snapshot once, as core/checkpoints/compare.py hands it over."""
 
 from __future__ import annotations
 
