@@ -159,13 +159,14 @@ def test_the_sweep_tabs_command_line_runs_the_tabs_runs(show_tab, tmp_path, monk
     command = shlex.split(tab.command.text())
     assert command[:2] == ["sparsity-gui", "sweep"] and command[-2:] == ["--out", "DIR"]
     assert "--readout" in command and "--lr-schedule" in command and "--seed" in command
+    assert command[command.index("--readout") + 1] == "active"
     out = tmp_path / "out"
-    status, _out, err = command_in_process([*command[1:-1], str(out)], tmp_path, monkeypatch, capsys)
+    argv = [*command[1:-1], str(out), "--no-figure"]  # figures: the sweep commands' own tests
+    status, _out, err = command_in_process(argv, tmp_path, monkeypatch, capsys)
     assert status == 0, err
     rows, dropped = resumed_rows(out, plan)  # sweep.json holds the tab's spec, sweep.csv its runs
     assert dropped == 0
     assert sorted(plan.row_key(r) for r in rows) == sorted(plan.run_key(p) for p in plan.runs())
-    assert (out / "figures" / "curves.png").is_file()  # the readout's curves, as the tab draws them
 
 
 NOTE = SimParams(m=200, lam=1e-2, sigma=0.8, seed=4)
@@ -192,7 +193,7 @@ def test_the_scaling_tabs_command_line_runs_the_tabs_runs(show_tab, tmp_path, mo
     command = shlex.split(tab.command.text())
     assert command[:2] == ["sparsity-gui", "scaling"] and "--sigma" in command and "--seed" in command
     out = tmp_path / "out"
-    argv = [*command[1:-1], str(out), "--no-figure"]  # the figures are the sweep's test's
+    argv = [*command[1:-1], str(out), "--no-figure"]  # figures: the scaling command's own tests
     status, _out, err = command_in_process(argv, tmp_path, monkeypatch, capsys)
     assert status == 0, err
     with open(out / "scaling.csv", newline="") as f:
