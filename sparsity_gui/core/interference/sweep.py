@@ -410,14 +410,17 @@ def loglog_slope(m: np.ndarray, mean: np.ndarray) -> tuple[float, int]:
 
 
 def summarize(rows: Sequence[SweepRow]) -> SweepSummary:
+    """The polysemantic count per m of ``rows`` (core/cells.cell_stats: the mean and the
+    sample SD over seeds), which the live panel, the figure and sweep.json give."""
     ms = np.array(sorted({r.m for r in rows}), dtype=float)
     mean, std, count, pred = [], [], [], []
     for m in ms:
-        vals = np.array([r.polysemantic for r in rows if r.m == m], dtype=float)
+        vals = [r.polysemantic for r in rows if r.m == m]
         n = next(r.n for r in rows if r.m == m)
-        mean.append(vals.mean())
-        std.append(vals.std(ddof=1) if vals.size > 1 else 0.0)  # the sample std over seeds
-        count.append(vals.size)
+        stats = cell_stats(vals)
+        mean.append(stats["mean"])
+        std.append(stats["std"])
+        count.append(len(vals))
         pred.append(predicted_polysemantic(n, int(m)))
     slope, points = loglog_slope(ms, np.array(mean))
     return SweepSummary(

@@ -4,8 +4,10 @@ Each run a faint point; the mean over seeds per m a square, joined by a line, wi
 sample standard deviation bars (on log axes a lower bound at or below zero cannot be
 drawn: its bar is cut at the axis and ends in an open triangle); the paper's n²/(4m) a
 dashed line over the swept m, with the fitted log-log slope of the means beside its −1 in
-the legend. A sweep cut short says so in the title. Drawn from sweep.csv's columns (the
-JSON beside the figure holds them) by `sweep`; `sweep_figure_files` writes its files."""
+the legend. A sweep cut short says so in the title. The runs are sweep.csv's columns, the
+means, SDs and slope core's summary per m (core/interference/sweep.summarize, which the
+live panel draws too); the JSON beside the figure holds both; `sweep_figure_files` writes
+its files."""
 
 from __future__ import annotations
 
@@ -13,28 +15,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sparsity_gui.core.interference.sweep import summarize
 from sparsity_gui.figures.draw import least_legend_size, log_ticks, panel_axes
 from sparsity_gui.figures.scripted import panels_files, planned_values, row_columns
 
 NAME = "sweep"
-
-
-def per_m(m, y):
-    """The swept m, and the mean and sample standard deviation (0 for one run) of y at each."""
-    m, y = np.asarray(m, float), np.asarray(y, float)
-    ms = np.unique(m)
-    mean = np.array([y[m == v].mean() for v in ms])
-    std = np.array([y[m == v].std(ddof=1) if np.count_nonzero(m == v) > 1 else 0.0 for v in ms])
-    return ms, mean, std
-
-
-def loglog_slope(ms, mean):
-    """Least squares slope of log10(mean) on log10(m) over the m with mean > 0 (NaN with
-    fewer than two)."""
-    keep = mean > 0
-    if np.count_nonzero(keep) < 2:
-        return float("nan")
-    return float(np.polyfit(np.log10(ms[keep]), np.log10(mean[keep]), 1)[0])
 
 
 def sweep(fig, data, ax=None):
@@ -58,8 +43,8 @@ def sweep(fig, data, ax=None):
     positive = np.concatenate([counts[counts > 0], n * n / (4.0 * swept)])
     floor = 0.5 * float(positive.min()) if positive.size else 0.5  # where a cut bar ends
     if m.size:
-        ms, mean, std = per_m(m, counts)
-        slope = loglog_slope(ms, mean)
+        ms, mean, std = (np.asarray(data[k], float) for k in ("cell_m", "cell_mean", "cell_std"))
+        slope = float(data["slope"])
         slope_text = "too few m to fit a slope" if not np.isfinite(slope) else f"slope ${slope:.2f}$"
         keep = mean > 0 if log else np.isfinite(mean)
         ms, mean, std = ms[keep], mean[keep], std[keep]
@@ -116,9 +101,6 @@ def sweep(fig, data, ax=None):
     ax.legend(loc="upper right", fontsize=least_legend_size(), handlelength=1.6)
 
 
-SCRIPT_FUNCTIONS = (per_m, loglog_slope)
-
-
 def sweep_data(
     rows: Sequence,
     n: int | None = None,
@@ -127,8 +109,10 @@ def sweep_data(
     cancelled: bool = False,
     log_axes: bool = True,
 ) -> dict:
-    """The figure's data from SweepRows: sweep.csv's columns that it draws, and the plan."""
+    """The figure's data from SweepRows: sweep.csv's columns that it draws, the plan, and
+    per m the mean and SD over seeds and their log-log slope (summarize: sweep.json's)."""
     rows = list(rows)
+    summary = summarize(rows)
     if n is None:
         n = rows[0].n if rows else 0
 
@@ -145,6 +129,10 @@ def sweep_data(
         "optimizer": values("optimizer"),
         "steps": values("steps"),
         "seeds": len({r.seed for r in rows}),
+        "cell_m": summary.m,
+        "cell_mean": summary.mean,
+        "cell_std": summary.std,
+        "slope": summary.slope,
     }
 
 
@@ -157,4 +145,4 @@ def sweep_figure_files(spec, rows: Sequence, cancelled: bool = False, **how) -> 
         data = sweep_data(rows, spec.base.n, spec.m_values, len(spec.runs()), cancelled)
     else:
         data = sweep_data(rows)
-    return panels_files([(NAME, sweep, data, "Polysemantic neurons against m")], SCRIPT_FUNCTIONS, **how)
+    return panels_files([(NAME, sweep, data, "Polysemantic neurons against m")], **how)
