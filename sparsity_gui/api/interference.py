@@ -174,21 +174,21 @@ def schedule_options(
 ) -> dict[str, Any]:
     """The schedule options train() and sweep() share, as the CLI's: knots as their text
     (checked here, so that save() writes the option that reads back as them)."""
-    from sparsity_gui.core.interference.schedules import check_step_knots
-    from sparsity_gui.core.knots import knots_text
+    from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
+    from sparsity_gui.core.knots import given_knots, knots_text
 
-    def text(name: str, knots: Any, most: float) -> str | None:
+    def text(name: str, knots: Any) -> str | None:
         if knots is None:
             return None
-        return knots_text(check_step_knots(f"{name}-schedule", knots, name, most))
+        return knots_text(given_knots(INTERFERENCE_SETTINGS.check(name, knots), name, "step"))
 
     return dict(
         l1_warmup=as_whole(l1_warmup),
-        l1_schedule=text("l1", l1_schedule, 4.0),
+        l1_schedule=text("l1_schedule", l1_schedule),
         lr_warmup=as_whole(lr_warmup),
         lr_decay=lr_decay,
         lr_decay_steps=as_whole(lr_decay_steps),
-        lr_schedule=text("lr", lr_schedule, 1.0),
+        lr_schedule=text("lr_schedule", lr_schedule),
     )
 
 

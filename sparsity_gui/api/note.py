@@ -219,12 +219,12 @@ def simulate(
     time comes before that sample. The CLI has no such option: save() then records this
     call instead of a command line. A live change of lam ends a ``lam_schedule``: λ stays
     at the new value from then on, as a change in the window does."""
+    from sparsity_gui.core.knots import given_knots, knots_text
     from sparsity_gui.core.note.files import death_columns
     from sparsity_gui.core.note.headless import run_settings, scheduled_run
     from sparsity_gui.core.note.metrics import COLUMNS
-    from sparsity_gui.core.note.params import LAM_MAX
     from sparsity_gui.core.note.sampled import simulate_samples
-    from sparsity_gui.core.note.schedule import check_knots, knots_text
+    from sparsity_gui.core.note.settings import NOTE_SETTINGS
 
     if not isinstance(schedule, (list, tuple)):
         raise TypeError(
@@ -243,7 +243,9 @@ def simulate(
         t_end=None if t_end is None else as_number(t_end),
         samples=as_whole(samples),
         lam_schedule=(
-            None if lam_schedule is None else knots_text(check_knots(lam_schedule, LAM_MAX, "lam-schedule"))
+            None
+            if lam_schedule is None
+            else knots_text(given_knots(NOTE_SETTINGS.check("lam_schedule", lam_schedule), "lam_schedule"))
         ),
         lam_warmup=None if lam_warmup is None else as_number(lam_warmup),
     )

@@ -42,8 +42,7 @@ def check_knots(
         pairs.append(tuple(item))
         if len(pairs) > MAX_KNOTS:  # an endless iterator stops here
             raise InputError(field, f"more than {MAX_KNOTS} knots; at most {MAX_KNOTS} are allowed")
-    if not pairs:
-        raise InputError(field, f"needs at least one knot {time_name}:value")
+    given_knots(pairs, field, time_name)
     position = "time" if time_name == "t" else time_name
     out: list[tuple[float, float]] = []
     for x, value in pairs:
@@ -70,6 +69,14 @@ def check_knots(
             )
         out.append((x, value))
     return tuple(out)
+
+
+def given_knots(knots: Any, field: str, time_name: str = "t") -> Any:
+    """``knots`` a user gave as an option or an argument (a settings table's check, which
+    reads no knots as no schedule, has normalised them): at least one."""
+    if not knots:
+        raise InputError(field, f"needs at least one knot {time_name}:value")
+    return knots
 
 
 def parse_knots(text: str, field: str, time_name: str = "t") -> Knots:

@@ -85,19 +85,33 @@ def whole_check(name: str, low: int, high: int, high_text: str | None = None) ->
     return check
 
 
-def number_check(
-    name: str, low: float, high: float, *, low_open: bool = False, high_open: bool = False, why: str = ""
-) -> Check:
-    """A finite number within [low, high] (an open end excludes its bound), as a float.
-    ``why``: what the refusal adds in parentheses."""
+@dataclass(frozen=True)
+class NumberCheck:
+    """A finite number within [low, high] (an open end excludes its bound), as a float; its
+    bounds are data, so a narrower check (a grid's λ, which is not 0) is made from them."""
 
-    def check(value: Any) -> float:
-        v = finite_number(name, value)
-        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
-            raise InputError(name, f"must be {bounds_text(low, high, low_open, high_open)}{why}, got {value}")
+    name: str
+    low: float
+    high: float
+    low_open: bool = False
+    high_open: bool = False
+    why: str = ""  # what the refusal adds in parentheses
+
+    def __call__(self, value: Any) -> float:
+        v = finite_number(self.name, value)
+        low, high = self.low, self.high
+        if (v <= low if self.low_open else v < low) or (v >= high if self.high_open else v > high):
+            shown = bounds_text(low, high, self.low_open, self.high_open)
+            raise InputError(self.name, f"must be {shown}{self.why}, got {value}")
         return v
 
-    return check
+
+def number_check(
+    name: str, low: float, high: float, *, low_open: bool = False, high_open: bool = False, why: str = ""
+) -> NumberCheck:
+    """A finite number within [low, high] (an open end excludes its bound), as a float.
+    ``why``: what the refusal adds in parentheses."""
+    return NumberCheck(name, low, high, low_open, high_open, why)
 
 
 def bounds_text(low: float, high: float, low_open: bool = False, high_open: bool = False) -> str:
@@ -202,10 +216,18 @@ class Settings:
         """The fields whose change is ``change`` (LIVE: a session's live changes)."""
         return tuple(s.name for s in self.items if not s.derived and s.change == change)
 
-    def check(self, name: str, value: Any) -> Any:
-        """``value`` of setting ``name`` normalised, or InputError naming it."""
+    def check(self, name: str, value: Any, field: str | None = None) -> Any:
+        """``value`` of setting ``name`` normalised, or InputError naming it (or ``field``:
+        the name a surface gives it, the command's 'l1-schedule')."""
         check = self[name].check
-        return value if check is None else check(value)
+        if check is None:
+            return value
+        try:
+            return check(value)
+        except InputError as exc:
+            if field is None or exc.field == field:
+                raise
+            raise InputError(field, exc.message) from None
 
     def checked_fields(self, params: Any) -> None:
         """Every field of ``params`` (a frozen dataclass being built) checked and normalised

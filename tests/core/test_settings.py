@@ -89,6 +89,76 @@ def test_the_parameters_refuse_exactly_as_the_table_checks(model, name, bad, mes
     assert (by_params.value.field, by_params.value.message) == (by_table.value.field, by_table.value.message)
 
 
+SCHEDULE_REFUSALS = [
+    ("note", "lam_schedule", [(0, 0.0), (10, 1.5)]),
+    ("note", "lam_schedule", "0:0,10:-1e-3"),
+    ("interference", "l1_schedule", [(0, 0.0), (10, 4.5)]),
+    ("interference", "l1_schedule", "0:0,10:1e9"),
+    ("interference", "lr_schedule", "0:0,10:1.5"),
+]
+
+
+@pytest.mark.parametrize(("model", "name", "bad"), SCHEDULE_REFUSALS)
+def test_the_api_refuses_a_schedule_by_its_settings_row_naming_the_argument(model, name, bad):
+    """A schedule argument is checked once, by its setting's row: the API's refusal is the
+    row's message under the argument's name (not the command's 'l1-schedule')."""
+    from sparsity_gui import api
+
+    _, table = MODELS[model]
+    with pytest.raises(InputError) as by_table:
+        table.check(name, bad)
+    with pytest.raises(ValueError) as by_api:
+        if model == "note":
+            api.simulate(m=10, **{name: bad})
+        else:
+            api.train(n=4, m=8, steps=10, **{name: bad})
+    assert str(by_api.value) == f"{name}: {by_table.value.message}"
+
+
+@pytest.mark.parametrize(("model", "name", "bad"), SCHEDULE_REFUSALS)
+def test_the_commands_refuse_a_schedule_by_its_settings_row_in_one_line(tmp_path, capsys, model, name, bad):
+    """The command's option (and a sweep's list of schedules) refused by the same row, in
+    one `error:` line naming the option, status 2, nothing written."""
+    from helpers import assert_refused_in_process
+
+    from sparsity_gui.core.knots import knots_text
+
+    _, table = MODELS[model]
+    with pytest.raises(InputError) as by_table:
+        table.check(name, bad)
+    option = "--" + name.replace("_", "-")
+    text = bad if isinstance(bad, str) else knots_text(bad)
+    out = ["--out", str(tmp_path / "out")]
+    words = f"{name.replace('_', '-')}: {by_table.value.message}"
+    if model == "note":
+        assert_refused_in_process(["run", "--m", "10", option, text, *out], words, tmp_path, capsys)
+    else:
+        assert_refused_in_process(
+            ["interference", "--n", "4", "--m", "8", option, text, *out], words, tmp_path, capsys
+        )
+        sweep = ["sweep", "--n", "4", "--m", "8", option, f"0:0,10:1e-3;{text}", *out]
+        assert_refused_in_process(sweep, f"{name}: {by_table.value.message}", tmp_path, capsys)
+
+
+def test_a_grid_lam_is_a_run_lam_that_is_not_zero():
+    """The scaling grid's λ check is made from the run's λ row: the same values refused,
+    and 0 too (a grid's run ends at one weight left, which λ = 0 never reaches)."""
+    from sparsity_gui.core.note.params import check_grid_lam
+
+    for value in (-1.0, -1e-300, 0.0, 5e-324, 1e-3, 1.0, 1.0 + 2**-52, 2.0, math.inf, math.nan, "1e-3", True):
+        try:
+            run = NOTE_SETTINGS.check("lam", value)
+        except InputError:
+            run = None
+        try:
+            grid = check_grid_lam(value)
+        except InputError as exc:
+            grid = None
+            assert exc.field == "lam" and exc.message.startswith("every lam must be")
+            assert ("no weight ever dies" in exc.message) == (value == 0.0 and value is not True)
+        assert grid == (None if run in (None, 0.0) else run), value
+
+
 def test_the_note_dock_fields_check_by_the_table():
     from sparsity_gui.ui.fields import parse_float
     from sparsity_gui.ui.note.controls import _checked, parse_schedule

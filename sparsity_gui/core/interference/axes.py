@@ -18,9 +18,8 @@ from sparsity_gui.core.checks import MAX_LIST_VALUES, check_list_kind, parse_who
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import grid_m_values
 from sparsity_gui.core.interference.params import M_MAX
-from sparsity_gui.core.interference.schedules import check_step_knots
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
-from sparsity_gui.core.knots import knots_text
+from sparsity_gui.core.knots import given_knots, knots_text
 
 # The options a sweep takes as lists are the settings table's axes (Setting.axis, with the
 # kind of their values), in the order its figures use them: the first varied one is the x
@@ -117,8 +116,13 @@ def _item(axis: str, text: str, whole: str) -> Any:
         kind = "a finite number" if axis in NUMBER_AXES else "a whole number"
         raise InputError(axis, f"{item!r} in the list {whole!r} is not {kind}") from None
     if axis in KNOT_AXES:
-        return check_step_knots(axis, item, axis[:2], 4.0 if axis == "l1_schedule" else 1.0)
+        return _knots(axis, item)
     return item
+
+
+def _knots(axis: str, value: Any) -> Any:
+    """One schedule of a knots axis, checked by its setting's row (at least one knot)."""
+    return given_knots(INTERFERENCE_SETTINGS.check(axis, value), axis, "step")
 
 
 def _knots_given(value: Any) -> bool:
@@ -143,7 +147,7 @@ def axis_values(axis: str, given: Any) -> tuple:
         sep = ";" if axis in KNOT_AXES else ","
         values = [_item(axis, part, given) for part in given.split(sep)]
     elif axis in KNOT_AXES and _knots_given(given):
-        values = [check_step_knots(axis, given, axis[:2], 4.0 if axis == "l1_schedule" else 1.0)]
+        values = [_knots(axis, given)]
     elif isinstance(given, (list, tuple, np.ndarray, range)):
         values = [
             _item(axis, v, str(list(given))) if isinstance(v, str) else _converted(axis, v) for v in given
@@ -163,7 +167,7 @@ def axis_values(axis: str, given: Any) -> tuple:
 def _converted(axis: str, v: Any) -> Any:
     """One value given as a Python object (the API's lists), as the option takes it."""
     if axis in KNOT_AXES:
-        return check_step_knots(axis, v, axis[:2], 4.0 if axis == "l1_schedule" else 1.0)
+        return _knots(axis, v)
     if isinstance(v, np.generic):
         v = v.item()
     if axis in NUMBER_AXES and isinstance(v, int) and not isinstance(v, bool):

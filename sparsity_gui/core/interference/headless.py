@@ -14,9 +14,9 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import GridOrder, given_options, grid_m_values, option_argv, scheduler_of
 from sparsity_gui.core.interference.axes import AXES, axis_values, list_text, split_lists
 from sparsity_gui.core.interference.params import M_MAX, InterferenceParams, check_memory, check_training_work
-from sparsity_gui.core.interference.schedules import check_step_knots
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
 from sparsity_gui.core.interference.sweep import SweepSpec
+from sparsity_gui.core.knots import given_knots
 
 SWEEP_DEFAULTS = dict(
     n=64,
@@ -66,11 +66,12 @@ def values_from_schedules(options: dict[str, Any]) -> None:
     """Sets ``options["l1"]`` (``["lr"]``) from --l1-schedule's (--lr-schedule's) last knot
     when it was not given (None), or refuses a given one that the schedule does not end
     at; in place, before the defaults are filled in."""
-    for name, most in (("l1", 4.0), ("lr", 1.0)):
+    for name in ("l1", "lr"):
         text = options.get(f"{name}_schedule")
         if text is None:
             continue
-        knots = check_step_knots(f"{name}-schedule", text, name, most)
+        field = f"{name}-schedule"  # the command's
+        knots = given_knots(INTERFERENCE_SETTINGS.check(f"{name}_schedule", text, field), field, "step")
         if options.get(name) is None:
             options[name] = knots[-1][1]
         elif options[name] != knots[-1][1]:

@@ -143,9 +143,7 @@ class InterferenceParams:
             )
         if self.noise == "none" and self.noise_sigma != 0.0:
             raise InputError("noise_sigma", "needs a noise kind (--noise bernoulli|gaussian)")
-        checked = check_schedules({f: getattr(self, f) for f in SCHEDULE_FIELDS}, self.l1, self.lr, STEPS_MAX)
-        for name, v in checked.items():
-            object.__setattr__(self, name, v)
+        check_schedules({f: getattr(self, f) for f in SCHEDULE_FIELDS}, self.l1, self.lr)
         self._check_mechanism()
 
     def _check_mechanism(self) -> None:

@@ -52,36 +52,28 @@ def check_step_knots(field: str, knots: Any, value_name: str, value_max: float) 
     return check_knots(knots, value_max, field, value_name=value_name, time_name="step")
 
 
-def check_schedules(values: dict[str, Any], l1: float, lr: float, most_steps: int) -> dict[str, Any]:
-    """The schedule fields (SCHEDULE_FIELDS) checked and normalised, or InputError: a warm-up
-    and knots of the same quantity do not go together; a schedule ends at the value given
-    for that quantity (l1, lr), which is the one in force after its last knot."""
-    out = dict(values)
-    for name in ("l1_warmup", "lr_warmup", "lr_decay_steps"):
-        out[name] = check_steps_count(name, values[name], most_steps)
-    if values["lr_decay"] not in LR_DECAYS:
-        raise InputError("lr_decay", f"must be one of {', '.join(LR_DECAYS)}, got {values['lr_decay']!r}")
-    if (values["lr_decay"] == "none") != (out["lr_decay_steps"] == 0):
+def check_schedules(values: dict[str, Any], l1: float, lr: float) -> None:
+    """The rules between the schedule fields (SCHEDULE_FIELDS), each already checked by its
+    setting's row (core/interference/settings.py), or InputError: a decay and its length go
+    together; a warm-up and knots of the same quantity do not; a schedule ends at the value
+    given for that quantity (l1, lr), which is the one in force after its last knot."""
+    if (values["lr_decay"] == "none") != (values["lr_decay_steps"] == 0):
         raise InputError(
             "lr_decay_steps",
             "goes with --lr-decay linear|cosine: both, or neither "
-            f"(got lr_decay {values['lr_decay']!r}, lr_decay_steps {out['lr_decay_steps']})",
+            f"(got lr_decay {values['lr_decay']!r}, lr_decay_steps {values['lr_decay_steps']})",
         )
-    for name, value, most, warm in (("l1", l1, 4.0, "l1_warmup"), ("lr", lr, 1.0, "lr_warmup")):
-        field = f"{name}_schedule"
-        if values[field] in ((), None):
-            out[field] = ()
+    for name, value, warm in (("l1", l1, "l1_warmup"), ("lr", lr, "lr_warmup")):
+        field, knots = f"{name}_schedule", values[f"{name}_schedule"]
+        if not knots:
             continue
-        knots = check_step_knots(field, values[field], name, most)
-        if out[warm] or (name == "lr" and out["lr_decay"] != "none"):
-            other = warm if out[warm] else "lr_decay"
+        if values[warm] or (name == "lr" and values["lr_decay"] != "none"):
+            other = warm if values[warm] else "lr_decay"
             raise InputError(field, f"and {other} do not go together: give one or the other")
         if knots[-1][1] != value:
             raise InputError(
                 field, f"ends at {name} = {knots[-1][1]:g}, but {name} is {value:g}: they must be the same"
             )
-        out[field] = knots
-    return out
 
 
 def _knot_values(knots: Knots, k: np.ndarray) -> np.ndarray:

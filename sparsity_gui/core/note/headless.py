@@ -14,9 +14,10 @@ from sparsity_gui.core.checks import list_text, parse_number_list
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import GridOrder, given_options, grid_m_values, option_argv, scheduler_of
-from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams, check_lam, check_memory, check_run_work
+from sparsity_gui.core.knots import given_knots
+from sparsity_gui.core.note.params import M_MAX, SimParams, check_lam, check_memory, check_run_work
 from sparsity_gui.core.note.scaling import ScalingGrid
-from sparsity_gui.core.note.schedule import Knots, check_knots, warmup_knots
+from sparsity_gui.core.note.schedule import Knots, warmup_knots
 from sparsity_gui.core.note.settings import NOTE_SETTINGS
 
 SAMPLES = 501  # rows of timeseries.csv by default
@@ -96,7 +97,7 @@ def lam_settings(
     if lam_schedule is not None and lam_warmup is not None:
         raise InputError("lam-warmup", "and --lam-schedule both give λ(t): give one of them")
     if lam_schedule is not None:
-        knots = check_knots(lam_schedule, LAM_MAX, "lam-schedule")
+        knots = given_knots(NOTE_SETTINGS.check("lam_schedule", lam_schedule, "lam-schedule"), "lam-schedule")
         if lam is not None and lam != knots[-1][1]:
             raise InputError(
                 "lam",

@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from sparsity_gui.core.checks import check_fits, check_work, finite_number
+from sparsity_gui.core.checks import check_fits, check_work
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.schedule import Knots
 from sparsity_gui.core.note.settings import LAM_MAX, LIVE_FIELDS, M_MAX, METHODS, NOTE_SETTINGS, needs_restart
+from sparsity_gui.core.settings import NumberCheck
 from sparsity_gui.core.text import round_number, short_number
 
 __all__ = ["LAM_MAX", "LIVE_FIELDS", "M_MAX", "METHODS", "SimParams", "needs_restart"]
@@ -83,14 +84,13 @@ def check_lam(lam: Any) -> float:
 def check_grid_lam(lam: Any) -> float:
     """One λ of a scaling grid (the command, the API, the window's tab): as a run's, but
     not 0 (a grid's run ends at one weight left, which λ = 0 never reaches)."""
+    run = NOTE_SETTINGS["lam"].check  # a run's λ, from its setting's row
+    assert isinstance(run, NumberCheck)
+    why = " (with lam = 0 no weight ever dies)" if lam == 0 and not isinstance(lam, bool) else ""
     try:
-        value = finite_number("lam", lam)
-    except InputError:
-        raise InputError("lam", f"every lam must be a finite number, got {lam!r}") from None
-    if not 0.0 < value <= LAM_MAX:
-        why = " (with lam = 0 no weight ever dies)" if value == 0 else ""
-        raise InputError("lam", f"every lam must be > 0 and at most {LAM_MAX:g}, got {value:g}{why}")
-    return value
+        return replace(run, low_open=True, why=why)(lam)
+    except InputError as exc:
+        raise InputError("lam", f"every lam {exc.message}") from None
 
 
 def check_memory(m: int) -> None:
