@@ -24,10 +24,13 @@ from sparsity_gui.core.knots import given_knots, knots_text
 # The options a sweep takes as lists are the settings table's axes (Setting.axis, with the
 # kind of their values), in the order its figures use them: the first varied one is the x
 # axis, the second the heatmap's y axis and the curves' legend. An axis the table gains comes
-# after these, in the table's order.
+# after these, in the table's order. A sparsity mechanism's coefficient comes before lr: a
+# JumpReLU grid draws its readouts against C, a curve per lr (figures/interference/knee.py).
 FIGURE_ORDER = (
     "m",
     "l1",
+    "k",
+    "l0",
     "lr",
     "optimizer",
     "weight_decay",
