@@ -216,6 +216,12 @@ def train(
     lr_schedule: str | Sequence[tuple[float, float]] | None = None,
     noise: str | None = None,
     noise_sigma: float | None = None,
+    sparsity: str | None = None,
+    k: int | None = None,
+    l0: float | None = None,
+    bandwidth: float | None = None,
+    threshold_init: float | None = None,
+    threshold_param: str | None = None,
 ) -> TrainingResult:
     """Train the interference model once (Lecomte et al. 2023: y = ReLU(W W^T x) on the n
     basis vectors, loss sum_i (1 - |W_i|^2)^2 + sum_{i != j} ReLU(W_i . W_j)^2 + l1 |W|_1),
@@ -251,6 +257,15 @@ def train(
     N(0, S^2), from a stream the seed fixes (l1 = 0 is allowed). The history's ``sum_w4``
     column is the mean over features of sum_k W_ik^4.
 
+    ``sparsity``: the hidden layer's mechanism on h = W^T x (W_i for feature i), as the CLI's
+    --sparsity: "l1" (the L1 penalty, default), "topk" with ``k`` (the k units of largest |h|
+    per input kept with their sign; no penalty, so l1 is 0 and refused), "jumprelu" (h H(|h| -
+    theta) with a threshold per unit trained by the same optimizer, straight through the
+    rectangle kernel of width ``bandwidth``, from ``threshold_init``, stored as
+    ``threshold_param`` "plain" or "log"; the penalty ``l0`` times the units kept; l1 is 0
+    unless given). Their readouts: ``readouts["sparsity"]``; ``run.sparsity_history`` holds
+    the units kept and the thresholds at the history's steps (docs/theory.md §9).
+
     Like the CLI this caps OpenBLAS at one thread in this process (faster for these
     products, and the same numbers as the CLI's)."""
     from sparsity_gui.core.interference.headless import (
@@ -260,7 +275,7 @@ def train(
         values_from_schedules,
     )
     from sparsity_gui.core.interference.headless import train as train_run
-    from sparsity_gui.core.interference.readouts import readouts
+    from sparsity_gui.core.interference.readouts import run_readouts
     from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 
     values = dict(
@@ -276,8 +291,14 @@ def train(
         **schedule_options(l1_warmup, l1_schedule, lr_warmup, lr_decay, lr_decay_steps, lr_schedule),
         noise=noise,
         noise_sigma=as_number(noise_sigma),
+        sparsity=sparsity,
+        k=as_whole(k),
+        l0=as_number(l0),
+        bandwidth=as_number(bandwidth),
+        threshold_init=as_number(threshold_init),
+        threshold_param=threshold_param,
     )
-    given = {k: v for k, v in values.items() if k not in ("w0", "w0_tensor")}
+    given = {name: v for name, v in values.items() if name not in ("w0", "w0_tensor")}
     values_from_schedules(given)
     matrix, source = training_w0(
         values["w0"], w0_tensor, n=given["n"], m=given["m"], seed=given["seed"], sigma=given["sigma"]
@@ -304,7 +325,7 @@ def train(
         wall_seconds=wall,
         run=run,
         options=given_options(train, values),
-        readouts=readouts(params.l1, run.W, run.steps_to_sparse, run.rail_share_mean),
+        readouts=run_readouts(run),
     )
 
 

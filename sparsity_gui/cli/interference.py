@@ -38,7 +38,7 @@ from sparsity_gui.core.interference.headless import (
     values_from_schedules,
 )
 from sparsity_gui.core.interference.params import DTYPES, NOISES, OPTIMIZERS
-from sparsity_gui.core.interference.readouts import saturation_line
+from sparsity_gui.core.interference.readouts import mechanism_text, run_readouts, saturation_line
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
 
 INTERFERENCE_MODEL = """\
@@ -468,4 +468,9 @@ def interference_command(argv: Sequence[str]) -> int:
     saturated = saturation_line(run.rail_share_mean)
     if saturated:  # part of the summary: what the run's l1 means
         say(saturated)
+    if run.mechanism is not None:
+        found = run_readouts(run)["sparsity"]
+        say(mechanism_text(found))
+        if found.get("threshold_saturation"):
+            say(found["threshold_saturation"])
     return 0

@@ -29,7 +29,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir, csv_text, json_text, write_result_files
 from sparsity_gui.core.interference.axes import NEVER_SPARSE, READOUTS, row_value
 from sparsity_gui.core.interference.params import InterferenceParams
-from sparsity_gui.core.interference.readouts import mechanism_readouts, readouts
+from sparsity_gui.core.interference.readouts import readouts, run_readouts
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement, network_loss
 from sparsity_gui.core.interference.schedules import lr_sum
 from sparsity_gui.core.interference.sweep import (
@@ -333,10 +333,7 @@ def run_metadata(
 ) -> dict:
     """run.json of a run trained here (measure() also refreshes run.counts)."""
     meas = run.measure()
-    found = readouts(run.params.l1, run.W, run.steps_to_sparse, run.rail_share_mean)
-    if run.mechanism is not None:
-        run.mechanism.update_mask(run.W)
-        found["sparsity"] = mechanism_readouts(run.mechanism)
+    found = run_readouts(run)
     return metadata(
         run.params,
         meas,

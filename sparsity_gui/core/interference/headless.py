@@ -13,8 +13,14 @@ from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import GridOrder, given_options, grid_m_values, option_argv, scheduler_of
 from sparsity_gui.core.interference.axes import AXES, axis_values, list_text, split_lists
-from sparsity_gui.core.interference.params import M_MAX, InterferenceParams, check_memory, check_training_work
-from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
+from sparsity_gui.core.interference.params import (
+    M_MAX,
+    MECHANISM_SETTINGS,
+    InterferenceParams,
+    check_memory,
+    check_training_work,
+)
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, MECHANISM_FIELDS
 from sparsity_gui.core.interference.sweep import SweepSpec
 from sparsity_gui.core.knots import given_knots
 
@@ -48,7 +54,7 @@ SCHEDULE_OPTIONS = dict(
     l1_warmup=None, l1_schedule=None, lr_warmup=None, lr_decay=None, lr_decay_steps=None, lr_schedule=None
 )
 # the options InterferenceParams takes only when given (None: its default)
-OPTIONAL_OPTIONS = (*SCHEDULE_OPTIONS, "noise", "noise_sigma")
+OPTIONAL_OPTIONS = (*SCHEDULE_OPTIONS, "noise", "noise_sigma", "sparsity", *MECHANISM_FIELDS)
 
 
 def model_params(*, no_interference: bool, **model: Any) -> InterferenceParams:
@@ -59,13 +65,22 @@ def model_params(*, no_interference: bool, **model: Any) -> InterferenceParams:
     fields = {name: value for name, value in model.items() if value is not None}  # None: the default
     if fields.get("noise", "none") != "none" and "noise_sigma" not in fields:
         raise InputError("noise-sigma", f"--noise {fields['noise']} needs --noise-sigma S (its sigma)")
+    sparsity = fields.get("sparsity", "l1")
+    for name in MECHANISM_FIELDS:  # given, even at its default, for a mechanism that has it not
+        if name in fields and name not in MECHANISM_SETTINGS.get(sparsity, MECHANISM_FIELDS):
+            takes = next(kind for kind, names in MECHANISM_SETTINGS.items() if name in names)
+            raise InputError(name, f"goes with --sparsity {takes} (the run's is {sparsity})")
     return InterferenceParams(**fields, interference=not no_interference)
 
 
 def values_from_schedules(options: dict[str, Any]) -> None:
     """Sets ``options["l1"]`` (``["lr"]``) from --l1-schedule's (--lr-schedule's) last knot
     when it was not given (None), or refuses a given one that the schedule does not end
-    at; in place, before the defaults are filled in."""
+    at; in place, before the defaults are filled in. Under --sparsity topk or jumprelu,
+    whose penalties are not L1, l1 not given is 0 (topk refuses any other)."""
+    l1_given = any(options.get(name) is not None for name in ("l1", "l1_schedule", "l1_warmup"))
+    if options.get("sparsity") in ("topk", "jumprelu") and not l1_given:
+        options["l1"] = 0.0
     for name in ("l1", "lr"):
         text = options.get(f"{name}_schedule")
         if text is None:

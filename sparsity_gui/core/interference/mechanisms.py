@@ -1,4 +1,4 @@
-"""The sparsity mechanisms beside L1 (issue 51; docs/theory.md §12): TopK and JumpReLU on the
+"""The sparsity mechanisms beside L1 (issue 51; docs/theory.md §9): TopK and JumpReLU on the
 paper's tied model y = ReLU(W a(W^T x)) over the n basis vectors, where the hidden activation
 of feature i is its row, h = W_i, so a(h) acts on W itself.
 

@@ -174,3 +174,25 @@ def mechanism_readouts(mechanism) -> dict:
     else:
         found["kth_largest_median"] = float(np.median(mechanism.kth))
     return found
+
+
+def run_readouts(run) -> dict:
+    """run.json's "readouts" of an InterferenceRun: `readouts`, and under TopK or JumpReLU
+    its mechanism's at the final W ("sparsity")."""
+    found = readouts(run.params.l1, run.W, run.steps_to_sparse, run.rail_share_mean)
+    if run.mechanism is not None:
+        run.mechanism.update_mask(run.W)
+        found["sparsity"] = mechanism_readouts(run.mechanism)
+    return found
+
+
+def mechanism_text(found: dict) -> str:
+    """mechanism_readouts in one line: 'jumprelu: 3.2 units kept per input, 5 dead units,
+    threshold rail share 0.41 (12 steps past the rail)'."""
+    kept, dead = found["l0_per_input"], found["dead_units"]
+    text = f"{found['sparsity']}: {kept:.4g} units kept per input, {dead} dead units"
+    if found["sparsity"] == "jumprelu":
+        share = found["threshold_rail_share"]
+        text += ", threshold rail share " + ("—" if share is None else f"{share:.2f}")
+        text += f" ({found['threshold_steps_past_rail']:,} threshold steps past the rail)"
+    return text
