@@ -86,6 +86,8 @@ READOUTS = {
     "steps_to_sparse": "steps to sparsity",
     "rail_share": "rail share",
     "shrinkage_ratio": "shrinkage (/ fixed point)",
+    "l0_per_input": "units kept per input (L0)",
+    "threshold_rail_share": "threshold rail share",
 }
 DEFAULT_READOUT = "polysemantic"
 # a run that never became sparse has steps_to_sparse = -1: no value, not a number of steps
@@ -224,9 +226,11 @@ def listed(axis: str, given: Any) -> Any:
 
 def row_value(p: Any, axis: str) -> Any:
     """The value a run's row keeps of ``axis`` (``p``: its InterferenceParams): the weight
-    decay in force, a schedule's knots as the option's text ('' without)."""
+    decay in force, a schedule's knots as the option's text ('' without), k as 0 without TopK."""
     if axis == "weight_decay":
         return p.effective_weight_decay
+    if axis == "k":  # 0: a run without TopK
+        return p.k or 0
     if axis in KNOT_AXES:
         return knots_text(getattr(p, axis)) if getattr(p, axis) else ""
     return getattr(p, axis)

@@ -301,7 +301,7 @@ def row_problem(row: SweepRow, p: InterferenceParams) -> str | None:
     for name in ("predicted", "seconds", "sum_w4"):
         if not 0.0 <= getattr(row, name) < math.inf:
             return f"{name} = {getattr(row, name)} is not a finite number >= 0"
-    for name in ("kept_share", "rail_share"):
+    for name in ("kept_share", "rail_share", "threshold_rail_share"):
         if not (0.0 <= getattr(row, name) <= 1.0 or math.isnan(getattr(row, name))):
             return f"{name} = {getattr(row, name)} is outside 0 to 1"
     if math.isinf(row.shrinkage_ratio) or row.shrinkage_ratio < 0.0:

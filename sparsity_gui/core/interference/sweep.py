@@ -40,7 +40,7 @@ from sparsity_gui.core.interference.params import (
     check_training_work,
     predicted_polysemantic,
 )
-from sparsity_gui.core.interference.readouts import shrinkage
+from sparsity_gui.core.interference.readouts import run_readouts, shrinkage
 from sparsity_gui.core.interference.run import (
     COUNT_COLUMNS,
     Counts,
@@ -98,6 +98,15 @@ class SweepRow(Counts):
     lr_decay: str = "none"
     lr_decay_steps: int = 0
     lr_schedule: str = ""
+    # the sparsity mechanism (core/interference/mechanisms.py; k 0: no TopK) and its readouts
+    sparsity: str = "l1"
+    k: int = 0
+    l0: float = 0.0
+    bandwidth: float = 1e-3
+    threshold_init: float = 1e-3
+    threshold_param: str = "plain"
+    l0_per_input: float = math.nan  # units kept per input at the end (NaN under l1)
+    threshold_rail_share: float = math.nan  # JumpReLU's (readouts.threshold_rail_share)
     # W(0) W(T)^T (n x n) of a sweep with overlap=True, averaged per cell when written; not
     # a column of sweep.csv (a resumed run's row has none)
     overlap: Any = field(default=None, compare=False, repr=False)
@@ -116,7 +125,10 @@ class SweepRow(Counts):
         unchanged = before is None or (before.polysemantic, before.active) == (meas.polysemantic, meas.active)
         settled = unchanged and not on_its_way.any()
         settings = {name: row_value(run.params, name) for name in ("seed", "n", *SETTING_AXES)}
+        found = run_readouts(run).get("sparsity", {})
         return cls(
+            l0_per_input=found.get("l0_per_input", math.nan),
+            threshold_rail_share=_or_nan(found.get("threshold_rail_share")),
             **settings,
             **counts,
             steps=run.step,
@@ -139,7 +151,12 @@ ROW_COLUMNS = (
     *("steps", "optimizer", "settled", "seconds", "dtype", "sum_w4"),
     *("steps_to_sparse", "rail_share", "shrinkage_ratio"),
     *(a for a in SETTING_AXES if a not in ("m", "optimizer", "dtype")),
+    *("l0_per_input", "threshold_rail_share"),
 )
+
+
+def _or_nan(value: float | None) -> float:
+    return math.nan if value is None else value
 
 
 def train_run(

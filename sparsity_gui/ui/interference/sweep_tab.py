@@ -33,13 +33,14 @@ from sparsity_gui.core.interference.axes import (
 from sparsity_gui.core.interference.headless import sweep_argv, sweep_order
 from sparsity_gui.core.interference.params import (
     M_MAX,
+    MECHANISM_SETTINGS,
     N_MAX,
     NOISES,
     OPTIMIZER_LABELS,
     OPTIMIZERS,
     InterferenceParams,
 )
-from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, MECHANISM_FIELDS
 from sparsity_gui.core.interference.sweep import SweepSpec
 from sparsity_gui.core.knots import knots_text
 from sparsity_gui.plots.interference.grid import (
@@ -144,13 +145,17 @@ def list_parser(axis: str) -> Callable[[str], tuple | None]:
 def dock_options(p: InterferenceParams) -> dict:
     """The Parameters dock's run as the sweep's options (core/interference/headless's
     SWEEP_OPTIONS): its value of each option a sweep takes but m; no schedule and, without a
-    noise kind, no noise σ (a noise kind typed in the tab asks for its own)."""
+    noise kind, no noise σ (a noise kind typed in the tab asks for its own), and only its
+    sparsity mechanism's own settings."""
     options = {name: getattr(p, name) for name in ("n", "seed", *AXES[1:])}
     for name in KNOT_AXES:
         options[name] = options[name] or None
     options["no_interference"] = not p.interference
     if p.noise == "none":
         options["noise_sigma"] = None
+    for name in MECHANISM_FIELDS:  # another sparsity mechanism's settings: not given
+        if name not in MECHANISM_SETTINGS[p.sparsity]:
+            options[name] = None
     return options
 
 
