@@ -1,6 +1,8 @@
 """The interference model's headless runs, as the `interference` and `sweep` commands and the
 Python API (sparsity_gui.api) make them: their defaults and their settings, checked in one
-place (the CLI's option names, with ``no_interference`` for --no-interference)."""
+place (the CLI's option names, with ``no_interference`` for --no-interference); and the one
+front door of a sweep (sweep_order), which the command, the API and the window's Sweep tab
+all hand their options to, with the command line of the same options (sweep_argv)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """The note model's headless runs, as the `run` and `scaling` commands and the Python API
-(sparsity_gui.api) make them: their settings checked in one place, and runs with a schedule
-of live changes (what a session records) for the API."""
+(sparsity_gui.api) make them: their settings checked in one place, the one front door of a
+scaling grid (scaling_order: the command, the API and the window's Scaling tab hand it their
+options) with its command line (scaling_argv), and runs with a schedule of live changes (what
+a session records) for the API."""
 
 from __future__ import annotations
 

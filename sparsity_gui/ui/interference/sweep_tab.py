@@ -8,7 +8,10 @@ The sweep runs (`SweepSpec.run`, core/grid.py) in its own thread, with the sched
 field, the cluster's worker count, the progress bar and Cancel every grid tab has
 (ui/grid_tab.py): its runs train in threads of this process or as tasks on a
 dask.distributed cluster; Cancel stops them between chunks, and the rows finished so far
-stay shown and can be saved.
+stay shown and can be saved. The tab makes its sweep as the `sweep` command and the API do:
+the dock's run with the lists typed over it, handed to the sweep's front door
+(core/interference/headless.sweep_order); the command line under the form is the same
+options as the `sweep` command.
 """
 
 from __future__ import annotations
