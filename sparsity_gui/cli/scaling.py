@@ -16,6 +16,7 @@ from sparsity_gui.cli.common import (
 )
 from sparsity_gui.cli.grid import add_grid_options, grid_command
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.note.headless import SCALING_DEFAULTS
 from sparsity_gui.core.text import format_duration
 
 SCALING_DESCRIPTION = """\
@@ -51,22 +52,28 @@ def build_scaling_parser() -> CleanParser:
         metavar="LIST",
         help="L1 strengths: a list like 1e-4,1e-3,1e-2; each > 0 and at most 1",
     )
+    default = SCALING_DEFAULTS  # the grid's front door fills in what is not given
     g.add_argument(
-        "--seeds", type=whole_arg, default=3, metavar="S", help="runs (seeds) per (m, lam) (default 3)"
+        "--seeds",
+        type=whole_arg,
+        default=None,
+        metavar="S",
+        help=f"runs (seeds) per (m, lam) (default {default['seeds']})",
     )
     g.add_argument(
         "--seed",
         type=whole_arg,
-        default=0,
+        default=None,
         metavar="N",
-        help="first seed: each (m, lam) runs seeds N .. N+S-1, the same W(0) for every lam (default 0)",
+        help="first seed: each (m, lam) runs seeds N .. N+S-1, the same W(0) for every lam "
+        f"(default {default['seed']})",
     )
     g.add_argument(
         "--sigma",
         type=number_arg,
-        default=0.9,
+        default=None,
         metavar="S",
-        help="W_k(0) ~ normal(0, sigma/sqrt(m)) (> 0; default 0.9, as `run`)",
+        help=f"W_k(0) ~ normal(0, sigma/sqrt(m)) (> 0; default {default['sigma']:g}, as `run`)",
     )
     add_grid_options(
         p,
