@@ -91,7 +91,7 @@ def gui_params(args: argparse.Namespace):
     given = [
         name
         for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay", "dtype", *OPTIONAL_OPTIONS)
-        if getattr(args, name) is not None
+        if getattr(args, name, None) is not None  # (the app takes no option of a mechanism's)
     ] + (["no-interference"] if args.no_interference else [])
     if given:
         flag = "--" + given[0].replace("_", "-")
