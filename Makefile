@@ -27,9 +27,12 @@ run: $(APP_STAMP)
 	$(VENV)/bin/sparsity-gui $(ARGS)
 
 # two pytest-xdist workers, a test file each at a time (a file's module fixtures are built
-# once); TEST_WORKERS=0 runs the tests in one process, in file order
+# once); TEST_WORKERS=0 runs the tests in one process, in file order. The numba kernels are
+# compiled first, once: from a fresh clone each worker, and each command a test starts
+# before the cache is written, would compile all of them side by side (27 s of CPU each)
 TEST_WORKERS ?= 2
 test: $(STAMP)
+	$(PY) -m sparsity_gui.cli.precompile
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 # style, import order, the layers and the types (pyproject.toml: [tool.ruff],
