@@ -4,11 +4,15 @@ fonts are embedded (pdffonts), the SVG keeps its text as text."""
 
 from __future__ import annotations
 
+import atexit
 import io
+import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -28,33 +32,92 @@ def png_pixels(data: bytes) -> np.ndarray:
     return imread(io.BytesIO(data), format="png")
 
 
+# Runs each figure's script alone: `python -I` with a finder ahead of every other one that
+# refuses sparsity_gui (an editable install finds it through a meta-path finder, not
+# sys.path), checked to be unimportable. Importing numpy and matplotlib costs more than most
+# scripts' drawing, so one such Python imports them once and forks a fresh child for each
+# script: the child starts from that clean interpreter (no script ran in it before), takes
+# the script's folder as its working directory and runs it as __main__.
+SCRIPT_SERVER = """
+import json, os, runpy, sys, traceback
+class Refuse:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] == 'sparsity_gui':
+            raise ImportError('sparsity_gui is blocked here')
+sys.meta_path.insert(0, Refuse())
+assert not any('sparsity' in p for p in sys.path), sys.path
+try:
+    import sparsity_gui
+except ImportError:
+    pass
+else:
+    raise SystemExit('sparsity_gui is importable')
+import matplotlib, matplotlib.figure, numpy
+for line in sys.stdin:
+    folder, script, output = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        code = 0
+        try:
+            os.chdir(folder)
+            runpy.run_path(script, run_name='__main__')
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (exc.code is not None and 1)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps(os.waitstatus_to_exitcode(status)), flush=True)
+"""
+_server: subprocess.Popen | None = None
+_server_lock = threading.Lock()
+
+
+def _script_server() -> subprocess.Popen:
+    """The pytest process's one script server, started on first use, ended at its exit (or
+    when its stdin closes with pytest)."""
+    global _server
+    if _server is None or _server.poll() is not None:
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+        _server = subprocess.Popen(
+            [sys.executable, "-I", "-c", SCRIPT_SERVER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tempfile.gettempdir(),
+        )
+        atexit.register(_stop_server, _server)
+    return _server
+
+
+def _stop_server(server: subprocess.Popen) -> None:
+    server.stdin.close()
+    server.wait(timeout=60)
+    server.stdout.close()
+
+
 def run_script_alone(folder: Path, name: str) -> bytes:
-    """`python <name>.py` in `folder` with -I (no user site, no PYTHONPATH) and the
-    working directory there, in a copy of the folder; sys.path is checked to hold no
-    sparsity_gui. Returns the PNG it wrote."""
+    """`<name>.py` run alone (SCRIPT_SERVER: no user site, no PYTHONPATH, sparsity_gui
+    unimportable) with the working directory in a copy of `folder`. Returns the PNG it wrote."""
     copy = folder.parent / f"{folder.name}-script-{name}"
     shutil.copytree(folder, copy)
     png = copy / f"{name}.png"
     png.unlink()
-    # an editable install finds sparsity_gui through a meta-path finder, not sys.path:
-    # a finder ahead of every other one refuses it
-    guard = (
-        "import sys, runpy\n"
-        "class Refuse:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] == 'sparsity_gui':\n"
-        "            raise ImportError('sparsity_gui is blocked here')\n"
-        "sys.meta_path.insert(0, Refuse())\n"
-        "assert not any('sparsity' in p for p in sys.path), sys.path\n"
-        "try:\n    import sparsity_gui\nexcept ImportError:\n    pass\n"
-        "else:\n    raise SystemExit('sparsity_gui is importable')\n"
-        f"runpy.run_path({str(copy / (name + '.py'))!r}, run_name='__main__')\n"
-    )
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
-    proc = subprocess.run(
-        [sys.executable, "-I", "-c", guard], cwd=copy, capture_output=True, text=True, timeout=120, env=env
-    )
-    assert proc.returncode == 0, proc.stderr
+    output = folder.parent / f"{folder.name}-script-{name}.out"
+    with _server_lock:
+        server = _script_server()
+        server.stdin.write(json.dumps([str(copy), str(copy / f"{name}.py"), str(output)]) + "\n")
+        server.stdin.flush()
+        reply = server.stdout.readline()
+    assert reply, "the script server ended"
+    assert json.loads(reply) == 0, output.read_text(encoding="utf-8", errors="replace")
     return png.read_bytes()
 
 
