@@ -1017,40 +1017,70 @@ def print_paper_projection(r: dict) -> None:
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# 9. the sparsity mechanisms (issue 51): a step under TopK and JumpReLU beside L1's
+
+MECHANISM_GOAL = 1.5  # a TopK or JumpReLU step at most this many times an l1 step
+MECHANISM_CASES = (
+    ("l1 (the default)", {}),
+    ("topk k = 1", dict(sparsity="topk", k=1, l1=0.0)),
+    ("topk k = 16", dict(sparsity="topk", k=16, l1=0.0)),
+    ("topk k = 256", dict(sparsity="topk", k=256, l1=0.0)),
+    ("jumprelu theta0 = 1e-3", dict(sparsity="jumprelu", l0=1e-3)),
+    ("jumprelu theta0 = 0.05", dict(sparsity="jumprelu", l0=1e-3, threshold_init=0.05)),
+)
+
+
+def bench_mechanisms(quick: bool) -> list[dict]:
+    """CPU seconds per AdamW step (the thread's, one BLAS thread: what a step costs a core
+    whatever else runs) at n = GUI_N, m = GUI_M, best of a few repeats, with the share of
+    units the mechanism kept (which picks BLAS products or loops over the kept units)."""
+    steps, reps = (5, 2) if quick else (20, 4)
+    rows = []
+    for label, kw in MECHANISM_CASES:
+        run = InterferenceRun(InterferenceParams(n=GUI_N, m=GUI_M, steps=10**6, **kw))
+        run.advance(2)  # warm-up (numba's cache, numpy's first calls)
+        best = math.inf
+        for _ in range(reps):
+            c0 = time.thread_time()
+            run.advance(steps)
+            best = min(best, (time.thread_time() - c0) / steps)
+        kept = run.mechanism.kept / run.W.size if run.mechanism is not None else 1.0
+        rows.append(dict(label=label, step_s=best, kept=kept))
+    return rows
+
+
+def print_mechanisms(rows: list[dict]) -> None:
+    base = rows[0]["step_s"]
+    table = [
+        [r["label"], fmt_ms(r["step_s"]), f"{r['step_s'] / base:.2f}x", f"{r['kept']:.3f}"] for r in rows
+    ]
+    print(md_table(["mechanism (AdamW)", "CPU per step", "vs l1", "units kept"], table, "lrrr"))
+
+
 def format_hours(seconds: float) -> str:
     return f"{seconds / 3600:.2f} h ({seconds / 60:.0f} min)"
 
 
-def main(argv=None) -> int:
+def parse_args(argv) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="short run: fewer, shorter repeats; no m = 4096")
     ap.add_argument(
         "--sections",
-        default="0,1,2,3,4,5,6,7,8",
+        default="0,1,2,3,4,5,6,7,8,9",
         metavar="LIST",
         help="which sections to run, e.g. 6,7,8 for gd-zero's sparse path, float32 and the "
-        "paper's sweep (default: all)",
+        "paper's sweep, 9 for the sparsity mechanisms (default: all)",
     )
-    args = ap.parse_args(argv)
-    quick = args.quick
-    chosen = {int(x) for x in args.sections.split(",") if x.strip()}
-    ok = gui = sweep = sweep_wall = command = f32 = paper = None
-    with contextlib.suppress(AttributeError):  # sections appear as they finish, also through a pipe
-        sys.stdout.reconfigure(line_buffering=True)
-    if quick:
-        gui_t, sweep_t, reps_k, reps_n, check_steps = 0.04, 0.02, 3, 2, 100
-    else:
-        gui_t, sweep_t, reps_k, reps_n, check_steps = 0.1, 0.03, 6, 4, 400
+    return ap.parse_args(argv)
 
-    t_start = now()
+
+def print_header(quick: bool, compile_s: float, blas: OpenBlas) -> None:
     print(
         "## interference kernel benchmark"
         + ("  [--quick: short repeats, figures indicative only]" if quick else "")
     )
     print()
-    compile_s = warm_up()
-    blas = OpenBlas()
-    settings = thread_settings(blas)
     print(f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
     print(
         f"- cpu: {cpu_model()} (nproc {os.cpu_count()}); load average {loadavg()} at start"
@@ -1066,27 +1096,28 @@ def main(argv=None) -> int:
         "excluded from the timings"
     )
 
+
+def run_speed_sections(chosen: set[int], quick: bool, blas: OpenBlas, settings, times) -> dict:
+    """Sections 0 to 4: agreement, the GUI's size, the sweep's sizes, a larger size, the
+    time's breakdown. ``times``: (gui_t, sweep_t, reps_k, reps_n, check_steps)."""
+    gui_t, sweep_t, reps_k, reps_n, check_steps = times
+    found: dict = {}
     if 0 in chosen:
         section("0. agreement: kernel vs numpy, same update")
-        ok = print_agreement(check_agreement(check_steps))
-
+        found["ok"] = print_agreement(check_agreement(check_steps))
     if 1 in chosen:
         section(f"1. GUI target: n = {GUI_N}, m = {GUI_M}, goal >= {GOAL_STEPS_PER_S:.0f} steps/s")
-        gui = bench_sizes([(GUI_N, GUI_M)], gui_t, reps_k, reps_n, blas, settings)
-        print_gui(gui)
-
+        found["gui"] = bench_sizes([(GUI_N, GUI_M)], gui_t, reps_k, reps_n, blas, settings)
+        print_gui(found["gui"])
     if 2 in chosen:
         section(f"2. the sweep's sizes: n = {SWEEP_N}, m = {', '.join(map(str, SWEEP_MS))}")
-        sweep = bench_sizes(
+        found["sweep"] = bench_sizes(
             [(SWEEP_N, m) for m in SWEEP_MS], sweep_t, max(2, reps_k - 2), max(2, reps_n - 1), blas, settings
         )
-        print_compare(sweep)
-
+        print_compare(found["sweep"])
     if 3 in chosen and not quick:
         section(f"3. larger: n = {BIG_N}, m = {BIG_M}")
-        big = bench_sizes([(BIG_N, BIG_M)], 0.15, 3, 2, blas, settings)
-        print_compare(big)
-
+        print_compare(bench_sizes([(BIG_N, BIG_M)], 0.15, 3, 2, blas, settings))
     if 4 in chosen:
         section(f"4. where the time goes (n = {GUI_N}, m = {GUI_M})")
         bd = {}
@@ -1094,11 +1125,16 @@ def main(argv=None) -> int:
             with threads(blas, nth):
                 bd[label] = breakdown(gui_t * 0.4, 3 if quick else 5)
         print_breakdown(bd)
+    return found
 
+
+def run_other_sections(chosen: set[int], quick: bool, blas: OpenBlas) -> dict:
+    """Sections 5 to 9: a whole sweep, gd-zero's sparse path, float32, the paper's sweep, the
+    sparsity mechanisms."""
+    found: dict = {}
     if 5 in chosen:
         section("5. a whole sweep: workers side by side")
-        sweep_wall = bench_sweep_workers(quick)
-
+        found["sweep_wall"] = bench_sweep_workers(quick)
     if 6 in chosen:
         section("6. gd-zero on its nonzeros")
         with threads(blas, 1):
@@ -1106,25 +1142,33 @@ def main(argv=None) -> int:
             print()
             print_sparse_products(bench_sparse_products(3 if quick else 5))
             print()
-            command = bench_gd_zero_command(quick)
-        print_gd_zero_command(command)
-
+            found["command"] = bench_gd_zero_command(quick)
+        print_gd_zero_command(found["command"])
     if 7 in chosen:
         section("7. float32 against float64")
-        f32 = bench_float32(quick, blas)
-        print_float32(f32)
-
+        found["f32"] = bench_float32(quick, blas)
+        print_float32(found["f32"])
     if 8 in chosen:
         section("8. the paper's sweep (sweep --paper), projected from measured steps")
-        paper = bench_paper_projection(quick, blas)
-        print_paper_projection(paper)
+        found["paper"] = bench_paper_projection(quick, blas)
+        print_paper_projection(found["paper"])
+    if 9 in chosen:
+        section(
+            f"9. sparsity mechanisms: a step beside l1's (n = {GUI_N}, m = {GUI_M}, AdamW, one BLAS thread)"
+        )
+        with threads(blas, 1):
+            found["mechanisms"] = bench_mechanisms(quick)
+        print_mechanisms(found["mechanisms"])
+    return found
 
-    section("summary")
-    if ok is not None:
+
+def summary_speed(found: dict, settings, check_steps: int, quick: bool) -> None:
+    if found.get("ok") is not None:
         print(
             f"- agreement kernel vs numpy (max |dW| <= 1e-10 after {check_steps} steps, all optimizers): "
-            + ("PASS" if ok else "MISS")
+            + ("PASS" if found["ok"] else "MISS")
         )
+    gui = found.get("gui")
     for i, (label, _) in enumerate(settings if gui is not None else []):
         g = {r["optimizer"]: 1.0 / r["by_threads"][label]["kernel_s"] for r in gui}
         gn = {r["optimizer"]: 1.0 / r["by_threads"][label]["numpy_s"] for r in gui}
@@ -1139,12 +1183,16 @@ def main(argv=None) -> int:
             + f" (slowest optimizer {worst}: {g[worst]:.0f} steps/s; numpy {gn[worst]:.0f})"
             + ("  [quick setting]" if quick else "")
         )
-    for label, _ in settings if sweep is not None else []:
-        ratios = [r["by_threads"][label]["ratio"] for r in sweep]
+    for label, _ in settings if found.get("sweep") is not None else []:
+        ratios = [r["by_threads"][label]["ratio"] for r in found["sweep"]]
         print(
             f"- sweep sizes, BLAS threads {label}: kernel {min(ratios):.2f}x .. {max(ratios):.2f}x "
             "as fast as numpy"
         )
+
+
+def summary_other(found: dict, quick: bool) -> None:
+    sweep_wall, command, paper = found.get("sweep_wall"), found.get("command"), found.get("paper")
     if sweep_wall is not None:
         w1, wmax = sweep_wall[min(sweep_wall)], sweep_wall[max(sweep_wall)]
         print(f"- a whole sweep: {max(sweep_wall)} workers {w1 / wmax:.2f}x as fast as 1")
@@ -1156,7 +1204,7 @@ def main(argv=None) -> int:
             + ("PASS" if g / g0 >= 5 else "MISS")
             + ("  [quick: fewer steps]" if quick else "")
         )
-    for r in f32 or []:
+    for r in found.get("f32") or []:
         ratio_products = r["products_float64"] / r["products_float32"]
         print(
             f"- float32 at n = {GUI_N}, m = {r['m']}: products {ratio_products:.2f}x, "
@@ -1172,6 +1220,34 @@ def main(argv=None) -> int:
             + f"; from wall time under the present load: float64 {format_hours(t[('float64', 0)])}, "
             f"float32 {format_hours(t[('float32', 0)])}"
         )
+    rows = found.get("mechanisms")
+    if rows:
+        worst = max(rows[1:], key=lambda r: r["step_s"])
+        ratio = worst["step_s"] / rows[0]["step_s"]
+        print(
+            f"- a TopK or JumpReLU step at most {MECHANISM_GOAL:g}x an l1 step: "
+            + ("PASS" if ratio <= MECHANISM_GOAL else "MISS")
+            + f" (slowest {worst['label']}: {ratio:.2f}x)"
+        )
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    quick = args.quick
+    chosen = {int(x) for x in args.sections.split(",") if x.strip()}
+    with contextlib.suppress(AttributeError):  # sections appear as they finish, also through a pipe
+        sys.stdout.reconfigure(line_buffering=True)
+    times = (0.04, 0.02, 3, 2, 100) if quick else (0.1, 0.03, 6, 4, 400)
+    t_start = now()
+    compile_s = warm_up()
+    blas = OpenBlas()
+    settings = thread_settings(blas)
+    print_header(quick, compile_s, blas)
+    found = run_speed_sections(chosen, quick, blas, settings, times)
+    found.update(run_other_sections(chosen, quick, blas))
+    section("summary")
+    summary_speed(found, settings, times[-1], quick)
+    summary_other(found, quick)
     print(f"- benchmark wall time {now() - t_start:.1f} s; load average at the end {loadavg()}")
     return 0
 

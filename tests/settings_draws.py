@@ -111,6 +111,17 @@ MECHANISM_CHANGES = {
 }
 
 
+def _mechanism_changes(params, name: str) -> dict:
+    """Another sparsity mechanism (and what it needs: no noise, and for TopK l1 = 0)."""
+    changes = {"sparsity": "jumprelu", "noise": "none", "noise_sigma": 0.0, **MECHANISM_CHANGES[name]}
+    if name == "k":
+        changes.update(sparsity="topk", k=min(2, params.m), l1=0.0, l1_warmup=0, l1_schedule=())
+    if name == "sparsity" and params.sparsity != "l1":
+        changes = {"sparsity": "l1", "k": None, "l0": 0.0, "bandwidth": 1e-3, "threshold_init": 1e-3}
+        changes["threshold_param"] = "plain"
+    return changes
+
+
 def one_changed(params, other, name: str):
     """``params`` with setting ``name`` taken from ``other`` (with what it needs to stay
     valid: a schedule's end, a noise's kind), or None when no valid run differs so."""
@@ -141,13 +152,7 @@ def one_changed(params, other, name: str):
             changes = {"noise": params.noise if params.noise != "none" else "gaussian"}
             changes["noise_sigma"] = _round(params.noise_sigma + 0.07)
     elif name in MECHANISM_CHANGES:
-        # another sparsity mechanism (and what it needs: no noise, and for TopK l1 = 0)
-        changes = {"sparsity": "jumprelu", "noise": "none", "noise_sigma": 0.0, **MECHANISM_CHANGES[name]}
-        if name == "k":
-            changes.update(sparsity="topk", k=min(2, params.m), l1=0.0, l1_warmup=0, l1_schedule=())
-        if name == "sparsity" and params.sparsity != "l1":
-            changes = {"sparsity": "l1", "k": None, "l0": 0.0, "bandwidth": 1e-3, "threshold_init": 1e-3}
-            changes["threshold_param"] = "plain"
+        changes = _mechanism_changes(params, name)
     elif name in ("l1", "lam", "lr"):
         changes = {name: _round(getattr(params, name) * 1.5 + 1e-4)}
         if name == "lam" and params.lam_schedule:
