@@ -330,7 +330,8 @@ class SweepWidget(GridTab):
             ("l1_warmup", "lr_warmup"),
         ]
         layout = [row for row in layout if all(name in self.fields for name in row)]
-        layout += [(axis,) for axis in LIST_AXES if not any(axis in row for row in layout)]
+        more = [axis for axis in LIST_AXES if not any(axis in row for row in layout)]  # two to a row
+        layout += [tuple(more[i : i + 2]) for i in range(0, len(more), 2)]
         label.update(n="n", seeds="seeds", m="m values")
         rows = [tuple((label[name], self.fields[name]) for name in row) for row in layout]
         rows.append((("readout", self.readout),))
