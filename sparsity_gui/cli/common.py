@@ -30,6 +30,7 @@ from sparsity_gui.cli.interrupts import (
 from sparsity_gui.core.checks import parse_whole
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import ResultDir
+from sparsity_gui.core.settings import Setting
 from sparsity_gui.core.text import format_duration, printable
 
 T = TypeVar("T")
@@ -220,6 +221,15 @@ def figure_style_from_args(args) -> tuple[str | None, int]:
     if not 50 <= dpi <= 1200:
         raise InputError("dpi", f"must be from 50 to 1200, got {dpi}")
     return args.style, int(dpi)
+
+
+def setting_help(setting: Setting, what: str, default: str | None = None, more: str = "") -> str:
+    """An option's help with its setting's bounds and default from the model's settings
+    table, as the refusal and the names write them: 'what (from 0 to 1; default 1.0e-3)'.
+    ``default``: the option's own default where it is not the table's; ``more``: after it."""
+    shown = setting.default_text if default is None else default
+    parts = [part for part in (setting.bounds, f"default {shown}{more}") if part]
+    return f"{what} ({'; '.join(parts)})".replace("%", "%%")
 
 
 def whole_arg(text: str) -> int:

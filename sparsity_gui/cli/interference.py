@@ -22,6 +22,7 @@ from sparsity_gui.cli.common import (
     report_figure_failures,
     run_in_worker,
     say,
+    setting_help,
     whole_arg,
     write_headless,
 )
@@ -37,9 +38,11 @@ from sparsity_gui.core.interference.headless import (
     training_w0,
     values_from_schedules,
 )
-from sparsity_gui.core.interference.params import DTYPES, NOISES, OPTIMIZERS
+from sparsity_gui.core.interference.params import DTYPES, NOISES, OPTIMIZERS, InterferenceParams
 from sparsity_gui.core.interference.readouts import mechanism_text, run_readouts, saturation_line
+from sparsity_gui.core.interference.schedules import LR_DECAYS
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS as S
 
 INTERFERENCE_MODEL = """\
 The interference model (Lecomte et al. 2023, "incidental polysemanticity"): n features,
@@ -76,18 +79,28 @@ def add_model_options(
     note's options of the same names serve both models."""
     g = recorded = RecordedGroup(g)
 
-    def dflt(name: str, fmt=str) -> str:
-        text = f"default {fmt(defaults[name])}"
+    def dflt(name: str) -> str:
+        text = f"default {defaults[name]}"
         if paper and name in paper and paper[name] != defaults[name]:
-            text += f"; --paper: {fmt(paper[name])}"
+            text += f"; --paper: {paper[name]}"
         return text
+
+    def helped(name: str, what: str) -> str:
+        """``what`` with the setting's bounds and this command's default (and --paper's),
+        written as the settings table writes them."""
+        setting = S[name]
+        more = ""
+        if paper and name in paper and paper[name] != defaults[name]:
+            more = f"; --paper: {setting.fmt(paper[name])}"
+        default = setting.fmt(defaults[name]) if name in defaults else None
+        return setting_help(setting, what, default, more)
 
     g.add_argument(
         "--n",
         type=whole_arg,
         default=None,
         metavar="N",
-        help=f"features (encodings, rows of W), 1 to 4096 ({dflt('n')})",
+        help=helped("n", "features (encodings, rows of W)"),
     )
     if shared_with_note:
         pass
@@ -96,8 +109,11 @@ def add_model_options(
             "--m",
             default=None,
             metavar="LIST",
-            help="neurons (columns of W): a list like 64,128,256 or a range "
-            f"start:stop:step with stop included, each 1 to 65536 ({dflt('m')})",
+            help=helped(
+                "m",
+                "neurons (columns of W), each of a list like 64,128,256 or a range "
+                "start:stop:step with stop included",
+            ),
         )
         g.add_argument(
             "--seeds", type=whole_arg, default=None, metavar="S", help=f"runs (seeds) per m ({dflt('seeds')})"
@@ -108,7 +124,7 @@ def add_model_options(
             type=whole_arg,
             default=None,
             metavar="M",
-            help=f"neurons (columns of W), 1 to 65536 ({dflt('m')})",
+            help=helped("m", "neurons (columns of W)"),
         )
     if shared_with_note:
         pass
@@ -118,8 +134,11 @@ def add_model_options(
             type=whole_arg,
             default=None,
             metavar="SEED",
-            help=f"first random seed for W(0) ~ normal(0, sigma/sqrt(m)): each m runs "
-            f"with seeds SEED .. SEED+S-1 ({dflt('seed')})",
+            help=helped(
+                "seed",
+                "first random seed for W(0) ~ normal(0, sigma/sqrt(m)): each m runs "
+                "with seeds SEED .. SEED+S-1",
+            ),
         )
     else:
         g.add_argument(
@@ -127,35 +146,36 @@ def add_model_options(
             type=whole_arg,
             default=None,
             metavar="N",
-            help=f"random seed for W(0) ~ normal(0, sigma/sqrt(m)) ({dflt('seed')})",
+            help=helped("seed", "random seed for W(0) ~ normal(0, sigma/sqrt(m))"),
         )
     g.add_argument(
-        "--steps", type=whole_arg, default=None, metavar="N", help=f"training steps per run ({dflt('steps')})"
+        "--steps", type=whole_arg, default=None, metavar="N", help=helped("steps", "training steps per run")
     )
     g.add_argument(
         "--optimizer",
         metavar="{" + ",".join(OPTIMIZERS) + "}",  # checked by InterferenceParams, as in the Python API
         default=None,
-        help="adamw: torch's AdamW, the paper's; adam: Adam; gd-zero: gradient descent "
-        "with the note's rule that a weight whose step crosses zero is set to "
-        "zero; gd: plain gradient descent; ista: proximal gradient (soft-thresholding by "
-        f"lr*l1); signsgd: W - lr sign(gradient) ({dflt('optimizer')})",
+        help=helped(
+            "optimizer",
+            "adamw: torch's AdamW, the paper's; adam: Adam; gd-zero: gradient descent "
+            "with the note's rule that a weight whose step crosses zero is set to "
+            "zero; gd: plain gradient descent; ista: proximal gradient (soft-thresholding by "
+            "lr*l1); signsgd: W - lr sign(gradient)",
+        ),
     )
     g.add_argument(
         "--l1",
         type=number_arg,
         default=None,
         metavar="L",
-        help=f"L1 coefficient of the network's loss, 0 to 4; the note's lam = l1/4 "
-        f"({dflt('l1', lambda v: f'{v:g}')})",
+        help=helped("l1", "L1 coefficient of the network's loss; the note's lam = l1/4"),
     )
     g.add_argument(
         "--lr",
         type=number_arg,
         default=None,
         metavar="R",
-        help=f"learning rate, > 0 and at most 1; for GD the note's eta = 4 lr, "
-        f"t = 4 lr steps at a constant lr ({dflt('lr', lambda v: f'{v:g}')})",
+        help=helped("lr", "learning rate; for GD the note's eta = 4 lr, t = 4 lr steps at a constant lr"),
     )
     if not shared_with_note:
         g.add_argument(
@@ -163,8 +183,7 @@ def add_model_options(
             type=number_arg,
             default=None,
             metavar="S",
-            help=f"W(0) ~ normal(0, sigma/sqrt(m)), > 0 "
-            f"({dflt('sigma', lambda v: f'{v:g}')}, the usual initialisation)",
+            help=helped("sigma", "W(0) ~ normal(0, sigma/sqrt(m)); 1 is the usual initialisation"),
         )
     g.add_argument(
         "--no-interference",
@@ -176,32 +195,41 @@ def add_model_options(
         type=number_arg,
         default=None,
         metavar="W",
-        help="weight decay: decoupled for adamw, L2 for adam, not used by GD "
-        "(default: torch's, 0.01 for adamw and 0 for adam)",
+        help=setting_help(
+            S["weight_decay"],
+            "weight decay: decoupled for adamw, L2 for adam, not used by GD",
+            default_decays(),
+        ),
     )
     g.add_argument(
         "--dtype",
         choices=DTYPES,
         default=None,
-        help="precision of W, the products and the optimizer's state: float32 is the "
-        "paper's (torch's default) and about twice as fast in the products; counts agree "
-        f"with float64's in distribution, not run by run ({dflt('dtype')})",
+        help=helped(
+            "dtype",
+            "precision of W, the products and the optimizer's state: float32 is the "
+            "paper's (torch's default) and about twice as fast in the products; counts agree "
+            "with float64's in distribution, not run by run",
+        ),
     )
     add_schedule_options(g)
     g.add_argument(
         "--noise",
         metavar="{" + ",".join(NOISES) + "}",  # checked by InterferenceParams, as in the Python API
         default=None,
-        help="noise in the hidden layer, one vector per step for the whole batch, y = "
-        "ReLU((xW + xi)W^T): bernoulli (+-sigma, equal odds) or gaussian (N(0, sigma^2)); the "
-        "seed fixes it (default none)",
+        help=setting_help(
+            S["noise"],
+            "noise in the hidden layer, one vector per step for the whole batch, y = "
+            "ReLU((xW + xi)W^T): bernoulli (+-sigma, equal odds) or gaussian (N(0, sigma^2)); the "
+            "seed fixes it",
+        ),
     )
     g.add_argument(
         "--noise-sigma",
         type=number_arg,
         default=None,
         metavar="S",
-        help="the noise's sigma, 0 to 10 (needed with --noise)",
+        help=setting_help(S["noise_sigma"], "the noise's sigma, needed with --noise"),
     )
     if not shared_with_note:
         add_table_options(g, INTERFERENCE_SETTINGS, {a.dest for a in recorded.actions})
@@ -225,8 +253,15 @@ def add_table_options(g, settings, added: set[str]) -> None:
             type=OPTION_TYPES.get(setting.axis),
             default=None,
             metavar="KNOTS" if setting.axis == "knots" else setting.name.upper(),
-            help=f"{setting.what} (default {setting.fmt(setting.default)})",
+            help=setting_help(setting, setting.what),
         )
+
+
+def default_decays() -> str:
+    """The weight decay a run has unless told: torch's, by optimizer (InterferenceParams)."""
+    fmt = S["weight_decay"].fmt
+    decay = {o: fmt(InterferenceParams(optimizer=o).effective_weight_decay) for o in ("adamw", "adam")}
+    return f"torch's, {decay['adamw']} for adamw and {decay['adam']} for adam"
 
 
 class RecordedGroup:
@@ -274,45 +309,60 @@ def add_schedule_options(g) -> None:
         type=whole_arg,
         default=None,
         metavar="STEPS",
-        help="l1 rises linearly from 0 to --l1 over the first STEPS steps (l1 * min(1, k/STEPS) "
-        "at step k, as SAELens' l1_warm_up_steps)",
+        help=setting_help(
+            S["l1_warmup"],
+            "l1 rises linearly from 0 to --l1 over the first STEPS steps: l1 * min(1, k/STEPS) "
+            "at step k, as SAELens' l1_warm_up_steps",
+        ),
     )
     g.add_argument(
         "--l1-schedule",
         default=None,
         metavar="KNOTS",
-        help='l1 piecewise linear through knots step:value, like "0:0,1000:1e-3" (constant '
-        "before the first and after the last; sets --l1, the value after the last knot)",
+        help=setting_help(
+            S["l1_schedule"],
+            'l1 piecewise linear through knots step:value, like "0:0,1000:1e-3", constant '
+            "before the first and after the last; sets --l1, the value after the last knot",
+        ),
     )
     g.add_argument(
         "--lr-warmup",
         type=whole_arg,
         default=None,
         metavar="STEPS",
-        help="lr rises linearly over the first STEPS steps: lr * min(1, k/STEPS) at step k "
-        "(torch's LinearLR with start_factor 1/STEPS)",
+        help=setting_help(
+            S["lr_warmup"],
+            "lr rises linearly over the first STEPS steps: lr * min(1, k/STEPS) at step k, "
+            "torch's LinearLR with start_factor 1/STEPS",
+        ),
     )
     g.add_argument(
         "--lr-decay",
-        choices=("linear", "cosine"),
+        choices=LR_DECAYS,
         default=None,
-        help="lr decays to 0 over the last --lr-decay-steps steps, linearly or as a half cosine "
-        "(the last step's lr is 0); composes with --lr-warmup",
+        help=setting_help(
+            S["lr_decay"],
+            "lr decays to 0 over the last --lr-decay-steps steps, linearly or as a half cosine "
+            "(the last step's lr is 0); composes with --lr-warmup",
+        ),
     )
     g.add_argument(
         "--lr-decay-steps",
         type=whole_arg,
         default=None,
         metavar="STEPS",
-        help="the length of --lr-decay, in steps",
+        help=setting_help(S["lr_decay_steps"], "the length of --lr-decay, in steps"),
     )
     g.add_argument(
         "--lr-schedule",
         default=None,
         metavar="KNOTS",
-        help='lr piecewise linear through knots step:value, like "0:0,500:1e-3,7500:1e-4" '
-        "(sets --lr; not with --lr-warmup or --lr-decay). For Adam and AdamW a schedule "
-        "scales the whole step, decoupled weight decay included, as torch's LambdaLR",
+        help=setting_help(
+            S["lr_schedule"],
+            'lr piecewise linear through knots step:value, like "0:0,500:1e-3,7500:1e-4"; sets '
+            "--lr; not with --lr-warmup or --lr-decay. For Adam and AdamW a schedule scales the "
+            "whole step, decoupled weight decay included, as torch's LambdaLR",
+        ),
     )
 
 

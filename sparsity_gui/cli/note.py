@@ -21,6 +21,7 @@ from sparsity_gui.cli.common import (
     report_figure_failures,
     run_in_worker,
     say,
+    setting_help,
     whole_arg,
     write_headless,
 )
@@ -35,6 +36,7 @@ from sparsity_gui.core.note.headless import (
     run_settings,
 )
 from sparsity_gui.core.note.params import METHODS, SimParams
+from sparsity_gui.core.note.settings import NOTE_SETTINGS as S
 
 RUN_DESCRIPTION = """\
 Simulate headless and write timeseries.csv, weights.csv, deaths.csv (above m = 10^6: weights.npz,
@@ -58,38 +60,46 @@ def add_param_options(p: argparse.ArgumentParser) -> None:
         type=whole_arg,
         default=1000,
         metavar="M",
-        help="number of weights in W (1 to 1e8; default 1000)",
+        help=setting_help(S["m"], "number of weights in W"),
     )
     g.add_argument(
         "--lam",
         type=number_arg,
         default=None,
         metavar="L",
-        help="L1 regularization strength lam (0 to 1; default 1e-3, or where --lam-schedule ends)",
+        help=setting_help(S["lam"], "L1 regularization strength lam", more=", or where --lam-schedule ends"),
     )
     g.add_argument(
         "--lam-schedule",
         default=None,
         metavar="KNOTS",
-        help="lam(t) piecewise linear through knots t:value, like 0:0,200:1e-3,3000:5e-4 "
-        "(times increasing from 0, each lam 0 to 1; constant before the first knot and after "
-        "the last, where it sets --lam); the exact flow and GD both follow it",
+        help=setting_help(
+            S["lam_schedule"],
+            "lam(t) piecewise linear through knots t:value, like 0:0,200:1e-3,3000:5e-4, times "
+            "increasing from 0, constant before the first knot and after the last, where it sets "
+            "--lam; the exact flow and GD both follow it",
+        ),
     )
     g.add_argument(
         "--lam-warmup",
         type=number_arg,
         default=None,
         metavar="T",
-        help="lam rises linearly from 0 to --lam over [0, T], then stays (the schedule 0:0,T:lam)",
+        help=setting_help(
+            S["lam_warmup"],
+            "lam rises linearly from 0 to --lam over [0, T], then stays: the schedule 0:0,T:lam",
+        ),
     )
     g.add_argument(
         "--sigma",
         type=number_arg,
         default=0.9,
         metavar="S",
-        help="W_k(0) ~ normal(0, sigma/sqrt(m)) (> 0; default 0.9)",
+        help=setting_help(S["sigma"], "W_k(0) ~ normal(0, sigma/sqrt(m))"),
     )
-    g.add_argument("--seed", type=whole_arg, default=0, metavar="N", help="random seed for W(0) (default 0)")
+    g.add_argument(
+        "--seed", type=whole_arg, default=0, metavar="N", help=setting_help(S["seed"], "random seed for W(0)")
+    )
     g.add_argument(
         "--w0",
         metavar="FILE",
@@ -114,21 +124,21 @@ def add_param_options(p: argparse.ArgumentParser) -> None:
         "--method",
         default="exact",
         metavar=_choices(METHODS),
-        help="exact flow or gradient descent (default exact)",
+        help=setting_help(S["method"], "exact flow or gradient descent"),
     )
     g.add_argument(
         "--eta",
         type=number_arg,
         default=0.05,
         metavar="H",
-        help="gradient-descent step; simulated time t = eta*step (default 0.05)",
+        help=setting_help(S["eta"], "gradient-descent step; simulated time t = eta*step"),
     )
     g.add_argument(
         "--t-end",
         type=number_arg,
         default=None,
         metavar="T",
-        help="simulated end time (default: when one weight is left, plus 10%%)",
+        help=setting_help(S["t_end"], "simulated end time", "when one weight is left, plus 10%"),
     )
 
 

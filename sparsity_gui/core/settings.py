@@ -72,17 +72,23 @@ def format_exact(value: Any) -> str:
 Check = Callable[[Any], Any]
 
 
+def with_bounds(check: Check, bounds: str) -> Check:
+    """``check`` declaring what it accepts (Setting.bounds: the commands' help states it)."""
+    check.bounds = bounds  # type: ignore[attr-defined]
+    return check
+
+
 def whole_check(name: str, low: int, high: int, high_text: str | None = None) -> Check:
     """A whole number from ``low`` to ``high`` (as a Python int)."""
-    text = high_text or short_number(high)
+    bounds = f"a whole number from {low} to {high_text or short_number(high)}"
 
     def check(value: Any) -> int:
         v = whole_or_none(value)
         if v is None or not low <= v <= high:
-            raise InputError(name, f"must be a whole number from {low} to {text}, got {value!r}")
+            raise InputError(name, f"must be {bounds}, got {value!r}")
         return v
 
-    return check
+    return with_bounds(check, bounds)
 
 
 @dataclass(frozen=True)
@@ -97,12 +103,16 @@ class NumberCheck:
     high_open: bool = False
     why: str = ""  # what the refusal adds in parentheses
 
+    @property
+    def bounds(self) -> str:
+        """What it accepts, as its refusal says it (Setting.bounds: the commands' help)."""
+        return bounds_text(self.low, self.high, self.low_open, self.high_open)
+
     def __call__(self, value: Any) -> float:
         v = finite_number(self.name, value)
         low, high = self.low, self.high
         if (v <= low if self.low_open else v < low) or (v >= high if self.high_open else v > high):
-            shown = bounds_text(low, high, self.low_open, self.high_open)
-            raise InputError(self.name, f"must be {shown}{self.why}, got {value}")
+            raise InputError(self.name, f"must be {self.bounds}{self.why}, got {value}")
         return v
 
 
@@ -128,12 +138,14 @@ def bounds_text(low: float, high: float, low_open: bool = False, high_open: bool
 def choice_check(name: str, choices: Iterable[str]) -> Check:
     allowed = tuple(choices)
 
+    bounds = f"one of {', '.join(allowed)}"
+
     def check(value: Any) -> str:
         if value not in allowed:
-            raise InputError(name, f"must be one of {', '.join(allowed)}, got {value!r}")
+            raise InputError(name, f"must be {bounds}, got {value!r}")
         return value
 
-    return check
+    return with_bounds(check, bounds)
 
 
 # --- the table -------------------------------------------------------------------------------
@@ -164,6 +176,18 @@ class Setting:
     def __post_init__(self) -> None:
         if self.axis and self.axis not in AXIS_KINDS:
             raise ValueError(f"{self.name}: axis must be one of {', '.join(AXIS_KINDS)}, got {self.axis!r}")
+
+    @property
+    def bounds(self) -> str:
+        """What the check accepts, as its refusal says it ('from 0 to 1', '> 0', 'a whole
+        number from 1 to 1e8', 'one of exact, gd'); '' for a check that declares none."""
+        return getattr(self.check, "bounds", "")
+
+    @property
+    def default_text(self) -> str:
+        """The default as names write it, with the unit: '1.0e-3', '7,500', 'none'."""
+        shown = self.fmt(None if self.default == () else self.default)  # no knots: none
+        return f"{shown} {self.unit}" if self.unit and shown != "none" else shown
 
     @property
     def live(self) -> bool:

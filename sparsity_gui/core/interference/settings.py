@@ -26,6 +26,7 @@ from sparsity_gui.core.settings import (
     format_time,
     number_check,
     whole_check,
+    with_bounds,
 )
 from sparsity_gui.core.text import short_number
 
@@ -78,11 +79,17 @@ def _k(value: Any) -> int | None:
 
 
 def _steps_count(name: str):
-    return lambda value: check_steps_count(name, value, STEPS_MAX)
+    return with_bounds(
+        lambda value: check_steps_count(name, value, STEPS_MAX),
+        f"a whole number of steps from 0 to {short_number(STEPS_MAX)}",
+    )
 
 
 def _knots(name: str, value_name: str, most: float):
-    return lambda value: () if value in ((), None, "") else check_step_knots(name, value, value_name, most)
+    return with_bounds(
+        lambda value: () if value in ((), None, "") else check_step_knots(name, value, value_name, most),
+        f"knots step:value, each value from 0 to {short_number(most)}",
+    )
 
 
 def _effective_weight_decay(params) -> float:
@@ -154,7 +161,7 @@ INTERFERENCE_SETTINGS = Settings(
             None,
             LIVE,
             "weight decay (none: 0.01 for adamw, else 0; a pin keeps the one in force)",
-            _weight_decay,
+            with_bounds(_weight_decay, ">= 0"),
             get=_effective_weight_decay,
             axis="number",
         ),
@@ -260,7 +267,7 @@ INTERFERENCE_SETTINGS = Settings(
             "Adam's second moment decay",
             number_check("beta2", 0.0, 1.0, high_open=True),
         ),
-        Setting("eps", "ε", 1e-8, LIVE, "Adam's ε", _eps),
+        Setting("eps", "ε", 1e-8, LIVE, "Adam's ε", with_bounds(_eps, "> 0")),
         Setting(
             "sparsity",
             "sparsity",

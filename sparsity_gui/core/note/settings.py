@@ -23,7 +23,9 @@ from sparsity_gui.core.settings import (
     format_time,
     number_check,
     whole_check,
+    with_bounds,
 )
+from sparsity_gui.core.text import short_number
 
 M_MAX = 10**8
 LAM_MAX = 1.0
@@ -81,6 +83,7 @@ NOTE_SETTINGS = Settings(
             0.0,
             NEW_RUN,
             "λ from 0 up to λ over [0, T]",
+            number_check("lam_warmup", 0.0, float("inf")),
             format_time,
             get=_warmup,
             derived=True,
@@ -91,7 +94,7 @@ NOTE_SETTINGS = Settings(
             (),
             NEW_RUN,
             "λ(t) through knots t:λ (a warm-up is named as one)",
-            _lam_schedule,
+            with_bounds(_lam_schedule, f"knots t:value, each value from 0 to {short_number(LAM_MAX)}"),
             get=_schedule,
         ),
         Setting("m", "m", 1000, NEW_RUN, "the number of weights", whole_check("m", 1, M_MAX)),
@@ -117,7 +120,15 @@ NOTE_SETTINGS = Settings(
         Setting(
             "seed", "seed", 0, NEW_RUN, "the seed of W(0)'s draw", whole_check("seed", 0, 2**63 - 1, "2^63-1")
         ),
-        Setting("t_end", "t_end", None, END, "the run's end (none: one weight left)", _t_end, _t_end_text),
+        Setting(
+            "t_end",
+            "t_end",
+            None,
+            END,
+            "the run's end (none: one weight left)",
+            with_bounds(_t_end, "> 0"),
+            _t_end_text,
+        ),
         Setting(
             "w0_path",
             "W(0)",

@@ -1,0 +1,135 @@
+"""The commands' --help states each setting's bounds and default as the model's settings
+table has them (core/note/settings.py, core/interference/settings.py), never by hand: every
+option backed by a setting, in every parser that has one (run, interference, sweep and the
+desktop app's), carries the table's bounds and its default, and the numbers of its
+parenthesis are exactly those."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sparsity_gui.cli.gui_options import build_gui_parser
+from sparsity_gui.cli.interference import build_interference_parser
+from sparsity_gui.cli.note import build_run_parser
+from sparsity_gui.cli.sweep import build_sweep_parser
+from sparsity_gui.core.interference.headless import INTERFERENCE_DEFAULTS, PAPER, SWEEP_DEFAULTS
+from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
+from sparsity_gui.core.note.settings import NOTE_SETTINGS
+
+NUMBER = re.compile(r"2\^63-1|\d[\d,]*(?:\.\d+)?(?:e-?\d+)?")
+NOT_SETTINGS = {"seeds", "no_interference", "w0", "w0_tensor", "w0_row"}  # not a setting's value
+
+
+def _options(parser):
+    """(dest, help) of every option, its help as --help prints it (%% read as %)."""
+    for action in parser._actions:
+        if action.help and action.option_strings:
+            yield action.dest, action.help.replace("%%", "%")
+
+
+def _decays() -> str:
+    """No weight decay given: torch's default for the optimizer, as InterferenceParams has it."""
+    adamw, adam = (InterferenceParams(optimizer=o).effective_weight_decay for o in ("adamw", "adam"))
+    fmt = INTERFERENCE_SETTINGS["weight_decay"].fmt
+    return f"torch's, {fmt(adamw)} for adamw and {fmt(adam)} for adam"
+
+
+# an option whose default is not one value but a rule, said in words
+RULES = {"t_end": "when one weight is left, plus 10%", "weight_decay": _decays()}
+
+
+def _expected(setting, defaults, paper):
+    """The parenthesis the option's help must end its own text with: the table's bounds,
+    and the command's default (and --paper's) as the table formats them."""
+    name = setting.name
+    default = setting.fmt(defaults[name]) if name in defaults else RULES.get(name, setting.default_text)
+    more = f"; --paper: {setting.fmt(paper[name])}" if name in paper and paper[name] != defaults[name] else ""
+    return f"({setting.bounds}; default {default}{more}" if setting.bounds else f"(default {default}{more}"
+
+
+NOTE_OPTIONS = {"m", "lam", "lam_schedule", "lam_warmup", "sigma", "seed", "method", "eta", "t_end"}
+INTERFERENCE_OPTIONS = {
+    "n", "m", "seed", "steps", "optimizer", "l1", "lr", "sigma", "weight_decay", "dtype", "noise",
+    "noise_sigma", "l1_warmup", "l1_schedule", "lr_warmup", "lr_decay", "lr_decay_steps", "lr_schedule",
+}  # fmt: skip
+HAND_WRITTEN = {
+    "run": NOTE_OPTIONS,
+    "interference": INTERFERENCE_OPTIONS,
+    "sweep": INTERFERENCE_OPTIONS,
+    "gui": NOTE_OPTIONS | INTERFERENCE_OPTIONS,
+}
+NOTE, INTERFERENCE = {"note": NOTE_SETTINGS}, {"interference": INTERFERENCE_SETTINGS}
+PARSERS = {
+    "run": (build_run_parser, NOTE, {}, {}),
+    "interference": (build_interference_parser, INTERFERENCE, INTERFERENCE_DEFAULTS, {}),
+    "sweep": (build_sweep_parser, INTERFERENCE, SWEEP_DEFAULTS, PAPER),
+    # the app's: the note's options, and the interference model's but those the note's serve
+    "gui": (build_gui_parser, {**NOTE, **INTERFERENCE}, INTERFERENCE_DEFAULTS, {}),
+}
+
+
+@pytest.mark.parametrize("command", PARSERS)
+def test_every_option_of_a_setting_states_the_tables_bounds_and_default(command):
+    build, tables, defaults, paper = PARSERS[command]
+    checked = []
+    for dest, text in _options(build()):
+        if dest in NOT_SETTINGS:
+            continue
+        # the app's --m, --seed, --sigma are the note's (its interference model uses them too)
+        table = next((t for t in tables.values() if dest in t), None)
+        if table is None:
+            continue
+        setting = table[dest]
+        own = defaults if table is INTERFERENCE_SETTINGS else {}
+        want = _expected(setting, own, paper)
+        assert want in text, f"{command} --{dest}: {text!r} lacks {want!r}"
+        # every number of the parenthesis is the table's: no bound or default by hand
+        said = text[text.index(want) :].split(")")[0]
+        table_numbers = NUMBER.findall(want)
+        assert NUMBER.findall(said) == table_numbers, (command, dest, said)
+        checked.append(dest)
+    # every option written by hand is checked (and any a table's row adds: add_table_options)
+    assert HAND_WRITTEN[command] <= set(checked), HAND_WRITTEN[command] - set(checked)
+
+
+def test_a_few_helps_by_hand():
+    """What the table says, written out here: the numbers a user reads."""
+    run = dict(_options(build_run_parser()))
+    assert "(from 0 to 1; default 1.0e-3, or where --lam-schedule ends)" in run["lam"]
+    assert "(a whole number from 1 to 1e8; default 1,000)" in run["m"]
+    assert "(> 0 and at most 2; default 0.05)" in run["eta"]
+    assert "(>= 0; default none)" in run["lam_warmup"]
+    assert "(> 0; default when one weight is left, plus 10%)" in run["t_end"]
+    interference = dict(_options(build_interference_parser()))
+    assert "(from 0 to 10; default 0)" in interference["noise_sigma"]
+    assert "(> 0 and at most 1; default 1.0e-3)" in interference["lr"]
+    assert "(a whole number from 1 to 4096; default 256)" in interference["n"]
+    assert "(one of none, linear, cosine; default none)" in interference["lr_decay"]
+    assert "(>= 0; default torch's, 0.01 for adamw and 0 for adam)" in interference["weight_decay"]
+    sweep = dict(_options(build_sweep_parser()))
+    assert "(a whole number from 1 to 4096; default 64; --paper: 256)" in sweep["n"]
+
+
+@pytest.mark.parametrize(
+    ("table", "name", "bad"),
+    [
+        (NOTE_SETTINGS, "lam", 2.0),
+        (NOTE_SETTINGS, "m", 0),
+        (NOTE_SETTINGS, "eta", 3.0),
+        (NOTE_SETTINGS, "lam_warmup", -1.0),
+        (INTERFERENCE_SETTINGS, "lr", 0.0),
+        (INTERFERENCE_SETTINGS, "noise_sigma", 11.0),
+        (INTERFERENCE_SETTINGS, "l1_warmup", -1),
+        (INTERFERENCE_SETTINGS, "lr_decay", "step"),
+    ],
+)
+def test_the_bounds_help_states_are_those_the_check_refuses_by(table, name, bad):
+    from sparsity_gui.core.errors import InputError
+
+    setting = table[name]
+    with pytest.raises(InputError) as refused:
+        setting.check(bad)
+    assert f"must be {setting.bounds}" in refused.value.message
