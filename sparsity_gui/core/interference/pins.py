@@ -3,8 +3,10 @@ name, both from the settings table (core/interference/settings.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from sparsity_gui.core.interference.params import OPTIMIZERS, InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, w0_name
 from sparsity_gui.core.pins import PinnedRun, pin_label
@@ -21,15 +23,42 @@ def pin_params(params, w0_source: str | None = None) -> dict[str, Any]:
     return {**INTERFERENCE_SETTINGS.pin_values(params), "w0": w0_source}
 
 
-__all__ = ["PIN_COLUMNS", "PIN_NAMES", "interference_pin_label", "pin_params", "w0_name"]
+__all__ = [
+    "PIN_COLUMNS",
+    "PIN_NAMES",
+    "differing_settings",
+    "interference_pin_label",
+    "pin_params",
+    "settings_named",
+    "w0_name",
+]
+
+
+def differing_settings(values: Mapping[str, Any], other: Mapping[str, Any]) -> list[str]:
+    """['m = 512', 'l1 = 2.0e-3']: the settings of ``values`` that differ from ``other``'s
+    (Adam's β₁, β₂, ε only when either run is Adam's, or when nothing else differs)."""
+    adam = {"adam", "adamw"} & {values.get("optimizer"), other.get("optimizer")}
+    skip = () if adam else ADAM_SETTINGS
+    parts = INTERFERENCE_SETTINGS.differing(values, other, skip)
+    return parts or INTERFERENCE_SETTINGS.differing(values, other)
+
+
+def settings_named(values: Mapping[str, Any]) -> list[str]:
+    """A run's settings (run_settings, or a pin's) that differ from a default run's, written
+    as a pinned run's name writes them: the figures' titles and the dock name a run so. Its
+    weight decay is named where it differs from its optimizer's default (0 for Adam is no
+    choice of the user's)."""
+    default = pin_params(InterferenceParams())
+    if values.get("optimizer") in OPTIMIZERS:
+        own = InterferenceParams(optimizer=values["optimizer"])
+        default["weight_decay"] = own.effective_weight_decay
+    # Adam's settings only for Adam's runs (or when nothing else differs)
+    skip = () if values.get("optimizer") in ("adam", "adamw") else ADAM_SETTINGS
+    parts = INTERFERENCE_SETTINGS.differing(values, default, skip)
+    return parts or INTERFERENCE_SETTINGS.differing(values, default)
 
 
 def interference_pin_label(pin: PinnedRun, live, w0_source: str | None = None) -> str:
     """'pin 1: m = 512, l1 = 2.0e-3': the settings where the pinned run differs from the
-    live one (Adam's β₁, β₂, ε only when either run is Adam's, or nothing else differs)."""
-    live_values = pin_params(live, w0_source)
-    adam = {"adam", "adamw"} & {live_values["optimizer"], pin.param_dict.get("optimizer")}
-    skip = () if adam else ADAM_SETTINGS
-    # Adam's settings under another optimizer are named only when nothing else differs
-    parts = INTERFERENCE_SETTINGS.differing(pin.param_dict, live_values, skip)
-    return pin_label(pin, parts or INTERFERENCE_SETTINGS.differing(pin.param_dict, live_values), PIN_NAMES)
+    live one (differing_settings)."""
+    return pin_label(pin, differing_settings(pin.param_dict, pin_params(live, w0_source)), PIN_NAMES)

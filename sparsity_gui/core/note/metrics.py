@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.note.schedule import lowers_lam
+from sparsity_gui.core.note.settings import NOTE_SETTINGS
 
 # Columns of the time series, in the order of the `run` command's timeseries.csv.
 # The first ten are fixed by the spec; the rest add what the panels need.
@@ -234,10 +235,11 @@ def regime_failures(regime: dict, short: bool = False) -> list[str]:
     if not regime["balance_possible"]:
         lam_l1 = f"λ‖W(0)‖₁ = {regime['lam_l1_w0']:.3g} > 1/4"
         if schedule is not None:  # judged at the largest λ of λ(t), not at λ(0)
+            lam_max = NOTE_SETTINGS["lam"].text(schedule["lam_max"])
             why.append(
                 (
-                    f"no balance at λ = {schedule['lam_max']:.3g}: {lam_l1}",
-                    f"at the largest λ of the schedule, λ = {schedule['lam_max']:.3g}, {lam_l1}: no "
+                    f"no balance at {lam_max}: {lam_l1}",
+                    f"at the largest λ of the schedule, {lam_max}, {lam_l1}: no "
                     "balance is possible once λ gets there ((1−‖W‖²)‖W‖² ≤ 1/4 cannot match λ‖W‖₁)",
                 )
             )

@@ -3,9 +3,11 @@ both from the settings table (core/note/settings.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sparsity_gui.core.note.metrics import COLUMNS
+from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.core.pins import PinnedRun, pin_label
 
@@ -19,14 +21,21 @@ def pin_params(params) -> dict[str, Any]:
     return NOTE_SETTINGS.pin_values(params)
 
 
+def differing_settings(values: Mapping[str, Any], other: Mapping[str, Any]) -> list[str]:
+    """['λ = 2.0e-3', 'm = 10⁴']: the settings of ``values`` that differ from ``other``'s
+    (η only when either runs gradient descent, the exact flow having no step, or when
+    nothing else differs: a step no run takes is never hidden behind "same parameters")."""
+    skip = () if "gd" in (values.get("method"), other.get("method")) else ("eta",)
+    return NOTE_SETTINGS.differing(values, other, skip) or NOTE_SETTINGS.differing(values, other)
+
+
+def settings_named(values: Mapping[str, Any]) -> list[str]:
+    """A run's settings (NOTE_SETTINGS.values) that differ from a default run's, written as
+    a pinned run's name writes them: the figures' titles and the argument dock name a run so."""
+    return differing_settings(values, pin_params(SimParams()))
+
+
 def note_pin_label(pin: PinnedRun, live) -> str:
     """'pin 1: λ = 2.0e-3, m = 10⁴': the settings where the pinned run differs from the
-    live one (η only when either runs gradient descent, the exact flow having no step, or
-    when nothing else differs)."""
-    live_values = pin_params(live)
-    skip = () if "gd" in (live_values["method"], pin.param_dict.get("method")) else ("eta",)
-    # a step no run takes is named only when nothing else differs (never "same parameters")
-    parts = NOTE_SETTINGS.differing(pin.param_dict, live_values, skip) or NOTE_SETTINGS.differing(
-        pin.param_dict, live_values
-    )
-    return pin_label(pin, parts, PIN_NAMES)
+    live one (differing_settings)."""
+    return pin_label(pin, differing_settings(pin.param_dict, pin_params(live)), PIN_NAMES)

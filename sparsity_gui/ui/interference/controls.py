@@ -18,16 +18,19 @@ from sparsity_gui.core.interference.params import (
     InterferenceParams,
     check_memory,
 )
+from sparsity_gui.core.interference.pins import settings_named
 from sparsity_gui.core.interference.schedules import (
     has_l1_schedule,
     has_lr_schedule,
     lr_sum,
     values_in_force,
 )
-from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, run_settings
 from sparsity_gui.core.knots import Knots, knots_text
+from sparsity_gui.core.settings import format_sci, format_value
 from sparsity_gui.ui.fields import Field, parse_float, parse_int
 
+SETTINGS = INTERFERENCE_SETTINGS
 NOISE_LABELS = {"none": "no noise", "bernoulli": "Bernoulli ±σ", "gaussian": "Gaussian N(0, σ²)"}
 # a field sharing its row with others: its width follows the dock's, not the other way round
 SHARED_ROW = QtWidgets.QSizePolicy.Policy.Ignored
@@ -51,12 +54,21 @@ def units_text(p: InterferenceParams, step: int = 0, t: float = 0.0) -> str:
     """The note's units of the current parameters (meaningful for gradient descent): the
     time at the run's last step is the time ``t`` reached at ``step`` plus 4·Σ lr over the
     steps left, so a schedule and a live change of lr are followed and a finished run's
-    value is the status line's."""
+    value is the status line's. λ and η are written as the note's settings table writes them."""
     t_end = t + 4.0 * lr_sum(p, step, p.steps)
-    text = f"λ = l1/4 = {p.lam:.4g},  η = 4·lr = {p.eta:.4g},  t = 4·Σ lr = {t_end:.6g} by step {p.steps:,}"
+    lam, eta = format_sci(p.lam), format_value(p.eta)
+    steps = SETTINGS["steps"].fmt(p.steps)
+    text = f"λ = l1/4 = {lam},  η = 4·lr = {eta},  t = 4·Σ lr = {t_end:.6g} by step {steps}"
     if p.optimizer not in GD_OPTIMIZERS:
         text += " (Adam's steps have no note time)"
     return text
+
+
+def run_line(values) -> str:
+    """'run: l1 = 2.0e-3, noise = Bernoulli, noise σ = 0.1': the run's settings that differ
+    from a default run's, as pinned runs and the figures' titles name them."""
+    named = settings_named(values)
+    return "run: " + (", ".join(named) if named else "every setting at its default")
 
 
 class InterferenceControls(QtWidgets.QWidget):
@@ -210,6 +222,7 @@ class InterferenceControls(QtWidgets.QWidget):
         )
         self.units.setStyleSheet("color: #444; background: #f4f4f4; padding: 2px;")
         form.addRow("note", self.units)
+        self._w0_source: dict | None = None
         self.show_params(params)
 
     def _build_schedules(self, form: QtWidgets.QFormLayout) -> None:
@@ -345,7 +358,10 @@ class InterferenceControls(QtWidgets.QWidget):
 
         return parse
 
-    def show_params(self, p: InterferenceParams) -> None:
+    def show_params(self, p: InterferenceParams, w0_source: dict | None = None) -> None:
+        """The fields show ``p``; ``w0_source``: W(0)'s (run.json's "w0"), kept until another."""
+        if w0_source is not None:
+            self._w0_source = w0_source
         self.n.set_text(str(p.n))
         self.m.set_text(str(p.m))
         self.optimizer.setCurrentIndex(OPTIMIZERS.index(p.optimizer))
@@ -380,14 +396,15 @@ class InterferenceControls(QtWidgets.QWidget):
         coefficient no longer matters (readouts.saturation_line)."""
         p = self._params
         gd = meas is not None and math.isfinite(meas.t)
-        text = units_text(p, meas.step, meas.t) if gd else units_text(p)
+        text = run_line(run_settings(p, self._w0_source)) + "\n"
+        text += units_text(p, meas.step, meas.t) if gd else units_text(p)
         if has_l1_schedule(p) or has_lr_schedule(p):
             if meas is None:
                 l1, lr = values_in_force(p, 0)
                 step = 0
             else:
                 l1, lr, step = meas.l1, meas.lr, meas.step
-            text += f"\nin force at step {step:,}: l1 = {l1:.4g}, lr = {lr:.4g}"
+            text += f"\nin force at step {step:,}: {SETTINGS['l1'].text(l1)}, {SETTINGS['lr'].text(lr)}"
         if found:
             text += f"\n{found}"
         if saturated:

@@ -28,6 +28,7 @@ from sparsity_gui.core.interference.params import (
 )
 from sparsity_gui.core.interference.pins import PIN_COLUMNS, interference_pin_label, pin_params, w0_name
 from sparsity_gui.core.interference.readouts import readouts_text, saturation_line
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS as SETTINGS
 from sparsity_gui.core.interference.settings import live_change
 from sparsity_gui.core.interference.worker import InterferenceSnapshot, InterferenceWorker
 from sparsity_gui.core.weights_files import FILE_FILTER, ArrayInfo, list_arrays
@@ -302,18 +303,19 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             self.run_w0_source = self.w0_file.source if self.w0_file is not None else {"source": "given"}
         self.worker.play(self.playing)  # the new run follows the Play button
         self.pace_painting(idle=False)
-        self.controls.show_params(params)
+        self.controls.show_params(params, self.run_w0_source)
         self.sweep.set_base(params)
-        self.status_line.setText(f"preparing run {self.run_id} (n = {params.n}, m = {params.m})")
+        size = f"{SETTINGS['n'].text(params.n)}, {SETTINGS['m'].text(params.m)}"
+        self.status_line.setText(f"preparing run {self.run_id} ({size})")
         self._show_w0_source(params)
 
     def _show_w0_source(self, params: InterferenceParams) -> None:
         if self.w0_file is None:
-            self.w0_line.setText(f"W(0): normal draw (seed {params.seed}, σ = {params.sigma:g})")
+            drawn = f"{SETTINGS['seed'].text(params.seed)}, {SETTINGS['sigma'].text(params.sigma)}"
+            self.w0_line.setText(f"W(0): normal draw ({drawn})")
         else:
-            self.w0_line.setText(
-                f"W(0): {self.w0_file[1]}, {params.n} × {params.m}; a new n, m, seed or σ draws it again"
-            )
+            shape = f"{SETTINGS['n'].fmt(params.n)} × {SETTINGS['m'].fmt(params.m)}"
+            self.w0_line.setText(f"W(0): {self.w0_file[1]}, {shape}; a new n, m, seed or σ draws it again")
 
     def _kept_w0(self, params: InterferenceParams) -> np.ndarray | None:
         """The file's W(0) for a new run with ``params``, while n, m, seed and sigma stay."""
@@ -474,7 +476,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
 
     def _update_status(self, snap: InterferenceSnapshot) -> None:
         p = snap.params
-        text = f"step {snap.step:,} / {p.steps:,}"
+        text = f"step {snap.step:,} / {SETTINGS['steps'].fmt(p.steps)}"
         if p.optimizer in GD_OPTIMIZERS:
             text += f"  (t = {snap.latest.t:.4g})"
         rate = f"{snap.steps_per_second:,.0f} steps/s" if snap.state == "running" else "— steps/s"

@@ -9,7 +9,9 @@ import numpy as np
 from PySide6 import QtGui, QtWidgets
 
 from sparsity_gui.core.note.metrics import COL, last_weight_fixed_point, regime_failures
+from sparsity_gui.core.note.pins import settings_named
 from sparsity_gui.core.note.runner import Snapshot
+from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.core.text import plural
 
 
@@ -25,7 +27,9 @@ STEPS_HTML = """
 <style>
  h3 {{ margin: 6px 0 2px 0; }} p {{ margin: 0 0 6px 0; }}
  .num {{ font-family: monospace; color: #1f4e79; }} .ok {{ color: #2e7d32; }} .off {{ color: #b35900; }}
+ .run {{ color: #444; }}
 </style>
+<p class=run>{run}</p>
 <p class="{regime_cls}"><b>{regime_head}</b> {regime_why}</p>
 <h3>1. Two forces, one threshold</h3>
 <p>Feature benefit pushes each weight up by (1−‖W‖²)|W<sub>k</sub>|, L1 pushes it down by λ.
@@ -65,6 +69,13 @@ The last one settles at the root of (1−w²)w = λ (for λ &lt; 2/(3√3)):
 w* = <span class=num>{wstar}</span> (largest weight now: <span class=num>{top}</span>).
 <i>Panel: Threshold crossing.</i></p>
 """
+
+
+def run_line(params) -> str:
+    """'This run: λ = 2.0e-3, λ warm-up = 50.': the run's settings that differ from a
+    default run's, as pinned runs and the figures' titles name them."""
+    named = settings_named(NOTE_SETTINGS.values(params))
+    return "This run: " + (", ".join(named) if named else "every setting at its default") + "."
 
 
 def regime_sentence(regime: dict | None) -> tuple[str, str, bool]:
@@ -174,6 +185,7 @@ class NoteView(QtWidgets.QTextBrowser):
         v = dict(
             # λ·t only while λ is constant; the panel fits Λ(t) = ∫λ otherwise
             lam_t="Λ(t), Λ = ∫₀ᵗλ" if varied else "λt",
+            run=html.escape(run_line(snap.params), quote=False),
             regime_head=head,
             regime_why=why,
             regime_cls="ok" if holds else "off",

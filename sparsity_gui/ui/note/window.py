@@ -17,7 +17,7 @@ from sparsity_gui.core.note.pins import PIN_COLUMNS, note_pin_label, pin_params
 from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
 from sparsity_gui.core.note.schedule import Knots, lam_at, warmup_knots
 from sparsity_gui.core.note.session import DEFAULT_SAMPLES, W0Source
-from sparsity_gui.core.note.settings import live_change
+from sparsity_gui.core.note.settings import NOTE_SETTINGS, live_change
 from sparsity_gui.core.weights_files import FILE_FILTER
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.note import GRID_PANELS, PANEL_TYPES, TABBED_WITH
@@ -42,10 +42,12 @@ STATUS_WIDEST = {
     "norm2": "‖W‖² = 0.888888",
     "norm1": "‖W‖₁ = 8888.88",
     "theta": "θ = 0.8888",
+    "lam": "λ = 8.8e-88",
     "sps": "88,888,888 steps/s",
     "fps": "88 fps",
 }
 NOT_YET = "—"  # a status field with nothing to show yet
+LAM = NOTE_SETTINGS["lam"]
 
 
 def steps_per_second_text(rate: float) -> str:
@@ -257,6 +259,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
                 ("norm2", "‖W‖²"),
                 ("norm1", "‖W‖₁"),
                 ("theta", "threshold θ = λ/(1-‖W‖²)"),
+                ("lam", "λ in force (it follows a schedule or warm-up)"),
                 ("sps", "solver steps per second"),
                 ("fps", "frames drawn per second"),
             ),
@@ -318,7 +321,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
 
     def _show_preparing(self) -> None:
         self.set_status("state", "preparing")
-        names = {"t": "t", "nonzero": "m'", "norm2": "‖W‖²", "norm1": "‖W‖₁", "theta": "θ"}
+        names = {"t": "t", "nonzero": "m'", "norm2": "‖W‖²", "norm1": "‖W‖₁", "theta": "θ", "lam": LAM.symbol}
         for key, name in names.items():
             self.set_status(key, f"{name} = {NOT_YET}")
         self.set_status("sps", f"{NOT_YET} steps/s")
@@ -477,6 +480,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         put("norm2", f"‖W‖² = {snap.norm2_sq:.6f}")
         put("norm1", f"‖W‖₁ = {snap.norm1:.6g}")
         put("theta", f"θ = {snap.theta:.4g}")
+        put("lam", LAM.text(snap.lam))  # as the settings table writes λ
         put("sps", steps_per_second_text(snap.steps_per_second))
         # idle, nothing is painted: the last rate would be stale
         put("fps", f"{self.fps:.0f} fps" if snap.state == "running" else f"{NOT_YET} fps")

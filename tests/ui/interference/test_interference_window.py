@@ -174,7 +174,7 @@ def test_live_change_keeps_the_run_and_m_or_optimizer_restart_it(qtbot, make_iwi
     type_into(win.controls.l1, "0.08")
     qtbot.waitUntil(lambda: win.snapshot.params.l1 == 0.08, timeout=TIMEOUT)
     assert win.snapshot.run_id == run_id and win.snapshot.step >= step, "l1 applies live"
-    assert "λ = l1/4 = 0.02" in win.controls.units.text()
+    assert "λ = l1/4 = 2.0e-2" in win.controls.units.text()
     # the live change is marked on the step panels
     qtbot.waitUntil(lambda: win.poly_panel.marker_count == 1, timeout=TIMEOUT)
     win.controls.interference.setChecked(False)

@@ -33,7 +33,7 @@ def test_an_l1_warm_up_typed_in_starts_a_run_that_follows_it(qtbot, make_iwindow
     assert snap.latest.l1 == 0.04 and snap.latest.lr == 0.05
     win.repaint_now()
     win._update_status(snap)
-    assert "in force at step 1,500: l1 = 0.04, lr = 0.05" in win.controls.units.text()
+    assert "in force at step 1,500: l1 = 4.0e-2, lr = 5.0e-2" in win.controls.units.text()
     # the warm-up's end is marked on every step panel, once the run has passed it
     for panel in (win.poly_panel, win.kept_panel):
         assert [x for x, _label in panel._drawn] == [600.0]

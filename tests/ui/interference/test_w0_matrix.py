@@ -48,7 +48,7 @@ def shown_run(qtbot, win):
 def test_load_w0_picks_the_matrix_and_keeps_it_through_restarts(qtbot, make_iwindow, tmp_path):
     win = make_iwindow(START, playing=False)
     shown_run(qtbot, win)
-    assert win.w0_line.text() == "W(0): normal draw (seed 1, σ = 1)"
+    assert win.w0_line.text() == "W(0): normal draw (seed = 1, σ = 1)"
     assert win.act_open_w0 in win.menuBar().actions()[0].menu().actions()
     path = tmp_path / "ae.safetensors"
     save_file({"W": W0, "b": np.zeros(12, np.float32)}, str(path))
@@ -87,7 +87,7 @@ def test_load_w0_picks_the_matrix_and_keeps_it_through_restarts(qtbot, make_iwin
     np.testing.assert_array_equal(
         drawn, np.random.default_rng(4).standard_normal((7, 12)) * (1.0 / np.sqrt(12))
     )
-    assert win.w0_line.text() == "W(0): normal draw (seed 4, σ = 1)"
+    assert win.w0_line.text() == "W(0): normal draw (seed = 4, σ = 1)"
 
 
 def test_a_window_opened_with_a_w0_starts_from_it(qtbot, make_iwindow):
@@ -137,4 +137,4 @@ def test_bad_files_show_why_and_the_run_goes_on(qtbot, make_iwindow, tmp_path, m
         assert win.run_id == run_id and win.worker.run is run and win.params == params
     step = snap.step
     qtbot.waitUntil(lambda: win.snapshot.step > step + 5, timeout=TIMEOUT)  # still training
-    assert win.w0_line.text() == "W(0): normal draw (seed 1, σ = 1)"
+    assert win.w0_line.text() == "W(0): normal draw (seed = 1, σ = 1)"

@@ -45,7 +45,7 @@ def test_no_balance_under_a_warmup_is_judged_at_the_schedules_largest_lambda():
     regime = run.regime
     assert regime["balance_possible"] is False
     (first, *_rest) = regime_failures(regime)
-    assert "largest λ of the schedule, λ = 0.05" in first and "at the start" not in first
+    assert "largest λ of the schedule, λ = 5.0e-2" in first and "at the start" not in first
 
 
 def test_an_exported_figure_under_a_schedule_gives_its_reason(tmp_path):
