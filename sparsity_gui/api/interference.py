@@ -123,16 +123,24 @@ class TrainingResult(Result):
         ``sparsity`` or ``layout`` (all six; not into an ``ax``). Returns a new
         ``matplotlib.figure.Figure``, or draws in place of ``ax`` and returns its figure.
         ``style``: "paper" (the default), "talk", a dict of rcParams or a .mplstyle path."""
-        from sparsity_gui.figures.interference.figures import PANELS, layout, layout_size, run_data
+        from sparsity_gui.core.interference.settings import run_settings
+        from sparsity_gui.figures.interference.figures import (
+            PANELS,
+            layout,
+            layout_data,
+            layout_size,
+            run_data,
+        )
         from sparsity_gui.figures.scripted import panel_named, plot_panel
 
-        data = run_data(self.history, self.columns, self.w_final, self.neuron_counts, self.params.n)
+        settings = run_settings(self.params, self.run.w0_source)  # the title: those not at default
+        data = run_data(
+            self.history, self.columns, self.w_final, self.neuron_counts, self.params.n, settings=settings
+        )
         if panel == "layout":
             if ax is not None:
                 raise layout_takes_no_ax()
-            return plot_panel(
-                layout, {"panels": [data[name] for name in PANELS]}, None, style, layout_size(style)
-            )
+            return plot_panel(layout, layout_data(data), None, style, layout_size(style))
         function, _title = panel_named({**PANELS, "layout": (layout, "")}, panel)
         return plot_panel(function, data[panel], ax, style)
 

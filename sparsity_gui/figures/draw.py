@@ -198,12 +198,48 @@ def regime_entries(fig, d):
     return [Line2D([], [], linestyle="none")], [text]
 
 
-def panel_legend(fig, ax, handles, labels, own_ax=False):
+def settings_lines(fig, d, caveat=""):
+    """The run's settings that differ from a default run's, as pinned runs are named
+    (d["settings_named"]: core's settings tables), as many to a line as the figure's width
+    holds, a line break only between two settings; then ``caveat``, a line of its own.
+    "" for none."""
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+
+    size = FontProperties(size=rcParams["legend.fontsize"]).get_size_in_points()
+    most = max(16, int(0.92 * fig.get_figwidth() * 72.0 / (0.6 * size)))  # characters a line holds
+    lines, line = [], ""
+    for part in list(d.get("settings_named", [])):  # (none: [] read back as an empty array)
+        if line and len(line) + 2 + len(part) > most:
+            lines.append(line + ",")
+            line = part
+        else:
+            line = f"{line}, {part}" if line else part
+    lines += [text for text in (line, caveat) if text]
+    return "\n".join(lines).replace("$", r"\$")  # a file's name may hold a $: text, not mathtext
+
+
+def settings_title(fig, d, own_ax=False, caveat=""):
+    """settings_lines as the title of a figure of its own (not a layout's cell, nor a panel
+    drawn into a given axes) that has no legend above its plots: a layout, an image (a
+    panel's legend takes them as its title: panel_legend)."""
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+
+    if own_ax or fig is not fig.figure:
+        return
+    text = settings_lines(fig, d, caveat)
+    if text:
+        fig.suptitle(text, fontsize=FontProperties(size=rcParams["legend.fontsize"]).get_size_in_points())
+
+
+def panel_legend(fig, ax, handles, labels, own_ax=False, settings=None):
     """The panel's one legend, in as many columns as its width holds (about 1.7 in
     each): above the plots on the figure, or on `ax` when drawing into a given one. In a
     panel of a larger figure (a SubFigure: the layout's grid) the legend is compact (6 pt,
     tight rows, short samples, pinned runs' names cut to 20 characters) so that the data
-    keep the panel's room."""
+    keep the panel's room. Above the plots of a figure of its own, the legend's title is
+    the run's settings (settings_lines of the panel's data ``settings``)."""
     import re
 
     from matplotlib import rcParams
@@ -241,8 +277,11 @@ def panel_legend(fig, ax, handles, labels, own_ax=False):
     if own_ax:
         return ax.legend(handles, labels, loc="best", **options)
     if fig is fig.figure:  # a figure of its own: as tall as a legend of a quarter needs
+        title = settings_lines(fig, settings) if settings is not None else ""
+        if title:
+            options.update(title=title, title_fontsize=size)
         lines = sum(label.count("\n") + 1 for label in labels)  # a label may run over lines
-        rows = -(-lines // options["ncols"])
+        rows = -(-lines // options["ncols"]) + (title.count("\n") + 1 if title else 0)
         need = (rows * (1.0 + rcParams["legend.labelspacing"]) * size + 2 * size) / 72.0
         w, h = fig.get_size_inches()
         if need > 0.24 * h:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from sparsity_gui.core.interference.image import max_abs_pool, neuron_order
+from sparsity_gui.core.interference.pins import settings_named
 from sparsity_gui.figures import save
 from sparsity_gui.figures.draw import (
     end_at_data,
@@ -25,6 +26,7 @@ from sparsity_gui.figures.draw import (
     panel_legend,
     pin_entries,
     pin_line,
+    settings_title,
 )
 from sparsity_gui.figures.scripted import figure_files, panel_size
 from sparsity_gui.figures.style import DEFAULT_DPI, DOUBLE_COLUMN, style_name
@@ -62,6 +64,7 @@ def weights(fig, data, ax=None):
     positive (fixed range ±1.2); pooled to the figure's pixels by the entry of largest
     |w| in each block, so that no weight near ±1 disappears. With data["overlap"], the
     overlaps W(0) W^T instead, features by features."""
+    own = ax is not None  # drawn into a given ax
     (ax,) = panel_axes(fig, ax)
     rows, cols = (int(v) for v in data["shape"])
     image = np.asarray(data["image"], float).reshape(rows, cols)
@@ -85,6 +88,7 @@ def weights(fig, data, ax=None):
         ax.set_ylabel("feature")
     for side in ("top", "right"):
         ax.spines[side].set_visible(True)
+    settings_title(fig, data, own)
 
 
 def active(fig, data, ax=None):
@@ -135,7 +139,7 @@ def active(fig, data, ax=None):
     below.set_xlabel("active features on the neuron")
     below.set_ylabel("neurons")
     handles, labels = top.get_legend_handles_labels()
-    panel_legend(fig, top, handles, labels, own_ax=own)
+    panel_legend(fig, top, handles, labels, own_ax=own, settings=data)
 
 
 def polysemantic(fig, data, ax=None):
@@ -153,7 +157,7 @@ def polysemantic(fig, data, ax=None):
     ax.set_ylabel("neurons")
     handles, labels = ax.get_legend_handles_labels()
     pins, names = pin_entries(data["pins"], ["C3"])
-    panel_legend(fig, ax, handles + pins, labels + names, own_ax=own)
+    panel_legend(fig, ax, handles + pins, labels + names, own_ax=own, settings=data)
 
 
 def kept(fig, data, ax=None):
@@ -178,7 +182,9 @@ def kept(fig, data, ax=None):
     if len(data["pins"]):  # one curve alone is named by the axis
         handles, labels = top.get_legend_handles_labels()
         pins, names = pin_entries(data["pins"], ["C4", "C1"])
-        panel_legend(fig, top, handles + pins, labels + names, own_ax=own)
+        panel_legend(fig, top, handles + pins, labels + names, own_ax=own, settings=data)
+    else:  # no legend to head: the settings as the figure's title
+        settings_title(fig, data, own)
 
 
 def _opposite_share(pin):
@@ -207,7 +213,7 @@ def signs(fig, data, ax=None):
     below.set_xlabel("step")
     handles, labels = top.get_legend_handles_labels()
     pins, names = pin_entries(data["pins"], ["C2", "C1"])
-    panel_legend(fig, top, handles + pins, labels + names, own_ax=own)
+    panel_legend(fig, top, handles + pins, labels + names, own_ax=own, settings=data)
 
 
 def sparsity(fig, data, ax=None):
@@ -237,7 +243,7 @@ def sparsity(fig, data, ax=None):
     handles, labels = top.get_legend_handles_labels()
     more, more_labels = below.get_legend_handles_labels()
     pins, names = pin_entries(data["pins"], ["C0", "C3", "C4", "C1"])
-    panel_legend(fig, top, handles + more + pins, labels + more_labels + names, own_ax=own)
+    panel_legend(fig, top, handles + more + pins, labels + more_labels + names, own_ax=own, settings=data)
 
 
 PANELS = {
@@ -262,7 +268,8 @@ def panel_title(key, part):
 
 def layout(fig, data, ax=None):
     """The six panels as the window shows them, two rows of three: each drawn as its own
-    figure would be (legend above it), in a sub-figure under its title."""
+    figure would be (legend above it), in a sub-figure under its title; above them the
+    run's settings that differ from a default run's."""
     panels = [weights, active, polysemantic, kept, signs, sparsity]
     titles = [
         "Weights $W$",
@@ -272,6 +279,7 @@ def layout(fig, data, ax=None):
         "Signs of colliding features",
         "Sparsification",
     ]
+    settings_title(fig, data)  # the run's settings above the six
     cells = fig.subfigures(2, 3, wspace=0.02, hspace=0.02).ravel()
     for cell, panel, title, part in zip(cells, panels, titles, data["panels"], strict=True):
         panel(cell, part)
@@ -389,8 +397,10 @@ def run_data(
             part["pins"].append(entry)
         out[name] = part
     if settings is not None:
+        named = settings_named(settings)  # the title: the settings a default run does not have
         for part in out.values():
             part["settings"] = dict(settings)
+            part["settings_named"] = named
     return out
 
 
@@ -402,6 +412,12 @@ SCRIPT_FUNCTIONS = (
     _opposite_share,
     *(f for f, _t in PANELS.values()),
 )
+
+
+def layout_data(data: dict[str, dict]) -> dict:
+    """The layout's data: the six panels' in the window's order, and the title's settings."""
+    first = data[PANEL_ORDER[0]]
+    return {"panels": [data[name] for name in PANEL_ORDER], "settings_named": first.get("settings_named", [])}
 
 
 def layout_size(style) -> tuple[float, float]:
@@ -436,7 +452,7 @@ def run_figure_files(
             )
         )
     if with_layout:
-        whole = {"panels": [data[name] for name in PANEL_ORDER]}
+        whole = layout_data(data)
         title = "The interference window's six panels"
         out.update(
             figure_files(

@@ -19,7 +19,14 @@ from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.sampled import sample_steps
 from sparsity_gui.core.text import printable
 from sparsity_gui.figures.frames import Frame
-from sparsity_gui.figures.interference.figures import PANEL_ORDER, PANELS, layout, layout_size, run_data
+from sparsity_gui.figures.interference.figures import (
+    PANEL_ORDER,
+    PANELS,
+    layout,
+    layout_data,
+    layout_size,
+    run_data,
+)
 from sparsity_gui.figures.movie import MovieSettings, frame_times, write_movie
 from sparsity_gui.figures.scripted import panel_size
 from sparsity_gui.figures.style import movie_style_params
@@ -73,7 +80,7 @@ def interference_frames(
             run.history_array(), HISTORY_COLUMNS, run.W, run.counts, params.n, pins, pin_labels, shown
         )
         if panel == "layout":
-            drawing = (layout, {"panels": [data[n] for n in PANEL_ORDER]}, params_style, layout_size(style))
+            drawing = (layout, layout_data(data), params_style, layout_size(style))
         else:
             drawing = (PANELS[panel][0], data[panel], params_style, panel_size(style, width))
         stamp = f"step {run.step:,} of {params.steps:,}"

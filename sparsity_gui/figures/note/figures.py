@@ -14,6 +14,7 @@ import numpy as np
 
 from sparsity_gui.core.note.changes import merged_changes
 from sparsity_gui.core.note.metrics import COL, COLUMNS, regime_failures, regime_holds
+from sparsity_gui.core.note.pins import settings_named
 from sparsity_gui.core.note.runner import Snapshot, snapshot_of
 from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.core.note.simulation import shown_tracked
@@ -21,6 +22,7 @@ from sparsity_gui.core.note.simulation import shown_tracked
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+from sparsity_gui.figures.draw import settings_title
 from sparsity_gui.figures.note.panels import (  # by name: note_layout finds them so, here and in its script
     PANELS,
     l1_decay,  # noqa: F401
@@ -228,10 +230,12 @@ def panel_data(
     }
     regime = regime_data(snap.regime)
     settings = NOTE_SETTINGS.values(snap.params)  # what every panel was drawn from
+    named = settings_named(settings)  # the title: the settings a default run does not have
     for name, d in data.items():
         d["view"] = views[name]
         d["regime"] = regime
         d["settings"] = settings
+        d["settings_named"] = named
         if name in PIN_COLUMNS and name != "phase_plane":
             d["changes"] = changes
     return data
@@ -239,10 +243,11 @@ def panel_data(
 
 def note_layout(fig, d):
     """The window's grid of six panels, two rows of three, each with its own legend; above
-    them, outside the note's regime, the argument dock's first line: its premise fails."""
+    them the run's settings that differ from a default run's and, outside the note's
+    regime, the argument dock's line: its premise fails."""
     regime = d.get("regime") or {"holds": True}
-    if not regime["holds"]:
-        fig.suptitle("The note's premise does not hold here: " + regime["reason"], fontsize="small")
+    caveat = "" if regime["holds"] else "The note's premise does not hold here: " + regime["reason"]
+    settings_title(fig, d, caveat=caveat)  # the run's settings above, then the caveat
     cells = fig.subfigures(2, 3, wspace=0.02, hspace=0.02)
     for cell, name in zip(cells.flat, d["panels"], strict=True):
         globals()[name](cell, d[name])  # the panel functions by name (the script defines them)
@@ -270,7 +275,13 @@ def note_figure(name: str, data: dict, style=None, width: str = "single") -> Fig
 
 
 def layout_data(data: dict) -> dict:
-    return {"panels": list(GRID), "regime": data[GRID[0]]["regime"], **{name: data[name] for name in GRID}}
+    first = data[GRID[0]]
+    return {
+        "panels": list(GRID),
+        "regime": first["regime"],
+        "settings_named": first.get("settings_named", []),
+        **{name: data[name] for name in GRID},
+    }
 
 
 def note_figure_files(

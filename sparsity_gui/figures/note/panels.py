@@ -76,7 +76,7 @@ def weights_sorted(fig, d, ax=None):
     log_ticks(a)
     handles, labels = a.get_legend_handles_labels()
     flag_handles, flag_labels = regime_entries(fig, d)
-    panel_legend(fig, a, handles + flag_handles, labels + flag_labels, own_ax=ax is not None)
+    panel_legend(fig, a, handles + flag_handles, labels + flag_labels, own_ax=ax is not None, settings=d)
 
 
 def threshold_crossing(fig, d, ax=None):
@@ -133,7 +133,7 @@ def threshold_crossing(fig, d, ax=None):
         handles.append(ends)
         labels.append(rf"$|W_k|$, rank {tracked[0]['rank']}…{tracked[-1]['rank']}")
     pin_handles, pin_labels = pin_entries(d["pins"], ["k", c["green"]])
-    panel_legend(fig, top, handles + pin_handles, labels + pin_labels, own_ax=ax is not None)
+    panel_legend(fig, top, handles + pin_handles, labels + pin_labels, own_ax=ax is not None, settings=d)
 
 
 def norm_balance(fig, d, ax=None):
@@ -240,7 +240,7 @@ def norm_balance(fig, d, ax=None):
     pin_handles, pin_labels = pin_entries(d["pins"], [c["blue"], c["orange"], c["purple"]])
     flag_handles, flag_labels = regime_entries(fig, d)
     handles, labels = handles + pin_handles + flag_handles, labels + pin_labels + flag_labels
-    panel_legend(fig, top, handles, labels, own_ax=ax is not None)
+    panel_legend(fig, top, handles, labels, own_ax=ax is not None, settings=d)
 
 
 def l1_decay(fig, d, ax=None):
@@ -314,7 +314,7 @@ def l1_decay(fig, d, ax=None):
     log_ticks(a)
     handles, labels = a.get_legend_handles_labels()
     pin_handles, pin_labels = pin_entries(d["pins"], [c["blue"]])
-    panel_legend(fig, a, handles + pin_handles, labels + pin_labels, own_ax=ax is not None)
+    panel_legend(fig, a, handles + pin_handles, labels + pin_labels, own_ax=ax is not None, settings=d)
 
 
 def relative_variance(fig, d, ax=None):
@@ -358,7 +358,7 @@ def relative_variance(fig, d, ax=None):
     pin_handles, pin_labels = pin_entries(d["pins"], [c["blue"]])
     flag_handles, flag_labels = regime_entries(fig, d)
     handles, labels = handles + pin_handles + flag_handles, labels + pin_labels + flag_labels
-    panel_legend(fig, a, handles, labels, own_ax=ax is not None)
+    panel_legend(fig, a, handles, labels, own_ax=ax is not None, settings=d)
 
 
 def sparsity_force(fig, d, ax=None):
@@ -382,7 +382,7 @@ def sparsity_force(fig, d, ax=None):
     a.set_xlabel(r"$|W_k|$")
     a.set_ylabel(r"$d|W_k|/dt$")
     scaled_ticks(a, "y")
-    panel_legend(fig, a, *a.get_legend_handles_labels(), own_ax=ax is not None)
+    panel_legend(fig, a, *a.get_legend_handles_labels(), own_ax=ax is not None, settings=d)
 
 
 def phase_plane(fig, d, ax=None):
@@ -446,7 +446,7 @@ def phase_plane(fig, d, ax=None):
     log_ticks(a)
     handles, labels = a.get_legend_handles_labels()
     pin_handles, pin_labels = pin_entries(d["pins"], [c["blue"]])
-    panel_legend(fig, a, handles + pin_handles, labels + pin_labels, own_ax=ax is not None)
+    panel_legend(fig, a, handles + pin_handles, labels + pin_labels, own_ax=ax is not None, settings=d)
 
 
 PANELS: dict[str, Callable[..., None]] = {  # typed: the API calls them

@@ -141,7 +141,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             return self.sweep_files(name, formats)
         data = self.run_data()
         if panel is None:
-            whole = {"panels": [data[p] for p in fi.PANEL_ORDER]}
+            whole = fi.layout_data(data)
             size = fi.layout_size(self.style())
             return figure_files(
                 name, fi.layout, whole, self.style(), size, formats=formats, functions=fi.SCRIPT_FUNCTIONS
@@ -219,7 +219,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
                 )
                 figures.update({f"figures/{name}": blob for name, blob in files.items()})
                 step(f"Drew {panel_title}…")
-            whole = {"panels": [data[p] for p in fi.PANEL_ORDER]}
+            whole = fi.layout_data(data)
             files = figure_files(
                 "layout", fi.layout, whole, style, fi.layout_size(style), functions=fi.SCRIPT_FUNCTIONS
             )
