@@ -20,6 +20,8 @@ from sparsity_gui.core.interference.sweep import ROW_COLUMNS
 from sparsity_gui.ui.interference.sweep_tab import SweepWidget
 
 TIMEOUT = 60_000
+# an Export all draws every panel in PNG, SVG and PDF: minutes on a machine other work loads
+EXPORT_TIMEOUT = 300_000
 # the dock's run: its l1, lr and optimizer are replaced by the lists typed
 DOCK = InterferenceParams(n=16, m=32, optimizer="adam", l1=1e-3, lr=1e-3, steps=3000, seed=0)
 L1S, OPTIMIZERS = (0.01, 0.1), ("adamw", "gd-zero")
@@ -294,9 +296,12 @@ def test_export_all_draws_a_grids_heatmap_and_curves_not_the_count_against_m(qtb
     assert tab.start()
     qtbot.waitUntil(lambda: tab.outcome == "done", timeout=TIMEOUT)
     choose_readout(tab, "active")
-    assert win.exports.export_all(tmp_path / "all", wait=False)
+    # the window's own run (paused) shows its first snapshot on the window's timer, which a
+    # loaded machine may not have run yet: Export all refuses until then, as it should
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.latest is not None, timeout=TIMEOUT)
+    assert win.exports.export_all(tmp_path / "all", wait=False), win.last_error
     job = win.exports.job
-    qtbot.waitUntil(lambda: not job.running, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: not job.running, timeout=EXPORT_TIMEOUT)
     assert job.outcome.ok, win.last_error
     figures = {p.name for p in (tmp_path / "all" / "figures").iterdir()}
     assert {"heatmap.png", "heatmap.json", "curves.png", "curves.py"} <= figures
