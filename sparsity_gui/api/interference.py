@@ -398,9 +398,10 @@ class SweepResult(Result):
         (a column of ``rows``: "steps_to_sparse", "rail_share", ...) against the first
         varied option, the median over seeds with a 10-90 % band, a curve per value of the
         others; ``"heatmap"``, its median over the two varied options (None: the first of
-        these the sweep draws). A new ``matplotlib.figure.Figure``, or drawn in place of
-        ``ax``. ``style``: "paper" (the default), "talk", a dict of rcParams or a
-        .mplstyle path."""
+        these the sweep draws); ``"knee"``, a JumpReLU grid over ``l0``: the final L0 per
+        input and the threshold rail share against C, the knee where C stops mattering
+        marked. A new ``matplotlib.figure.Figure``, or drawn in place of ``ax``. ``style``:
+        "paper" (the default), "talk", a dict of rcParams or a .mplstyle path."""
         from sparsity_gui.figures.interference.grid import (
             PANELS,
             grid_data,
@@ -408,6 +409,7 @@ class SweepResult(Result):
             overlap,
             overlap_data,
         )
+        from sparsity_gui.figures.interference.knee import knee_data, knee_drawn, knee_panel
         from sparsity_gui.figures.interference.sweep import sweep, sweep_data
         from sparsity_gui.figures.scripted import panel_named, plot_panel
 
@@ -415,8 +417,16 @@ class SweepResult(Result):
         drawn = grid_panels(spec)
         if panel is None:
             panel = drawn[0] if drawn else "sweep"
-        function = panel_named({"sweep": sweep, **PANELS, "overlap": overlap}, panel)
-        if panel == "overlap":
+        function = panel_named({"sweep": sweep, **PANELS, "overlap": overlap, "knee": knee_panel}, panel)
+        if panel == "knee":
+            if not knee_drawn(spec):
+                from sparsity_gui.core.errors import InputError
+
+                raise InputError(
+                    "panel", "the knee needs sparsity='jumprelu' and a list of l0 (two values or more)"
+                )
+            data = knee_data(self.sweep_rows, spec)
+        elif panel == "overlap":
             if not spec.overlap:
                 from sparsity_gui.core.errors import InputError
 

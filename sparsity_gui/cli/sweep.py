@@ -124,6 +124,7 @@ def sweep_command(argv: Sequence[str]) -> int:
             grid_panels,
             overlap_figure_files,
         )
+        from sparsity_gui.figures.interference.knee import knee_drawn, knee_figure_files
         from sparsity_gui.figures.interference.sweep import sweep_figure_files  # matplotlib: only if asked
 
         if grid_panels(spec):
@@ -132,6 +133,8 @@ def sweep_command(argv: Sequence[str]) -> int:
             files = sweep_figure_files(spec, rows, style=style, dpi=dpi, cancelled=interrupted)
         if spec.overlap:
             files.update(overlap_figure_files(spec, rows, style=style, dpi=dpi))
+        if knee_drawn(spec):
+            files.update(knee_figure_files(spec, rows, style=style, dpi=dpi, cancelled=interrupted))
         return files
 
     outcome, status = grid_command(

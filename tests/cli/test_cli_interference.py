@@ -50,6 +50,8 @@ ROW_COLUMNS = [
     "shrinkage_ratio",
     # the settings a sweep may vary: a row names its run whatever was varied
     "l1",
+    "k",
+    "l0",
     "lr",
     "weight_decay",
     "sigma",
@@ -61,6 +63,15 @@ ROW_COLUMNS = [
     "lr_decay",
     "lr_decay_steps",
     "lr_schedule",
+    "sparsity",
+    "bandwidth",
+    "threshold_init",
+    "threshold_param",
+    # the sparsity mechanism's readouts (NaN, False under l1)
+    "l0_per_input",
+    "threshold_rail_share",
+    "dead_units",
+    "threshold_saturated",
 ]
 HISTORY_COLUMNS = [
     "step",

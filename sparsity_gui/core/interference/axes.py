@@ -88,6 +88,7 @@ READOUTS = {
     "shrinkage_ratio": "shrinkage (/ fixed point)",
     "l0_per_input": "units kept per input (L0)",
     "threshold_rail_share": "threshold rail share",
+    "dead_units": "dead units (kept by no input)",
 }
 DEFAULT_READOUT = "polysemantic"
 # a run that never became sparse has steps_to_sparse = -1: no value, not a number of steps

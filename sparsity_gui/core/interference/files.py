@@ -304,6 +304,9 @@ def row_problem(row: SweepRow, p: InterferenceParams) -> str | None:
     for name in ("kept_share", "rail_share", "threshold_rail_share"):
         if not (0.0 <= getattr(row, name) <= 1.0 or math.isnan(getattr(row, name))):
             return f"{name} = {getattr(row, name)} is outside 0 to 1"
+    for name in ("l0_per_input", "dead_units"):  # NaN: no mechanism beside L1
+        if not (0.0 <= getattr(row, name) <= p.m or math.isnan(getattr(row, name))):
+            return f"{name} = {getattr(row, name)} is outside 0 to {p.m}"
     if math.isinf(row.shrinkage_ratio) or row.shrinkage_ratio < 0.0:
         return f"shrinkage_ratio = {row.shrinkage_ratio} is not a finite number >= 0"
     return None

@@ -107,6 +107,8 @@ class SweepRow(Counts):
     threshold_param: str = "plain"
     l0_per_input: float = math.nan  # units kept per input at the end (NaN under l1)
     threshold_rail_share: float = math.nan  # JumpReLU's (readouts.threshold_rail_share)
+    dead_units: float = math.nan  # hidden units kept by no input at the end (NaN under l1)
+    threshold_saturated: bool = False  # JumpReLU's verdict: the threshold rail share above 1/2
     # W(0) W(T)^T (n x n) of a sweep with overlap=True, averaged per cell when written; not
     # a column of sweep.csv (a resumed run's row has none)
     overlap: Any = field(default=None, compare=False, repr=False)
@@ -129,6 +131,8 @@ class SweepRow(Counts):
         return cls(
             l0_per_input=found.get("l0_per_input", math.nan),
             threshold_rail_share=_or_nan(found.get("threshold_rail_share")),
+            dead_units=float(found.get("dead_units", math.nan)),
+            threshold_saturated=found.get("threshold_saturation") is not None,
             **settings,
             **counts,
             steps=run.step,
@@ -151,7 +155,7 @@ ROW_COLUMNS = (
     *("steps", "optimizer", "settled", "seconds", "dtype", "sum_w4"),
     *("steps_to_sparse", "rail_share", "shrinkage_ratio"),
     *(a for a in SETTING_AXES if a not in ("m", "optimizer", "dtype")),
-    *("l0_per_input", "threshold_rail_share"),
+    *("l0_per_input", "threshold_rail_share", "dead_units", "threshold_saturated"),
 )
 
 
