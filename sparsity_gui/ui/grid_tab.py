@@ -71,6 +71,7 @@ class GridTab(QtWidgets.QWidget):
         self.doing = plan_type.doing
         self.plan: Any = None
         self.rows: list = []
+        self._preview_due = False  # preview() came while the tab was hidden
         self.outcome = ""  # "", running, done, cancelled, error
         self.error = ""
         self.job: BackgroundJob | None = None  # the grid running beside the GUI, if any
@@ -210,10 +211,20 @@ class GridTab(QtWidgets.QWidget):
         self.refresh_command()
         if self.rows or self.running:
             return
+        # a hidden tab draws when shown: its figures cost a third of a window's opening, and
+        # the sweep tab's were redrawn at every change of the dock
+        self._preview_due = not self.isVisible()
+        if self._preview_due:
+            return
         try:
             self.draw_preview()
         except (InputError, ValueError, OverflowError):
             return
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._preview_due:
+            self.preview()
 
     # --- what a grid tab says itself ---------------------------------------------------------
     def draw_preview(self) -> None:
