@@ -230,6 +230,9 @@ def train(
     bandwidth: float | None = None,
     threshold_init: float | None = None,
     threshold_param: str | None = None,
+    beta1: float | None = None,
+    beta2: float | None = None,
+    eps: float | None = None,
 ) -> TrainingResult:
     """Train the interference model once (Lecomte et al. 2023: y = ReLU(W W^T x) on the n
     basis vectors, loss sum_i (1 - |W_i|^2)^2 + sum_{i != j} ReLU(W_i . W_j)^2 + l1 |W|_1),
@@ -274,6 +277,9 @@ def train(
     unless given). Their readouts: ``readouts["sparsity"]``; ``run.sparsity_history`` holds
     the units kept and the thresholds at the history's steps (docs/theory.md §9).
 
+    ``beta1``, ``beta2``, ``eps``: Adam's constants (None: torch's 0.9, 0.999, 1e-8), as the
+    CLI's --beta1, --beta2, --eps; only with optimizer "adam" or "adamw" (the others have none).
+
     Like the CLI this caps OpenBLAS at one thread in this process (faster for these
     products, and the same numbers as the CLI's)."""
     from sparsity_gui.core.interference.headless import (
@@ -305,6 +311,9 @@ def train(
         bandwidth=as_number(bandwidth),
         threshold_init=as_number(threshold_init),
         threshold_param=threshold_param,
+        beta1=as_number(beta1),
+        beta2=as_number(beta2),
+        eps=as_number(eps),
     )
     given = {name: v for name, v in values.items() if name not in ("w0", "w0_tensor")}
     values_from_schedules(given)

@@ -232,7 +232,7 @@ def add_model_options(
         help=setting_help(S["noise_sigma"], "the noise's sigma, needed with --noise"),
     )
     if not shared_with_note:
-        add_table_options(g, INTERFERENCE_SETTINGS, {a.dest for a in recorded.actions})
+        add_table_options(g, INTERFERENCE_SETTINGS, {a.dest for a in recorded.actions}, grid=sweep)
     if sweep:
         take_lists(recorded.actions)
 
@@ -240,20 +240,27 @@ def add_model_options(
 OPTION_TYPES = {"number": number_arg, "whole": whole_arg}  # a grid axis's kind: its argparse type
 
 
-def add_table_options(g, settings, added: set[str]) -> None:
-    """An option for each setting of the table that a grid varies (Setting.axis) and that
-    has none written above (not in ``added``): its name, what it is and its default from
-    its row, so that a setting added to the table reaches the commands without an edit
-    here. Its value is checked by the parameters, as every option's is."""
+def add_table_options(g, settings, added: set[str], grid: bool = False) -> None:
+    """An option for each setting of the table that a grid varies (Setting.axis) or that is
+    an option of one run (Setting.option; not of a ``grid``'s command, whose runs take the
+    default) and that has none written above (not in ``added``): its name, what it is, its
+    bounds and its default from its row, so that a setting added to the table reaches the
+    commands without an edit here. Its value is checked by the parameters, as every
+    option's is."""
     for setting in settings:
-        if not setting.axis or setting.name in added:
+        kind = setting.axis or ("" if grid else setting.option)
+        if not kind or setting.name in added:
             continue
+        goes_with = ""
+        if setting.only_with is not None:
+            field, values = setting.only_with
+            goes_with = f"; only with --{field} {' or '.join(values)}"
         g.add_argument(
             "--" + setting.name.replace("_", "-"),
-            type=OPTION_TYPES.get(setting.axis),
+            type=OPTION_TYPES.get(kind),
             default=None,
-            metavar="KNOTS" if setting.axis == "knots" else setting.name.upper(),
-            help=setting_help(setting, setting.what),
+            metavar="KNOTS" if kind == "knots" else setting.name.upper(),
+            help=setting_help(setting, setting.what, more=goes_with),
         )
 
 
@@ -381,9 +388,11 @@ def base_params(args: argparse.Namespace, m: int):
 
 def model_options(args: argparse.Namespace) -> dict:
     """The model's options but m, by name, for core/interference/headless.py: n, the first
-    seed, every option a grid varies (axes.AXES, from the settings table) and the switch of
-    the interference term (None: an option this parser does not have)."""
-    names = ("n", "seed", *(a for a in AXES if a != "m"), "no_interference")
+    seed, every option a grid varies (axes.AXES, from the settings table), the table's
+    options of one run (Setting.option) and the switch of the interference term (None: an
+    option this parser does not have)."""
+    option_names = INTERFERENCE_SETTINGS.option_names()
+    names = ("n", "seed", *(a for a in AXES if a != "m"), *option_names, "no_interference")
     return {name: getattr(args, name, None) for name in names}
 
 

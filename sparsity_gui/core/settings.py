@@ -172,10 +172,19 @@ class Setting:
     # API and the window's grid tab take a list of it, core/interference/axes.py): the kind of
     # its values, one of AXIS_KINDS; "" for a setting every run of a grid shares.
     axis: str = ""
+    # A command option (and the Python API's argument) that is no grid axis: the kind of its
+    # value, one of AXIS_KINDS; every run of a grid shares it. An axis is an option anyway.
+    option: str = ""
+    # (field, values): a command or API call that gives this setting refuses it unless the
+    # run's ``field`` is one of ``values`` (Adam's β₁ under gradient descent means nothing)
+    only_with: tuple[str, tuple[str, ...]] | None = None
 
     def __post_init__(self) -> None:
-        if self.axis and self.axis not in AXIS_KINDS:
-            raise ValueError(f"{self.name}: axis must be one of {', '.join(AXIS_KINDS)}, got {self.axis!r}")
+        for kind in (self.axis, self.option):
+            if kind and kind not in AXIS_KINDS:
+                raise ValueError(f"{self.name}: a kind must be one of {', '.join(AXIS_KINDS)}, got {kind!r}")
+        if self.axis and self.option:
+            raise ValueError(f"{self.name}: an axis is an option already; give axis or option")
 
     @property
     def bounds(self) -> str:
@@ -235,6 +244,26 @@ class Settings:
     def axes(self, kind: str | None = None) -> tuple[str, ...]:
         """The settings a grid may vary (of the ``kind`` given), in the table's order."""
         return tuple(s.name for s in self.items if s.axis and (kind is None or s.axis == kind))
+
+    def option_names(self) -> tuple[str, ...]:
+        """The settings that are a command option but no grid axis (Setting.option)."""
+        return tuple(s.name for s in self.items if s.option)
+
+    def refuse_unless_goes_with(self, given: Mapping[str, Any]) -> None:
+        """InputError for a setting ``given`` (its name: its value) whose row says it goes
+        only with values of another field (Setting.only_with) that the run's is not (the
+        run's: ``given``'s, else the table's default)."""
+        for name in given:
+            row = self.by_name.get(name)
+            if row is None or row.only_with is None:
+                continue
+            field, values = row.only_with
+            run_value = given.get(field, self[field].default)
+            if run_value not in values:
+                allowed = " or ".join(values)
+                raise InputError(
+                    name, f"goes with --{field} {allowed}; the run's {run_value} has no {row.symbol}"
+                )
 
     def names(self, change: str) -> tuple[str, ...]:
         """The fields whose change is ``change`` (LIVE: a session's live changes)."""

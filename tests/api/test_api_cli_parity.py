@@ -89,6 +89,12 @@ CASES = [
         ["interference", "--w0", "{tmp}/fifo.npy"],
     ),
     (
+        "Adam's beta2 under gradient descent",
+        "train",
+        dict(optimizer="gd", beta2=0.99),
+        ["interference", "--optimizer", "gd", "--beta2", "0.99"],
+    ),
+    (
         "a sweep whose largest run is too long",
         "sweep",
         dict(n=1024, m=[1024, 8192], steps=10**7),

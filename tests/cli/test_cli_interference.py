@@ -803,6 +803,100 @@ def test_help_texts(capsys):
             assert needle in out, (argv, needle)
 
 
+ADAM_CONSTANTS = {"beta1": "from 0 to below 1", "beta2": "from 0 to below 1", "eps": "> 0"}
+
+
+def test_adam_constants_are_options_explained_by_their_rows(capsys):
+    """--beta1, --beta2, --eps (rows of the table that no grid varies): their help says
+    what each is, its bounds and its default from its row, and that only Adam has them;
+    `sweep`, whose runs share the defaults, has none of them."""
+    from sparsity_gui.__main__ import main
+    from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
+
+    with pytest.raises(SystemExit):
+        main(["interference", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    for name, bounds in ADAM_CONSTANTS.items():
+        row = INTERFERENCE_SETTINGS[name]
+        said = f"--{name} {name.upper()} {row.what} ({bounds}; default {row.fmt(row.default)}; "
+        assert said + "only with --optimizer adam or adamw)" in help_text, name
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    assert "--beta" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--beta1", "1"], "beta1: must be from 0 to below 1, got 1.0"),
+        (["--beta2", "-0.1"], "beta2: must be from 0 to below 1, got -0.1"),
+        (["--beta2", "inf"], "beta2: must be finite"),
+        (["--eps", "0"], "eps: must be > 0, got 0.0"),
+        (["--eps", "abc"], "'abc'"),
+        (
+            ["--optimizer", "gd", "--beta2", "0.99"],
+            "beta2: goes with --optimizer adam or adamw; the run's gd ",
+        ),
+        (["--optimizer", "ista", "--eps", "1e-8"], "the run's ista has no ε"),  # even at its default
+        (["--optimizer", "signsgd", "--beta1", "0.5"], "the run's signsgd has no β₁"),
+    ],
+)
+def test_a_bad_adam_constant_is_refused_in_one_line(argv, words, tmp_path, monkeypatch, capsys):
+    from helpers import assert_refused_in_process
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["interference", "--n", "4", "--m", "4", *argv, "--out", "o"]
+    assert_refused_in_process(argv, words, tmp_path, capsys)
+
+
+def test_adam_constants_reach_the_optimizer_and_run_json(tmp_path, monkeypatch, capsys):
+    """`interference --optimizer adam --beta1 0.8 --beta2 0.99 --eps 1e-6`: W at the end is
+    torch's Adam (its documented pseudo-code) with those constants, and run.json keeps
+    them (the figure JSON: tests/ui/test_random_settings.py)."""
+    from helpers import command_in_process
+
+    a = ADAMW
+    argv = ["interference", "--optimizer", "adam", "--beta1", "0.8", "--beta2", "0.99", "--eps", "1e-6"]
+    argv += ["--n", a["n"], "--m", a["m"], "--seed", a["seed"], "--lr", a["lr"], "--l1", a["l1"]]
+    argv += ["--steps", a["steps"], "--samples", a["samples"], "--out", "res"]
+    status, _, err = command_in_process(argv, tmp_path, monkeypatch, capsys)
+    assert status == 0, err
+    w0 = initial_w(a["n"], a["m"], a["seed"])
+    grad = lambda W: IO.network_grad_backprop(W, a["l1"])  # noqa: E731
+    ref = IO.adam_reference(w0, grad, a["steps"], a["lr"], beta1=0.8, beta2=0.99, eps=1e-6)
+    np.testing.assert_allclose(np.load(tmp_path / "res" / "w_final.npy"), ref, rtol=1e-9, atol=1e-12)
+    default = IO.adam_reference(w0, grad, a["steps"], a["lr"])
+    assert np.abs(ref - default).max() > 1e-3  # the constants matter at this size
+    given = {"beta1": 0.8, "beta2": 0.99, "eps": 1e-6}
+    parameters = json.loads((tmp_path / "res" / "run.json").read_text())["parameters"]
+    assert {k: parameters[k] for k in given} == given
+
+
+def test_every_row_of_each_table_is_an_option_of_its_run_command_and_the_api():
+    """Each model's settings table has no row that only the window can set: every row is an
+    option of the model's one-run command and an argument of its API function (by the
+    name the surface gives it: --no-interference, --w0)."""
+    import inspect
+
+    from sparsity_gui import api
+    from sparsity_gui.cli.interference import build_interference_parser
+    from sparsity_gui.cli.note import build_run_parser
+    from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
+    from sparsity_gui.core.note.settings import NOTE_SETTINGS
+
+    surface_names = {"interference": "no_interference", "w0_path": "w0"}
+    for table, parser, function in (
+        (NOTE_SETTINGS, build_run_parser(), api.simulate),
+        (INTERFERENCE_SETTINGS, build_interference_parser(), api.train),
+    ):
+        options = {a.dest for a in parser._actions}
+        arguments = set(inspect.signature(function).parameters)
+        for row in table:
+            name = surface_names.get(row.name, row.name)
+            assert name in options, (parser.prog, name)
+            assert name in arguments, (function.__name__, name)
+
+
 def test_gui_parser_model_option():
     from sparsity_gui.cli.gui_options import build_gui_parser
 

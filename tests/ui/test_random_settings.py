@@ -159,11 +159,14 @@ def test_interference_settings_survive_pins_export_all_a_session_and_figures(qtb
     assert win.params == live and win.pin_control.labels == labels
 
     # interference --figures: the figure JSON and run.json keep every setting the command takes
-    params = interference_draw(np.random.default_rng(12)).with_changes(beta1=0.9, beta2=0.999, eps=1e-8)
+    params = interference_draw(np.random.default_rng(12))
+    # an AdamW run: its own β₁, β₂, ε are options too (refused under an optimizer without them)
+    assert params.optimizer == "adamw"
+    assert all(getattr(params, k) != INTERFERENCE_SETTINGS[k].default for k in ("beta1", "beta2", "eps"))
     argv = ["--out", str(tmp_path / "run"), "--figures", "--samples", "20"]
     for setting in INTERFERENCE_SETTINGS:
         value = setting.value(params)
-        if setting.derived or setting.name in ("beta1", "beta2", "eps") or value in (None, setting.default):
+        if setting.derived or value in (None, setting.default):
             continue
         if setting.name == "interference":
             argv.append("--no-interference")

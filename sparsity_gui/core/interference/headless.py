@@ -61,10 +61,11 @@ OPTIONAL_OPTIONS = (*SCHEDULE_OPTIONS, "noise", "noise_sigma", "sparsity", *MECH
 
 def model_params(*, no_interference: bool, **model: Any) -> InterferenceParams:
     """The run's InterferenceParams from the commands' options: ``model`` is its fields by
-    name (n, m, seed, steps, optimizer, l1, lr, sigma, weight_decay, dtype, and the
-    SCHEDULE_OPTIONS, None where not given), and ``no_interference`` turns its
+    name (n, m, seed, steps, optimizer, l1, lr, sigma, weight_decay, dtype, the
+    SCHEDULE_OPTIONS and the table's other options, None where not given), and ``no_interference`` turns its
     interference off."""
     fields = {name: value for name, value in model.items() if value is not None}  # None: the default
+    INTERFERENCE_SETTINGS.refuse_unless_goes_with(fields)  # Adam's β₁ given to gd
     if fields.get("noise", "none") != "none" and "noise_sigma" not in fields:
         raise InputError("noise-sigma", f"--noise {fields['noise']} needs --noise-sigma S (its sigma)")
     sparsity = fields.get("sparsity", "l1")

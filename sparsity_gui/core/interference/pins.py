@@ -8,12 +8,13 @@ from typing import Any
 
 from sparsity_gui.core.interference.params import OPTIMIZERS, InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
-from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, w0_name
+from sparsity_gui.core.interference.settings import ADAM, INTERFERENCE_SETTINGS, w0_name
 from sparsity_gui.core.pins import PinnedRun, pin_label
 
 PIN_COLUMNS = HISTORY_COLUMNS
 PIN_NAMES = INTERFERENCE_SETTINGS.pin_names  # the settings a pinned run keeps (a session's pins too)
-ADAM_SETTINGS = ("beta1", "beta2", "eps")  # named only when either run is Adam's
+# named only when either run's optimizer has them (Adam's β₁, β₂, ε: Setting.only_with)
+ADAM_SETTINGS = tuple(s.name for s in INTERFERENCE_SETTINGS if s.only_with == ADAM)
 
 
 def pin_params(params, w0_source: str | None = None) -> dict[str, Any]:
@@ -37,7 +38,7 @@ __all__ = [
 def differing_settings(values: Mapping[str, Any], other: Mapping[str, Any]) -> list[str]:
     """['m = 512', 'l1 = 2.0e-3']: the settings of ``values`` that differ from ``other``'s
     (Adam's β₁, β₂, ε only when either run is Adam's, or when nothing else differs)."""
-    adam = {"adam", "adamw"} & {values.get("optimizer"), other.get("optimizer")}
+    adam = set(ADAM[1]) & {values.get("optimizer"), other.get("optimizer")}
     skip = () if adam else ADAM_SETTINGS
     parts = INTERFERENCE_SETTINGS.differing(values, other, skip)
     return parts or INTERFERENCE_SETTINGS.differing(values, other)
@@ -53,7 +54,7 @@ def settings_named(values: Mapping[str, Any]) -> list[str]:
         own = InterferenceParams(optimizer=values["optimizer"])
         default["weight_decay"] = own.effective_weight_decay
     # Adam's settings only for Adam's runs (or when nothing else differs)
-    skip = () if values.get("optimizer") in ("adam", "adamw") else ADAM_SETTINGS
+    skip = () if values.get("optimizer") in ADAM[1] else ADAM_SETTINGS
     parts = INTERFERENCE_SETTINGS.differing(values, default, skip)
     return parts or INTERFERENCE_SETTINGS.differing(values, default)
 

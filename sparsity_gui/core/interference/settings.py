@@ -31,6 +31,8 @@ from sparsity_gui.core.settings import (
 from sparsity_gui.core.text import short_number
 
 OPTIMIZERS = ("gd-zero", "gd", "adam", "adamw", "ista", "signsgd")
+# the optimizers with Adam's constants β₁, β₂, ε (the others have none)
+ADAM = ("optimizer", ("adam", "adamw"))
 NOISES = ("none", "bernoulli", "gaussian")
 # the hidden layer's sparsity mechanism (core/interference/mechanisms.py): an L1 penalty on
 # the activations (W itself, on the basis inputs), TopK, JumpReLU with an L0 penalty
@@ -60,13 +62,6 @@ def _weight_decay(value: Any) -> float | None:
     if value is None:
         return None
     return number_check("weight_decay", 0.0, float("inf"))(value)
-
-
-def _eps(value: Any) -> float:
-    v = number_check("eps", 0.0, float("inf"))(value)
-    if not v > 0.0:
-        raise InputError("eps", f"must be > 0, got {value}")
-    return v
 
 
 def _positive(name: str):
@@ -258,6 +253,8 @@ INTERFERENCE_SETTINGS = Settings(
             LIVE,
             "Adam's first moment decay",
             number_check("beta1", 0.0, 1.0, high_open=True),
+            option="number",
+            only_with=ADAM,
         ),
         Setting(
             "beta2",
@@ -266,8 +263,19 @@ INTERFERENCE_SETTINGS = Settings(
             LIVE,
             "Adam's second moment decay",
             number_check("beta2", 0.0, 1.0, high_open=True),
+            option="number",
+            only_with=ADAM,
         ),
-        Setting("eps", "ε", 1e-8, LIVE, "Adam's ε", with_bounds(_eps, "> 0")),
+        Setting(
+            "eps",
+            "ε",
+            1e-8,
+            LIVE,
+            "Adam's eps, added to the square root of its second moment",
+            _positive("eps"),
+            option="number",
+            only_with=ADAM,
+        ),
         Setting(
             "sparsity",
             "sparsity",
