@@ -56,6 +56,17 @@ def format_sci(value: Any) -> str:
     return "0" if value == 0 else sci(value)
 
 
+def format_count(value: Any) -> str:
+    """A count (steps, a seed) as it is read: 10,000 and 100,000,000, never as a power 10⁴."""
+    whole = whole_or_none(value, integral_floats=True)
+    return format_value(value) if whole is None else f"{whole:,}"
+
+
+def format_steps(value: Any) -> str:
+    """A warm-up's length in steps: 0 as none, else a count (10,000)."""
+    return "none" if value in (0, None) else format_count(value)
+
+
 def format_time(value: Any) -> str:
     """A warm-up's length: 0 as none."""
     return "none" if value in (0, None) else format_exact(value)

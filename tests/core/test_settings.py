@@ -292,3 +292,27 @@ def test_a_bound_without_an_upper_end_reads_as_one_inequality():
     assert bounds_text(0.0, math.inf, low_open=True) == "> 0"
     assert bounds_text(0.0, 1.0) == "from 0 to 1"
     assert bounds_text(0.0, 2.0, low_open=True) == "> 0 and at most 2"
+
+
+@pytest.mark.parametrize(
+    ("model", "name", "unit"),
+    [
+        ("interference", "steps", ""),
+        ("interference", "seed", ""),
+        ("interference", "lr_decay_steps", ""),
+        ("interference", "l1_warmup", " steps"),
+        ("interference", "lr_warmup", " steps"),
+        ("interference", "k", ""),
+        ("note", "seed", ""),
+    ],
+)
+def test_a_count_reads_with_thousands_separators_never_as_a_power(model, name, unit):
+    """A count of steps (or a seed) reads as a count on every surface that prints its row
+    (the status line 'step 5,000 / 10,000', pin names, figure titles, --help): a round
+    10,000 was once shown as 10⁴."""
+    setting = MODELS[model][1][name]
+    for value, written in ((10_000, "10,000"), (100_000_000, "100,000,000"), (12_345, "12,345"), (7, "7")):
+        assert setting.fmt(value) == written
+        assert setting.text(value) == f"{setting.symbol} = {written}{unit}"
+    for value in (10_000, 10**6, 10**8):
+        assert not any(c in setting.fmt(value) for c in "⁰¹²³⁴⁵⁶⁷⁸⁹e")

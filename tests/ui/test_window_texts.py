@@ -130,9 +130,9 @@ def test_the_interference_windows_texts_write_settings_as_the_table(qtbot, make_
     _finished(qtbot, win)
     _check_interference_texts(win)
     lines = win.controls.units.text().split("\n")
-    assert win.status_line.text().startswith("step 10,000 / 10⁴")
+    assert win.status_line.text().startswith("step 10,000 / 10,000")
     assert lines[0] == (
-        "run: m = 16, n = 8, l1 = 4.0e-2, lr = 5.0e-2, optimizer = gd-zero, steps = 10⁴, seed = 5, "
+        "run: m = 16, n = 8, l1 = 4.0e-2, lr = 5.0e-2, optimizer = gd-zero, steps = 10,000, seed = 5, "
         "σ = 0.5, noise = Bernoulli, noise σ = 0.1, l1 schedule = 0:0,300:0.04, lr warm-up = 100 steps"
     )
     assert lines[1].startswith("λ = l1/4 = 1.0e-2,  η = 4·lr = 0.2,  t = 4·Σ lr = ")

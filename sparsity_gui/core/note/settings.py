@@ -18,6 +18,7 @@ from sparsity_gui.core.settings import (
     Setting,
     Settings,
     choice_check,
+    format_count,
     format_exact,
     format_sci,
     format_time,
@@ -118,7 +119,13 @@ NOTE_SETTINGS = Settings(
             number_check("eta", 0.0, 2.0, low_open=True, why=" (GD is unstable near balance for eta >= 1)"),
         ),
         Setting(
-            "seed", "seed", 0, NEW_RUN, "the seed of W(0)'s draw", whole_check("seed", 0, 2**63 - 1, "2^63-1")
+            "seed",
+            "seed",
+            0,
+            NEW_RUN,
+            "the seed of W(0)'s draw",
+            whole_check("seed", 0, 2**63 - 1, "2^63-1"),
+            format_count,
         ),
         Setting(
             "t_end",
