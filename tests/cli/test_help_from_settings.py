@@ -133,3 +133,11 @@ def test_the_bounds_help_states_are_those_the_check_refuses_by(table, name, bad)
     with pytest.raises(InputError) as refused:
         setting.check(bad)
     assert f"must be {setting.bounds}" in refused.value.message
+
+
+@pytest.mark.parametrize("table", [NOTE_SETTINGS, INTERFERENCE_SETTINGS], ids=["note", "interference"])
+def test_a_rows_description_leaves_its_bounds_to_the_bounds(table):
+    """An option's help is the row's description and then its bounds: a description that
+    states an inequality of its own ('C >= 0', 'eps > 0') makes --help say the bounds twice."""
+    for setting in table:
+        assert not re.search(r"[<>]=? ?-?\d", setting.what), (setting.name, setting.what)
