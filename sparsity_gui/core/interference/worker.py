@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sparsity_gui.core.interference import kernels, sparse_kernels
+from sparsity_gui.core.interference import kernels, mechanisms, sparse_kernels
+from sparsity_gui.core.interference.mechanisms import SPARSITY_COLUMNS
 from sparsity_gui.core.interference.params import InterferenceParams, needs_restart
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement
 from sparsity_gui.core.interference.session import LiveChange, ReplayStopped, live_change_of, replay
@@ -35,12 +36,19 @@ def _train_every_optimizer() -> None:
         run.measure(with_loss=True)
     noisy = InterferenceRun(InterferenceParams(n=4, m=8, steps=8, noise="bernoulli", noise_sigma=0.1))
     noisy.advance(8)
+    # TopK keeping few units (the products as loops over them) and many (BLAS); JumpReLU
+    # with its thresholds stored both ways
+    for k in (1, 8):
+        InterferenceRun(InterferenceParams(n=4, m=16, steps=8, l1=0.0, sparsity="topk", k=k)).advance(8)
+    for param in ("plain", "log"):
+        jump = InterferenceParams(n=4, m=16, steps=8, l1=0.0, sparsity="jumprelu", threshold_param=param)
+        InterferenceRun(jump).advance(8)
 
 
 INTERFERENCE_KERNELS = KernelSet(
     name="interference",
     what="the interference model's training kernels",
-    sources=(Path(kernels.__file__), Path(sparse_kernels.__file__)),
+    sources=(Path(kernels.__file__), Path(sparse_kernels.__file__), Path(mechanisms.__file__)),
     compile_all=_train_every_optimizer,
     typical_seconds=15.0,  # a cold compile on 2 busy cores (make bench-warm-up)
 )
@@ -76,6 +84,10 @@ class InterferenceSnapshot:
     # the run's start and its live changes (a session replays them: core/interference/session.py)
     initial_params: InterferenceParams | None = None
     changes: tuple[LiveChange, ...] = ()
+    # a TopK or JumpReLU run's record (run.sparsity_history), copies: rows of
+    # mechanisms.SPARSITY_COLUMNS, and every threshold at those steps; empty under l1
+    sparsity_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, len(SPARSITY_COLUMNS))))
+    thresholds: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
 
 class InterferenceWorker(MailboxEngine):
@@ -104,6 +116,7 @@ class InterferenceWorker(MailboxEngine):
         self._failed = False  # the error stays the state until a run starts
         self.initial_params: InterferenceParams | None = None  # the run's at step 0
         self.changes: list[LiveChange] = []  # its live changes, in step order
+        self._thresholds_copy: tuple[tuple, np.ndarray] | None = None  # (what it is of, the copy)
 
     # --- the loop ------------------------------------------------------------------
     def run_forever(self) -> None:
@@ -274,4 +287,19 @@ class InterferenceWorker(MailboxEngine):
             rail_share_mean=run.rail_share_mean,
             initial_params=self.initial_params,
             changes=tuple(self.changes),
+            **self._sparsity_record(run),
         )
+
+    def _sparsity_record(self, run: InterferenceRun) -> dict:
+        """The mechanism's record, copied; every threshold (up to tens of MB) only when a
+        row was recorded since the last copy (the snapshots between share it, read-only)."""
+        record = run.sparsity_history
+        if record is None:
+            return {}
+        rows = record.rows.array()
+        of = (id(record), len(record.thresholds), float(rows[-1, 0]) if len(rows) else -1.0)
+        if self._thresholds_copy is None or self._thresholds_copy[0] != of:
+            thresholds = record.thresholds.array()
+            thresholds.setflags(write=False)
+            self._thresholds_copy = (of, thresholds)
+        return {"sparsity_rows": rows, "thresholds": self._thresholds_copy[1]}

@@ -13,6 +13,7 @@ from sparsity_gui.core.interference.params import (
     DTYPE_LABELS,
     DTYPES,
     GD_OPTIMIZERS,
+    MECHANISM_SETTINGS,
     OPTIMIZER_LABELS,
     OPTIMIZERS,
     InterferenceParams,
@@ -25,13 +26,23 @@ from sparsity_gui.core.interference.schedules import (
     lr_sum,
     values_in_force,
 )
-from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, run_settings
+from sparsity_gui.core.interference.settings import (
+    INTERFERENCE_SETTINGS,
+    MECHANISM_FIELDS,
+    SPARSITIES,
+    THRESHOLD_PARAMS,
+    run_settings,
+)
 from sparsity_gui.core.knots import Knots, knots_text
 from sparsity_gui.core.settings import format_sci, format_value
 from sparsity_gui.ui.fields import Field, parse_float, parse_int
 
 SETTINGS = INTERFERENCE_SETTINGS
 NOISE_LABELS = {"none": "no noise", "bernoulli": "Bernoulli ±σ", "gaussian": "Gaussian N(0, σ²)"}
+SPARSITY_LABELS = {"l1": "L1 penalty", "topk": "TopK", "jumprelu": "JumpReLU"}
+# the mechanisms' fields, by row of the dock (the table's symbols label them)
+MECHANISM_ROWS = (("k",), ("l0", "bandwidth"), ("threshold_init", "threshold_param"))
+TOPK_K = 1  # TopK's K when it is chosen: one unit per input, each feature its own neuron
 # a field sharing its row with others: its width follows the dock's, not the other way round
 SHARED_ROW = QtWidgets.QSizePolicy.Policy.Ignored
 
@@ -212,6 +223,7 @@ class InterferenceControls(QtWidgets.QWidget):
         row.addWidget(self.noise, 0, QtCore.Qt.AlignmentFlag.AlignTop)
         row.addWidget(self.noise_sigma, 1)
         form.addRow("noise, σ", row)
+        self._build_mechanisms(form)
         self.units = QtWidgets.QLabel()
         self.units.setObjectName("units")
         self.units.setWordWrap(True)
@@ -304,6 +316,76 @@ class InterferenceControls(QtWidgets.QWidget):
         self.lr_schedule.edit.setPlaceholderText("lr knots step:value")
         form.addRow("lr knots", self.lr_schedule)
 
+    def _build_mechanisms(self, form: QtWidgets.QFormLayout) -> None:
+        """The sparsity mechanism and its settings, each field built from its row of the
+        settings table; only the chosen mechanism's rows are shown. Each starts a new run."""
+        self._form = form
+        self.sparsity = QtWidgets.QComboBox()
+        self.sparsity.setObjectName("sparsity")
+        for value in SPARSITIES:
+            self.sparsity.addItem(SPARSITY_LABELS[value], value)
+        self.sparsity.setToolTip(
+            f"{INTERFERENCE_SETTINGS['sparsity'].what}. Choosing TopK or JumpReLU sets l1 to 0 and "
+            f"the noise to none; TopK starts at K = {TOPK_K}. Starts a new run."
+        )
+        self.sparsity.activated.connect(self._sparsity_chosen)
+        form.addRow("sparsity", self.sparsity)
+        self.threshold_param = QtWidgets.QComboBox()
+        self.threshold_param.setObjectName("threshold_param")
+        for value in THRESHOLD_PARAMS:
+            self.threshold_param.addItem(value, value)
+        self.threshold_param.setToolTip(f"{INTERFERENCE_SETTINGS['threshold_param'].what}. Starts a new run.")
+        self.threshold_param.activated.connect(
+            lambda _i: self.changed.emit({"threshold_param": self.threshold_param.currentData()})
+        )
+        parse = {"k": parse_int, "l0": parse_float, "bandwidth": parse_float, "threshold_init": parse_float}
+        self._mechanism_rows: list[tuple[tuple[str, ...], QtWidgets.QHBoxLayout]] = []
+        for names in MECHANISM_ROWS:
+            row = QtWidgets.QHBoxLayout()
+            for name in names:
+                if name == "threshold_param":
+                    row.addWidget(self.threshold_param, 0, QtCore.Qt.AlignmentFlag.AlignTop)
+                    continue
+                setting = INTERFERENCE_SETTINGS[name]
+                f = Field(
+                    name, self._checked(name, parse[name]), f"{name}: {setting.what}. Starts a new run."
+                )
+                f.accepted.connect(lambda v, name=name: self.changed.emit({name: v}))
+                f.setSizePolicy(SHARED_ROW, QtWidgets.QSizePolicy.Policy.Preferred)
+                self.fields[name] = f
+                row.addWidget(f, 1)
+            form.addRow(",  ".join(INTERFERENCE_SETTINGS[name].symbol for name in names), row)
+            self._mechanism_rows.append((names, row))
+
+    @QtCore.Slot(int)
+    def _sparsity_chosen(self, _index: int) -> None:
+        """A mechanism, with its settings at their defaults (the others' must be), no L1
+        penalty and no noise beside TopK or JumpReLU, the table's l1 back under L1."""
+        kind = self.sparsity.currentData()
+        p = self._current()
+        if kind == p.sparsity:
+            return
+        changes: dict = {name: INTERFERENCE_SETTINGS[name].default for name in MECHANISM_FIELDS}
+        changes["sparsity"] = kind
+        if kind == "l1":
+            changes["l1"] = INTERFERENCE_SETTINGS["l1"].default
+        else:
+            changes.update(l1=0.0, l1_warmup=0, l1_schedule=(), noise="none", noise_sigma=0.0)
+        if kind == "topk":
+            changes["k"] = min(TOPK_K, p.m)
+        self.changed.emit(changes)
+
+    def _show_mechanism(self, p: InterferenceParams) -> None:
+        self.sparsity.setCurrentIndex(SPARSITIES.index(p.sparsity))
+        for name in MECHANISM_FIELDS:
+            if name in self.fields:
+                value = getattr(p, name)
+                self.fields[name].set_text("" if value is None else f"{value:g}")
+        self.threshold_param.setCurrentIndex(THRESHOLD_PARAMS.index(p.threshold_param))
+        own = MECHANISM_SETTINGS[p.sparsity]
+        for names, row in self._mechanism_rows:
+            self._form.setRowVisible(row, names[0] in own)
+
     @QtCore.Slot(int)
     def _noise_chosen(self, _index: int) -> None:
         """A kind of noise: with the σ in the field (0.1 when it is empty or 0); none: σ 0."""
@@ -386,6 +468,7 @@ class InterferenceControls(QtWidgets.QWidget):
         self.noise.setCurrentIndex(self.noise.findData(p.noise))
         self.noise_sigma.set_text(f"{p.noise_sigma:g}" if p.noise != "none" else "")
         self.noise_sigma.edit.setEnabled(p.noise != "none")
+        self._show_mechanism(p)
         self._params = p
         self.show_in_force(None)
 

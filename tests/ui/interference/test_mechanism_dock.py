@@ -1,0 +1,83 @@
+"""The Parameters dock runs the sparsity mechanisms (issue 51): JumpReLU chosen and its
+settings typed at fields built from the settings table train, in the real window's worker
+thread, exactly the W that api.train trains; a bad K is refused at its field with the run
+untouched; only the chosen mechanism's fields are shown."""
+
+import numpy as np
+from helpers import type_into
+
+from sparsity_gui import api
+from sparsity_gui.core.interference.mechanisms import SPARSITY_COLUMNS
+from sparsity_gui.core.interference.params import InterferenceParams
+
+TIMEOUT = 60_000
+START = InterferenceParams(n=8, m=16, optimizer="adam", l1=1e-3, lr=1e-2, steps=300, seed=3)
+
+
+def choose(combo, data):
+    combo.setCurrentIndex(combo.findData(data))
+    combo.activated.emit(combo.currentIndex())
+
+
+def shown(win, name):
+    return win.controls.fields[name].isVisibleTo(win.controls)
+
+
+def test_jumprelu_from_the_dock_trains_api_trains_w_and_a_bad_k_is_refused(qtbot, make_iwindow):
+    win = make_iwindow(START)
+    win.resize(1366, 768)
+    win.show()
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "finished", timeout=TIMEOUT)
+    controls = win.controls
+    assert not any(shown(win, name) for name in ("k", "l0", "bandwidth", "threshold_init"))
+    assert win.snapshot.sparsity_rows.shape == (0, len(SPARSITY_COLUMNS)), "no record under l1"
+
+    choose(controls.sparsity, "jumprelu")
+    qtbot.waitUntil(lambda: win.params.sparsity == "jumprelu", timeout=TIMEOUT)
+    assert win.params.l1 == 0.0
+    assert [shown(win, name) for name in ("k", "l0", "bandwidth", "threshold_init")] == [
+        False,
+        True,
+        True,
+        True,
+    ]
+    assert controls.threshold_param.isVisibleTo(controls)
+    type_into(controls.fields["l0"], "0.002")
+    type_into(controls.fields["bandwidth"], "0.05")
+    type_into(controls.fields["threshold_init"], "0.02")
+    choose(controls.threshold_param, "log")
+    want = dict(l0=0.002, bandwidth=0.05, threshold_init=0.02, threshold_param="log")
+    qtbot.waitUntil(lambda: all(getattr(win.params, k) == v for k, v in want.items()), timeout=TIMEOUT)
+    qtbot.waitUntil(
+        lambda: win.snapshot.params == win.params and win.snapshot.state == "finished", timeout=TIMEOUT
+    )
+    snap = win.snapshot
+    assert snap.step == START.steps
+    result = api.train(n=8, m=16, optimizer="adam", lr=1e-2, steps=300, seed=3, sparsity="jumprelu", **want)
+    assert np.array_equal(snap.W, result.w_final), "the window's run is api.train's to the last digit"
+    # the mechanism's record came along, a copy: its last thresholds are the run's
+    rows, thresholds = snap.sparsity_rows, snap.thresholds
+    assert rows.shape[1] == len(SPARSITY_COLUMNS) and rows[-1, 0] == START.steps
+    assert thresholds.shape[1] == 1 + START.m and thresholds[-1, 0] == START.steps
+    assert np.array_equal(thresholds[-1, 1:], win.worker.run.mechanism.theta)
+    assert not thresholds.flags.writeable
+
+    choose(controls.sparsity, "topk")
+    qtbot.waitUntil(lambda: win.params.sparsity == "topk", timeout=TIMEOUT)
+    assert win.params.k == 1 and shown(win, "k") and not shown(win, "l0")
+    qtbot.waitUntil(
+        lambda: win.snapshot.params == win.params and win.snapshot.state == "finished", timeout=TIMEOUT
+    )
+    before = (win.params, win.snapshot.run_id, win.snapshot.W.copy())
+    k = controls.fields["k"]
+    type_into(k, "17")  # m = 16
+    assert k.error.isVisibleTo(k) and "m = 16" in k.error.text(), k.error.text()
+    type_into(k, "0")
+    assert k.error.isVisibleTo(k) and "1" in k.error.text(), k.error.text()
+    qtbot.wait(300)
+    assert win.params == before[0] and win.snapshot.run_id == before[1]
+    assert np.array_equal(win.snapshot.W, before[2]), "the run is untouched"
+    # back to L1: the table's l1, no mechanism field shown
+    choose(controls.sparsity, "l1")
+    qtbot.waitUntil(lambda: win.params.sparsity == "l1", timeout=TIMEOUT)
+    assert win.params.l1 == 1e-3 and win.params.k is None and not shown(win, "k")
