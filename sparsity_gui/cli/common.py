@@ -227,9 +227,7 @@ def setting_help(setting: Setting, what: str, default: str | None = None, more: 
     """An option's help with its setting's bounds and default from the model's settings
     table, as the refusal and the names write them: 'what (from 0 to 1; default 1.0e-3)'.
     ``default``: the option's own default where it is not the table's; ``more``: after it."""
-    shown = setting.default_text if default is None else default
-    parts = [part for part in (setting.bounds, f"default {shown}{more}") if part]
-    return f"{what} ({'; '.join(parts)})".replace("%", "%%")
+    return f"{what} ({setting.accepts(default, more)})".replace("%", "%%")
 
 
 def whole_arg(text: str) -> int:

@@ -209,6 +209,13 @@ class Setting:
         shown = self.fmt(None if self.default == () else self.default)  # no knots: none
         return f"{shown} {self.unit}" if self.unit and shown != "none" else shown
 
+    def accepts(self, default: str | None = None, more: str = "") -> str:
+        """What it accepts and starts at, as the refusal and the names write them: 'from 0 to
+        1; default 1.0e-3' (the commands' help and the dock's tooltips say it so).
+        ``default``: a surface's own default where it is not the table's; ``more``: after it."""
+        shown = self.default_text if default is None else default
+        return "; ".join(part for part in (self.bounds, f"default {shown}{more}") if part)
+
     @property
     def live(self) -> bool:
         """Whether a change goes on with the run (a live change, or the run's end moved)."""

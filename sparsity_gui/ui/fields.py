@@ -10,8 +10,23 @@ from PySide6 import QtCore, QtWidgets
 
 from sparsity_gui.core.checks import parse_whole
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.settings import END, LIVE, NEW_RUN, Setting
 
 SLIDER_STEPS = 600
+# what a change of a setting does, as a tooltip ends (its row's ``change``)
+CHANGE_TEXTS = {
+    LIVE: "Applies live.",
+    END: "Applies live: it moves the run's end.",
+    NEW_RUN: "Starts a new run.",
+}
+
+
+def setting_tip(setting: Setting, what: str, more: str = "") -> str:
+    """A dock field's tooltip from its settings row: 'l1: the L1 coefficient (from 0 to 4;
+    default 1.0e-3). Applies live.', so its bounds and default are those the field refuses by."""
+    return " ".join(
+        part for part in (f"{what} ({setting.accepts()}).", more, CHANGE_TEXTS[setting.change]) if part
+    )
 
 
 class LogSlider(QtWidgets.QSlider):

@@ -35,7 +35,7 @@ from sparsity_gui.core.interference.settings import (
 )
 from sparsity_gui.core.knots import Knots, knots_text
 from sparsity_gui.core.settings import format_sci, format_value
-from sparsity_gui.ui.fields import Field, parse_float, parse_int
+from sparsity_gui.ui.fields import Field, parse_float, parse_int, setting_tip
 
 SETTINGS = INTERFERENCE_SETTINGS
 NOISE_LABELS = {"none": "no noise", "bernoulli": "Bernoulli ±σ", "gaussian": "Gaussian N(0, σ²)"}
@@ -45,6 +45,11 @@ MECHANISM_ROWS = (("k",), ("l0", "bandwidth"), ("threshold_init", "threshold_par
 TOPK_K = 1  # TopK's K when it is chosen: one unit per input, each feature its own neuron
 # a field sharing its row with others: its width follows the dock's, not the other way round
 SHARED_ROW = QtWidgets.QSizePolicy.Policy.Ignored
+
+
+def _tip(name: str, what: str, more: str = "") -> str:
+    """A field's tooltip with its row's bounds, default and what a change does."""
+    return setting_tip(SETTINGS[name], what, more)
 
 
 def _steps_or_none(text: str) -> int:
@@ -118,14 +123,17 @@ class InterferenceControls(QtWidgets.QWidget):
             "n",
             "n (features)",
             parse_int,
-            "n: number of features, the rows of W (1 … 4096). Starts a new run.",
+            _tip("n", "n: number of features, the rows of W"),
         )
         self.m = field(
             "m",
             "m (neurons)",
             parse_int,
-            "m: number of neurons, the columns of W (1 … 65536). The paper predicts "
-            "about n²/(4m) polysemantic neurons. Starts a new run.",
+            _tip(
+                "m",
+                "m: number of neurons, the columns of W",
+                "The paper predicts about n²/(4m) polysemantic neurons.",
+            ),
         )
         self.optimizer = choice(
             "optimizer",
@@ -141,26 +149,27 @@ class InterferenceControls(QtWidgets.QWidget):
             "l1",
             "l1",
             parse_float,
-            "l1: the network's L1 coefficient, 0 … 4; the note's λ = l1/4. Applies live.",
+            _tip("l1", "l1: the network's L1 coefficient", "The note's λ = l1/4."),
         )
         self.lr = field(
             "lr",
             "lr",
             parse_float,
-            "lr: learning rate, 0 < lr ≤ 1; for GD the note's step is η = 4·lr "
-            "(t = 4·Σ lr over the steps). Applies live.",
+            _tip(
+                "lr", "lr: learning rate", "For GD the note's step is η = 4·lr (t = 4·Σ lr over the steps)."
+            ),
         )
         self.steps = field(
             "steps",
             "steps",
             parse_int,
-            "Steps to train, 1 … 1e8. Applies live: raise it to continue a finished run.",
+            _tip("steps", "Steps to train", "Raise it to continue a finished run."),
         )
         seed_row = QtWidgets.QHBoxLayout()
         self.seed = Field(
             "seed",
             self._checked("seed", parse_int),
-            "seed: random seed of W(0) (numpy default_rng). Starts a new run.",
+            _tip("seed", "seed: random seed of W(0) (numpy default_rng)"),
         )
         self.seed.accepted.connect(lambda v: self.changed.emit({"seed": v}))
         self.fields["seed"] = self.seed
@@ -171,7 +180,7 @@ class InterferenceControls(QtWidgets.QWidget):
         seed_row.addWidget(self.new_seed, 0, QtCore.Qt.AlignmentFlag.AlignTop)
         form.addRow("seed", seed_row)
         self.sigma = field(
-            "sigma", "σ (init)", parse_float, "σ > 0: W(0) ~ N(0, σ²/m), the paper's σ = 1. Starts a new run."
+            "sigma", "σ (init)", parse_float, _tip("sigma", "σ: W(0) ~ N(0, σ²/m)", "The paper's σ = 1.")
         )
         self.interference = QtWidgets.QCheckBox("interference term")
         self.interference.setObjectName("interference")
@@ -185,9 +194,12 @@ class InterferenceControls(QtWidgets.QWidget):
             "weight_decay",
             "weight decay",
             self._weight_decay,
-            "Weight decay ≥ 0 (weight_decay·lr < 1). Empty: the torch default, "
-            "0.01 for AdamW and 0 otherwise. Adam adds it to the gradient, "
-            "AdamW decays W directly, GD ignores it. Applies live.",
+            _tip(
+                "weight_decay",
+                "Weight decay",
+                "Also weight_decay·lr < 1. Empty: the torch default, 0.01 for AdamW and 0 otherwise. "
+                "Adam adds it to the gradient, AdamW decays W directly, GD ignores it.",
+            ),
         )
         self.weight_decay.edit.setPlaceholderText("default")
         self.dtype = choice(
@@ -214,7 +226,7 @@ class InterferenceControls(QtWidgets.QWidget):
         self.noise_sigma = Field(
             "noise_sigma",
             self._checked("noise_sigma", parse_float),
-            "σ of the noise, 0 … 10. Applies live.",
+            _tip("noise_sigma", "σ of the noise"),
         )
         self.noise_sigma.accepted.connect(lambda v: self.changed.emit({"noise_sigma": v}))
         self.noise_sigma.setSizePolicy(SHARED_ROW, QtWidgets.QSizePolicy.Policy.Preferred)
@@ -252,16 +264,24 @@ class InterferenceControls(QtWidgets.QWidget):
         self.l1_warmup = schedule_field(
             "l1_warmup",
             _steps_or_none,
-            "l1 warm-up: l1 rises linearly from 0 to l1 over the first STEPS steps "
-            "(l1·min(1, k/STEPS) at step k, as SAELens). Empty: none. Starts a new run.",
+            _tip(
+                "l1_warmup",
+                "l1 warm-up STEPS",
+                "l1 rises linearly from 0 to l1 over the first STEPS steps "
+                "(l1·min(1, k/STEPS) at step k, as SAELens). Empty: none.",
+            ),
             lambda v: {"l1_warmup": v, "l1_schedule": ()},
         )
         self.l1_warmup.edit.setPlaceholderText("warm-up steps")
         self.l1_schedule = schedule_field(
             "l1_schedule",
             _knots_or_none("l1"),
-            "l1 knots step:value, piecewise linear, like 0:0,1000:1e-3 (constant before the "
-            "first and after the last; sets l1 to the last value). Empty: none. Starts a new run.",
+            _tip(
+                "l1_schedule",
+                "l1 knots step:value",
+                "Piecewise linear, like 0:0,1000:1e-3 (constant before the first and after the last; "
+                "sets l1 to the last value). Empty: none.",
+            ),
             lambda v: {"l1_schedule": v, "l1_warmup": 0, **({"l1": v[-1][1]} if v else {})},
         )
         self.l1_schedule.edit.setPlaceholderText("knots step:value")
@@ -273,16 +293,23 @@ class InterferenceControls(QtWidgets.QWidget):
         self.lr_warmup = schedule_field(
             "lr_warmup",
             _steps_or_none,
-            "lr warm-up: lr·min(1, k/STEPS) at step k (torch's LinearLR from 1/STEPS). "
-            "Empty: none. Starts a new run.",
+            _tip(
+                "lr_warmup",
+                "lr warm-up STEPS",
+                "lr·min(1, k/STEPS) at step k (torch's LinearLR from 1/STEPS). Empty: none.",
+            ),
             lambda v: {"lr_warmup": v, "lr_schedule": ()},
         )
         self.lr_warmup.edit.setPlaceholderText("warm-up steps")
         self.lr_decay_steps = schedule_field(
             "lr_decay_steps",
             _steps_or_none,
-            "lr decay: to 0 over the last STEPS steps, linearly or as a half cosine (the "
-            "choice beside). Empty: none. Starts a new run.",
+            _tip(
+                "lr_decay_steps",
+                "lr decay STEPS",
+                "lr to 0 over the last STEPS steps, linearly or as a half cosine (the choice beside). "
+                "Empty: none.",
+            ),
             lambda v: {
                 "lr_decay_steps": v,
                 "lr_decay": (self.lr_decay.currentData() or "cosine") if v else "none",
@@ -306,8 +333,12 @@ class InterferenceControls(QtWidgets.QWidget):
         self.lr_schedule = schedule_field(
             "lr_schedule",
             _knots_or_none("lr"),
-            "lr knots step:value, piecewise linear, like 0:0,500:1e-3,7500:1e-4 (sets lr to "
-            "the last value; not with a warm-up or decay). Empty: none. Starts a new run.",
+            _tip(
+                "lr_schedule",
+                "lr knots step:value",
+                "Piecewise linear, like 0:0,500:1e-3,7500:1e-4 (sets lr to the last value; not with "
+                "a warm-up or decay). Empty: none.",
+            ),
             lambda v: {
                 "lr_schedule": v,
                 **({"lr": v[-1][1], "lr_warmup": 0, "lr_decay": "none", "lr_decay_steps": 0} if v else {}),
@@ -348,7 +379,7 @@ class InterferenceControls(QtWidgets.QWidget):
                     continue
                 setting = INTERFERENCE_SETTINGS[name]
                 f = Field(
-                    name, self._checked(name, parse[name]), f"{name}: {setting.what}. Starts a new run."
+                    name, self._checked(name, parse[name]), setting_tip(setting, f"{name}: {setting.what}")
                 )
                 f.accepted.connect(lambda v, name=name: self.changed.emit({name: v}))
                 f.setSizePolicy(SHARED_ROW, QtWidgets.QSizePolicy.Policy.Preferred)

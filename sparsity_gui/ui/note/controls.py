@@ -11,7 +11,7 @@ from sparsity_gui.core.knots import exact_number_text, short_knots_text
 from sparsity_gui.core.note.params import LAM_MAX, SimParams
 from sparsity_gui.core.note.schedule import Knots, warmup_knots, warmup_time
 from sparsity_gui.core.note.settings import NOTE_SETTINGS
-from sparsity_gui.ui.fields import Field, LogSlider, parse_float, parse_int
+from sparsity_gui.ui.fields import Field, LogSlider, parse_float, parse_int, setting_tip
 
 LAM_MIN = 1e-6  # the slider's low end; the field takes down to 0
 SPEED_MIN, SPEED_MAX = 1e-2, 1e6
@@ -70,7 +70,9 @@ class ControlPanel(QtWidgets.QWidget):
         self.lam = Field(
             "lam",
             _checked("lam", parse_float),
-            "λ ≥ 0: L1 regularization strength (0, or 1e-6 … 1 on the slider). Applies live.",
+            setting_tip(
+                NOTE_SETTINGS["lam"], "λ: L1 regularization strength", "The slider: 1e-6 … 1, log scale."
+            ),
         )
         lam_box = QtWidgets.QVBoxLayout()
         lam_box.addWidget(self.lam_slider)
@@ -89,18 +91,25 @@ class ControlPanel(QtWidgets.QWidget):
         self.lam_warmup = Field(
             "lam_warmup",
             parse_warmup,
-            "λ warm-up T ≥ 0: λ rises linearly from 0 at t = 0 to λ at t = T, then stays "
-            "(the schedule 0:0,T:λ). Empty or 0: none. Starts a new run.",
+            setting_tip(
+                NOTE_SETTINGS["lam_warmup"],
+                "λ warm-up T",
+                "λ rises linearly from 0 at t = 0 to λ at t = T, then stays (the schedule 0:0,T:λ). "
+                "Empty or 0: none.",
+            ),
         )
         self.lam_warmup.edit.setPlaceholderText("none (time T)")
         form.addRow("λ warm-up", self.lam_warmup)
         self.lam_schedule = Field(
             "lam_schedule",
             parse_schedule,
-            "λ schedule: knots t:λ separated by commas, e.g. 0:0,200:1e-3,3000:5e-4 (times "
-            "increasing from 0, each λ from 0 to 1); λ is linear between knots, constant "
-            "before the first and after the last, which sets λ. Empty: constant λ. Starts a "
-            "new run; a live change of λ ends the schedule.",
+            setting_tip(
+                NOTE_SETTINGS["lam_schedule"],
+                "λ schedule: knots t:λ",
+                "Separated by commas, e.g. 0:0,200:1e-3,3000:5e-4, times increasing from 0; λ is "
+                "linear between knots, constant before the first and after the last, which sets λ. "
+                "Empty: constant λ. A live change of λ ends the schedule.",
+            ),
         )
         self.lam_schedule.edit.setPlaceholderText("none (t:λ,t:λ,…)")
         form.addRow("λ schedule", self.lam_schedule)
@@ -109,13 +118,17 @@ class ControlPanel(QtWidgets.QWidget):
         self.lam_schedule.accepted.connect(lambda v: self._schedule_from("lam_schedule", v))
 
         self.m = Field(
-            "m", _checked("m", parse_int), "m: number of weights in W, 1 … 1e8 (e.g. 1e5). Starts a new run."
+            "m", _checked("m", parse_int), setting_tip(NOTE_SETTINGS["m"], "m: number of weights in W")
         )
         form.addRow("m", self.m)
         self.sigma = Field(
             "sigma",
             _checked("sigma", parse_float),
-            "σ > 0: W_k(0) ~ N(0, σ²/m); σ = 0.9 as in the note, 1 as a network's init. Starts a new run.",
+            setting_tip(
+                NOTE_SETTINGS["sigma"],
+                "σ: W_k(0) ~ N(0, σ²/m)",
+                "σ = 0.9 as in the note, 1 as a network's init.",
+            ),
         )
         form.addRow("σ", self.sigma)
 
@@ -165,8 +178,11 @@ class ControlPanel(QtWidgets.QWidget):
         self.eta = Field(
             "eta",
             _checked("eta", parse_float),
-            "η: gradient-descent step, 0 < η ≤ 2 (stable near balance for η < 1); "
-            "simulated time t = η·step. Applies live.",
+            setting_tip(
+                NOTE_SETTINGS["eta"],
+                "η: gradient-descent step",
+                "Stable near balance for η < 1; simulated time t = η·step.",
+            ),
         )
         form.addRow("η (GD step)", self.eta)
         self.eta.accepted.connect(lambda v: self.changed.emit({"eta": v}))
@@ -197,7 +213,9 @@ class ControlPanel(QtWidgets.QWidget):
         self.stop_kind.addItem("at t_end", "t_end")
         self.stop_kind.setToolTip("Stop condition: when m' = 1, or at the simulated time t_end")
         self.t_end = Field(
-            "t_end", _checked("t_end", parse_float), "t_end > 0: simulated time at which to stop"
+            "t_end",
+            _checked("t_end", parse_float),
+            setting_tip(NOTE_SETTINGS["t_end"], "t_end: simulated time at which to stop"),
         )
         self.t_end.edit.setPlaceholderText("simulated time")
         form.addRow("stop", self.stop_kind)
