@@ -13,6 +13,7 @@ from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.schedule import warmup_knots
 from sparsity_gui.core.note.settings import NOTE_SETTINGS
+from sparsity_gui.ui.note.file_menu import _describe
 
 TIMEOUT = 120_000  # ms: each wait ends as soon as the run gets there
 
@@ -74,6 +75,13 @@ def test_the_note_windows_texts_write_settings_as_the_table(qtbot, make_window):
     assert expected in argument
     assert "This run: λ = 2.0e-3, λ warm-up = 500, m = 500, σ = 0.5, method = gd, η = 0.1, " in argument
     assert "seed = 3, t_end = 1000." in argument
+    # a preset's description and the scaling tab write the settings as the table does
+    assert _describe(win.params) == (
+        "m = 500, λ = 2.0e-3, λ warm-up = 500, σ = 0.5, seed = 3, method = gd, η = 0.1, t_end = 1000"
+    )
+    win.scaling.refresh_base()
+    assert "from the Parameters dock: σ = 0.5, first seed 3; exact solver" in win.scaling.base_label.text()
+    assert win.scaling.current_text((100_000, 3e-4, 12_345)) == "running m = 10⁵, λ = 3.0e-4, seed 12,345"
 
     win.on_params_changed({"lam": 0.01})  # a live change: it ends the warm-up
     _idle(qtbot, win)

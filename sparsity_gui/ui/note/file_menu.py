@@ -29,6 +29,7 @@ from sparsity_gui.core.note.presets import (
 )
 from sparsity_gui.core.note.runner import default_speed
 from sparsity_gui.core.note.session import W0Source, load_session, session_text
+from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.core.weights_files import ArrayInfo
 from sparsity_gui.ui.session_menu import SessionMenu
 from sparsity_gui.ui.weights_dialog import ArrayChoiceDialog
@@ -217,8 +218,19 @@ def _explain_w0(info: ArrayInfo, row: int | None) -> str:
     return f"W(0) = {name}: m = {max(info.size, 1):,}"
 
 
+# what a preset's description always names; its λ(t), end and W(0) only when it has them
+_DESCRIBED = ("m", "lam", "lam_warmup", "lam_schedule", "sigma", "seed", "method", "eta", "t_end", "w0_path")
+_NAMED_WHEN_SET = ("lam_warmup", "lam_schedule", "t_end", "w0_path")
+
+
 def _describe(params: SimParams) -> str:
-    return (
-        f"m = {params.m:,}, λ = {params.lam:g}, σ = {params.sigma:g}, seed = {params.seed}, "
-        f"{params.method}" + (f", η = {params.eta:g}" if params.method == "gd" else "")
-    )
+    """'m = 1,000, λ = 1.0e-3, σ = 0.9, seed = 0, method = gd, η = 0.05', each setting as
+    its row of the settings table writes it (η only under gradient descent)."""
+    texts = []
+    for name in _DESCRIBED:
+        setting = NOTE_SETTINGS[name]
+        value = setting.value(params)
+        if (name in _NAMED_WHEN_SET and value in (None, 0)) or (name == "eta" and params.method != "gd"):
+            continue
+        texts.append(setting.text(value))
+    return ", ".join(texts)

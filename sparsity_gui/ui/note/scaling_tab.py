@@ -21,7 +21,7 @@ from sparsity_gui.core.note.files import write_scaling
 from sparsity_gui.core.note.headless import SCALING_DEFAULTS, scaling_argv, scaling_order
 from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams, check_grid_lam
 from sparsity_gui.core.note.scaling import ScalingGrid, in_regime, summarize
-from sparsity_gui.core.text import short_number
+from sparsity_gui.core.note.settings import NOTE_SETTINGS as S
 from sparsity_gui.plots.note.scaling import SCALING_PANEL_TYPES, power_text
 from sparsity_gui.ui.dialogs import choose_folder
 from sparsity_gui.ui.fields import Field, parse_int_in
@@ -93,7 +93,7 @@ class ScalingWidget(GridTab):
             "scaling_m",
             parse_grid_m,
             "m values: a list like 1000,10000, powers like 1e3,1e4,1e5,1e6, or a range "
-            f"start:stop:step (stop included); each 1 … {short_number(M_MAX)}",
+            f"start:stop:step (stop included); each {S['m'].bounds}",
         )
         self.lam = Field(
             "scaling_lam",
@@ -144,7 +144,8 @@ class ScalingWidget(GridTab):
     def refresh_base(self) -> None:
         p = self._current()
         self.base_label.setText(
-            f"from the Parameters dock: σ = {p.sigma:g}, first seed {p.seed}; exact solver to one "
+            f"from the Parameters dock: {S['sigma'].text(p.sigma)}, first seed {S['seed'].fmt(p.seed)}; "
+            "exact solver to one "
             f"weight left, as the run command"
         )
         self.refresh_command()
@@ -183,7 +184,7 @@ class ScalingWidget(GridTab):
 
     def current_text(self, current) -> str:
         m, lam, seed = current
-        return f"running m = {m:,}, λ = {lam:g}, seed {seed}"
+        return f"running {S['m'].text(m)}, {S['lam'].text(lam)}, seed {S['seed'].fmt(seed)}"
 
     def run_started(self) -> None:
         live = self._live
