@@ -193,13 +193,15 @@ def base_text(p: InterferenceParams, typed: set[str], typed_noise: tuple | None)
 
 
 def _model_parts(p: InterferenceParams, typed: set[str]) -> list[str]:
-    """The optimizer, l1, lr, σ, steps, the interference and the weight decay not typed."""
+    """The optimizer, l1, lr, σ, steps, the interference and the weight decay not typed,
+    each as its row of the settings table writes it."""
+    S = INTERFERENCE_SETTINGS
     parts = [] if "optimizer" in typed else [OPTIMIZER_LABELS[p.optimizer]]
     for axis, text in (
-        ("l1", f"l1 = {p.l1:g}"),
-        ("lr", f"lr = {p.lr:g}"),
-        ("sigma", f"σ = {p.sigma:g}"),
-        ("steps", f"{p.steps} steps"),
+        ("l1", S["l1"].text(p.l1)),
+        ("lr", S["lr"].text(p.lr)),
+        ("sigma", S["sigma"].text(p.sigma)),
+        ("steps", f"{S['steps'].fmt(p.steps)} steps"),
     ):
         if axis not in typed:
             parts.append(text)
@@ -207,19 +209,20 @@ def _model_parts(p: InterferenceParams, typed: set[str]) -> list[str]:
     if "weight_decay" not in typed:
         decays = p.optimizer not in ("gd-zero", "gd")  # the GD optimizers take none
         if p.weight_decay is not None and ("optimizer" in typed or decays):
-            parts.append(f"weight decay {p.weight_decay:g}")
+            parts.append(S["weight_decay"].text(p.weight_decay))
         elif "optimizer" in typed:
             parts.append("each optimizer's default weight decay")
         elif decays:
-            parts.append(f"weight decay {p.effective_weight_decay:g}")
+            parts.append(S["weight_decay"].text(p.effective_weight_decay))
     return parts
 
 
 def _noise_parts(p: InterferenceParams, typed: set[str], typed_noise: tuple | None) -> list[str]:
+    S = INTERFERENCE_SETTINGS
     if p.noise != "none" and "noise" not in typed:
-        return [f"{p.noise} noise" + ("" if "noise_sigma" in typed else f" σ = {p.noise_sigma:g}")]
+        return [f"{p.noise} " + ("noise" if "noise_sigma" in typed else S["noise_sigma"].text(p.noise_sigma))]
     if p.noise != "none" and "noise_sigma" not in typed and typed_noise != ("none",):
-        return [f"noise σ = {p.noise_sigma:g}"]  # (a sweep without noise has none)
+        return [S["noise_sigma"].text(p.noise_sigma)]  # (a sweep without noise has none)
     return []
 
 

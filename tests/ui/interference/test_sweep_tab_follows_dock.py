@@ -9,6 +9,7 @@ from __future__ import annotations
 from helpers import type_keys
 
 from sparsity_gui.core.interference.params import InterferenceParams
+from sparsity_gui.ui.interference.sweep_tab import base_text
 
 TIMEOUT = 30_000
 BASE = InterferenceParams(n=8, m=16, optimizer="gd-zero", l1=0.04, lr=0.05, steps=300, seed=2)
@@ -69,3 +70,17 @@ def test_the_sweep_count_axis_has_no_unit_prefix(qtbot, make_iwindow):
     for side in ("left", "bottom"):
         label = tab.panel.plot.getAxis(side).labelString()
         assert "(x" not in label and "neurons" in label, label
+
+
+def test_the_dock_line_writes_each_setting_as_the_table():
+    """l1, lr, σ, steps, weight decay and the noise's σ as the settings table writes them
+    (once ':g' by hand: 'l1 = 0.002', '10000 steps')."""
+    p = InterferenceParams(
+        n=8, m=16, optimizer="adamw", l1=2e-3, lr=1e-3, sigma=0.5, steps=10_000, seed=3,
+        noise="bernoulli", noise_sigma=0.1,
+    )  # fmt: skip
+    assert base_text(p, set(), None) == (
+        "from the Parameters dock: AdamW (paper), l1 = 2.0e-3, lr = 1.0e-3, σ = 0.5, 10,000 steps, "
+        "interference on, weight decay = 0.01, bernoulli noise σ = 0.1, first seed 3"
+    )
+    assert ", bernoulli noise, first seed 3" in base_text(p, {"noise_sigma"}, None)
