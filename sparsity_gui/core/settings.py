@@ -57,9 +57,15 @@ def format_sci(value: Any) -> str:
 
 
 def format_count(value: Any) -> str:
-    """A count (steps, a seed) as it is read: 10,000 and 100,000,000, never as a power 10⁴."""
+    """A count (steps) as it is read: 10,000 and 100,000,000, never as a power 10⁴."""
     whole = whole_or_none(value, integral_floats=True)
     return format_value(value) if whole is None else f"{whole:,}"
+
+
+def format_seed(value: Any) -> str:
+    """A seed is a name, not a quantity: its digits as `--seed` takes them (12345)."""
+    whole = whole_or_none(value, integral_floats=True)
+    return format_value(value) if whole is None else str(whole)
 
 
 def format_steps(value: Any) -> str:

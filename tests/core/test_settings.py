@@ -298,16 +298,14 @@ def test_a_bound_without_an_upper_end_reads_as_one_inequality():
     ("model", "name", "unit"),
     [
         ("interference", "steps", ""),
-        ("interference", "seed", ""),
         ("interference", "lr_decay_steps", ""),
         ("interference", "l1_warmup", " steps"),
         ("interference", "lr_warmup", " steps"),
         ("interference", "k", ""),
-        ("note", "seed", ""),
     ],
 )
 def test_a_count_reads_with_thousands_separators_never_as_a_power(model, name, unit):
-    """A count of steps (or a seed) reads as a count on every surface that prints its row
+    """A count of steps reads as a count on every surface that prints its row
     (the status line 'step 5,000 / 10,000', pin names, figure titles, --help): a round
     10,000 was once shown as 10⁴."""
     setting = MODELS[model][1][name]
@@ -316,3 +314,14 @@ def test_a_count_reads_with_thousands_separators_never_as_a_power(model, name, u
         assert setting.text(value) == f"{setting.symbol} = {written}{unit}"
     for value in (10_000, 10**6, 10**8):
         assert not any(c in setting.fmt(value) for c in "⁰¹²³⁴⁵⁶⁷⁸⁹e")
+
+
+@pytest.mark.parametrize("model", ["note", "interference"])
+def test_a_seed_reads_as_the_digits_its_option_takes(model):
+    """A seed is a name: written as `--seed` takes it (12345, 10000), so that it can be
+    copied from a pin's name or a title into a command."""
+    setting = MODELS[model][1]["seed"]
+    largest = (2**63 - 1, "9223372036854775807")
+    for value, written in ((12_345, "12345"), (10_000, "10000"), (0, "0"), largest):
+        assert setting.fmt(value) == written
+        assert setting.text(value) == f"seed = {written}"

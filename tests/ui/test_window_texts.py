@@ -81,7 +81,7 @@ def test_the_note_windows_texts_write_settings_as_the_table(qtbot, make_window):
     )
     win.scaling.refresh_base()
     assert "from the Parameters dock: σ = 0.5, first seed 3; exact solver" in win.scaling.base_label.text()
-    assert win.scaling.current_text((100_000, 3e-4, 12_345)) == "running m = 10⁵, λ = 3.0e-4, seed 12,345"
+    assert win.scaling.current_text((100_000, 3e-4, 12_345)) == "running m = 10⁵, λ = 3.0e-4, seed 12345"
 
     win.on_params_changed({"lam": 0.01})  # a live change: it ends the warm-up
     _idle(qtbot, win)

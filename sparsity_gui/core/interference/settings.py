@@ -24,6 +24,7 @@ from sparsity_gui.core.settings import (
     choice_check,
     format_count,
     format_sci,
+    format_seed,
     format_steps,
     number_check,
     whole_check,
@@ -148,7 +149,7 @@ INTERFERENCE_SETTINGS = Settings(
             NEW_RUN,
             "the seed of W(0)",
             whole_check("seed", 0, 2**63 - 1, "2^63-1"),
-            format_count,
+            format_seed,
         ),
         Setting(
             "sigma",
