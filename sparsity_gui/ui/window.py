@@ -445,9 +445,41 @@ class LiveWindow(PanelPainting):
         self.statusBar().showMessage(message, 6000)
         return True
 
+    def tabbed_panel_grid(self, grid: QtWidgets.QGridLayout, tabbed: int, in_grid: int) -> None:
+        """The first ``in_grid`` panels in two rows of three, the one in cell ``tabbed``
+        sharing it, as tabs (``panel_tabs``), with the panels past ``in_grid``: so every panel
+        keeps its size at 1366x768. A panel in a hidden tab is not drawn each frame
+        (painted_panels); it catches up when shown."""
+        tabs = QtWidgets.QTabWidget()
+        tabs.setObjectName("panel_tabs")
+        tabs.setDocumentMode(True)
+        tabs.setTabPosition(QtWidgets.QTabWidget.TabPosition.South)  # beside the toggles
+        # flat tabs: the style's gradient tabs cannot be made plain SVG (the window's export)
+        tabs.tabBar().setStyleSheet(
+            "QTabBar::tab { background: #ececec; border: 1px solid #c8c8c8; padding: 2px 10px; }"
+            "QTabBar::tab:selected { background: white; }"
+        )
+        for i, panel in enumerate(self.panels[:in_grid]):
+            if i == tabbed:
+                tabs.setTabToolTip(tabs.addTab(panel, panel.title), panel.claim)
+            grid.addWidget(tabs if i == tabbed else panel, i // 3, i % 3)
+        for panel in self.panels[in_grid:]:
+            tabs.setTabToolTip(tabs.addTab(panel, panel.title), panel.claim)
+        tabs.currentChanged.connect(self._panel_tab_shown)
+        self.panel_tabs = tabs
+
+    @QtCore.Slot(int)
+    def _panel_tab_shown(self, index: int) -> None:
+        panel = self.panel_tabs.widget(index)
+        if self.snapshot is not None and self.snapshot.run_id == self.run_id:
+            panel.update_from(self.snapshot)
+
     def painted_panels(self) -> list:
-        """The panels each frame draws (a window may leave out those in a hidden tab)."""
-        return self.panels
+        """The panels each frame draws: those in a hidden tab (tabbed_panel_grid) are left out."""
+        tabs = getattr(self, "panel_tabs", None)
+        if tabs is None:
+            return self.panels
+        return [p for p in self.panels if tabs.indexOf(p) < 0 or tabs.currentWidget() is p]
 
     def all_panels(self) -> list:
         """Every panel an export can name by index."""

@@ -123,6 +123,29 @@ def readouts_text(
 # --- TopK's and JumpReLU's readouts (core/interference/mechanisms.py) ----------------------
 
 
+NOTE_THRESHOLD_COLUMNS = ("step", "threshold_median", "threshold_p10", "threshold_p90", "threshold_tracked")
+
+
+def note_thresholds(W: np.ndarray, l1: float) -> np.ndarray:
+    """The note's moving threshold of each feature, theta_i = (l1/4)/(1 - |W_i|^2): a weight of
+    row i below it in size shrinks (exact for a row no interference acts on); NaN for a row with
+    |W_i| >= 1, where every weight shrinks (no finite threshold)."""
+    W = np.asarray(W, dtype=float)
+    with np.errstate(all="ignore"):
+        room = 1.0 - np.einsum("ij,ij->i", W, W)
+        return np.where(room > 0.0, 0.25 * l1 / room, np.nan)
+
+
+def threshold_summary(values: np.ndarray) -> tuple[float, float, float, float]:
+    """(median, 10th, 90th percentile over the finite values; the first value): how the
+    Thresholds panel draws every threshold of a step."""
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return (math.nan, math.nan, math.nan, float(values[0]) if values.size else math.nan)
+    p10, median, p90 = np.percentile(finite, [10.0, 50.0, 90.0])
+    return (float(median), float(p10), float(p90), float(values[0]))
+
+
 def l0_per_input(mask: np.ndarray) -> float:
     """The mean over inputs (features) of the hidden units kept: TopK's K, JumpReLU's L0."""
     return float(np.mean(np.count_nonzero(np.asarray(mask), axis=1)))

@@ -34,7 +34,13 @@ from sparsity_gui.core.interference.params import (
     check_memory,
     step_multiply_adds,
 )
-from sparsity_gui.core.interference.readouts import check_period, is_sparse, rail_share
+from sparsity_gui.core.interference.readouts import (
+    check_period,
+    is_sparse,
+    note_thresholds,
+    rail_share,
+    threshold_summary,
+)
 from sparsity_gui.core.interference.schedules import has_lr_schedule, l1_values, lr_values, values_in_force
 from sparsity_gui.core.interference.sparse_kernels import (
     gd_zero_sparse_steps,
@@ -198,6 +204,10 @@ class InterferenceRun:
         self.history = History(len(HISTORY_COLUMNS), history_capacity)
         self.history.append(self.measure().row())
         self.sparsity_history = SparsityHistory(self, history_capacity) if self.mechanism else None
+        # under l1: the note's threshold of each feature summarised at the history's steps
+        # (readouts.NOTE_THRESHOLD_COLUMNS; the Thresholds panel draws it), in no file
+        self.note_threshold_history = None if self.mechanism else History(5, history_capacity)
+        self._record_note_thresholds()
 
     @property
     def finished(self) -> bool:
@@ -431,7 +441,16 @@ class InterferenceRun:
             self.history.append(meas.row())
             if self.sparsity_history is not None:
                 self.sparsity_history.append()
+            self._record_note_thresholds()
         return meas
+
+    def _record_note_thresholds(self) -> None:
+        if self.note_threshold_history is not None:
+            last = self.history.last()
+            assert last is not None  # the history's row of this step came first
+            l1 = float(last[HISTORY_COLUMNS.index("l1")])
+            summary = threshold_summary(note_thresholds(self.W, l1))
+            self.note_threshold_history.append(np.array([float(self.step), *summary]))
 
     def history_array(self) -> np.ndarray:
         return self.history.array()

@@ -88,6 +88,9 @@ class InterferenceSnapshot:
     # mechanisms.SPARSITY_COLUMNS, and every threshold at those steps; empty under l1
     sparsity_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, len(SPARSITY_COLUMNS))))
     thresholds: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    # an l1 run's: the note's threshold (readouts.note_thresholds) at the history's steps,
+    # rows of readouts.NOTE_THRESHOLD_COLUMNS
+    note_thresholds: np.ndarray = field(default_factory=lambda: np.zeros((0, 5)))
 
 
 class InterferenceWorker(MailboxEngine):
@@ -295,7 +298,8 @@ class InterferenceWorker(MailboxEngine):
         row was recorded since the last copy (the snapshots between share it, read-only)."""
         record = run.sparsity_history
         if record is None:
-            return {}
+            assert run.note_threshold_history is not None  # an l1 run keeps this instead
+            return {"note_thresholds": run.note_threshold_history.array()}
         rows = record.rows.array()
         of = (id(record), len(record.thresholds), float(rows[-1, 0]) if len(rows) else -1.0)
         if self._thresholds_copy is None or self._thresholds_copy[0] != of:

@@ -92,8 +92,8 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         # --- centre: the live panels and the sweep, as tabs -------------------------------
         live, grid = self.panel_grid()
         self.panels: list[Panel] = [cls() for cls in INTERFERENCE_PANEL_TYPES]
-        for i, panel in enumerate(self.panels):
-            grid.addWidget(panel, i // 3, i % 3)
+        # two rows of three; the Thresholds panel is a tab in the Sparsification cell
+        self.tabbed_panel_grid(grid, tabbed=5, in_grid=6)
         grid.setColumnStretch(0, 4)  # the heatmap gets the widest column
         grid.setColumnStretch(1, 3)
         grid.setColumnStretch(2, 3)
@@ -104,6 +104,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
             self.kept_panel,
             self.signs_panel,
             self.sparsity_panel,
+            self.thresholds_panel,
         ) = self.panels
         # no x links across panels: pyqtgraph aligns linked views by screen position, which
         # shifts the ranges of panels in columns of different widths; every step panel
@@ -267,10 +268,11 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         )
 
     def all_panels(self) -> list:
-        return [*self.panels, self.sweep.panel]
+        """The panels with a figure (the Thresholds panel has none yet)."""
+        return [*self.panels[:6], self.sweep.panel]
 
     def shown_panels(self) -> list:
-        return self.panels if self.tabs.currentIndex() == 0 else [self.sweep.panel]
+        return self.panels[:6] if self.tabs.currentIndex() == 0 else [self.sweep.panel]
 
     # --- commands ----------------------------------------------------------------------
     @QtCore.Slot()

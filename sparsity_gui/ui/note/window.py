@@ -97,7 +97,9 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         # --- panels --------------------------------------------------------------
         live, grid = self.panel_grid()
         self.panels: list[Panel] = [cls() for cls in PANEL_TYPES]
-        self.panel_tabs = self._grid_panels(grid)
+        # the panels past the sixth (the phase plane) are tabs in TABBED_WITH's cell
+        tabbed = next(i for i, p in enumerate(self.panels[:GRID_PANELS]) if isinstance(p, TABBED_WITH))
+        self.tabbed_panel_grid(grid, tabbed, GRID_PANELS)
         # the live panels and the scaling over m and lam, as tabs
         self.scaling = ScalingWidget(lambda: self.params, live=self)
         self.central_tabs(live, self.scaling, "scaling", "Scaling over m and λ")
@@ -138,43 +140,8 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         self.start_engine(self.runner, "simulation")
         self.finish_setup()
 
-    def _grid_panels(self, grid: QtWidgets.QGridLayout) -> QtWidgets.QTabWidget:
-        """Two rows of three panels; the panels past the sixth (the phase plane) are tabs
-        in TABBED_WITH's cell, so every panel keeps its size at 1366x768."""
-        tabs = QtWidgets.QTabWidget()
-        tabs.setObjectName("panel_tabs")
-        tabs.setDocumentMode(True)
-        tabs.setTabPosition(QtWidgets.QTabWidget.TabPosition.South)  # beside the toggles
-        # flat tabs: the style's gradient tabs cannot be made plain SVG (the window's export)
-        tabs.tabBar().setStyleSheet(
-            "QTabBar::tab { background: #ececec; border: 1px solid #c8c8c8; padding: 2px 10px; }"
-            "QTabBar::tab:selected { background: white; }"
-        )
-        for i, panel in enumerate(self.panels[:GRID_PANELS]):
-            if isinstance(panel, TABBED_WITH):
-                tabs.addTab(panel, panel.title)
-                tabs.setTabToolTip(0, panel.claim)
-                grid.addWidget(tabs, i // 3, i % 3)
-            else:
-                grid.addWidget(panel, i // 3, i % 3)
-        for panel in self.panels[GRID_PANELS:]:
-            tabs.setTabToolTip(tabs.addTab(panel, panel.title), panel.claim)
-        tabs.currentChanged.connect(self._tab_shown)
-        return tabs
-
     def shown_panels(self) -> list:
         return [p for p in self.panels if p.isVisibleTo(self)]
-
-    def painted_panels(self) -> list:
-        """A panel in a hidden tab is not drawn each frame; it catches up when shown."""
-        tabs = self.panel_tabs
-        return [p for p in self.panels if tabs.indexOf(p) < 0 or tabs.currentWidget() is p]
-
-    @QtCore.Slot(int)
-    def _tab_shown(self, index: int) -> None:
-        panel = self.panel_tabs.widget(index)
-        if self.snapshot is not None and self.snapshot.run_id == self.run_id:
-            panel.update_from(self.snapshot)
 
     # ------------------------------------------------------------------------------
     def _build_actions(self) -> None:

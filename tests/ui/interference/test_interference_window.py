@@ -223,7 +223,9 @@ def test_a_new_run_reaches_every_panel_on_its_first_frame(qtbot, make_iwindow):
 
     qtbot.waitUntil(first_frame, timeout=TIMEOUT)
     assert not win.panels_owed
-    assert len(win.panels) == 6 and all(p.last.run_id == win.run_id for p in win.panels)
+    # seven panels, the Thresholds panel a hidden tab (drawn when shown)
+    assert len(win.panels) == 7 and win.thresholds_panel not in win.painted_panels()
+    assert all(p.last.run_id == win.run_id for p in win.painted_panels())
 
 
 def test_pause_step_and_restart(qtbot, make_iwindow):
@@ -277,7 +279,9 @@ def test_exports_write_real_files(qtbot, make_iwindow, tmp_path):
     wait_finished(qtbot, win)
     qtbot.wait(100)
     snap = win.snapshot
-    for i, panel in enumerate(win.panels):  # the sweep's has no runs yet
+    exported = win.all_panels()[:-1]  # the sweep's has no runs yet
+    assert exported == win.panels[:6], "the Thresholds panel has no figure yet (docs/interference.md)"
+    for i, panel in enumerate(exported):
         png, svg = tmp_path / f"p{i}.png", tmp_path / f"p{i}.svg"
         assert win.exports.export_figure(i, png), win.last_error
         assert win.exports.export_figure(panel, svg), win.last_error
