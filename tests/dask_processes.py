@@ -53,7 +53,10 @@ class DaskProcesses:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=self.folder,
-                env={**os.environ, "PYTHONWARNINGS": "ignore"},
+                # the cluster logs at info whatever this process's Dask log level: the
+                # 'Registered to:' line is what __enter__ waits for, and a command run
+                # in-process with -q sets that level to critical for this whole process
+                env={**os.environ, "PYTHONWARNINGS": "ignore", "DASK_LOGGING__DISTRIBUTED": "info"},
             )
 
     def __enter__(self) -> DaskProcesses:
