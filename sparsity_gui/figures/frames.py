@@ -44,6 +44,18 @@ def flatten_into(dst: np.ndarray, rgba: np.ndarray) -> None:
     dst[..., 3] = 255
 
 
+def without_settings_lines(data):
+    """``data`` without the settings' lines above a figure (figures/draw.settings_lines), at
+    any depth: a movie's frames keep one size, and those lines, the legend's title, come
+    and go with the legend and can make a small figure taller; the movie's run is named by
+    its file and its stamp."""
+    if isinstance(data, dict):
+        return {k: without_settings_lines(v) for k, v in data.items() if k != "settings_named"}
+    if isinstance(data, list):
+        return [without_settings_lines(v) for v in data]
+    return data
+
+
 @dataclass(frozen=True)
 class Frame:
     """What one frame shows: the figure function, the data it draws at the instant, the
@@ -55,6 +67,9 @@ class Frame:
     size: tuple[float, float]  # inches
     stamp: str
     note: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "data", without_settings_lines(self.data))
 
     @property
     def fig(self):

@@ -22,7 +22,7 @@ from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun 
 from sparsity_gui.core.note.runner import snapshot_of  # noqa: E402
 from sparsity_gui.core.note.simulation import Simulation  # noqa: E402
 from sparsity_gui.figures import save  # noqa: E402
-from sparsity_gui.figures.frames import FrameCanvas, frame_image  # noqa: E402
+from sparsity_gui.figures.frames import FrameCanvas, frame_image, without_settings_lines  # noqa: E402
 from sparsity_gui.figures.interference.figures import PANELS as INTERFERENCE_PANELS  # noqa: E402
 from sparsity_gui.figures.interference.figures import run_data  # noqa: E402
 from sparsity_gui.figures.movie import GifPalette, MovieCancelled, frame_times, movie_settings  # noqa: E402
@@ -72,7 +72,10 @@ def note_png_at(run, t: float, panel: str = "weights_sorted") -> np.ndarray:
     sim = Simulation(run.params, run.w0)
     sim.advance(t)
     return png_rgb(
-        note_figure(panel, panel_data(snapshot_of(sim, sim.params, run_id=1, seq=1, state="paused")))
+        note_figure(
+            panel,
+            without_settings_lines(panel_data(snapshot_of(sim, sim.params, run_id=1, seq=1, state="paused"))),
+        )
     )
 
 
@@ -144,7 +147,7 @@ def test_note_frames_are_the_figure_functions_png_pixel_for_pixel(note_run):
         for stop in stops[stops <= t]:
             sim.advance(float(stop))
         snap = snapshot_of(sim, sim.params, run_id=1, seq=1, state="paused")
-        ref = png_rgb(note_figure("weights_sorted", panel_data(snap)))
+        ref = png_rgb(note_figure("weights_sorted", without_settings_lines(panel_data(snap))))
         top = image[: ref.shape[0], : ref.shape[1]]
         assert np.array_equal(top, ref), f"t = {t}: {np.count_nonzero(top != ref)} pixel values differ"
         straight = note_png_at(note_run, float(t))
@@ -276,7 +279,10 @@ def test_first_and_last_frames_are_t0_and_the_runs_end(note_run, tmp_path):
     sim = note_run.run.sim
     assert sim.t == note_run.t_end
     end = png_rgb(
-        note_figure("weights_sorted", panel_data(snapshot_of(sim, sim.params, run_id=1, seq=1, state="x")))
+        note_figure(
+            "weights_sorted",
+            without_settings_lines(panel_data(snapshot_of(sim, sim.params, run_id=1, seq=1, state="x"))),
+        )
     )
     start = note_png_at(note_run, 0.0)
     h, w = end.shape[:2]
@@ -329,7 +335,9 @@ def test_interference_gif_frames_are_the_weights_at_their_steps(training, tmp_pa
         if step == 300:
             assert np.array_equal(run.W, training.w_final)
         data = run_data(run.history_array(), HISTORY_COLUMNS, run.W, run.counts, training.params.n)
-        ref = png_rgb(save.figure_of(function, data["weights"], style, panel_size(None)))
+        ref = png_rgb(
+            save.figure_of(function, without_settings_lines(data["weights"]), style, panel_size(None))
+        )
         top = frames[k][: ref.shape[0], : ref.shape[1]]
         own = mean_diff(top, ref)
         assert own < 2.0, f"frame {k} (step {step})"  # a palette of 256 colours
