@@ -164,17 +164,23 @@ def sweep_row(p, **readouts):
     return SweepRow(**{**fields, **readouts})
 
 
-def tick_texts(axis) -> list[str]:
-    """The tick labels a pyqtgraph axis draws now (its draw specs), from its low end to its
-    high end."""
+def axis_draw_specs(axis):
+    """What a pyqtgraph axis draws now: its draw specs (line, ticks, texts), worked out on a
+    scratch painter."""
     from PySide6 import QtGui
 
     image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
     painter = QtGui.QPainter(image)
     try:
-        _line, _ticks, texts = axis.generateDrawSpecs(painter)
+        return axis.generateDrawSpecs(painter)
     finally:
         painter.end()
+
+
+def tick_texts(axis) -> list[str]:
+    """The tick labels a pyqtgraph axis draws now (its draw specs), from its low end to its
+    high end."""
+    _line, _ticks, texts = axis_draw_specs(axis)
     if axis.orientation in ("left", "right"):
         return [t for _y, t in sorted((-rect.center().y(), text) for rect, _f, text in texts)]
     return [t for _x, t in sorted((rect.center().x(), text) for rect, _f, text in texts)]

@@ -12,7 +12,8 @@ import re
 from collections.abc import Callable
 
 import pytest
-from PySide6 import QtCore, QtGui
+from helpers import axis_draw_specs
+from PySide6 import QtCore
 from test_scaling_figure import LAMS, M_VALUES, fake_rows
 
 from sparsity_gui.plots.base import Panel
@@ -39,12 +40,7 @@ class Drawn:
 
 def drawn(axis) -> Drawn:
     """What a left axis draws now, from pyqtgraph's draw specs."""
-    image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
-    painter = QtGui.QPainter(image)
-    try:
-        _line, ticks, texts = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
+    _line, ticks, texts = axis_draw_specs(axis)
     box = axis.mapRectFromParent(axis.geometry())
     lo, hi = axis.range
 

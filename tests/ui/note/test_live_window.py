@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from helpers import axis_draw_specs
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
@@ -360,12 +361,7 @@ def test_file_dialogs_open_in_the_last_folder_used(qtbot, make_window, tmp_path)
 
 def left_axis_labels(axis) -> list[tuple[str, QtCore.QRectF]]:
     """The tick labels a left axis draws now (pyqtgraph's draw specs) and their boxes."""
-    image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
-    painter = QtGui.QPainter(image)
-    try:
-        _line, _ticks, texts = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
+    _line, _ticks, texts = axis_draw_specs(axis)
     return [(text, rect) for rect, _flags, text in texts]
 
 
