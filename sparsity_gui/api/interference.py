@@ -120,10 +120,12 @@ class TrainingResult(Result):
     def plot(self, panel: str = "layout", ax: Axes | None = None, style: Any = None) -> Figure:
         """One of the interference window's panels, drawn by matplotlib as `interference
         --figures` draws it: ``weights``, ``active``, ``polysemantic``, ``kept``, ``signs``,
-        ``sparsity`` or ``layout`` (all six; not into an ``ax``). Returns a new
+        ``sparsity``, ``thresholds`` (the threshold the run's sparsity mechanism applies) or
+        ``layout`` (the six the window shows at once; not into an ``ax``). Returns a new
         ``matplotlib.figure.Figure``, or draws in place of ``ax`` and returns its figure.
         ``style``: "paper" (the default), "talk", a dict of rcParams or a .mplstyle path."""
         from sparsity_gui.core.interference.settings import run_settings
+        from sparsity_gui.core.interference.thresholds import run_threshold_curves
         from sparsity_gui.figures.interference.figures import (
             PANELS,
             layout,
@@ -135,7 +137,13 @@ class TrainingResult(Result):
 
         settings = run_settings(self.params, self.run.w0_source)  # the title: those not at default
         data = run_data(
-            self.history, self.columns, self.w_final, self.neuron_counts, self.params.n, settings=settings
+            self.history,
+            self.columns,
+            self.w_final,
+            self.neuron_counts,
+            self.params.n,
+            settings=settings,
+            thresholds=run_threshold_curves(self.run),
         )
         if panel == "layout":
             if ax is not None:

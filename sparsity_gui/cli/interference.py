@@ -62,8 +62,9 @@ Train the interference model once, headless, and write into DIR: history.csv (th
 at K steps spread evenly over the run), w0.npy and w_final.npy (W, n x m), neuron_counts.csv
 (active features per neuron at the end) and run.json (parameters, the note's units, the
 final counts and the prediction n^2/(4m)); with --figures, DIR/figures/ as well: each of
-the window's six panels and their layout as PNG, SVG and PDF (matplotlib), each with the
-arrays it is drawn from (.json) and the script that redraws it (.py).
+the window's seven panels (Thresholds among them) and the layout of the six it shows at once
+as PNG, SVG and PDF (matplotlib), each with the arrays it is drawn from (.json) and the
+script that redraws it (.py).
 
 """
     + INTERFERENCE_MODEL
@@ -409,8 +410,9 @@ def build_interference_parser() -> CleanParser:
     o.add_argument(
         "--figures",
         action="store_true",
-        help="also write DIR/figures/: the six panels and their layout as PNG, SVG and PDF, "
-        "each with its data (.json) and the script that redraws it (.py)",
+        help="also write DIR/figures/: the seven panels (Thresholds among them) and the "
+        "layout of six as PNG, SVG and PDF, each with its data (.json) and the script that "
+        "redraws it (.py)",
     )
     add_figure_options(o)
     add_movie_options(p, "weights, active, polysemantic, kept, signs, sparsity")
@@ -445,9 +447,10 @@ def w0_from_args(args: argparse.Namespace):
 
 
 def write_run_figures(folder, run, style, dpi: int) -> list[Path]:
-    """The six panels of a finished run and their layout, with data and scripts."""
+    """The seven panels of a finished run and their layout, with data and scripts."""
     from sparsity_gui.core.interference.run import HISTORY_COLUMNS
     from sparsity_gui.core.interference.settings import run_settings
+    from sparsity_gui.core.interference.thresholds import run_threshold_curves
     from sparsity_gui.figures.interference.figures import run_data, run_figure_files
     from sparsity_gui.figures.save import write_files
 
@@ -459,6 +462,7 @@ def write_run_figures(folder, run, style, dpi: int) -> list[Path]:
         run.counts,
         run.params.n,
         settings=run_settings(run.params, run.w0_source),
+        thresholds=run_threshold_curves(run),
     )
     return write_files(folder, run_figure_files(data, style, dpi))
 

@@ -18,6 +18,7 @@ from sparsity_gui.core.interference.headless import train
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, run_settings
+from sparsity_gui.core.interference.thresholds import run_threshold_curves
 from sparsity_gui.core.note.params import SimParams
 from sparsity_gui.core.note.sampled import simulate_samples
 from sparsity_gui.core.note.schedule import warmup_knots
@@ -30,7 +31,7 @@ from sparsity_gui.figures.style import style_params
 
 STYLE = style_params(None)
 NOTE_PANELS = ("norm_balance", "weights_sorted")
-INTERFERENCE_PANELS = ("weights", "polysemantic")
+INTERFERENCE_PANELS = ("weights", "polysemantic", "thresholds")
 ADAM = ("beta1", "beta2", "eps")
 
 
@@ -92,7 +93,16 @@ def interference_data(params: InterferenceParams) -> dict:
     run = train(params, 20)
     run.measure(with_loss=False)
     settings = run_settings(run.params, run.w0_source)
-    return fi.run_data(run.history_array(), HISTORY_COLUMNS, run.W, run.counts, params.n, settings=settings)
+    thresholds = run_threshold_curves(run)
+    return fi.run_data(
+        run.history_array(),
+        HISTORY_COLUMNS,
+        run.W,
+        run.counts,
+        params.n,
+        settings=settings,
+        thresholds=thresholds,
+    )
 
 
 @pytest.mark.parametrize("draw", range(3))

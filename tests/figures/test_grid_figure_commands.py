@@ -68,7 +68,7 @@ def interference_out(tmp_path_factory):
 def test_interference_figures_without_qt(interference_out):
     out, proc = interference_out
     assert proc.returncode == 0, proc.stderr
-    panels = ("active", "kept", "layout", "polysemantic", "signs", "sparsity", "weights")
+    panels = ("active", "kept", "layout", "polysemantic", "signs", "sparsity", "thresholds", "weights")
     assert figure_names(out) == sorted(f"{p}.{ext}" for p in panels for ext in FIVE)
     # the polysemantic figure's data are history.csv's columns
     table = np.loadtxt(out / "history.csv", delimiter=",", skiprows=1, ndmin=2)
@@ -80,6 +80,13 @@ def test_interference_figures_without_qt(interference_out):
     weights = arrays_of(json.loads((out / "figures" / "weights.json").read_text()))
     np.testing.assert_array_equal(np.asarray(weights["image"]).reshape(w.shape), w)
     assert png_pixels((out / "figures" / "weights.png").read_bytes()).shape[1] == round(3.5 * 80)
+    # the Thresholds figure ends at the note's theta_i = (l1/4)/(1 - |W_i|^2) of the final W
+    thresholds = arrays_of(json.loads((out / "figures" / "thresholds.json").read_text()))
+    np.testing.assert_array_equal(thresholds["step"], table[:, header.index("step")])
+    l1 = json.loads((out / "run.json").read_text())["parameters"]["l1"]
+    theta = [(l1 / 4) / (1 - sum(x * x for x in row)) for row in w.tolist()]
+    theta = sorted(t for t in theta if t > 0)
+    assert thresholds["median"][-1] == pytest.approx(float(np.median(theta)), rel=1e-12)
 
 
 def test_sweep_and_scaling_figures_without_qt_in_the_talk_style(tmp_path):
@@ -191,7 +198,7 @@ def test_the_api_draws_the_same_figures(interference_out):
     from sparsity_gui import api
 
     result = api.train(n=8, m=16, steps=300, samples=31)
-    for panel in ("weights", "active", "polysemantic", "kept", "signs", "sparsity", "layout"):
+    for panel in ("weights", "active", "polysemantic", "kept", "signs", "sparsity", "thresholds", "layout"):
         fig = result.plot(panel)
         assert isinstance(fig, Figure) and fig.axes, panel
     poly = result.plot("polysemantic").axes[0]

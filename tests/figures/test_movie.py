@@ -19,6 +19,7 @@ av = pytest.importorskip("av", reason="the [movie] extra (PyAV) is not installed
 from sparsity_gui import api  # noqa: E402
 from sparsity_gui.core.errors import InputError  # noqa: E402
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun  # noqa: E402
+from sparsity_gui.core.interference.thresholds import run_threshold_curves  # noqa: E402
 from sparsity_gui.core.note.runner import snapshot_of  # noqa: E402
 from sparsity_gui.core.note.simulation import Simulation  # noqa: E402
 from sparsity_gui.figures import save  # noqa: E402
@@ -334,7 +335,10 @@ def test_interference_gif_frames_are_the_weights_at_their_steps(training, tmp_pa
         run.measure(with_loss=False)
         if step == 300:
             assert np.array_equal(run.W, training.w_final)
-        data = run_data(run.history_array(), HISTORY_COLUMNS, run.W, run.counts, training.params.n)
+        thresholds = run_threshold_curves(run)
+        data = run_data(
+            run.history_array(), HISTORY_COLUMNS, run.W, run.counts, training.params.n, thresholds=thresholds
+        )
         ref = png_rgb(
             save.figure_of(function, without_settings_lines(data["weights"]), style, panel_size(None))
         )

@@ -1,6 +1,7 @@
-"""The interference model's figures (the n-encoding model's window): the six panels
-(`weights`, `active`, `polysemantic`, `kept`, `signs`, `sparsity`) and their whole
-layout, with pinned runs and live changes of l1 and lr wherever the window shows them.
+"""The interference model's figures (the n-encoding model's window): the seven panels
+(`weights`, `active`, `polysemantic`, `kept`, `signs`, `sparsity`, `thresholds`) and the
+layout of the six the window shows at once, with pinned runs and live changes of l1 and lr
+wherever the window shows them.
 
 `run_data` turns a run (its history, W, active features per neuron, pins, changes) into
 each panel's data: plain arrays, what the panel's JSON beside its figure holds. The
@@ -16,6 +17,7 @@ import numpy as np
 
 from sparsity_gui.core.interference.image import max_abs_pool, neuron_order
 from sparsity_gui.core.interference.pins import settings_named
+from sparsity_gui.core.interference.thresholds import TRACKED
 from sparsity_gui.figures import save
 from sparsity_gui.figures.draw import (
     end_at_data,
@@ -246,6 +248,66 @@ def sparsity(fig, data, ax=None):
     panel_legend(fig, top, handles + more + pins, labels + more_labels + names, own_ax=own, settings=data)
 
 
+def threshold_note(data):
+    """The threshold's caveat for the legend: the note's formula and what it is exact for,
+    TopK's K, or how many of JumpReLU's threshold steps went past the rail."""
+    kind = data["sparsity"]
+    if kind == "l1":
+        return "$\\theta_i = (\\ell_1/4)/(1 - \\|W_i\\|^2)$,\nexact for a row no interference acts on"
+    if kind == "topk":
+        return f"$K = {int(data['k'])}$: each input keeps\nthe units at or above it"
+    moved, past = int(data["moved"]), int(data["past"])
+    share = f"{past / moved:.1%}" if moved else "none"
+    return f"steps past the rail (a move > lr):\n{past:,} of {moved:,} ({share})"
+
+
+def thresholds(fig, data, ax=None):
+    """The threshold the run's sparsity mechanism applies, per optimizer step, on a log
+    axis: the median over features (JumpReLU's units, TopK's inputs) with its 10-90 % band
+    and one of them tracked; under JumpReLU the rail theta(0) ± Σ lr beside it (Adam's
+    usual largest move per step, not a strict bound: the legend says how often a step went
+    past it); under l1 the note's theta_i, exact only for a row no interference acts on."""
+    from matplotlib.lines import Line2D
+
+    own = ax is not None  # drawn into a given ax: its legend on it
+    (ax,) = panel_axes(fig, ax)
+    mark_changes(ax, data["changes"])
+    y_label, over = {  # (the y label, over what the median is taken)
+        "l1": ("note's threshold $\\theta_i$", "features"),
+        "jumprelu": ("learned threshold $\\theta_k$", "units"),
+        "topk": ("$K$-th largest $|h|$ of an input", "inputs"),
+    }[data["sparsity"]]
+    step = np.asarray(data["step"], float)
+    lo, hi = np.asarray(data["p10"], float), np.asarray(data["p90"], float)
+    ok = np.isfinite(step) & np.isfinite(lo) & np.isfinite(hi) & (lo > 0)
+    band = ax.fill_between(step[ok], lo[ok], hi[ok], color="C0", alpha=0.25, linewidth=0)
+    (median,) = ax.plot(*finite_xy(step, data["median"], True), color="C0", gid="threshold-median")
+    tracked = finite_xy(step, data["tracked"], True)
+    ax.plot(*tracked, color="C1", linestyle="--", label=data["tracked_name"], gid="threshold-tracked")
+    handles, labels = [(band, median)], [f"median over {over}, 10–90 %"]
+    if "rail_hi" in data:
+        for side in ("rail_hi", "rail_lo"):
+            ax.plot(
+                *finite_xy(step, data[side], True), color="0.45", linestyle=":", gid=side.replace("_", "-")
+            )
+        handles.append(ax.lines[-1])
+        labels.append("rail $\\theta_k(0) \\pm \\Sigma\\,\\mathrm{lr}$")
+    more, more_labels = ax.get_legend_handles_labels()
+    shown = np.concatenate([np.asarray(data[c], float) for c in ("p10", "median", "tracked")])
+    shown = shown[np.isfinite(shown) & (shown > 0)]
+    if any(len(line.get_xdata()) for line in ax.lines):
+        ax.set_yscale("log")
+        if shown.size and "rail_lo" in data:  # the rail's lower side falls to 0: not the axis
+            ax.set_ylim(bottom=float(shown.min()) / 1.25)
+        log_ticks(ax)
+    step_panel_end(ax, data, y_from_zero=False)
+    ax.set_xlabel("step")
+    ax.set_ylabel(y_label)
+    handles = handles[:1] + more + handles[1:] + [Line2D([], [], linestyle="none")]
+    labels = labels[:1] + more_labels + labels[1:] + [threshold_note(data)]
+    panel_legend(fig, ax, handles, labels, own_ax=own, settings=data)
+
+
 PANELS = {
     # name: (function, title)
     "weights": (weights, "Weights W"),
@@ -254,8 +316,11 @@ PANELS = {
     "kept": (kept, "Features on their initial neuron"),
     "signs": (signs, "Signs of colliding features"),
     "sparsity": (sparsity, "Sparsification"),
+    "thresholds": (thresholds, "Thresholds"),
 }
 PANEL_ORDER = tuple(PANELS)  # the window's order (plots.interference.INTERFERENCE_PANEL_TYPES)
+# the layout's six, two rows of three as the window shows them (Thresholds is a tab there)
+LAYOUT_ORDER = PANEL_ORDER[:6]
 OVERLAP_TITLE = "Overlaps $W(0) \\cdot W^T$"  # the weights panel showing W(0) W^T
 
 
@@ -371,12 +436,15 @@ def run_data(
     log_histogram: bool = False,
     w0: np.ndarray | None = None,
     settings: Mapping[str, Any] | None = None,
+    *,
+    thresholds: Mapping[str, Any],
 ) -> dict[str, dict]:
     """{panel name: its data}. ``pins``: core.pins.PinnedRuns; ``pin_labels``: number ->
     (short legend label, whole label); ``changes``: (step, text) of each live change;
     ``w0``: the weights panel shows the overlaps W(0) W^T instead of W; ``settings``: the
     run's (core/interference/settings.py: run_settings), kept in every panel's JSON with
-    each pinned run's."""
+    each pinned run's; ``thresholds``: the Thresholds panel's curves, as the window draws
+    them (core/interference/thresholds.py: threshold_curves; no pinned runs there)."""
     pin_labels = pin_labels or {}
     out: dict[str, dict] = {
         "weights": weights_data(W, ordered, w0=w0),
@@ -396,6 +464,7 @@ def run_data(
             entry.update(_columns(pin.rows, pin.columns, names))
             part["pins"].append(entry)
         out[name] = part
+    out["thresholds"] = thresholds_data(thresholds, changes)
     if settings is not None:
         named = settings_named(settings)  # the title: the settings a default run does not have
         for part in out.values():
@@ -404,20 +473,34 @@ def run_data(
     return out
 
 
+def thresholds_data(curves: Mapping[str, Any], changes: Sequence[tuple[float, str]] = ()) -> dict:
+    """The Thresholds panel's data: ``curves`` (core/interference/thresholds.py:
+    threshold_curves), the tracked one's name and the live changes."""
+    part = {name: np.asarray(v, float) if isinstance(v, np.ndarray) else v for name, v in curves.items()}
+    part["tracked_name"] = TRACKED[str(curves["sparsity"])]
+    part["changes"] = [[float(step), str(text)] for step, text in changes]
+    return part
+
+
 # --- files ---------------------------------------------------------------------------------
 # what a script may need besides its panel (save.script_text puts in those it uses)
 SCRIPT_FUNCTIONS = (
     step_panel_end,
     pin_curves,
     _opposite_share,
+    threshold_note,
     *(f for f, _t in PANELS.values()),
 )
 
 
 def layout_data(data: dict[str, dict]) -> dict:
-    """The layout's data: the six panels' in the window's order, and the title's settings."""
-    first = data[PANEL_ORDER[0]]
-    return {"panels": [data[name] for name in PANEL_ORDER], "settings_named": first.get("settings_named", [])}
+    """The layout's data: the six panels' in the window's order (the Sparsification cell's,
+    not its Thresholds tab), and the title's settings."""
+    first = data[LAYOUT_ORDER[0]]
+    return {
+        "panels": [data[name] for name in LAYOUT_ORDER],
+        "settings_named": first.get("settings_named", []),
+    }
 
 
 def layout_size(style) -> tuple[float, float]:

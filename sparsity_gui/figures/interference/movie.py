@@ -17,6 +17,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.sampled import sample_steps
+from sparsity_gui.core.interference.thresholds import run_threshold_curves
 from sparsity_gui.core.text import printable
 from sparsity_gui.figures.frames import Frame
 from sparsity_gui.figures.interference.figures import (
@@ -77,7 +78,15 @@ def interference_frames(
             raise InputError("", "training the run again from W(0) does not reproduce the run on screen")
         shown = [c for c in changes if c[0] <= run.step]
         data = run_data(
-            run.history_array(), HISTORY_COLUMNS, run.W, run.counts, params.n, pins, pin_labels, shown
+            run.history_array(),
+            HISTORY_COLUMNS,
+            run.W,
+            run.counts,
+            params.n,
+            pins,
+            pin_labels,
+            shown,
+            thresholds=run_threshold_curves(run),
         )
         if panel == "layout":
             drawing = (layout, layout_data(data), params_style, layout_size(style))

@@ -12,17 +12,15 @@ import pyqtgraph as pg
 
 from sparsity_gui.core.interference.image import max_abs_pool, neuron_order
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
-from sparsity_gui.core.interference.mechanisms import SPARSITY_COLUMNS
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
-from sparsity_gui.core.interference.schedules import lr_sum, schedule_marks
+from sparsity_gui.core.interference.schedules import schedule_marks
+from sparsity_gui.core.interference.thresholds import TRACKED, snapshot_threshold_curves, threshold_note
 from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, LivePanel, pen
 from sparsity_gui.plots.curves import set_curve
 from sparsity_gui.plots.legend import tight_text
 from sparsity_gui.plots.pins import PinCurve, PinnablePanel
 
 H = {name: i for i, name in enumerate(HISTORY_COLUMNS)}
-S = {name: i for i, name in enumerate(SPARSITY_COLUMNS)}
-THRESHOLD_SUMMARY = ("threshold_median", "threshold_p10", "threshold_p90", "threshold_tracked")
 W_LEVELS = (-1.2, 1.2)  # the heatmap's fixed, symmetric colour range
 # blue - white - red (ColorBrewer's RdBu ends): zero is white, so dead weights vanish
 DIVERGING = pg.ColorMap(
@@ -456,31 +454,10 @@ class SparsityPanel(InterferencePanel):
         set_curve(self.norm1, s, h[:, H["norm1"]], positive=True)
 
 
-def _threshold_curves(snap) -> tuple[np.ndarray, np.ndarray]:
-    """(steps, rows of median, 10th, 90th percentile and the tracked one) of the threshold the
-    run's mechanism applies: the note's under l1, the learned theta_k under JumpReLU, the K-th
-    largest |h| of each input under TopK."""
-    if snap.params.sparsity == "l1":
-        rows = snap.note_thresholds
-    else:
-        rows = snap.sparsity_rows[:, [S[c] for c in ("step", *THRESHOLD_SUMMARY)]]
-    return rows[:, 0], rows[:, 1:5]
-
-
-def threshold_rail(snap, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """JumpReLU's rail theta_k(0) ± Σ lr_t at ``steps``: Adam's usual largest move of the
-    stored parameter (theta, or log theta) per step, summed."""
-    p = snap.initial_params or snap.params
-    moved = np.array([lr_sum(p, 0, int(s)) for s in steps])
-    if p.threshold_param == "log":
-        return p.threshold_init * np.exp(-moved), p.threshold_init * np.exp(moved)
-    return p.threshold_init - moved, p.threshold_init + moved
-
-
 THRESHOLD_TITLES = {
-    "l1": ("Note's θᵢ = λ/(1 − ‖Wᵢ‖²)", "θᵢ (|w| units)", "feature 0"),
-    "jumprelu": ("JumpReLU's learned θₖ, its rail", "θₖ (|h| units)", "unit 0"),
-    "topk": ("TopK: K-th largest |h| per input", "K-th largest |h|", "input 0"),
+    "l1": ("Note's θᵢ = λ/(1 − ‖Wᵢ‖²)", "θᵢ (|w| units)"),
+    "jumprelu": ("JumpReLU's learned θₖ, its rail", "θₖ (|h| units)"),
+    "topk": ("TopK: K-th largest |h| per input", "K-th largest |h|"),
 }
 
 
@@ -506,7 +483,7 @@ class ThresholdsPanel(InterferencePanel):
         for item in (self.lo, self.hi, self.band):
             p.addItem(item)
         self.median = p.plot(pen=pen(BLUE), name="median, 10–90 %")
-        self.tracked = p.plot(pen=pen(ORANGE, DASH), name="feature 0")
+        self.tracked = p.plot(pen=pen(ORANGE, DASH), name=TRACKED["l1"])
         self.rail_hi = p.plot(pen=pen(GREY, DOT), name="rail θ(0) ± Σ lr")
         self.rail_lo = p.plot(pen=pen(GREY, DOT))
         self.plot = p
@@ -518,47 +495,25 @@ class ThresholdsPanel(InterferencePanel):
         if kind == self._shown:
             return
         self._shown = kind
-        title, y_label, tracked = THRESHOLD_TITLES[kind]
+        title, y_label = THRESHOLD_TITLES[kind]
         self.plot.setTitle(title)
         tight_text(self.plot.titleLabel.item)
         self.plot.setLabel("left", y_label)
         legend = self.plot.legend
         if legend is not None:
             legend.removeItem(self.tracked)
-            legend.addItem(self.tracked, tracked)
+            legend.addItem(self.tracked, TRACKED[kind])
             legend.removeItem(self.rail_hi)
             if kind == "jumprelu":
                 legend.addItem(self.rail_hi, "rail θ(0) ± Σ lr")
         for item in (self.rail_hi, self.rail_lo):
             item.setVisible(kind == "jumprelu")
 
-    def curve_data(self, snap) -> dict[str, np.ndarray]:
-        """What draw puts on the plot: x, median, 10 % and 90 % edges, the tracked one, and
-        under JumpReLU the rail's two sides."""
-        steps, rows = _threshold_curves(snap)
-        data = {
-            "step": steps,
-            "median": rows[:, 0],
-            "p10": rows[:, 1],
-            "p90": rows[:, 2],
-            "tracked": rows[:, 3],
-        }
-        if snap.params.sparsity == "jumprelu":
-            data["rail_lo"], data["rail_hi"] = threshold_rail(snap, steps)
-        return data
-
-    def note_text(self, snap) -> str:
-        kind = snap.params.sparsity
-        if kind == "l1":
-            return "λ = l1/4; exact for a row no interference acts on"
-        if kind == "topk":
-            return f"K = {snap.params.k}: each input keeps the units at or above it"
-        rows = snap.sparsity_rows
-        if not len(rows):
-            return ""
-        moved, past = rows[-1, S["thresholds_moved"]], rows[-1, S["thresholds_past_rail"]]
-        share = f"{past / moved:.1%}" if moved else "none"
-        return f"steps past the rail (a move > lr): {int(past):,} of {int(moved):,} ({share})"
+    def curve_data(self, snap) -> dict:
+        """What draw puts on the plot (core/interference/thresholds.py, which the panel's
+        figure draws too): x, median, 10 % and 90 % edges, the tracked one, and under
+        JumpReLU the rail's two sides."""
+        return snapshot_threshold_curves(snap)
 
     def draw(self, snap) -> None:
         self._show_mechanism(snap)
@@ -571,7 +526,7 @@ class ThresholdsPanel(InterferencePanel):
         if "rail_hi" in data:
             set_curve(self.rail_hi, s, data["rail_hi"], positive=True)
             set_curve(self.rail_lo, s, data["rail_lo"], positive=True)
-        text = self.note_text(snap)
+        text = threshold_note(data)
         if text != self.note.text:
             self.note.setText(text, size="8pt")
 

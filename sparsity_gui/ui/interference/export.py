@@ -17,6 +17,7 @@ from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.core.interference.files import snapshot_files
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 from sparsity_gui.core.interference.settings import run_settings
+from sparsity_gui.core.interference.thresholds import snapshot_threshold_curves
 from sparsity_gui.ui.background import BackgroundJob
 from sparsity_gui.ui.dialogs import UNCHANGED
 from sparsity_gui.ui.figure_export import PanelExports
@@ -114,6 +115,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             log_histogram=active.log_hist.isChecked(),
             w0=snap.w0 if weights.overlap.isChecked() else None,
             settings=run_settings(snap.params, win.run_w0_source),
+            thresholds=snapshot_threshold_curves(snap),  # the Thresholds panel's data
         )
 
     def sweep_files(self, name: str = "sweep", formats=("png", "svg", "pdf")) -> dict[str, bytes]:

@@ -268,11 +268,11 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
         )
 
     def all_panels(self) -> list:
-        """The panels with a figure (the Thresholds panel has none yet)."""
-        return [*self.panels[:6], self.sweep.panel]
+        """The panels with a figure: the seven live ones and the sweep's."""
+        return [*self.panels, self.sweep.panel]
 
     def shown_panels(self) -> list:
-        return self.panels[:6] if self.tabs.currentIndex() == 0 else [self.sweep.panel]
+        return self.painted_panels() if self.tabs.currentIndex() == 0 else [self.sweep.panel]
 
     # --- commands ----------------------------------------------------------------------
     @QtCore.Slot()

@@ -16,8 +16,11 @@ import pytest
 from matplotlib.colors import to_rgba
 
 from sparsity_gui.core.interference.files import history_csv, neuron_counts_csv
+from sparsity_gui.core.interference.mechanisms import SPARSITY_COLUMNS
+from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 from sparsity_gui.core.interference.sweep import SweepRow
+from sparsity_gui.core.interference.thresholds import threshold_curves
 from sparsity_gui.core.note.scaling import ROW_COLUMNS as SCALING_COLUMNS
 from sparsity_gui.core.note.scaling import ScalingRow, rows_csv
 from sparsity_gui.core.pins import PinnedRun
@@ -90,7 +93,28 @@ def known_run(pins: bool = True, changes: bool = True) -> dict:
         "pins": known_pins() if pins else [],
         "labels": labels,
         "changes": [(300.0, "$\\ell_1$ = 0.002"), (700.0, "lr = 0.01")] if changes else [],
+        "thresholds": known_thresholds(),
     }
+
+
+JUMP = InterferenceParams(
+    n=N, m=16, optimizer="adam", lr=1e-3, l1=0.0, steps=1000, sparsity="jumprelu", l0=0.01
+)
+
+
+def known_thresholds() -> dict:
+    """A JumpReLU run's record (mechanisms.SPARSITY_COLUMNS) whose thresholds rise from
+    theta(0) and settle, as core turns it into the Thresholds panel's curves."""
+    s = STEPS
+    rows = np.zeros((s.size, len(SPARSITY_COLUMNS)))
+    col = {c: i for i, c in enumerate(SPARSITY_COLUMNS)}
+    settle = JUMP.threshold_init + 0.3 * (1 - np.exp(-s / 200.0))
+    rows[:, col["step"]] = s
+    for name, scale in (("median", 1.0), ("p10", 0.8), ("p90", 1.25), ("tracked", 0.95)):
+        rows[:, col[f"threshold_{name}"]] = scale * settle
+    rows[:, col["thresholds_moved"]] = 16 * s
+    rows[:, col["thresholds_past_rail"]] = np.round(0.02 * 16 * s)
+    return threshold_curves(JUMP, np.zeros((0, 5)), rows)
 
 
 def fi_short(text: str) -> str:
@@ -109,6 +133,7 @@ def panels_data(run: dict) -> dict:
         pins=run["pins"],
         pin_labels=run["labels"],
         changes=run["changes"],
+        thresholds=run["thresholds"],
     )
     return arrays_of(json.loads(data_json(data)))  # what the JSON beside the figure holds
 
@@ -255,7 +280,7 @@ def test_active_panel_draws_neuron_counts_csv_and_its_histogram():
 
 def test_change_labels_sit_above_the_plot_clear_of_their_lines():
     data = panels_data(known_run())
-    for name in ("polysemantic", "kept", "signs", "sparsity"):
+    for name in ("polysemantic", "kept", "signs", "sparsity", "thresholds"):
         for width in WIDTHS:
             fig = draw(fi.PANELS[name][0], data[name], width)
             labels = [t for ax in fig.axes for t in ax.texts if t.get_gid() == layout.CHANGE_LABEL_GID]
@@ -269,18 +294,18 @@ def test_interference_panels_keep_the_layout_rules(name, width):
     data = panels_data(known_run())[name]
     fig = draw(fi.PANELS[name][0], data, width)
     assert layout.layout_faults(fig) == []
-    if name in fi.HISTORY_PANELS:  # the step axis ends at the data
+    if name in (*fi.HISTORY_PANELS, "thresholds"):  # the step axis ends at the data
         assert layout.axes_past_data(fig.axes[0], STEPS[0], STEPS[-1]) == []
 
 
 def test_layout_keeps_the_rules_and_holds_every_panel():
     """The six panels, each in a sub-figure of its own with its legend above it."""
     data = panels_data(known_run())
-    whole = {"panels": [data[p] for p in fi.PANEL_ORDER]}
+    whole = {"panels": [data[p] for p in fi.LAYOUT_ORDER]}
     fig = figure_of(fi.layout, whole, PAPER, fi.layout_size("paper"))
     assert layout.layout_faults(fig) == []
     titles = [ax.get_title(loc="left") for ax in fig.axes if ax.get_title(loc="left")]
-    assert titles == ["Weights $W$", *(fi.PANELS[p][1] for p in fi.PANEL_ORDER[1:])]
+    assert titles == ["Weights $W$", *(fi.PANELS[p][1] for p in fi.LAYOUT_ORDER[1:])]
 
 
 # --- the sweep ------------------------------------------------------------------------------
@@ -461,6 +486,7 @@ def written(tmp_path_factory):
         run["pins"],
         run["labels"],
         run["changes"],
+        thresholds=run["thresholds"],
     )
     files = fi.run_figure_files(data, dpi=150)
     files.update(sweep_figure_files(None, sweep_rows(), dpi=150, cancelled=True))

@@ -13,10 +13,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from sparsity_gui import api  # noqa: E402
+from sparsity_gui.core.interference.thresholds import run_threshold_curves  # noqa: E402
 from sparsity_gui.core.pins import PinnedRun  # noqa: E402
 from sparsity_gui.figures.interference import figures as fi  # noqa: E402
 
-STEP_PANELS = ("polysemantic", "kept", "signs", "sparsity")
+STEP_PANELS = ("polysemantic", "kept", "signs", "sparsity", "thresholds")
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,10 @@ def data():
         PinnedRun(2, (), long.columns, long.history[::6], marks="points", name="ckpts"),
     ]
     assert long.history[-1, 0] == 52_000 and live.history[-1, 0] == 2000
-    return fi.run_data(live.history, live.columns, live.w_final, live.neuron_counts, 8, pins=pins)
+    thresholds = run_threshold_curves(live.run)
+    return fi.run_data(
+        live.history, live.columns, live.w_final, live.neuron_counts, 8, pins=pins, thresholds=thresholds
+    )
 
 
 @pytest.mark.parametrize("name", STEP_PANELS)
@@ -48,9 +52,9 @@ def test_a_step_panel_ends_at_the_live_runs_last_step(data, name):
 def test_the_layouts_step_panels_end_there_too(data):
     fig = plt.figure(figsize=fi.layout_size("paper"))
     try:
-        fi.layout(fig, {"panels": [data[k] for k in fi.PANEL_ORDER]})
+        fi.layout(fig, {"panels": [data[k] for k in fi.LAYOUT_ORDER]})
         step_axes = [ax for ax in fig.axes if ax.get_xlabel().startswith("step")]
-        assert len(step_axes) >= len(STEP_PANELS)
+        assert len(step_axes) >= len([p for p in STEP_PANELS if p in fi.LAYOUT_ORDER])
         assert all(ax.get_xlim() == pytest.approx((0.0, 2000.0)) for ax in step_axes)
     finally:
         plt.close(fig)
@@ -61,11 +65,14 @@ def test_the_weights_panel_is_titled_by_what_it_draws():
     drawn (the window's toggle), W otherwise."""
     run = api.train(n=6, m=12, optimizer="gd-zero", l1=0.05, lr=0.05, seed=2, steps=300)
     for w0, want in ((None, "Weights $W$"), (run.w0, "Overlaps $W(0) \\cdot W^T$")):
-        data = fi.run_data(run.history, run.columns, run.w_final, run.neuron_counts, 6, w0=w0)
+        curves = run_threshold_curves(run.run)
+        data = fi.run_data(
+            run.history, run.columns, run.w_final, run.neuron_counts, 6, w0=w0, thresholds=curves
+        )
         assert data["weights"].get("overlap", False) is (w0 is not None)
         fig = plt.figure(figsize=fi.layout_size("paper"))
         try:
-            fi.layout(fig, {"panels": [data[k] for k in fi.PANEL_ORDER]})
+            fi.layout(fig, {"panels": [data[k] for k in fi.LAYOUT_ORDER]})
             assert fig.subfigs[0].axes[0].get_title(loc="left") == want
         finally:
             plt.close(fig)

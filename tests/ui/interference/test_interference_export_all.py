@@ -20,7 +20,7 @@ from sparsity_gui.figures.save import arrays_of
 
 TIMEOUT = 60_000
 SMALL = InterferenceParams(n=16, m=32, optimizer="gd-zero", l1=0.04, lr=0.05, steps=3000, seed=1)
-PANELS = ("active", "kept", "layout", "polysemantic", "signs", "sparsity", "weights")
+PANELS = ("active", "kept", "layout", "polysemantic", "signs", "sparsity", "thresholds", "weights")
 
 
 def finished_window(qtbot, make_iwindow, pin: bool = False):
@@ -85,8 +85,9 @@ def test_a_cancelled_export_leaves_nothing_behind(qtbot, make_iwindow, tmp_path)
     assert win.exports.export_all(target, wait=False)
     job, progress = win.exports.job, win.exports.progress
     bar = win.statusBar().findChild(QtWidgets.QProgressBar, "export_progress")
-    # 6 panels and the layout drawn; 5 data files, the session and the window written
-    assert bar is progress.bar and bar.maximum() == 6 + 1 + 5 + 1 + 1
+    # 7 panels (Thresholds among them) and the layout drawn; 5 data files, the session and
+    # the window written
+    assert bar is progress.bar and bar.maximum() == 7 + 1 + 5 + 1 + 1
     painted = win.snapshot.seq
     cancel = win.statusBar().findChild(QtWidgets.QPushButton, "export_cancel")
     cancel.click()  # the user's Cancel

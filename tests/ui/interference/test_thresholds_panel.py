@@ -41,6 +41,17 @@ def finished(qtbot, win):
     return win.snapshot
 
 
+def same_as_figure(win, data):
+    """The exported figure's data (Export figure, Export all) are the panel's curves."""
+    figure = win.exports.run_data()["thresholds"]
+    assert figure["sparsity"] == win.snapshot.params.sparsity
+    for name, values in data.items():
+        if isinstance(values, np.ndarray):
+            assert np.array_equal(figure[name], values, equal_nan=True), name
+        else:
+            assert figure[name] == values, name
+
+
 def drawn(item):
     """A curve's y as drawn on the log axis, back in the data's units."""
     return 10.0 ** item.getData()[1]
@@ -71,6 +82,7 @@ def test_the_thresholds_panel_draws_each_mechanisms_threshold(qtbot, make_iwindo
     assert panel.plot.titleLabel.text.startswith("Note")
     assert panel.plot.getAxis("left").labelText.startswith("θ")
     assert "no interference" in panel.note.text
+    same_as_figure(win, data)
 
     # JumpReLU: every theta_k recorded, and the rail theta(0) +- lr * step (constant lr)
     choose(win.controls.sparsity, "jumprelu")
@@ -94,6 +106,7 @@ def test_the_thresholds_panel_draws_each_mechanisms_threshold(qtbot, make_iwindo
     moved, past = int(last[column["thresholds_moved"]]), int(last[column["thresholds_past_rail"]])
     assert moved > 0
     assert f"{past:,} of {moved:,}" in panel.note.text, panel.note.text
+    same_as_figure(win, data)
 
     # TopK: the K-th largest |h| of each input, at the end from W's rows
     choose(win.controls.sparsity, "topk")
@@ -106,3 +119,4 @@ def test_the_thresholds_panel_draws_each_mechanisms_threshold(qtbot, make_iwindo
     )
     assert not panel.rail_hi.isVisible() and panel.plot.titleLabel.text.startswith("TopK")
     assert "K = 1" in panel.note.text
+    same_as_figure(win, data)
