@@ -119,23 +119,9 @@ def sweep_command(argv: Sequence[str]) -> int:
     from sparsity_gui.core.interference.files import write_sweep
 
     def figure_files(rows: list, interrupted: bool) -> dict:
-        from sparsity_gui.figures.interference.grid import (
-            grid_figure_files,
-            grid_panels,
-            overlap_figure_files,
-        )
-        from sparsity_gui.figures.interference.knee import knee_drawn, knee_figure_files
-        from sparsity_gui.figures.interference.sweep import sweep_figure_files  # matplotlib: only if asked
+        from sparsity_gui.figures.interference.grid import sweep_figures  # matplotlib: only if asked
 
-        if grid_panels(spec):
-            files = grid_figure_files(spec, rows, args.readout, style=style, dpi=dpi, cancelled=interrupted)
-        else:
-            files = sweep_figure_files(spec, rows, style=style, dpi=dpi, cancelled=interrupted)
-        if spec.overlap:
-            files.update(overlap_figure_files(spec, rows, style=style, dpi=dpi))
-        if knee_drawn(spec):
-            files.update(knee_figure_files(spec, rows, style=style, dpi=dpi, cancelled=interrupted))
-        return files
+        return sweep_figures(spec, rows, args.readout, cancelled=interrupted, style=style, dpi=dpi)
 
     outcome, status = grid_command(
         "sweep",

@@ -302,3 +302,25 @@ def grid_figure_files(spec, rows: Sequence, readout: str = DEFAULT_READOUT, canc
     data = grid_data(rows, spec, readout, cancelled)
     panels = [(name, PANELS[name], data, TITLES[name]) for name in grid_panels(spec)]
     return panels_files(panels, SCRIPT_FUNCTIONS, **how)
+
+
+def sweep_figures(
+    spec, rows: Sequence, readout: str = DEFAULT_READOUT, cancelled: bool = False, extras: bool = True, **how
+) -> dict[str, bytes]:
+    """Every figure `sweep --out` draws for ``rows`` of ``spec``, and the Sweep tab's Save
+    and Export all with it: a grid's heatmap or curves of ``readout`` (more than m varied),
+    else the count against m; with ``extras``, the overlaps W(0) W(T)^T (overlap=True) and
+    the knee of a JumpReLU grid over l0 (knee.knee_drawn). ``how``: the style, dpi, formats
+    and width of scripted.panels_files."""
+    from sparsity_gui.figures.interference.knee import knee_drawn, knee_figure_files
+    from sparsity_gui.figures.interference.sweep import sweep_figure_files
+
+    if grid_panels(spec):
+        files = grid_figure_files(spec, rows, readout, cancelled=cancelled, **how)
+    else:
+        files = sweep_figure_files(spec, rows, cancelled=cancelled, **how)
+    if extras and spec.overlap:
+        files.update(overlap_figure_files(spec, rows, **how))
+    if extras and knee_drawn(spec):
+        files.update(knee_figure_files(spec, rows, cancelled=cancelled, **how))
+    return files

@@ -125,7 +125,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         tab = self.win.sweep
         if tab.spec is None or not tab.rows:
             raise InputError("", "the sweep has no runs yet: run a sweep first")
-        files = tab.figure_files(list(tab.rows), style=self.style(), formats=formats)
+        files = tab.figure_files(list(tab.rows), style=self.style(), formats=formats, extras=False)
         shown = tab.figure_name  # sweep, heatmap or curves
         return {
             name + file[len(shown) :]: data for file, data in files.items() if file.startswith(shown + ".")
@@ -228,14 +228,10 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             figures.update({f"figures/{name}": blob for name, blob in files.items()})
             step("Drew the layout…")
             if sweep is not None:  # the figures `sweep` draws for it (a grid's: its readout's)
-                from sparsity_gui.figures.interference.grid import grid_figure_files, grid_panels
-                from sparsity_gui.figures.interference.sweep import sweep_figure_files
+                from sparsity_gui.figures.interference.grid import sweep_figures
 
                 spec, rows, cancelled, readout = sweep
-                if grid_panels(spec):
-                    files = grid_figure_files(spec, rows, readout, cancelled=cancelled, style=style)
-                else:
-                    files = sweep_figure_files(spec, rows, style=style, cancelled=cancelled)
+                files = sweep_figures(spec, rows, readout, cancelled=cancelled, style=style)
                 figures.update({f"figures/{name}": blob for name, blob in files.items()})
                 step("Drew the sweep…")
             return figures, {**data_files, "session.json": make_session()}

@@ -101,8 +101,11 @@ LIST_FIELDS = {
 # setting added to the table with its own (its symbol and what it is) until it has words above.
 DOCK_ONLY = ("dtype", "l1_schedule", "lr_decay", "lr_decay_steps", "lr_schedule")
 LIST_AXES = tuple(axis for axis in AXES[1:] if axis not in DOCK_ONLY)
-# a value of each list checked on its own against the model's ranges, with what it needs
+# a value of each list checked on its own against the model's ranges, with what it needs: a
+# mechanism's setting its mechanism (TopK's k any m it fits; the dock's m is checked at start)
 PROBE = {"noise_sigma": {"noise": "gaussian"}, "weight_decay": {"lr": 1e-300}}
+PROBE.update({name: {"sparsity": kind} for kind, names in MECHANISM_SETTINGS.items() for name in names})
+PROBE["k"]["m"] = M_MAX
 
 
 def field_words(axis: str) -> tuple[str, str]:
@@ -134,7 +137,7 @@ def list_parser(axis: str) -> Callable[[str], tuple | None]:
             raise InputError(axis, exc.message.replace(f" in the list {text!r}", "")) from None  # no list
         for v in values:
             try:
-                InterferenceParams(n=1, m=1, **{**PROBE.get(axis, {}), axis: v})
+                InterferenceParams(**{"n": 1, "m": 1, **PROBE.get(axis, {}), axis: v})
             except InputError as exc:
                 shown = value_text(axis, v)
                 raise InputError(
@@ -500,16 +503,14 @@ class SweepWidget(GridTab):
 
     # --- saving ----------------------------------------------------------------------------
     def figure_files(self, rows: list, **how) -> dict[str, bytes]:
-        """The figures `sweep` draws for these rows: the heatmap and curves of the readout
-        chosen when the sweep varies more than m (figures/interference/grid.py), else the
-        count against m; ``how``: the style, dpi and formats."""
-        from sparsity_gui.figures.interference.grid import grid_figure_files, grid_panels
-        from sparsity_gui.figures.interference.sweep import sweep_figure_files
+        """The figures `sweep --out` draws for these rows (figures/interference/grid.py's
+        sweep_figures): the heatmap and curves of the readout chosen when the sweep varies
+        more than m, else the count against m, and a JumpReLU grid's knee over l0; ``how``:
+        the style, dpi, formats and extras (False: the figure on screen alone)."""
+        from sparsity_gui.figures.interference.grid import sweep_figures
 
         cancelled = self.outcome == "cancelled"
-        if grid_panels(self.spec):
-            return grid_figure_files(self.spec, rows, self.readout_name, cancelled=cancelled, **how)
-        return sweep_figure_files(self.spec, rows, cancelled=cancelled, **how)
+        return sweep_figures(self.spec, rows, self.readout_name, cancelled=cancelled, **how)
 
     def write_files(self, folder, rows: list) -> list:
         from sparsity_gui.core.interference.files import write_sweep

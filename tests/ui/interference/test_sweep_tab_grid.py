@@ -307,3 +307,47 @@ def test_export_all_draws_a_grids_heatmap_and_curves_not_the_count_against_m(qtb
     assert {"heatmap.png", "heatmap.json", "curves.png", "curves.py"} <= figures
     assert "sweep.png" not in figures
     assert json.loads((tmp_path / "all" / "figures" / "heatmap.json").read_text())["readout"] == "active"
+
+
+# a JumpReLU dock: the tab's grid over its L0 coefficient C and lr draws the knee, as `sweep`
+JUMP_DOCK = InterferenceParams(
+    n=6, m=4, optimizer="adam", l1=0.0, lr=1e-2, steps=120, seed=0, sparsity="jumprelu", l0=0.01
+)
+KNEE_CS, KNEE_LRS = (1e-3, 0.1, 1.0), (1e-3, 1e-2)
+
+
+def knee_by_hand(cs, values, tolerance=0.1):
+    """The smallest C from which on every step to the next C changes the value by less than
+    ``tolerance`` of it per decade of C (docs/interference.md's knee), or None."""
+    found = None
+    for j in range(len(cs) - 2, -1, -1):
+        a, b = values[j], values[j + 1]
+        if a == 0:
+            rate = 0.0 if b == a else math.inf
+        else:
+            rate = abs(b - a) / abs(a) / math.log10(cs[j + 1] / cs[j])
+        if not rate < tolerance:
+            break
+        found = cs[j]
+    return found
+
+
+def test_a_jumprelu_grid_over_l0_saves_its_knee_as_sweep_does(qtbot, show_tab, tmp_path):
+    w = show_tab(SweepWidget(lambda: JUMP_DOCK), 1100, 650)
+    type_all(w, {"m": "4", "seeds": "1", "l0": "1e-3, 0.1, 1", "lr": "1e-3, 1e-2"})
+    assert w.start(), w.info.text() + " | " + " ".join(f.error.text() for f in w.fields.values())
+    assert w.spec.varied == ("l0", "lr")
+    qtbot.waitUntil(lambda: w.outcome == "done", timeout=TIMEOUT)
+    rows = list(w.rows)
+    assert len(rows) == len(KNEE_CS) * len(KNEE_LRS)
+    assert w.save(tmp_path), w.info.text()
+    figures = {p.name for p in (tmp_path / "figures").iterdir()}
+    assert {f"knee.{ext}" for ext in ("json", "pdf", "png", "py", "svg")} <= figures
+    assert {"curves.png", "heatmap.png"} <= figures  # the grid's own figures beside it
+    knee = json.loads((tmp_path / "figures" / "knee.json").read_text())
+    assert knee["c"] == list(KNEE_CS) and knee["series"] == [f"lr {lr:g}" for lr in KNEE_LRS]
+    medians = np.array(knee["l0_median"], float).reshape(len(KNEE_LRS), len(KNEE_CS))
+    for s, lr in enumerate(KNEE_LRS):
+        want = [statistics.median(r.l0_per_input for r in rows if r.lr == lr and r.l0 == c) for c in KNEE_CS]
+        np.testing.assert_allclose(medians[s], want, rtol=1e-12)
+        assert knee["knees"][s] == knee_by_hand(KNEE_CS, want), lr
