@@ -36,7 +36,9 @@ W_enc's column K; --sae NAME one SAE of a MultiSAETrainer run), a dictionary_lea
 trainer_*/ folder (checkpoints/ae_<step>.pt and config.json; --latent K picks
 encoder.weight's row K), or one file holding a stacked tensor [T, n, m] or [T, m] and a
 vector 'steps'. For an SAE the curves are what the paper's toy model would do from the
-first snapshot: a reference, not a prediction of that run (the command says why).
+first snapshot: a reference, not a prediction of that run (the command says why); a TopK or
+JumpReLU SAE's reference uses the model's matching mechanism with the settings its cfg.json
+gives (the whole matrix or a row of W_enc; --l1 is then not used).
 Writes DIR/compare.csv (per optimizer step of a snapshot: measured, predicted and flow
 values of |W|_1, |W|^2, the weights above the zero tolerance, theta and the polysemantic
 count, and their differences; and, for any trainer, the share of weights moving at Adam's most rate,

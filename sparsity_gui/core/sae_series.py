@@ -40,6 +40,16 @@ _SAELENS_NAME = re.compile(r"^(final_)?(\d+)$")
 _DL_NAME = re.compile(r"^ae_(\d+)\.pt$")
 # SAELens architectures with an L1 coefficient on the activations; the others have none
 L1_ARCHITECTURES = ("standard", "gated")
+# cfg.json keys of TopK's and JumpReLU's settings (SAELens' TopKTrainingSAEConfig and
+# JumpReLUTrainingSAEConfig), kept in the series' model for the reference's mechanism
+MECHANISM_KEYS = (
+    "k",
+    "l0_coefficient",
+    "jumprelu_bandwidth",
+    "jumprelu_init_threshold",
+    "l0_warm_up_steps",
+    "jumprelu_sparsity_loss_mode",
+)
 # cfg.json keys a batch size has had (the runner's config, older versions')
 BATCH_KEYS = ("train_batch_size_samples", "train_batch_size_tokens", "train_batch_size")
 
@@ -207,11 +217,16 @@ def saelens_model(cfg: dict) -> dict:
     if not isinstance(arch, str):
         found = meta.get("training_architecture")
         arch = found if isinstance(found, str) else None
-    return {
+    model = {
         "library": "SAELens",
         "architecture": arch or "unknown",
         "l1_coefficient": _number(cfg.get("l1_coefficient")),
     }
+    # the mechanism's settings the reference curves match (core/checkpoints/reference.py), as given
+    for key in MECHANISM_KEYS:
+        if key in cfg:
+            model[key] = cfg[key]
+    return model
 
 
 def _number(value) -> float | None:

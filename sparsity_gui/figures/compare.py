@@ -72,6 +72,10 @@ def comparison_data(result, measure: str) -> dict:
     what = "the matrix" if series.pick == "matrix" else _latent_word(series)
     reference = bool(result.statements)  # not the paper's model: the curves are a reference
     first = int(series.steps[0])
+    # the reference's mechanism (core/checkpoints/reference.py): the SAE's own TopK or JumpReLU
+    mech = result.reference
+    mechanism = f" with {mech.short}" if mech.sparsity != "l1" else ""
+    setting = f"reference {mech.short}" if mech.sparsity != "l1" else f"l1 = {result.l1:g}"
     ylabel = LABELS[measure]
     if measure == "nonzero":  # the tolerance and why, as run.json says it
         ylabel = rf"weights with $|w| > {result.zero_tol:.3g}$"
@@ -80,7 +84,7 @@ def comparison_data(result, measure: str) -> dict:
         "ylabel": ylabel,
         "xlabel": "optimizer step",
         "pred_label": (
-            f"the paper's model from step {first} (a reference)"
+            f"the paper's model{mechanism} from step {first} (a reference)"
             if reference
             else f"trained from step {first}"
         ),
@@ -93,7 +97,7 @@ def comparison_data(result, measure: str) -> dict:
         "curve_step": curve("step"),
         "pred": curve(f"{measure}_pred"),
         "flow": curve(f"{measure}_flow"),
-        "title": f"{what} · {result.optimizer}, lr = {result.lr:g}, l1 = {result.l1:g}",
+        "title": f"{what} · {result.optimizer}, lr = {result.lr:g}, {setting}",
         "flow_label": (
             rf"note's flow, FITTED $t = {result.time_per_step:.3g}\,$step"
             if result.time_fitted

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sparsity_gui.core.checkpoints import diagnostics as diag
+from sparsity_gui.core.checkpoints.reference import Reference, reference_of
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.compare import polysemantic, trained_at
 from sparsity_gui.core.interference.params import OPTIMIZERS, check_steps_work
@@ -72,6 +73,7 @@ class Comparison:
     # (model_statements); the zero tolerance and why
     statements: tuple[str, ...] = ()
     zero_tol_note: str = ""
+    reference: Reference = field(default_factory=Reference)  # the reference curves' mechanism
 
     def column(self, name: str) -> np.ndarray:
         return self.rows[:, COLUMNS.index(name)]
@@ -101,34 +103,51 @@ def zero_tol_text(tol: float, given: bool, optimizer: str) -> str:
     return f"a weight counts as zero when |w| <= {tol:g} ({why})"
 
 
-REFERENCE = (
-    "the curves are what the paper's toy model (a tied autoencoder on basis vectors, L1 on its "
-    "weights) would do from this initialisation: a reference, not a prediction of this run"
-)
+def reference_words(reference: Reference) -> str:
+    """What the curves are for an SAE: the paper's toy model with the reference's mechanism."""
+    if reference.sparsity == "l1":
+        how = "L1 on its weights"
+    else:
+        how = f"{reference.name} ({reference.settings_text}) on its hidden layer, the SAE's own mechanism"
+    return (
+        f"the curves are what the paper's toy model (a tied autoencoder on basis vectors, {how}) "
+        "would do from this initialisation: a reference, not a prediction of this run"
+    )
+
+
 ARCHITECTURE_NAMES = {"standard": "standard", "topk": "TopK", "jumprelu": "JumpReLU", "gated": "gated"}
 
 
-def model_statements(series: Series, l1: float) -> tuple[str, ...]:
+def model_statements(series: Series, l1: float, reference: Reference | None = None) -> tuple[str, ...]:
     """What the comparison is, from what the series' files say the model is: for an SAE
     (SAELens, dictionary_learning) that the curves are the paper's model's, a reference,
-    and why; that a TopK or JumpReLU SAE has no L1 coefficient; a ``l1`` that is not the
-    file's own coefficient. Weights alone (the model unknown) say nothing."""
+    and why; the reference's mechanism (the SAE's TopK or JumpReLU, or L1 and why); that a
+    TopK or JumpReLU SAE has no L1 coefficient; a ``l1`` that is not the file's own
+    coefficient. Weights alone (the model unknown) say nothing."""
     model = series.model
     if not model:
         return ()
+    reference = reference_of(series) if reference is None else reference
     arch = str(model.get("architecture", "unknown"))
     name = ARCHITECTURE_NAMES.get(arch, arch)
     if model.get("library") == "dictionary_learning":
         what = f"a dictionary_learning SAE ({name}, trained by {model.get('trainer', 'unknown')})"
     else:
         what = f"a {model.get('library', '')} {name} SAE".replace("  ", " ")
+    sparsity = "its penalty acts" if arch not in ("topk", "jumprelu", "batchtopk") else "its sparsity acts"
     out = [
         f"this series is {what}, not the paper's model: it has a separate decoder and biases, is "
-        "trained on other data than basis vectors, and its penalty acts on the activations "
-        "(l1 · sum f·|W_dec|), not on the encoder's weights; " + REFERENCE
+        f"trained on other data than basis vectors, and {sparsity} on the activations"
+        + (" (l1 · sum f·|W_dec|)" if sparsity == "its penalty acts" else "")
+        + ", not on the encoder's weights; "
+        + reference_words(reference)
     ]
     coefficient = model.get("l1_coefficient")
-    if arch in ("topk", "jumprelu", "batchtopk") or (coefficient is None and arch != "unknown"):
+    if reference.sparsity != "l1":
+        out.append(reference.text(l1))
+    elif arch in ("topk", "jumprelu", "batchtopk") or (coefficient is None and arch != "unknown"):
+        if reference.reason:
+            out.append(reference.reason)
         out.append(
             f"a {name} SAE has no L1 coefficient to borrow (its sparsity is not an L1 term): "
             f"--l1 {l1:g} is only the reference's setting"
@@ -291,9 +310,27 @@ def compare(
     lam = l1 / 4.0
     # the predictions at the snapshots and between them (the figures' curves)
     grid = np.unique(np.r_[offsets, np.round(np.linspace(0, offsets[-1], CURVE_POINTS))]).astype(np.int64)
+    reference = reference_of(series)  # the SAE's own mechanism where its files give it
     # checks the hyperparameters (InputError naming each) before any work
-    predicted = trained_at(first, grid, l1=l1, lr=lr, optimizer=model_optimizer, weight_decay=weight_decay)
-    time_per_step, flow_note = _flow_time(series, first, lam, lr, optimizer, fit_time_scale, should_stop)
+    predicted = trained_at(
+        first, grid, lr=lr, optimizer=model_optimizer, weight_decay=weight_decay, **reference.params(l1)
+    )
+    if reference.sparsity == "l1":
+        time_per_step, flow_note = _flow_time(series, first, lam, lr, optimizer, fit_time_scale, should_stop)
+    elif fit_time_scale:
+        raise InputError(
+            "fit-time-scale",
+            f"the note's flow is the L1 model's; this series' reference is {reference.name}, the SAE's own "
+            "mechanism: no flow to fit",
+        )
+    else:
+        time_per_step, flow_note = (
+            None,
+            (
+                f"the note's flow is the L1 model's; the reference is {reference.name}, the SAE's own "
+                "mechanism: the flow's columns are empty"
+            ),
+        )
     flows = None
     if time_per_step is not None:
         flows = flow_at(first, lam, time_per_step * grid)
@@ -322,7 +359,7 @@ def compare(
             changed |= _moved(w, first, series)
         rows[i] = _row(float(steps[i]), t, w, pred, flow, _measures(w, lam, tol, matrix), want, along, tol)
         i += 1
-    statements = [*model_statements(series, l1), *_dead_latents(series, changed, len(steps))]
+    statements = [*model_statements(series, l1, reference), *_dead_latents(series, changed, len(steps))]
     diagnostics = tracker.finish(matrix)
     rows[:, [COLUMNS.index(c) for c in diag.COLUMNS]] = diagnostics.table
     settings = dict(
@@ -334,12 +371,14 @@ def compare(
         zero_tol=tol,
         lam=lam,
     )
+    if reference.sparsity != "l1":  # the reference's mechanism (a run without one: as before)
+        settings["reference"] = {"sparsity": reference.sparsity, **reference.settings, "l1": 0.0}
     if fit_time_scale:
         settings["fit_time_scale"] = True
     return Comparison(
         series, optimizer, l1, lr, weight_decay, tol, rows, curve, flow_note, settings,
         time_per_step, bool(fit_time_scale), diagnostics, tuple(statements),
-        zero_tol_text(tol, zero_tol is not None, optimizer),
+        zero_tol_text(tol, zero_tol is not None, optimizer), reference,
     )  # fmt: skip
 
 

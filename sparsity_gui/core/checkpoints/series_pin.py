@@ -14,6 +14,7 @@ matrix: W(0) = the first snapshot, step 0 = the first snapshot's step). Qt-free.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from sparsity_gui.core.checkpoints.compare import (
     compare,
     finite_max,
 )
+from sparsity_gui.core.checkpoints.reference import reference_of
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.series_pin import INTERFERENCE_SERIES, training_params
 from sparsity_gui.core.note.series_pin import NOTE_SERIES
@@ -107,7 +109,16 @@ def series_request(options: SeriesOptions, live, model: SeriesModel) -> SeriesRe
     _check_training(options)
     series = options.open()
     optimizer = _model_optimizer(options)
+    reference = reference_of(series)
+    if reference.sparsity != "l1" and model.name == "note":
+        raise InputError(
+            "pick",
+            f"the note's model is L1's; this {reference.name} SAE's reference uses its own mechanism: "
+            "compare it in the interference window (File → Compare with checkpoints…)",
+        )
     params = model.live_params(options, series, live, optimizer, optimizer in FLOW_OPTIMIZERS)
+    if reference.sparsity != "l1":  # the live run trains the reference: the SAE's mechanism
+        params = dataclasses.replace(params, **reference.params(options.l1))
     return SeriesRequest(options, series, model, params)
 
 

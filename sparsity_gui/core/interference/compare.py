@@ -6,6 +6,7 @@ the prediction meets the snapshots to rounding when the run was this model's."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -15,16 +16,24 @@ from sparsity_gui.core.interference.run import InterferenceRun
 
 
 def trained_at(
-    w0: np.ndarray, offsets: np.ndarray, *, l1: float, lr: float, optimizer: str, weight_decay: float | None
+    w0: np.ndarray,
+    offsets: np.ndarray,
+    *,
+    l1: float,
+    lr: float,
+    optimizer: str,
+    weight_decay: float | None,
+    **mechanism: Any,
 ) -> Iterator[np.ndarray]:
     """W of the model trained from ``w0`` (a matrix n x m, or one row) at each of
     ``offsets`` (steps after the first snapshot, increasing), one copy at a time; NaN once
-    the training diverged."""
+    the training diverged. ``mechanism``: the sparsity mechanism's fields (sparsity, k, l0,
+    ...; none: the paper's L1)."""
     w0 = np.atleast_2d(np.asarray(w0, dtype=np.float64))
     n, m = w0.shape
     total = max(int(offsets[-1]), 1)
     params = InterferenceParams(
-        n=n, m=m, l1=l1, lr=lr, optimizer=optimizer, steps=total, weight_decay=weight_decay
+        n=n, m=m, l1=l1, lr=lr, optimizer=optimizer, steps=total, weight_decay=weight_decay, **mechanism
     )
     run = InterferenceRun(params, w0=w0, history_capacity=16)
     for offset in offsets:

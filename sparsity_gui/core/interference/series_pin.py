@@ -50,7 +50,9 @@ class InterferenceSeries:
         return params
 
     def prediction(self, comparison) -> str:
-        return f"the model trained from the first snapshot ({comparison.optimizer})"
+        mechanism = comparison.reference
+        with_it = f", {mechanism.short}" if mechanism.sparsity != "l1" else ""
+        return f"the model trained from the first snapshot ({comparison.optimizer}{with_it})"
 
     def follows(self, live, params: iparams.InterferenceParams) -> bool:
         """Whether ``live`` still runs the prediction (seed, sigma and steps may differ)."""
