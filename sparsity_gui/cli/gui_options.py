@@ -18,6 +18,7 @@ from sparsity_gui.cli.note import add_param_options, params_from_args
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.headless import OPTIONAL_OPTIONS, values_from_schedules
 from sparsity_gui.core.interference.initial import W0File, w0_label
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
 
 DESCRIPTION = """\
 sparsity-gui: watch L1 regularization drive one feature encoding W to sparsity.
@@ -88,10 +89,11 @@ def gui_params(args: argparse.Namespace):
         if matrix is None:
             return "interference", params, None
         return "interference", params, W0File(matrix, w0_label(source["path"], source["tensor"]), source)
+    interference_only = ("n", "steps", "optimizer", "l1", "lr", "weight_decay", "dtype", *OPTIONAL_OPTIONS)
     given = [
         name
-        for name in ("n", "steps", "optimizer", "l1", "lr", "weight_decay", "dtype", *OPTIONAL_OPTIONS)
-        if getattr(args, name, None) is not None  # (the app takes no option of a mechanism's)
+        for name in (*interference_only, *INTERFERENCE_SETTINGS.option_names())
+        if getattr(args, name, None) is not None
     ] + (["no-interference"] if args.no_interference else [])
     if given:
         flag = "--" + given[0].replace("_", "-")

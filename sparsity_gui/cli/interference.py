@@ -232,8 +232,10 @@ def add_model_options(
         metavar="S",
         help=setting_help(S["noise_sigma"], "the noise's sigma, needed with --noise"),
     )
-    if not shared_with_note:
-        add_table_options(g, INTERFERENCE_SETTINGS, {a.dest for a in recorded.actions}, grid=sweep)
+    # the table's other options (the mechanisms', Adam's constants); the GUI's --m, --seed and
+    # --sigma are the note's options of the same names
+    shared = {"m", "seed", "sigma"} if shared_with_note else set()
+    add_table_options(g, INTERFERENCE_SETTINGS, {a.dest for a in recorded.actions} | shared, grid=sweep)
     if sweep:
         take_lists(recorded.actions)
 

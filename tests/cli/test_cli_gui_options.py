@@ -174,17 +174,13 @@ def _python(*args, cwd):
     )
 
 
-def test_the_app_opens_the_interference_window_on_the_files_w0(tmp_path):
-    """The real entry point: the window's first run starts from the file's matrix."""
-    path = checkpoint(tmp_path)
-    script = f"""
+LAUNCH = """
 import json, sys
 from PySide6 import QtCore, QtWidgets
-from sparsity_gui.app import gui_main
-from sparsity_gui.cli.gui_options import build_gui_parser
+from sparsity_gui.__main__ import main
 
 app = QtWidgets.QApplication([sys.argv[0]])
-seen = {{}}
+seen = {}
 
 def look():
     win = [w for w in app.topLevelWidgets() if w.objectName() == "InterferenceWindow"]
@@ -192,19 +188,32 @@ def look():
     if snap is None or snap.latest is None:
         QtCore.QTimer.singleShot(50, look)
         return
-    seen.update(W=snap.W.tolist(), n=snap.params.n, m=snap.params.m, line=win[0].w0_line.text())
+    p = snap.params
+    seen.update(SEEN)
     win[0].close()
     app.quit()
 
 QtCore.QTimer.singleShot(0, look)
-argv = ["--model", "interference", "--w0", {str(path)!r}, "--w0-tensor", "enc.weight", "--paused"]
-rc = gui_main(build_gui_parser().parse_args(argv))
+rc = main(sys.argv[1:])
 print(json.dumps(seen))
 sys.exit(rc)
 """
-    proc = _python("-c", script, cwd=tmp_path)
+
+
+def launched(argv: list[str], seen: str, cwd) -> dict:
+    """`python -m sparsity_gui ARGV` (the real entry point, in a fresh interpreter): ``seen``
+    (keyword arguments of a dict, from the interference window ``win[0]``, its snapshot
+    ``snap`` and parameters ``p``) once its first run has a state."""
+    proc = _python("-c", LAUNCH.replace("SEEN", seen), *argv, cwd=cwd)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-    seen = json.loads(proc.stdout.splitlines()[-1])
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def test_the_app_opens_the_interference_window_on_the_files_w0(tmp_path):
+    """The real entry point: the window's first run starts from the file's matrix."""
+    path = checkpoint(tmp_path)
+    argv = ["--model", "interference", "--w0", str(path), "--w0-tensor", "enc.weight", "--paused"]
+    seen = launched(argv, "W=snap.W.tolist(), n=p.n, m=p.m, line=win[0].w0_line.text()", tmp_path)
     assert (seen["n"], seen["m"]) == (6, 10)
     np.testing.assert_array_equal(np.array(seen["W"]), MATRIX.astype(np.float32).astype(np.float64))
     assert seen["line"].startswith("W(0): ae.safetensors [enc.weight], 6 × 10")
@@ -218,3 +227,16 @@ def test_a_bad_w0_file_is_one_error_line_before_any_window(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == f"error: w0: {bad}: not a valid .npy file (it is a PNG image)\n"
     assert sorted(tmp_path.iterdir()) == before
+
+
+def test_the_app_opens_the_interference_window_with_a_mechanism_and_adams_constants(tmp_path):
+    """The launch options from the settings rows (the mechanisms', Adam's constants) reach
+    the window's run."""
+    argv = ["--model", "interference", "--n", "8", "--m", "16", "--sparsity", "topk", "--k", "3"]
+    argv += ["--optimizer", "adam", "--beta1", "0.8", "--beta2", "0.99", "--eps", "1e-6", "--paused"]
+    seen = launched(
+        argv,
+        "sparsity=p.sparsity, k=p.k, optimizer=p.optimizer, beta1=p.beta1, beta2=p.beta2, eps=p.eps",
+        tmp_path,
+    )
+    assert seen == {"sparsity": "topk", "k": 3, "optimizer": "adam", "beta1": 0.8, "beta2": 0.99, "eps": 1e-6}
