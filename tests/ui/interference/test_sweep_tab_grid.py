@@ -286,29 +286,6 @@ def test_the_window_exports_the_figure_shown_for_the_readout_chosen(qtbot, make_
     assert drawn["x_labels"] == ["0.01", "0.1"]
 
 
-def test_export_all_draws_a_grids_heatmap_and_curves_not_the_count_against_m(qtbot, make_iwindow, tmp_path):
-    """File → Export all with a finished grid in the tab: its figures are the ones `sweep`
-    draws for the readout chosen (heatmap and curves), not a count against m pooling the cells."""
-    win = make_iwindow(DOCK, playing=False)
-    tab = win.sweep
-    win.tabs.setCurrentWidget(tab)
-    typed_grid(tab, seeds="1")
-    assert tab.start()
-    qtbot.waitUntil(lambda: tab.outcome == "done", timeout=TIMEOUT)
-    choose_readout(tab, "active")
-    # the window's own run (paused) shows its first snapshot on the window's timer, which a
-    # loaded machine may not have run yet: Export all refuses until then, as it should
-    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.latest is not None, timeout=TIMEOUT)
-    assert win.exports.export_all(tmp_path / "all", wait=False), win.last_error
-    job = win.exports.job
-    qtbot.waitUntil(lambda: not job.running, timeout=EXPORT_TIMEOUT)
-    assert job.outcome.ok, win.last_error
-    figures = {p.name for p in (tmp_path / "all" / "figures").iterdir()}
-    assert {"heatmap.png", "heatmap.json", "curves.png", "curves.py"} <= figures
-    assert "sweep.png" not in figures
-    assert json.loads((tmp_path / "all" / "figures" / "heatmap.json").read_text())["readout"] == "active"
-
-
 # a JumpReLU dock: the tab's grid over its L0 coefficient C and lr draws the knee, as `sweep`
 JUMP_DOCK = InterferenceParams(
     n=6, m=4, optimizer="adam", l1=0.0, lr=1e-2, steps=120, seed=0, sparsity="jumprelu", l0=0.01
@@ -332,22 +309,41 @@ def knee_by_hand(cs, values, tolerance=0.1):
     return found
 
 
-def test_a_jumprelu_grid_over_l0_saves_its_knee_as_sweep_does(qtbot, show_tab, tmp_path):
-    w = show_tab(SweepWidget(lambda: JUMP_DOCK), 1100, 650)
-    type_all(w, {"m": "4", "seeds": "1", "l0": "1e-3, 0.1, 1", "lr": "1e-3, 1e-2"})
-    assert w.start(), w.info.text() + " | " + " ".join(f.error.text() for f in w.fields.values())
-    assert w.spec.varied == ("l0", "lr")
-    qtbot.waitUntil(lambda: w.outcome == "done", timeout=TIMEOUT)
-    rows = list(w.rows)
-    assert len(rows) == len(KNEE_CS) * len(KNEE_LRS)
-    assert w.save(tmp_path), w.info.text()
-    figures = {p.name for p in (tmp_path / "figures").iterdir()}
+def test_export_all_draws_a_grids_heatmap_and_curves_not_the_count_against_m(qtbot, make_iwindow, tmp_path):
+    """File → Export all with a finished grid in the tab: its figures are the ones `sweep`
+    draws for the readout chosen (heatmap and curves), not a count against m pooling the cells;
+    a JumpReLU grid over its L0 coefficient C adds the knee, as `sweep` does, and so do the
+    tab's Save's figures: the final L0's median per (lr, C) over the tab's rows, the knee by hand."""
+    win = make_iwindow(JUMP_DOCK, playing=False)
+    tab = win.sweep
+    win.tabs.setCurrentWidget(tab)
+    type_all(tab, {"m": "4", "seeds": "1", "l0": "1e-3, 0.1, 1", "lr": "1e-3, 1e-2"})
+    assert tab.start(), tab.info.text()
+    assert tab.spec.varied == ("l0", "lr")
+    qtbot.waitUntil(lambda: tab.outcome == "done", timeout=TIMEOUT)
+    choose_readout(tab, "active")
+    # the window's own run (paused) shows its first snapshot on the window's timer, which a
+    # loaded machine may not have run yet: Export all refuses until then, as it should
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.latest is not None, timeout=TIMEOUT)
+    assert win.exports.export_all(tmp_path / "all", wait=False), win.last_error
+    job = win.exports.job
+    qtbot.waitUntil(lambda: not job.running, timeout=EXPORT_TIMEOUT)
+    assert job.outcome.ok, win.last_error
+    figures = {p.name for p in (tmp_path / "all" / "figures").iterdir()}
+    assert {"heatmap.png", "heatmap.json", "curves.png", "curves.py"} <= figures
     assert {f"knee.{ext}" for ext in ("json", "pdf", "png", "py", "svg")} <= figures
-    assert {"curves.png", "heatmap.png"} <= figures  # the grid's own figures beside it
-    knee = json.loads((tmp_path / "figures" / "knee.json").read_text())
+    assert "sweep.png" not in figures
+    assert json.loads((tmp_path / "all" / "figures" / "heatmap.json").read_text())["readout"] == "active"
+    knee = json.loads((tmp_path / "all" / "figures" / "knee.json").read_text())
+    rows = list(tab.rows)
+    assert len(rows) == len(KNEE_CS) * len(KNEE_LRS)
     assert knee["c"] == list(KNEE_CS) and knee["series"] == [f"lr {lr:g}" for lr in KNEE_LRS]
     medians = np.array(knee["l0_median"], float).reshape(len(KNEE_LRS), len(KNEE_CS))
     for s, lr in enumerate(KNEE_LRS):
         want = [statistics.median(r.l0_per_input for r in rows if r.lr == lr and r.l0 == c) for c in KNEE_CS]
         np.testing.assert_allclose(medians[s], want, rtol=1e-12)
         assert knee["knees"][s] == knee_by_hand(KNEE_CS, want), lr
+    # Save sweep…'s figures (what `sweep --out` draws), the knee among them; as PNG alone here
+    saved = tab.figure_files(rows, formats=("png",))
+    assert {"heatmap.png", "curves.png", "knee.png"} <= set(saved)
+    assert json.loads(saved["knee.json"]) == knee
