@@ -417,7 +417,7 @@ def build_interference_parser() -> CleanParser:
         "redraws it (.py)",
     )
     add_figure_options(o)
-    add_movie_options(p, "weights, active, polysemantic, kept, signs, sparsity")
+    add_movie_options(p, "weights, active, polysemantic, kept, signs, sparsity, thresholds")
     add_output_options(o)
     return p
 
