@@ -60,16 +60,48 @@ def _kth_largest(buf, k):
     return buf[want]
 
 
-@njit(cache=True, nogil=True)
-def topk_mask(W, k, mask, kth):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _kth_in_band(w, k, lo, hi, buf):
+    """The k-th largest |w_q| if it lies in [lo, hi]: one pass counts the values above hi and
+    gathers those in [lo, hi], a quickselect over the gathered alone; -1.0 when it does not
+    lie there (or w holds a NaN)."""
+    above = 0
+    gathered = 0
+    nan = 0
+    for q in range(w.shape[0]):
+        x = abs(w[q])
+        above += 1 if x > hi else 0
+        nan += 1 if x != x else 0
+        if x >= lo and x <= hi:
+            buf[gathered] = x
+            gathered += 1
+    if nan > 0 or not (above < k and k <= above + gathered):
+        return -1.0
+    return _kth_largest(buf[:gathered], k - above)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def topk_mask(W, k, mask, kth, width):
     """mask[i] = 1 on the k largest |W_ik| of row i (ties: the lower index kept), else 0;
-    kth[i] = the k-th largest |W_ik| (the threshold TopK applies). Returns the units kept."""
+    kth[i] = the k-th largest |W_ik| (the threshold TopK applies). Returns the units kept.
+    The k-th largest is searched first in the band kth[i] -/+ width[i] around the last call's
+    (W moves little in a step: one pass and a quickselect over a few values), over the whole
+    row when it is not there; width[i] follows how far it moved. Either way it is exact."""
     n, m = W.shape
     buf = np.empty(m)
     for i in range(n):
-        for q in range(m):
-            buf[q] = abs(W[i, q])
-        t = _kth_largest(buf, k)
+        last, w = kth[i], width[i]
+        t = -1.0
+        if math.isfinite(last) and math.isfinite(w):
+            t = _kth_in_band(W[i], k, last - w, last + w, buf)
+        if t >= 0.0:  # found in the band: narrow it towards the last move
+            width[i] = max(0.75 * w, 8.0 * abs(t - last))
+        else:
+            for q in range(m):
+                buf[q] = abs(W[i, q])
+            t = _kth_largest(buf, k)
+            moved = 8.0 * abs(t - last) if math.isfinite(last) else 0.0
+            width[i] = max(4.0 * w, moved, 1e-3 * t)
         kept = 0
         for q in range(m):
             on = abs(W[i, q]) > t
@@ -113,35 +145,164 @@ def _residuals(Z, interference):
 
 
 @njit(cache=True, nogil=True)
-def _kept_gram(W, WT, mask, Z):
-    """Z = A W^T, A = mask * W, summed over the kept units of each row alone."""
-    n, m = W.shape
-    Z[:, :] = 0.0
-    for i in range(n):
-        for k in range(m):
-            if mask[i, k] != 0.0:
-                a = W[i, k]
-                for j in range(n):
-                    Z[i, j] += a * WT[k, j]
-
-
-@njit(cache=True, nogil=True)
-def _kept_decoder(W, mask, R, RtAT):
-    """RtAT = (R^T A)^T = A^T R (m x n), over the kept units alone."""
-    n, m = W.shape
-    RtAT[:, :] = 0.0
-    for i in range(n):
-        for k in range(m):
-            if mask[i, k] != 0.0:
-                a = W[i, k]
-                for j in range(n):
-                    RtAT[k, j] += a * R[i, j]
+def transpose_into(src, dst, scale):
+    """dst = scale src^T, by square tiles (a strided copy of the whole would miss the cache)."""
+    n, m = src.shape
+    tile = 8  # 32 rows at a power-of-two stride thrash the cache sets: 3x slower here
+    for i0 in range(0, n, tile):
+        for k0 in range(0, m, tile):
+            for k in range(k0, min(k0 + tile, m)):
+                for i in range(i0, min(i0 + tile, n)):
+                    dst[k, i] = scale * src[i, k]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _combine(W, mask, RW, RtAT, push, theta, dtheta, eps, l0, jump):
-    """push = (mask * RW + R^T A) / 4 (the optimizer step's whole gradient, divided by 4) and,
-    for JumpReLU, dtheta = dL/dtheta (module docstring)."""
+def _in_band(x, theta, eps):
+    """K((|x| - theta) / eps) != 0: the rectangle kernel's support."""
+    return abs((abs(x) - theta) / eps) < 0.5
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def needed_units(W, mask, theta, eps, jump, rptr, rcol, cptr, crow):
+    """Where the gradient needs (R W)_ik: the kept units and, for JumpReLU, those in the
+    threshold kernel's band; by input (rptr, rcol) and by unit (cptr, crow, inputs in
+    increasing order). Returns how many."""
+    n, m = W.shape
+    count = 0
+    for i in range(n):
+        rptr[i] = count
+        for k in range(m):
+            if mask[i, k] != 0.0 or (jump and _in_band(W[i, k], theta[k], eps)):
+                rcol[count] = k
+                count += 1
+    rptr[n] = count
+    cptr[:] = 0
+    for e in range(count):
+        cptr[rcol[e] + 1] += 1
+    for k in range(m):
+        cptr[k + 1] += cptr[k]
+    for i in range(n):  # in increasing i, so each unit's inputs come in order
+        for e in range(rptr[i], rptr[i + 1]):
+            k = rcol[e]
+            crow[cptr[k]] = i
+            cptr[k] += 1
+    for k in range(m - 1, -1, -1):  # the fill moved each start to the next's
+        cptr[k + 1] = cptr[k]
+    cptr[0] = 0
+    return count
+
+
+# kept_gram's units a block: their rows of W^T (128 x n) stay in the cache for every input
+GRAM_UNITS_A_BLOCK = 128
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _next_kept(i, e, last, end, rcol, mask):
+    """The next place from e on in row i's list (rcol[e:last]) that is kept and below unit
+    ``end``, or the first at or past ``end`` (or last) when there is none."""
+    while e < last and rcol[e] < end and mask[i, rcol[e]] == 0.0:
+        e += 1
+    return e
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def kept_gram(W, WT, mask, rptr, rcol, Z, cursor):
+    """Z = A W^T, A = mask * W, summed over the kept units of each row alone, in increasing
+    unit order: by blocks of units (their rows of W^T stay in the cache), four units a pass
+    over Z's row (a quarter of its loads and stores)."""
+    n, m = W.shape
+    Z[:, :] = 0.0
+    cursor[:n] = rptr[:n]
+    for k0 in range(0, m, GRAM_UNITS_A_BLOCK):
+        end = k0 + GRAM_UNITS_A_BLOCK
+        for i in range(n):
+            z = Z[i]
+            e, last = cursor[i], rptr[i + 1]
+            e = _next_kept(i, e, last, end, rcol, mask)
+            while e < last and rcol[e] < end:
+                e2 = _next_kept(i, e + 1, last, end, rcol, mask)
+                e3 = _next_kept(i, e2 + 1, last, end, rcol, mask)
+                e4 = _next_kept(i, e3 + 1, last, end, rcol, mask)
+                if e4 < last and rcol[e4] < end:
+                    u1, u2, u3, u4 = rcol[e], rcol[e2], rcol[e3], rcol[e4]
+                    w1, w2, w3, w4 = WT[u1], WT[u2], WT[u3], WT[u4]
+                    a1, a2, a3, a4 = W[i, u1], W[i, u2], W[i, u3], W[i, u4]
+                    for j in range(n):
+                        z[j] = z[j] + a1 * w1[j] + a2 * w2[j] + a3 * w3[j] + a4 * w4[j]
+                    e = _next_kept(i, e4 + 1, last, end, rcol, mask)
+                else:  # fewer than four left in the block: one at a time
+                    a1, w1 = W[i, rcol[e]], WT[rcol[e]]
+                    for j in range(n):
+                        z[j] += a1 * w1[j]
+                    e = _next_kept(i, e + 1, last, end, rcol, mask)
+            cursor[i] = e
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "nsz", "contract"})
+def kept_products(W, WT, mask, R, cptr, crow, RtAT, rws):
+    """Unit by unit: rws[e] = (R W)_ik = R_i . W^T_k at the places needed_units put there
+    (summed in whatever order vectorises, as BLAS's products are), and RtAT[k] = (R^T A)[:, k]
+    (summed over the inputs i that keep k, in increasing order) + (mask * R W)[:, k]: push^T
+    times 4. Four inputs a pass over the unit's row."""
+    n, m = W.shape
+    for k in range(m):
+        acc = RtAT[k]
+        acc[:] = 0.0
+        wk = WT[k]
+        e, last = cptr[k], cptr[k + 1]
+        while e + 4 <= last:
+            i1, i2, i3, i4 = crow[e], crow[e + 1], crow[e + 2], crow[e + 3]
+            r1, r2, r3, r4 = R[i1], R[i2], R[i3], R[i4]
+            a1 = W[i1, k] if mask[i1, k] != 0.0 else 0.0
+            a2 = W[i2, k] if mask[i2, k] != 0.0 else 0.0
+            a3 = W[i3, k] if mask[i3, k] != 0.0 else 0.0
+            a4 = W[i4, k] if mask[i4, k] != 0.0 else 0.0
+            d1 = d2 = d3 = d4 = 0.0
+            for j in range(n):
+                w = wk[j]
+                d1 += r1[j] * w
+                d2 += r2[j] * w
+                d3 += r3[j] * w
+                d4 += r4[j] * w
+                acc[j] = acc[j] + a1 * r1[j] + a2 * r2[j] + a3 * r3[j] + a4 * r4[j]
+            rws[e], rws[e + 1], rws[e + 2], rws[e + 3] = d1, d2, d3, d4
+            e += 4
+        while e < last:
+            i = crow[e]
+            r = R[i]
+            a = W[i, k] if mask[i, k] != 0.0 else 0.0
+            d = 0.0
+            for j in range(n):
+                d += r[j] * wk[j]
+                acc[j] += a * r[j]
+            rws[e] = d
+            e += 1
+        for e in range(cptr[k], last):  # the kept units' R W beside their R^T A
+            i = crow[e]
+            if mask[i, k] != 0.0:
+                acc[i] += rws[e]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def kept_combine(W, RtAT, cptr, crow, rws, push, theta, dtheta, eps, l0, jump):
+    """push = (mask * (R W) + R^T A) / 4 and, for JumpReLU, dtheta = dL/dtheta (module
+    docstring), from kept_products' RtAT and rws."""
+    transpose_into(RtAT, push, 0.25)
+    if jump:
+        dtheta[:] = 0.0
+        for k in range(W.shape[1]):
+            th = theta[k]
+            for e in range(cptr[k], cptr[k + 1]):
+                x = W[crow[e], k]
+                if _in_band(x, th, eps):
+                    sx = (1.0 if x > 0.0 else 0.0) - (1.0 if x < 0.0 else 0.0)
+                    dtheta[k] += -rws[e] * sx * th / eps - l0 / eps
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def dense_combine(W, mask, RW, RtA, push, theta, dtheta, eps, l0, jump):
+    """push = (mask * RW + R^T A) / 4 and, for JumpReLU, dtheta = dL/dtheta (module
+    docstring), from the whole products."""
     n, m = W.shape
     if jump:
         dtheta[:] = 0.0
@@ -150,10 +311,10 @@ def _combine(W, mask, RW, RtAT, push, theta, dtheta, eps, l0, jump):
             rw = RW[i, k]
             if jump:
                 x = W[i, k]
-                if abs((abs(x) - theta[k]) / eps) < 0.5:
+                if _in_band(x, theta[k], eps):
                     sx = (1.0 if x > 0.0 else 0.0) - (1.0 if x < 0.0 else 0.0)
                     dtheta[k] += -rw * sx * theta[k] / eps - l0 / eps
-            push[i, k] = (mask[i, k] * rw + RtAT[k, i]) * 0.25
+            push[i, k] = (mask[i, k] * rw + RtA[i, k]) * 0.25
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -208,12 +369,12 @@ class MechanismState:
         # thresholds moved, moved at the rail (>= lr/2), past it (> lr): over the run
         self.moves = np.zeros(3, dtype=np.int64)
         self.kth = np.full(n, math.nan)  # TopK: the k-th largest |h| of each input
+        self.width = np.zeros(n)  # TopK: the band around kth searched first (topk_mask)
         self.mask = np.ones((n, m), dtype=dtype)
         self.kept = n * m
-        self._A = np.empty((n, m), dtype=dtype)
         self._Z = np.empty((n, n), dtype=dtype)
-        self._RW = np.empty((n, m), dtype=dtype)
-        self._RtAT = np.empty((m, n), dtype=dtype)
+        self._dense: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # A, R W, R^T A
+        self._loops: tuple[np.ndarray, ...] | None = None  # W^T and needed_units' arrays
         self.sparse_below = SPARSE_BELOW
         self.sparse_steps = 0  # steps whose products were loops over the kept units
 
@@ -225,31 +386,53 @@ class MechanismState:
         if self.jump:
             self.kept = int(jump_mask(W, self.theta, self.mask))
         else:
-            self.kept = int(topk_mask(W, self.k, self.mask, self.kth))
+            self.kept = int(topk_mask(W, self.k, self.mask, self.kth, self.width))
         return self.kept
 
     def gradient(self, W: np.ndarray, push: np.ndarray) -> None:
         """push = dL/dW / 4 of the reconstruction (module docstring) and, for JumpReLU,
         dtheta = dL/dphi (the L0 penalty's part included), at W."""
         self.update_mask(W)
-        Z, RW, RtAT = self._Z, self._RW, self._RtAT
-        sparse = self.kept < self.sparse_below * W.size
-        if sparse:
-            self.sparse_steps += 1
-            _kept_gram(W, np.ascontiguousarray(W.T), self.mask, Z)
-        else:
-            np.multiply(W, self.mask, out=self._A)
-            np.matmul(self._A, W.T, out=Z)
-        _residuals(Z, self.interference)
-        np.matmul(Z, W, out=RW)
-        if sparse:
-            _kept_decoder(W, self.mask, Z, RtAT)
-        else:
-            np.matmul(self._A.T, Z, out=RtAT)
         theta = self.theta
-        _combine(W, self.mask, RW, RtAT, push, theta, self.dtheta, self.bandwidth, self.l0, self.jump)
+        Z = self._Z
+        if self.kept < self.sparse_below * W.size:
+            self.sparse_steps += 1
+            self._loops_gradient(W, push, theta)
+        else:
+            if self._dense is None:
+                self._dense = (np.empty_like(W), np.empty_like(W), np.empty_like(W))
+            A, RW, RtA = self._dense
+            np.multiply(W, self.mask, out=A)
+            np.matmul(A, W.T, out=Z)
+            _residuals(Z, self.interference)
+            np.matmul(Z, W, out=RW)
+            np.matmul(Z.T, A, out=RtA)
+            dense_combine(W, self.mask, RW, RtA, push, theta, self.dtheta, self.bandwidth, self.l0, self.jump)
         if self.jump and self.log_theta:
             self.dtheta *= theta  # d/dlog theta = theta d/dtheta
+
+    def _loops_gradient(self, W: np.ndarray, push: np.ndarray, theta: np.ndarray) -> None:
+        """The gradient by loops over the units where it needs R W (needed_units)."""
+        n, m = W.shape
+        if self._loops is None:
+            index = np.int32 if n * m < 2**31 else np.int64
+            self._loops = (
+                np.empty((m, n), dtype=W.dtype),  # W^T
+                np.empty(n + 1, dtype=np.int64),
+                np.empty(n * m, dtype=index),
+                np.empty(m + 1, dtype=np.int64),
+                np.empty(n * m, dtype=index),
+                np.empty((m, n), dtype=W.dtype),  # (R^T A)^T
+                np.empty(n * m, dtype=W.dtype),  # R W where needed, by unit
+                np.empty(n, dtype=np.int64),  # kept_gram's place in each row
+            )
+        WT, rptr, rcol, cptr, crow, RtAT, rws, cursor = self._loops
+        transpose_into(W, WT, 1.0)
+        needed_units(W, self.mask, theta, self.bandwidth, self.jump, rptr, rcol, cptr, crow)
+        kept_gram(W, WT, self.mask, rptr, rcol, self._Z, cursor)
+        _residuals(self._Z, self.interference)
+        kept_products(W, WT, self.mask, self._Z, cptr, crow, RtAT, rws)
+        kept_combine(W, RtAT, cptr, crow, rws, push, theta, self.dtheta, self.bandwidth, self.l0, self.jump)
 
     def threshold_step(
         self, opt_code: int, t: int, lr: float, beta1: float, beta2: float, eps: float
