@@ -12,8 +12,11 @@ tied). JumpReLU's thresholds get, with the rectangle kernel K(u) = 1[|u| < 1/2],
 K_ik = K((|W_ik| - theta_k) / eps): the reconstruction's and the L0 penalty's
 pseudo-derivatives (Rajamanoharan et al. 2024); the penalty gives W no gradient.
 
-Z and R^T A are BLAS products while many units are kept, and loops over the kept units
-(`MechanismState.sparse_below`) when few are: TopK with a small K, a trained JumpReLU.
+Z, R W and R^T A are BLAS products while many units are kept, and loops when few are
+(`MechanismState.sparse_below`: TopK with K up to about m/4, a trained JumpReLU): Z and R^T A
+over the kept units alone, R W only where the gradient uses it (the kept units and, for
+JumpReLU, the kernel's band). The BLAS products do about twice l1's work (three products
+where l1 has a symmetric one and one); docs/benchmarks.md has what each part costs.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ THRESHOLD_RAIL_DEFINITION = (
     "among the thresholds that moved at a step, the share whose stored parameter (theta, or "
     "log theta) moved by at least lr/2 (Adam at its usual largest rate); past the rail: by more than lr"
 )
-# the mask's share of kept units under which Z and R^T A are loops over the kept units
-SPARSE_BELOW = 0.125
+# the mask's share of kept units under which the products are loops over the kept units
+# (the crossover measured at n = 256, m = 1024 by benchmarks/bench_interference.py's
+# mechanisms section: between 0.25 and 0.35 kept, under load)
+SPARSE_BELOW = 0.3
 
 
 @njit(cache=True, nogil=True)
@@ -63,8 +68,9 @@ def _kth_largest(buf, k):
 @njit(cache=True, nogil=True, error_model="numpy")
 def _kth_in_band(w, k, lo, hi, buf):
     """The k-th largest |w_q| if it lies in [lo, hi]: one pass counts the values above hi and
-    gathers those in [lo, hi], a quickselect over the gathered alone; -1.0 when it does not
-    lie there (or w holds a NaN)."""
+    gathers those in [lo, hi] (without a branch: each is written, the count moves on for
+    those in the band), a quickselect over the gathered alone; -1.0 when it does not lie
+    there (or w holds a NaN)."""
     above = 0
     gathered = 0
     nan = 0
@@ -72,47 +78,51 @@ def _kth_in_band(w, k, lo, hi, buf):
         x = abs(w[q])
         above += 1 if x > hi else 0
         nan += 1 if x != x else 0
-        if x >= lo and x <= hi:
-            buf[gathered] = x
-            gathered += 1
+        buf[gathered] = x
+        gathered += 1 if (x >= lo and x <= hi) else 0
     if nan > 0 or not (above < k and k <= above + gathered):
         return -1.0
     return _kth_largest(buf[:gathered], k - above)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _kth_largest_abs(w, k, last, width, buf):
+    """(the k-th largest |w_q|, the band to search around it next time). Searched first in
+    the band last -/+ width (W moves little in a step: one pass and a quickselect over a few
+    values), then in bands 4 and 16 times as wide, then over the whole row: exact either way."""
+    if math.isfinite(last) and math.isfinite(width):
+        wide = width
+        for _ in range(3):
+            t = _kth_in_band(w, k, last - wide, last + wide, buf)
+            if t >= 0.0:
+                return t, max(0.75 * wide, 8.0 * abs(t - last))
+            wide *= 4.0
+    for q in range(w.shape[0]):
+        buf[q] = abs(w[q])
+    t = _kth_largest(buf, k)
+    return t, max(8.0 * abs(t - last) if math.isfinite(last) else 0.0, 1e-3 * t)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def topk_mask(W, k, mask, kth, width):
     """mask[i] = 1 on the k largest |W_ik| of row i (ties: the lower index kept), else 0;
-    kth[i] = the k-th largest |W_ik| (the threshold TopK applies). Returns the units kept.
-    The k-th largest is searched first in the band kth[i] -/+ width[i] around the last call's
-    (W moves little in a step: one pass and a quickselect over a few values), over the whole
-    row when it is not there; width[i] follows how far it moved. Either way it is exact."""
+    kth[i] = the k-th largest |W_ik| (the threshold TopK applies), found from the last
+    call's kth[i] and width[i] (_kth_largest_abs). Returns the units kept."""
     n, m = W.shape
     buf = np.empty(m)
     for i in range(n):
-        last, w = kth[i], width[i]
-        t = -1.0
-        if math.isfinite(last) and math.isfinite(w):
-            t = _kth_in_band(W[i], k, last - w, last + w, buf)
-        if t >= 0.0:  # found in the band: narrow it towards the last move
-            width[i] = max(0.75 * w, 8.0 * abs(t - last))
-        else:
-            for q in range(m):
-                buf[q] = abs(W[i, q])
-            t = _kth_largest(buf, k)
-            moved = 8.0 * abs(t - last) if math.isfinite(last) else 0.0
-            width[i] = max(4.0 * w, moved, 1e-3 * t)
+        t, width[i] = _kth_largest_abs(W[i], k, kth[i], width[i], buf)
         kept = 0
         for q in range(m):
-            on = abs(W[i, q]) > t
+            on = abs(W[i, q]) >= t
             mask[i, q] = 1.0 if on else 0.0
             kept += 1 if on else 0
-        for q in range(m):  # the ties at t, in index order, until k are kept
-            if kept == k:
+        for q in range(m - 1, -1, -1):  # ties at t past the k-th: the higher indices dropped
+            if kept <= k:
                 break
             if abs(W[i, q]) == t:
-                mask[i, q] = 1.0
-                kept += 1
+                mask[i, q] = 0.0
+                kept -= 1
         kth[i] = t
     return n * k
 
@@ -158,8 +168,10 @@ def transpose_into(src, dst, scale):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _in_band(x, theta, eps):
-    """K((|x| - theta) / eps) != 0: the rectangle kernel's support."""
-    return abs((abs(x) - theta) / eps) < 0.5
+    """K((|x| - theta) / eps) != 0: the rectangle kernel's support (the division only near
+    it: a |d| past eps / 2 by more than rounding cannot divide to under 1/2)."""
+    d = abs(x) - theta
+    return abs(d) < 0.5000001 * eps and abs(d / eps) < 0.5
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -171,10 +183,9 @@ def needed_units(W, mask, theta, eps, jump, rptr, rcol, cptr, crow):
     count = 0
     for i in range(n):
         rptr[i] = count
-        for k in range(m):
-            if mask[i, k] != 0.0 or (jump and _in_band(W[i, k], theta[k], eps)):
-                rcol[count] = k
-                count += 1
+        for k in range(m):  # each written, the count moving on where needed: no branch
+            rcol[count] = k
+            count += 1 if mask[i, k] != 0.0 or (jump and _in_band(W[i, k], theta[k], eps)) else 0
     rptr[n] = count
     cptr[:] = 0
     for e in range(count):
