@@ -175,10 +175,11 @@ def _in_band(x, theta, eps):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def needed_units(W, mask, theta, eps, jump, rptr, rcol, cptr, crow):
+def needed_units(W, mask, theta, eps, jump, rptr, rcol, cptr, crow, cw, ckept):
     """Where the gradient needs (R W)_ik: the kept units and, for JumpReLU, those in the
     threshold kernel's band; by input (rptr, rcol) and by unit (cptr, crow, inputs in
-    increasing order). Returns how many."""
+    increasing order, with W_ik and mask_ik beside: cw, ckept, read in order later rather
+    than down W's columns). Returns how many."""
     n, m = W.shape
     count = 0
     for i in range(n):
@@ -195,8 +196,11 @@ def needed_units(W, mask, theta, eps, jump, rptr, rcol, cptr, crow):
     for i in range(n):  # in increasing i, so each unit's inputs come in order
         for e in range(rptr[i], rptr[i + 1]):
             k = rcol[e]
-            crow[cptr[k]] = i
-            cptr[k] += 1
+            at = cptr[k]
+            crow[at] = i
+            cw[at] = W[i, k]
+            ckept[at] = 1 if mask[i, k] != 0.0 else 0
+            cptr[k] = at + 1
     for k in range(m - 1, -1, -1):  # the fill moved each start to the next's
         cptr[k + 1] = cptr[k]
     cptr[0] = 0
@@ -250,24 +254,28 @@ def kept_gram(W, WT, mask, rptr, rcol, Z, cursor):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "nsz", "contract"})
-def kept_products(W, WT, mask, R, cptr, crow, RtAT, rws):
-    """Unit by unit: rws[e] = (R W)_ik = R_i . W^T_k at the places needed_units put there
-    (summed in whatever order vectorises, as BLAS's products are), and RtAT[k] = (R^T A)[:, k]
-    (summed over the inputs i that keep k, in increasing order) + (mask * R W)[:, k]: push^T
-    times 4. Four inputs a pass over the unit's row."""
-    n, m = W.shape
+def kept_products(WT, R, cptr, crow, cw, ckept, RtAT, rws, theta, dtheta, eps, l0, jump):
+    """Unit by unit: (R W)_ik = R_i . W^T_k at the places needed_units put there (into
+    ``rws``, n long; summed in whatever order vectorises, as BLAS's products are), RtAT[k] =
+    (R^T A)[:, k] (summed over the inputs i that keep k, in increasing order) + (mask *
+    R W)[:, k], which is push^T times 4, and for JumpReLU dtheta[k] (module docstring).
+    Four inputs a pass over the unit's row."""
+    m, n = WT.shape
+    if jump:
+        dtheta[:] = 0.0
     for k in range(m):
         acc = RtAT[k]
         acc[:] = 0.0
         wk = WT[k]
-        e, last = cptr[k], cptr[k + 1]
+        first, last = cptr[k], cptr[k + 1]
+        e = first
         while e + 4 <= last:
             i1, i2, i3, i4 = crow[e], crow[e + 1], crow[e + 2], crow[e + 3]
             r1, r2, r3, r4 = R[i1], R[i2], R[i3], R[i4]
-            a1 = W[i1, k] if mask[i1, k] != 0.0 else 0.0
-            a2 = W[i2, k] if mask[i2, k] != 0.0 else 0.0
-            a3 = W[i3, k] if mask[i3, k] != 0.0 else 0.0
-            a4 = W[i4, k] if mask[i4, k] != 0.0 else 0.0
+            a1 = cw[e] if ckept[e] != 0 else 0.0
+            a2 = cw[e + 1] if ckept[e + 1] != 0 else 0.0
+            a3 = cw[e + 2] if ckept[e + 2] != 0 else 0.0
+            a4 = cw[e + 3] if ckept[e + 3] != 0 else 0.0
             d1 = d2 = d3 = d4 = 0.0
             for j in range(n):
                 w = wk[j]
@@ -276,38 +284,28 @@ def kept_products(W, WT, mask, R, cptr, crow, RtAT, rws):
                 d3 += r3[j] * w
                 d4 += r4[j] * w
                 acc[j] = acc[j] + a1 * r1[j] + a2 * r2[j] + a3 * r3[j] + a4 * r4[j]
-            rws[e], rws[e + 1], rws[e + 2], rws[e + 3] = d1, d2, d3, d4
+            at = e - first
+            rws[at], rws[at + 1], rws[at + 2], rws[at + 3] = d1, d2, d3, d4
             e += 4
         while e < last:
             i = crow[e]
             r = R[i]
-            a = W[i, k] if mask[i, k] != 0.0 else 0.0
+            a = cw[e] if ckept[e] != 0 else 0.0
             d = 0.0
             for j in range(n):
                 d += r[j] * wk[j]
                 acc[j] += a * r[j]
-            rws[e] = d
+            rws[e - first] = d
             e += 1
-        for e in range(cptr[k], last):  # the kept units' R W beside their R^T A
-            i = crow[e]
-            if mask[i, k] != 0.0:
-                acc[i] += rws[e]
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def kept_combine(W, RtAT, cptr, crow, rws, push, theta, dtheta, eps, l0, jump):
-    """push = (mask * (R W) + R^T A) / 4 and, for JumpReLU, dtheta = dL/dtheta (module
-    docstring), from kept_products' RtAT and rws."""
-    transpose_into(RtAT, push, 0.25)
-    if jump:
-        dtheta[:] = 0.0
-        for k in range(W.shape[1]):
-            th = theta[k]
-            for e in range(cptr[k], cptr[k + 1]):
-                x = W[crow[e], k]
-                if _in_band(x, th, eps):
-                    sx = (1.0 if x > 0.0 else 0.0) - (1.0 if x < 0.0 else 0.0)
-                    dtheta[k] += -rws[e] * sx * th / eps - l0 / eps
+        th = theta[k] if jump else 0.0
+        for e in range(first, last):  # the kept units' R W beside their R^T A
+            rw = rws[e - first]
+            if ckept[e] != 0:
+                acc[crow[e]] += rw
+            x = cw[e]
+            if jump and _in_band(x, th, eps):
+                sx = (1.0 if x > 0.0 else 0.0) - (1.0 if x < 0.0 else 0.0)
+                dtheta[k] += -rw * sx * th / eps - l0 / eps
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -408,8 +406,10 @@ class MechanismState:
         Z = self._Z
         if self.kept < self.sparse_below * W.size:
             self.sparse_steps += 1
+            self._dense = None  # one path's scratch at a time (about 4 n x m arrays each)
             self._loops_gradient(W, push, theta)
         else:
+            self._loops = None
             if self._dense is None:
                 self._dense = (np.empty_like(W), np.empty_like(W), np.empty_like(W))
             A, RW, RtA = self._dense
@@ -434,16 +434,32 @@ class MechanismState:
                 np.empty(m + 1, dtype=np.int64),
                 np.empty(n * m, dtype=index),
                 np.empty((m, n), dtype=W.dtype),  # (R^T A)^T
-                np.empty(n * m, dtype=W.dtype),  # R W where needed, by unit
+                np.empty(n, dtype=W.dtype),  # R W where needed, a unit's
+                np.empty(n * m, dtype=W.dtype),  # W at the needed places, by unit
+                np.empty(n * m, dtype=np.int8),  # the mask there
                 np.empty(n, dtype=np.int64),  # kept_gram's place in each row
             )
-        WT, rptr, rcol, cptr, crow, RtAT, rws, cursor = self._loops
+        WT, rptr, rcol, cptr, crow, RtAT, rws, cw, ckept, cursor = self._loops
         transpose_into(W, WT, 1.0)
-        needed_units(W, self.mask, theta, self.bandwidth, self.jump, rptr, rcol, cptr, crow)
+        needed_units(W, self.mask, theta, self.bandwidth, self.jump, rptr, rcol, cptr, crow, cw, ckept)
         kept_gram(W, WT, self.mask, rptr, rcol, self._Z, cursor)
         _residuals(self._Z, self.interference)
-        kept_products(W, WT, self.mask, self._Z, cptr, crow, RtAT, rws)
-        kept_combine(W, RtAT, cptr, crow, rws, push, theta, self.dtheta, self.bandwidth, self.l0, self.jump)
+        kept_products(
+            WT,
+            self._Z,
+            cptr,
+            crow,
+            cw,
+            ckept,
+            RtAT,
+            rws,
+            theta,
+            self.dtheta,
+            self.bandwidth,
+            self.l0,
+            self.jump,
+        )
+        transpose_into(RtAT, push, 0.25)
 
     def threshold_step(
         self, opt_code: int, t: int, lr: float, beta1: float, beta2: float, eps: float
