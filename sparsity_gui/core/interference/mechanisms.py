@@ -166,18 +166,23 @@ def transpose_into(src, dst, scale):
                     dst[k, i] = scale * src[i, k]
 
 
+# a |d| past eps / 2 by more than rounding cannot divide to under 1/2
+_NEAR_BAND = 0.5000001
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _in_band(x, theta, eps):
     """K((|x| - theta) / eps) != 0: the rectangle kernel's support (the division only near
-    it: a |d| past eps / 2 by more than rounding cannot divide to under 1/2)."""
+    it)."""
     d = abs(x) - theta
-    return abs(d) < 0.5000001 * eps and abs(d / eps) < 0.5
+    return abs(d) < _NEAR_BAND * eps and abs(d / eps) < 0.5
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def needed_units(W, mask, theta, eps, jump, rptr, rcol, cptr, crow, cw, ckept):
     """Where the gradient needs (R W)_ik: the kept units and, for JumpReLU, those in the
-    threshold kernel's band; by input (rptr, rcol) and by unit (cptr, crow, inputs in
+    threshold kernel's band (and the few just past it that _in_band tells apart later,
+    so that no division is done here); by input (rptr, rcol) and by unit (cptr, crow, inputs in
     increasing order, with W_ik and mask_ik beside: cw, ckept, read in order later rather
     than down W's columns). Returns how many."""
     n, m = W.shape
@@ -186,7 +191,8 @@ def needed_units(W, mask, theta, eps, jump, rptr, rcol, cptr, crow, cw, ckept):
         rptr[i] = count
         for k in range(m):  # each written, the count moving on where needed: no branch
             rcol[count] = k
-            count += 1 if mask[i, k] != 0.0 or (jump and _in_band(W[i, k], theta[k], eps)) else 0
+            near = jump and abs(abs(W[i, k]) - theta[k]) < _NEAR_BAND * eps
+            count += 1 if mask[i, k] != 0.0 or near else 0
     rptr[n] = count
     cptr[:] = 0
     for e in range(count):
