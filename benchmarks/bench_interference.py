@@ -30,6 +30,8 @@ It prints, from one run on one machine:
 7. float32 against float64: the products and whole AdamW steps at n = 256, m = 1024 and 4096;
 8. ``sweep --paper`` projected: every m of 256:4096:256 timed with two runs side by side (the
    sweep's 2 jobs), in float64 and float32, times 16 seeds x 7500 steps (goal < 1 hour).
+9. the sparsity mechanisms (issue 51): an AdamW step under TopK and JumpReLU beside the l1
+   step at n = 256, m = 1024 (goal <= 1.5x), the cases' repeats taken in turn.
 
 Every figure is the best of several repeats of many steps (time.perf_counter), after a
 warm-up; kernel and numpy repeats alternate so both see the same background load. Both start
