@@ -59,13 +59,31 @@ class LogSlider(QtWidgets.QSlider):
         self.valueChangedLog.emit(float(f"{self.to_value(pos):.3g}"))
 
 
+def error_label(name: str) -> QtWidgets.QLabel:
+    """The red line under a field (or under a row of fields) that gives a refusal's reason."""
+    label = QtWidgets.QLabel()
+    label.setObjectName(f"error_{name}")
+    label.setStyleSheet("color: #c0392b; font-size: 8pt;")
+    label.setWordWrap(True)
+    label.hide()
+    return label
+
+
 class Field(QtWidgets.QWidget):
     """A typed field whose text is checked on Enter / focus-out; a refused value keeps the
-    last good one in force and shows the reason under the field in red."""
+    last good one in force and shows the reason under the field in red (or, given
+    ``error``, on that line: one under a row of narrow fields, which they share)."""
 
     accepted = QtCore.Signal(object)
 
-    def __init__(self, name: str, parse: Callable[[str], object], tooltip: str, parent=None):
+    def __init__(
+        self,
+        name: str,
+        parse: Callable[[str], object],
+        tooltip: str,
+        parent=None,
+        error: QtWidgets.QLabel | None = None,
+    ):
         super().__init__(parent)
         self.name = name
         self._parse = parse
@@ -73,16 +91,15 @@ class Field(QtWidgets.QWidget):
         self.edit.setObjectName(f"field_{name}")
         self.help = tooltip
         self.edit.setToolTip(tooltip)
-        self.error = QtWidgets.QLabel()
-        self.error.setObjectName(f"error_{name}")
-        self.error.setStyleSheet("color: #c0392b; font-size: 8pt;")
-        self.error.setWordWrap(True)
-        self.error.hide()
+        self.error = error_label(name) if error is None else error
+        self._shared = error is not None
+        self._message = ""  # the reason this field shows (a shared line may show another's)
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(1)
         lay.addWidget(self.edit)
-        lay.addWidget(self.error)
+        if error is None:
+            lay.addWidget(self.error)
         self.edit.returnPressed.connect(self._commit_on_enter)
         self.edit.editingFinished.connect(self.commit)
         self._good_text = ""
@@ -97,14 +114,19 @@ class Field(QtWidgets.QWidget):
         return self.edit.text()
 
     def show_error(self, message: str) -> None:
+        if self._shared:  # a row's line: which field, as the command's error names the option
+            message = f"{self.name}: {message}"
+        self._message = message
         self.error.setText(message)
         self.error.show()
         self.edit.setStyleSheet("border: 1px solid #c0392b; background: #fdecea;")
         self.edit.setToolTip(message)
 
     def clear_error(self) -> None:
-        self.error.hide()
-        self.error.setText("")
+        if self.error.text() == self._message:  # not another field's reason on a shared line
+            self.error.hide()
+            self.error.setText("")
+        self._message = ""
         self.edit.setStyleSheet("")
         self.edit.setToolTip(self.help)
 

@@ -35,13 +35,16 @@ from sparsity_gui.core.interference.settings import (
 )
 from sparsity_gui.core.knots import Knots, knots_text
 from sparsity_gui.core.settings import format_sci, format_value
-from sparsity_gui.ui.fields import Field, parse_float, parse_int, setting_tip
+from sparsity_gui.ui.fields import Field, error_label, parse_float, parse_int, setting_tip
 
 SETTINGS = INTERFERENCE_SETTINGS
 NOISE_LABELS = {"none": "no noise", "bernoulli": "Bernoulli ±σ", "gaussian": "Gaussian N(0, σ²)"}
 SPARSITY_LABELS = {"l1": "L1 penalty", "topk": "TopK", "jumprelu": "JumpReLU"}
 # the mechanisms' fields, by row of the dock (the table's symbols label them)
 MECHANISM_ROWS = (("k",), ("l0", "bandwidth"), ("threshold_init", "threshold_param"))
+# the optimizer's constants, one row, shown only under the optimizers that have them (their
+# rows' only_with: Adam and AdamW)
+ADAM_ROW = ("beta1", "beta2", "eps")
 TOPK_K = 1  # TopK's K when it is chosen: one unit per input, each feature its own neuron
 # a field sharing its row with others: its width follows the dock's, not the other way round
 SHARED_ROW = QtWidgets.QSizePolicy.Policy.Ignored
@@ -235,6 +238,7 @@ class InterferenceControls(QtWidgets.QWidget):
         row.addWidget(self.noise, 0, QtCore.Qt.AlignmentFlag.AlignTop)
         row.addWidget(self.noise_sigma, 1)
         form.addRow("noise, σ", row)
+        self._adam_row = self._setting_row(form, ADAM_ROW, dict.fromkeys(ADAM_ROW, parse_float))
         self._build_mechanisms(form)
         self.units = QtWidgets.QLabel()
         self.units.setObjectName("units")
@@ -370,23 +374,42 @@ class InterferenceControls(QtWidgets.QWidget):
             lambda _i: self.changed.emit({"threshold_param": self.threshold_param.currentData()})
         )
         parse = {"k": parse_int, "l0": parse_float, "bandwidth": parse_float, "threshold_init": parse_float}
-        self._mechanism_rows: list[tuple[tuple[str, ...], QtWidgets.QHBoxLayout]] = []
+        self._mechanism_rows: list[tuple[tuple[str, ...], QtWidgets.QWidget]] = []
         for names in MECHANISM_ROWS:
-            row = QtWidgets.QHBoxLayout()
-            for name in names:
-                if name == "threshold_param":
-                    row.addWidget(self.threshold_param, 0, QtCore.Qt.AlignmentFlag.AlignTop)
-                    continue
-                setting = INTERFERENCE_SETTINGS[name]
-                f = Field(
-                    name, self._checked(name, parse[name]), setting_tip(setting, f"{name}: {setting.what}")
-                )
-                f.accepted.connect(lambda v, name=name: self.changed.emit({name: v}))
-                f.setSizePolicy(SHARED_ROW, QtWidgets.QSizePolicy.Policy.Preferred)
-                self.fields[name] = f
-                row.addWidget(f, 1)
-            form.addRow(",  ".join(INTERFERENCE_SETTINGS[name].symbol for name in names), row)
+            row = self._setting_row(form, names, parse, {"threshold_param": self.threshold_param})
             self._mechanism_rows.append((names, row))
+
+    def _setting_row(
+        self, form: QtWidgets.QFormLayout, names: tuple[str, ...], parse: dict, widgets: dict | None = None
+    ) -> QtWidgets.QWidget:
+        """One row of the dock: a field for each of the settings ``names`` (from its row of
+        the table: its tooltip, its check at the field), or the widget ``widgets`` gives,
+        labelled by the rows' symbols. Several fields share one line for a refusal's reason
+        under them, as wide as the row (a narrow field's own would wrap a word a line). The
+        row is one widget, so that showing the row leaves that line as its fields leave it."""
+        box = QtWidgets.QWidget()
+        outer = QtWidgets.QVBoxLayout(box)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(1)
+        row = QtWidgets.QHBoxLayout()
+        outer.addLayout(row)
+        typed = [name for name in names if not (widgets and name in widgets)]
+        shared = error_label("_".join(typed)) if len(typed) > 1 else None
+        for name in names:
+            if widgets and name in widgets:
+                row.addWidget(widgets[name], 0, QtCore.Qt.AlignmentFlag.AlignTop)
+                continue
+            setting = INTERFERENCE_SETTINGS[name]
+            tip = setting_tip(setting, f"{name}: {setting.what}")
+            f = Field(name, self._checked(name, parse[name]), tip, error=shared)
+            f.accepted.connect(lambda v, name=name: self.changed.emit({name: v}))
+            f.setSizePolicy(SHARED_ROW, QtWidgets.QSizePolicy.Policy.Preferred)
+            self.fields[name] = f
+            row.addWidget(f, 1)
+        if shared is not None:
+            outer.addWidget(shared)
+        form.addRow(",  ".join(INTERFERENCE_SETTINGS[name].symbol for name in names), box)
+        return box
 
     @QtCore.Slot(int)
     def _sparsity_chosen(self, _index: int) -> None:
@@ -500,6 +523,10 @@ class InterferenceControls(QtWidgets.QWidget):
         self.noise_sigma.set_text(f"{p.noise_sigma:g}" if p.noise != "none" else "")
         self.noise_sigma.edit.setEnabled(p.noise != "none")
         self._show_mechanism(p)
+        for name in ADAM_ROW:
+            self.fields[name].set_text(f"{getattr(p, name):g}")
+        field, values = INTERFERENCE_SETTINGS[ADAM_ROW[0]].only_with or ("optimizer", OPTIMIZERS)
+        self._form.setRowVisible(self._adam_row, getattr(p, field) in values)
         self._params = p
         self.show_in_force(None)
 
