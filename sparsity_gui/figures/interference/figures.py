@@ -263,8 +263,9 @@ def threshold_note(data):
 
 def thresholds(fig, data, ax=None):
     """The threshold the run's sparsity mechanism applies, per optimizer step, on a log
-    axis: the median over features (JumpReLU's units, TopK's inputs) with its 10-90 % band
-    and one of them tracked; under JumpReLU the rail theta(0) ± Σ lr beside it (Adam's
+    axis where the curves span more than a decade (else linear, to read them): the median
+    over features (JumpReLU's units, TopK's inputs) with its 10-90 % band and one of them
+    tracked; under JumpReLU the rail theta(0) ± Σ lr beside it (Adam's
     usual largest move per step, not a strict bound: the legend says how often a step went
     past it); under l1 the note's theta_i, exact only for a row no interference acts on."""
     from matplotlib.lines import Line2D
@@ -293,11 +294,12 @@ def thresholds(fig, data, ax=None):
         handles.append(ax.lines[-1])
         labels.append("rail $\\theta_k(0) \\pm \\Sigma\\,\\mathrm{lr}$")
     more, more_labels = ax.get_legend_handles_labels()
-    shown = np.concatenate([np.asarray(data[c], float) for c in ("p10", "median", "tracked")])
+    names = ("p10", "median", "tracked", "p90", "rail_hi")
+    shown = np.concatenate([np.asarray(data[c], float) for c in names if c in data])
     shown = shown[np.isfinite(shown) & (shown > 0)]
-    if any(len(line.get_xdata()) for line in ax.lines):
+    if shown.size and shown.max() > 10 * shown.min():  # over a decade: a log axis, as on screen
         ax.set_yscale("log")
-        if shown.size and "rail_lo" in data:  # the rail's lower side falls to 0: not the axis
+        if "rail_lo" in data:  # the rail's lower side falls to 0: not the axis
             ax.set_ylim(bottom=float(shown.min()) / 1.25)
         log_ticks(ax)
     step_panel_end(ax, data, y_from_zero=False)
