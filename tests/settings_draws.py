@@ -108,17 +108,19 @@ MECHANISM_CHANGES = {
     "bandwidth": {"bandwidth": 0.02},
     "threshold_init": {"threshold_init": 0.05},
     "threshold_param": {"threshold_param": "log"},
+    "l0_warmup": {"l0": 0.003, "l0_warmup": 7},
+    "l0_schedule": {"l0": 0.003, "l0_schedule": ((0.0, 0.0), (5.0, 0.003))},
 }
 
 
 def _mechanism_changes(params, name: str) -> dict:
-    """Another sparsity mechanism (and what it needs: no noise, and for TopK l1 = 0)."""
-    changes = {"sparsity": "jumprelu", "noise": "none", "noise_sigma": 0.0, **MECHANISM_CHANGES[name]}
+    """Another sparsity mechanism (and what it needs: for TopK l1 = 0)."""
+    changes = {"sparsity": "jumprelu", **MECHANISM_CHANGES[name]}
     if name == "k":
         changes.update(sparsity="topk", k=min(2, params.m), l1=0.0, l1_warmup=0, l1_schedule=())
     if name == "sparsity" and params.sparsity != "l1":
         changes = {"sparsity": "l1", "k": None, "l0": 0.0, "bandwidth": 1e-3, "threshold_init": 1e-3}
-        changes["threshold_param"] = "plain"
+        changes.update(threshold_param="plain", l0_warmup=0, l0_schedule=())
     return changes
 
 

@@ -190,21 +190,15 @@ def schedule_options(
 ) -> dict[str, Any]:
     """The schedule options train() and sweep() share, as the CLI's: knots as their text
     (checked here, so that save() writes the option that reads back as them)."""
-    from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
-    from sparsity_gui.core.knots import given_knots, knots_text
-
-    def text(name: str, knots: Any) -> str | None:
-        if knots is None:
-            return None
-        return knots_text(given_knots(INTERFERENCE_SETTINGS.check(name, knots), name, "step"))
+    from sparsity_gui.core.interference.headless import knots_option
 
     return dict(
         l1_warmup=as_whole(l1_warmup),
-        l1_schedule=text("l1_schedule", l1_schedule),
+        l1_schedule=knots_option("l1_schedule", l1_schedule),
         lr_warmup=as_whole(lr_warmup),
         lr_decay=lr_decay,
         lr_decay_steps=as_whole(lr_decay_steps),
-        lr_schedule=text("lr_schedule", lr_schedule),
+        lr_schedule=knots_option("lr_schedule", lr_schedule),
     )
 
 
@@ -238,6 +232,8 @@ def train(
     bandwidth: float | None = None,
     threshold_init: float | None = None,
     threshold_param: str | None = None,
+    l0_warmup: int | None = None,
+    l0_schedule: str | Sequence[tuple[float, float]] | None = None,
     beta1: float | None = None,
     beta2: float | None = None,
     eps: float | None = None,
@@ -257,8 +253,8 @@ def train(
     the learning rate per step (for gradient descent the note's eta = 4 lr and t = 4 lr
     steps). ``optimizer``: "adamw" (the paper's), "adam", "gd-zero" (gradient descent with
     the note's zero rule), "gd", "ista" (proximal gradient: soft-thresholding by lr l1) or
-    "signsgd" (W - lr sign(gradient)). ``weight_decay``: None for torch's (0.01 for adamw, 0
-    for adam). ``no_interference``: every feature trains alone. ``dtype``: "float64" or
+    "signsgd" (W - lr sign(gradient)). ``weight_decay``: None for torch's (0.01 for adamw,
+    0 for adam). ``no_interference``: every feature trains alone. ``dtype``: "float64" or
     "float32" (the paper's precision: W, the products and the optimizer's state in float32;
     counts agree with float64's in distribution, not run by run). ``samples``: rows of the
     history, at steps round(i steps/(K-1)). ``l1`` and ``lr``: None for 1e-3, or the value
@@ -274,24 +270,23 @@ def train(
     ``noise="bernoulli"|"gaussian"`` with ``noise_sigma=S``: one vector xi per step added to
     the hidden layer of the whole batch, y = ReLU((x W + xi) W^T), +-S with equal odds or
     N(0, S^2), from a stream the seed fixes (l1 = 0 is allowed). The history's ``sum_w4``
-    column is the mean over features of sum_k W_ik^4.
-
-    ``sparsity``: the hidden layer's mechanism on h = W^T x (W_i for feature i), as the CLI's
-    --sparsity: "l1" (the L1 penalty, default), "topk" with ``k`` (the k units of largest |h|
-    per input kept with their sign; no penalty, so l1 is 0 and refused), "jumprelu" (h H(|h| -
-    theta) with a threshold per unit trained by the same optimizer, straight through the
-    rectangle kernel of width ``bandwidth``, from ``threshold_init``, stored as
-    ``threshold_param`` "plain" or "log"; the penalty ``l0`` times the units kept; l1 is 0
-    unless given). Their readouts: ``readouts["sparsity"]``; ``run.sparsity_history`` holds
-    the units kept and the thresholds at the history's steps (docs/theory.md §9).
+    column is the mean over features of sum_k W_ik^4. ``sparsity``: the hidden layer's
+    mechanism on h = W^T x (W_i for feature i), as the CLI's --sparsity: "l1" (the L1 penalty,
+    default), "topk" with ``k`` (the k units of largest |h| per input kept with their sign;
+    no penalty, so l1 is 0 and refused), "jumprelu" (h H(|h| - theta) with a threshold per
+    unit trained by the same optimizer, straight through the rectangle kernel of width
+    ``bandwidth``, from ``threshold_init``, stored as ``threshold_param`` "plain" or "log";
+    the penalty ``l0`` times the units kept, scheduled as l1 by ``l0_warmup`` or
+    ``l0_schedule``; l1 is 0 unless given); noise enters h before the mechanism. Readouts:
+    ``readouts["sparsity"]``, ``run.sparsity_history`` (docs/theory.md §9).
 
     ``beta1``, ``beta2``, ``eps``: Adam's constants (None: torch's 0.9, 0.999, 1e-8), as the
     CLI's --beta1, --beta2, --eps; only with optimizer "adam" or "adamw" (the others have none).
-
     Like the CLI this caps OpenBLAS at one thread in this process (faster for these
     products, and the same numbers as the CLI's)."""
     from sparsity_gui.core.interference.headless import (
         INTERFERENCE_DEFAULTS,
+        knots_option,
         training_settings,
         training_w0,
         values_from_schedules,
@@ -319,6 +314,8 @@ def train(
         bandwidth=as_number(bandwidth),
         threshold_init=as_number(threshold_init),
         threshold_param=threshold_param,
+        l0_warmup=as_whole(l0_warmup),
+        l0_schedule=knots_option("l0_schedule", l0_schedule),  # as the CLI's text, as l1's
         beta1=as_number(beta1),
         beta2=as_number(beta2),
         eps=as_number(eps),

@@ -67,6 +67,8 @@ ROW_COLUMNS = [
     "bandwidth",
     "threshold_init",
     "threshold_param",
+    "l0_warmup",
+    "l0_schedule",
     # the sparsity mechanism's readouts (NaN, False under l1)
     "l0_per_input",
     "threshold_rail_share",

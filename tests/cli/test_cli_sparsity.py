@@ -132,6 +132,27 @@ def test_topk_records_the_kth_largest_h_and_the_api_writes_the_commands_files(tm
         (["--sparsity", "topk", "--k", "2", "--l0", "0.1"], "goes with --sparsity jumprelu"),
         (["--k", "2"], "goes with --sparsity topk"),
         (["--sparsity", "dropout"], "sparsity"),
+        (["--l0-warmup", "5"], "l0_warmup: goes with --sparsity jumprelu (the run's is l1)"),
+        (
+            ["--sparsity", "topk", "--k", "2", "--l0-schedule", "0:0,5:0.1"],
+            "l0_schedule: goes with --sparsity jumprelu",
+        ),
+        (
+            ["--sparsity", "jumprelu", "--l0-warmup", "-5"],
+            "l0_warmup: must be a whole number of steps from 0",
+        ),
+        (["--sparsity", "jumprelu", "--l0-warmup", "2.5"], "--l0-warmup"),
+        (["--sparsity", "jumprelu", "--l0-schedule", "0:0,5"], "l0-schedule: expected knots step:value"),
+        (["--sparsity", "jumprelu", "--l0-schedule", "5:0,2:0.1"], "knot steps must increase"),
+        (["--sparsity", "jumprelu", "--l0-schedule", "0:0,5:-1"], "every l0 must be from 0"),
+        (
+            ["--sparsity", "jumprelu", "--l0", "0.1", "--l0-schedule", "0:0,5:0.2"],
+            "conflicts with --l0-schedule",
+        ),
+        (
+            ["--sparsity", "jumprelu", "--l0-warmup", "5", "--l0-schedule", "0:0,5:0.1"],
+            "l0_schedule: and l0_warmup do not go together",
+        ),
     ],
 )
 def test_bad_sparsity_options_are_refused(extra, words, tmp_path, capsys):
@@ -146,7 +167,19 @@ def test_bad_sparsity_options_are_refused(extra, words, tmp_path, capsys):
         (dict(sparsity="jumprelu", bandwidth=-1.0), "bandwidth"),
         (dict(sparsity="jumprelu", l0=-1.0), "l0"),
         (dict(l0=0.5), "l0"),
-        (dict(sparsity="jumprelu", noise="gaussian", noise_sigma=0.1), "noise"),
+        (dict(l0_warmup=5), "l0_warmup: goes with --sparsity jumprelu"),
+        (dict(sparsity="topk", k=2, l0_schedule="0:0,5:0.1"), "l0_schedule: goes with --sparsity jumprelu"),
+        (dict(sparsity="jumprelu", l0_warmup=-5), "l0_warmup: must be a whole number of steps"),
+        (dict(sparsity="jumprelu", l0_schedule="0:0,5"), "l0_schedule: expected knots"),
+        (
+            dict(sparsity="jumprelu", l0_schedule=[(0, 0.0), (5, -1.0)]),
+            "l0_schedule: every l0 must be from 0",
+        ),
+        (
+            dict(sparsity="jumprelu", l0_schedule=[(5, 0.0), (2, 0.1)]),
+            "l0_schedule: knot steps must increase",
+        ),
+        (dict(sparsity="jumprelu", l0=0.1, l0_schedule="0:0,5:0.2"), "l0: 0.1 conflicts with --l0-schedule"),
     ],
 )
 def test_the_api_refuses_them_naming_the_argument(kwargs, name):

@@ -31,6 +31,7 @@ DRAWS = 300
 SCHEDULES = {
     "lam": ("lam_schedule",),
     "l1": ("l1_warmup", "l1_schedule"),
+    "l0": ("l0_warmup", "l0_schedule"),
     "lr": ("lr_warmup", "lr_decay", "lr_decay_steps", "lr_schedule"),
 }
 

@@ -230,7 +230,7 @@ def test_every_axis_of_the_table_is_an_option_of_every_surface(show_tab):
     from sparsity_gui.ui.interference.sweep_tab import DOCK_ONLY
 
     axes = INTERFERENCE_SETTINGS.axes()
-    assert set(axes) == set(AXES) and AXES[0] == "m" and len(axes) == 22
+    assert set(axes) == set(AXES) and AXES[0] == "m" and len(axes) == 24
     tab = show_tab(SweepWidget(lambda: InterferenceParams(n=4, m=4)))
     sweep_dests = {a.dest for a in build_sweep_parser()._actions}
     one_run_dests = {a.dest for a in build_interference_parser()._actions}

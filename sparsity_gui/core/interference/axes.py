@@ -196,7 +196,7 @@ def split_lists(options: dict[str, Any]) -> dict[str, tuple]:
         else:
             lists[axis] = values
             options[axis] = None
-    for name, schedule in (("l1", "l1_schedule"), ("lr", "lr_schedule")):
+    for name, schedule in (("l1", "l1_schedule"), ("l0", "l0_schedule"), ("lr", "lr_schedule")):
         if schedule in lists and (options.get(name) is not None or name in lists):
             raise InputError(
                 name,

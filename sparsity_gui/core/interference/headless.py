@@ -24,7 +24,7 @@ from sparsity_gui.core.interference.params import (
 )
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, MECHANISM_FIELDS
 from sparsity_gui.core.interference.sweep import SweepSpec
-from sparsity_gui.core.knots import given_knots
+from sparsity_gui.core.knots import given_knots, knots_text
 
 SWEEP_DEFAULTS = dict(
     n=64,
@@ -69,7 +69,9 @@ def model_params(*, no_interference: bool, **model: Any) -> InterferenceParams:
     if fields.get("noise", "none") != "none" and "noise_sigma" not in fields:
         raise InputError("noise-sigma", f"--noise {fields['noise']} needs --noise-sigma S (its sigma)")
     sparsity = fields.get("sparsity", "l1")
-    for name in MECHANISM_FIELDS:  # given, even at its default, for a mechanism that has it not
+    # given, even at its default, for a mechanism that has it not (l0's schedule named before
+    # l0, which values_from_schedules may have set from it)
+    for name in reversed(MECHANISM_FIELDS):
         if name in fields and name not in MECHANISM_SETTINGS.get(sparsity, MECHANISM_FIELDS):
             takes = next(kind for kind, names in MECHANISM_SETTINGS.items() if name in names)
             raise InputError(name, f"goes with --sparsity {takes} (the run's is {sparsity})")
@@ -77,14 +79,14 @@ def model_params(*, no_interference: bool, **model: Any) -> InterferenceParams:
 
 
 def values_from_schedules(options: dict[str, Any]) -> None:
-    """Sets ``options["l1"]`` (``["lr"]``) from --l1-schedule's (--lr-schedule's) last knot
-    when it was not given (None), or refuses a given one that the schedule does not end
-    at; in place, before the defaults are filled in. Under --sparsity topk or jumprelu,
-    whose penalties are not L1, l1 not given is 0 (topk refuses any other)."""
+    """Sets ``options["l1"]`` (``["l0"]``, ``["lr"]``) from --l1-schedule's (--l0-schedule's,
+    --lr-schedule's) last knot when it was not given (None), or refuses a given one that the
+    schedule does not end at; in place, before the defaults are filled in. Under --sparsity
+    topk or jumprelu, whose penalties are not L1, l1 not given is 0 (topk refuses any other)."""
     l1_given = any(options.get(name) is not None for name in ("l1", "l1_schedule", "l1_warmup"))
     if options.get("sparsity") in ("topk", "jumprelu") and not l1_given:
         options["l1"] = 0.0
-    for name in ("l1", "lr"):
+    for name in ("l1", "l0", "lr"):
         text = options.get(f"{name}_schedule")
         if text is None:
             continue
@@ -98,6 +100,14 @@ def values_from_schedules(options: dict[str, Any]) -> None:
                 f"{options[name]:g} conflicts with --{name}-schedule, which ends at "
                 f"{name} = {knots[-1][1]:g} (a schedule sets {name}: leave --{name} out)",
             )
+
+
+def knots_option(name: str, knots: Any) -> str | None:
+    """Knots given for the setting ``name`` (text or pairs) as the option's text, checked by
+    its row (the Python API's, so that a saved result writes the option that reads back)."""
+    if knots is None:
+        return None
+    return knots_text(given_knots(INTERFERENCE_SETTINGS.check(name, knots), name, "step"))
 
 
 def training_settings(*, samples: int, **model) -> InterferenceParams:

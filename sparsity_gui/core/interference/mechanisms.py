@@ -12,6 +12,11 @@ tied). JumpReLU's thresholds get, with the rectangle kernel K(u) = 1[|u| < 1/2],
 K_ik = K((|W_ik| - theta_k) / eps): the reconstruction's and the L0 penalty's
 pseudo-derivatives (Rajamanoharan et al. 2024); the penalty gives W no gradient.
 
+With noise in the hidden layer (noise.py) the noise is added to h before the mechanism, as
+it is for L1: h_i = W_i + xi, TopK selects by |h| and JumpReLU gates h against theta, and
+the formulas above hold with A's rows a(h_i), D and K taken at h (not W); R W and Z = A W^T
+keep W, the decoder's side. xi is a draw, not a parameter: it gets no gradient.
+
 Z, R W and R^T A are BLAS products while many units are kept, and loops when few are
 (`MechanismState.sparse_below`: TopK with K up to about m/4, a trained JumpReLU): Z and R^T A
 over the kept units alone, R W only where the gradient uses it (the kept units and, for
@@ -179,19 +184,19 @@ def _in_band(x, theta, eps):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def needed_units(W, mask, theta, eps, jump, rptr, rcol, cptr, crow, cw, ckept):
+def needed_units(H, mask, theta, eps, jump, rptr, rcol, cptr, crow, cw, ckept):
     """Where the gradient needs (R W)_ik: the kept units and, for JumpReLU, those in the
     threshold kernel's band (and the few just past it that _in_band tells apart later,
     so that no division is done here); by input (rptr, rcol) and by unit (cptr, crow, inputs in
-    increasing order, with W_ik and mask_ik beside: cw, ckept, read in order later rather
-    than down W's columns). Returns how many."""
-    n, m = W.shape
+    increasing order, with the hidden layer's H_ik and mask_ik beside: cw, ckept, read in order
+    later rather than down H's columns). Returns how many."""
+    n, m = H.shape
     count = 0
     for i in range(n):
         rptr[i] = count
         for k in range(m):  # each written, the count moving on where needed: no branch
             rcol[count] = k
-            near = jump and abs(abs(W[i, k]) - theta[k]) < _NEAR_BAND * eps
+            near = jump and abs(abs(H[i, k]) - theta[k]) < _NEAR_BAND * eps
             count += 1 if mask[i, k] != 0.0 or near else 0
     rptr[n] = count
     cptr[:] = 0
@@ -204,7 +209,7 @@ def needed_units(W, mask, theta, eps, jump, rptr, rcol, cptr, crow, cw, ckept):
             k = rcol[e]
             at = cptr[k]
             crow[at] = i
-            cw[at] = W[i, k]
+            cw[at] = H[i, k]
             ckept[at] = 1 if mask[i, k] != 0.0 else 0
             cptr[k] = at + 1
     for k in range(m - 1, -1, -1):  # the fill moved each start to the next's
@@ -227,11 +232,11 @@ def _next_kept(i, e, last, end, rcol, mask):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def kept_gram(W, WT, mask, rptr, rcol, Z, cursor):
-    """Z = A W^T, A = mask * W, summed over the kept units of each row alone, in increasing
+def kept_gram(H, WT, mask, rptr, rcol, Z, cursor):
+    """Z = A W^T, A = mask * H, summed over the kept units of each row alone, in increasing
     unit order: by blocks of units (their rows of W^T stay in the cache), four units a pass
     over Z's row (a quarter of its loads and stores)."""
-    n, m = W.shape
+    n, m = H.shape
     Z[:, :] = 0.0
     cursor[:n] = rptr[:n]
     for k0 in range(0, m, GRAM_UNITS_A_BLOCK):
@@ -247,12 +252,12 @@ def kept_gram(W, WT, mask, rptr, rcol, Z, cursor):
                 if e4 < last and rcol[e4] < end:
                     u1, u2, u3, u4 = rcol[e], rcol[e2], rcol[e3], rcol[e4]
                     w1, w2, w3, w4 = WT[u1], WT[u2], WT[u3], WT[u4]
-                    a1, a2, a3, a4 = W[i, u1], W[i, u2], W[i, u3], W[i, u4]
+                    a1, a2, a3, a4 = H[i, u1], H[i, u2], H[i, u3], H[i, u4]
                     for j in range(n):
                         z[j] = z[j] + a1 * w1[j] + a2 * w2[j] + a3 * w3[j] + a4 * w4[j]
                     e = _next_kept(i, e4 + 1, last, end, rcol, mask)
                 else:  # fewer than four left in the block: one at a time
-                    a1, w1 = W[i, rcol[e]], WT[rcol[e]]
+                    a1, w1 = H[i, rcol[e]], WT[rcol[e]]
                     for j in range(n):
                         z[j] += a1 * w1[j]
                     e = _next_kept(i, e + 1, last, end, rcol, mask)
@@ -315,17 +320,17 @@ def kept_products(WT, R, cptr, crow, cw, ckept, RtAT, rws, theta, dtheta, eps, l
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def dense_combine(W, mask, RW, RtA, push, theta, dtheta, eps, l0, jump):
-    """push = (mask * RW + R^T A) / 4 and, for JumpReLU, dtheta = dL/dtheta (module
-    docstring), from the whole products."""
-    n, m = W.shape
+def dense_combine(H, mask, RW, RtA, push, theta, dtheta, eps, l0, jump):
+    """push = (mask * RW + R^T A) / 4 and, for JumpReLU, dtheta = dL/dtheta at the hidden
+    layer H (module docstring), from the whole products."""
+    n, m = H.shape
     if jump:
         dtheta[:] = 0.0
     for i in range(n):
         for k in range(m):
             rw = RW[i, k]
             if jump:
-                x = W[i, k]
+                x = H[i, k]
                 if _in_band(x, theta[k], eps):
                     sx = (1.0 if x > 0.0 else 0.0) - (1.0 if x < 0.0 else 0.0)
                     dtheta[k] += -rw * sx * theta[k] / eps - l0 / eps
@@ -374,7 +379,6 @@ class MechanismState:
         self.jump = params.sparsity == "jumprelu"
         self.log_theta = params.threshold_param == "log"
         self.bandwidth = params.bandwidth
-        self.l0 = params.l0
         theta0 = params.threshold_init
         self.phi = np.full(m, math.log(theta0) if self.log_theta else theta0)
         self.theta0 = self.phi.copy()  # the rail's start, in phi
@@ -388,6 +392,7 @@ class MechanismState:
         self.mask = np.ones((n, m), dtype=dtype)
         self.kept = n * m
         self._Z = np.empty((n, n), dtype=dtype)
+        self._H: np.ndarray | None = None  # the hidden layer W + xi of a noisy step
         self._dense: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # A, R W, R^T A
         self._loops: tuple[np.ndarray, ...] | None = None  # W^T and needed_units' arrays
         self.sparse_below = SPARSE_BELOW
@@ -404,32 +409,41 @@ class MechanismState:
             self.kept = int(topk_mask(W, self.k, self.mask, self.kth, self.width))
         return self.kept
 
-    def gradient(self, W: np.ndarray, push: np.ndarray) -> None:
+    def gradient(self, W: np.ndarray, push: np.ndarray, l0: float, xi: np.ndarray | None = None) -> None:
         """push = dL/dW / 4 of the reconstruction (module docstring) and, for JumpReLU,
-        dtheta = dL/dphi (the L0 penalty's part included), at W."""
-        self.update_mask(W)
+        dtheta = dL/dphi (the L0 penalty's part at coefficient ``l0`` included), at W; with
+        ``xi`` (the step's noise, sigma included) through the hidden layer H = W + xi."""
+        H = W
+        if xi is not None:
+            if self._H is None:
+                self._H = np.empty_like(W)
+            H = np.add(W, xi.astype(W.dtype, copy=False)[None, :], out=self._H)
+        self.update_mask(H)
         theta = self.theta
         Z = self._Z
         if self.kept < self.sparse_below * W.size:
             self.sparse_steps += 1
             self._dense = None  # one path's scratch at a time (about 4 n x m arrays each)
-            self._loops_gradient(W, push, theta)
+            self._loops_gradient(W, H, push, theta, l0)
         else:
             self._loops = None
             if self._dense is None:
                 self._dense = (np.empty_like(W), np.empty_like(W), np.empty_like(W))
             A, RW, RtA = self._dense
-            np.multiply(W, self.mask, out=A)
+            np.multiply(H, self.mask, out=A)
             np.matmul(A, W.T, out=Z)
             _residuals(Z, self.interference)
             np.matmul(Z, W, out=RW)
             np.matmul(Z.T, A, out=RtA)
-            dense_combine(W, self.mask, RW, RtA, push, theta, self.dtheta, self.bandwidth, self.l0, self.jump)
+            dense_combine(H, self.mask, RW, RtA, push, theta, self.dtheta, self.bandwidth, l0, self.jump)
         if self.jump and self.log_theta:
             self.dtheta *= theta  # d/dlog theta = theta d/dtheta
 
-    def _loops_gradient(self, W: np.ndarray, push: np.ndarray, theta: np.ndarray) -> None:
-        """The gradient by loops over the units where it needs R W (needed_units)."""
+    def _loops_gradient(
+        self, W: np.ndarray, H: np.ndarray, push: np.ndarray, theta: np.ndarray, l0: float
+    ) -> None:
+        """The gradient by loops over the units where it needs R W (needed_units); H is the
+        hidden layer (W itself without noise)."""
         n, m = W.shape
         if self._loops is None:
             index = np.int32 if n * m < 2**31 else np.int64
@@ -447,8 +461,8 @@ class MechanismState:
             )
         WT, rptr, rcol, cptr, crow, RtAT, rws, cw, ckept, cursor = self._loops
         transpose_into(W, WT, 1.0)
-        needed_units(W, self.mask, theta, self.bandwidth, self.jump, rptr, rcol, cptr, crow, cw, ckept)
-        kept_gram(W, WT, self.mask, rptr, rcol, self._Z, cursor)
+        needed_units(H, self.mask, theta, self.bandwidth, self.jump, rptr, rcol, cptr, crow, cw, ckept)
+        kept_gram(H, WT, self.mask, rptr, rcol, self._Z, cursor)
         _residuals(self._Z, self.interference)
         kept_products(
             WT,
@@ -462,7 +476,7 @@ class MechanismState:
             theta,
             self.dtheta,
             self.bandwidth,
-            self.l0,
+            l0,
             self.jump,
         )
         transpose_into(RtAT, push, 0.25)
@@ -486,10 +500,9 @@ class MechanismState:
                 loss += float(np.sum(np.maximum(Z, 0.0) ** 2))
         return loss
 
-    @property
-    def penalty(self) -> float:
-        """C times the units kept (JumpReLU's L0 penalty; 0 for TopK), at the last mask."""
-        return self.l0 * self.kept if self.jump else 0.0
+    def penalty(self, l0: float) -> float:
+        """``l0`` times the units kept (JumpReLU's L0 penalty; 0 for TopK), at the last mask."""
+        return l0 * self.kept if self.jump else 0.0
 
 
 # what a TopK or JumpReLU run records beside its history (run.HISTORY_COLUMNS), at the same

@@ -23,9 +23,8 @@ import numpy as np
 from sparsity_gui.core.checks import check_fits, check_work
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.schedules import (
-    L1_SCHEDULE_DEFAULTS,
-    LR_SCHEDULE_DEFAULTS,
     SCHEDULE_FIELDS,
+    SCHEDULE_GROUPS,
     check_schedules,
     schedule_summary,
 )
@@ -77,7 +76,7 @@ QUIET_FIELDS = (*SCHEDULE_FIELDS, "noise", "noise_sigma", "sparsity", *MECHANISM
 MECHANISM_SETTINGS = {
     "l1": (),
     "topk": ("k",),
-    "jumprelu": ("l0", "bandwidth", "threshold_init", "threshold_param"),
+    "jumprelu": ("l0", "bandwidth", "threshold_init", "threshold_param", "l0_warmup", "l0_schedule"),
 }
 
 
@@ -127,13 +126,16 @@ class InterferenceParams:
     # the hidden layer's sparsity mechanism (core/interference/mechanisms.py): "l1" (the
     # paper's), "topk" (keeps k units per input; no penalty, so l1 = 0) or "jumprelu" (a
     # threshold per unit, the L0 penalty l0, kernel width bandwidth, thresholds from
-    # threshold_init, trained as theta or log theta)
+    # threshold_init, trained as theta or log theta; l0 over steps as l1: a warm-up or knots,
+    # ending at l0)
     sparsity: str = "l1"
     k: int | None = None
     l0: float = 0.0
     bandwidth: float = 1e-3
     threshold_init: float = 1e-3
     threshold_param: str = "plain"
+    l0_warmup: int = 0
+    l0_schedule: Knots = ()
 
     def __post_init__(self) -> None:
         INTERFERENCE_SETTINGS.checked_fields(self)  # each field by its setting's check
@@ -143,8 +145,8 @@ class InterferenceParams:
             )
         if self.noise == "none" and self.noise_sigma != 0.0:
             raise InputError("noise_sigma", "needs a noise kind (--noise bernoulli|gaussian)")
-        check_schedules({f: getattr(self, f) for f in SCHEDULE_FIELDS}, self.l1, self.lr)
         self._check_mechanism()
+        check_schedules({f: getattr(self, f) for f in SCHEDULE_FIELDS}, self.l1, self.lr, self.l0)
 
     def _check_mechanism(self) -> None:
         """The sparsity mechanism's settings: each goes with its own mechanism only."""
@@ -153,10 +155,6 @@ class InterferenceParams:
             if name not in own and getattr(self, name) != INTERFERENCE_SETTINGS[name].default:
                 takes = next(s for s, names in MECHANISM_SETTINGS.items() if name in names)
                 raise InputError(name, f"goes with sparsity {takes} only (the run's is {self.sparsity})")
-        if self.sparsity == "l1":
-            return
-        if self.noise != "none":
-            raise InputError("noise", f"goes with sparsity l1 only for now (the run's is {self.sparsity})")
         if self.sparsity == "topk":
             if self.k is None:
                 raise InputError("k", "topk needs k, the units it keeps per input (1 to m)")
@@ -194,9 +192,9 @@ class InterferenceParams:
         return replace(self, **changes)
 
     def with_live_change(self, **changes: Any) -> InterferenceParams:
-        """``changes`` made during a run: a new l1 (lr) ends l1's (lr's) schedule, the value
-        given holds from then on (as for the note's λ)."""
-        for name, dropped in (("l1", L1_SCHEDULE_DEFAULTS), ("lr", LR_SCHEDULE_DEFAULTS)):
+        """``changes`` made during a run: a new l1 (l0, lr) ends l1's (l0's, lr's) schedule,
+        the value given holds from then on (as for the note's λ)."""
+        for name, dropped in SCHEDULE_GROUPS:
             if name in changes and changes[name] != getattr(self, name):
                 changes = {**dropped, **changes}
         return replace(self, **changes)
@@ -209,10 +207,9 @@ class InterferenceParams:
         d.update(schedule_summary(self))
         if self.noise != "none":
             d.update(noise=self.noise, noise_sigma=self.noise_sigma)
-        if self.sparsity != "l1":
-            d.update(
-                sparsity=self.sparsity, **{f: getattr(self, f) for f in MECHANISM_SETTINGS[self.sparsity]}
-            )
+        if self.sparsity != "l1":  # (l0's schedule, as the others: by schedule_summary, when set)
+            own = (f for f in MECHANISM_SETTINGS[self.sparsity] if f not in SCHEDULE_FIELDS)
+            d.update(sparsity=self.sparsity, **{f: getattr(self, f) for f in own})
         return d
 
 

@@ -41,7 +41,14 @@ from sparsity_gui.core.interference.readouts import (
     rail_share,
     threshold_summary,
 )
-from sparsity_gui.core.interference.schedules import has_lr_schedule, l1_values, lr_values, values_in_force
+from sparsity_gui.core.interference.schedules import (
+    has_lr_schedule,
+    l0_in_force,
+    l0_values,
+    l1_values,
+    lr_values,
+    values_in_force,
+)
 from sparsity_gui.core.interference.sparse_kernels import (
     gd_zero_sparse_steps,
     nonzero_pattern,
@@ -314,13 +321,18 @@ class InterferenceRun:
         self, n_steps: int, args: KernelArrays, lrs: np.ndarray, l1s: np.ndarray, rest: OptimizerConstants
     ) -> tuple[int, int]:
         """Steps under TopK or JumpReLU: the whole gradient of each step at the W before it
-        (mechanisms.MechanismState.gradient), W and the thresholds stepped from it."""
+        (mechanisms.MechanismState.gradient) with the step's l0 and noise, W and the
+        thresholds stepped from it."""
+        p = self.params
         mechanism = self.mechanism
         assert mechanism is not None  # only a run with a mechanism takes these steps
         self._pattern = None
         _, beta1, beta2, eps = rest
+        l0s = l0_values(p, self.step, n_steps)
+        xis = self._noise.draw(n_steps, p.m) if self._noise is not None else None
         for s in range(n_steps):
-            mechanism.gradient(self.W, self._push)
+            xi = None if xis is None else p.noise_sigma * xis[s]
+            mechanism.gradient(self.W, self._push, float(l0s[s]), xi)
             t = self.step + s + 1
             stop = optimizer_step(*args, t, lrs[s], l1s[s], *rest, True)
             mechanism.threshold_step(args[-1], t, float(lrs[s]), beta1, beta2, eps)
@@ -416,14 +428,17 @@ class InterferenceRun:
     def loss(self, norm1: float | None = None) -> float:
         """The network's loss: sum_i (1-|W_i|^2)^2 + sum_{i!=j} ReLU(W_i.W_j)^2 + l1 |W|_1
         (without the middle term when interference is off: the loss being trained); under
-        TopK or JumpReLU the same with a(W_i) for the hidden layer, and C L0 for JumpReLU."""
+        TopK or JumpReLU the same with a(W_i) for the hidden layer, and C L0 for JumpReLU (C
+        in force at this step; without the noise, as for L1)."""
         W = self.W
         l1_now = values_in_force(self.params, self.step)[0]
         with np.errstate(all="ignore"):  # a diverged run's loss is inf, not a warning
             if norm1 is None:
                 norm1 = float(np.abs(W).sum())
             if self.mechanism is not None and not self._identity:  # through a(W_i), and the L0 penalty
-                return self.mechanism.reconstruction_loss(W) + self.mechanism.penalty + l1_now * norm1
+                reconstruction = self.mechanism.reconstruction_loss(W)  # (the mask the penalty counts)
+                penalty = self.mechanism.penalty(l0_in_force(self.params, self.step))
+                return reconstruction + penalty + l1_now * norm1
             own = float(np.sum((1.0 - self.norm2) ** 2))
             cross = 0.0
             if self.params.n > 1 and self.params.interference and self._pattern is not None:

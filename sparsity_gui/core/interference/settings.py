@@ -10,9 +10,8 @@ from typing import Any
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.schedules import (
-    L1_SCHEDULE_DEFAULTS,
     LR_DECAYS,
-    LR_SCHEDULE_DEFAULTS,
+    SCHEDULE_GROUPS,
     check_step_knots,
     check_steps_count,
 )
@@ -41,7 +40,7 @@ NOISES = ("none", "bernoulli", "gaussian")
 SPARSITIES = ("l1", "topk", "jumprelu")
 THRESHOLD_PARAMS = ("plain", "log")  # JumpReLU's thresholds stored as theta or as log theta
 # the settings of the mechanisms beside L1: a run under l1 neither writes nor names them
-MECHANISM_FIELDS = ("k", "l0", "bandwidth", "threshold_init", "threshold_param")
+MECHANISM_FIELDS = ("k", "l0", "bandwidth", "threshold_init", "threshold_param", "l0_warmup", "l0_schedule")
 # Precision of W, the products and the optimizer's state. float64 is the default; float32 is
 # the paper's (the authors trained in torch's default float32) and about twice as fast in the
 # products. The per-weight arithmetic of the update is done in float64 either way.
@@ -83,9 +82,10 @@ def _steps_count(name: str):
 
 
 def _knots(name: str, value_name: str, most: float):
+    most_text = f"from 0 to {short_number(most)}" if most < float("inf") else ">= 0"
     return with_bounds(
         lambda value: () if value in ((), None, "") else check_step_knots(name, value, value_name, most),
-        f"knots step:value, each value from 0 to {short_number(most)}",
+        f"knots step:value, each value {most_text}",
     )
 
 
@@ -314,8 +314,9 @@ INTERFERENCE_SETTINGS = Settings(
             "l0",
             "L0",
             0.0,
-            NEW_RUN,
-            "jumprelu: the L0 coefficient C of C * (units kept, summed over the inputs)",
+            LIVE,
+            "jumprelu: the L0 coefficient C of C * (units kept, summed over the inputs); with a "
+            "schedule: the C it ends at",
             number_check("l0", 0.0, float("inf")),
             format_sci,
             axis="number",
@@ -348,6 +349,28 @@ INTERFERENCE_SETTINGS = Settings(
             "jumprelu: the thresholds trained as theta (plain) or as log theta (log)",
             choice_check("threshold_param", THRESHOLD_PARAMS),
             axis="choice",
+        ),
+        Setting(
+            "l0_warmup",
+            "L0 warm-up",
+            0,
+            NEW_RUN,
+            "jumprelu: l0 rises linearly from 0 over the first steps, l0 * min(1, k/STEPS) at step k "
+            "(SAELens' l0_warm_up_steps)",
+            _steps_count("l0_warmup"),
+            format_steps,
+            "steps",
+            axis="whole",
+        ),
+        Setting(
+            "l0_schedule",
+            "L0 schedule",
+            (),
+            NEW_RUN,
+            "jumprelu: l0 piecewise linear through knots step:l0, like 0:0,1000:0.01 (constant before "
+            "the first and after the last; sets l0, the value after the last knot)",
+            _knots("l0_schedule", "l0", float("inf")),
+            axis="knots",
         ),
         Setting(
             "w0",
@@ -392,7 +415,7 @@ def needs_restart(old, new) -> bool:
     """Whether going from ``old`` to ``new`` (InterferenceParams) needs a new run: a change
     of a field that is not live, other than a schedule ended by a live change (with_live_change)."""
     ended = {}
-    for name, group in (("l1", L1_SCHEDULE_DEFAULTS), ("lr", LR_SCHEDULE_DEFAULTS)):
+    for name, group in SCHEDULE_GROUPS:
         if getattr(old, name) != getattr(new, name) and all(getattr(new, f) == v for f, v in group.items()):
             ended.update(group)
     return any(
@@ -403,6 +426,6 @@ def needs_restart(old, new) -> bool:
 
 def live_change(params, changes: dict[str, Any]):
     """(the parameters after ``changes``, whether they need a new run): the one rule the
-    window and the worker follow. A new l1 (lr) ends its schedule."""
+    window and the worker follow. A new l1 (l0, lr) ends its schedule."""
     new = params.with_live_change(**changes)
     return new, needs_restart(params, new)

@@ -105,6 +105,8 @@ class SweepRow(Counts):
     bandwidth: float = 1e-3
     threshold_init: float = 1e-3
     threshold_param: str = "plain"
+    l0_warmup: int = 0
+    l0_schedule: str = ""  # knots step:value as the option's text; '' without
     l0_per_input: float = math.nan  # units kept per input at the end (NaN under l1)
     threshold_rail_share: float = math.nan  # JumpReLU's (readouts.threshold_rail_share)
     dead_units: float = math.nan  # hidden units kept by no input at the end (NaN under l1)

@@ -41,7 +41,12 @@ SETTINGS = INTERFERENCE_SETTINGS
 NOISE_LABELS = {"none": "no noise", "bernoulli": "Bernoulli ±σ", "gaussian": "Gaussian N(0, σ²)"}
 SPARSITY_LABELS = {"l1": "L1 penalty", "topk": "TopK", "jumprelu": "JumpReLU"}
 # the mechanisms' fields, by row of the dock (the table's symbols label them)
-MECHANISM_ROWS = (("k",), ("l0", "bandwidth"), ("threshold_init", "threshold_param"))
+MECHANISM_ROWS = (
+    ("k",),
+    ("l0", "bandwidth"),
+    ("threshold_init", "threshold_param"),
+    ("l0_warmup", "l0_schedule"),
+)
 # the optimizer's constants, one row, shown only under the optimizers that have them (their
 # rows' only_with: Adam and AdamW)
 ADAM_ROW = ("beta1", "beta2", "eps")
@@ -67,6 +72,33 @@ def _knots_or_none(name: str) -> Callable[[str], Knots]:
         return () if not text.strip() else INTERFERENCE_SETTINGS.check(f"{name}_schedule", text)
 
     return parse
+
+
+# a mechanism field's parser by its row's kind (Setting.axis): empty is none for a warm-up
+# and for knots, which the table checks
+MECHANISM_PARSERS = {
+    "whole": lambda text: 0 if not text.strip() else parse_int(text),
+    "number": parse_float,
+    "knots": lambda text: () if not text.strip() else SETTINGS.check("l0_schedule", text),
+}
+# what a mechanism field's value changes besides itself: l0's warm-up and knots exclude each
+# other, and knots set l0 to their last value (as l1's)
+MECHANISM_FIELD_CHANGES: dict[str, Callable] = {
+    "l0_warmup": lambda v: {"l0_warmup": v, "l0_schedule": ()},
+    "l0_schedule": lambda v: {"l0_schedule": v, "l0_warmup": 0, **({"l0": v[-1][1]} if v else {})},
+}
+
+
+MECHANISM_PLACEHOLDERS = {"l0_warmup": "warm-up steps", "l0_schedule": "knots step:value"}
+
+
+def mechanism_field_text(value) -> str:
+    """A mechanism field's text: empty for none (no K, no warm-up, no knots)."""
+    if value is None or value == () or (type(value) is int and value == 0):
+        return ""
+    if isinstance(value, tuple):
+        return knots_text(value)
+    return f"{value:g}"
 
 
 def units_text(p: InterferenceParams, step: int = 0, t: float = 0.0) -> str:
@@ -360,8 +392,9 @@ class InterferenceControls(QtWidgets.QWidget):
         for value in SPARSITIES:
             self.sparsity.addItem(SPARSITY_LABELS[value], value)
         self.sparsity.setToolTip(
-            f"{INTERFERENCE_SETTINGS['sparsity'].what}. Choosing TopK or JumpReLU sets l1 to 0 and "
-            f"the noise to none; TopK starts at K = {TOPK_K}. Starts a new run."
+            f"{INTERFERENCE_SETTINGS['sparsity'].what}. Choosing TopK or JumpReLU sets l1 to 0 "
+            f"(the noise stays: it enters h before the mechanism); TopK starts at K = {TOPK_K}. "
+            "Starts a new run."
         )
         self.sparsity.activated.connect(self._sparsity_chosen)
         form.addRow("sparsity", self.sparsity)
@@ -373,18 +406,27 @@ class InterferenceControls(QtWidgets.QWidget):
         self.threshold_param.activated.connect(
             lambda _i: self.changed.emit({"threshold_param": self.threshold_param.currentData()})
         )
-        parse = {"k": parse_int, "l0": parse_float, "bandwidth": parse_float, "threshold_init": parse_float}
+        kinds = {name: INTERFERENCE_SETTINGS[name].axis for name in MECHANISM_FIELDS}
+        parse = {name: MECHANISM_PARSERS[kind] for name, kind in kinds.items() if kind in MECHANISM_PARSERS}
         self._mechanism_rows: list[tuple[tuple[str, ...], QtWidgets.QWidget]] = []
         for names in MECHANISM_ROWS:
-            row = self._setting_row(form, names, parse, {"threshold_param": self.threshold_param})
+            row = self._setting_row(
+                form, names, parse, {"threshold_param": self.threshold_param}, MECHANISM_FIELD_CHANGES
+            )
             self._mechanism_rows.append((names, row))
 
     def _setting_row(
-        self, form: QtWidgets.QFormLayout, names: tuple[str, ...], parse: dict, widgets: dict | None = None
+        self,
+        form: QtWidgets.QFormLayout,
+        names: tuple[str, ...],
+        parse: dict,
+        widgets: dict | None = None,
+        changes: dict | None = None,
     ) -> QtWidgets.QWidget:
         """One row of the dock: a field for each of the settings ``names`` (from its row of
-        the table: its tooltip, its check at the field), or the widget ``widgets`` gives,
-        labelled by the rows' symbols. Several fields share one line for a refusal's reason
+        the table: its tooltip, its check at the field, what else its value changes from
+        ``changes``), or the widget ``widgets`` gives, labelled by the rows' symbols (a long
+        pair on two lines: the dock stays narrow). Several fields share one line for a refusal's reason
         under them, as wide as the row (a narrow field's own would wrap a word a line). The
         row is one widget, so that showing the row leaves that line as its fields leave it."""
         box = QtWidgets.QWidget()
@@ -401,20 +443,24 @@ class InterferenceControls(QtWidgets.QWidget):
                 continue
             setting = INTERFERENCE_SETTINGS[name]
             tip = setting_tip(setting, f"{name}: {setting.what}")
-            f = Field(name, self._checked(name, parse[name]), tip, error=shared)
-            f.accepted.connect(lambda v, name=name: self.changed.emit({name: v}))
+            made = (changes or {}).get(name, lambda v, name=name: {name: v})
+            f = Field(name, self._checked_changes(name, parse[name], made), tip, error=shared)
+            f.accepted.connect(lambda v, made=made: self.changed.emit(made(v)))
             f.setSizePolicy(SHARED_ROW, QtWidgets.QSizePolicy.Policy.Preferred)
+            f.edit.setPlaceholderText(MECHANISM_PLACEHOLDERS.get(name, ""))
             self.fields[name] = f
             row.addWidget(f, 1)
         if shared is not None:
             outer.addWidget(shared)
-        form.addRow(",  ".join(INTERFERENCE_SETTINGS[name].symbol for name in names), box)
+        symbols = [INTERFERENCE_SETTINGS[name].symbol for name in names]
+        label = ",  ".join(symbols)
+        form.addRow(label if len(label) <= len("θ(0),  θ stored as") else ",\n".join(symbols), box)
         return box
 
     @QtCore.Slot(int)
     def _sparsity_chosen(self, _index: int) -> None:
         """A mechanism, with its settings at their defaults (the others' must be), no L1
-        penalty and no noise beside TopK or JumpReLU, the table's l1 back under L1."""
+        penalty beside TopK or JumpReLU (the noise kept), the table's l1 back under L1."""
         kind = self.sparsity.currentData()
         p = self._current()
         if kind == p.sparsity:
@@ -424,7 +470,7 @@ class InterferenceControls(QtWidgets.QWidget):
         if kind == "l1":
             changes["l1"] = INTERFERENCE_SETTINGS["l1"].default
         else:
-            changes.update(l1=0.0, l1_warmup=0, l1_schedule=(), noise="none", noise_sigma=0.0)
+            changes.update(l1=0.0, l1_warmup=0, l1_schedule=())
         if kind == "topk":
             changes["k"] = min(TOPK_K, p.m)
         self.changed.emit(changes)
@@ -433,8 +479,7 @@ class InterferenceControls(QtWidgets.QWidget):
         self.sparsity.setCurrentIndex(SPARSITIES.index(p.sparsity))
         for name in MECHANISM_FIELDS:
             if name in self.fields:
-                value = getattr(p, name)
-                self.fields[name].set_text("" if value is None else f"{value:g}")
+                self.fields[name].set_text(mechanism_field_text(getattr(p, name)))
         self.threshold_param.setCurrentIndex(THRESHOLD_PARAMS.index(p.threshold_param))
         own = MECHANISM_SETTINGS[p.sparsity]
         for names, row in self._mechanism_rows:

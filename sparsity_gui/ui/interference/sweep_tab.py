@@ -99,7 +99,7 @@ LIST_FIELDS = {
 # The options a sweep varies (axes.AXES, from the settings table) that this tab leaves to the
 # Parameters dock: set there, they hold for every run. Every other one has a field here, a
 # setting added to the table with its own (its symbol and what it is) until it has words above.
-DOCK_ONLY = ("dtype", "l1_schedule", "lr_decay", "lr_decay_steps", "lr_schedule")
+DOCK_ONLY = ("dtype", "l1_schedule", "lr_decay", "lr_decay_steps", "lr_schedule", "l0_schedule")
 LIST_AXES = tuple(axis for axis in AXES[1:] if axis not in DOCK_ONLY)
 # a value of each list checked on its own against the model's ranges, with what it needs: a
 # mechanism's setting its mechanism (TopK's k any m it fits; the dock's m is checked at start)

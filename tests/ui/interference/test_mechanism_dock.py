@@ -81,3 +81,38 @@ def test_jumprelu_from_the_dock_trains_api_trains_w_and_a_bad_k_is_refused(qtbot
     choose(controls.sparsity, "l1")
     qtbot.waitUntil(lambda: win.params.sparsity == "l1", timeout=TIMEOUT)
     assert win.params.l1 == 1e-3 and win.params.k is None and not shown(win, "k")
+
+
+def test_the_l0_warmup_and_knots_fields_set_jumprelus_schedule_and_refuse_bad_knots(qtbot, make_iwindow):
+    """The L0 warm-up and knots fields (from their rows) show under JumpReLU only; knots set
+    l0 to their last value and clear the warm-up, a warm-up clears the knots; bad knots are
+    refused at the field with the run untouched; the noise stays when JumpReLU is chosen."""
+    win = make_iwindow(START.with_changes(noise="bernoulli", noise_sigma=0.05))
+    win.show()
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "finished", timeout=TIMEOUT)
+    controls = win.controls
+    assert not shown(win, "l0_warmup") and not shown(win, "l0_schedule")
+    choose(controls.sparsity, "jumprelu")
+    qtbot.waitUntil(lambda: win.params.sparsity == "jumprelu", timeout=TIMEOUT)
+    assert win.params.noise == "bernoulli" and win.params.noise_sigma == 0.05
+    assert shown(win, "l0_warmup") and shown(win, "l0_schedule")
+    type_into(controls.fields["l0_schedule"], "0:0,100:0.004")
+    qtbot.waitUntil(lambda: win.params.l0_schedule == ((0.0, 0.0), (100.0, 0.004)), timeout=TIMEOUT)
+    assert win.params.l0 == 0.004 and controls.fields["l0"].text() == "0.004"
+    type_into(controls.fields["l0_warmup"], "50")
+    qtbot.waitUntil(lambda: win.params.l0_warmup == 50, timeout=TIMEOUT)
+    assert win.params.l0_schedule == () and controls.fields["l0_schedule"].text() == ""
+    qtbot.waitUntil(
+        lambda: win.snapshot.params == win.params and win.snapshot.state == "finished", timeout=TIMEOUT
+    )
+    result = api.train(
+        n=8, m=16, optimizer="adam", lr=1e-2, steps=300, seed=3, sparsity="jumprelu", l0=0.004,
+        l0_warmup=50, noise="bernoulli", noise_sigma=0.05,
+    )  # fmt: skip
+    assert np.array_equal(win.snapshot.W, result.w_final), "the window's run is api.train's"
+    before = (win.params, win.snapshot.run_id)
+    field = controls.fields["l0_schedule"]
+    type_into(field, "5:0,2:0.1")
+    assert field.error.isVisibleTo(field) and "must increase" in field.error.text(), field.error.text()
+    qtbot.wait(200)
+    assert (win.params, win.snapshot.run_id) == before
