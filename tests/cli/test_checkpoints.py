@@ -74,6 +74,12 @@ def rows(path: Path) -> list[dict]:
         return [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
 
 
+def run(argv, tmp_path, monkeypatch, capsys) -> tuple[int, str, str]:
+    """The command in this process (the entry point's own process is tested by
+    test_help_names_the_command_and_its_choices and a bad series' case)."""
+    return command_in_process(argv, tmp_path, monkeypatch, capsys)
+
+
 def write_pt_series(folder: Path, snaps: dict[int, np.ndarray]) -> Path:
     folder.mkdir()
     for step, W in snaps.items():
@@ -84,16 +90,18 @@ def write_pt_series(folder: Path, snaps: dict[int, np.ndarray]) -> Path:
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adamw"])
-def test_a_pt_series_meets_the_model_trained_from_its_first_snapshot(tmp_path, optimizer):
+def test_a_pt_series_meets_the_model_trained_from_its_first_snapshot(
+    tmp_path, monkeypatch, capsys, optimizer
+):
     path = trajectory(w0_matrix(), optimizer, max(STEPS) + 100)
     snaps = {step: path[step] for step in STEPS}
     series = write_pt_series(tmp_path / "series", snaps)
     out = tmp_path / "out"
-    proc = cli(
+    status, _, err = run(
         ["checkpoints", series, "--tensor", "enc.weight", "--all-rows", "--l1", L1, "--lr", LR,
-         "--optimizer", optimizer, "--out", out]
+         "--optimizer", optimizer, "--out", out], tmp_path, monkeypatch, capsys
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    assert status == 0, err
     table = rows(out / "compare.csv")
     assert [r["optimizer_step"] for r in table] == list(STEPS)
     for r in table:
@@ -157,7 +165,7 @@ def test_a_weight_chattering_across_zero_between_snapshots_counts_as_zero(
         assert r["nonzero"] == N * M - np.count_nonzero(dead), r["optimizer_step"]
 
 
-def test_safetensors_and_a_stacked_npz_give_the_same_table(tmp_path):
+def test_safetensors_and_a_stacked_npz_give_the_same_table(tmp_path, monkeypatch, capsys):
     snaps = train(w0_matrix(seed=5), "adamw", STEPS)
     folder = tmp_path / "st"
     folder.mkdir()
@@ -168,16 +176,27 @@ def test_safetensors_and_a_stacked_npz_give_the_same_table(tmp_path):
     tables = []
     for path in (folder, stacked):
         out = tmp_path / f"out-{path.name}"
-        proc = cli(
-            ["checkpoints", path, "--all-rows", "--l1", L1, "--lr", LR, "--optimizer", "adamw", "--out", out]
-        )
-        assert proc.returncode == 0, proc.stderr
+        argv = [
+            "checkpoints",
+            path,
+            "--all-rows",
+            "--l1",
+            L1,
+            "--lr",
+            LR,
+            "--optimizer",
+            "adamw",
+            "--out",
+            out,
+        ]
+        status, _, err = run(argv, tmp_path, monkeypatch, capsys)
+        assert status == 0, err
         tables.append((out / "compare.csv").read_text(encoding="utf-8"))
         assert max(r["max_abs_diff"] for r in rows(out / "compare.csv")) <= 1e-10
     assert tables[0] == tables[1]
 
 
-def test_one_row_by_plain_sgd_is_the_flow_off_by_order_lr(tmp_path):
+def test_one_row_by_plain_sgd_is_the_flow_off_by_order_lr(tmp_path, monkeypatch, capsys):
     """The note's exact flow from the first snapshot against one feature trained alone by
     torch's SGD: halving lr (and doubling the steps, the same t = 4 lr steps) halves the
     error."""
@@ -191,8 +210,9 @@ def test_one_row_by_plain_sgd_is_the_flow_off_by_order_lr(tmp_path):
         stacked = tmp_path / f"row-{lr}.npz"
         np.savez(stacked, W=np.stack([snaps[s][0] for s in steps]), steps=np.array(steps))
         out = tmp_path / f"out-{lr}"
-        proc = cli(["checkpoints", stacked, "--l1", l1, "--lr", lr, "--optimizer", "sgd", "--out", out])
-        assert proc.returncode == 0, proc.stderr
+        argv = ["checkpoints", stacked, "--l1", l1, "--lr", lr, "--optimizer", "sgd", "--out", out]
+        status, _, err = run(argv, tmp_path, monkeypatch, capsys)
+        assert status == 0, err
         table = rows(out / "compare.csv")
         assert [r["t"] for r in table] == pytest.approx([4 * lr * s for s in steps], rel=1e-12)
         assert max(r["max_abs_diff"] for r in table) <= 1e-10  # the model's own steps: exact
@@ -200,21 +220,22 @@ def test_one_row_by_plain_sgd_is_the_flow_off_by_order_lr(tmp_path):
     assert 1.8 <= errors[0] / errors[1] <= 2.2, errors
 
 
-def test_under_adam_the_flow_is_not_claimed(tmp_path):
+def test_under_adam_the_flow_is_not_claimed(tmp_path, monkeypatch, capsys):
     w0 = w0_matrix(n=1, m=12, seed=2)
     snaps = train(w0, "adamw", (0, 5, 50))
     stacked = tmp_path / "row.npz"
     np.savez(stacked, W=np.stack([snaps[s][0] for s in (0, 5, 50)]), steps=np.array([0, 5, 50]))
     out = tmp_path / "out"
-    proc = cli(["checkpoints", stacked, "--l1", L1, "--lr", LR, "--optimizer", "adamw", "--out", out])
-    assert proc.returncode == 0, proc.stderr
-    assert "no time maps steps to the note's flow" in proc.stdout
+    argv = ["checkpoints", stacked, "--l1", L1, "--lr", LR, "--optimizer", "adamw", "--out", out]
+    status, stdout, err = run(argv, tmp_path, monkeypatch, capsys)
+    assert status == 0, err
+    assert "no time maps steps to the note's flow" in stdout
     table = rows(out / "compare.csv")
     assert all(np.isnan(r["t"]) and np.isnan(r["norm1_flow"]) for r in table)
     assert max(r["max_abs_diff"] for r in table) <= 1e-10
 
 
-def test_a_saelens_folder_gives_the_chosen_latents_column(tmp_path):
+def test_a_saelens_folder_gives_the_chosen_latents_column(tmp_path, monkeypatch, capsys):
     d_in, d_sae, latent = 10, 24, 7
     rng = np.random.default_rng(4)
     root = tmp_path / "checkpoints"
@@ -239,10 +260,22 @@ def test_a_saelens_folder_gives_the_chosen_latents_column(tmp_path):
         }
         (folder / "cfg.json").write_text(json.dumps(cfg), encoding="utf-8")
     out = tmp_path / "out"
-    proc = cli(
-        ["checkpoints", root, "--latent", latent, "--l1", L1, "--lr", LR, "--optimizer", "sgd", "--out", out]
-    )
-    assert proc.returncode == 0, proc.stderr
+    argv = [
+        "checkpoints",
+        root,
+        "--latent",
+        latent,
+        "--l1",
+        L1,
+        "--lr",
+        LR,
+        "--optimizer",
+        "sgd",
+        "--out",
+        out,
+    ]
+    status, _, err = run(argv, tmp_path, monkeypatch, capsys)
+    assert status == 0, err
     table = rows(out / "compare.csv")
     assert [r["optimizer_step"] for r in table] == [1024, 2048, 4096]
     for r in table:
@@ -294,27 +327,34 @@ def _bad_series(tmp_path: Path, case: str) -> tuple[Path, list[str], str]:
         "no snapshots",
     ],
 )
-def test_a_bad_series_is_one_error_naming_the_file_and_nothing_written(tmp_path, case):
+def test_a_bad_series_is_one_error_naming_the_file_and_nothing_written(tmp_path, monkeypatch, capsys, case):
+    """In this process, but for one case in a real process: its exit status and a stderr
+    with no traceback."""
     path, extra, named = _bad_series(tmp_path, case)
     out = tmp_path / "out"
     before = sorted(os.listdir(tmp_path))
-    proc = cli(["checkpoints", path, *extra, "--l1", L1, "--lr", LR, "--optimizer", "sgd", "--out", out])
-    line = one_error_line(proc)
+    argv = ["checkpoints", path, *extra, "--l1", L1, "--lr", LR, "--optimizer", "sgd", "--out", out]
+    if case == "one step twice":
+        line = one_error_line(cli(argv))
+    else:
+        status, stdout, err = run(argv, tmp_path, monkeypatch, capsys)
+        assert status == 2 and stdout == "" and len(err.splitlines()) == 1, err
+        line = err.strip()
+        assert line.startswith("error: ")
     assert named in line, line
     assert not out.exists() and sorted(os.listdir(tmp_path)) == before
 
 
-def test_figures_hold_the_snapshots_and_their_scripts_redraw_them(tmp_path):
+def test_figures_hold_the_snapshots_and_their_scripts_redraw_them(tmp_path, monkeypatch, capsys):
     w0 = w0_matrix(n=1, m=16, seed=8)
     steps = (0, 40, 80, 120)
     snaps = train(w0, "sgd", steps)
     stacked = tmp_path / "row.npz"
     np.savez(stacked, W=np.stack([snaps[s][0] for s in steps]), steps=np.array(steps))
     out = tmp_path / "out"
-    proc = cli(
-        ["checkpoints", stacked, "--l1", L1, "--lr", LR, "--optimizer", "sgd", "--figures", "--out", out]
-    )
-    assert proc.returncode == 0, proc.stderr
+    argv = ["checkpoints", stacked, "--l1", L1, "--lr", LR, "--optimizer", "sgd", "--figures", "--out", out]
+    status, _, err = run(argv, tmp_path, monkeypatch, capsys)
+    assert status == 0, err
     table = rows(out / "compare.csv")
     figures = out / "figures"
     for measure in ("norm1", "norm2", "nonzero", "theta"):
@@ -344,7 +384,7 @@ def test_help_names_the_command_and_its_choices():
         assert word in proc.stdout
 
 
-def test_the_api_is_the_command_table_files_and_figure(tmp_path):
+def test_the_api_is_the_command_table_files_and_figure(tmp_path, monkeypatch, capsys):
     """api.compare_checkpoints: the table of torch's AdamW run meets the trained model, and
     save() writes the command's compare.csv digit for digit, with the command line that
     writes them; plot() draws the snapshots as points over the curves."""
@@ -367,8 +407,10 @@ def test_the_api_is_the_command_table_files_and_figure(tmp_path):
     meta = json.loads((saved / "run.json").read_text(encoding="utf-8"))
     line = meta["command_line"].split()
     assert line[:3] == ["sparsity-gui", "checkpoints", str(series)]
-    proc = cli([*line[1:-1], tmp_path / "cli"])  # the same command into another folder
-    assert proc.returncode == 0, proc.stderr
+    status, _, err = run(
+        [*line[1:-1], tmp_path / "cli"], tmp_path, monkeypatch, capsys
+    )  # into another folder
+    assert status == 0, err
     assert (saved / "compare.csv").read_bytes() == (tmp_path / "cli" / "compare.csv").read_bytes()
 
     fig = result.plot("nonzero")
