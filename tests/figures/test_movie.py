@@ -13,6 +13,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from helpers import command_in_process
 
 av = pytest.importorskip("av", reason="the [movie] extra (PyAV) is not installed")
 
@@ -174,17 +175,25 @@ def test_frames_on_one_canvas_are_each_times_own_figure(note_run, panel):
 
 
 @pytest.mark.parametrize(
-    ("panel", "spacing"),
-    [("threshold_crossing", "linear"), ("phase_plane", "linear"), ("sparsity_force", "log")],
+    ("panel", "spacing", "instants"),
+    [
+        ("threshold_crossing", "linear", [0, 19, 21, 22, 24, 25, 26, 27, 37, 38, 39]),
+        ("phase_plane", "linear", [0, 34, 35, 36, 37, 38, 39]),
+        ("sparsity_force", "log", [0, 8, 9, 10, 11, 12, 13, 39]),
+    ],
 )
-def test_frames_drawn_into_kept_axes_and_layout_are_the_figure_functions_png(note_run, panel, spacing):
+def test_frames_drawn_into_kept_axes_and_layout_are_the_figure_functions_png(
+    note_run, panel, spacing, instants
+):
     """A movie's canvas keeps the first frame's axes (the figure function draws into them,
     emptied) and reruns the layout only when its inputs change (tick labels, how far the
     end labels reach past the axes, legends): frames laid out anew are the figure
     function's PNG pixel for pixel, and frames in a kept layout too, but for a few pixels of
-    anti-aliasing (none moved by over 64 of 255)."""
+    anti-aliasing (none moved by over 64 of 255). The instants are a 40-frame movie's first,
+    its last and runs of neighbours where the layout is kept (a few neighbours show it as
+    well as every frame does, at a quarter of the drawing)."""
     script = note_run.run.sim.script(note_run.t_end, 41)
-    times = frame_times(0.0, note_run.t_end, 40, spacing)
+    times = frame_times(0.0, note_run.t_end, 40, spacing)[instants]
     canvas = FrameCanvas(DPI)
     kept, axes = 0, None
     for k, frame in enumerate(note_frames(script, panel, times)):
@@ -207,10 +216,9 @@ def test_a_canvas_given_another_panel_draws_it_anew(note_run):
     drawn into a cleared figure, the figure function's PNG pixel for pixel."""
     script = note_run.run.sim.script(note_run.t_end, 41)
     times = frame_times(0.0, note_run.t_end, 3, "linear")
-    frames = {p: list(note_frames(script, p, times)) for p in ("weights_sorted", "norm_balance", "layout")}
     canvas = FrameCanvas(DPI)
     for panel, k in (("weights_sorted", 0), ("norm_balance", 1), ("layout", 2), ("weights_sorted", 2)):
-        frame = frames[panel][k]
+        (frame,) = note_frames(script, panel, times[k : k + 1])  # only the frame drawn here
         ref = png_rgb(frame.fig)
         image = canvas.image(frame)
         assert np.array_equal(image[: ref.shape[0], : ref.shape[1]], ref), (panel, k)
@@ -378,30 +386,24 @@ def test_unknown_panel_and_suffix_are_refused(note_run, training, tmp_path):
     assert os.listdir(tmp_path) == []
 
 
-FSIZE_SCRIPT = """
-import os, resource, signal, sys
-from sparsity_gui import api
-run = api.simulate(m=200, lam=1e-2, seed=3, samples=41)
-out = sys.argv[1]
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
-resource.setrlimit(resource.RLIMIT_FSIZE, (6000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
-try:
-    run.movie(os.path.join(out, "m.mp4"), panel="threshold_crossing", seconds=2, fps=10, dpi=80)
-except OSError as exc:
-    print("OSError:", exc)
-print("left:", sorted(os.listdir(out)))
-"""
+def test_a_failing_encoder_disk_full_leaves_nothing(note_run, tmp_path):
+    """A write past a file size limit (as a full disk) fails in the encoder: the OSError
+    reaches the caller and no file is left. The limit is set for this process only around
+    the call (`run --movie` under a limit in a process of its own: tests/cli/test_cli_movie.py)."""
+    import resource
+    import signal
 
-
-def test_a_failing_encoder_disk_full_leaves_nothing(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    proc = subprocess.run(
-        [sys.executable, "-c", FSIZE_SCRIPT, str(out)], capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "OSError:" in proc.stdout and "m.mp4" in proc.stdout, proc.stdout
-    assert "left: []" in proc.stdout
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (6000, hard))
+    try:
+        with pytest.raises(OSError):
+            note_run.movie(out / "m.mp4", panel="threshold_crossing", seconds=2, fps=5, dpi=DPI)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
     assert os.listdir(out) == []
 
 
@@ -459,33 +461,33 @@ def test_without_the_extra_the_commands_say_one_error_line(tmp_path, command):
     assert os.listdir(tmp_path) == ["noav"]
 
 
-def test_run_movie_frames_are_drawn_in_the_style_asked(tmp_path):
+def test_run_movie_frames_are_drawn_in_the_style_asked(tmp_path, monkeypatch, capsys):
     """`run --movie --style`: the talk style's frames are as wide as its figure (6.4 in), and
     a user's style file shows in every frame (its axes' background here); --style without
-    --figures or --movie is one error line."""
+    --figures or --movie is one error line. (In this process: `run --movie` as a process of
+    its own is tests/cli/test_cli_movie.py's.)"""
     style = tmp_path / "pink.mplstyle"
     style.write_text("axes.facecolor: ff00ff\n")
-    base = [sys.executable, "-m", "sparsity_gui", "run", "--m", "50", "--lam", "1e-2", "--samples", "11"]
+    base = ["run", "--m", "50", "--lam", "1e-2", "--samples", "11"]
     movie = ["--movie", "weights_sorted", "--movie-seconds", "0.4", "--movie-fps", "5", "--movie-dpi", "40"]
     widths = {}
     for name, extra in (("paper", []), ("talk", ["--style", "talk"]), ("pink", ["--style", str(style)])):
-        proc = subprocess.run(
-            [*base, *movie, *extra, "--out", str(tmp_path / name)],
-            capture_output=True,
-            text=True,
-            timeout=300,
+        code, _out, err = command_in_process(
+            [*base, *movie, *extra, "--out", name], tmp_path, monkeypatch, capsys
         )
-        assert proc.returncode == 0, proc.stderr
+        assert code in (0, None), err
         frames, _ = decoded(tmp_path / name / "movies" / "weights_sorted.mp4")
         assert len(frames) == 2
         widths[name] = frames[0].shape[1]
         magenta = [np.mean((f[..., 0] > 200) & (f[..., 1] < 60) & (f[..., 2] > 200)) for f in frames]
         assert (min(magenta) > 0.2) if name == "pink" else (max(magenta) == 0.0), (name, magenta)
     assert widths == {"paper": 140, "talk": 256, "pink": 140}  # 3.5 in, 6.4 in at 40 dpi
-    proc = subprocess.run(
-        [*base, "--style", "talk", "--out", str(tmp_path / "no")], capture_output=True, text=True
+    code, out, err = command_in_process(
+        [*base, "--style", "talk", "--out", "no"], tmp_path, monkeypatch, capsys
     )
-    assert proc.returncode == 2 and proc.stderr.splitlines() == [
-        "error: style: applies to figures and movies: add --figures or --movie"
-    ]
+    assert (
+        code == 2
+        and out == ""
+        and err.splitlines() == ["error: style: applies to figures and movies: add --figures or --movie"]
+    )
     assert not (tmp_path / "no").exists()
