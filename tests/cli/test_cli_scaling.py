@@ -1,6 +1,7 @@
-"""`python -m sparsity_gui scaling` in subprocesses: its files, a row against the `run`
-command of the same settings (digit for digit), the summary against numpy, and every kind
-of bad grid (one `error:` line, exit status 2, nothing written)."""
+"""`python -m sparsity_gui scaling`: its files, a row against the `run` command of the same
+settings (digit for digit), the summary against numpy, and every kind of bad grid (one
+`error:` line, exit status 2, nothing written). The grid and the memory refusals run as real
+subprocesses; the other commands through __main__.main in this process (the same code)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import resource
 
 import numpy as np
 import pytest
-from helpers import cli
+from helpers import cli, command_in_process
 
 REQUIRED = [
     "m",
@@ -90,13 +91,15 @@ def test_files_rows_and_summary(grid_out):
 
 
 @pytest.mark.parametrize("index", [1, 6])
-def test_a_row_equals_the_run_command_digit_for_digit(grid_out, tmp_path, index):
+def test_a_row_equals_the_run_command_digit_for_digit(grid_out, tmp_path, monkeypatch, capsys, index):
     out, _proc, _args = grid_out
     _header, rows = read_rows(out / "scaling.csv")
     r = rows[index]
     run_args = ["run", "--m", r["m"], "--lam", r["lam"], "--seed", r["seed"], "--sigma", "0.7"]
-    proc = cli([*run_args, "--no-weights", "--out", str(tmp_path / "run")], tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    status, _out, err = command_in_process(
+        [*run_args, "--no-weights", "--out", "run"], tmp_path, monkeypatch, capsys
+    )
+    assert status == 0, err
     text = (tmp_path / "run" / "run.json").read_text(encoding="utf-8")
     meta = json.loads(text)
     # the same digits: the CSV's repr and the JSON's (also repr) text
@@ -106,11 +109,10 @@ def test_a_row_equals_the_run_command_digit_for_digit(grid_out, tmp_path, index)
     assert float(r["t_end"]) == meta["t_end"]
 
 
-def test_no_figure_writes_the_numbers_only(tmp_path):
-    proc = cli(
-        ["scaling", "--m", "50", "--lam", "1e-2", "--seeds", "1", "--no-figure", "--out", "o"], tmp_path
-    )
-    assert proc.returncode == 0, proc.stderr
+def test_no_figure_writes_the_numbers_only(tmp_path, monkeypatch, capsys):
+    argv = ["scaling", "--m", "50", "--lam", "1e-2", "--seeds", "1", "--no-figure", "--out", "o"]
+    status, _out, err = command_in_process(argv, tmp_path, monkeypatch, capsys)
+    assert status == 0, err
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["scaling.csv", "scaling.json"]
 
 
@@ -137,14 +139,15 @@ BAD = {
 
 
 @pytest.mark.parametrize("name", list(BAD))
-def test_bad_grids_give_one_error_line_and_status_2(tmp_path, name):
+def test_bad_grids_give_one_error_line_and_status_2(tmp_path, monkeypatch, capsys, name):
+    """In this process (the real process's refusal: the memory test below)."""
     args, expected = BAD[name]
-    proc = cli(["scaling", *args, "--out", str(tmp_path / "out")], tmp_path)
-    assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    status, out, err = command_in_process(["scaling", *args, "--out", "out"], tmp_path, monkeypatch, capsys)
+    assert status == 2, (out, err)
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert expected in lines[0], lines[0]
-    assert proc.stdout == ""
+    assert out == ""
     assert list(tmp_path.iterdir()) == []
 
 
