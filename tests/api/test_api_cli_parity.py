@@ -1,6 +1,7 @@
 """The Python API and the CLI refuse the same inputs with the same words: a table of bad
-inputs goes through the CLI (a real subprocess: its one `error:` line) and through the API
-(its InputError), and the messages are compared. Where the API is given an array instead
+inputs goes through the CLI (its one `error:` line, through __main__.main in this process; a
+FIFO as W(0) in a real subprocess, whose timeout bounds a read that would block) and through
+the API (its InputError), and the messages are compared. Where the API is given an array instead
 of a file, the message names "the array" where the CLI names the file; the rest is the
 same."""
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import cli, one_error_line
+from helpers import cli, command_in_process, one_error_line
 
 from sparsity_gui import api
 from sparsity_gui.core.errors import InputError
@@ -110,22 +111,29 @@ def _api_message(tmp: Path, function: str, kwargs: dict) -> str:
     return str(caught.value)
 
 
-def _cli_message(tmp: Path, args: list[str]) -> str:
+def _cli_message(tmp: Path, args: list[str], monkeypatch, capsys) -> str:
     args = [a.replace("{tmp}", str(tmp)) for a in args]
     before = sorted(os.listdir(tmp))
-    proc = cli([*args, "--out", tmp / "out"], env=ENV, timeout=120)
-    assert "Traceback" not in proc.stderr
-    line = one_error_line(proc)
+    if str(tmp / "fifo.npy") in args:  # a read that would block: bounded by the timeout
+        proc = cli([*args, "--out", tmp / "out"], env=ENV, timeout=120)
+        assert "Traceback" not in proc.stderr
+        line = one_error_line(proc)
+    else:
+        status, out, err = command_in_process([*args, "--out", tmp / "out"], tmp, monkeypatch, capsys)
+        assert status == 2 and out == "" and "Traceback" not in err, (status, out, err)
+        lines = err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), err
+        line = lines[0]
     assert sorted(os.listdir(tmp)) == before, "nothing left behind"
     return line.removeprefix("error: ")
 
 
 @pytest.mark.parametrize("name, function, kwargs, args", CASES, ids=[c[0] for c in CASES])
-def test_the_api_and_the_cli_refuse_alike(tmp_path, monkeypatch, name, function, kwargs, args):
+def test_the_api_and_the_cli_refuse_alike(tmp_path, monkeypatch, capsys, name, function, kwargs, args):
     for variable in LIMITS:
         monkeypatch.delenv(variable, raising=False)
     _files(tmp_path)
-    assert _api_message(tmp_path, function, kwargs) == _cli_message(tmp_path, args)
+    assert _api_message(tmp_path, function, kwargs) == _cli_message(tmp_path, args, monkeypatch, capsys)
 
 
 ARRAY_CASES = [
@@ -138,11 +146,14 @@ ARRAY_CASES = [
 
 
 @pytest.mark.parametrize("name, w0, row, file", ARRAY_CASES, ids=[c[0] for c in ARRAY_CASES])
-def test_an_array_is_refused_as_its_file_is(tmp_path, name, w0, row, file):
+def test_an_array_is_refused_as_its_file_is(tmp_path, monkeypatch, capsys, name, w0, row, file):
     """api.simulate(w0=<1-D array>, w0_row=0) was accepted silently; now every array is
     refused where its file is, in the same words ("the array" for the file's path)."""
+    for variable in LIMITS:
+        monkeypatch.delenv(variable, raising=False)
     _files(tmp_path)
     with pytest.raises(InputError) as caught:
         api.simulate(w0=w0, w0_row=row)
     args = ["run", "--w0", str(tmp_path / file)] + ([] if row is None else ["--w0-row", str(row)])
-    assert str(caught.value) == _cli_message(tmp_path, args).replace(str(tmp_path / file), "the array")
+    said = _cli_message(tmp_path, args, monkeypatch, capsys)
+    assert str(caught.value) == said.replace(str(tmp_path / file), "the array")
