@@ -1,4 +1,5 @@
-"""`--out` given as a symbolic link, through the real command (a subprocess): the link
+"""`--out` given as a symbolic link, through the command's entry point (__main__.main in this
+process; the refusal of a full folder in a real subprocess, for its status and stderr): the link
 stands for the folder it points to. That folder is written (made, if the link dangles) or,
 with --force, replaced; the link itself is kept and nothing else is left beside either
 (no `.NAME.old-PID`, no temporary folder). A location that cannot be used is refused
@@ -9,13 +10,20 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import cli
+from helpers import cli, command_in_process
 
 RUN = ["run", "--m", "50", "--samples", "5"]
 RUN_FILES = ["deaths.csv", "run.json", "timeseries.csv", "weights.csv"]
+
+
+def command(args, cwd, monkeypatch, capsys) -> subprocess.CompletedProcess:
+    """`sparsity-gui ARGS` in ``cwd`` in this process, as a finished process."""
+    status, out, err = command_in_process(args, cwd, monkeypatch, capsys)
+    return subprocess.CompletedProcess(args, status, out, err)
 
 
 def entries(folder: Path) -> list[str]:
@@ -24,10 +32,10 @@ def entries(folder: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("force", [False, True], ids=["plain", "force"])
-def test_a_link_to_an_empty_folder_writes_that_folder(tmp_path, force):
+def test_a_link_to_an_empty_folder_writes_that_folder(tmp_path, monkeypatch, capsys, force):
     (tmp_path / "real").mkdir()
     (tmp_path / "out").symlink_to("real")
-    proc = cli([*RUN, "--out", "out", *(["--force"] if force else [])], tmp_path)
+    proc = command([*RUN, "--out", "out", *(["--force"] if force else [])], tmp_path, monkeypatch, capsys)
     assert proc.returncode == 0, proc.stderr
     assert entries(tmp_path) == ["out -> real", "real"]
     assert sorted(p.name for p in (tmp_path / "real").iterdir()) == RUN_FILES
@@ -46,27 +54,29 @@ def test_a_link_to_a_full_folder_is_refused_up_front_without_force(tmp_path):
     assert (tmp_path / "real" / "keep.txt").read_text() == "keep"
 
 
-def test_force_onto_a_link_to_a_full_folder_replaces_the_folder_and_keeps_the_link(tmp_path):
+def test_force_onto_a_link_to_a_full_folder_replaces_the_folder_and_keeps_the_link(
+    tmp_path, monkeypatch, capsys
+):
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "old.txt").write_text("old")
     (tmp_path / "out").symlink_to(tmp_path / "real")  # an absolute link
-    proc = cli([*RUN, "--out", "out", "--force"], tmp_path)
+    proc = command([*RUN, "--out", "out", "--force"], tmp_path, monkeypatch, capsys)
     assert proc.returncode == 0, proc.stderr
     assert entries(tmp_path) == [f"out -> {tmp_path / 'real'}", "real"]  # no .real.old-PID
     assert sorted(p.name for p in (tmp_path / "real").iterdir()) == RUN_FILES
 
 
 @pytest.mark.parametrize("force", [False, True], ids=["plain", "force"])
-def test_a_dangling_link_makes_the_folder_it_points_to(tmp_path, force):
+def test_a_dangling_link_makes_the_folder_it_points_to(tmp_path, monkeypatch, capsys, force):
     (tmp_path / "out").symlink_to("made")
-    proc = cli([*RUN, "--out", "out", *(["--force"] if force else [])], tmp_path)
+    proc = command([*RUN, "--out", "out", *(["--force"] if force else [])], tmp_path, monkeypatch, capsys)
     assert proc.returncode == 0, proc.stderr
     assert entries(tmp_path) == ["made", "out -> made"]
     assert sorted(p.name for p in (tmp_path / "made").iterdir()) == RUN_FILES
 
 
 @pytest.mark.parametrize("force", [False, True], ids=["plain", "force"])
-def test_unusable_link_targets_are_one_error_line_before_the_run(tmp_path, force):
+def test_unusable_link_targets_are_one_error_line_before_the_run(tmp_path, monkeypatch, capsys, force):
     """A link into a missing folder, to a file, and a loop of links: refused at once."""
     (tmp_path / "a_file").write_text("x")
     (tmp_path / "into_missing").symlink_to("missing/out")
@@ -79,7 +89,7 @@ def test_unusable_link_targets_are_one_error_line_before_the_run(tmp_path, force
     }
     before = entries(tmp_path)
     for out, message in cases.items():
-        proc = cli([*RUN, "--out", out, *(["--force"] if force else [])], tmp_path)
+        proc = command([*RUN, "--out", out, *(["--force"] if force else [])], tmp_path, monkeypatch, capsys)
         assert proc.returncode == 2, (out, proc.stderr)
         assert proc.stderr.splitlines() == [message], out
         assert proc.stdout == ""
