@@ -10,7 +10,8 @@ signals once their run has visibly started (their progress bar is on a terminal)
   (`cmd &`) is: `kill -INT` must end it all the same; SIGHUP is at its default even when the
   test runner itself runs under nohup;
 - a temporary folder left by a process killed outright (SIGKILL) is removed by the next run
-  into the same DIR, and one of a live process is left alone.
+  into the same DIR (here run in this process, through __main__.main), and one of a live
+  process is left alone.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from cluster_cli import ENV, in_terminal, read_rest, read_until
+from helpers import command_in_process
 
 LONG = {
     "run": [
@@ -64,6 +66,8 @@ LONG = {
 # what the progress bar shows once the work is under way
 STARTED = {"run": "gd [", "interference": "step ", "sweep": "runs 0/2", "scaling": "runs 0/8"}
 WAIT = 120  # seconds: a bound on every wait, so that no test can hang
+# a short run into the same DIR, in this process (another process than the long run's)
+NEXT_RUN = ["run", "--m", "50", "--samples", "5", "--out", "out"]
 
 
 def _ignore_sigint() -> None:
@@ -113,14 +117,14 @@ def _error_lines(shown: str) -> list[str]:
     "command, sig",
     [
         ("run", signal.SIGINT),
-        ("run", signal.SIGTERM),
-        ("run", signal.SIGHUP),
         ("interference", signal.SIGHUP),
         ("sweep", signal.SIGINT),
         ("scaling", signal.SIGTERM),
     ],
     ids=lambda v: v if isinstance(v, str) else signal.Signals(v).name,
 )
+# run's SIGTERM: test_the_temporary_folder_of_a_live_run_is_left_alone; run's SIGHUP:
+# test_closing_the_terminal_ends_the_command_as_sighup
 def test_a_signal_ends_the_command_and_leaves_nothing(tmp_path, command, sig):
     status, out, shown = _interrupt(command, sig, tmp_path)
     assert status == 128 + sig, shown
@@ -137,7 +141,7 @@ def test_a_signal_ends_the_command_and_leaves_nothing(tmp_path, command, sig):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_folder_left_by_a_killed_run_is_removed_by_the_next_run(tmp_path):
+def test_a_folder_left_by_a_killed_run_is_removed_by_the_next_run(tmp_path, monkeypatch, capsys):
     """SIGKILL leaves the temporary folder (nothing can clean up); the next run into the
     same DIR recognises it (its process is gone, its lock free) and removes it."""
     proc, fd = _start("run", tmp_path)
@@ -150,43 +154,33 @@ def test_a_folder_left_by_a_killed_run_is_removed_by_the_next_run(tmp_path):
         os.close(fd)
     left = _temp_folders(tmp_path)
     assert len(left) == 1 and left[0].startswith(f".out.tmp-{proc.pid}-"), left
-    done = subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", "run", "--m", "50", "--samples", "5", "--out", "out"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        env=ENV,
-    )
-    assert done.returncode == 0, done.stderr
+    status, _out, err = command_in_process(NEXT_RUN, tmp_path, monkeypatch, capsys)
+    assert status == 0, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
-def test_the_temporary_folder_of_a_live_run_is_left_alone(tmp_path):
+def test_the_temporary_folder_of_a_live_run_is_left_alone(tmp_path, monkeypatch, capsys):
     """A second command into the same DIR while the first still runs: the first's folder is
     kept (its process is alive), the second writes DIR, the first then ends cleanly."""
     proc, fd = _start("run", tmp_path)
     try:
         read_until(fd, lambda line: STARTED["run"] in line, proc, timeout=WAIT)
         first = _temp_folders(tmp_path)
-        done = subprocess.run(
-            [sys.executable, "-m", "sparsity_gui", "run", "--m", "50", "--samples", "5", "--out", "out"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=WAIT,
-            env=ENV,
-        )
-        assert done.returncode == 0, done.stderr
+        status, _out, err = command_in_process(NEXT_RUN, tmp_path, monkeypatch, capsys)
+        assert status == 0, err
         assert _temp_folders(tmp_path) == first
         assert proc.poll() is None
         os.kill(proc.pid, signal.SIGTERM)
-        proc.communicate(timeout=WAIT)
+        out, _ = proc.communicate(timeout=WAIT)
         shown = read_rest(fd)
     finally:
         _stop(proc)
         os.close(fd)
+    # SIGTERM ended run as every signal ends a command: its status, one error line, no
+    # traceback, nothing on stdout and nothing of its own left (only the second's DIR)
     assert proc.returncode == 128 + signal.SIGTERM, shown
+    assert "Traceback" not in shown and out == b""
+    assert _error_lines(shown) == ["error: interrupted; nothing was written"], shown
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert (tmp_path / "out" / "run.json").is_file()
 
