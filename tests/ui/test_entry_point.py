@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from helpers import command_in_process
 
 ENV = dict(os.environ)  # offscreen, on the 1600x1000 screen tests/conftest.py sets
 
@@ -54,12 +55,31 @@ def test_app_runs_and_quits_cleanly(tmp_path):
         (["--speed", "inf"], "speed: must be a number >= 0"),
     ],
 )
-def test_bad_options_give_one_error_line(tmp_path, args, needle):
-    """Refused before the window opens: one line, status 2, nothing written."""
-    out = run_app(*[a.replace("{tmp}", str(tmp_path)) for a in args])
-    assert out.returncode == 2
+def test_bad_options_give_one_error_line(tmp_path, monkeypatch, capsys, args, needle):
+    """Refused before the window opens: one line, status 2, nothing written. Through
+    __main__.main in this process (the entry point's code); the real process's refusal:
+    test_a_bad_option_in_the_real_process_is_one_error_line."""
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    code, out, err = command_in_process(argv, tmp_path, monkeypatch, capsys)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_option_in_the_real_process_is_one_error_line(tmp_path):
+    """The entry point as a process: status 2, one `error:` line, no traceback, nothing written."""
+    out = subprocess.run(
+        [sys.executable, "-m", "sparsity_gui", "--screenshot", "x.png"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+    )
+    assert out.returncode == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], out.stderr
+    assert len(lines) == 1 and lines[0].startswith("error:") and "--quit-after" in lines[0], out.stderr
     assert list(tmp_path.iterdir()) == []
 
 
