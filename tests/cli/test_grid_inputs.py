@@ -1,11 +1,13 @@
 """Both grids of runs (the note's `scaling`, the interference `sweep`) take their m values,
 jobs and workers by the same rules (core/grid.py), and refuse the same input with the same
-words: through the command line, the Python API and the core functions."""
+words: through the command line (__main__.main in this process: a message test; the refusal
+as a real process is tests/cli/test_cli_scaling.py's memory test), the Python API and the core
+functions."""
 
 from __future__ import annotations
 
 import pytest
-from helpers import cli, one_error_line
+from helpers import command_in_process
 
 from sparsity_gui import api
 from sparsity_gui.core.errors import InputError
@@ -30,12 +32,20 @@ BAD_M = {
 MAXIMA = {"scaling": "1e8", "sweep": "65536"}
 
 
+def error_line(argv, cwd, monkeypatch, capsys) -> str:
+    """The one `error:` line of a command refused in this process: status 2, nothing on stdout."""
+    status, out, err = command_in_process(argv, cwd, monkeypatch, capsys)
+    lines = err.splitlines()
+    assert status == 2 and out == "" and len(lines) == 1, (status, out, err)
+    return lines[0]
+
+
 @pytest.mark.parametrize("name", list(BAD_M))
 @pytest.mark.parametrize("command", [SCALING, SWEEP], ids=["scaling", "sweep"])
-def test_both_commands_refuse_an_m_list_with_the_same_words(tmp_path, command, name):
+def test_both_commands_refuse_an_m_list_with_the_same_words(tmp_path, monkeypatch, capsys, command, name):
     m, words = BAD_M[name]
-    proc = cli([*command, f"--m={m}", "--out", tmp_path / "out"], tmp_path)
-    assert one_error_line(proc) == "error: " + words.format(max=MAXIMA[command[0]])
+    argv = [*command, f"--m={m}", "--out", "out"]
+    assert error_line(argv, tmp_path, monkeypatch, capsys) == "error: " + words.format(max=MAXIMA[command[0]])
     assert list(tmp_path.iterdir()) == []
 
 
@@ -57,9 +67,10 @@ def test_both_api_grids_refuse_the_same_jobs_with_the_same_words(jobs):
 
 
 @pytest.mark.parametrize("command", [SCALING, SWEEP], ids=["scaling", "sweep"])
-def test_both_commands_refuse_jobs_zero_with_the_same_words(tmp_path, command):
-    proc = cli([*command, "--m", "8", "--jobs", "0", "--out", tmp_path / "out"], tmp_path)
-    assert one_error_line(proc) == "error: jobs: must be from 1 to 64, got 0"
+def test_both_commands_refuse_jobs_zero_with_the_same_words(tmp_path, monkeypatch, capsys, command):
+    argv = [*command, "--m", "8", "--jobs", "0", "--out", "out"]
+    assert error_line(argv, tmp_path, monkeypatch, capsys) == "error: jobs: must be from 1 to 64, got 0"
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("workers", [True, False, 0, 1.0, "2"])
