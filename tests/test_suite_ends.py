@@ -75,15 +75,12 @@ def test_a_hung_test_fails_alone_and_the_run_goes_on(tmp_path):
     assert "1 failed, 1 passed" in out and "Timeout" in out
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "1"]], ids=["in-process", "xdist-worker"])
-def test_a_hang_the_timeout_cannot_interrupt_ends_at_the_session_limit(tmp_path, workers):
+def test_a_hang_the_timeout_cannot_interrupt_ends_at_the_session_limit(tmp_path):
     """SIGALRM blocked, as in a thread stuck in C code: the per-test timeout never fires;
     faulthandler's backstop prints the stacks and ends the run at the session limit, in a
-    pytest-xdist worker (`make test`) as in a single process."""
+    single process (in a pytest-xdist worker, as `make test` runs: the next test)."""
     (tmp_path / "test_hangs.py").write_text(HANGS)
-    argv = _suite_pytest(
-        tmp_path, "--timeout=2", *workers, "test_hangs.py::test_hangs_where_no_alarm_reaches"
-    )
+    argv = _suite_pytest(tmp_path, "--timeout=2", "test_hangs.py::test_hangs_where_no_alarm_reaches")
     env = _env(SPARSITY_TEST_SESSION_SECONDS="6")
     proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=LIMIT)
     out = proc.stdout + proc.stderr
@@ -93,10 +90,12 @@ def test_a_hang_the_timeout_cannot_interrupt_ends_at_the_session_limit(tmp_path,
 
 
 def test_a_worker_started_in_place_of_one_the_backstop_ended_keeps_the_runs_limit(tmp_path):
-    """pytest-xdist starts a new worker in place of one the backstop ended: the new one must
-    not get a session limit of its own, or a run of hangs could go on for a limit each. Its
-    backstop is armed with what is left of the run's (nothing: the minimum of 1 s), as
-    faulthandler's message shows, instead of a fresh 6 s."""
+    """In a pytest-xdist worker (`make test`) the backstop ends a hang the per-test timeout
+    cannot interrupt, with the stacks, as in a single process; and pytest-xdist starts a new
+    worker in place of the one it ended: the new one must not get a session limit of its
+    own, or a run of hangs could go on for a limit each. Its backstop is armed with what is
+    left of the run's (nothing: the minimum of 1 s), as faulthandler's message shows,
+    instead of a fresh 6 s."""
     (tmp_path / "test_hangs.py").write_text(
         HANGS + HANGS.split("\n\n\n")[-1].replace("reaches", "reaches_again")
     )
@@ -111,6 +110,8 @@ def test_a_worker_started_in_place_of_one_the_backstop_ended_keeps_the_runs_limi
     assert proc.returncode != 0, out
     assert "2 failed" in out, out
     assert out.count("Timeout (0:00:0") == 2 and "Timeout (0:00:01)" in out, out
+    assert "most recent call first" in out  # the stacks show where each hung
+    assert "test_hangs_where_no_alarm_reaches" in out and "test_hangs_where_no_alarm_reaches_again" in out
 
 
 def _ignoring_sigint(argv: list[str]) -> list[str]:
