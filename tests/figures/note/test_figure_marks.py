@@ -9,6 +9,7 @@ its marks and pins; the layout's legends leave the data their room; every text i
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -42,6 +43,8 @@ from tests.note_oracles import theta_falls
 
 NAMES = [*PANELS, "layout"]
 ROOT = Path(__file__).resolve().parents[3]
+# each figure redrawn by its script once and read by every test here (they only read it)
+redrawn = functools.cache(redraw)
 
 
 @pytest.fixture(scope="module")
@@ -117,10 +120,10 @@ def test_a_triangle_for_every_fall_below_theta(request, source):
     folder = request.getfixturevalue(source)
     want, from_below = _expected_falls(folder)
     assert from_below >= 3, "the case must have weights that start below θ(0) and fall below it later"
-    got = _triangles(redraw(folder, "threshold_crossing"))
+    got = _triangles(redrawn(folder, "threshold_crossing"))
     np.testing.assert_array_equal(np.array(sorted(map(tuple, got)), float).reshape(-1, 2), want)
     # in the layout too (its second panel)
-    layout_fig = redraw(folder, "layout")
+    layout_fig = redrawn(folder, "layout")
     (line,) = [
         line
         for ax in layout_fig.axes
@@ -140,12 +143,12 @@ def test_the_lone_survivor_resting_at_theta_marks_nothing(cli_figures):
     y = np.array(survivor["w"], float)
     resting = np.abs(y - theta) <= 1e-9 * theta
     assert resting[-50:].all()  # the case: it rests at θ over the last rows
-    got = _triangles(redraw(cli_figures, "threshold_crossing"))
+    got = _triangles(redrawn(cli_figures, "threshold_crossing"))
     assert (got[:, 0] < t[-50]).all()
 
 
 def test_phase_plane_holds_its_marks_and_pins(export_figures):
-    fig = redraw(export_figures, "phase_plane")
+    fig = redrawn(export_figures, "phase_plane")
     ax = fig.axes[0]
     (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
     marks = [line for line in ax.get_lines() if line.get_label() in ("$W(0)$", "end")]
@@ -163,7 +166,7 @@ def test_phase_plane_holds_its_marks_and_pins(export_figures):
 
 
 def test_layout_legends_take_little_of_each_panel(export_figures):
-    fig = redraw(export_figures, "layout")
+    fig = redrawn(export_figures, "layout")
     r = fig._get_renderer()
     cells = fig.subfigs
     assert len(cells) == len(GRID)
@@ -178,7 +181,7 @@ def test_layout_legends_take_little_of_each_panel(export_figures):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_text_is_at_least_6_pt(export_figures, name):
-    fig = redraw(export_figures, name)
+    fig = redrawn(export_figures, name)
     small = [(t.get_text(), t.get_fontsize()) for t in layout.visible_texts(fig) if t.get_fontsize() < 6.0]
     assert small == [], small
 
@@ -194,7 +197,7 @@ def test_each_log_axis_labels_its_ticks_in_one_form(request, source):
     folder = request.getfixturevalue(source)
     seen = set()
     for name in NAMES:
-        fig = redraw(folder, name)
+        fig = redrawn(folder, name)
         for ax in fig.axes:
             for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
                 if axis.get_scale() != "log":
@@ -221,7 +224,7 @@ def test_each_log_axis_labels_its_ticks_in_one_form(request, source):
 def test_the_sparsity_force_keeps_the_screens_scale(export_figures):
     """Forces of order 10^-2 to 10^-3 read as on screen: whole numbers below 1000 on the
     ticks, the power of ten (a multiple of 3, as pyqtgraph's SI scale) in the axis label."""
-    fig = redraw(export_figures, "sparsity_force")
+    fig = redrawn(export_figures, "sparsity_force")
     ax = fig.axes[0]
     lo, hi = ax.get_ylim()
     assert max(abs(lo), abs(hi)) < 0.1  # the case: small forces
