@@ -122,6 +122,13 @@ def command_in_process(argv, cwd, monkeypatch, capsys, env=None) -> tuple[int, s
     return code, captured.out, captured.err
 
 
+def command_result(argv, cwd, monkeypatch, capsys) -> subprocess.CompletedProcess:
+    """`sparsity-gui ARGV` in ``cwd`` through command_in_process, returned as the finished
+    process cli() returns (returncode, stdout, stderr), for tests that read either."""
+    status, out, err = command_in_process(argv, cwd, monkeypatch, capsys)
+    return subprocess.CompletedProcess([*COMMAND, *map(str, argv)], status, out, err)
+
+
 def assert_refused_in_process(argv, words: str, folder, capsys) -> None:
     """`sparsity-gui ARGV` run in-process in ``folder`` (the caller's cwd): exit status 2, one
     `error:` line on stderr holding ``words``, nothing on stdout and nothing written there."""

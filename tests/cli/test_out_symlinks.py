@@ -10,20 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import cli, command_in_process
+from helpers import cli
+from helpers import command_result as command
 
 RUN = ["run", "--m", "50", "--samples", "5"]
 RUN_FILES = ["deaths.csv", "run.json", "timeseries.csv", "weights.csv"]
-
-
-def command(args, cwd, monkeypatch, capsys) -> subprocess.CompletedProcess:
-    """`sparsity-gui ARGS` in ``cwd`` in this process, as a finished process."""
-    status, out, err = command_in_process(args, cwd, monkeypatch, capsys)
-    return subprocess.CompletedProcess(args, status, out, err)
 
 
 def entries(folder: Path) -> list[str]:
