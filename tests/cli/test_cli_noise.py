@@ -1,7 +1,8 @@
 """`interference --noise KIND --noise-sigma S` and the same in `sweep` and the API: the files
 say what ran, `--noise none` writes the files of a run without the option byte for byte, the
 API writes the CLI's files, and bad input is one `error:` line, exit status 2, nothing
-written (in the API a ValueError with the same words)."""
+written (in the API a ValueError with the same words). The commands run through
+__main__.main in this process (the entry point's code)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ import json
 
 import numpy as np
 import pytest
-from helpers import assert_refused_in_process, cli, read_csv, read_number_csv
+from helpers import assert_refused_in_process, command_result, read_csv, read_number_csv
 
 from sparsity_gui import api
 
 RUN = ["--n", "6", "--m", "10", "--steps", "2000", "--optimizer", "gd", "--l1", "0", "--lr", "0.02"]
 
 
-def test_noise_is_in_run_json_and_sum_w4_in_the_history(tmp_path):
-    proc = cli(
+def test_noise_is_in_run_json_and_sum_w4_in_the_history(tmp_path, monkeypatch, capsys):
+    proc = command_result(
         [
             "interference",
             *RUN,
@@ -32,6 +33,8 @@ def test_noise_is_in_run_json_and_sum_w4_in_the_history(tmp_path):
             "res",
         ],
         tmp_path,
+        monkeypatch,
+        capsys,
     )
     assert proc.returncode == 0, proc.stderr
     meta = json.loads((tmp_path / "res" / "run.json").read_text())
@@ -48,9 +51,16 @@ def test_noise_is_in_run_json_and_sum_w4_in_the_history(tmp_path):
         assert (tmp_path / "api" / name).read_bytes() == (tmp_path / "res" / name).read_bytes(), name
 
 
-def test_no_noise_writes_the_files_of_a_run_without_the_option(tmp_path):
-    a = cli(["interference", *RUN, "--samples", "5", "-q", "--out", "a"], tmp_path)
-    b = cli(["interference", *RUN, "--noise", "none", "--samples", "5", "-q", "--out", "b"], tmp_path)
+def test_no_noise_writes_the_files_of_a_run_without_the_option(tmp_path, monkeypatch, capsys):
+    a = command_result(
+        ["interference", *RUN, "--samples", "5", "-q", "--out", "a"], tmp_path, monkeypatch, capsys
+    )
+    b = command_result(
+        ["interference", *RUN, "--noise", "none", "--samples", "5", "-q", "--out", "b"],
+        tmp_path,
+        monkeypatch,
+        capsys,
+    )
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
     for name in ("history.csv", "w0.npy", "w_final.npy", "neuron_counts.csv"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
@@ -58,8 +68,8 @@ def test_no_noise_writes_the_files_of_a_run_without_the_option(tmp_path):
     assert "noise" not in params and "noise_sigma" not in params
 
 
-def test_a_sweep_with_noise_has_sum_w4_per_run(tmp_path):
-    proc = cli(
+def test_a_sweep_with_noise_has_sum_w4_per_run(tmp_path, monkeypatch, capsys):
+    proc = command_result(
         [
             "sweep",
             "--n",
@@ -86,6 +96,8 @@ def test_a_sweep_with_noise_has_sum_w4_per_run(tmp_path):
             "sw",
         ],
         tmp_path,
+        monkeypatch,
+        capsys,
     )
     assert proc.returncode == 0, proc.stderr
     header, rows = read_csv(tmp_path / "sw" / "sweep.csv")
