@@ -12,7 +12,7 @@ from pathlib import Path
 import interference_oracles as IO
 import numpy as np
 import pytest
-from helpers import cli
+from helpers import cli, command_result
 from safetensors.numpy import save_file
 
 from sparsity_gui.__main__ import main
@@ -35,11 +35,12 @@ def checkpoint(folder: Path) -> Path:
     return path
 
 
-def test_run_takes_a_row_of_a_checkpoint_tensor(tmp_path):
+def test_run_takes_a_row_of_a_checkpoint_tensor(tmp_path, monkeypatch, capsys):
     ck = checkpoint(tmp_path)
     out = tmp_path / "out"
     args = ["run", "--w0", str(ck), "--w0-tensor", "encoder.weight", "--w0-row", "2"]
-    proc = cli([*args, "--lam", "0.05", "--samples", "3", "--format", "npz", "--out", str(out)], cwd=tmp_path)
+    argv = [*args, "--lam", "0.05", "--samples", "3", "--format", "npz", "--out", str(out)]
+    proc = command_result(argv, tmp_path, monkeypatch, capsys)
     assert proc.returncode == 0, proc.stderr
     with np.load(out / "weights.npz") as w:
         np.testing.assert_array_equal(w["w0"], ENCODER[2].astype(np.float64))
@@ -47,17 +48,19 @@ def test_run_takes_a_row_of_a_checkpoint_tensor(tmp_path):
     assert meta["parameters"]["m"] == 8 and meta["parameters"]["w0_path"] == str(ck)
 
 
-def test_interference_trains_from_a_checkpoint_matrix(tmp_path):
+def test_interference_trains_from_a_checkpoint_matrix(tmp_path, monkeypatch, capsys):
     ck = checkpoint(tmp_path)
     out = tmp_path / "out"
     lr, l1, steps = 0.1, 0.04, 40
-    proc = cli(
+    proc = command_result(
         [
             "interference",
             *("--w0", str(ck), "--w0-tensor", "encoder.weight", "--optimizer", "gd-zero"),
             *("--lr", str(lr), "--l1", str(l1), "--steps", str(steps), "--samples", "3", "--out", str(out)),
         ],
-        cwd=tmp_path,
+        tmp_path,
+        monkeypatch,
+        capsys,
     )
     assert proc.returncode == 0, proc.stderr
     assert "n = 6, m = 8" in proc.stdout  # the file set n and m
