@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -186,7 +183,8 @@ def test_replay_at_the_exact_instant_of_every_death_writes_the_state_of_the_run(
     """Item 4: for each death time of a live run, the replay to that instant (what an export
     writes) has exactly the weights dead at or before it at 0, every other weight nonzero
     with the sign of W(0), and m' as the run had it."""
-    sim = _finished_live_run(SimParams(m=150, lam=2e-3, seed=seed), changes)
+    # m = 60: deaths on either side of each live change (seed 2: 53, 5 and 1)
+    sim = _finished_live_run(SimParams(m=60, lam=2e-3, seed=seed), changes)
     died = sim.solver.death_times()
     w0 = sim.init.w0
     checked = 0
@@ -200,7 +198,7 @@ def test_replay_at_the_exact_instant_of_every_death_writes_the_state_of_the_run(
         assert np.all(np.sign(w[~dead]) == np.sign(w0[~dead])), t_k
         assert run.nonzero_final == int(np.count_nonzero(~dead))
         checked += 1
-    assert checked == 149  # every death but the survivor's
+    assert checked == 59  # every death but the survivor's
 
 
 def test_the_issue_case_exports_one_survivor():
@@ -224,25 +222,21 @@ def test_weights_at_or_above_counts_weights_on_the_solver_state():
         assert sim.weights_at_or_above(0.0) == int(np.count_nonzero(a))
 
 
-def test_run_from_a_w0_file_records_its_source_not_a_draw(tmp_path):
-    """`run --w0 FILE --w0-row R` in a subprocess: run.json names the file, the row and the
-    weights' hash (computed here), and has no sigma or seed."""
+def test_run_from_a_w0_file_records_its_source_not_a_draw(tmp_path, monkeypatch, capsys):
+    """`run --w0 FILE --w0-row R` (in this process: the command's own process is tested in
+    tests/cli): run.json names the file, the row and the weights' hash (computed here), and
+    has no sigma or seed."""
     import hashlib
+
+    from helpers import command_in_process
 
     matrix = np.stack([normal_w0(200, s, 0.9) for s in range(3)])
     path = tmp_path / "w.npy"
     np.save(path, matrix)
     out = tmp_path / "out"
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    proc = subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", "run", "--w0", str(path), "--w0-row", "1", "--lam", "5e-3"]
-        + ["--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
-    assert proc.returncode == 0, proc.stderr
+    argv = ["run", "--w0", path, "--w0-row", "1", "--lam", "5e-3", "--out", out]
+    status, stdout, err = command_in_process(argv, tmp_path, monkeypatch, capsys)
+    assert status == 0, err
     meta = json.loads((out / "run.json").read_text())
     assert "sigma" not in meta["parameters"] and "seed" not in meta["parameters"]
     digest = hashlib.sha256(np.ascontiguousarray(matrix[1], dtype="<f8").tobytes()).hexdigest()
@@ -254,4 +248,4 @@ def test_run_from_a_w0_file_records_its_source_not_a_draw(tmp_path):
         "m": 200,
         "sha256": digest,
     }
-    assert "bulk c" in proc.stdout
+    assert "bulk c" in stdout
