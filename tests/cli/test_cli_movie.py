@@ -9,7 +9,7 @@ import resource
 import signal
 
 import pytest
-from helpers import cli
+from helpers import cli, command_in_process
 
 av = pytest.importorskip("av", reason="the [movie] extra (PyAV) is not installed")
 
@@ -92,11 +92,15 @@ def test_interference_movie_as_gif(tmp_path):
         (["--movie", "layout", "--movie-format", "avi"], "error: --movie-format: must be mp4 or gif"),
     ],
 )
-def test_bad_movie_options_are_one_error_line(tmp_path, args, message):
-    proc = cli(["run", "--m", "20", *args, "--out", "res"], tmp_path)
-    assert proc.returncode == 2
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(message), proc.stderr
+def test_bad_movie_options_are_one_error_line(tmp_path, monkeypatch, capsys, args, message):
+    """In this process (the refusal is argparse's and the options' checks; a movie command's
+    process of its own: the tests above and below)."""
+    code, _out, err = command_in_process(
+        ["run", "--m", "20", *args, "--out", "res"], tmp_path, monkeypatch, capsys
+    )
+    assert code == 2
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), err
     assert os.listdir(tmp_path) == []
 
 

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import cli, one_error_line
+from helpers import cli, command_in_process, one_error_line
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.figures.style import movie_style_params, style_params
@@ -32,38 +32,50 @@ BAD_FILES = {
 }
 
 
-def assert_refused_up_front(args, tmp_path: Path, needle: str, style: Path) -> str:
-    proc = cli([*args, "--style", style, "--out", tmp_path / "out"], cwd=tmp_path)
-    line = one_error_line(proc)
+def assert_refused_up_front(args, tmp_path: Path, needle: str, style: Path, in_process=None) -> str:
+    """The command refused with one error line naming ``needle``, nothing left behind: in a
+    subprocess, or in this process with ``in_process`` (pytest's monkeypatch and capsys)."""
+    argv = [*args, "--style", style, "--out", tmp_path / "out"]
+    if in_process is None:
+        proc = cli(argv, cwd=tmp_path)
+        line, err = one_error_line(proc), proc.stderr
+    else:
+        code, out, err = command_in_process(argv, tmp_path, *in_process)
+        assert code == 2 and out == "" and len(err.splitlines()) == 1, (code, out, err)
+        line = err.splitlines()[0]
+        assert line.startswith("error: "), line
     assert needle in line, line
-    assert "Traceback" not in proc.stderr and "\x1b" not in proc.stderr
+    assert "Traceback" not in err and "\x1b" not in err
     assert len(line) < 400, "the error line echoes the file"
     assert sorted(p.name for p in tmp_path.iterdir()) == [style.name], "something was left behind"
     return line
 
 
 @pytest.mark.parametrize("case", ["usetex", "no_colours", "long_line", "escape_codes"])
-def test_run_refuses_a_style_nothing_can_draw_with(tmp_path, case):
+def test_run_refuses_a_style_nothing_can_draw_with(tmp_path, monkeypatch, capsys, case):
+    """One real process (the escape codes: none reaches the terminal); the others in this
+    process, where the refusal is the same code path."""
     if case == "usetex" and shutil.which("latex"):
         pytest.skip("LaTeX is installed here: usetex can draw")
     text, needle = BAD_FILES[case]
     style = tmp_path / "bad.mplstyle"
     style.write_text(text, encoding="utf-8")
-    line = assert_refused_up_front(RUN, tmp_path, needle, style)
+    in_process = None if case == "escape_codes" else (monkeypatch, capsys)
+    line = assert_refused_up_front(RUN, tmp_path, needle, style, in_process)
     assert "bad.mplstyle" in line
 
 
-def test_sweep_refuses_such_a_style_before_its_runs(tmp_path):
+def test_sweep_refuses_such_a_style_before_its_runs(tmp_path, monkeypatch, capsys):
     style = tmp_path / "bad.mplstyle"
     style.write_text(BAD_FILES["huge_font"][0], encoding="utf-8")
-    assert_refused_up_front(SWEEP, tmp_path, BAD_FILES["huge_font"][1], style)
+    assert_refused_up_front(SWEEP, tmp_path, BAD_FILES["huge_font"][1], style, (monkeypatch, capsys))
 
 
-def test_a_movie_refuses_tight_bbox_before_the_run(tmp_path):
+def test_a_movie_refuses_tight_bbox_before_the_run(tmp_path, monkeypatch, capsys):
     style = tmp_path / "tight.mplstyle"
     style.write_text("savefig.bbox: tight\n", encoding="utf-8")
     args = ["run", "--m", "50", "--lam", "1e-2", "--movie", "l1_decay"]
-    assert_refused_up_front(args, tmp_path, "savefig.bbox: tight", style)
+    assert_refused_up_front(args, tmp_path, "savefig.bbox: tight", style, (monkeypatch, capsys))
     # the same style draws figures (a figure is one size, whatever its bounding box)
     assert style_params(style)["savefig.bbox"] == "tight"
 
