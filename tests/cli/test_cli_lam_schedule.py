@@ -2,7 +2,8 @@
 lam_warmup=)`: the files say what ran (run.json's parameters and λ at every row of
 timeseries.csv), the warm-up is the two-knot schedule it abbreviates, the API writes the
 CLI's files, and bad input is one `error:` line, exit status 2 and nothing written (the
-API: a ValueError with the same words)."""
+API: a ValueError with the same words). The commands run through
+__main__.main in this process; one bad schedule also through a real subprocess."""
 
 from __future__ import annotations
 
@@ -10,18 +11,20 @@ import json
 
 import numpy as np
 import pytest
-from helpers import cli, read_number_csv
+from helpers import cli, command_result, read_number_csv
 
 from sparsity_gui import api
 
 WARMUP = ["--m", "400", "--lam", "2e-2", "--lam-warmup", "30", "--samples", "61", "-q"]
 
 
-def test_a_warm_up_runs_as_its_two_knot_schedule_and_its_files_say_so(tmp_path):
-    a = cli(["run", *WARMUP, "--out", "a"], tmp_path)
-    b = cli(
+def test_a_warm_up_runs_as_its_two_knot_schedule_and_its_files_say_so(tmp_path, monkeypatch, capsys):
+    a = command_result(["run", *WARMUP, "--out", "a"], tmp_path, monkeypatch, capsys)
+    b = command_result(
         ["run", "--m", "400", "--lam-schedule", "0:0,30:2e-2", "--samples", "61", "-q", "--out", "b"],
         tmp_path,
+        monkeypatch,
+        capsys,
     )
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
     header, rows = read_number_csv(tmp_path / "a" / "timeseries.csv")
@@ -41,16 +44,18 @@ def test_a_warm_up_runs_as_its_two_knot_schedule_and_its_files_say_so(tmp_path):
     assert int(rows[-1, header.index("nonzero")]) == 1 or meta["t_end"] > meta["t_one_weight_left"]
 
 
-def test_without_a_schedule_run_json_has_no_schedule(tmp_path):
-    proc = cli(["run", "--m", "300", "--samples", "5", "-q", "--out", "res"], tmp_path)
+def test_without_a_schedule_run_json_has_no_schedule(tmp_path, monkeypatch, capsys):
+    proc = command_result(
+        ["run", "--m", "300", "--samples", "5", "-q", "--out", "res"], tmp_path, monkeypatch, capsys
+    )
     assert proc.returncode == 0, proc.stderr
     assert "lam_schedule" not in json.loads((tmp_path / "res" / "run.json").read_text())["parameters"]
 
 
-def test_the_api_writes_the_clis_files(tmp_path):
+def test_the_api_writes_the_clis_files(tmp_path, monkeypatch, capsys):
     result = api.simulate(m=400, lam=2e-2, lam_warmup=30, samples=61)
     result.save(tmp_path / "api")
-    proc = cli(["run", *WARMUP, "--out", "cli"], tmp_path)
+    proc = command_result(["run", *WARMUP, "--out", "cli"], tmp_path, monkeypatch, capsys)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "api" / "timeseries.csv").read_bytes() == (
         tmp_path / "cli" / "timeseries.csv"
