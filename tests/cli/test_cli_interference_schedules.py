@@ -3,7 +3,8 @@
 say what ran (run.json's parameters, history.csv's l1 and lr at every row, computed here
 from the formulas in docs/commands.md), a sweep's rows are the runs `interference` makes, the
 API writes the CLI's files, and bad input is one `error:` line, exit status 2, nothing
-written (in the API, a ValueError)."""
+written (in the API, a ValueError). The commands run
+through __main__.main in this process (the entry point's code)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import assert_refused_in_process, cli, read_csv, read_number_csv
+from helpers import assert_refused_in_process, command_result, read_csv, read_number_csv
 
 from sparsity_gui import api
 
@@ -36,8 +37,10 @@ def expected_lr(k):
     return 0.01 * warm * 0.5 * (1.0 + math.cos(math.pi * x))
 
 
-def test_history_and_run_json_say_which_l1_and_lr_were_in_force(tmp_path):
-    proc = cli(["interference", *SCHEDULED, "--samples", "31", "-q", "--out", "res"], tmp_path)
+def test_history_and_run_json_say_which_l1_and_lr_were_in_force(tmp_path, monkeypatch, capsys):
+    proc = command_result(
+        ["interference", *SCHEDULED, "--samples", "31", "-q", "--out", "res"], tmp_path, monkeypatch, capsys
+    )
     assert proc.returncode == 0, proc.stderr
     header, rows = read_number_csv(tmp_path / "res" / "history.csv")
     assert header[-4:] == ["l1", "lr", "sum_w4", "rail_share"]
@@ -56,10 +59,10 @@ def test_history_and_run_json_say_which_l1_and_lr_were_in_force(tmp_path):
     assert "l1_schedule" not in params and "lr_schedule" not in params
 
 
-def test_knots_set_the_value_and_the_api_writes_the_clis_files(tmp_path):
+def test_knots_set_the_value_and_the_api_writes_the_clis_files(tmp_path, monkeypatch, capsys):
     knots = ["--l1-schedule", "0:0,100:0.03", "--lr-schedule", "0:0.02,300:0.005"]
     args = ["--n", "5", "--m", "9", "--steps", "300", "--optimizer", "gd-zero", *knots, "--samples", "7"]
-    proc = cli(["interference", *args, "-q", "--out", "cli"], tmp_path)
+    proc = command_result(["interference", *args, "-q", "--out", "cli"], tmp_path, monkeypatch, capsys)
     assert proc.returncode == 0, proc.stderr
     params = json.loads((tmp_path / "cli" / "run.json").read_text())["parameters"]
     assert (params["l1"], params["lr"]) == (0.03, 0.005)  # the values after the last knots
@@ -85,20 +88,25 @@ def test_knots_set_the_value_and_the_api_writes_the_clis_files(tmp_path):
     np.testing.assert_allclose(rows[:, header.index("t")], [4 * lr[:s].sum() for s in steps], rtol=1e-12)
 
 
-def test_a_sweep_with_a_warm_up_gives_the_rows_interference_gives(tmp_path):
+def test_a_sweep_with_a_warm_up_gives_the_rows_interference_gives(tmp_path, monkeypatch, capsys):
     base = ["--n", "8", "--steps", "400", "--optimizer", "gd-zero", "--l1", "0.2", "--lr", "0.05"]
     warm = ["--l1-warmup", "150"]
-    proc = cli(
-        ["sweep", *base, "--m", "16,32", "--seeds", "2", *warm, "--no-figure", "-q", "--out", "sw"], tmp_path
+    proc = command_result(
+        ["sweep", *base, "--m", "16,32", "--seeds", "2", *warm, "--no-figure", "-q", "--out", "sw"],
+        tmp_path,
+        monkeypatch,
+        capsys,
     )
     assert proc.returncode == 0, proc.stderr
     spec = json.loads((tmp_path / "sw" / "sweep.json").read_text())["spec"]
     assert spec["base"]["l1_warmup"] == 150
     header, rows = read_csv(tmp_path / "sw" / "sweep.csv")
     (row,) = [r for r in rows if r[header.index("m")] == "32" and r[header.index("seed")] == "1"]
-    one = cli(
+    one = command_result(
         ["interference", *base, "--m", "32", "--seed", "1", *warm, "--samples", "2", "-q", "--out", "one"],
         tmp_path,
+        monkeypatch,
+        capsys,
     )
     assert one.returncode == 0, one.stderr
     final = json.loads((tmp_path / "one" / "run.json").read_text())["final"]
