@@ -24,7 +24,7 @@ from pathlib import Path
 import interference_oracles as IO
 import numpy as np
 import pytest
-from helpers import cli, read_csv
+from helpers import cli, command_result, read_csv
 
 import sparsity_gui
 
@@ -916,7 +916,7 @@ def _read_until(fd, needle: bytes, proc, timeout: float = 60) -> bytes:
     return seen
 
 
-def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(tmp_path):
+def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(tmp_path, monkeypatch, capsys):
     """SIGTERM while the third of three runs trains: exit 143, DIR holds the two finished
     runs (sweep.json: complete false) and the message says how to continue; --resume with
     other settings is refused; --resume with the same ones trains only the missing run and
@@ -976,11 +976,14 @@ def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(tmp_path):
     assert json.loads((res / "sweep.json").read_text())["complete"] is False
     partial = (res / "sweep.csv").read_text().splitlines()
 
-    other = cli(["sweep", *args[1:], "--resume", "--steps", "50000"], cwd=tmp_path)
+    # resuming: in this process (the interrupted sweep above was the real process)
+    other = command_result(
+        ["sweep", *args[1:], "--resume", "--steps", "50000"], tmp_path, monkeypatch, capsys
+    )
     assert other.returncode == 2 and other.stderr.startswith("error: resume:")
     assert len(other.stderr.strip().splitlines()) == 1
 
-    again = cli(["sweep", *args[1:], "--resume"], cwd=tmp_path)
+    again = command_result(["sweep", *args[1:], "--resume"], tmp_path, monkeypatch, capsys)
     assert again.returncode == 0, again.stderr
     header, rows = read_csv(res / "sweep.csv")
     assert [(r[0], r[1]) for r in rows] == [("8", "0"), ("16", "0"), ("4096", "0")]
@@ -988,7 +991,7 @@ def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(tmp_path):
     assert json.loads((res / "sweep.json").read_text())["complete"] is True
 
 
-def test_a_sweep_that_stopped_too_early_says_so(tmp_path):
+def test_a_sweep_that_stopped_too_early_says_so(tmp_path, monkeypatch, capsys):
     """Runs stopped before their features settled are marked in sweep.csv and sweep.json,
     and the command warns on stderr (status 0: the files are still written)."""
     args = [
@@ -1005,7 +1008,9 @@ def test_a_sweep_that_stopped_too_early_says_so(tmp_path):
         "--lr",
         "0.05",
     ]
-    early = cli(["sweep", *args, "--steps", "12", "--no-figure", "--out", "early"], tmp_path)
+    early = command_result(
+        ["sweep", *args, "--steps", "12", "--no-figure", "--out", "early"], tmp_path, monkeypatch, capsys
+    )
     assert early.returncode == 0, early.stderr
     lines = early.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("warning: 2 of 2 runs had not settled"), early.stderr
@@ -1014,7 +1019,9 @@ def test_a_sweep_that_stopped_too_early_says_so(tmp_path):
     assert meta["unsettled_runs"] == [[16, 0], [24, 0]] and "active weight" in meta["settled_definition"]
     header, rows = sweep_rows(tmp_path / "early")
     assert "settled" in header and [r["settled"] for r in rows] == ["False", "False"]
-    done = cli(["sweep", *args, "--steps", "600", "--no-figure", "--out", "done"], tmp_path)
+    done = command_result(
+        ["sweep", *args, "--steps", "600", "--no-figure", "--out", "done"], tmp_path, monkeypatch, capsys
+    )
     assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
     assert json.loads((tmp_path / "done" / "sweep.json").read_text())["unsettled_runs"] == []
 
