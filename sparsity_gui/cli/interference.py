@@ -262,7 +262,7 @@ def add_table_options(g, settings, added: set[str], grid: bool = False) -> None:
             "--" + setting.name.replace("_", "-"),
             type=OPTION_TYPES.get(kind),
             default=None,
-            metavar="KNOTS" if kind == "knots" else setting.name.upper(),
+            metavar=setting.metavar_text,
             help=setting_help(setting, setting.what, more=goes_with),
         )
 

@@ -162,6 +162,7 @@ def choice_check(name: str, choices: Iterable[str]) -> Check:
             raise InputError(name, f"must be {bounds}, got {value!r}")
         return value
 
+    check.choices = allowed  # type: ignore[attr-defined]  # the commands' help lists them
     return with_bounds(check, bounds)
 
 
@@ -195,6 +196,9 @@ class Setting:
     # (field, values): a command or API call that gives this setting refuses it unless the
     # run's ``field`` is one of ``values`` (Adam's β₁ under gradient descent means nothing)
     only_with: tuple[str, tuple[str, ...]] | None = None
+    # the placeholder of its command option's value ('C', 'T0'); '' for the one its kind
+    # gives (see ``metavar_text``)
+    metavar: str = ""
 
     def __post_init__(self) -> None:
         for kind in (self.axis, self.option):
@@ -208,6 +212,21 @@ class Setting:
         """What the check accepts, as its refusal says it ('from 0 to 1', '> 0', 'a whole
         number from 1 to 1e8', 'one of exact, gd'); '' for a check that declares none."""
         return getattr(self.check, "bounds", "")
+
+    @property
+    def metavar_text(self) -> str:
+        """How a command's help writes its value: the row's own, else KNOTS for knots, STEPS
+        for a count of steps, the choices as argparse writes them ('{l1,topk,jumprelu}')."""
+        choices = getattr(self.check, "choices", None)
+        if self.metavar:
+            return self.metavar
+        if "knots" in (self.axis, self.option):
+            return "KNOTS"
+        if self.unit == "steps":
+            return "STEPS"
+        if choices is not None:
+            return "{" + ",".join(choices) + "}"
+        return self.name.upper()
 
     @property
     def default_text(self) -> str:

@@ -141,3 +141,29 @@ def test_a_rows_description_leaves_its_bounds_to_the_bounds(table):
     states an inequality of its own ('C >= 0', 'eps > 0') makes --help say the bounds twice."""
     for setting in table:
         assert not re.search(r"[<>]=? ?-?\d", setting.what), (setting.name, setting.what)
+
+
+@pytest.mark.parametrize("command", ["interference", "gui"])
+def test_an_options_placeholder_comes_from_its_row(command):
+    """The placeholder of a value a row's option takes is the row's: KNOTS for knots, STEPS
+    for a count of steps, a choice's names as argparse writes them, or the letter the row
+    declares; never the field's name in capitals (THRESHOLD_INIT), and a description that
+    names a placeholder ('over the first STEPS steps') names the option's own."""
+    build, tables, _, _ = PARSERS[command]
+    seen = 0
+    for action in build()._actions:
+        table = next((t for t in tables.values() if action.dest in t), None)
+        if table is None or action.dest in HAND_WRITTEN[command] | NOT_SETTINGS:
+            continue
+        setting, shown = table[action.dest], action.metavar
+        seen += 1
+        assert shown == setting.metavar_text and "_" not in shown, (action.dest, shown)
+        if "knots" in (setting.axis, setting.option):
+            assert shown == "KNOTS"
+        elif setting.unit == "steps":
+            assert shown == "STEPS" and "STEPS" in action.help, (action.dest, action.help)
+        elif getattr(setting.check, "choices", None) is not None:
+            assert shown == "{" + ",".join(setting.check.choices) + "}"
+        else:
+            assert shown == setting.metavar and shown.isupper(), (action.dest, shown)
+    assert seen >= 10  # Adam's three, the mechanisms' eight

@@ -267,6 +267,7 @@ INTERFERENCE_SETTINGS = Settings(
             number_check("beta1", 0.0, 1.0, high_open=True),
             option="number",
             only_with=ADAM,
+            metavar="B1",
         ),
         Setting(
             "beta2",
@@ -277,6 +278,7 @@ INTERFERENCE_SETTINGS = Settings(
             number_check("beta2", 0.0, 1.0, high_open=True),
             option="number",
             only_with=ADAM,
+            metavar="B2",
         ),
         Setting(
             "eps",
@@ -287,6 +289,7 @@ INTERFERENCE_SETTINGS = Settings(
             _positive("eps"),
             option="number",
             only_with=ADAM,
+            metavar="EPS",
         ),
         Setting(
             "sparsity",
@@ -309,6 +312,7 @@ INTERFERENCE_SETTINGS = Settings(
             _k,
             format_count,
             axis="whole",
+            metavar="K",
         ),
         Setting(
             "l0",
@@ -320,6 +324,7 @@ INTERFERENCE_SETTINGS = Settings(
             number_check("l0", 0.0, float("inf")),
             format_sci,
             axis="number",
+            metavar="C",
         ),
         Setting(
             "bandwidth",
@@ -330,6 +335,7 @@ INTERFERENCE_SETTINGS = Settings(
             _positive("bandwidth"),
             format_sci,
             axis="number",
+            metavar="E",
         ),
         Setting(
             "threshold_init",
@@ -340,6 +346,7 @@ INTERFERENCE_SETTINGS = Settings(
             _positive("threshold_init"),
             format_sci,
             axis="number",
+            metavar="T0",
         ),
         Setting(
             "threshold_param",
@@ -355,8 +362,8 @@ INTERFERENCE_SETTINGS = Settings(
             "L0 warm-up",
             0,
             NEW_RUN,
-            "jumprelu: l0 rises linearly from 0 over the first steps, l0 * min(1, k/STEPS) at step k "
-            "(SAELens' l0_warm_up_steps)",
+            "jumprelu: l0 rises linearly from 0 to --l0 over the first STEPS steps: l0 * min(1, k/STEPS) "
+            "at step k, as SAELens' l0_warm_up_steps",
             _steps_count("l0_warmup"),
             format_steps,
             "steps",
