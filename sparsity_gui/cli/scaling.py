@@ -12,11 +12,14 @@ from sparsity_gui.cli.common import (
     figure_style_from_args,
     number_arg,
     say,
+    setting_help,
     whole_arg,
 )
 from sparsity_gui.cli.grid import add_grid_options, grid_command
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.headless import SCALING_DEFAULTS
+from sparsity_gui.core.note.params import GRID_LAM
+from sparsity_gui.core.note.settings import NOTE_SETTINGS as S
 from sparsity_gui.core.text import format_duration
 
 SCALING_DESCRIPTION = """\
@@ -44,13 +47,13 @@ def build_scaling_parser() -> CleanParser:
         required=True,
         metavar="LIST",
         help="weights per run: a list like 1000,10000, powers like 1e3,1e4,1e5,1e6 (or 10^3,...) "
-        "or a range start:stop:step with stop included; each 1 to 1e8",
+        f"or a range start:stop:step with stop included (each {S['m'].bounds})",
     )
     g.add_argument(
         "--lam",
         required=True,
         metavar="LIST",
-        help="L1 strengths: a list like 1e-4,1e-3,1e-2; each > 0 and at most 1",
+        help=f"L1 strengths: a list like 1e-4,1e-3,1e-2 (each {GRID_LAM.bounds})",
     )
     default = SCALING_DEFAULTS  # the grid's front door fills in what is not given
     g.add_argument(
@@ -65,15 +68,20 @@ def build_scaling_parser() -> CleanParser:
         type=whole_arg,
         default=None,
         metavar="N",
-        help="first seed: each (m, lam) runs seeds N .. N+S-1, the same W(0) for every lam "
-        f"(default {default['seed']})",
+        help=setting_help(
+            S["seed"],
+            "first seed: each (m, lam) runs seeds N .. N+S-1, the same W(0) for every lam",
+            S["seed"].fmt(default["seed"]),
+        ),
     )
     g.add_argument(
         "--sigma",
         type=number_arg,
         default=None,
         metavar="S",
-        help=f"W_k(0) ~ normal(0, sigma/sqrt(m)) (> 0; default {default['sigma']:g}, as `run`)",
+        help=setting_help(
+            S["sigma"], "W_k(0) ~ normal(0, sigma/sqrt(m))", S["sigma"].fmt(default["sigma"]), ", as `run`"
+        ),
     )
     add_grid_options(
         p,

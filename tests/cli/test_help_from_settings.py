@@ -1,7 +1,7 @@
 """The commands' --help states each setting's bounds and default as the model's settings
 table has them (core/note/settings.py, core/interference/settings.py), never by hand: every
-option backed by a setting, in every parser that has one (run, interference, sweep and the
-desktop app's), carries the table's bounds and its default, and the numbers of its
+option backed by a setting, in every parser that has one (run, interference, sweep, scaling
+and the desktop app's), carries the table's bounds and its default, and the numbers of its
 parenthesis are exactly those."""
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ import pytest
 from sparsity_gui.cli.gui_options import build_gui_parser
 from sparsity_gui.cli.interference import build_interference_parser
 from sparsity_gui.cli.note import build_run_parser
+from sparsity_gui.cli.scaling import build_scaling_parser
 from sparsity_gui.cli.sweep import build_sweep_parser
 from sparsity_gui.core.interference.headless import INTERFERENCE_DEFAULTS, PAPER, SWEEP_DEFAULTS
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
 from sparsity_gui.core.note.settings import NOTE_SETTINGS
+from sparsity_gui.core.settings import bounds_text
 
 NUMBER = re.compile(r"2\^63-1|\d[\d,]*(?:\.\d+)?(?:e-?\d+)?")
 NOT_SETTINGS = {"seeds", "no_interference", "w0", "w0_tensor", "w0_row"}  # not a setting's value
@@ -60,6 +62,7 @@ HAND_WRITTEN = {
     "interference": INTERFERENCE_OPTIONS,
     "sweep": INTERFERENCE_OPTIONS,
     "gui": NOTE_OPTIONS | INTERFERENCE_OPTIONS,
+    "scaling": {"seed", "sigma"},
 }
 NOTE, INTERFERENCE = {"note": NOTE_SETTINGS}, {"interference": INTERFERENCE_SETTINGS}
 PARSERS = {
@@ -68,7 +71,10 @@ PARSERS = {
     "sweep": (build_sweep_parser, INTERFERENCE, SWEEP_DEFAULTS, PAPER),
     # the app's: the note's options, and the interference model's but those the note's serve
     "gui": (build_gui_parser, {**NOTE, **INTERFERENCE}, INTERFERENCE_DEFAULTS, {}),
+    "scaling": (build_scaling_parser, NOTE, {}, {}),
 }
+# a grid's list of values, which has no default (needed): each value's bounds
+LISTS = {"scaling": {"m", "lam"}}
 
 
 @pytest.mark.parametrize("command", PARSERS)
@@ -76,7 +82,7 @@ def test_every_option_of_a_setting_states_the_tables_bounds_and_default(command)
     build, tables, defaults, paper = PARSERS[command]
     checked = []
     for dest, text in _options(build()):
-        if dest in NOT_SETTINGS:
+        if dest in NOT_SETTINGS or dest in LISTS.get(command, ()):
             continue
         # the app's --m, --seed, --sigma are the note's (its interference model uses them too)
         table = next((t for t in tables.values() if dest in t), None)
@@ -95,6 +101,26 @@ def test_every_option_of_a_setting_states_the_tables_bounds_and_default(command)
     assert HAND_WRITTEN[command] <= set(checked), HAND_WRITTEN[command] - set(checked)
 
 
+def _grid_bounds(setting) -> str:
+    """A scaling grid's values: the row's bounds, but λ not 0 (its low end open)."""
+    check = setting.check
+    if setting.name == "lam":
+        return bounds_text(check.low, check.high, low_open=True, high_open=check.high_open)
+    return setting.bounds
+
+
+def test_a_grids_lists_state_each_values_bounds_from_the_table():
+    """scaling's --m and --lam take lists and have no default: each value's bounds, the
+    row's (λ's low end open: a grid's run ends at one weight left), and no other number."""
+    helps = dict(_options(build_scaling_parser()))
+    for name in LISTS["scaling"]:
+        want = f"(each {_grid_bounds(NOTE_SETTINGS[name])})"
+        assert helps[name].endswith(want), (name, helps[name], want)
+    assert helps["m"].endswith("(each a whole number from 1 to 1e8)")
+    assert helps["lam"].endswith("(each > 0 and at most 1)")
+    assert "(> 0 and at most 1e6; default 0.9, as `run`)" in helps["sigma"]
+
+
 def test_a_few_helps_by_hand():
     """What the table says, written out here: the numbers a user reads."""
     run = dict(_options(build_run_parser()))
@@ -108,6 +134,7 @@ def test_a_few_helps_by_hand():
     assert "(> 0 and at most 1; default 1.0e-3)" in interference["lr"]
     assert "(a whole number from 1 to 4096; default 256)" in interference["n"]
     assert "(one of none, linear, cosine; default none)" in interference["lr_decay"]
+    assert "(a whole number from 1 to m; default none)" in interference["k"]
     assert "(>= 0; default torch's, 0.01 for adamw and 0 for adam)" in interference["weight_decay"]
     sweep = dict(_options(build_sweep_parser()))
     assert "(a whole number from 1 to 4096; default 64; --paper: 256)" in sweep["n"]

@@ -81,14 +81,22 @@ def check_lam(lam: Any) -> float:
     return NOTE_SETTINGS.check("lam", lam)
 
 
-def check_grid_lam(lam: Any) -> float:
-    """One λ of a scaling grid (the command, the API, the window's tab): as a run's, but
-    not 0 (a grid's run ends at one weight left, which λ = 0 never reaches)."""
+def _grid_lam_check() -> NumberCheck:
     run = NOTE_SETTINGS["lam"].check  # a run's λ, from its setting's row
     assert isinstance(run, NumberCheck)
+    return replace(run, low_open=True)
+
+
+# A scaling grid's λ: a run's (its row's bounds), but not 0 (a grid's run ends at one
+# weight left, which λ = 0 never reaches). Its ``bounds`` are what --help and the tab say.
+GRID_LAM = _grid_lam_check()
+
+
+def check_grid_lam(lam: Any) -> float:
+    """One λ of a scaling grid (the command, the API, the window's tab): GRID_LAM."""
     why = " (with lam = 0 no weight ever dies)" if lam == 0 and not isinstance(lam, bool) else ""
     try:
-        return replace(run, low_open=True, why=why)(lam)
+        return replace(GRID_LAM, why=why)(lam)
     except InputError as exc:
         raise InputError("lam", f"every lam {exc.message}") from None
 

@@ -19,7 +19,7 @@ from sparsity_gui.core.checks import parse_m_values, parse_number_list
 from sparsity_gui.core.cluster import Scheduler
 from sparsity_gui.core.note.files import write_scaling
 from sparsity_gui.core.note.headless import SCALING_DEFAULTS, scaling_argv, scaling_order
-from sparsity_gui.core.note.params import LAM_MAX, M_MAX, SimParams, check_grid_lam
+from sparsity_gui.core.note.params import GRID_LAM, M_MAX, SimParams, check_grid_lam
 from sparsity_gui.core.note.scaling import ScalingGrid, in_regime, summarize
 from sparsity_gui.core.note.settings import NOTE_SETTINGS as S
 from sparsity_gui.plots.note.scaling import SCALING_PANEL_TYPES, power_text
@@ -98,7 +98,7 @@ class ScalingWidget(GridTab):
         self.lam = Field(
             "scaling_lam",
             parse_grid_lam,
-            f"λ values: a list like 1e-4,1e-3,1e-2; each > 0 and at most {LAM_MAX:g}",
+            f"λ values: a list like 1e-4,1e-3,1e-2; each {GRID_LAM.bounds}",
         )
         self.seeds = Field(
             "scaling_seeds",
