@@ -33,7 +33,7 @@ from sparsity_gui.core.interference.settings import (
     THRESHOLD_PARAMS,
     run_settings,
 )
-from sparsity_gui.core.knots import Knots, knots_text
+from sparsity_gui.core.knots import Knots, short_knots_text
 from sparsity_gui.core.settings import format_sci, format_value
 from sparsity_gui.ui.fields import Field, error_label, parse_float, parse_int, setting_tip
 
@@ -97,7 +97,7 @@ def mechanism_field_text(value) -> str:
     if value is None or value == () or (type(value) is int and value == 0):
         return ""
     if isinstance(value, tuple):
-        return knots_text(value)
+        return short_knots_text(value)
     return f"{value:g}"
 
 
@@ -558,12 +558,12 @@ class InterferenceControls(QtWidgets.QWidget):
         self.weight_decay.set_text("" if p.weight_decay is None else f"{p.weight_decay:g}")
         self.weight_decay.edit.setPlaceholderText(f"default ({p.effective_weight_decay:g})")
         self.l1_warmup.set_text(str(p.l1_warmup) if p.l1_warmup else "")
-        self.l1_schedule.set_text(knots_text(p.l1_schedule) if p.l1_schedule else "")
+        self.l1_schedule.set_text(short_knots_text(p.l1_schedule) if p.l1_schedule else "")
         self.lr_warmup.set_text(str(p.lr_warmup) if p.lr_warmup else "")
         self.lr_decay_steps.set_text(str(p.lr_decay_steps) if p.lr_decay_steps else "")
         # the shape in force, or "no decay"
         self.lr_decay.setCurrentIndex(self.lr_decay.findData(p.lr_decay) if p.lr_decay != "none" else 0)
-        self.lr_schedule.set_text(knots_text(p.lr_schedule) if p.lr_schedule else "")
+        self.lr_schedule.set_text(short_knots_text(p.lr_schedule) if p.lr_schedule else "")
         self.noise.setCurrentIndex(self.noise.findData(p.noise))
         self.noise_sigma.set_text(f"{p.noise_sigma:g}" if p.noise != "none" else "")
         self.noise_sigma.edit.setEnabled(p.noise != "none")

@@ -45,7 +45,7 @@ from sparsity_gui.core.interference.params import (
 )
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, MECHANISM_FIELDS
 from sparsity_gui.core.interference.sweep import SweepSpec
-from sparsity_gui.core.knots import knots_text
+from sparsity_gui.core.knots import short_knots_text
 from sparsity_gui.plots.interference.grid import (
     HEATMAP,
     SWEEP,
@@ -234,7 +234,7 @@ def _schedule_parts(p: InterferenceParams, typed: set[str]) -> list[str]:
     for name in ("l1", "lr"):
         warm, knots = getattr(p, f"{name}_warmup"), getattr(p, f"{name}_schedule")
         if knots and not typed & {name, f"{name}_warmup"}:
-            parts.append(f"{name} schedule {knots_text(knots)}")
+            parts.append(f"{name} schedule {short_knots_text(knots)}")
         if warm and f"{name}_warmup" not in typed:
             parts.append(f"{name} warm-up {warm} steps")
     if p.lr_decay != "none":

@@ -116,3 +116,19 @@ def test_noise_from_the_dock_sigma_live_and_bad_sigma_refused(qtbot, make_iwindo
     h = win.snapshot.history
     x, y = win.kept_panel.w4.getData()
     np.testing.assert_array_equal(y, h[:, HISTORY_COLUMNS.index("sum_w4")])
+
+
+def test_knots_given_to_the_window_read_as_the_note_writes_them(qtbot, make_iwindow):
+    """Knots the window is opened with (a launch option, a session, a preset) show in their
+    fields as a user types them and as the dock's note and a pin's name write them
+    ('0:0,500:0.002', never '0.0:0.0,500.0:0.002'), and read back as the same knots."""
+    lr_knots = ((0.0, 0.0), (500.0, 0.002), (1500.0, 0.0005))
+    l1_knots = ((0.0, 0.0), (300.0, 0.04))
+    win = make_iwindow(BASE.with_changes(lr=0.0005, lr_schedule=lr_knots, l1_schedule=l1_knots))
+    assert win.controls.lr_schedule.text() == "0:0,500:0.002,1500:0.0005"
+    assert win.controls.l1_schedule.text() == "0:0,300:0.04"
+    assert "lr schedule = 0:0,500:0.002,1500:0.0005" in win.controls.units.text()
+    # typed back unchanged, the field gives the same knots: no new run
+    params = win.params
+    type_keys(win.controls.lr_schedule, win.controls.lr_schedule.text())
+    assert win.params.lr_schedule == lr_knots and win.params == params
