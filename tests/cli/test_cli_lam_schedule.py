@@ -79,7 +79,7 @@ BAD = {
         ["--lam-warmup", "500", "--t-end", "100"],
         "lam-warmup: reaches its last λ at t = 500, after the run's end (t_end = 100)",
     ),
-    "a warm-up of 0": (["--lam-warmup", "0"], "lam-warmup: must be > 0"),
+    "a negative warm-up": (["--lam-warmup", "-1"], "lam-warmup: must be >= 0, got -1.0"),
     "both": (["--lam-warmup", "10", "--lam-schedule", "0:0,10:1e-3"], "and --lam-schedule both give"),
     "a conflicting --lam": (
         ["--lam", "1e-2", "--lam-schedule", "0:0,10:1e-3"],

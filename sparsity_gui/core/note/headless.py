@@ -96,7 +96,10 @@ def lam_settings(
     sets λ: --lam, if given, must be where it ends) or --lam-warmup T (0 up to --lam over
     [0, T]). A schedule whose last knot comes after --t-end is refused: the run would end
     before λ reached it."""
-    if lam_schedule is not None and lam_warmup is not None:
+    default_lam = NOTE_SETTINGS["lam"].default
+    # T by its row (>= 0; 0, the default, is no warm-up), as the dock's field checks it
+    warmup = None if lam_warmup is None else NOTE_SETTINGS.check("lam_warmup", lam_warmup, "lam-warmup")
+    if lam_schedule is not None and warmup:
         raise InputError("lam-warmup", "and --lam-schedule both give λ(t): give one of them")
     if lam_schedule is not None:
         knots = given_knots(NOTE_SETTINGS.check("lam_schedule", lam_schedule, "lam-schedule"), "lam-schedule")
@@ -107,14 +110,14 @@ def lam_settings(
                 "(a schedule sets λ: leave --lam out)",
             )
         option = "lam-schedule"
-    elif lam_warmup is not None:
-        lam = check_lam(1e-3 if lam is None else lam)
+    elif warmup:
+        lam = check_lam(default_lam if lam is None else lam)
         if lam == 0.0:
             raise InputError("lam-warmup", "warms λ up to --lam, which is 0: give --lam > 0")
-        knots = warmup_knots(lam_warmup, lam)
+        knots = warmup_knots(warmup, lam)
         option = "lam-warmup"
     else:
-        return (1e-3 if lam is None else lam), ()
+        return (default_lam if lam is None else lam), ()
     if t_end is not None and isinstance(t_end, (int, float)) and knots[-1][0] > t_end:
         raise InputError(
             option,

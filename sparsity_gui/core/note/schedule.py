@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.knots import MAX_KNOTS, Knots, knots_text
 from sparsity_gui.core.knots import check_knots as _check_knots
 from sparsity_gui.core.knots import parse_knots as _parse_knots
@@ -30,12 +29,10 @@ def parse_knots(text: str, field: str = FIELD) -> Knots:
     return _parse_knots(text, field)
 
 
-def warmup_knots(t_warmup: float, lam: float, field: str = "lam-warmup") -> Knots:
-    """λ rising linearly from 0 at t = 0 to ``lam`` at ``t_warmup``, then constant."""
-    if isinstance(t_warmup, bool) or not isinstance(t_warmup, (int, float)) or not math.isfinite(t_warmup):
-        raise InputError(field, f"must be a finite time, got {t_warmup!r}")
-    if t_warmup <= 0.0:
-        raise InputError(field, f"must be > 0, got {t_warmup:g}")
+def warmup_knots(t_warmup: float, lam: float) -> Knots:
+    """λ rising linearly from 0 at t = 0 to ``lam`` at ``t_warmup`` > 0, then constant.
+    ``t_warmup`` is checked by its setting's row (core/note/settings.py: T >= 0, 0 for none),
+    which every front end's warm-up goes through before it is made knots here."""
     return ((0.0, 0.0), (float(t_warmup), float(lam)))
 
 

@@ -37,7 +37,6 @@ from sparsity_gui.core.interference.headless import sweep_argv, sweep_order
 from sparsity_gui.core.interference.params import (
     M_MAX,
     MECHANISM_SETTINGS,
-    N_MAX,
     NOISES,
     OPTIMIZER_LABELS,
     OPTIMIZERS,
@@ -56,7 +55,7 @@ from sparsity_gui.plots.interference.grid import (
 )
 from sparsity_gui.plots.interference.sweep import SweepPanel
 from sparsity_gui.ui.dialogs import choose_folder
-from sparsity_gui.ui.fields import Field, parse_int_in
+from sparsity_gui.ui.fields import Field, parse_int, parse_int_in
 from sparsity_gui.ui.grid_tab import GridTab, GridTabTexts
 
 PAUSE_TIP = (
@@ -260,7 +259,9 @@ class SweepWidget(GridTab):
             "over other options: the chosen readout as a heatmap or as curves"
         )
         self.n = Field(
-            "sweep_n", parse_int_in("n", 1, N_MAX), f"n: features, fixed for the whole sweep (1 … {N_MAX})"
+            "sweep_n",
+            lambda text: INTERFERENCE_SETTINGS.check("n", parse_int(text)),
+            f"n: features, fixed for the whole sweep ({INTERFERENCE_SETTINGS['n'].bounds})",
         )
         self.m = Field(
             "sweep_m",

@@ -28,13 +28,9 @@ def _checked(field: str, convert: Callable[[str], object]) -> Callable[[str], ob
 
 
 def parse_warmup(text: str) -> float:
-    """The warm-up field: a time T >= 0 (empty or 0: none)."""
-    if not text:
-        return 0.0
-    value = parse_float(text)
-    if value < 0:
-        raise InputError("lam_warmup", f"must be a time >= 0 (0 or empty: no warm-up), got {text}")
-    return value
+    """The warm-up field: a time T, checked by its row as the command's --lam-warmup is
+    (empty or 0: none)."""
+    return 0.0 if not text else NOTE_SETTINGS.check("lam_warmup", parse_float(text))
 
 
 def parse_schedule(text: str) -> Knots:

@@ -320,7 +320,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             if name == "lam_warmup":
                 if value > 0 and self.params.lam == 0:
                     raise InputError(name, "a warm-up raises λ from 0 to λ, which is 0: set λ > 0 first")
-                knots = warmup_knots(value, self.params.lam, name) if value > 0 else ()
+                knots = warmup_knots(value, self.params.lam) if value > 0 else ()
             lam = knots[-1][1] if knots else self.params.lam
             params = self.params.with_changes(lam=lam, lam_schedule=knots)
             t_end = params.t_end
