@@ -194,3 +194,16 @@ def test_an_options_placeholder_comes_from_its_row(command):
         else:
             assert shown == setting.metavar and shown.isupper(), (action.dest, shown)
     assert seen >= 10  # Adam's three, the mechanisms' eight
+
+
+def test_the_optimizer_table_of_the_docs_names_adams_options():
+    """docs/interference.md once said no option sets Adam's β₁, β₂, ε, after their rows
+    (Setting.option) had made them --beta1, --beta2, --eps."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "interference.md").read_text(encoding="utf-8")
+    (adam,) = [line for line in text.splitlines() if line.startswith("| **Adam** (`adam`)")]
+    for setting in INTERFERENCE_SETTINGS:
+        if setting.only_with is not None and setting.option:
+            assert f"`--{setting.name}`" in adam and f"`{setting.name}=`" in adam, setting.name
+    assert "no option" not in adam
