@@ -22,7 +22,13 @@ from sparsity_gui.core.interference.axes import (
     check_readout,
     value_text,
 )
-from sparsity_gui.core.interference.headless import PAPER, SWEEP_DEFAULTS, SWEEP_OPTIONS, sweep_order
+from sparsity_gui.core.interference.headless import (
+    PAPER,
+    SWEEP_DEFAULTS,
+    SWEEP_OPTIONS,
+    paper_text,
+    sweep_order,
+)
 from sparsity_gui.core.interference.sweep import SETTLED_DEFINITION, cell_summaries, summarize
 from sparsity_gui.core.text import format_duration
 
@@ -53,8 +59,7 @@ def build_sweep_parser() -> CleanParser:
     g.add_argument(
         "--paper",
         action="store_true",
-        help="the paper's settings: n=256, m=256:4096:256, 16 seeds, 7500 steps, adamw, "
-        "l1=lr=1e-3: 256 runs with W up to 256 x 4096, which takes hours (about 4 on two "
+        help=f"the paper's settings: {paper_text()}, which takes hours (about 4 on two "
         "cores in float64, 2.5 with --dtype float32, the paper's precision; the progress "
         "bar shows the time left). Options given as well override these",
     )

@@ -207,3 +207,23 @@ def test_the_optimizer_table_of_the_docs_names_adams_options():
         if setting.only_with is not None and setting.option:
             assert f"`--{setting.name}`" in adam and f"`{setting.name}=`" in adam, setting.name
     assert "no option" not in adam
+
+
+def test_the_paper_option_states_paper_settings_as_the_table_formats_them():
+    """--paper's help says PAPER's settings (not a copy written beside them), each as its
+    row formats it, and the runs they make: 16 values of m times 16 seeds."""
+    paper = dict(_options(build_sweep_parser()))["paper"]
+    S = INTERFERENCE_SETTINGS
+    assert (
+        "n=256, m=256:4096:256, 16 seeds, 7,500 steps, adamw, l1=lr=1.0e-3: 256 runs with W up to 256 x 4096"
+        in paper
+    )
+    for name in ("n", "steps", "l1"):
+        assert S[name].fmt(PAPER[name]) in paper, name
+    assert f"m={PAPER['m']}, {PAPER['seeds']} seeds" in paper
+
+
+def test_a_runs_defaults_are_its_rows():
+    """The interference command's and the API's defaults are the table's, not a copy."""
+    for name, value in INTERFERENCE_DEFAULTS.items():
+        assert value == INTERFERENCE_SETTINGS[name].default, name

@@ -40,11 +40,30 @@ SWEEP_DEFAULTS = dict(
 )
 
 # --paper: the paper's settings (Lecomte et al. 2023)
-PAPER = dict(n=256, m="256:4096:256", seeds=16, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3)
-
-INTERFERENCE_DEFAULTS = dict(
-    n=256, m=1024, seed=0, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3, sigma=1.0, dtype="float64"
+PAPER: dict[str, Any] = dict(
+    n=256, m="256:4096:256", seeds=16, steps=7500, optimizer="adamw", l1=1e-3, lr=1e-3
 )
+
+# a run's: its settings' rows' defaults (a sweep's differ above: a smaller n, a list of m)
+INTERFERENCE_DEFAULTS = {
+    name: INTERFERENCE_SETTINGS[name].default
+    for name in ("n", "m", "seed", "steps", "optimizer", "l1", "lr", "sigma", "dtype")
+}
+
+
+def paper_text() -> str:
+    """--paper's settings as its help says them, each as its row formats it: 'n=256,
+    m=256:4096:256, 16 seeds, 7,500 steps, adamw, l1=lr=1.0e-3: 256 runs with W up to
+    256 x 4096' (from PAPER)."""
+    p, S = PAPER, INTERFERENCE_SETTINGS
+    ms = grid_m_values(p["m"], M_MAX)
+    l1, lr = S["l1"].fmt(p["l1"]), S["lr"].fmt(p["lr"])
+    return (
+        f"n={S['n'].fmt(p['n'])}, m={p['m']}, {p['seeds']} seeds, {S['steps'].fmt(p['steps'])} steps, "
+        f"{p['optimizer']}, {f'l1=lr={l1}' if l1 == lr else f'l1={l1}, lr={lr}'}: "
+        f"{len(ms) * p['seeds']} runs with W up to {p['n']} x {max(ms)}"
+    )
+
 
 SAMPLES = 501  # rows of history.csv by default
 SAMPLES_MAX = 10**5
