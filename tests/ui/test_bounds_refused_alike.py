@@ -24,6 +24,7 @@ NOTE_CASES = [
     ("sigma", 0.0, {}),
     ("eta", 3.0, {}),
     ("t_end", 0.0, {}),
+    ("seed", -1, {}),
 ]
 JUMPRELU = {"sparsity": "jumprelu"}
 INTERFERENCE_CASES = [
@@ -117,3 +118,20 @@ def test_a_warm_up_of_0_is_the_rows_default_none_on_every_surface(qtbot, tmp_pat
     field.accepted.connect(seen.append)
     type_into(field, "0")
     assert seen == [0.0] and field.error.isHidden()
+
+
+def test_the_note_docks_seed_shows_and_keeps_a_seed_above_2_31(qtbot, make_window):
+    """The row takes seeds up to 2^63-1, as --seed does. The dock's seed was a spin box that
+    stopped at 2^31-1: it showed a larger seed as 2147483647 and, when the box was left,
+    started a new run with that seed."""
+    seed = 2**40 + 7
+    win = make_window(SimParams(m=200, lam=1e-2, seed=seed))
+    box = win.controls.seed
+    assert box.text() == str(seed)
+    edit = getattr(box, "edit", box)
+    edit.setFocus()
+    edit.editingFinished.emit()  # the box left without typing
+    qtbot.wait(50)
+    assert win.params.seed == seed
+    type_into(box, str(2**62))
+    qtbot.waitUntil(lambda: win.params.seed == 2**62, timeout=30_000)

@@ -11,7 +11,7 @@ from sparsity_gui.core.knots import exact_number_text, short_knots_text
 from sparsity_gui.core.note.params import LAM_MAX, SimParams
 from sparsity_gui.core.note.schedule import Knots, warmup_knots, warmup_time
 from sparsity_gui.core.note.settings import NOTE_SETTINGS
-from sparsity_gui.ui.fields import Field, LogSlider, parse_float, parse_int, setting_tip
+from sparsity_gui.ui.fields import Field, LogSlider, error_label, parse_float, parse_int, setting_tip
 
 LAM_MIN = 1e-6  # the slider's low end; the field takes down to 0
 SPEED_MIN, SPEED_MAX = 1e-2, 1e6
@@ -128,19 +128,26 @@ class ControlPanel(QtWidgets.QWidget):
         )
         form.addRow("σ", self.sigma)
 
-        self.seed = QtWidgets.QSpinBox()
-        self.seed.setObjectName("seed")
-        self.seed.setRange(0, 2**31 - 1)
-        self.seed.setToolTip("seed: random seed of W(0) (numpy default_rng). Starts a new run.")
+        # a field checked by the seed's row (0 to 2^63-1, as --seed): a spin box stops at
+        # 2^31-1, showed a larger seed as that and started a run with it on leaving the box
+        # (its reason on a line of its own under the field and the button: the row's width)
+        seed_error = error_label("seed")
+        self.seed = Field(
+            "seed",
+            _checked("seed", parse_int),
+            setting_tip(NOTE_SETTINGS["seed"], "seed: random seed of W(0) (numpy default_rng)"),
+            error=seed_error,
+        )
         self.new_seed = QtWidgets.QPushButton("New seed")
         self.new_seed.setToolTip("Draw a fresh seed and start a new run")
         seed_row = QtWidgets.QHBoxLayout()
         seed_row.addWidget(self.seed, 1)
         seed_row.addWidget(self.new_seed)
-        form.addRow("seed", seed_row)
-        self.seed.editingFinished.connect(lambda: self.changed.emit({"seed": self.seed.value()}))
-        # Enter gives the keyboard back to the window (its shortcuts), as the fields do
-        self.seed.lineEdit().returnPressed.connect(self.seed.clearFocus)
+        seed_box = QtWidgets.QVBoxLayout()
+        seed_box.addLayout(seed_row)
+        seed_box.addWidget(seed_error)
+        form.addRow("seed", seed_box)
+        self.seed.accepted.connect(lambda v: self.changed.emit({"seed": v}))
         self.new_seed.clicked.connect(self.newSeedRequested)
 
         self.init_kind = QtWidgets.QComboBox()
@@ -239,7 +246,7 @@ class ControlPanel(QtWidgets.QWidget):
         self.show_schedule(params)
         self.m.set_text(str(params.m))
         self.sigma.set_text(f"{params.sigma:g}")
-        self.seed.setValue(min(params.seed, 2**31 - 1))
+        self.seed.set_text(str(params.seed))
         self.method.setCurrentIndex(0 if params.method == "exact" else 1)
         self.eta.set_text(f"{params.eta:g}")
         self.t_end.set_text("" if params.t_end is None else f"{params.t_end:g}")

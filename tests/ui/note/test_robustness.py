@@ -281,10 +281,9 @@ class Fuzzer:
         return text
 
     def seed(self) -> str:
-        box = self.win.controls.seed
-        box.setValue(self.rng.randint(0, 10**6))
-        box.editingFinished.emit()
-        return str(box.value())
+        text = str(self.rng.randint(0, 10**6))
+        type_keys(self.win.controls.seed, text)
+        return text
 
     def speed_slider(self) -> str:
         slider = self.win.controls.speed_slider
