@@ -65,3 +65,17 @@ def test_tooltips_by_hand(qtbot):
         "t_end: simulated time at which to stop (> 0; default one weight left). "
         "Applies live: it moves the run's end."
     )
+
+
+def test_the_lam_sliders_top_is_the_rows_and_its_tooltip_says_so(qtbot):
+    """The λ slider reaches the top of λ's row, and its tooltip and the field's say the
+    slider's ends as they are (not a range written beside them)."""
+    note, table = _note_dock()
+    qtbot.addWidget(note)
+    row = table["lam"].check
+    assert note.lam_slider.hi == row.high
+    ends = f"{note.lam_slider.lo:g} … {row.high:g}"
+    assert ends == "1e-06 … 1"
+    shown = ends.replace("1e-06", "1e-6")
+    assert f"log scale {shown}" in note.lam_slider.toolTip()
+    assert f"The slider: {shown}, log scale." in note.lam.edit.toolTip()

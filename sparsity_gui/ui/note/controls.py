@@ -11,9 +11,11 @@ from sparsity_gui.core.knots import exact_number_text, short_knots_text
 from sparsity_gui.core.note.params import LAM_MAX, SimParams
 from sparsity_gui.core.note.schedule import Knots, warmup_knots, warmup_time
 from sparsity_gui.core.note.settings import NOTE_SETTINGS
+from sparsity_gui.core.text import short_number
 from sparsity_gui.ui.fields import Field, LogSlider, error_label, parse_float, parse_int, setting_tip
 
 LAM_MIN = 1e-6  # the slider's low end; the field takes down to 0
+SLIDER_RANGE = f"{short_number(LAM_MIN)} … {short_number(LAM_MAX)}"  # to λ's row's top
 SPEED_MIN, SPEED_MAX = 1e-2, 1e6
 
 
@@ -60,14 +62,16 @@ class ControlPanel(QtWidgets.QWidget):
         self.lam_slider = LogSlider(LAM_MIN, LAM_MAX)
         self.lam_slider.setObjectName("lam_slider")
         self.lam_slider.setToolTip(
-            "λ: L1 regularization strength, log scale 1e-6 … 1 "
+            f"λ: L1 regularization strength, log scale {SLIDER_RANGE} "
             "(type 0 in the field to switch regularization off). Applies live."
         )
         self.lam = Field(
             "lam",
             _checked("lam", parse_float),
             setting_tip(
-                NOTE_SETTINGS["lam"], "λ: L1 regularization strength", "The slider: 1e-6 … 1, log scale."
+                NOTE_SETTINGS["lam"],
+                "λ: L1 regularization strength",
+                f"The slider: {SLIDER_RANGE}, log scale.",
             ),
         )
         lam_box = QtWidgets.QVBoxLayout()
