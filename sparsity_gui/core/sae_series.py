@@ -26,6 +26,7 @@ from pathlib import Path
 
 from sparsity_gui.core.checks import read_json_file
 from sparsity_gui.core.errors import InputError
+from sparsity_gui.core.weights_files import list_arrays
 
 FIELD = "checkpoints"
 SAE_CONFIG = "cfg.json"
@@ -49,7 +50,11 @@ MECHANISM_KEYS = (
     "jumprelu_init_threshold",
     "l0_warm_up_steps",
     "jumprelu_sparsity_loss_mode",
+    "jumprelu_ste_to_input",
 )
+# a JumpReLU SAE's thresholds in its weights file: as they are (SAELens 6.54), or log theta
+# (earlier versions trained and saved log_threshold)
+THRESHOLD_TENSORS = ("threshold", "log_threshold")
 # cfg.json keys a batch size has had (the runner's config, older versions')
 BATCH_KEYS = ("train_batch_size_samples", "train_batch_size_tokens", "train_batch_size")
 
@@ -178,7 +183,8 @@ def saelens_run(folder: Path, sae: str | None) -> SaeRun | None:
         "name": "the folder names are taken as optimizer steps: no trainer_state.pt and no batch size in "
         "cfg.json (SAELens' own trainer names its folders by samples seen, not by steps)",
     }
-    return SaeRun(entries, "saelens", "; ".join(notes[s] for s in sorted(sources)), saelens_model(cfg))
+    model = saelens_model(cfg, entries[0][1])
+    return SaeRun(entries, "saelens", "; ".join(notes[s] for s in sorted(sources)), model)
 
 
 def _has_sae_inside(folder: Path) -> bool:
@@ -209,8 +215,9 @@ def _trainer_state_step(path: Path) -> int:
     raise InputError(FIELD, f"{path}: neither an optimizer's step count nor n_training_steps in it")
 
 
-def saelens_model(cfg: dict) -> dict:
-    """The model a SAELens cfg.json describes: its architecture and L1 coefficient."""
+def saelens_model(cfg: dict, weights: Path | None = None) -> dict:
+    """The model a SAELens cfg.json describes: its architecture and L1 coefficient; for a
+    JumpReLU SAE, which threshold tensor its ``weights`` file holds (``threshold_tensor``)."""
     arch = cfg.get("architecture")
     found_meta = cfg.get("metadata")
     meta = found_meta if isinstance(found_meta, dict) else {}
@@ -226,6 +233,9 @@ def saelens_model(cfg: dict) -> dict:
     for key in MECHANISM_KEYS:
         if key in cfg:
             model[key] = cfg[key]
+    if model["architecture"] == "jumprelu" and weights is not None:
+        _, arrays = list_arrays(weights, FIELD)
+        model["threshold_tensor"] = next((a.name for a in arrays if a.name in THRESHOLD_TENSORS), None)
     return model
 
 

@@ -2,9 +2,12 @@
 (core/checkpoints/reference.py): on the committed SAELens TopK run (tests/data/sae/, k = 4 in
 its cfg.json) the reference at the snapshots' optimizer steps equals torch.optim.Adam on the
 TopK loss written here, to 1e-9; run.json, the command's notes, the figures' titles and
-legends say which mechanism it is. No JumpReLU run is committed (tests/data/sae/README.md):
-the JumpReLU path is tested from a SAELens JumpReLU cfg.json's fields given to the same
-series, against torch's Adam with the paper's pseudo-derivatives."""
+legends say which mechanism it is. On the committed SAELens JumpReLU run (thresholds trained
+as they are, an L0 warm-up that the first snapshot lies inside) the reference equals a loop
+written here as SAELens 6.54's JumpReLUTrainingSAE and SAETrainer train: the paper's
+pseudo-derivatives, the thresholds projected onto >= 0 before each step, the L0 coefficient
+C min(1, s / T) at the SAE's update s; the log theta path (SAELens before 6.54) from a
+cfg.json's fields given to the TopK series."""
 
 from __future__ import annotations
 
@@ -25,7 +28,9 @@ torch = pytest.importorskip("torch")
 
 from torch_mechanisms import JumpReLU, Step  # noqa: E402
 
-TOPK = Path(__file__).resolve().parents[1] / "data" / "sae" / "saelens_topk" / "checkpoints" / "run0"
+DATA = Path(__file__).resolve().parents[1] / "data" / "sae"
+TOPK = DATA / "saelens_topk" / "checkpoints" / "run0"
+JUMPRELU = DATA / "saelens_jumprelu" / "checkpoints" / "run0"
 LR = 1e-3
 
 
@@ -121,11 +126,72 @@ JUMPRELU_CFG = {  # a SAELens JumpReLUTrainingSAEConfig's fields, as its cfg.jso
 }
 
 
-def test_a_jumprelu_saes_reference_is_torchs_jumprelu_adam_loop():
-    """log theta (SAELens' parameter) from cfg.json's init, Adam on W and log theta, the L0
-    step and JumpReLU with the rectangle kernel's pseudo-derivatives."""
+def saelens_jumprelu_loop(w0: np.ndarray, offsets: list[int], cfg: dict, s0: int):
+    """W after each of ``offsets`` steps from ``w0`` (the SAE's W_enc after ``s0`` updates) as
+    SAELens 6.54 trains a JumpReLU SAE, on the paper's basis inputs: torch's Adam on W and the
+    thresholds theta themselves, theta clamped at 0 before each forward pass
+    (JumpReLUTrainingSAE.training_forward_pass), the loss the reconstruction plus C_s times
+    the units kept, C_s = C min(1, s / T) at the SAE's update s counted from 0 (SAETrainer's
+    CoefficientScheduler: 0 at the first update). Also the smallest theta met."""
+    c, eps, T = cfg["l0_coefficient"], cfg["jumprelu_bandwidth"], cfg["l0_warm_up_steps"]
+    W = torch.tensor(w0, dtype=torch.float64, requires_grad=True)
+    theta = torch.full(
+        (w0.shape[1],), cfg["jumprelu_init_threshold"], dtype=torch.float64, requires_grad=True
+    )
+    opt = torch.optim.Adam([W, theta], lr=LR)
+    want, lowest = {}, math.inf
+    for step in range(offsets[-1] + 1):
+        if step in offsets:
+            want[step] = W.detach().numpy().copy()
+        with torch.no_grad():
+            theta.clamp_(min=0.0)
+        lowest = min(lowest, float(theta.detach().min()))
+        coefficient = c * min(1.0, (s0 + step) / T)
+        loss = (
+            reconstruction(JumpReLU.apply(W, theta, eps), W) + coefficient * Step.apply(W, theta, eps).sum()
+        )
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return want, lowest
+
+
+def test_a_real_jumprelu_saes_reference_is_saelens_jumprelu_loop():
+    """The committed SAELens JumpReLU run: C, bandwidth, theta0 and the L0 warm-up from its
+    cfg.json, thresholds as they are (its weights file holds ``threshold``), the warm-up's
+    remaining ramp from the first snapshot's step on."""
+    result = api.compare_checkpoints(JUMPRELU, all_rows=True, l1=0.01, lr=LR, optimizer="adam")
+    series = open_series(JUMPRELU, all_rows=True)
+    cfg = json.loads((JUMPRELU / "416" / "cfg.json").read_text(encoding="utf-8"))
+    manifest = json.loads((JUMPRELU.parents[1] / "manifest.json").read_text(encoding="utf-8"))
+    s0 = manifest["checkpoints"]["416"]["optimizer_steps"]  # what its trainer counted
+    assert int(series.steps[0]) == s0 == 13 and cfg["l0_warm_up_steps"] == 20  # inside the warm-up
+    offsets = [int(s - s0) for s in series.steps]
+    want, lowest = saelens_jumprelu_loop(np.asarray(series.read(0), np.float64), offsets, cfg, s0)
+    assert lowest > 0.0  # the projection onto theta >= 0 never acted (the reference has none)
+    assert_reference_is(result, series, want)
+    assert result.comparison.settings["reference"]["threshold_param"] == "plain"
+    said = " ".join(result.statements)
+    assert "trained as they are, as SAELens 6.54 trains them" in said and "--l1 0.01 is not used" in said
+    assert "C = 0.13 there, 0.2 from step 20" in said
+    # a warm-up that ended before the first snapshot leaves C constant, and is said
+    series.model = {**series.model, "l0_warm_up_steps": 10}
+    reference = compare(series, l1=0.01, lr=LR, optimizer="adam").reference
+    assert (
+        "l0_schedule" not in reference.settings
+        and "ended before the first snapshot (step 13)" in reference.warmup
+    )
+    # an estimator that reaches the pre-activations is not the interference model's
+    series.model = {**series.model, "jumprelu_ste_to_input": True}
+    assert compare(series, l1=0.01, lr=LR, optimizer="adam").reference.sparsity == "l1"
+
+
+def test_an_older_jumprelu_saes_reference_trains_log_theta():
+    """log theta (SAELens' parameter before 6.54, its files' log_threshold) from cfg.json's
+    init, Adam on W and log theta, the L0 step and JumpReLU with the rectangle kernel's
+    pseudo-derivatives."""
     series = open_series(TOPK, all_rows=True)
-    series.model = saelens_model(JUMPRELU_CFG)
+    series.model = {**saelens_model(JUMPRELU_CFG), "threshold_tensor": "log_threshold"}
     result = compare(series, l1=0.3, lr=LR, optimizer="adam")
     offsets = [int(s - series.steps[0]) for s in series.steps]
     log_theta = torch.full((64,), math.log(0.02), dtype=torch.float64, requires_grad=True)

@@ -2,9 +2,16 @@
 series' reference curves use: the one the SAE was trained with, where its files give its
 settings and the compared weights hold each input's latents along their last axis; else the
 L1 model, saying why. A SAELens TopK SAE's cfg.json gives ``k``; a JumpReLU SAE's gives
-``l0_coefficient``, ``jumprelu_bandwidth`` and ``jumprelu_init_threshold``, and SAELens trains
-its thresholds as log theta. On the paper's basis inputs a row of W_enc is one input's hidden
-pre-activation, so the mechanism acts on it as the SAE acts on its latents. Qt-free."""
+``l0_coefficient``, ``jumprelu_bandwidth``, ``jumprelu_init_threshold`` and
+``l0_warm_up_steps``, and its weights file says how the thresholds were trained: as they are
+(``threshold``, SAELens 6.54) or as log theta (``log_threshold``, earlier versions). On the
+paper's basis inputs a row of W_enc is one input's hidden pre-activation, so the mechanism
+acts on it as the SAE acts on its latents. Qt-free.
+
+SAELens' L0 warm-up counts from the SAE's step 0: its update s (from 0) uses
+``C min(1, s / T)`` (its CoefficientScheduler: 0 at the first update). The reference starts
+at the series' first snapshot, after s0 updates, so its step k (from 1) is the SAE's update
+s0 + k - 1: the knots ``1: C min(1, s0 / T)`` and ``T - s0 + 1: C`` (none once s0 >= T)."""
 
 from __future__ import annotations
 
@@ -14,6 +21,11 @@ from dataclasses import dataclass, field
 from sparsity_gui.core.series import Series
 
 MECHANISM_NAMES = {"l1": "L1", "topk": "TopK", "jumprelu": "JumpReLU"}
+THRESHOLD_WORDS = {
+    "plain": "as they are, as SAELens 6.54 trains them (its weights file holds threshold; SAELens "
+    "also keeps them >= 0, which the reference does not)",
+    "log": "as log theta, as SAELens trained them before 6.54 (its weights file holds log_threshold)",
+}
 
 
 @dataclass(frozen=True)
@@ -24,7 +36,7 @@ class Reference:
     sparsity: str = "l1"
     settings: dict = field(default_factory=dict)
     reason: str = ""
-    warmup: object = None  # cfg.json's l0_warm_up_steps (the reference has none)
+    warmup: str = ""  # what the reference does with the SAE's L0 warm-up (JumpReLU)
 
     @property
     def name(self) -> str:
@@ -66,14 +78,9 @@ class Reference:
                 f"the reference uses the interference model's JumpReLU with the L0 coefficient "
                 f"C = {s['l0']:g}, bandwidth {s['bandwidth']:g} and every threshold from "
                 f"{s['threshold_init']:g} (cfg.json's l0_coefficient, jumprelu_bandwidth, "
-                "jumprelu_init_threshold), trained as log theta as SAELens trains it; the threshold "
-                f"acts on |h| (the SAE's own thresholds at the first snapshot are not read); no L1 "
-                f"term, so --l1 {l1:g} is not used"
-                + (
-                    f"; the SAE warmed C up over {self.warmup} steps, the reference holds C from its start"
-                    if isinstance(self.warmup, int) and self.warmup > 0
-                    else ""
-                )
+                f"jumprelu_init_threshold), trained {THRESHOLD_WORDS[s['threshold_param']]}; the "
+                "threshold acts on |h| (the SAE's own thresholds at the first snapshot are not read); "
+                f"no L1 term, so --l1 {l1:g} is not used" + (f"; {self.warmup}" if self.warmup else "")
             )
         return self.reason
 
@@ -125,4 +132,37 @@ def reference_of(series: Series) -> Reference:
             reason="the reference uses the L1 model: cfg.json does not give "
             f"{', '.join(missing)} (C >= 0, the others > 0), so JumpReLU cannot be matched"
         )
-    return Reference("jumprelu", {**given, "threshold_param": "log"}, warmup=model.get("l0_warm_up_steps"))
+    if model.get("jumprelu_ste_to_input"):
+        return Reference(
+            reason="the reference uses the L1 model: the SAE's straight-through estimator also reaches "
+            "its pre-activations (jumprelu_ste_to_input), which the interference model's JumpReLU does not"
+        )
+    param = "log" if model.get("threshold_tensor") == "log_threshold" else "plain"
+    c = given["l0"]
+    assert c is not None  # (a missing one returned above)
+    settings: dict[str, object] = {**given, "threshold_param": param}
+    schedule, warmup = _warmup_knots(model.get("l0_warm_up_steps"), c, int(series.steps[0]))
+    if schedule:
+        settings["l0_schedule"] = schedule
+    return Reference("jumprelu", settings, warmup=warmup)
+
+
+def _warmup_knots(steps, c: float, s0: int) -> tuple[tuple[tuple[float, float], ...], str]:
+    """SAELens' L0 warm-up over ``steps`` updates from the SAE's step 0, seen from the
+    series' first snapshot after ``s0`` updates (module docstring): the reference's knots
+    and what is said of them."""
+    if steps in (None, 0):
+        return (), ""
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        return (
+            (),
+            f"cfg.json's l0_warm_up_steps {steps!r} is not a whole number of steps: the reference holds C",
+        )
+    if s0 >= steps:
+        return (), f"the SAE's L0 warm-up over {steps} steps ended before the first snapshot (step {s0})"
+    start = c * s0 / steps
+    return (
+        ((1.0, start), (float(steps - s0 + 1), c)),
+        f"the SAE warmed C up from 0 over its first {steps} steps (l0_warm_up_steps): the reference, from "
+        f"the SAE's step {s0}, follows the rest of that ramp: C = {start:g} there, {c:g} from step {steps}",
+    )

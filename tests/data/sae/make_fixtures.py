@@ -4,11 +4,13 @@
 SAELens and dictionary_learning output without installing either library.
 
     python make_fixtures.py OUT_FOLDER      (in a venv with sae-lens and dictionary-learning)
+    python make_fixtures.py OUT_FOLDER --runs saelens_jumprelu    (that run only; the others stay)
 
 What it writes (each run's manifest.json records what the trainer itself said at every
 checkpoint: its optimizer's update count, n_training_steps, n_training_samples):
   saelens_standard/checkpoints/<id>/<samples>/..., final_<samples>/  SAETrainer, standard SAE
   saelens_topk/checkpoints/<id>/...                                  SAETrainer, TopK SAE, bf16
+  saelens_jumprelu/checkpoints/<id>/...                              SAETrainer, JumpReLU SAE, L0 warm-up
   saelens_saved/<step>/                                              save_model by hand each few steps
   saelens_multi/checkpoints/<id>/<samples>/<sae_name>/...            MultiSAETrainer, two SAEs
   dictlearn/trainer_0/checkpoints/ae_<step>.pt, config.json, ae.pt   trainSAE, StandardTrainer
@@ -16,6 +18,7 @@ checkpoint: its optimizer's update count, n_training_steps, n_training_samples):
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sys
@@ -28,7 +31,19 @@ D_IN, D_SAE, N_FEATURES = 16, 64, 48
 BATCH = 32
 STEPS = 60
 CHECKPOINTS = 4  # and the final one: 5 snapshots
-RUNS = ("saelens_standard", "saelens_topk", "saelens_saved", "saelens_multi", "dictlearn")
+RUNS = ("saelens_standard", "saelens_topk", "saelens_jumprelu", "saelens_saved", "saelens_multi", "dictlearn")
+# the JumpReLU run's settings: decoder rows of norm 0.4 (W_enc starts as W_dec's transpose,
+# entries about 0.1) and thresholds from 0.1, so that about half of them are kept, and far
+# enough from 0 (SAELens 6.54 trains the thresholds as they are, projected onto >= 0) that
+# 60 steps of Adam at lr 1e-3 do not reach it; the L0 coefficient warmed up over 20 steps
+# (the series' first snapshot, at step 13, lies inside the warm-up)
+JUMPRELU = dict(
+    decoder_init_norm=0.4,
+    jumprelu_init_threshold=0.1,
+    jumprelu_bandwidth=0.05,
+    l0_coefficient=0.2,
+    l0_warm_up_steps=20,
+)
 
 
 def activations(seed: int, features: torch.Tensor):
@@ -56,6 +71,8 @@ def optimizer_steps(optimizer: torch.optim.Optimizer) -> int:
 
 def saelens_run(out: Path, architecture: str, dtype: str, seed: int) -> None:
     from sae_lens import (
+        JumpReLUTrainingSAE,
+        JumpReLUTrainingSAEConfig,
         SAETrainer,
         StandardTrainingSAE,
         StandardTrainingSAEConfig,
@@ -69,6 +86,8 @@ def saelens_run(out: Path, architecture: str, dtype: str, seed: int) -> None:
         sae = StandardTrainingSAE(
             StandardTrainingSAEConfig(d_in=D_IN, d_sae=D_SAE, l1_coefficient=0.5, dtype=dtype)
         )
+    elif architecture == "jumprelu":
+        sae = JumpReLUTrainingSAE(JumpReLUTrainingSAEConfig(d_in=D_IN, d_sae=D_SAE, dtype=dtype, **JUMPRELU))
     else:
         sae = TopKTrainingSAE(TopKTrainingSAEConfig(d_in=D_IN, d_sae=D_SAE, k=4, dtype=dtype))
     manifest = {"architecture": architecture, "dtype": dtype, "batch": BATCH, "checkpoints": {}}
@@ -189,16 +208,31 @@ def dictlearn_run(out: Path, seed: int) -> None:
     )
 
 
+WRITERS = {
+    "saelens_standard": lambda out: saelens_run(out, "standard", "float32", seed=1),
+    "saelens_topk": lambda out: saelens_run(out, "topk", "bfloat16", seed=2),
+    "saelens_jumprelu": lambda out: saelens_run(out, "jumprelu", "float32", seed=6),
+    "saelens_saved": lambda out: saelens_saved(out, seed=3),
+    "saelens_multi": lambda out: saelens_multi(out, seed=4),
+    "dictlearn": lambda out: dictlearn_run(out, seed=5),
+}
+
+
 def main() -> None:
-    out = Path(sys.argv[1])
-    for name in RUNS:
-        shutil.rmtree(out / name, ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
-    saelens_run(out / "saelens_standard", "standard", "float32", seed=1)
-    saelens_run(out / "saelens_topk", "topk", "bfloat16", seed=2)
-    saelens_saved(out / "saelens_saved", seed=3)
-    saelens_multi(out / "saelens_multi", seed=4)
-    dictlearn_run(out / "dictlearn", seed=5)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="the folder the runs go in (tests/data/sae)")
+    parser.add_argument(
+        "--runs", default=",".join(RUNS), help=f"the runs to (re)write, comma-separated: {','.join(RUNS)}"
+    )
+    args = parser.parse_args()
+    names = [name for name in args.runs.split(",") if name]
+    unknown = sorted(set(names) - set(RUNS))
+    if unknown:
+        parser.error(f"no run named {', '.join(unknown)} (the runs: {', '.join(RUNS)})")
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name in names:  # each run in its own seed, so writing one leaves the others' bytes alone
+        shutil.rmtree(args.out / name, ignore_errors=True)
+        WRITERS[name](args.out / name)
 
 
 if __name__ == "__main__":
