@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 APP_STAMP := $(VENV)/.installed-app
 
-.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure warmup-figure noise-figure optimizer-figure bench-schedules bench-noise bench-grid bench-series bench-warm-up bundle dist icons clean
+.PHONY: run test lint format bench bench-run bench-figures bench-gui bench-gui-phases bench-interference bench-gui-interference bench-pins bench-pins-memory bench-cluster bench-signals bench-movie screenshot screenshot-interference screenshot-pins sweep-figure scaling-figure checkpoint-figure warmup-figure noise-figure optimizer-figure bench-schedules bench-noise bench-grid bench-series bench-warm-up bundle dist icons clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,9 @@ bench-movie: $(STAMP)
 
 bench-gui: $(STAMP)
 	$(PY) benchmarks/bench_gui.py
+
+bench-gui-phases: $(STAMP)
+	$(PY) benchmarks/bench_gui_phases.py $(ARGS)
 
 bench-interference: $(STAMP)
 	$(PY) benchmarks/bench_interference.py
