@@ -32,6 +32,7 @@ from sparsity_gui.core.interference.axes import AXES, KNOT_AXES
 from sparsity_gui.core.interference.headless import (
     INTERFERENCE_DEFAULTS,
     SAMPLES,
+    SAMPLES_CHECK,
     model_params,
     train,
     training_settings,
@@ -407,7 +408,8 @@ def build_interference_parser() -> CleanParser:
     o = add_output_group(
         p,
         SAMPLES,
-        "rows in history.csv, at steps round(i*steps/(K-1)) (2 to 1e5; fewer when steps < K-1; default 501)",
+        f"rows in history.csv, at steps round(i*steps/(K-1)) ({SAMPLES_CHECK.bounds}; fewer when "
+        f"steps < K-1; default {SAMPLES})",
     )
     o.add_argument(
         "--figures",

@@ -31,6 +31,7 @@ from sparsity_gui.core.note.headless import (
     CSV_MAX_WEIGHTS,
     FORMATS,
     SAMPLES,
+    SAMPLES_CHECK,
     check_format,
     resolved_format,
     run_settings,
@@ -166,7 +167,9 @@ def params_from_args(args: argparse.Namespace) -> tuple[SimParams, np.ndarray | 
 def build_run_parser() -> CleanParser:
     p = CleanParser.for_command("run", RUN_DESCRIPTION)
     add_param_options(p)
-    o = add_output_group(p, SAMPLES, "rows in timeseries.csv, at t = i*T/(K-1) (2 to 1e6; default 501)")
+    o = add_output_group(
+        p, SAMPLES, f"rows in timeseries.csv, at t = i*T/(K-1) ({SAMPLES_CHECK.bounds}; default {SAMPLES})"
+    )
     o.add_argument("--no-weights", action="store_true", help="skip the weights file (weights.csv or .npz)")
     o.add_argument(
         "--format",

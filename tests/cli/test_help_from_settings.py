@@ -227,3 +227,24 @@ def test_a_runs_defaults_are_its_rows():
     """The interference command's and the API's defaults are the table's, not a copy."""
     for name, value in INTERFERENCE_DEFAULTS.items():
         assert value == INTERFERENCE_SETTINGS[name].default, name
+
+
+@pytest.mark.parametrize("command", ["run", "interference"])
+def test_samples_help_states_the_bounds_its_check_refuses_by(command):
+    """--samples is no setting of a run, but its help and its refusal say one range: the
+    check's (core/*/headless.py SAMPLES_CHECK), from 2 to the model's SAMPLES_MAX."""
+    from sparsity_gui.core.interference import headless as interference
+    from sparsity_gui.core.note import headless as note
+
+    headless, build = {
+        "run": (note, build_run_parser),
+        "interference": (interference, build_interference_parser),
+    }[command]
+    text = dict(_options(build()))["samples"]
+    bounds = f"a whole number from 2 to {headless.SAMPLES_MAX:g}".replace("e+0", "e")
+    assert f"({bounds}; " in text and text.endswith(f"default {headless.SAMPLES})"), text
+    from sparsity_gui.core.errors import InputError
+
+    with pytest.raises(InputError) as refused:
+        headless.SAMPLES_CHECK(headless.SAMPLES_MAX + 1)
+    assert refused.value.message.startswith(f"must be {bounds}, got ")

@@ -25,6 +25,7 @@ from sparsity_gui.core.interference.params import (
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, MECHANISM_FIELDS
 from sparsity_gui.core.interference.sweep import SweepSpec
 from sparsity_gui.core.knots import given_knots, knots_text
+from sparsity_gui.core.settings import whole_check
 
 SWEEP_DEFAULTS = dict(
     n=64,
@@ -67,6 +68,7 @@ def paper_text() -> str:
 
 SAMPLES = 501  # rows of history.csv by default
 SAMPLES_MAX = 10**5
+SAMPLES_CHECK = whole_check("samples", 2, SAMPLES_MAX)  # its bounds: what --help says
 
 
 # the schedule options (core/interference/schedules.py), by name, and their values when
@@ -132,8 +134,7 @@ def knots_option(name: str, knots: Any) -> str | None:
 def training_settings(*, samples: int, **model) -> InterferenceParams:
     """The checked parameters of one `interference` run (``model``: model_params's)."""
     params = model_params(**model)
-    if isinstance(samples, bool) or not isinstance(samples, int) or not 2 <= samples <= SAMPLES_MAX:
-        raise InputError("samples", f"must be from 2 to 1e5, got {samples}")
+    SAMPLES_CHECK(samples)
     check_memory(params.n, params.m, params.dtype)
     check_training_work(params)
     return params

@@ -21,9 +21,11 @@ from sparsity_gui.core.note.params import M_MAX, SimParams, check_lam, check_mem
 from sparsity_gui.core.note.scaling import ScalingGrid
 from sparsity_gui.core.note.schedule import Knots, warmup_knots
 from sparsity_gui.core.note.settings import NOTE_SETTINGS
+from sparsity_gui.core.settings import whole_check
 
 SAMPLES = 501  # rows of timeseries.csv by default
 SAMPLES_MAX = 10**6
+SAMPLES_CHECK = whole_check("samples", 2, SAMPLES_MAX)  # its bounds: what --help says
 FORMATS = ("auto", "csv", "npz")  # how weights and deaths are written
 # "auto": CSV up to this many weights, .npz above. Shortest-repr CSV text of both files
 # costs about 4 s per 10^6 weights here, .npz about a twentieth of that: at 10^7 CSV
@@ -82,8 +84,7 @@ def run_settings(
     )
     if loaded is None:
         check_memory(params.m)
-    if isinstance(samples, bool) or not isinstance(samples, int) or not 2 <= samples <= SAMPLES_MAX:
-        raise InputError("samples", f"must be from 2 to 1e6, got {samples}")
+    SAMPLES_CHECK(samples)
     if not scheduled:
         check_run_work(params, loaded)
     return params, loaded
