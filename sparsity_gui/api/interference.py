@@ -39,10 +39,10 @@ if TYPE_CHECKING:
 class TrainingResult(Result):
     """One training run of the interference model (``sparsity-gui interference``).
 
-    ``history``: a row per recorded step, columns ``columns`` (history.csv's: ``step``,
-    ``t`` in the note's time = 4 lr per step, NaN for Adam, ``polysemantic``, ...).
-    ``w0``, ``w_final``: W (n x m: features by neurons) at the start and the end.
-    ``neuron_counts``: active features per neuron at the end (|w| from 0.8 to 1.2).
+    ``history``: a row per recorded step, columns ``columns`` (history.csv's: ``step``, ``t`` in the
+    note's time = 4 lr per step, NaN for Adam, ``polysemantic``, ..., and for JumpReLU ``l0``, its
+    coefficient in force). ``w0``, ``w_final``: W (n x m: features by neurons) at the start and the
+    end. ``neuron_counts``: active features per neuron at the end (|w| from 0.8 to 1.2).
     With ``w0`` given, ``params.seed`` and ``params.sigma`` are unused (the defaults; they
     drew nothing) and ``save()``'s run.json leaves them out, as the CLI's with --w0.
     ``readouts``: run.json's (``steps_to_sparse``, None if never; ``rail_share``, the mean
@@ -264,8 +264,8 @@ def train(
     ``l1_warmup=T`` (l1 * min(1, k/T)), ``l1_schedule`` (knots, "0:0,1000:1e-3" or
     [(0, 0), (1000, 1e-3)], piecewise linear: sets l1), ``lr_warmup=T`` (lr * min(1, k/T)),
     ``lr_decay="linear"|"cosine"`` with ``lr_decay_steps=D`` (to 0 over the last D steps),
-    ``lr_schedule`` (knots: sets lr). For Adam and AdamW an lr schedule scales the whole
-    step, as torch's LambdaLR. The history's ``l1`` and ``lr`` columns show them.
+    ``lr_schedule`` (knots: sets lr). For Adam and AdamW an lr schedule scales the whole step, as
+    torch's LambdaLR. The history's ``l1``, ``lr`` (and JumpReLU's ``l0``) columns show them.
 
     ``noise="bernoulli"|"gaussian"`` with ``noise_sigma=S``: one vector xi per step added to
     the hidden layer of the whole batch, y = ReLU((x W + xi) W^T), +-S with equal odds or
@@ -282,8 +282,8 @@ def train(
 
     ``beta1``, ``beta2``, ``eps``: Adam's constants (None: torch's 0.9, 0.999, 1e-8), as the
     CLI's --beta1, --beta2, --eps; only with optimizer "adam" or "adamw" (the others have none).
-    Like the CLI this caps OpenBLAS at one thread in this process (faster for these
-    products, and the same numbers as the CLI's)."""
+    Like the CLI this caps OpenBLAS at one thread here (faster, and the CLI's very numbers)."""
+    from sparsity_gui.core.interference.files import run_history
     from sparsity_gui.core.interference.headless import (
         INTERFERENCE_DEFAULTS,
         knots_option,
@@ -293,7 +293,6 @@ def train(
     )
     from sparsity_gui.core.interference.headless import train as train_run
     from sparsity_gui.core.interference.readouts import run_readouts
-    from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 
     values = dict(
         n=as_whole(n),
@@ -335,10 +334,11 @@ def train(
     run = train_run(params, values["samples"], w0=matrix, w0_source=source)
     wall = time.perf_counter() - started
     meas = run.measure(with_loss=False)
+    columns, history = run_history(run)
     return TrainingResult(
         params=params,
-        columns=tuple(HISTORY_COLUMNS),
-        history=run.history_array().copy(),
+        columns=columns,
+        history=history,
         w0=run.w0.copy(),
         w_final=run.W.copy(),
         neuron_counts=np.asarray(run.counts).copy(),

@@ -194,3 +194,41 @@ def test_a_sampled_run_keeps_one_threshold_row_per_history_row():
     assert np.array_equal(run.sparsity_history.thresholds.array()[:, 0], steps)
     assert np.array_equal(run.sparsity_history.rows.array()[:, 0], steps)
     assert math.isfinite(run.loss()) and isinstance(run, InterferenceRun)
+
+
+def test_jumprelus_history_has_the_l0_in_force_at_every_row(tmp_path, monkeypatch, capsys):
+    """history.csv's ``l0`` (JumpReLU's L0 coefficient C in force, not the units kept: those
+    are sparsity.csv's ``l0_per_input``) is the schedule's value of the step that reached the
+    row (row 0: step 1's), from the knots' line or C min(1, k/T) computed here; l1 and TopK
+    runs have no such column (TopK's K is fixed, an l1 run's history is as before)."""
+    from sparsity_gui.core.interference.run import HISTORY_COLUMNS
+
+    knots = ((0.0, 0.0), (100.0, 0.004), (200.0, 0.01))
+    code, _, err = command_in_process(
+        ["interference", *RUN, *JUMP[:2], "--l0-schedule", "0:0,100:0.004,200:0.01", *JUMP[4:]]
+        + ["--samples", "31", "--out", "knots"],
+        tmp_path,
+        monkeypatch,
+        capsys,
+    )
+    assert code == 0, err
+    names, rows = read_number_csv(tmp_path / "knots" / "history.csv")
+    assert names == [*HISTORY_COLUMNS[:13], "l0", *HISTORY_COLUMNS[13:]] and HISTORY_COLUMNS[12] == "l1"
+    column = dict(zip(names, rows.T, strict=True))
+    want = [np.interp(max(k, 1), [x for x, _ in knots], [v for _, v in knots]) for k in column["step"]]
+    np.testing.assert_allclose(column["l0"], want, rtol=1e-14, atol=0)
+    assert column["l0"][-1] == 0.01 and len(rows) == 31
+    # the API's warm-up: its table is the file's
+    result = api.train(
+        n=8, m=16, steps=300, lr=3e-3, sparsity="jumprelu", l0=0.01, l0_warmup=120,
+        threshold_init=0.05, bandwidth=0.02, samples=31,
+    )  # fmt: skip
+    table = dict(zip(result.columns, result.history.T, strict=True))
+    want = [0.01 * min(1.0, max(k, 1) / 120) for k in table["step"]]
+    np.testing.assert_allclose(table["l0"], want, rtol=1e-14, atol=0)
+    result.save(tmp_path / "warm")
+    names, rows = read_number_csv(tmp_path / "warm" / "history.csv")
+    assert names == list(result.columns) and np.array_equal(rows, result.history, equal_nan=True)
+    for kwargs in ({"sparsity": "topk", "k": 2}, {}):
+        other = api.train(n=4, m=8, steps=20, samples=5, **kwargs)
+        assert other.columns == HISTORY_COLUMNS and "l0" not in other.columns

@@ -313,9 +313,30 @@ def row_problem(row: SweepRow, p: InterferenceParams) -> str | None:
 
 
 # --- a single run -------------------------------------------------------------------------
-def history_csv(history: np.ndarray) -> str:
-    ints = [HISTORY_COLUMNS.index(c) for c in HISTORY_INT_COLUMNS]
-    return csv_text(HISTORY_COLUMNS, np.asarray(history, dtype=float), int_cols=ints)
+def history_table(
+    history: np.ndarray, l0_rows: np.ndarray | None = None
+) -> tuple[tuple[str, ...], np.ndarray]:
+    """history.csv's columns and rows: HISTORY_COLUMNS, and for a JumpReLU run the L0
+    coefficient in force (``l0_rows``: InterferenceRun.l0_history's (step, l0) at the same
+    steps) as ``l0`` after ``l1``."""
+    history = np.asarray(history, dtype=float)
+    if l0_rows is None:
+        return tuple(HISTORY_COLUMNS), history
+    l0_rows = np.asarray(l0_rows, dtype=float)
+    assert np.array_equal(l0_rows[:, 0], history[:, 0]), "the l0 record is not at the history's steps"
+    at = HISTORY_COLUMNS.index("l1") + 1
+    columns = (*HISTORY_COLUMNS[:at], "l0", *HISTORY_COLUMNS[at:])
+    return columns, np.insert(history, at, l0_rows[:, 1], axis=1)
+
+
+def run_history(run: InterferenceRun) -> tuple[tuple[str, ...], np.ndarray]:
+    """history.csv's columns and rows of ``run`` (history_table)."""
+    return history_table(run.history_array(), run.l0_history.array() if run.l0_history is not None else None)
+
+
+def history_csv(history: np.ndarray, l0_rows: np.ndarray | None = None) -> str:
+    columns, table = history_table(history, l0_rows)
+    return csv_text(columns, table, int_cols=[columns.index(c) for c in HISTORY_INT_COLUMNS])
 
 
 def neuron_counts_csv(counts: np.ndarray) -> str:
@@ -393,12 +414,18 @@ def metadata(
 
 
 def files_of(
-    meta: dict, history: np.ndarray, w0: np.ndarray, W: np.ndarray, counts: np.ndarray
+    meta: dict,
+    history: np.ndarray,
+    w0: np.ndarray,
+    W: np.ndarray,
+    counts: np.ndarray,
+    l0_rows: np.ndarray | None = None,
 ) -> dict[str, bytes]:
     """A run's files as {name: bytes}, the same whichever front end writes them (the
-    `interference` command, the API's save, the window's Export data and Export all)."""
+    `interference` command, the API's save, the window's Export data and Export all);
+    ``l0_rows``: a JumpReLU run's l0 in force (history_table)."""
     return {
-        "history.csv": history_csv(history).encode("utf-8"),
+        "history.csv": history_csv(history, l0_rows).encode("utf-8"),
         "w0.npy": _npy_bytes(w0),
         "w_final.npy": _npy_bytes(W),
         "neuron_counts.csv": neuron_counts_csv(counts).encode("utf-8"),
@@ -411,7 +438,8 @@ def run_files(
 ) -> dict[str, bytes]:
     """The files of one run as {name: bytes}; the history is what the run recorded."""
     meta = run_metadata(run, command_line, wall_seconds)  # measure() also refreshes run.counts
-    files = files_of(meta, run.history_array(), run.w0, run.W, run.counts)
+    l0_rows = run.l0_history.array() if run.l0_history is not None else None
+    files = files_of(meta, run.history_array(), run.w0, run.W, run.counts, l0_rows)
     if run.sparsity_history is not None:
         files.update(sparsity_files(run))
     return files
@@ -445,7 +473,7 @@ def snapshot_files(snap, w0_source: dict, command_line: str | None = None) -> di
     meta = metadata(
         snap.params, final, snap.step, len(snap.history), w0_source, failure, command_line, None, found
     )
-    return files_of(meta, snap.history, snap.w0, snap.W, snap.counts)
+    return files_of(meta, snap.history, snap.w0, snap.W, snap.counts, snap.l0_rows)
 
 
 def write_interference_run(

@@ -111,6 +111,9 @@ class Measurement(Counts):
     lr: float
     sum_w4: float  # the mean over features of sum_k W_ik^4 (1 for one weight of size 1)
     rail_share: float  # at the last check step (readouts.RAIL_DEFINITION); NaN before one
+    # JumpReLU's L0 coefficient C in force (schedules.l0_in_force), NaN under l1 and TopK;
+    # no history column: a JumpReLU run keeps it beside its history (InterferenceRun.l0_history)
+    l0: float = math.nan
 
     def row(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in HISTORY_COLUMNS], dtype=float)
@@ -209,7 +212,12 @@ class InterferenceRun:
         self.t = 0.0
         self.failure: str | None = None
         self.history = History(len(HISTORY_COLUMNS), history_capacity)
-        self.history.append(self.measure().row())
+        first = self.measure()
+        self.history.append(first.row())
+        # JumpReLU's: (step, the l0 in force) at the history's steps, as l1 is in the history
+        # (history.csv's l0 column; l1 and TopK runs have no l0)
+        self.l0_history = History(2, history_capacity) if params.sparsity == "jumprelu" else None
+        self._record_l0(first)
         self.sparsity_history = SparsityHistory(self, history_capacity) if self.mechanism else None
         # under l1: the note's threshold of each feature summarised at the history's steps
         # (readouts.NOTE_THRESHOLD_COLUMNS; the Thresholds panel draws it), in no file
@@ -423,6 +431,7 @@ class InterferenceRun:
             lr=lr_now,
             sum_w4=mean_sum_w4(self.W),
             rail_share=self.rail_now,
+            l0=l0_in_force(p, self.step) if p.sparsity == "jumprelu" else math.nan,
         )
 
     def loss(self, norm1: float | None = None) -> float:
@@ -454,10 +463,15 @@ class InterferenceRun:
         last = self.history.last()
         if last is None or int(last[0]) != self.step:
             self.history.append(meas.row())
+            self._record_l0(meas)
             if self.sparsity_history is not None:
                 self.sparsity_history.append()
             self._record_note_thresholds()
         return meas
+
+    def _record_l0(self, meas: Measurement) -> None:
+        if self.l0_history is not None:
+            self.l0_history.append(np.array([float(meas.step), meas.l0]))
 
     def _record_note_thresholds(self) -> None:
         if self.note_threshold_history is not None:

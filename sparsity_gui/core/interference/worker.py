@@ -91,6 +91,8 @@ class InterferenceSnapshot:
     # an l1 run's: the note's threshold (readouts.note_thresholds) at the history's steps,
     # rows of readouts.NOTE_THRESHOLD_COLUMNS
     note_thresholds: np.ndarray = field(default_factory=lambda: np.zeros((0, 5)))
+    # a JumpReLU run's (step, l0 in force) at the history's steps (run.l0_history); else None
+    l0_rows: np.ndarray | None = None
 
 
 class InterferenceWorker(MailboxEngine):
@@ -290,6 +292,7 @@ class InterferenceWorker(MailboxEngine):
             rail_share_mean=run.rail_share_mean,
             initial_params=self.initial_params,
             changes=tuple(self.changes),
+            l0_rows=run.l0_history.array() if run.l0_history is not None else None,
             **self._sparsity_record(run),
         )
 

@@ -3,7 +3,6 @@ each with the note's units beside the network's (lam = l1/4, eta = 4 lr)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 from PySide6 import QtCore, QtWidgets
@@ -12,19 +11,11 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import (
     DTYPE_LABELS,
     DTYPES,
-    GD_OPTIMIZERS,
     MECHANISM_SETTINGS,
     OPTIMIZER_LABELS,
     OPTIMIZERS,
     InterferenceParams,
     check_memory,
-)
-from sparsity_gui.core.interference.pins import settings_named
-from sparsity_gui.core.interference.schedules import (
-    has_l1_schedule,
-    has_lr_schedule,
-    lr_sum,
-    values_in_force,
 )
 from sparsity_gui.core.interference.settings import (
     INTERFERENCE_SETTINGS,
@@ -34,8 +25,8 @@ from sparsity_gui.core.interference.settings import (
     run_settings,
 )
 from sparsity_gui.core.knots import Knots, short_knots_text
-from sparsity_gui.core.settings import format_sci, format_value
 from sparsity_gui.ui.fields import Field, error_label, parse_float, parse_int, setting_tip
+from sparsity_gui.ui.interference.dock_text import dock_text
 
 SETTINGS = INTERFERENCE_SETTINGS
 NOISE_LABELS = {"none": "no noise", "bernoulli": "Bernoulli ±σ", "gaussian": "Gaussian N(0, σ²)"}
@@ -99,27 +90,6 @@ def mechanism_field_text(value) -> str:
     if isinstance(value, tuple):
         return short_knots_text(value)
     return f"{value:g}"
-
-
-def units_text(p: InterferenceParams, step: int = 0, t: float = 0.0) -> str:
-    """The note's units of the current parameters (meaningful for gradient descent): the
-    time at the run's last step is the time ``t`` reached at ``step`` plus 4·Σ lr over the
-    steps left, so a schedule and a live change of lr are followed and a finished run's
-    value is the status line's. λ and η are written as the note's settings table writes them."""
-    t_end = t + 4.0 * lr_sum(p, step, p.steps)
-    lam, eta = format_sci(p.lam), format_value(p.eta)
-    steps = SETTINGS["steps"].fmt(p.steps)
-    text = f"λ = l1/4 = {lam},  η = 4·lr = {eta},  t = 4·Σ lr = {t_end:.6g} by step {steps}"
-    if p.optimizer not in GD_OPTIMIZERS:
-        text += " (Adam's steps have no note time)"
-    return text
-
-
-def run_line(values) -> str:
-    """'run: l1 = 2.0e-3, noise = Bernoulli, noise σ = 0.1': the run's settings that differ
-    from a default run's, as pinned runs and the figures' titles name them."""
-    named = settings_named(values)
-    return "run: " + (", ".join(named) if named else "every setting at its default")
 
 
 class InterferenceControls(QtWidgets.QWidget):
@@ -576,24 +546,8 @@ class InterferenceControls(QtWidgets.QWidget):
         self.show_in_force(None)
 
     def show_in_force(self, meas, saturated: str | None = None, found: str = "") -> None:
-        """The note's units, and with a schedule the l1 and lr in force at the painted step
-        (``meas``: the snapshot's latest Measurement, or None before one); ``found``: the
-        run's readouts so far (readouts_text); ``saturated``: the line that says the l1
-        coefficient no longer matters (readouts.saturation_line)."""
-        p = self._params
-        gd = meas is not None and math.isfinite(meas.t)
-        text = run_line(run_settings(p, self._w0_source)) + "\n"
-        text += units_text(p, meas.step, meas.t) if gd else units_text(p)
-        if has_l1_schedule(p) or has_lr_schedule(p):
-            if meas is None:
-                l1, lr = values_in_force(p, 0)
-                step = 0
-            else:
-                l1, lr, step = meas.l1, meas.lr, meas.step
-            text += f"\nin force at step {step:,}: {SETTINGS['l1'].text(l1)}, {SETTINGS['lr'].text(lr)}"
-        if found:
-            text += f"\n{found}"
-        if saturated:
-            text += f"\n{saturated}"
+        """The note's units, and with a schedule the values in force at the painted step
+        (dock_text; ``meas``: the snapshot's latest Measurement, or None before one)."""
+        text = dock_text(self._params, run_settings(self._params, self._w0_source), meas, saturated, found)
         if text != self.units.text():
             self.units.setText(text)

@@ -116,3 +116,43 @@ def test_the_l0_warmup_and_knots_fields_set_jumprelus_schedule_and_refuse_bad_kn
     assert field.error.isVisibleTo(field) and "must increase" in field.error.text(), field.error.text()
     qtbot.wait(200)
     assert (win.params, win.snapshot.run_id) == before
+
+
+def test_the_l0_in_force_is_in_the_dock_and_the_history_across_a_live_change(qtbot, make_iwindow):
+    """JumpReLU with an L0 warm-up and an lr warm-up: the dock's in-force line names the L0
+    coefficient (the table's 'L0', not the units kept) in force at the painted step; a live
+    change of l0 ends its warm-up, the line then shows the new value, and the exported
+    history.csv's l0 is the warm-up's C min(1, k/T) up to the change's step (the worker's
+    record of it) and the new value after."""
+    from sparsity_gui.core.settings import format_sci
+
+    params = START.with_changes(
+        sparsity="jumprelu", l1=0.0, l0=0.004, l0_warmup=10**6, lr_warmup=50, steps=10**8, threshold_init=0.05
+    )
+    win = make_iwindow(params)
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.step > 100, timeout=TIMEOUT)
+    snap = win.snapshot
+    win._update_status(snap)
+    l0 = 0.004 * snap.step / 10**6
+    assert snap.latest.l0 == l0
+    line = win.controls.units.text().split("\n")[2]
+    assert line == f"in force at step {snap.step:,}: l1 = 0, lr = 1.0e-2, L0 = {format_sci(l0)}"
+    win.on_params_changed({"l0": 0.002})
+    assert (win.params.l0, win.params.l0_warmup, win.params.lr_warmup) == (0.002, 0, 50)
+    qtbot.waitUntil(
+        lambda: win.snapshot.params == win.params and win.snapshot.step > snap.step + 50, timeout=TIMEOUT
+    )
+    win.set_playing(False)
+    qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
+    snap = win.snapshot
+    win._update_status(snap)
+    line = win.controls.units.text().split("\n")[2]
+    assert line == f"in force at step {snap.step:,}: l1 = 0, lr = 1.0e-2, L0 = 2.0e-3"
+    (change,) = snap.changes
+    assert change.value_dict == {"l0": 0.002}
+    lines = win.exports.data_bytes("history").decode().splitlines()
+    header, rows = lines[0].split(","), np.array([[float(v) for v in row.split(",")] for row in lines[1:]])
+    step, got = rows[:, header.index("step")], rows[:, header.index("l0")]
+    want = np.where(step <= change.step, 0.004 * np.maximum(step, 1) / 10**6, 0.002)
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=0)
+    assert (step > change.step).sum() >= 2 and (step <= change.step).sum() >= 2
