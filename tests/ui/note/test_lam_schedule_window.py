@@ -58,8 +58,8 @@ def slider_lam(win) -> float:
     return slider.to_value(slider.value())
 
 
-def test_a_typed_warm_up_starts_a_run_under_its_knots_and_the_fields_exclude_each_other(qtbot, make_window):
-    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+def test_a_typed_warm_up_starts_a_run_under_its_knots_and_the_fields_exclude_each_other(qtbot, note_window):
+    win = note_window(SimParams(m=300, lam=1e-2), speed=5.0)
     running_past(qtbot, win, 0.0)
     run_id = win.run_id
     assert balance(win).lam_strip.isVisible() is False and "λ(t)" not in legend_texts(balance(win))
@@ -108,8 +108,8 @@ def test_a_typed_warm_up_starts_a_run_under_its_knots_and_the_fields_exclude_eac
         ("lam_warmup", "inf", "finite"),
     ],
 )
-def test_a_bad_schedule_is_refused_at_its_field_and_the_run_goes_on(qtbot, make_window, field, text, reason):
-    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+def test_a_bad_schedule_is_refused_at_its_field_and_the_run_goes_on(qtbot, note_window, field, text, reason):
+    win = note_window(SimParams(m=300, lam=1e-2), speed=5.0)
     before = running_past(qtbot, win, 0.0)
     run_id, params = win.run_id, win.params
     widget = getattr(win.controls, field)
@@ -126,8 +126,8 @@ def test_a_bad_schedule_is_refused_at_its_field_and_the_run_goes_on(qtbot, make_
     assert win.params.lam_schedule == ((0.0, 0.0), (40.0, 0.01))
 
 
-def test_a_schedule_that_ends_after_t_end_or_a_warm_up_to_lam_0_is_refused(qtbot, make_window):
-    win = make_window(SimParams(m=300, lam=1e-2, t_end=100.0), speed=5.0)
+def test_a_schedule_that_ends_after_t_end_or_a_warm_up_to_lam_0_is_refused(qtbot, note_window):
+    win = note_window(SimParams(m=300, lam=1e-2, t_end=100.0), speed=5.0)
     running_past(qtbot, win, 0.0)
     run_id = win.run_id
     type_keys(win.controls.lam_schedule, "0:0,200:1e-2")
@@ -150,11 +150,11 @@ def by_hand(t: float) -> float:
     return 1e-2
 
 
-def test_the_lam_field_and_slider_follow_the_schedule_without_a_change(qtbot, make_window):
+def test_the_lam_field_and_slider_follow_the_schedule_without_a_change(qtbot, note_window):
     """Paused, each single step moves t by speed/30 = 1: the λ shown at each painted t is
     the schedule's, through both pieces and past the last knot, and no change is made."""
     knots = ((0.0, 0.0), (4.0, 2e-2), (8.0, 1e-2))
-    win = make_window(SimParams(m=300, lam=1e-2, lam_schedule=knots), playing=False, speed=30.0)
+    win = note_window(SimParams(m=300, lam=1e-2, lam_schedule=knots), playing=False, speed=30.0)
     snap = new_run_painted(qtbot, win)
     qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
     assert shown_lam(win) == 0.0  # λ(0) of a warm-up, though the run's lam is 1e-2
@@ -172,8 +172,8 @@ def test_the_lam_field_and_slider_follow_the_schedule_without_a_change(qtbot, ma
     assert win.controls.lam_schedule.text() != "" and win.controls.lam.error.isHidden()
 
 
-def test_a_live_lam_change_ends_the_schedule_and_clears_its_fields(qtbot, make_window):
-    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+def test_a_live_lam_change_ends_the_schedule_and_clears_its_fields(qtbot, note_window):
+    win = note_window(SimParams(m=300, lam=1e-2), speed=5.0)
     running_past(qtbot, win, 0.0)
     type_keys(win.controls.lam_warmup, "1000")
     run_id = win.run_id
@@ -199,8 +199,8 @@ def test_a_live_lam_change_ends_the_schedule_and_clears_its_fields(qtbot, make_w
     assert y[-1] == 0.005 and x[-1] >= later.t
 
 
-def test_a_session_and_a_preset_keep_the_schedule(qtbot, make_window, tmp_path):
-    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+def test_a_session_and_a_preset_keep_the_schedule(qtbot, note_window, tmp_path):
+    win = note_window(SimParams(m=300, lam=1e-2), speed=5.0)
     running_past(qtbot, win, 0.0)
     knots = ((0.0, 0.0), (30.0, 1e-2), (60.0, 5e-3))
     type_keys(win.controls.lam_schedule, "0:0,30:1e-2,60:5e-3")
@@ -235,10 +235,10 @@ def test_a_session_and_a_preset_keep_the_schedule(qtbot, make_window, tmp_path):
     assert win.controls.lam_warmup.text() == "25" and win.controls.lam_schedule.text() == ""
 
 
-def test_the_lam_strip_draws_the_knots_interpolation(qtbot, make_window):
+def test_the_lam_strip_draws_the_knots_interpolation(qtbot, note_window):
     knots = ((0.0, 0.0), (4.0, 2e-2), (8.0, 1e-2))
     t_knots, lam_knots = np.array([k[0] for k in knots]), np.array([k[1] for k in knots])
-    win = make_window(SimParams(m=300, lam=1e-2), playing=False, speed=30.0)
+    win = note_window(SimParams(m=300, lam=1e-2), playing=False, speed=30.0)
     panel = balance(win)
     new_run_painted(qtbot, win)
     type_keys(win.controls.lam_schedule, "0:0,4:2e-2,8:1e-2")
