@@ -199,6 +199,9 @@ class Setting:
     # the placeholder of its command option's value ('C', 'T0'); '' for the one its kind
     # gives (see ``metavar_text``)
     metavar: str = ""
+    # A run's description (the figures' titles, the docks' run lines) names it even at its
+    # default: what a reader needs to place the run (λ and m; n, m and l1)
+    always: bool = False
 
     def __post_init__(self) -> None:
         for kind in (self.axis, self.option):
@@ -345,19 +348,34 @@ class Settings:
     def pin_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.items if s.in_pin_name)
 
-    def differing(
+    def differing_names(
         self, pinned: Mapping[str, Any], live: Mapping[str, Any], skip: Iterable[str] = ()
     ) -> list[str]:
-        """'λ = 2.0e-3' for each setting a pinned run's name lists whose value differs from
-        the live run's (a setting a pin from an older file did not keep is not compared)."""
+        """The settings a pinned run's name lists whose value differs from the live run's (a
+        setting a pin from an older file did not keep is not compared), in the table's order."""
         skipped = set(skip)
         return [
-            s.text(pinned[s.name])
+            s.name
             for s in self.items
             if s.in_pin_name
             and s.name not in skipped
             and s.name in pinned
             and pinned[s.name] != live.get(s.name)
+        ]
+
+    def differing(
+        self, pinned: Mapping[str, Any], live: Mapping[str, Any], skip: Iterable[str] = ()
+    ) -> list[str]:
+        """'λ = 2.0e-3' for each setting of differing_names."""
+        return [self[name].text(pinned[name]) for name in self.differing_names(pinned, live, skip)]
+
+    def described(self, values: Mapping[str, Any], named: Iterable[str]) -> list[str]:
+        """A run's description (``values``: its pin values), in the table's order: 'λ = 2.0e-3'
+        for each setting always named (Setting.always) and each one of ``named`` (those that
+        differ from a default run's: differing_names); the words of a pin's name."""
+        chosen = set(named)
+        return [
+            s.text(values[s.name]) for s in self.items if s.name in values and (s.always or s.name in chosen)
         ]
 
     def changed_fields(self, old: Any, new: Any) -> list[str]:

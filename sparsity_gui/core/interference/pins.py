@@ -45,18 +45,19 @@ def differing_settings(values: Mapping[str, Any], other: Mapping[str, Any]) -> l
 
 
 def settings_named(values: Mapping[str, Any]) -> list[str]:
-    """A run's settings (run_settings, or a pin's) that differ from a default run's, written
-    as a pinned run's name writes them: the figures' titles and the dock name a run so. Its
-    weight decay is named where it differs from its optimizer's default (0 for Adam is no
-    choice of the user's)."""
+    """A run's settings (run_settings, or a pin's) as the figures' titles and the dock name
+    a run: n, m and l1 always, then every other that differs from a default run's, written
+    as a pinned run's name writes them. Its weight decay is named where it differs from its
+    optimizer's default (0 for Adam is no choice of the user's); Adam's settings only for
+    Adam's runs."""
     default = pin_params(InterferenceParams())
     if values.get("optimizer") in OPTIMIZERS:
         own = InterferenceParams(optimizer=values["optimizer"])
         default["weight_decay"] = own.effective_weight_decay
-    # Adam's settings only for Adam's runs (or when nothing else differs)
     skip = () if values.get("optimizer") in ADAM[1] else ADAM_SETTINGS
-    parts = INTERFERENCE_SETTINGS.differing(values, default, skip)
-    return parts or INTERFERENCE_SETTINGS.differing(values, default)
+    return INTERFERENCE_SETTINGS.described(
+        values, INTERFERENCE_SETTINGS.differing_names(values, default, skip)
+    )
 
 
 def interference_pin_label(pin: PinnedRun, live, w0_source: str | None = None) -> str:

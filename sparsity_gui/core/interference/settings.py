@@ -100,9 +100,16 @@ def _noise_text(kind: Any) -> str:
 INTERFERENCE_SETTINGS = Settings(
     (
         Setting(
-            "m", "m", 1024, NEW_RUN, "neurons, the columns of W", whole_check("m", 1, M_MAX), axis="whole"
+            "m",
+            "m",
+            1024,
+            NEW_RUN,
+            "neurons, the columns of W",
+            whole_check("m", 1, M_MAX),
+            axis="whole",
+            always=True,
         ),
-        Setting("n", "n", 256, NEW_RUN, "features, the rows of W", whole_check("n", 1, N_MAX)),
+        Setting("n", "n", 256, NEW_RUN, "features, the rows of W", whole_check("n", 1, N_MAX), always=True),
         Setting(
             "l1",
             "l1",
@@ -112,6 +119,7 @@ INTERFERENCE_SETTINGS = Settings(
             number_check("l1", 0.0, L1_MAX, why=" (lam = l1/4 at most 1)"),
             format_sci,
             axis="number",
+            always=True,
         ),
         Setting(
             "lr",

@@ -30,9 +30,12 @@ def differing_settings(values: Mapping[str, Any], other: Mapping[str, Any]) -> l
 
 
 def settings_named(values: Mapping[str, Any]) -> list[str]:
-    """A run's settings (NOTE_SETTINGS.values) that differ from a default run's, written as
-    a pinned run's name writes them: the figures' titles and the argument dock name a run so."""
-    return differing_settings(values, pin_params(SimParams()))
+    """A run's settings (NOTE_SETTINGS.values) as the figures' titles and the argument dock
+    name a run: λ and m always, then every other that differs from a default run's, written
+    as a pinned run's name writes them (η as differing_settings names it)."""
+    default = pin_params(SimParams())
+    skip = () if values.get("method") == "gd" else ("eta",)
+    return NOTE_SETTINGS.described(values, NOTE_SETTINGS.differing_names(values, default, skip))
 
 
 def note_pin_label(pin: PinnedRun, live) -> str:

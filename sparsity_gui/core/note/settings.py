@@ -77,6 +77,7 @@ NOTE_SETTINGS = Settings(
             "the L1 strength (with a schedule: the λ it ends at)",
             number_check("lam", 0.0, LAM_MAX),
             format_sci,
+            always=True,
         ),
         Setting(
             "lam_warmup",
@@ -98,7 +99,7 @@ NOTE_SETTINGS = Settings(
             with_bounds(_lam_schedule, f"knots t:value, each value from 0 to {short_number(LAM_MAX)}"),
             get=_schedule,
         ),
-        Setting("m", "m", 1000, NEW_RUN, "the number of weights", whole_check("m", 1, M_MAX)),
+        Setting("m", "m", 1000, NEW_RUN, "the number of weights", whole_check("m", 1, M_MAX), always=True),
         Setting(
             "sigma", "σ", 0.9, NEW_RUN, "W(0) ~ N(0, σ²/m)", number_check("sigma", 0.0, 1e6, low_open=True)
         ),
