@@ -48,3 +48,9 @@ def printable(text: str) -> str:
     return "".join(
         c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text
     )
+
+
+def time_text(t: float) -> str:
+    """The note's time t as the status lines and the docks write it (6 significant digits):
+    a run's t in the status line and 4·Σ lr in the dock read alike."""
+    return f"{t:.6g}"

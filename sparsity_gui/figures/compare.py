@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
 from sparsity_gui.figures.draw import least_legend_size, panel_axes
 from sparsity_gui.figures.scripted import panels_files
 
@@ -97,7 +98,7 @@ def comparison_data(result, measure: str) -> dict:
         "curve_step": curve("step"),
         "pred": curve(f"{measure}_pred"),
         "flow": curve(f"{measure}_flow"),
-        "title": f"{what} · {result.optimizer}, lr = {result.lr:g}, {setting}",
+        "title": f"{what} · {result.optimizer}, {INTERFERENCE_SETTINGS['lr'].text(result.lr)}, {setting}",
         "flow_label": (
             rf"note's flow, FITTED $t = {result.time_per_step:.3g}\,$step"
             if result.time_fitted

@@ -186,7 +186,10 @@ def schedule_summary(p) -> dict[str, Any]:
 
 def schedule_marks(p) -> list[tuple[float, str]]:
     """Where the schedules of ``p`` turn, as (step, label), in step order: the ends of the
-    warm-ups, the start of the lr decay, every knot after step 0 (the step panels mark them)."""
+    warm-ups, the start of the lr decay, every knot after step 0 (the step panels mark them),
+    a knot's value as the settings table writes it ('l1 = 2.0e-3')."""
+    from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS  # (it imports this)
+
     marks: list[tuple[float, str]] = []
     for name in ("l1", "l0", "lr"):
         if getattr(p, f"{name}_warmup"):
@@ -194,5 +197,5 @@ def schedule_marks(p) -> list[tuple[float, str]]:
     if p.lr_decay != "none":
         marks.append((float(max(p.steps - p.lr_decay_steps, 0)), f"lr {p.lr_decay} decay"))
     for name, knots in (("l1", p.l1_schedule), ("l0", p.l0_schedule), ("lr", p.lr_schedule)):
-        marks += [(x, f"{name} {v:.3g}") for x, v in knots if x > 0.0]
+        marks += [(x, INTERFERENCE_SETTINGS[name].text(v)) for x, v in knots if x > 0.0]
     return sorted(marks)

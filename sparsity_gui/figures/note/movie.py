@@ -19,6 +19,7 @@ import numpy as np
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note.changes import RunScript, with_change_instants
 from sparsity_gui.core.note.runner import snapshot_of
+from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.core.note.simulation import Simulation
 from sparsity_gui.core.text import printable
 from sparsity_gui.figures.frames import Frame
@@ -110,7 +111,7 @@ def note_frames(
 
 def stamp_text(t: float, lam: float) -> str:
     # plain text, not mathtext: a new time at every frame would be a new mathtext parse
-    return f"t = {t:.4g}     λ = {lam:.3g}"
+    return f"t = {t:.4g}     {NOTE_SETTINGS['lam'].text(lam)}"
 
 
 def solver_note(sim: Simulation, t: float) -> str:

@@ -14,6 +14,7 @@ from sparsity_gui.core.interference.image import max_abs_pool, neuron_order
 from sparsity_gui.core.interference.kernels import ACTIVE_HI, ACTIVE_LO
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS
 from sparsity_gui.core.interference.schedules import schedule_marks
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS as SETTINGS
 from sparsity_gui.core.interference.thresholds import TRACKED, snapshot_threshold_curves, threshold_note
 from sparsity_gui.plots.base import BLUE, DASH, DOT, GREEN, GREY, ORANGE, PURPLE, RED, LivePanel, pen
 from sparsity_gui.plots.curves import set_curve
@@ -109,7 +110,8 @@ class InterferencePanel(PinnablePanel, LivePanel):
             for name in named:
                 ended.setdefault(name, change.step)
             if named:
-                live.append((float(change.step), " ".join(f"{name}={values[name]:.3g}" for name in named)))
+                shown = ", ".join(SETTINGS[name].text(values[name]) for name in named)  # as the table
+                live.append((float(change.step), shown))
         turns = [
             (x, label)
             for x, label in schedule_marks(start)

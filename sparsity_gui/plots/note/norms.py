@@ -13,6 +13,7 @@ from PySide6 import QtCore, QtWidgets
 from sparsity_gui.core.note.metrics import COL
 from sparsity_gui.core.note.runner import Snapshot
 from sparsity_gui.core.note.schedule import Knots, lam_at, lam_varied
+from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.core.points import ramp_settled_t
 from sparsity_gui.core.text import sci
 from sparsity_gui.plots.axes import axes
@@ -36,6 +37,7 @@ from sparsity_gui.plots.pins import PinCurve
 
 TRANSIENT_T = 1.0  # the balance panel's ranges are set by the rows after this t
 LABEL_HZ = 4  # how often a legend number that changes every frame (the fitted c) is redrawn
+LAM = NOTE_SETTINGS["lam"]  # the legends write λ as the settings table does
 LAM_STRIP_HEIGHT = 80  # px at most of the balance panel's λ(t) strip, its time axis included
 
 
@@ -519,7 +521,7 @@ class PhasePlanePanel(NotePanel):
                 bx, by = balance_curve(lam)
                 set_curve(item, bx, by, positive=log_y)
             if math.isfinite(earlier):
-                text = f"balance before the last change, λ = {sci(earlier)}"
+                text = f"balance before the last change, {LAM.text(earlier)}"
                 if not self._earlier_named:
                     self._earlier_named = True
                     self.plot.legend.addItem(self.earlier_curve, text)
@@ -528,7 +530,7 @@ class PhasePlanePanel(NotePanel):
             elif self._earlier_named:
                 self._earlier_named = False
                 self.plot.legend.removeItem(self.earlier_curve)
-            self.plot.legend.set_label(self.curve, f"balance (1−‖W‖²)‖W‖² = λ‖W‖₁, λ = {sci(snap.lam)}")
+            self.plot.legend.set_label(self.curve, f"balance (1−‖W‖²)‖W‖² = λ‖W‖₁, {LAM.text(snap.lam)}")
 
 
 # The window's grid (two rows of three); the phase plane shares the norm balance's cell,

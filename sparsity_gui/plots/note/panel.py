@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sparsity_gui.core.note.changes import merged_changes
 from sparsity_gui.core.note.runner import Snapshot
-from sparsity_gui.core.text import sci
+from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.plots.base import LivePanel
 from sparsity_gui.plots.pins import PinnablePanel
 
@@ -21,4 +21,4 @@ class NotePanel(PinnablePanel, LivePanel):
 
     def change_markers(self, snap: Snapshot) -> list[tuple[float, str]]:
         changes = merged_changes(snap.lam_changes[1:], snap.t)
-        return [(c.t, f"λ = {sci(c.lam)}") for c in changes]
+        return [(c.t, NOTE_SETTINGS["lam"].text(c.lam)) for c in changes]

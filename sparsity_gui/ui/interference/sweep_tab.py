@@ -44,7 +44,6 @@ from sparsity_gui.core.interference.params import (
 )
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, MECHANISM_FIELDS
 from sparsity_gui.core.interference.sweep import SweepSpec
-from sparsity_gui.core.knots import short_knots_text
 from sparsity_gui.plots.interference.grid import (
     HEATMAP,
     SWEEP,
@@ -182,7 +181,7 @@ def base_text(p: InterferenceParams, typed: set[str], typed_noise: tuple | None)
     parts = _model_parts(p, typed)
     parts += _noise_parts(p, typed, typed_noise)
     parts += _schedule_parts(p, typed)
-    parts.append(f"first seed {p.seed}")
+    parts.append(f"first seed {INTERFERENCE_SETTINGS['seed'].fmt(p.seed)}")
     if p.dtype == "float32":
         parts.append("float32")
     text = "from the Parameters dock: " + ", ".join(parts)
@@ -222,22 +221,25 @@ def _model_parts(p: InterferenceParams, typed: set[str]) -> list[str]:
 def _noise_parts(p: InterferenceParams, typed: set[str], typed_noise: tuple | None) -> list[str]:
     S = INTERFERENCE_SETTINGS
     if p.noise != "none" and "noise" not in typed:
-        return [f"{p.noise} " + ("noise" if "noise_sigma" in typed else S["noise_sigma"].text(p.noise_sigma))]
+        kind = S["noise"].fmt(p.noise)
+        return [f"{kind} " + ("noise" if "noise_sigma" in typed else S["noise_sigma"].text(p.noise_sigma))]
     if p.noise != "none" and "noise_sigma" not in typed and typed_noise != ("none",):
         return [S["noise_sigma"].text(p.noise_sigma)]  # (a sweep without noise has none)
     return []
 
 
 def _schedule_parts(p: InterferenceParams, typed: set[str]) -> list[str]:
+    S = INTERFERENCE_SETTINGS
     parts = []
     for name in ("l1", "lr"):
         warm, knots = getattr(p, f"{name}_warmup"), getattr(p, f"{name}_schedule")
         if knots and not typed & {name, f"{name}_warmup"}:
-            parts.append(f"{name} schedule {short_knots_text(knots)}")
+            parts.append(S[f"{name}_schedule"].text(S[f"{name}_schedule"].value(p)))
         if warm and f"{name}_warmup" not in typed:
-            parts.append(f"{name} warm-up {warm} steps")
+            parts.append(S[f"{name}_warmup"].text(warm))
     if p.lr_decay != "none":
-        parts.append(f"lr {p.lr_decay} decay over {p.lr_decay_steps} steps")
+        decay = S["lr_decay"].text(p.lr_decay)
+        parts.append(f"{decay} over {S['lr_decay_steps'].fmt(p.lr_decay_steps)} steps")
     return parts
 
 

@@ -18,7 +18,6 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.files import history_csv
 from sparsity_gui.core.interference.initial import W0File, file_source, load_w0_matrix, w0_label
 from sparsity_gui.core.interference.params import (
-    GD_OPTIMIZERS,
     M_MAX,
     N_MAX,
     PRESETS,
@@ -37,6 +36,7 @@ from sparsity_gui.plots.interference.panels import INTERFERENCE_PANEL_TYPES
 from sparsity_gui.ui.dialogs import last_folder, remember_folder
 from sparsity_gui.ui.interference.checkpoints import interference_checkpoints
 from sparsity_gui.ui.interference.controls import InterferenceControls
+from sparsity_gui.ui.interference.dock_text import status_head
 from sparsity_gui.ui.interference.export import InterferenceExports
 from sparsity_gui.ui.interference.movie_dialog import interference_movie_source
 from sparsity_gui.ui.interference.session_menu import InterferenceSessionMenu
@@ -478,9 +478,7 @@ class InterferenceWindow(LiveWindow, QtWidgets.QMainWindow):
 
     def _update_status(self, snap: InterferenceSnapshot) -> None:
         p = snap.params
-        text = f"step {snap.step:,} / {SETTINGS['steps'].fmt(p.steps)}"
-        if p.optimizer in GD_OPTIMIZERS:
-            text += f"  (t = {snap.latest.t:.4g})"
+        text = status_head(snap.step, p, snap.latest.t)
         rate = f"{snap.steps_per_second:,.0f} steps/s" if snap.state == "running" else "— steps/s"
         fps = f"{self.fps:.0f} fps" if snap.state == "running" else "— fps"  # idle: nothing painted
         text += f"\n{rate} · {fps} · {snap.state}"

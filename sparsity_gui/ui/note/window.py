@@ -18,6 +18,8 @@ from sparsity_gui.core.note.runner import Runner, Snapshot, default_speed
 from sparsity_gui.core.note.schedule import Knots, lam_at, warmup_knots
 from sparsity_gui.core.note.session import DEFAULT_SAMPLES, W0Source
 from sparsity_gui.core.note.settings import NOTE_SETTINGS, live_change
+from sparsity_gui.core.settings import format_exact
+from sparsity_gui.core.text import time_text
 from sparsity_gui.core.weights_files import FILE_FILTER
 from sparsity_gui.plots.base import Panel
 from sparsity_gui.plots.note import GRID_PANELS, PANEL_TYPES, TABBED_WITH
@@ -327,7 +329,8 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             if knots and t_end is not None and knots[-1][0] > t_end:
                 raise InputError(
                     name,
-                    f"reaches its last λ at t = {knots[-1][0]:g}, after t_end = {t_end:g}: "
+                    f"reaches its last λ at t = {format_exact(knots[-1][0])}, after "
+                    f"{NOTE_SETTINGS['t_end'].text(t_end)}: "
                     "λ would never get there (shorten it, or set a later t_end)",
                 )
             check_run_work(params)
@@ -442,7 +445,7 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
         put = self.set_status
         put("state", snap.state)
         self._show_compiling("")
-        put("t", f"t = {snap.t:.6g}")
+        put("t", f"t = {time_text(snap.t)}")
         put("nonzero", f"m' = {snap.nonzero:,}")
         put("norm2", f"‖W‖² = {snap.norm2_sq:.6f}")
         put("norm1", f"‖W‖₁ = {snap.norm1:.6g}")

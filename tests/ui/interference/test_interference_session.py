@@ -80,7 +80,7 @@ def test_a_saved_session_opens_as_the_same_run(qtbot, make_iwindow, tmp_path):
     # the live change is marked where it was made, on every step panel, as before saving
     other.repaint_now()
     for panel in (other.poly_panel, other.kept_panel):
-        assert panel._drawn == ((float(change.step), "l1=0.004"),)
+        assert panel._drawn == ((float(change.step), "l1 = 4.0e-3"),)  # as the table writes l1
 
     # played on, it is the run going on (a live change is recorded on top)
     other.set_playing(True)

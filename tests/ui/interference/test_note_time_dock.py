@@ -1,6 +1,6 @@
 """The dock's note time in the interference window: t = 4·Σ lr over the run's steps, written
 out here from the schedule's formulas and from the step at which lr was changed live, and
-the same number as the status line's once the run has finished; a finished run that never
+the same text as the status line's once the run has finished; a finished run that never
 became sparse says by which step; run.json's t_end is the same sum."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_under_an_lr_schedule_the_dock_sums_lr_as_the_status_line(qtbot, make_iw
     assert dock_time(win) == float(f"{want:.6g}")  # before the first step: the whole run's
     qtbot.waitUntil(lambda: finished(win), timeout=TIMEOUT)
     painted(qtbot, win)
-    assert dock_time(win) == float(f"{want:.6g}") and status_time(win) == float(f"{want:.4g}")
+    assert dock_time(win) == float(f"{want:.6g}") and status_time(win) == float(f"{want:.6g}")
     assert want < 0.75 * 4 * 0.05 * 1500  # not 4·lr·steps
 
 
@@ -69,7 +69,7 @@ def test_after_a_live_lr_change_the_dock_sums_both_lrs(qtbot, make_iwindow):
     painted(qtbot, win)
     want = 4 * (0.05 * k + 0.02 * (p.steps - k))
     assert math.isclose(win.snapshot.latest.t, want, rel_tol=1e-9)
-    assert dock_time(win) == float(f"{want:.6g}") and status_time(win) == float(f"{want:.4g}")
+    assert dock_time(win) == float(f"{want:.6g}") and status_time(win) == float(f"{want:.6g}")
 
 
 def test_a_finished_run_that_never_became_sparse_says_by_which_step(qtbot, make_iwindow):

@@ -39,7 +39,7 @@ def test_n_and_steps_follow_the_dock_until_typed(qtbot, make_iwindow):
 def test_the_dock_line_names_a_noise_sigma_only_when_used(qtbot, make_iwindow):
     win = make_iwindow(BASE.with_changes(noise="bernoulli", noise_sigma=0.1))
     tab = win.sweep
-    assert "bernoulli noise σ = 0.1" in tab.base_label.text()
+    assert "Bernoulli noise σ = 0.1" in tab.base_label.text()
     type_keys(tab.lists["noise"], "none")
     assert "σ = 0.1" not in tab.base_label.text()
     assert tab.make_plan(None).base.noise == "none"
@@ -81,6 +81,6 @@ def test_the_dock_line_writes_each_setting_as_the_table():
     )  # fmt: skip
     assert base_text(p, set(), None) == (
         "from the Parameters dock: AdamW (paper), l1 = 2.0e-3, lr = 1.0e-3, σ = 0.5, 10,000 steps, "
-        "interference on, weight decay = 0.01, bernoulli noise σ = 0.1, first seed 3"
+        "interference on, weight decay = 0.01, Bernoulli noise σ = 0.1, first seed 3"
     )
-    assert ", bernoulli noise, first seed 3" in base_text(p, {"noise_sigma"}, None)
+    assert ", Bernoulli noise, first seed 3" in base_text(p, {"noise_sigma"}, None)
