@@ -31,6 +31,14 @@ import math
 import numpy as np
 from numba import njit
 
+from sparsity_gui.core.interference.kept_products import (
+    PUSH_UNITS_A_TILE,
+    kept_gram,
+    kept_products,
+    transpose_into,
+)
+from sparsity_gui.core.interference.kept_selection import by_unit, in_band, jump_mask, kept_lists, topk_mask
+
 THRESHOLD_RAIL_DEFINITION = (
     "among the thresholds that moved at a step, the share whose stored parameter (theta, or "
     "log theta) moved by at least lr/2 (Adam at its usual largest rate); past the rail: by more than lr"
@@ -39,110 +47,6 @@ THRESHOLD_RAIL_DEFINITION = (
 # (the crossover measured at n = 256, m = 1024 by benchmarks/bench_interference.py's
 # mechanisms section: between 0.25 and 0.35 kept, under load)
 SPARSE_BELOW = 0.3
-
-
-@njit(cache=True, nogil=True)
-def _kth_largest(buf, k):
-    """The k-th largest of buf (reordered in place): Hoare's quickselect, median-of-three
-    pivots (np.partition in numba allocates and was 5x slower here)."""
-    lo, hi = 0, buf.shape[0] - 1
-    want = k - 1  # its index in decreasing order
-    while lo < hi:
-        mid = (lo + hi) // 2
-        a, b, c = buf[lo], buf[mid], buf[hi]
-        pivot = max(min(a, b), min(max(a, b), c))
-        i, j = lo, hi
-        while i <= j:
-            while buf[i] > pivot:
-                i += 1
-            while buf[j] < pivot:
-                j -= 1
-            if i <= j:
-                buf[i], buf[j] = buf[j], buf[i]
-                i += 1
-                j -= 1
-        if want <= j:
-            hi = j
-        elif want >= i:
-            lo = i
-        else:
-            break
-    return buf[want]
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _kth_in_band(w, k, lo, hi, buf):
-    """The k-th largest |w_q| if it lies in [lo, hi]: one pass counts the values above hi and
-    gathers those in [lo, hi] (without a branch: each is written, the count moves on for
-    those in the band), a quickselect over the gathered alone; -1.0 when it does not lie
-    there (or w holds a NaN)."""
-    above = 0
-    gathered = 0
-    nan = 0
-    for q in range(w.shape[0]):
-        x = abs(w[q])
-        above += 1 if x > hi else 0
-        nan += 1 if x != x else 0
-        buf[gathered] = x
-        gathered += 1 if (x >= lo and x <= hi) else 0
-    if nan > 0 or not (above < k and k <= above + gathered):
-        return -1.0
-    return _kth_largest(buf[:gathered], k - above)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _kth_largest_abs(w, k, last, width, buf):
-    """(the k-th largest |w_q|, the band to search around it next time). Searched first in
-    the band last -/+ width (W moves little in a step: one pass and a quickselect over a few
-    values), then in bands 4 and 16 times as wide, then over the whole row: exact either way."""
-    if math.isfinite(last) and math.isfinite(width):
-        wide = width
-        for _ in range(3):
-            t = _kth_in_band(w, k, last - wide, last + wide, buf)
-            if t >= 0.0:
-                return t, max(0.75 * wide, 8.0 * abs(t - last))
-            wide *= 4.0
-    for q in range(w.shape[0]):
-        buf[q] = abs(w[q])
-    t = _kth_largest(buf, k)
-    return t, max(8.0 * abs(t - last) if math.isfinite(last) else 0.0, 1e-3 * t)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def topk_mask(W, k, mask, kth, width):
-    """mask[i] = 1 on the k largest |W_ik| of row i (ties: the lower index kept), else 0;
-    kth[i] = the k-th largest |W_ik| (the threshold TopK applies), found from the last
-    call's kth[i] and width[i] (_kth_largest_abs). Returns the units kept."""
-    n, m = W.shape
-    buf = np.empty(m)
-    for i in range(n):
-        t, width[i] = _kth_largest_abs(W[i], k, kth[i], width[i], buf)
-        kept = 0
-        for q in range(m):
-            on = abs(W[i, q]) >= t
-            mask[i, q] = 1.0 if on else 0.0
-            kept += 1 if on else 0
-        for q in range(m - 1, -1, -1):  # ties at t past the k-th: the higher indices dropped
-            if kept <= k:
-                break
-            if abs(W[i, q]) == t:
-                mask[i, q] = 0.0
-                kept -= 1
-        kth[i] = t
-    return n * k
-
-
-@njit(cache=True, nogil=True)
-def jump_mask(W, theta, mask):
-    """mask[i, k] = H(|W_ik| - theta_k) (H(0) = 0). Returns the units kept."""
-    n, m = W.shape
-    kept = 0
-    for i in range(n):
-        for k in range(m):
-            on = abs(W[i, k]) > theta[k]
-            mask[i, k] = 1.0 if on else 0.0
-            kept += 1 if on else 0
-    return kept
 
 
 @njit(cache=True, nogil=True)
@@ -159,166 +63,6 @@ def _residuals(Z, interference):
                 Z[i, j] = 2.0 * (z - (1.0 if i == j else 0.0))
 
 
-@njit(cache=True, nogil=True)
-def transpose_into(src, dst, scale):
-    """dst = scale src^T, by square tiles (a strided copy of the whole would miss the cache)."""
-    n, m = src.shape
-    tile = 8  # 32 rows at a power-of-two stride thrash the cache sets: 3x slower here
-    for i0 in range(0, n, tile):
-        for k0 in range(0, m, tile):
-            for k in range(k0, min(k0 + tile, m)):
-                for i in range(i0, min(i0 + tile, n)):
-                    dst[k, i] = scale * src[i, k]
-
-
-# a |d| past eps / 2 by more than rounding cannot divide to under 1/2
-_NEAR_BAND = 0.5000001
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _in_band(x, theta, eps):
-    """K((|x| - theta) / eps) != 0: the rectangle kernel's support (the division only near
-    it)."""
-    d = abs(x) - theta
-    return abs(d) < _NEAR_BAND * eps and abs(d / eps) < 0.5
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def needed_units(H, mask, theta, eps, jump, rptr, rcol, cptr, crow, cw, ckept):
-    """Where the gradient needs (R W)_ik: the kept units and, for JumpReLU, those in the
-    threshold kernel's band (and the few just past it that _in_band tells apart later,
-    so that no division is done here); by input (rptr, rcol) and by unit (cptr, crow, inputs in
-    increasing order, with the hidden layer's H_ik and mask_ik beside: cw, ckept, read in order
-    later rather than down H's columns). Returns how many."""
-    n, m = H.shape
-    count = 0
-    for i in range(n):
-        rptr[i] = count
-        for k in range(m):  # each written, the count moving on where needed: no branch
-            rcol[count] = k
-            near = jump and abs(abs(H[i, k]) - theta[k]) < _NEAR_BAND * eps
-            count += 1 if mask[i, k] != 0.0 or near else 0
-    rptr[n] = count
-    cptr[:] = 0
-    for e in range(count):
-        cptr[rcol[e] + 1] += 1
-    for k in range(m):
-        cptr[k + 1] += cptr[k]
-    for i in range(n):  # in increasing i, so each unit's inputs come in order
-        for e in range(rptr[i], rptr[i + 1]):
-            k = rcol[e]
-            at = cptr[k]
-            crow[at] = i
-            cw[at] = H[i, k]
-            ckept[at] = 1 if mask[i, k] != 0.0 else 0
-            cptr[k] = at + 1
-    for k in range(m - 1, -1, -1):  # the fill moved each start to the next's
-        cptr[k + 1] = cptr[k]
-    cptr[0] = 0
-    return count
-
-
-# kept_gram's units a block: their rows of W^T (128 x n) stay in the cache for every input
-GRAM_UNITS_A_BLOCK = 128
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _next_kept(i, e, last, end, rcol, mask):
-    """The next place from e on in row i's list (rcol[e:last]) that is kept and below unit
-    ``end``, or the first at or past ``end`` (or last) when there is none."""
-    while e < last and rcol[e] < end and mask[i, rcol[e]] == 0.0:
-        e += 1
-    return e
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def kept_gram(H, WT, mask, rptr, rcol, Z, cursor):
-    """Z = A W^T, A = mask * H, summed over the kept units of each row alone, in increasing
-    unit order: by blocks of units (their rows of W^T stay in the cache), four units a pass
-    over Z's row (a quarter of its loads and stores)."""
-    n, m = H.shape
-    Z[:, :] = 0.0
-    cursor[:n] = rptr[:n]
-    for k0 in range(0, m, GRAM_UNITS_A_BLOCK):
-        end = k0 + GRAM_UNITS_A_BLOCK
-        for i in range(n):
-            z = Z[i]
-            e, last = cursor[i], rptr[i + 1]
-            e = _next_kept(i, e, last, end, rcol, mask)
-            while e < last and rcol[e] < end:
-                e2 = _next_kept(i, e + 1, last, end, rcol, mask)
-                e3 = _next_kept(i, e2 + 1, last, end, rcol, mask)
-                e4 = _next_kept(i, e3 + 1, last, end, rcol, mask)
-                if e4 < last and rcol[e4] < end:
-                    u1, u2, u3, u4 = rcol[e], rcol[e2], rcol[e3], rcol[e4]
-                    w1, w2, w3, w4 = WT[u1], WT[u2], WT[u3], WT[u4]
-                    a1, a2, a3, a4 = H[i, u1], H[i, u2], H[i, u3], H[i, u4]
-                    for j in range(n):
-                        z[j] = z[j] + a1 * w1[j] + a2 * w2[j] + a3 * w3[j] + a4 * w4[j]
-                    e = _next_kept(i, e4 + 1, last, end, rcol, mask)
-                else:  # fewer than four left in the block: one at a time
-                    a1, w1 = H[i, rcol[e]], WT[rcol[e]]
-                    for j in range(n):
-                        z[j] += a1 * w1[j]
-                    e = _next_kept(i, e + 1, last, end, rcol, mask)
-            cursor[i] = e
-
-
-@njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "nsz", "contract"})
-def kept_products(WT, R, cptr, crow, cw, ckept, RtAT, rws, theta, dtheta, eps, l0, jump):
-    """Unit by unit: (R W)_ik = R_i . W^T_k at the places needed_units put there (into
-    ``rws``, n long; summed in whatever order vectorises, as BLAS's products are), RtAT[k] =
-    (R^T A)[:, k] (summed over the inputs i that keep k, in increasing order) + (mask *
-    R W)[:, k], which is push^T times 4, and for JumpReLU dtheta[k] (module docstring).
-    Four inputs a pass over the unit's row."""
-    m, n = WT.shape
-    if jump:
-        dtheta[:] = 0.0
-    for k in range(m):
-        acc = RtAT[k]
-        acc[:] = 0.0
-        wk = WT[k]
-        first, last = cptr[k], cptr[k + 1]
-        e = first
-        while e + 4 <= last:
-            i1, i2, i3, i4 = crow[e], crow[e + 1], crow[e + 2], crow[e + 3]
-            r1, r2, r3, r4 = R[i1], R[i2], R[i3], R[i4]
-            a1 = cw[e] if ckept[e] != 0 else 0.0
-            a2 = cw[e + 1] if ckept[e + 1] != 0 else 0.0
-            a3 = cw[e + 2] if ckept[e + 2] != 0 else 0.0
-            a4 = cw[e + 3] if ckept[e + 3] != 0 else 0.0
-            d1 = d2 = d3 = d4 = 0.0
-            for j in range(n):
-                w = wk[j]
-                d1 += r1[j] * w
-                d2 += r2[j] * w
-                d3 += r3[j] * w
-                d4 += r4[j] * w
-                acc[j] = acc[j] + a1 * r1[j] + a2 * r2[j] + a3 * r3[j] + a4 * r4[j]
-            at = e - first
-            rws[at], rws[at + 1], rws[at + 2], rws[at + 3] = d1, d2, d3, d4
-            e += 4
-        while e < last:
-            i = crow[e]
-            r = R[i]
-            a = cw[e] if ckept[e] != 0 else 0.0
-            d = 0.0
-            for j in range(n):
-                d += r[j] * wk[j]
-                acc[j] += a * r[j]
-            rws[e - first] = d
-            e += 1
-        th = theta[k] if jump else 0.0
-        for e in range(first, last):  # the kept units' R W beside their R^T A
-            rw = rws[e - first]
-            if ckept[e] != 0:
-                acc[crow[e]] += rw
-            x = cw[e]
-            if jump and _in_band(x, th, eps):
-                sx = (1.0 if x > 0.0 else 0.0) - (1.0 if x < 0.0 else 0.0)
-                dtheta[k] += -rw * sx * th / eps - l0 / eps
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def dense_combine(H, mask, RW, RtA, push, theta, dtheta, eps, l0, jump):
     """push = (mask * RW + R^T A) / 4 and, for JumpReLU, dtheta = dL/dtheta at the hidden
@@ -331,7 +75,7 @@ def dense_combine(H, mask, RW, RtA, push, theta, dtheta, eps, l0, jump):
             rw = RW[i, k]
             if jump:
                 x = H[i, k]
-                if _in_band(x, theta[k], eps):
+                if in_band(x, theta[k], eps):
                     sx = (1.0 if x > 0.0 else 0.0) - (1.0 if x < 0.0 else 0.0)
                     dtheta[k] += -rw * sx * theta[k] / eps - l0 / eps
             push[i, k] = (mask[i, k] * rw + RtA[i, k]) * 0.25
@@ -394,7 +138,7 @@ class MechanismState:
         self._Z = np.empty((n, n), dtype=dtype)
         self._H: np.ndarray | None = None  # the hidden layer W + xi of a noisy step
         self._dense: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # A, R W, R^T A
-        self._loops: tuple[np.ndarray, ...] | None = None  # W^T and needed_units' arrays
+        self._loops: tuple[np.ndarray, ...] | None = None  # W^T and kept_lists' arrays
         self.sparse_below = SPARSE_BELOW
         self.sparse_steps = 0  # steps whose products were loops over the kept units
 
@@ -412,74 +156,82 @@ class MechanismState:
     def gradient(self, W: np.ndarray, push: np.ndarray, l0: float, xi: np.ndarray | None = None) -> None:
         """push = dL/dW / 4 of the reconstruction (module docstring) and, for JumpReLU,
         dtheta = dL/dphi (the L0 penalty's part at coefficient ``l0`` included), at W; with
-        ``xi`` (the step's noise, sigma included) through the hidden layer H = W + xi."""
+        ``xi`` (the step's noise, sigma included) through the hidden layer H = W + xi. The
+        path follows the units kept: TopK's n k, JumpReLU's at the last mask (the loops
+        path counts them without writing ``mask``, which update_mask refreshes)."""
         H = W
         if xi is not None:
             if self._H is None:
                 self._H = np.empty_like(W)
             H = np.add(W, xi.astype(W.dtype, copy=False)[None, :], out=self._H)
-        self.update_mask(H)
         theta = self.theta
-        Z = self._Z
-        if self.kept < self.sparse_below * W.size:
+        expected = self.kept if self.jump else W.shape[0] * self.k
+        if expected < self.sparse_below * W.size:
             self.sparse_steps += 1
             self._dense = None  # one path's scratch at a time (about 4 n x m arrays each)
             self._loops_gradient(W, H, push, theta, l0)
         else:
             self._loops = None
-            if self._dense is None:
-                self._dense = (np.empty_like(W), np.empty_like(W), np.empty_like(W))
-            A, RW, RtA = self._dense
-            np.multiply(H, self.mask, out=A)
-            np.matmul(A, W.T, out=Z)
-            _residuals(Z, self.interference)
-            np.matmul(Z, W, out=RW)
-            np.matmul(Z.T, A, out=RtA)
-            dense_combine(H, self.mask, RW, RtA, push, theta, self.dtheta, self.bandwidth, l0, self.jump)
+            self._dense_gradient(W, H, push, theta, l0)
         if self.jump and self.log_theta:
             self.dtheta *= theta  # d/dlog theta = theta d/dtheta
+
+    def _dense_gradient(
+        self, W: np.ndarray, H: np.ndarray, push: np.ndarray, theta: np.ndarray, l0: float
+    ) -> None:
+        """The gradient by three BLAS products over the whole mask."""
+        self.update_mask(H)
+        if self._dense is None:
+            self._dense = (np.empty_like(W), np.empty_like(W), np.empty_like(W))
+        A, RW, RtA = self._dense
+        Z = self._Z
+        np.multiply(H, self.mask, out=A)
+        np.matmul(A, W.T, out=Z)
+        _residuals(Z, self.interference)
+        np.matmul(Z, W, out=RW)
+        np.matmul(Z.T, A, out=RtA)
+        dense_combine(H, self.mask, RW, RtA, push, theta, self.dtheta, self.bandwidth, l0, self.jump)
+
+    def _loops_scratch(self, W: np.ndarray) -> tuple[np.ndarray, ...]:
+        n, m = W.shape
+        if self._loops is None:
+            index = np.int32 if n * m < 2**31 else np.int64
+            # TopK keeps every unit it needs: its kept lists are the first ones (none here)
+            kept = n * m if self.jump else 0
+            self._loops = (
+                np.empty((m, n), dtype=W.dtype),  # W^T
+                np.empty_like(W),  # A: H where kept, 0 elsewhere
+                *(np.empty(n + 1, dtype=np.int64), np.empty(n * m, dtype=index)),  # by input
+                *(np.empty(n + 1, dtype=np.int64), np.empty(kept, dtype=index)),  # kept, by input
+                *(np.empty(m + 1, dtype=np.int64), np.empty(n * m, dtype=index)),  # by unit
+                *(np.empty(n * m, dtype=W.dtype), np.empty(n * m, dtype=np.int8)),  # H, kept there
+                np.empty(m, dtype=np.int64),  # inputs that need each unit
+                np.empty(m, dtype=W.dtype),  # TopK's selection
+                np.empty(n, dtype=np.int64),  # kept_gram's place in each row
+                np.empty((PUSH_UNITS_A_TILE, n), dtype=W.dtype),  # a tile of R^T A's columns
+                np.empty(n, dtype=W.dtype),  # R W where needed, a unit's
+            )
+        return self._loops
 
     def _loops_gradient(
         self, W: np.ndarray, H: np.ndarray, push: np.ndarray, theta: np.ndarray, l0: float
     ) -> None:
-        """The gradient by loops over the units where it needs R W (needed_units); H is the
-        hidden layer (W itself without noise)."""
-        n, m = W.shape
-        if self._loops is None:
-            index = np.int32 if n * m < 2**31 else np.int64
-            self._loops = (
-                np.empty((m, n), dtype=W.dtype),  # W^T
-                np.empty(n + 1, dtype=np.int64),
-                np.empty(n * m, dtype=index),
-                np.empty(m + 1, dtype=np.int64),
-                np.empty(n * m, dtype=index),
-                np.empty((m, n), dtype=W.dtype),  # (R^T A)^T
-                np.empty(n, dtype=W.dtype),  # R W where needed, a unit's
-                np.empty(n * m, dtype=W.dtype),  # W at the needed places, by unit
-                np.empty(n * m, dtype=np.int8),  # the mask there
-                np.empty(n, dtype=np.int64),  # kept_gram's place in each row
-            )
-        WT, rptr, rcol, cptr, crow, RtAT, rws, cw, ckept, cursor = self._loops
-        transpose_into(W, WT, 1.0)
-        needed_units(H, self.mask, theta, self.bandwidth, self.jump, rptr, rcol, cptr, crow, cw, ckept)
-        kept_gram(H, WT, self.mask, rptr, rcol, self._Z, cursor)
-        _residuals(self._Z, self.interference)
-        kept_products(
-            WT,
-            self._Z,
-            cptr,
-            crow,
-            cw,
-            ckept,
-            RtAT,
-            rws,
-            theta,
-            self.dtheta,
-            self.bandwidth,
-            l0,
-            self.jump,
+        """The gradient by loops over the units where it needs R W (kept_selection.kept_lists,
+        one pass over H); H is the hidden layer (W itself without noise)."""
+        WT, A, rptr, rcol, kptr, kcol, cptr, crow, cw, ckept, count, buf, cursor, tile, rws = (
+            self._loops_scratch(W)
         )
-        transpose_into(RtAT, push, 0.25)
+        if not self.jump:
+            kptr, kcol = rptr, rcol
+        k, eps, jump = (0 if self.jump else self.k), self.bandwidth, self.jump
+        self.kept = int(
+            kept_lists(H, jump, k, theta, eps, self.kth, self.width, rptr, rcol, kptr, kcol, count, A, buf)
+        )
+        transpose_into(W, WT, 1.0)
+        kept_gram(WT, A, kptr, kcol, self._Z, cursor)
+        _residuals(self._Z, self.interference)
+        by_unit(H, jump, theta, rptr, rcol, count, cptr, crow, cw, ckept)
+        kept_products(WT, self._Z, cptr, crow, cw, ckept, push, tile, rws, theta, self.dtheta, eps, l0, jump)
 
     def threshold_step(
         self, opt_code: int, t: int, lr: float, beta1: float, beta2: float, eps: float
