@@ -27,12 +27,12 @@ GRAM_UNITS_A_BLOCK = 128
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _add_eight(z, WT, kcol, a, e):
+def _add_eight(z, WT, kcol, kval, e):
     """z += the eight kept units from e on, each a_u W^T_u: one pass over z for eight."""
     w1, w2, w3, w4 = WT[kcol[e]], WT[kcol[e + 1]], WT[kcol[e + 2]], WT[kcol[e + 3]]
     w5, w6, w7, w8 = WT[kcol[e + 4]], WT[kcol[e + 5]], WT[kcol[e + 6]], WT[kcol[e + 7]]
-    a1, a2, a3, a4 = a[kcol[e]], a[kcol[e + 1]], a[kcol[e + 2]], a[kcol[e + 3]]
-    a5, a6, a7, a8 = a[kcol[e + 4]], a[kcol[e + 5]], a[kcol[e + 6]], a[kcol[e + 7]]
+    a1, a2, a3, a4 = kval[e], kval[e + 1], kval[e + 2], kval[e + 3]
+    a5, a6, a7, a8 = kval[e + 4], kval[e + 5], kval[e + 6], kval[e + 7]
     for j in range(z.shape[0]):
         z[j] = (
             z[j] + a1 * w1[j] + a2 * w2[j] + a3 * w3[j] + a4 * w4[j] + a5 * w5[j] + a6 * w6[j] + a7 * w7[j]
@@ -40,8 +40,8 @@ def _add_eight(z, WT, kcol, a, e):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def kept_gram(WT, A, kptr, kcol, Z, cursor):
-    """Z = A W^T over the kept units of each input (kptr, kcol),
+def kept_gram(WT, kptr, kcol, kval, Z, cursor):
+    """Z = A W^T over the kept units of each input (kptr, kcol; kval: H there),
     summed in increasing unit order: by blocks of units (their rows of W^T stay in the
     cache for every input), eight units a pass over Z's row."""
     m, n = WT.shape
@@ -50,13 +50,13 @@ def kept_gram(WT, A, kptr, kcol, Z, cursor):
     for k0 in range(0, m, GRAM_UNITS_A_BLOCK):
         end = k0 + GRAM_UNITS_A_BLOCK
         for i in range(n):
-            z, ai = Z[i], A[i]
+            z = Z[i]
             e, last = cursor[i], kptr[i + 1]
             while e + 8 <= last and kcol[e + 7] < end:
-                _add_eight(z, WT, kcol, ai, e)
+                _add_eight(z, WT, kcol, kval, e)
                 e += 8
             while e < last and kcol[e] < end:  # fewer than eight left in the block
-                a, w = ai[kcol[e]], WT[kcol[e]]
+                a, w = kval[e], WT[kcol[e]]
                 for j in range(n):
                     z[j] += a * w[j]
                 e += 1

@@ -129,16 +129,16 @@ def in_band(x, theta, eps):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _topk_row(h, k, t, rcol, count, a, start):
-    """Row h's kept units, |h_q| >= t, written at rcol from ``start`` in increasing q,
-    counted in count[q] and a = h there, 0 elsewhere; ties at t past the k-th dropped from
-    the highest index (topk_mask's rule). Returns the row's end."""
+def _topk_row(h, k, t, rcol, rval, count, start):
+    """Row h's kept units, |h_q| >= t, written (q, h_q) at rcol, rval from ``start`` in
+    increasing q and counted in count[q]; ties at t past the k-th dropped from the highest
+    index (topk_mask's rule). Returns the row's end."""
     e = start
     for q in range(h.shape[0]):  # each written, the end moving on where kept: no branch
         x = h[q]
         on = abs(x) >= t
         rcol[e] = q
-        a[q] = x if on else 0.0
+        rval[e] = x
         count[q] += 1 if on else 0
         e += 1 if on else 0
     drop = e - start - k
@@ -149,23 +149,23 @@ def _topk_row(h, k, t, rcol, count, a, start):
         q = rcol[j]
         if drop > 0 and abs(h[q]) == t:
             count[q] -= 1
-            a[q] = 0.0
             rcol[j] = -1
             drop -= 1
     e = start
     for j in range(start, end):
         if rcol[j] >= 0:
             rcol[e] = rcol[j]
+            rval[e] = rval[j]
             e += 1
     return e
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _jump_row(h, theta, eps, rcol, kcol, count, a, start, kstart):
+def _jump_row(h, theta, eps, rcol, kcol, kval, count, start, kstart):
     """Row h's units where the gradient needs (R W)_iq, kept (|h_q| > theta_q) or near the
     kernel's band (in_band tells those apart later), written at rcol from ``start`` and
-    counted in count[q]; the kept alone at kcol from ``kstart``; a = h where kept, 0
-    elsewhere. Returns both ends."""
+    counted in count[q]; the kept alone, (q, h_q), at kcol, kval from ``kstart``. Returns
+    both ends."""
     e = start
     c = kstart
     for q in range(h.shape[0]):  # each written, the ends moving on: no branch
@@ -175,7 +175,7 @@ def _jump_row(h, theta, eps, rcol, kcol, count, a, start, kstart):
         need = on or abs(abs(x) - th) < _NEAR_BAND * eps
         rcol[e] = q
         kcol[c] = q
-        a[q] = x if on else 0.0
+        kval[c] = x
         count[q] += 1 if need else 0
         e += 1 if need else 0
         c += 1 if on else 0
@@ -183,12 +183,12 @@ def _jump_row(h, theta, eps, rcol, kcol, count, a, start, kstart):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def kept_lists(H, jump, k, theta, eps, kth, width, rptr, rcol, kptr, kcol, count, A, buf):
+def kept_lists(H, jump, k, theta, eps, kth, width, rptr, rcol, kptr, kcol, kval, count, buf):
     """In one pass over the hidden layer H: by input, the units where the gradient needs
-    (R W)_iq (rptr, rcol) and the kept units alone (kptr, kcol: JumpReLU's; TopK's are the
-    first lists, every unit it needs being kept), count[q] the inputs that need unit q, and
-    A = H on the kept units, 0 elsewhere. TopK's kept units and kth, width as topk_mask's;
-    JumpReLU's as jump_mask's. Returns the units kept."""
+    (R W)_iq (rptr, rcol), the kept units alone and H there (kptr, kcol, kval; TopK needs
+    only the units it keeps: give it kptr, kcol = rptr, rcol), and count[q] the inputs
+    that need unit q. TopK's kept units and kth, width as topk_mask's; JumpReLU's as
+    jump_mask's. Returns the units kept."""
     n = H.shape[0]
     count[:] = 0
     e = 0
@@ -197,11 +197,11 @@ def kept_lists(H, jump, k, theta, eps, kth, width, rptr, rcol, kptr, kcol, count
         rptr[i] = e
         kptr[i] = c
         if jump:
-            e, c = _jump_row(H[i], theta, eps, rcol, kcol, count, A[i], e, c)
+            e, c = _jump_row(H[i], theta, eps, rcol, kcol, kval, count, e, c)
         else:
             t, width[i] = _kth_largest_abs(H[i], k, kth[i], width[i], buf)
             kth[i] = t
-            e = _topk_row(H[i], k, t, rcol, count, A[i], e)
+            e = _topk_row(H[i], k, t, rcol, kval, count, e)
             c = e
     rptr[n] = e
     kptr[n] = c

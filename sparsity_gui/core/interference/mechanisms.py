@@ -200,9 +200,9 @@ class MechanismState:
             kept = n * m if self.jump else 0
             self._loops = (
                 np.empty((m, n), dtype=W.dtype),  # W^T
-                np.empty_like(W),  # A: H where kept, 0 elsewhere
                 *(np.empty(n + 1, dtype=np.int64), np.empty(n * m, dtype=index)),  # by input
                 *(np.empty(n + 1, dtype=np.int64), np.empty(kept, dtype=index)),  # kept, by input
+                np.empty(n * m, dtype=W.dtype),  # H at the kept units
                 *(np.empty(m + 1, dtype=np.int64), np.empty(n * m, dtype=index)),  # by unit
                 *(np.empty(n * m, dtype=W.dtype), np.empty(n * m, dtype=np.int8)),  # H, kept there
                 np.empty(m, dtype=np.int64),  # inputs that need each unit
@@ -218,17 +218,17 @@ class MechanismState:
     ) -> None:
         """The gradient by loops over the units where it needs R W (kept_selection.kept_lists,
         one pass over H); H is the hidden layer (W itself without noise)."""
-        WT, A, rptr, rcol, kptr, kcol, cptr, crow, cw, ckept, count, buf, cursor, tile, rws = (
+        WT, rptr, rcol, kptr, kcol, kval, cptr, crow, cw, ckept, count, buf, cursor, tile, rws = (
             self._loops_scratch(W)
         )
         if not self.jump:
             kptr, kcol = rptr, rcol
         k, eps, jump = (0 if self.jump else self.k), self.bandwidth, self.jump
         self.kept = int(
-            kept_lists(H, jump, k, theta, eps, self.kth, self.width, rptr, rcol, kptr, kcol, count, A, buf)
+            kept_lists(H, jump, k, theta, eps, self.kth, self.width, rptr, rcol, kptr, kcol, kval, count, buf)
         )
         transpose_into(W, WT, 1.0)
-        kept_gram(WT, A, kptr, kcol, self._Z, cursor)
+        kept_gram(WT, kptr, kcol, kval, self._Z, cursor)
         _residuals(self._Z, self.interference)
         by_unit(H, jump, theta, rptr, rcol, count, cptr, crow, cw, ckept)
         kept_products(WT, self._Z, cptr, crow, cw, ckept, push, tile, rws, theta, self.dtheta, eps, l0, jump)
