@@ -18,10 +18,11 @@ the formulas above hold with A's rows a(h_i), D and K taken at h (not W); R W an
 keep W, the decoder's side. xi is a draw, not a parameter: it gets no gradient.
 
 Z, R W and R^T A are BLAS products while many units are kept, and loops when few are
-(`MechanismState.sparse_below`: TopK with K up to about m/4, a trained JumpReLU): Z and R^T A
-over the kept units alone, R W only where the gradient uses it (the kept units and, for
-JumpReLU, the kernel's band). The BLAS products do about twice l1's work (three products
-where l1 has a symmetric one and one); docs/benchmarks.md has what each part costs.
+(`MechanismState.sparse_below`: TopK with K up to about m/4, a trained JumpReLU): the kept
+units listed in the one pass over H that selects them (kept_selection.py), Z and R^T A over
+them alone, R W only where the gradient uses it (the kept units and, for JumpReLU, the
+kernel's band; kept_products.py). The BLAS products do about twice l1's work (three
+products where l1 has a symmetric one and one); docs/benchmarks.md has what each part costs.
 """
 
 from __future__ import annotations
