@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sparsity_gui.core.interference import kernels, mechanisms, sparse_kernels
+from sparsity_gui.core.interference import kept_products, kept_selection, kernels, mechanisms, sparse_kernels
 from sparsity_gui.core.interference.mechanisms import SPARSITY_COLUMNS
 from sparsity_gui.core.interference.params import InterferenceParams, needs_restart
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement
@@ -48,7 +48,10 @@ def _train_every_optimizer() -> None:
 INTERFERENCE_KERNELS = KernelSet(
     name="interference",
     what="the interference model's training kernels",
-    sources=(Path(kernels.__file__), Path(sparse_kernels.__file__), Path(mechanisms.__file__)),
+    sources=tuple(
+        Path(str(module.__file__))
+        for module in (kernels, sparse_kernels, mechanisms, kept_selection, kept_products)
+    ),
     compile_all=_train_every_optimizer,
     typical_seconds=15.0,  # a cold compile on 2 busy cores (make bench-warm-up)
 )
