@@ -323,7 +323,7 @@ def add_schedule_options(g) -> None:
         help=setting_help(
             S["l1_warmup"],
             "l1 rises linearly from 0 to --l1 over the first STEPS steps: l1 * min(1, k/STEPS) "
-            "at step k, as SAELens' l1_warm_up_steps",
+            "at step k = 1, 2, ... (SAELens' l1_warm_up_steps is one step behind: (k-1)/STEPS)",
         ),
     )
     g.add_argument(

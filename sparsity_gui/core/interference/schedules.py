@@ -5,10 +5,10 @@ coefficient and the learning rate in force at each step, as the field schedules 
 A schedule's value at step k (k = 1 .. steps, the step that uses it; a run's history row
 after k steps shows the value of step k, and row 0 that of step 1):
 - l1: knots ``step:value`` piecewise linear (constant before the first knot and after the
-  last), or the warm-up ``l1 * min(1, k / T)`` (SAELens' ``l1_warm_up_steps``: the knots
-  0:0, T:l1);
+  last), or the warm-up ``l1 * min(1, k / T)`` (the knots 0:0, T:l1; SAELens'
+  ``l1_warm_up_steps`` is one step behind, its k-th update using (k - 1) / T);
 - l0 (JumpReLU's C): the same two, ``l0_schedule`` knots or ``l0 * min(1, k / T)``
-  (SAELens' ``l0_warm_up_steps`` for its JumpReLU SAE);
+  (SAELens' ``l0_warm_up_steps`` for its JumpReLU SAE, one step behind as above);
 - lr: knots, or the constant lr times a warm-up factor ``min(1, k / T)`` (torch's
   ``LinearLR(start_factor=1/T, total_iters=T-1)``, SAELens' lr warm-up) and a decay to 0
   over the last D steps, ``1 - x`` (linear) or ``(1 + cos(pi x)) / 2`` (cosine) with

@@ -371,7 +371,7 @@ INTERFERENCE_SETTINGS = Settings(
             0,
             NEW_RUN,
             "jumprelu: l0 rises linearly from 0 to --l0 over the first STEPS steps: l0 * min(1, k/STEPS) "
-            "at step k, as SAELens' l0_warm_up_steps",
+            "at step k = 1, 2, ... (SAELens' l0_warm_up_steps is one step behind: (k-1)/STEPS)",
             _steps_count("l0_warmup"),
             format_steps,
             "steps",

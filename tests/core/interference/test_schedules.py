@@ -47,7 +47,7 @@ def torch_training(w0, optimizer: str, steps: int, lr: float, l1_of_step, lr_fac
 
 
 def warm(T):
-    return lambda k: min(1.0, k / T)  # SAELens: min(1, (n_training_steps + 1) / warm_up_steps)
+    return lambda k: min(1.0, k / T)  # step k = 1, 2, ... (SAELens 6.54 uses (k - 1) / T)
 
 
 def cosine_tail(steps, D):
