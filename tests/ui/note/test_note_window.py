@@ -18,8 +18,8 @@ def wait_running(qtbot, win):
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 0, timeout=TIMEOUT)
 
 
-def test_lam_change_reaches_running_simulation_without_reset(qtbot, make_window):
-    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+def test_lam_change_reaches_running_simulation_without_reset(qtbot, note_window):
+    win = note_window(SimParams(m=300, lam=1e-2), speed=5.0)
     wait_running(qtbot, win)
     run_id = win.run_id
     t_before = win.snapshot.t
@@ -38,11 +38,11 @@ def test_lam_change_reaches_running_simulation_without_reset(qtbot, make_window)
             assert markers.positions() == pytest.approx([change_t])
 
 
-def test_live_changes_add_no_items_to_the_plots(qtbot, make_window):
+def test_live_changes_add_no_items_to_the_plots(qtbot, note_window):
     """Each λ change draws a marker on every time plot, all of a plot's in one item: the
     items a plot holds do not grow with the changes (as pyqtgraph InfiniteLines, two
     items a change and a plot, they slowed every frame after)."""
-    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+    win = note_window(SimParams(m=300, lam=1e-2), speed=5.0)
     wait_running(qtbot, win)
     counts = None
     for k, lam in enumerate(("0.02", "0.03", "0.015"), start=1):
@@ -62,16 +62,16 @@ def test_live_changes_add_no_items_to_the_plots(qtbot, make_window):
             assert markers.labels() == ["λ = 2.0e-2", "λ = 3.0e-2", "λ = 1.5e-2"]
 
 
-def test_lam_slider_applies_live(qtbot, make_window):
-    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+def test_lam_slider_applies_live(qtbot, note_window):
+    win = note_window(SimParams(m=300, lam=1e-2), speed=5.0)
     wait_running(qtbot, win)
     win.controls.lam_slider.setValue(win.controls.lam_slider.value() + 100)  # x10: 100 steps a decade
     qtbot.waitUntil(lambda: abs(win.snapshot.lam - 0.1) / 0.1 < 0.05, timeout=TIMEOUT)
     assert win.controls.lam.text() == f"{win.snapshot.lam:g}"
 
 
-def test_invalid_value_is_refused_at_the_field(qtbot, make_window):
-    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+def test_invalid_value_is_refused_at_the_field(qtbot, note_window):
+    win = note_window(SimParams(m=300, lam=1e-2), speed=5.0)
     wait_running(qtbot, win)
     run_id = win.run_id
     for text, reason in (("-1", "from 0 to 1"), ("abc", "not a valid number"), ("nan", "finite")):
@@ -108,8 +108,8 @@ def test_changing_m_starts_new_run_and_drops_stale_snapshots(qtbot, make_window)
     assert win.snapshot is painted
 
 
-def test_play_pause_step_reset_and_shortcuts(qtbot, make_window):
-    win = make_window(SimParams(m=300, lam=1e-2, method="gd", eta=0.05), speed=2.0)
+def test_play_pause_step_reset_and_shortcuts(qtbot, note_window):
+    win = note_window(SimParams(m=300, lam=1e-2, method="gd", eta=0.05), speed=2.0)
     wait_running(qtbot, win)
     win.activateWindow()
     win.setFocus()
@@ -136,9 +136,9 @@ def test_play_pause_step_reset_and_shortcuts(qtbot, make_window):
     assert win.snapshot.history[0, COL["t"]] == 0.0
 
 
-def test_panels_draw_what_the_core_computes(qtbot, make_window):
+def test_panels_draw_what_the_core_computes(qtbot, note_window):
     params = SimParams(m=400, lam=1e-2, seed=3)
-    win = make_window(params, speed=20.0)
+    win = note_window(params, speed=20.0)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 5, timeout=TIMEOUT)
     win.set_playing(False)
     qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
@@ -194,8 +194,8 @@ def test_layout_persists_and_resets(qtbot, make_window):
     assert again.note_dock.isVisible() and again.param_dock.isVisible()
 
 
-def test_gd_divergence_pauses_with_a_reason(qtbot, make_window):
-    win = make_window(SimParams(m=300, lam=1e-2, method="gd", eta=2.0, sigma=3.0), speed=0.0)
+def test_gd_divergence_pauses_with_a_reason(qtbot, note_window):
+    win = note_window(SimParams(m=300, lam=1e-2, method="gd", eta=2.0, sigma=3.0), speed=0.0)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "error", timeout=TIMEOUT)
     assert "smaller eta" in win.snapshot.message
     assert not win.playing
@@ -213,10 +213,10 @@ def shown_t(win) -> str:
     return win.status_labels["t"].text()
 
 
-def test_idle_means_idle_paused_or_finished_nothing_is_painted(qtbot, make_window):
+def test_idle_means_idle_paused_or_finished_nothing_is_painted(qtbot, note_window):
     """A paused or finished run publishes no snapshot, so the window paints nothing until
     something changes; a user action (a step, a live change) paints again."""
-    win = make_window(SimParams(m=300, lam=1e-2), speed=0.0)  # as fast as possible: finishes
+    win = note_window(SimParams(m=300, lam=1e-2), speed=0.0)  # as fast as possible: finishes
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "finished", timeout=TIMEOUT)
     qtbot.wait(300)  # the last snapshots of the run drain
     frames, seq = win.frames, win.snapshot.seq
@@ -225,7 +225,7 @@ def test_idle_means_idle_paused_or_finished_nothing_is_painted(qtbot, make_windo
     assert win.status_labels["sps"].text() == "0 steps/s" and win.status_labels["fps"].text() == "— fps"
     assert "1 weight above θ grow" in win.note.toPlainText()  # not "1 weights"
     # paused mid-run: the same
-    win2 = make_window(SimParams(m=3000, lam=1e-3), speed=1.0)
+    win2 = note_window(SimParams(m=3000, lam=1e-3), speed=1.0)
     wait_running(qtbot, win2)
     win2.set_playing(False)
     qtbot.waitUntil(lambda: win2.snapshot.state == "paused", timeout=TIMEOUT)
@@ -272,12 +272,12 @@ def test_play_pause_tells_the_truth_about_a_finished_run(qtbot, make_window):
     assert win2.playing and win2.act_play.text() == "Pause"
 
 
-def test_shortcuts_work_right_after_enter_in_a_field(qtbot, make_window):
+def test_shortcuts_work_right_after_enter_in_a_field(qtbot, note_window):
     """Click a field, type a value, press Enter: the keyboard goes back to the window, so
     Space, Right and Ctrl+R act at once (they used to type a space, move the cursor)."""
     from PySide6 import QtWidgets
 
-    win = make_window(SimParams(m=3000, lam=1e-3), speed=1.0)
+    win = note_window(SimParams(m=3000, lam=1e-3), speed=1.0)
     wait_running(qtbot, win)
     with qtbot.waitActive(win):
         win.activateWindow()
@@ -311,8 +311,8 @@ def test_shortcuts_work_right_after_enter_in_a_field(qtbot, make_window):
     assert QtWidgets.QApplication.focusWidget() is field and not win.controls.lam.error.isHidden()
 
 
-def test_a_field_gets_its_help_back_after_a_refused_value(qtbot, make_window):
-    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+def test_a_field_gets_its_help_back_after_a_refused_value(qtbot, note_window):
+    win = note_window(SimParams(m=300, lam=1e-2), speed=5.0)
     field = win.controls.sigma
     help_text = field.edit.toolTip()
     type_into(field, "-1")
@@ -324,10 +324,10 @@ def test_a_field_gets_its_help_back_after_a_refused_value(qtbot, make_window):
     assert field.edit.toolTip() == help_text and field.text() == "0.8"
 
 
-def test_the_first_frame_at_t_0(qtbot, make_window):
+def test_the_first_frame_at_t_0(qtbot, note_window):
     """Before anything can be fitted the law's legend says c = —, not nan; time axes start
     at t = 0 and run forward, not from -0.5 to 0.5."""
-    win = make_window(SimParams(m=300, lam=1e-2), playing=False)
+    win = note_window(SimParams(m=300, lam=1e-2), playing=False)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "paused", timeout=TIMEOUT)
     assert win.snapshot.t == 0.0
     decay = win.panels[3]
@@ -342,10 +342,10 @@ def test_the_first_frame_at_t_0(qtbot, make_window):
     qtbot.waitUntil(lambda: "c = —" not in decay.plot.legend.getLabel(decay.law).text, timeout=TIMEOUT)
 
 
-def test_the_speed_shown_is_the_speed_used_and_t_end_has_a_label(qtbot, make_window):
+def test_the_speed_shown_is_the_speed_used_and_t_end_has_a_label(qtbot, note_window):
     from PySide6 import QtWidgets
 
-    win = make_window(SimParams(m=300, lam=1e-3), speed=None)  # the default: 0.075 / lam
+    win = note_window(SimParams(m=300, lam=1e-3), speed=None)  # the default: 0.075 / lam
     assert win.speed == pytest.approx(75.0)
     assert win.controls.speed_label.text() == "75 t/s" and win.controls.current_speed() == win.speed
     win.controls.speed_slider.set_log_value(10.0)
@@ -380,8 +380,8 @@ def test_help_lists_the_shortcuts_and_quit_closes_every_window(qtbot, make_windo
     assert win.closed and other.closed
 
 
-def test_a_large_new_run_says_preparing_until_its_first_frame(qtbot, make_window):
-    win = make_window(SimParams(m=3000, lam=1e-3), speed=1.0)
+def test_a_large_new_run_says_preparing_until_its_first_frame(qtbot, note_window):
+    win = note_window(SimParams(m=3000, lam=1e-3), speed=1.0)
     wait_running(qtbot, win)
     win.on_params_changed({"m": 2_000_000})
     assert win.status_labels["state"].text() == "preparing"  # not the old run's "running"
@@ -391,10 +391,10 @@ def test_a_large_new_run_says_preparing_until_its_first_frame(qtbot, make_window
     qtbot.waitUntil(lambda: win.status_labels["state"].text() == "running", timeout=TIMEOUT)
 
 
-def test_theta_is_unmistakable_and_tracked_weights_are_keyed_by_rank(qtbot, make_window):
+def test_theta_is_unmistakable_and_tracked_weights_are_keyed_by_rank(qtbot, note_window):
     import pyqtgraph as pg
 
-    win = make_window(SimParams(m=300, lam=1e-2), speed=5.0)
+    win = note_window(SimParams(m=300, lam=1e-2), speed=5.0)
     wait_running(qtbot, win)
     panel = win.panels[1]
     theta = pg.mkPen(panel.theta_curve.opts["pen"])
@@ -419,11 +419,11 @@ def test_theta_is_unmistakable_and_tracked_weights_are_keyed_by_rank(qtbot, make
     assert key == f"|W_k| by initial rank, {ranks[0]} (dark) … {ranks[-1]:,}" and ranks[0] == 1
 
 
-def test_a_lam_drag_is_one_change_with_one_readable_marker(qtbot, make_window):
+def test_a_lam_drag_is_one_change_with_one_readable_marker(qtbot, note_window):
     from sparsity_gui.core.note.changes import LiveChange, merged_changes
     from sparsity_gui.core.text import sci
 
-    win = make_window(SimParams(m=3000, lam=1e-3), speed=20.0)
+    win = note_window(SimParams(m=3000, lam=1e-3), speed=20.0)
     wait_running(qtbot, win)
     slider = win.controls.lam_slider
     start = slider.value()
