@@ -52,12 +52,12 @@ def order_of(W):
     return np.array(order)
 
 
-def test_runs_to_the_end_and_panels_show_the_snapshot(qtbot, make_iwindow):
-    win = make_iwindow(SMALL)
+def test_runs_to_the_end_and_panels_show_the_snapshot(qtbot, interference_window):
+    win = interference_window(SMALL)
     wait_finished(qtbot, win)
     qtbot.wait(100)
     snap = win.snapshot
-    assert snap.step == SMALL.steps and snap.run_id == 1
+    assert snap.step == SMALL.steps and snap.run_id == win.run_id
     W = snap.W
     assert W.shape == (16, 32)
     # (a) heatmap: the image is W, features as rows; ordered: the columns regrouped
@@ -115,9 +115,11 @@ def test_runs_to_the_end_and_panels_show_the_snapshot(qtbot, make_iwindow):
     assert "3,000 / 3,000" in win.status_line.text() and "finished" in win.status_line.text()
 
 
-def test_a_wide_heatmap_pools_so_that_no_large_weight_disappears(qtbot, make_iwindow):
+def test_a_wide_heatmap_pools_so_that_no_large_weight_disappears(qtbot, interference_window):
     """More neurons than pixels: each image pixel shows its block's weight of largest |w|."""
-    win = make_iwindow(InterferenceParams(n=6, m=5000, optimizer="gd-zero", lr=0.01, steps=10), playing=False)
+    win = interference_window(
+        InterferenceParams(n=6, m=5000, optimizer="gd-zero", lr=0.01, steps=10), playing=False
+    )
     qtbot.waitUntil(lambda: win.snapshot is not None, timeout=TIMEOUT)
     qtbot.wait(100)
     win.repaint_now()
@@ -136,8 +138,8 @@ def test_a_wide_heatmap_pools_so_that_no_large_weight_disappears(qtbot, make_iwi
     assert rect.width() == image.shape[1] * fx and rect.height() == 6
 
 
-def test_invalid_input_is_shown_at_the_field_and_the_run_goes_on(qtbot, make_iwindow):
-    win = make_iwindow(LONG)
+def test_invalid_input_is_shown_at_the_field_and_the_run_goes_on(qtbot, interference_window):
+    win = interference_window(LONG)
     wait_step(qtbot, win)
     run_id = win.snapshot.run_id
     c = win.controls
@@ -166,8 +168,8 @@ def test_invalid_input_is_shown_at_the_field_and_the_run_goes_on(qtbot, make_iwi
     assert win.snapshot.run_id == run_id
 
 
-def test_live_change_keeps_the_run_and_m_or_optimizer_restart_it(qtbot, make_iwindow):
-    win = make_iwindow(LONG)
+def test_live_change_keeps_the_run_and_m_or_optimizer_restart_it(qtbot, interference_window):
+    win = interference_window(LONG)
     wait_step(qtbot, win)
     run_id = win.snapshot.run_id
     step = win.snapshot.step
@@ -228,8 +230,8 @@ def test_a_new_run_reaches_every_panel_on_its_first_frame(qtbot, make_iwindow):
     assert all(p.last.run_id == win.run_id for p in win.painted_panels())
 
 
-def test_pause_step_and_restart(qtbot, make_iwindow):
-    win = make_iwindow(LONG)
+def test_pause_step_and_restart(qtbot, interference_window):
+    win = interference_window(LONG)
     wait_step(qtbot, win, above=100)
     win.activateWindow()
     win.setFocus()
@@ -254,10 +256,10 @@ def test_pause_step_and_restart(qtbot, make_iwindow):
     assert win.snapshot.params == LONG
 
 
-def test_worker_failure_is_shown_and_the_window_stays_usable(qtbot, make_iwindow):
+def test_worker_failure_is_shown_and_the_window_stays_usable(qtbot, interference_window):
     # GD with lr = 1 flips a whole row when |W_i|^2 > 1.25: sigma = 2 does it at once
     bad = InterferenceParams(n=8, m=16, optimizer="gd-zero", lr=1.0, sigma=2.0, steps=1000)
-    win = make_iwindow(bad)
+    win = interference_window(bad)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "error", timeout=TIMEOUT)
     qtbot.waitUntil(lambda: win.failure_line.isVisibleTo(win.param_dock.widget().widget()), timeout=TIMEOUT)
     assert "lower lr" in win.failure_line.text()
@@ -410,13 +412,13 @@ def test_model_menu_of_the_interference_window_opens_the_note(qtbot, make_iwindo
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
-def test_blas_runs_one_thread_beside_the_gui(qtbot, make_iwindow):
+def test_blas_runs_one_thread_beside_the_gui(qtbot, interference_window):
     """OpenBLAS's default thread pool fought the GUI thread for the cores (11 against 76
     steps/s at n = 256, m = 1024 on a busy 2-core machine, measured): the window runs one
     BLAS thread. Checked through OpenBLAS's own getter, on every OpenBLAS loaded."""
     import ctypes
 
-    win = make_iwindow(SMALL)
+    win = interference_window(SMALL)
     assert win.blas_limited, "no OpenBLAS found to limit"
     assert win.blas_threads == 1
     with open("/proc/self/maps") as f:
@@ -476,11 +478,11 @@ def test_entry_point_opens_the_interference_model(tmp_path):
     assert shot.read_bytes().startswith(PNG_MAGIC)
 
 
-def test_a_restart_that_cannot_start_is_shown_and_the_old_run_stays(qtbot, make_iwindow):
+def test_a_restart_that_cannot_start_is_shown_and_the_old_run_stays(qtbot, interference_window):
     """The worker refuses a new run (here a W(0) of the wrong shape; in use, one that does
     not fit in memory): the window shows why, at the dock and in a dialog, even though no
     snapshot of the refused run exists, and the previous run stays on screen."""
-    win = make_iwindow(SMALL)
+    win = interference_window(SMALL)
     wait_finished(qtbot, win)
     old_id = win.snapshot.run_id
     win.start_run(SMALL.with_changes(seed=SMALL.seed + 1), w0=np.zeros((2, 2)))
@@ -504,10 +506,10 @@ def test_a_restart_that_cannot_start_is_shown_and_the_old_run_stays(qtbot, make_
     )
 
 
-def test_a_preset_starts_a_new_run_with_its_parameters(qtbot, make_iwindow):
+def test_a_preset_starts_a_new_run_with_its_parameters(qtbot, interference_window):
     from sparsity_gui.core.interference.params import PRESETS
 
-    win = make_iwindow(SMALL)
+    win = interference_window(SMALL)
     wait_step(qtbot, win)
     old_id = win.snapshot.run_id
     menu = win.findChild(QtWidgets.QMenu, "menu_presets")
@@ -522,10 +524,10 @@ def test_a_preset_starts_a_new_run_with_its_parameters(qtbot, make_iwindow):
     assert not win.controls.interference.isChecked()
 
 
-def test_idle_means_idle_paused_or_finished_nothing_is_painted(qtbot, make_iwindow):
+def test_idle_means_idle_paused_or_finished_nothing_is_painted(qtbot, interference_window):
     """A finished or paused run publishes no snapshot (each one copies W): the window
     paints nothing until something changes."""
-    win = make_iwindow(SMALL)
+    win = interference_window(SMALL)
     wait_finished(qtbot, win)
     qtbot.wait(300)
     frames, seq = win.frames, win.snapshot.seq
@@ -544,8 +546,8 @@ def test_idle_means_idle_paused_or_finished_nothing_is_painted(qtbot, make_iwind
     qtbot.waitUntil(lambda: win.snapshot.step == step + 1, timeout=TIMEOUT)
 
 
-def test_a_finished_run_shows_play_and_space_runs_it_again(qtbot, make_iwindow):
-    win = make_iwindow(SMALL)
+def test_a_finished_run_shows_play_and_space_runs_it_again(qtbot, interference_window):
+    win = interference_window(SMALL)
     wait_finished(qtbot, win)
     qtbot.waitUntil(lambda: win.act_play.text() == "Play", timeout=TIMEOUT)
     assert win.play_button.text() == "Play"
@@ -555,8 +557,8 @@ def test_a_finished_run_shows_play_and_space_runs_it_again(qtbot, make_iwindow):
     qtbot.waitUntil(lambda: win.snapshot.run_id == win.run_id and win.snapshot.step > 0, timeout=TIMEOUT)
 
 
-def test_a_new_run_says_preparing_until_its_first_frame(qtbot, make_iwindow):
-    win = make_iwindow(LONG)
+def test_a_new_run_says_preparing_until_its_first_frame(qtbot, interference_window):
+    win = interference_window(LONG)
     wait_step(qtbot, win)
     win.on_params_changed({"m": 40})
     assert win.status_line.text().startswith(f"preparing run {win.run_id}")
