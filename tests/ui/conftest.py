@@ -76,6 +76,10 @@ def _module_window(build, check_closed):
     win.show()
     yield win
     win.close()
+    # (closing joins with a deadline; on a loaded machine the worker may be drawing a large
+    # run's W(0) a while longer: its end is waited for here, the close's own join is
+    # test_closing_during_a_fast_run_joins_the_thread's)
+    win.thread.join(60)
     check_closed(win)
     win.deleteLater()
 
