@@ -197,6 +197,11 @@ def add_figure_options(group) -> None:
         "colour-blind-safe colours), talk (larger text and lines, for slides) or a matplotlib "
         ".mplstyle FILE, applied on top of the paper style",
     )
+    add_dpi_option(group)
+
+
+def add_dpi_option(group) -> None:
+    """--dpi: the PNG figures' resolution, checked by figure_style_from_args."""
     group.add_argument(
         "--dpi",
         type=whole_arg,

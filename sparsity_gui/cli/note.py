@@ -13,9 +13,11 @@ import numpy as np
 from sparsity_gui.cli.common import (
     CleanParser,
     Progress,
+    add_dpi_option,
     add_output_group,
     add_output_options,
     fail,
+    figure_style_from_args,
     figures_kept_apart,
     number_arg,
     report_figure_failures,
@@ -184,7 +186,7 @@ def build_run_parser() -> CleanParser:
     o.add_argument(
         "--figures",
         action="store_true",
-        help="also write each panel and the whole layout as PNG (300 dpi), SVG and PDF into "
+        help="also write each panel and the whole layout as PNG (--dpi), SVG and PDF into "
         "DIR/figures/, each with <panel>.json (the arrays drawn) and <panel>.py, a script "
         "that redraws it (matplotlib; no Qt or display needed)",
     )
@@ -195,6 +197,7 @@ def build_run_parser() -> CleanParser:
         help="with --figures or --movie: a matplotlib .mplstyle file applied on top of the paper style "
         "(e.g. font.size: 10); 'paper' (default) or 'talk' for the built-in styles",
     )
+    add_dpi_option(o)
     add_output_options(o)
     add_movie_options(
         p,
@@ -209,14 +212,9 @@ def run_command(argv: Sequence[str]) -> int:
     try:
         params, w0 = params_from_args(args)
         check_format(args.format)
-        if args.style is not None:
-            if not args.figures and not args.movie:
-                raise InputError("style", "applies to figures and movies: add --figures or --movie")
-            from sparsity_gui.figures.style import movie_style_params, style_params
-
-            style_params(args.style)  # a bad style file is refused before the run
-            if args.movie:
-                movie_style_params(args.style)
+        if args.style is not None and not args.figures and not args.movie:
+            raise InputError("style", "applies to figures and movies: add --figures or --movie")
+        style, dpi = figure_style_from_args(args)  # a bad style file is refused before the run
     except InputError as exc:
         fail(str(exc))
     movies, movie = movie_from_args(args, "note")
@@ -250,7 +248,7 @@ def run_command(argv: Sequence[str]) -> int:
 
             folder = result_dir.path("figures")
             figures_kept_apart(
-                folder, lambda: write_note_figures(run, folder, style=args.style), figure_failures
+                folder, lambda: write_note_figures(run, folder, style=style, dpi=dpi), figure_failures
             )
         if movies:
             from sparsity_gui.figures.note.movie import write_note_movie

@@ -1,6 +1,7 @@
 """`sparsity-gui run --figures` draws with matplotlib alone: in a Python where PySide6,
 shiboken6 and pyqtgraph cannot be imported it writes every figure in every format with
-its script; --style applies a .mplstyle file, and a bad one is refused before the run."""
+its script; --style applies a .mplstyle file and --dpi sets the PNGs' resolution, and a bad
+one of either is refused before the run."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import numpy as np
 import pytest
 
 from sparsity_gui.figures.note.figures import PANELS
-from tests.figures.figure_files import assert_fonts_embedded, needs_pdffonts
+from tests.figures.figure_files import assert_fonts_embedded, needs_pdffonts, png_pixels
+from tests.helpers import assert_refused_in_process
 
 BLOCKER = '''
 import sys
@@ -75,6 +77,8 @@ def test_run_figures_without_qt_writes_every_figure(tmp_path):
             "--figures",
             "--style",
             str(style),
+            "--dpi",
+            "80",
             "--out",
             "res",
         ],
@@ -82,6 +86,9 @@ def test_run_figures_without_qt_writes_every_figure(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     figures = tmp_path / "res" / "figures"
+    # the PNGs at the --dpi asked: 3.5 in and the layout's 7 in wide at 80 dpi
+    assert png_pixels((figures / "weights_sorted.png").read_bytes()).shape[1] == round(3.5 * 80)
+    assert png_pixels((figures / "layout.png").read_bytes()).shape[1] == round(7 * 80)
     for name in [*PANELS, "layout"]:
         for ext in ("png", "svg", "pdf", "json", "py"):
             assert (figures / f"{name}.{ext}").stat().st_size > 0, f"{name}.{ext}"
@@ -109,3 +116,9 @@ def test_a_bad_style_is_one_error_line_and_nothing_written(tmp_path, extra, mess
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0], proc.stderr
     assert not (tmp_path / "res").exists()
+
+
+def test_a_dpi_out_of_range_is_one_error_line_and_nothing_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["run", "--m", "50", "--figures", "--dpi", "10", "--out", "res"]
+    assert_refused_in_process(args, "dpi: must be from 50 to 1200, got 10", tmp_path, capsys)
