@@ -16,7 +16,7 @@ import statistics
 import numpy as np
 import pytest
 from cluster_cli import main_in_process, rows_without_seconds
-from helpers import assert_refused_in_process, cli
+from helpers import assert_refused_in_process, cli, command_in_process
 
 # 2 l1 x 2 optimizers x 2 seeds, a few hundred steps each: seconds in all
 GRID = [
@@ -45,14 +45,6 @@ def grid(tmp_path_factory):
     proc = cli(["sweep", *GRID, "--readout", "steps_to_sparse", "--out", "res"], d)
     assert proc.returncode == 0, proc.stderr
     return d / "res", proc
-
-
-@pytest.fixture(scope="module")
-def scheduled(tmp_path_factory):
-    d = tmp_path_factory.mktemp("scheduled")
-    proc = cli(["sweep", *SCHEDULED, "--out", "res"], d)
-    assert proc.returncode == 0, proc.stderr
-    return d / "res"
 
 
 def interference_of(row: dict, base: list[str], folder, name: str, monkeypatch, capsys) -> dict:
@@ -108,9 +100,15 @@ def test_every_row_of_a_two_option_grid_is_its_interference_run(grid, tmp_path, 
         assert_row_is_the_run(row, meta)
 
 
-def test_schedules_and_noise_as_axes_are_their_runs(scheduled, tmp_path, monkeypatch, capsys):
+def test_schedules_and_noise_as_axes_are_their_runs(tmp_path, monkeypatch, capsys):
     """Every row is its run; overlap.npy holds per cell the mean over its two seeds of
-    W(0) W(T)^T, computed here from the runs' own w0.npy and w_final.npy."""
+    W(0) W(T)^T, computed here from the runs' own w0.npy and w_final.npy. (The sweep in
+    this process: `grid` is the command's own process.)"""
+    code, _out, err = command_in_process(
+        ["sweep", *SCHEDULED, "--out", "sweep"], tmp_path, monkeypatch, capsys
+    )
+    assert code == 0, err
+    scheduled = tmp_path / "sweep"
     rows = csv_rows(scheduled)
     products: dict[tuple, list] = {}
     assert sorted((r["noise"], r["l1_schedule"]) for r in rows) == sorted(
@@ -213,25 +211,25 @@ def test_the_heatmap_cells_are_the_medians_of_sweep_csv(grid):
                 assert np.ma.is_masked(cell) or not np.isfinite(cell)
 
 
-def test_resume_trains_only_the_missing_cells(grid, tmp_path):
+def test_resume_trains_only_the_missing_cells(grid, tmp_path, monkeypatch, capsys):
     res, _ = grid
     (tmp_path / "res").mkdir()
     lines = (res / "sweep.csv").read_text().splitlines(keepends=True)
     (tmp_path / "res" / "sweep.csv").write_text("".join(lines[:4]))  # the header and 3 runs
     (tmp_path / "res" / "sweep.json").write_text((res / "sweep.json").read_text())
-    proc = cli(
-        ["sweep", *GRID, "--readout", "steps_to_sparse", "--resume", "--out", "res", "--force"], tmp_path
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "trained again" not in proc.stdout  # every row kept is one this grid wrote
+    args = [*GRID, "--readout", "steps_to_sparse", "--resume", "--out", "res", "--force"]
+    code, out, err = command_in_process(["sweep", *args], tmp_path, monkeypatch, capsys)
+    assert code == 0, err
+    assert "trained again" not in out  # every row kept is one this grid wrote
     assert set(lines[:4]) <= set((tmp_path / "res" / "sweep.csv").read_text().splitlines(keepends=True))
     assert rows_without_seconds(tmp_path / "res" / "sweep.csv") == rows_without_seconds(res / "sweep.csv")
 
 
-def test_a_grid_on_a_dask_cluster_equals_the_local_rows(grid, tmp_path, dask_cluster):
+def test_a_grid_on_a_dask_cluster_equals_the_local_rows(grid, tmp_path, dask_cluster, monkeypatch, capsys):
     res, _ = grid
-    proc = cli(["sweep", *GRID, "--scheduler", dask_cluster.address, "--no-figure", "--out", "res"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    args = [*GRID, "--scheduler", dask_cluster.address, "--no-figure", "--out", "res"]
+    code, _out, err = command_in_process(["sweep", *args], tmp_path, monkeypatch, capsys)
+    assert code == 0, err
     assert rows_without_seconds(tmp_path / "res" / "sweep.csv") == rows_without_seconds(res / "sweep.csv")
 
 
