@@ -294,6 +294,11 @@ def _check_interference_window(win) -> None:
     for panel in win.panels:
         for _x, label in panel._drawn:
             assert " = " not in label or label in knots | changes, (label, knots, changes)
+    # an exported figure marks them in the screen's words
+    drawn = [label for _x, label in win.poly_panel._drawn]
+    for name, part in win.exports.run_data().items():
+        if "changes" in part:
+            assert [text for _step, text in part["changes"]] == drawn, name
     for pin in win.pin_control.board:
         assert_written_by_table(win.pin_control.labels[pin.number], S, pin.param_dict)
 

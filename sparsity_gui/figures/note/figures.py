@@ -70,19 +70,11 @@ PIN_COLUMNS = {
     "relative_variance": ("t", "rel_var"),
     "phase_plane": ("norm2_sq", "norm1"),
 }
+LAM = NOTE_SETTINGS["lam"]  # λ as the screen, the titles and the pins write it
 MAX_ROWS = 4000  # a time series drawn: longer ones are thinned (never 10^6 points in an SVG)
 PIN_LABEL_CHARS = 34  # a pinned run's legend name; pins.json keeps it whole
 HEIGHTS = {"single": 2.9, "double": 3.3}  # in, per width
 LAYOUT_SIZE = (DOUBLE_COLUMN, 6.4)
-
-
-def lam_text(lam: float) -> str:
-    """λ as text: 0.05, 0.002 (a plain number down to 10⁻⁴: no exponent smaller than a
-    journal's least text size), 2×10⁻⁵ in mathtext below (never 2e-05)."""
-    if not math.isfinite(lam) or lam == 0 or 1e-4 <= abs(lam) < 1e4:
-        return f"{lam:.3g}"
-    mantissa, _, exponent = f"{lam:.1e}".partition("e")
-    return rf"${mantissa}\times10^{{{int(exponent)}}}$"
 
 
 def thinned_rows(rows: np.ndarray, lam: np.ndarray, most: int = MAX_ROWS) -> np.ndarray:
@@ -155,7 +147,8 @@ def panel_data(
     col = {name: h[:, i] for i, name in enumerate(COLUMNS)}
     t = col["t"]
     span = float(t[-1] - t[0]) if t.size else 0.0
-    changes = [[c.t, rf"$\lambda$ = {lam_text(c.lam)}"] for c in merged_changes(snap.lam_changes[1:], span)]
+    # a change's label as the screen's marker and the title write λ (its table row)
+    changes = [[c.t, LAM.text(c.lam)] for c in merged_changes(snap.lam_changes[1:], span)]
     pin_labels = dict(pin_labels or {})
     pins = list(pins)
 
@@ -222,9 +215,9 @@ def panel_data(
         "phase_plane": {
             **{k: col[k] for k in ("norm2_sq", "norm1")},
             "lam_now": snap.lam,
-            "lam_now_text": lam_text(snap.lam),
+            "lam_now_text": LAM.fmt(snap.lam),
             "lam_before": lams[-2] if len(lams) > 1 else math.nan,
-            "lam_before_text": lam_text(lams[-2]) if len(lams) > 1 else "",
+            "lam_before_text": LAM.fmt(lams[-2]) if len(lams) > 1 else "",
             "pins": pin_rows("phase_plane"),
         },
     }

@@ -49,16 +49,6 @@ def short_label(text: str, chars: int = PIN_LABEL_CHARS) -> str:
     return kept + ", …" if len(kept) + 3 <= chars else kept + "…"
 
 
-def change_text(text: str) -> str:
-    """A live change's marker text for a figure: 'l1=0.002 lr=0.01' -> mathtext."""
-    names = {"l1": "$\\ell_1$", "lr": "lr"}
-    parts = []
-    for part in text.split():
-        name, _, value = part.partition("=")
-        parts.append(f"{names.get(name, name)} = {value}")
-    return ", ".join(parts)
-
-
 class InterferenceExports(FigureStyleChoice, PanelExports):
     WINDOW_FIGURE = "layout"
     FORMATS = ("png", "svg", "pdf")
@@ -100,8 +90,9 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             number: (short_label(text), text)
             for number, text in ((p.number, pins.labels.get(p.number, f"pin {p.number}")) for p in pins.pins)
         }
-        # what the step panels mark: a schedule's turns passed, then the live changes
-        changes = [(step, change_text(text)) for step, text in poly.change_markers(snap)]
+        # what the step panels mark, in their words (the settings table's): a schedule's
+        # turns passed, then the live changes
+        changes = poly.change_markers(snap)
         return run_data(
             snap.history,
             HISTORY_COLUMNS,

@@ -206,15 +206,11 @@ def test_pins_in_every_sub_plot_with_their_legend_entry(case):
         assert long.endswith("…") and len(long) < len(labels[2])
 
 
-def test_lam_change_labels_plain_down_to_1e_minus_4_then_mathtext(case):
-    """No exponent (smaller than a journal's least text size) where a plain number reads
-    as well; never 2e-05."""
-    from sparsity_gui.figures.note.figures import lam_text
-
+def test_lam_change_labels_are_written_as_the_title_and_the_screen_write_lam(case):
+    """A change's label, the figure's title, the screen's marker and a pin's name write λ
+    alike (the settings table's format: 4.0e-3, 0 as 0)."""
     _run_, _board, _labels, data = case
-    assert [c[1] for c in data["l1_decay"]["changes"]] == [r"$\lambda$ = 0.004", r"$\lambda$ = 0.0015"]
-    assert lam_text(1e-4) == "0.0001"
-    assert lam_text(2.5e-5) == r"$2.5\times10^{-5}$"
+    assert [c[1] for c in data["l1_decay"]["changes"]] == ["λ = 4.0e-3", "λ = 1.5e-3"]
 
 
 def test_fit_constants_of_the_run_are_shown(case):
