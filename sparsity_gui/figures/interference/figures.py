@@ -353,7 +353,8 @@ def layout(fig, data, ax=None):
         if part.get("overlap"):  # the weights panel draws W(0) W^T: say so
             title = "Overlaps $W(0) \\cdot W^T$"
         # on the top axes, under the legend; above the change labels when there are any
-        pad = 14.0 if len(part.get("changes", ())) else 4.0
+        # (two rows of them where close ones alternate: draw.mark_changes)
+        pad = 22.0 if len(part.get("changes", ())) else 4.0
         cell.axes[0].set_title(title, loc="left", fontsize="medium", fontweight="bold", pad=pad)
 
 
