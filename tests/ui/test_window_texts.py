@@ -323,3 +323,17 @@ def test_the_interference_windows_texts_write_random_settings_as_the_table(qtbot
         win.repaint_now()
         _check_interference_window(win)
         assert any(label.startswith("l1 = ") for panel in win.panels for _x, label in panel._drawn)
+
+
+def test_the_regimes_reason_and_the_argument_write_thetas_fall_alike():
+    """θ falling to 0 (λ scheduled down to 0): the short reason a figure and run.json give
+    and the dock's step 6 both say 100 % (never 1e+02 %)."""
+    from sparsity_gui.core.note.metrics import regime_failures
+    from sparsity_gui.core.note.sampled import simulate_samples
+    from sparsity_gui.ui.note.argument import theta_rise_sentence
+
+    knots = ((0.0, 0.01), (4.0, 0.01), (4.5, 0.0))
+    params = SimParams(m=200, lam=0.0, seed=1, t_end=10.0, lam_schedule=knots)
+    regime = simulate_samples(params, None, 101).regime
+    assert regime_failures(regime, short=True) == ["θ fell 100 % by t = 4.5"]
+    assert theta_rise_sentence(regime)[0].startswith("θ fell by 100 %, from ")

@@ -256,7 +256,7 @@ def regime_failures(regime: dict, short: bool = False) -> list[str]:
         start = "∞" if fall["theta_from"] is None else f"{fall['theta_from']:.3g}"
         why.append(
             (
-                f"θ fell {100 * fall['fall']:.2g} % by t = {fall['t_to']:.3g}",
+                f"θ fell {100 * fall['fall']:.3g} % by t = {fall['t_to']:.3g}",  # 100 %, not 1e+02
                 f"θ fell from {start} at t = {fall['t_from']:.3g} to {fall['theta_to']:.3g} at "
                 f"t = {fall['t_to']:.3g}, so weights below θ could grow again",
             )
