@@ -298,11 +298,11 @@ class Runner(MailboxEngine):
         if self.sim is None or not self.sim.apply_live(params):
             self._start(StartRun(params, self.run_id))
             return
+        self.params = params  # before judging the end: a later t_end lets a finished run go on
         if self.state == "error":
             self.state = "paused"
         if self.state == "finished" and not self._finished():
             self.state = "running" if self.playing else "paused"
-        self.params = params
         self._wall_anchor = None
         self._publish(force=True)
 

@@ -53,3 +53,20 @@ def test_paused_or_finished_there_is_nothing_to_do():
         if not finished.step_once():
             break
     assert finished.state == "finished" and not finished.step_once()
+
+
+def test_a_later_t_end_lets_a_finished_run_go_on_to_it():
+    """A run finished at its t_end goes on when t_end is moved later (a live change: the
+    same run, not a new one) and ends at the new t_end; an earlier t_end ends it there."""
+    runner = Runner(SimParams(m=200, lam=1e-2, seed=1, t_end=20.0), speed=0.0, warm_up=False, playing=True)
+    for _ in range(10_000):
+        if not runner.step_once():
+            break
+    assert runner.state == "finished" and runner.sim.t == pytest.approx(20.0)
+    sim = runner.sim
+    runner.set_params(runner.params.with_changes(t_end=40.0))
+    for _ in range(10_000):
+        if not runner.step_once():
+            break
+    assert runner.sim is sim  # the same run, carried on
+    assert runner.state == "finished" and runner.sim.t == pytest.approx(40.0)
