@@ -24,7 +24,7 @@ from sparsity_gui.core.interference.settings import (
     THRESHOLD_PARAMS,
     run_settings,
 )
-from sparsity_gui.core.knots import Knots, short_knots_text
+from sparsity_gui.core.knots import Knots, exact_number_text, short_knots_text
 from sparsity_gui.ui.fields import Field, error_label, parse_float, parse_int, setting_tip
 from sparsity_gui.ui.interference.dock_text import dock_text
 
@@ -89,7 +89,7 @@ def mechanism_field_text(value) -> str:
         return ""
     if isinstance(value, tuple):
         return short_knots_text(value)
-    return f"{value:g}"
+    return exact_number_text(value)
 
 
 class InterferenceControls(QtWidgets.QWidget):
@@ -516,16 +516,16 @@ class InterferenceControls(QtWidgets.QWidget):
         self.n.set_text(str(p.n))
         self.m.set_text(str(p.m))
         self.optimizer.setCurrentIndex(OPTIMIZERS.index(p.optimizer))
-        self.l1.set_text(f"{p.l1:g}")
-        self.lr.set_text(f"{p.lr:g}")
+        self.l1.set_text(exact_number_text(p.l1))
+        self.lr.set_text(exact_number_text(p.lr))
         self.steps.set_text(str(p.steps))
         self.seed.set_text(str(p.seed))
-        self.sigma.set_text(f"{p.sigma:g}")
+        self.sigma.set_text(exact_number_text(p.sigma))
         self.interference.blockSignals(True)
         self.interference.setChecked(p.interference)
         self.interference.blockSignals(False)
         self.dtype.setCurrentIndex(DTYPES.index(p.dtype))
-        self.weight_decay.set_text("" if p.weight_decay is None else f"{p.weight_decay:g}")
+        self.weight_decay.set_text("" if p.weight_decay is None else exact_number_text(p.weight_decay))
         self.weight_decay.edit.setPlaceholderText(f"default ({p.effective_weight_decay:g})")
         self.l1_warmup.set_text(str(p.l1_warmup) if p.l1_warmup else "")
         self.l1_schedule.set_text(short_knots_text(p.l1_schedule) if p.l1_schedule else "")
@@ -535,11 +535,11 @@ class InterferenceControls(QtWidgets.QWidget):
         self.lr_decay.setCurrentIndex(self.lr_decay.findData(p.lr_decay) if p.lr_decay != "none" else 0)
         self.lr_schedule.set_text(short_knots_text(p.lr_schedule) if p.lr_schedule else "")
         self.noise.setCurrentIndex(self.noise.findData(p.noise))
-        self.noise_sigma.set_text(f"{p.noise_sigma:g}" if p.noise != "none" else "")
+        self.noise_sigma.set_text(exact_number_text(p.noise_sigma) if p.noise != "none" else "")
         self.noise_sigma.edit.setEnabled(p.noise != "none")
         self._show_mechanism(p)
         for name in ADAM_ROW:
-            self.fields[name].set_text(f"{getattr(p, name):g}")
+            self.fields[name].set_text(exact_number_text(getattr(p, name)))
         field, values = INTERFERENCE_SETTINGS[ADAM_ROW[0]].only_with or ("optimizer", OPTIMIZERS)
         self._form.setRowVisible(self._adam_row, getattr(p, field) in values)
         self._params = p

@@ -44,6 +44,7 @@ from sparsity_gui.core.interference.params import (
 )
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS, MECHANISM_FIELDS
 from sparsity_gui.core.interference.sweep import SweepSpec
+from sparsity_gui.core.knots import exact_number_text
 from sparsity_gui.plots.interference.grid import (
     HEATMAP,
     SWEEP,
@@ -166,12 +167,12 @@ def dock_options(p: InterferenceParams) -> dict:
 def dock_text(p: InterferenceParams, axis: str) -> str:
     """The dock's value of ``axis`` as an empty field's placeholder shows it."""
     if axis == "weight_decay":
-        return f"{p.effective_weight_decay:g}" if p.weight_decay is not None else "default"
+        return exact_number_text(p.effective_weight_decay) if p.weight_decay is not None else "default"
     if axis == "noise_sigma" and p.noise == "none":
         return "no noise"
     value = getattr(p, axis)
     if isinstance(value, float):
-        return f"{value:g}"
+        return exact_number_text(value)
     return str(value) if axis in LIST_FIELDS else INTERFERENCE_SETTINGS[axis].fmt(value)
 
 

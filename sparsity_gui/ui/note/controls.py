@@ -244,16 +244,16 @@ class ControlPanel(QtWidgets.QWidget):
 
     # --- reflecting the state --------------------------------------------------------
     def show_params(self, params: SimParams, speed: float | None = None) -> None:
-        self.lam.set_text(f"{params.lam:g}")
+        self.lam.set_text(exact_number_text(params.lam))
         if params.lam > 0:
             self.lam_slider.set_log_value(params.lam)
         self.show_schedule(params)
         self.m.set_text(str(params.m))
-        self.sigma.set_text(f"{params.sigma:g}")
+        self.sigma.set_text(exact_number_text(params.sigma))
         self.seed.set_text(str(params.seed))
         self.method.setCurrentIndex(0 if params.method == "exact" else 1)
-        self.eta.set_text(f"{params.eta:g}")
-        self.t_end.set_text("" if params.t_end is None else f"{params.t_end:g}")
+        self.eta.set_text(exact_number_text(params.eta))
+        self.t_end.set_text("" if params.t_end is None else exact_number_text(params.t_end))
         self.t_end.setEnabled(params.t_end is not None)
         self.stop_kind.setCurrentIndex(1 if params.t_end is not None else 0)
         self.init_kind.setCurrentIndex(1 if params.w0_path else 0)
@@ -307,7 +307,7 @@ class ControlPanel(QtWidgets.QWidget):
     def show_lam_in_force(self, lam: float) -> None:
         """The λ a schedule has reached, in the λ field and on the slider, emitting nothing
         (left alone while the user types in the field, or drags the slider)."""
-        text = f"{lam:g}"
+        text = exact_number_text(lam)
         busy = self.lam.edit.hasFocus() or self.lam_slider.isSliderDown() or not self.lam.error.isHidden()
         if busy or self.lam.text() == text:  # (a refused value keeps its message)
             return
@@ -325,7 +325,7 @@ class ControlPanel(QtWidgets.QWidget):
     # --- reacting --------------------------------------------------------------------
     @QtCore.Slot(float)
     def _lam_from_slider(self, lam: float) -> None:
-        self.lam.set_text(f"{lam:g}")
+        self.lam.set_text(exact_number_text(lam))
         self.changed.emit({"lam": lam})
 
     @QtCore.Slot(object)
