@@ -240,21 +240,29 @@ def test_long_runs_are_thinned_but_keep_their_ends_and_changes():
 @needs_pdffonts
 @needs_rsvg
 def test_every_file_and_script(case, tmp_path):
+    """Every figure's script redraws its PNG; the SVG and PDF of the layout (six of the
+    seven panels drawn in one) and of the panel it leaves out (the phase plane) keep their
+    text and fonts: they are drawn by the figure layer's one savefig for every panel (every
+    panel's PDF fonts from `run --figures`: test_run_figures_cli.py)."""
     _run_, _board, _labels, data = case
     # at 150 dpi, not the export's 300: the script redraws at the DPI it is written with, and
     # a quarter of the pixels shows an unequal pixel as well (the DPI asked: test_figure_layer.py)
-    files = note_figure_files(data, dpi=150)
+    vector = ("layout", "phase_plane")
+    raster = [name for name in PANELS if name not in vector]
+    files = note_figure_files(data, dpi=150, formats=("png",), names=raster, layout=False)
+    files.update(note_figure_files(data, dpi=150, names=vector[1:]))  # with the layout
     folder = tmp_path / "figures"
     folder.mkdir()
     for name, payload in files.items():
         (folder / name).write_bytes(payload)
     for name in [*PANELS, "layout"]:
         assert_same_pixels(files[f"{name}.png"], run_script_alone(folder, name), name)
+        script = files[f"{name}.py"].decode()
+        assert "sparsity_gui" not in script
+    for name in vector:
         assert_fonts_embedded(folder / f"{name}.pdf")
         assert svg_texts(files[f"{name}.svg"]), f"{name}: SVG without text elements"
         svg_ink_matches(files[f"{name}.svg"], files[f"{name}.png"], tmp_path, name)
-        script = files[f"{name}.py"].decode()
-        assert "sparsity_gui" not in script
 
 
 def test_an_axis_given_is_drawn_into(case):
