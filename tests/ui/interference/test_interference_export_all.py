@@ -9,6 +9,7 @@ files."""
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 
 import numpy as np
 from PySide6 import QtGui, QtWidgets
@@ -56,6 +57,12 @@ def test_export_all_writes_every_figure_and_the_data(qtbot, make_iwindow, tmp_pa
     ]
     figures = sorted(p.name for p in (folder / "figures").iterdir())
     assert figures == sorted(f"{p}.{ext}" for p in PANELS for ext in ("json", "pdf", "png", "py", "svg"))
+    # each a real file: a PNG, an SVG that holds drawing elements, a PDF
+    for panel in PANELS:
+        assert (folder / "figures" / f"{panel}.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), panel
+        root = ET.parse(folder / "figures" / f"{panel}.svg").getroot()
+        assert root.tag.endswith("svg") and len(list(root.iter())) > 20, panel
+        assert (folder / "figures" / f"{panel}.pdf").read_bytes().startswith(b"%PDF"), panel
     # the figure is drawn from the data exported beside it
     table = np.loadtxt(folder / "history.csv", delimiter=",", skiprows=1, ndmin=2)
     data = arrays_of(json.loads((folder / "figures" / "signs.json").read_text()))

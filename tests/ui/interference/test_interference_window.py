@@ -276,22 +276,27 @@ def test_worker_failure_is_shown_and_the_window_stays_usable(qtbot, interference
     assert not win.failure_line.isVisibleTo(win.param_dock.widget().widget())
 
 
-def test_exports_write_real_files(qtbot, make_iwindow, tmp_path):
-    win = make_iwindow(SMALL)
+def test_exports_write_real_files(qtbot, interference_window, tmp_path):
+    """Export figure (by the panel's index or the panel itself), the window and the data;
+    every panel as a real PNG and SVG: test_interference_export_all.py's Export all. (The
+    module's window never runs a sweep: test_sweep_beside_the_live_run_pauses_and_resumes_it
+    has a window of its own.)"""
+    win = interference_window(SMALL)
     wait_finished(qtbot, win)
     qtbot.wait(100)
     snap = win.snapshot
     exported = win.all_panels()[:-1]  # the sweep's has no runs yet
     assert exported == win.panels and win.thresholds_panel in exported
-    for i, panel in enumerate(exported):
-        png, svg = tmp_path / f"p{i}.png", tmp_path / f"p{i}.svg"
-        assert win.exports.export_figure(i, png), win.last_error
-        assert win.exports.export_figure(panel, svg), win.last_error
-        assert png.read_bytes().startswith(PNG_MAGIC)
-        root = ET.parse(svg).getroot()
-        assert root.tag.endswith("svg")
-        assert len(list(root.iter())) > 20, "the SVG holds drawing elements"
-        assert (tmp_path / f"p{i}.json").is_file() and (tmp_path / f"p{i}.py").is_file()
+    last = len(exported) - 1
+    png, svg = tmp_path / "p0.png", tmp_path / f"p{last}.svg"
+    assert win.exports.export_figure(0, png), win.last_error
+    assert win.exports.export_figure(exported[last], svg), win.last_error
+    assert png.read_bytes().startswith(PNG_MAGIC)
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+    assert len(list(root.iter())) > 20, "the SVG holds drawing elements"
+    for name in ("p0", f"p{last}"):
+        assert (tmp_path / f"{name}.json").is_file() and (tmp_path / f"{name}.py").is_file()
     assert not win.exports.export_figure(win.sweep.panel, tmp_path / "sweep.png")
     assert "run a sweep first" in win.last_error and not (tmp_path / "sweep.png").exists()
     win.error_box.close()
