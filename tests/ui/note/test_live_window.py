@@ -182,8 +182,8 @@ def pg_data_item():
 STEPS = re.compile(r"^(—|[\d,]+) steps/s$")
 
 
-def test_status_bar_after_a_reset_shows_the_new_run_only(qtbot, make_window):
-    win = make_window(SimParams(m=2000, lam=1e-2))
+def test_status_bar_after_a_reset_shows_the_new_run_only(qtbot, note_window):
+    win = note_window(SimParams(m=2000, lam=1e-2))
     running_past(qtbot, win, 2.0)
     paused(qtbot, win)
     labels = win.status_labels
@@ -214,8 +214,8 @@ def test_status_bar_after_a_reset_shows_the_new_run_only(qtbot, make_window):
     assert after == lefts
 
 
-def test_norm_balance_ranges_show_the_balance_after_the_transient(qtbot, make_window):
-    win = make_window(SimParams(m=2000, lam=1e-3))
+def test_norm_balance_ranges_show_the_balance_after_the_transient(qtbot, note_window):
+    win = note_window(SimParams(m=2000, lam=1e-3))
     running_past(qtbot, win, 6.0)
     snap = paused(qtbot, win)
     balance = panel(win, "BalancePanel")
@@ -253,8 +253,8 @@ def test_help_viewer_closes_on_ctrl_w_and_on_escape(qtbot, make_window):
         qtbot.waitUntil(lambda v=viewer: not v.isVisible(), timeout=TIMEOUT)
 
 
-def test_shortcuts_list_space_as_play_pause_in_either_state(qtbot, make_window):
-    win = make_window(SimParams(m=200, lam=1e-2), playing=False)
+def test_shortcuts_list_space_as_play_pause_in_either_state(qtbot, note_window):
+    win = note_window(SimParams(m=200, lam=1e-2), playing=False)
     for _ in range(2):  # paused (the action reads Play), then running (it reads Pause)
         text = win.show_shortcuts().text()
         win.shortcuts_box.close()
@@ -262,10 +262,10 @@ def test_shortcuts_list_space_as_play_pause_in_either_state(qtbot, make_window):
         QTest.keyClick(win, QtCore.Qt.Key.Key_Space)
 
 
-def test_a_lam_change_then_an_immediate_pause_reaches_every_panel(qtbot, make_window):
+def test_a_lam_change_then_an_immediate_pause_reaches_every_panel(qtbot, note_window):
     """λ typed and Enter pressed, then Space at once: the last frame's θ curve ends at
     the paused instant, at the θ the status bar shows (it ended before the change)."""
-    win = make_window(SimParams(m=2000, lam=1e-2))
+    win = note_window(SimParams(m=2000, lam=1e-2))
     running_past(qtbot, win, 2.0)
     edit = win.findChild(QtWidgets.QLineEdit, "field_lam")
     edit.setFocus()
@@ -284,7 +284,7 @@ def test_a_lam_change_then_an_immediate_pause_reaches_every_panel(qtbot, make_wi
     assert y[-1] == pytest.approx(0.02 / (1.0 - snap.norm2_sq), rel=1e-9)
 
 
-def test_the_tensor_picker_preselects_the_weight_matrix_and_says_why(qtbot, make_window, tmp_path):
+def test_the_tensor_picker_preselects_the_weight_matrix_and_says_why(qtbot, note_window, tmp_path):
     """A checkpoint whose first tensor by name is a 300×4 decoder: the picker opens on the
     encoder's weight matrix (its name, a matrix), and says why."""
     from safetensors.numpy import save_file
@@ -302,7 +302,7 @@ def test_the_tensor_picker_preselects_the_weight_matrix_and_says_why(qtbot, make
         },
         str(path),
     )
-    win = make_window(SimParams(m=200, lam=1e-2), playing=False)
+    win = note_window(SimParams(m=200, lam=1e-2), playing=False)
     seen = {}
 
     def poke():
@@ -585,10 +585,10 @@ def click_menu_entry(qtbot, menu: QtWidgets.QMenu, text: str) -> None:
 
 
 @pytest.mark.qt_log_ignore("does not support raise", "does not support grabbing")  # the menu, offscreen
-def test_a_preset_chosen_while_paused_runs(qtbot, make_window):
+def test_a_preset_chosen_while_paused_runs(qtbot, note_window):
     """Paused with Space, then Quick demo chosen from the presets menu: the preset's run
     goes on (as it does when chosen while running), and the window says so."""
-    win = make_window(SimParams(m=300, lam=1e-3))
+    win = note_window(SimParams(m=300, lam=1e-3))
     running_past(qtbot, win, 0.5)
     paused(qtbot, win)
     click_menu_entry(qtbot, win.files.presets_menu, "Quick demo")
