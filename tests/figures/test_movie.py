@@ -421,6 +421,9 @@ NO_AV = textwrap.dedent('''
 ''')
 
 
+NO_EXTRA = "error: movies need the PyAV encoder, which is not installed: pip install 'sparsity-gui[movie]'"
+
+
 def without_av(tmp_path, args):
     site = tmp_path / "noav"
     site.mkdir(exist_ok=True)
@@ -431,33 +434,33 @@ def without_av(tmp_path, args):
     )
 
 
-def test_without_the_extra_the_api_raises_an_import_error_naming_it(tmp_path):
-    code = (
-        "from sparsity_gui import api\n"
-        "r = api.simulate(m=50, samples=5)\n"
-        "try:\n"
-        "    r.movie('m.mp4')\n"
-        "except ImportError as exc:\n"
-        "    print(type(exc).__name__, '|', exc)\n"
-        "import av\n"
+def test_without_the_extra_the_api_raises_an_import_error_naming_it(tmp_path, monkeypatch):
+    """In this process, `av` made unimportable (None in sys.modules: `import av` fails)."""
+    monkeypatch.setitem(sys.modules, "av", None)
+    with pytest.raises(ImportError):
+        import av  # noqa: F401  (the blocker works)
+    run = api.simulate(m=50, samples=5)
+    with pytest.raises(ImportError) as info:
+        run.movie(tmp_path / "m.mp4")
+    assert type(info.value).__name__ == "MovieExtraMissing"
+    assert str(info.value) == (
+        "movies need the PyAV encoder, which is not installed: pip install 'sparsity-gui[movie]'"
     )
-    proc = without_av(tmp_path, ["-c", code])
-    assert "No module named 'av'" in proc.stderr  # the blocker works
-    assert proc.stdout.strip() == (
-        "MovieExtraMissing | movies need the PyAV encoder, which is not installed: "
-        "pip install 'sparsity-gui[movie]'"
-    )
-    assert not (tmp_path / "m.mp4").exists()
+    assert os.listdir(tmp_path) == []
 
 
-@pytest.mark.parametrize("command", ["run", "interference"])
-def test_without_the_extra_the_commands_say_one_error_line(tmp_path, command):
-    args = ["--m", "20", "--steps", "5"] if command == "interference" else ["--m", "20"]
-    proc = without_av(tmp_path, ["-m", "sparsity_gui", command, *args, "--movie", "layout", "--out", "res"])
+def test_without_the_extra_the_commands_say_one_error_line(tmp_path, monkeypatch, capsys):
+    """`run` as a process of its own with PyAV blocked at its start (the entry point's
+    status and stderr); `interference` in this process with `av` unimportable."""
+    proc = without_av(
+        tmp_path, ["-m", "sparsity_gui", "run", "--m", "20", "--movie", "layout", "--out", "res"]
+    )
     assert proc.returncode == 2
-    assert proc.stderr.splitlines() == [
-        "error: movies need the PyAV encoder, which is not installed: pip install 'sparsity-gui[movie]'"
-    ]
+    assert proc.stderr.splitlines() == [NO_EXTRA]
+    assert os.listdir(tmp_path) == ["noav"]
+    monkeypatch.setitem(sys.modules, "av", None)
+    argv = ["interference", "--m", "20", "--steps", "5", "--movie", "layout", "--out", "res"]
+    assert command_in_process(argv, tmp_path, monkeypatch, capsys) == (2, "", NO_EXTRA + "\n")
     assert os.listdir(tmp_path) == ["noav"]
 
 
