@@ -1,4 +1,6 @@
-"""`sweep` and `scaling` when the cluster fails them, as real subprocesses:
+"""`sweep` and `scaling` when the cluster fails them, as real subprocesses (but for the
+refusals of a silent listener and the --resume after a kill, run through __main__.main in
+this process):
 
 - a `--scheduler` address that accepts TCP connections and never answers (a real listening
   socket on 127.0.0.1 that accepts and never writes): refused within the connect bound with
@@ -18,9 +20,9 @@ import socket
 import threading
 
 import pytest
-from cluster_cli import ENV, in_terminal, read_rest, read_until, runs_done
+from cluster_cli import in_terminal, read_rest, read_until, runs_done
 from dask_processes import DaskProcesses
-from helpers import cli
+from helpers import cli, command_in_process
 
 # six runs of about a second each, and eight of a second or more (m = 3e6)
 SWEEP = ["--n", "48", "--m", "96,128,192", "--seeds", "2", "--steps", "2000", "--no-figure"]
@@ -63,14 +65,17 @@ class SilentListener:
 
 
 @pytest.mark.parametrize("command", ["sweep", "scaling"])
-def test_a_listener_that_never_answers_is_refused_within_the_bound(tmp_path, command):
+def test_a_listener_that_never_answers_is_refused_within_the_bound(tmp_path, monkeypatch, capsys, command):
+    """In this process (the command's process ends on a refusal as
+    test_a_listener_that_answers_garbage_ends_the_command_within_the_bound shows)."""
     with SilentListener() as listener:
         address = f"tcp://127.0.0.1:{listener.port}"
-        proc = cli([command, *QUICK[command], "--scheduler", address, "--out", "res"], tmp_path, timeout=120)
+        argv = [command, *QUICK[command], "--scheduler", address, "--out", "res"]
+        code, out, err = command_in_process(argv, tmp_path, monkeypatch, capsys)
         assert listener.accepted, "the command did connect"
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.splitlines() == [f"error: scheduler: no scheduler answered at {address} within 3 s"]
-    assert proc.stdout == ""
+    assert code == 2, err
+    assert err.splitlines() == [f"error: scheduler: no scheduler answered at {address} within 3 s"]
+    assert out == ""
     assert list(tmp_path.iterdir()) == []
 
 
@@ -150,7 +155,7 @@ def _lines(shown: str) -> list[str]:
     return [line.strip() for line in shown.replace("\r", "\n").split("\n") if line.strip()]
 
 
-def test_a_scheduler_killed_mid_sweep_keeps_the_finished_runs(tmp_path):
+def test_a_scheduler_killed_mid_sweep_keeps_the_finished_runs(tmp_path, monkeypatch, capsys):
     (tmp_path / "cluster").mkdir()
     status, shown = _sweep_until_the_scheduler_dies(tmp_path)
     assert status == 2, shown
@@ -169,9 +174,11 @@ def test_a_scheduler_killed_mid_sweep_keeps_the_finished_runs(tmp_path):
     assert f"wrote the {kept} of 6 runs that finished" in error, error
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
-    # --resume trains the rest here (no scheduler needed for the same settings)
-    resumed = cli(["sweep", *SWEEP, "--resume", "--out", "res"], tmp_path, env=ENV, timeout=300)
-    assert resumed.returncode == 0, resumed.stderr
+    # --resume trains the rest here (no scheduler needed for the same settings; in this process)
+    code, _out, err = command_in_process(
+        ["sweep", *SWEEP, "--resume", "--out", "res"], tmp_path, monkeypatch, capsys
+    )
+    assert code == 0, err
     assert len((res / "sweep.csv").read_text().splitlines()) == 1 + 6
     assert json.loads((res / "sweep.json").read_text())["complete"] is True
 
