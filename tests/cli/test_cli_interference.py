@@ -818,7 +818,7 @@ def test_adam_constants_are_options_explained_by_their_rows(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     for name, bounds in ADAM_CONSTANTS.items():
         row = INTERFERENCE_SETTINGS[name]
-        said = f"--{name} {name.upper()} {row.what} ({bounds}; default {row.fmt(row.default)}; "
+        said = f"--{name} {row.metavar_text} {row.what} ({bounds}; default {row.fmt(row.default)}; "
         assert said + "only with --optimizer adam or adamw)" in help_text, name
     with pytest.raises(SystemExit):
         main(["sweep", "--help"])
