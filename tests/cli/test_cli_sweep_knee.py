@@ -69,7 +69,7 @@ def test_each_row_carries_the_mechanisms_readouts(swept):
 def test_the_knee_figure_marks_the_rules_knee_of_each_lr(swept):
     out, rows = swept
     data = json.loads((out / "figures" / "knee.json").read_text())
-    assert data["series"] == [f"lr {lr:g}" for lr in LRS]
+    assert data["series"] == ["lr = 1.0e-3", "lr = 1.0e-2"]  # LRS
     for s, lr in enumerate(LRS):
         medians = [
             statistics.median(

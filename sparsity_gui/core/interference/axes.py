@@ -19,7 +19,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.grid import grid_m_values
 from sparsity_gui.core.interference.params import M_MAX
 from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS
-from sparsity_gui.core.knots import given_knots, knots_text
+from sparsity_gui.core.knots import given_knots, knots_text, parse_knots, short_knots_text
 
 # The options a sweep takes as lists are the settings table's axes (Setting.axis, with the
 # kind of their values), in the order its figures use them: the first varied one is the x
@@ -239,29 +239,42 @@ def row_value(p: Any, axis: str) -> Any:
 
 def value_text(axis: str, value: Any) -> str:
     """A value of an axis as tables, legends and tick labels show it."""
-    if axis in KNOT_AXES:
-        return knots_text(value) if not isinstance(value, str) else (value or "none")
+    if axis in KNOT_AXES:  # as the fields and pins' names write knots: '0:0,500:0.002'
+        knots = parse_knots(value, axis, "step") if isinstance(value, str) else value
+        return short_knots_text(knots) if knots else "none"
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
 
 
+def setting_text(axis: str, value: Any) -> str:
+    """A value of an axis as its settings row names it ('l1 = 1.0e-3', 'L0 schedule =
+    0:0,500:0.05'), from the value a row keeps (row_value)."""
+    setting = INTERFERENCE_SETTINGS[axis]
+    if axis in KNOT_AXES or (axis == "k" and not value):  # kept as text; 0: no TopK
+        return f"{setting.symbol} = {value_text(axis, value) if value else 'none'}"
+    return setting.text(value)
+
+
 def fixed_settings(spec: Any) -> list[tuple[str, str]]:
     """The settings every run of a sweep (``spec``: its SweepSpec) shares, as (option, text)
-    in the order a figure's title and the live panel's note say them (n first, the seeds
-    after them: the callers')."""
-    b = spec.base
-    varied = set(spec.varied)
-    parts = (
-        ("m", f"m = {b.m}"),
-        ("optimizer", b.optimizer),
-        ("l1", f"l1 = {b.l1:g}"),
-        ("lr", f"lr = {b.lr:g}"),
-        ("steps", f"{b.steps} steps"),
-        ("noise", f"{b.noise} noise σ = {b.noise_sigma:g}" if b.noise != "none" else ""),
-        ("noise_sigma", f"noise σ = {b.noise_sigma:g}" if "noise" in varied and b.noise_sigma else ""),
-    )
-    return [(axis, text) for axis, text in parts if axis not in varied and text]
+    in the order a figure's title and the live panel's note say them (n and the seeds are
+    the callers'): m and l1 always, then every other that differs from a default run's,
+    each written as a pinned run's name writes it (the settings table's row), none that
+    the sweep varies."""
+    from sparsity_gui.core.interference.pins import differing_from_default, pin_params
+
+    values = pin_params(spec.base)
+    named = set(differing_from_default(values))
+    skip = {*spec.varied, "n", "seed"}
+    if "noise" in spec.varied:  # a noise kind varied: its σ is shared (none has no σ)
+        skip.discard("noise_sigma")
+        named.add("noise_sigma")
+    return [
+        (s.name, s.text(values[s.name]))
+        for s in INTERFERENCE_SETTINGS
+        if s.name in values and s.name not in skip and (s.always or s.name in named)
+    ]
 
 
 def readout_values(rows: Sequence[Any], readout: str) -> np.ndarray:

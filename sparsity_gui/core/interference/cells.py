@@ -33,6 +33,7 @@ from sparsity_gui.core.interference.axes import (
     fixed_settings,
     readout_values,
     row_value,
+    setting_text,
     value_text,
 )
 from sparsity_gui.core.text import plural
@@ -137,12 +138,12 @@ class GridLayout:
         return [value_text(self.others[0], c[0]) for c in self.combos] if self.others else [""]
 
     def series_labels(self) -> list[str]:
-        """Each combination named in full, "" for the one series of a single varied option:
-        "optimizer adamw", "l1 0.001, optimizer adamw"."""
+        """Each combination named in full, "" for the one series of a single varied option,
+        each setting as a pin's name writes it (its row): "optimizer = adamw", "l1 =
+        1.0e-3, optimizer = adamw"."""
 
         def name(combo: tuple) -> str:
-            pairs = zip(self.others, combo, strict=True)
-            return ", ".join(f"{a.replace('_', ' ')} {value_text(a, v)}" for a, v in pairs)
+            return ", ".join(setting_text(a, v) for a, v in zip(self.others, combo, strict=True))
 
         return [name(c) for c in self.combos]
 

@@ -50,14 +50,18 @@ def settings_named(values: Mapping[str, Any]) -> list[str]:
     as a pinned run's name writes them. Its weight decay is named where it differs from its
     optimizer's default (0 for Adam is no choice of the user's); Adam's settings only for
     Adam's runs."""
+    return INTERFERENCE_SETTINGS.described(values, differing_from_default(values))
+
+
+def differing_from_default(values: Mapping[str, Any]) -> list[str]:
+    """The settings of ``values`` (a run's pin values) that differ from a default run's, as
+    settings_named chooses them."""
     default = pin_params(InterferenceParams())
     if values.get("optimizer") in OPTIMIZERS:
         own = InterferenceParams(optimizer=values["optimizer"])
         default["weight_decay"] = own.effective_weight_decay
     skip = () if values.get("optimizer") in ADAM[1] else ADAM_SETTINGS
-    return INTERFERENCE_SETTINGS.described(
-        values, INTERFERENCE_SETTINGS.differing_names(values, default, skip)
-    )
+    return INTERFERENCE_SETTINGS.differing_names(values, default, skip)
 
 
 def interference_pin_label(pin: PinnedRun, live, w0_source: str | None = None) -> str:

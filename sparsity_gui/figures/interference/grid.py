@@ -52,10 +52,28 @@ def axis_positions(ax, data):
     return pos
 
 
+def fixed_lines(ax, fixed: str) -> str:
+    """The settings every run shares (' · ' between two) in as many lines as the axes'
+    width holds at the title's size, a line break only between two settings."""
+    from matplotlib.font_manager import FontProperties
+
+    root = ax.figure.figure  # a layout's panel is a SubFigure of the figure
+    inches = ax.get_position().width * root.get_figwidth()
+    most = max(24, int(inches * 72.0 / (0.55 * FontProperties(size="small").get_size_in_points())))
+    lines, line = [], ""
+    for part in fixed.split(" · "):
+        if line and len(line) + 3 + len(part.replace("$", "")) > most:
+            lines.append(line)
+            line = part
+        else:
+            line = f"{line} · {part}" if line else part
+    return "\n".join([*lines, line])
+
+
 def title_of(ax, data, note=""):
     """The settings every run shares (and ``note`` on a line of its own); a grid cut short
     says so, in red."""
-    title = str(data["fixed"]) + (f"\n{note}" if note else "")
+    title = fixed_lines(ax, str(data["fixed"])) + (f"\n{note}" if note else "")
     runs, planned = int(data["runs"]), int(data["planned_runs"])
     if runs < planned:
         why = "cancelled" if data["cancelled"] else "incomplete"
@@ -206,7 +224,7 @@ def overlap(fig, data, ax=None):
     fig.suptitle(f"{data['names']} (runs){more}", fontsize="small")
 
 
-SCRIPT_FUNCTIONS = (cell_table, axis_positions, title_of)
+SCRIPT_FUNCTIONS = (cell_table, axis_positions, fixed_lines, title_of)
 OVERLAP_SHOWN = 8  # cells drawn in the overlap figure; overlap.npy holds them all
 OVERLAP_PIXELS = 128  # a larger n is pooled to this many cells a side, by largest |value|
 

@@ -17,7 +17,7 @@ from sparsity_gui.core.interference.cells import BAND, GridLayout, fixed_text, g
 from sparsity_gui.core.interference.knee import KNEE_DEFINITION, KNEE_TOLERANCE, knee
 from sparsity_gui.core.interference.schedules import lr_sum
 from sparsity_gui.figures.draw import log_ticks, panel_axes, panel_legend
-from sparsity_gui.figures.interference.grid import title_of
+from sparsity_gui.figures.interference.grid import fixed_lines, title_of
 from sparsity_gui.figures.scripted import panels_files
 
 NAME = "knee"
@@ -127,4 +127,4 @@ def knee_figure_files(spec, rows: Sequence, cancelled: bool = False, **how) -> d
     ``how``: the style, dpi, formats and width of scripted.panels_files."""
     data = knee_data(rows, spec, cancelled)
     title = "Final L0 and threshold rail share against C"
-    return panels_files([(NAME, knee_panel, data, title)], (title_of,), **how)
+    return panels_files([(NAME, knee_panel, data, title)], (fixed_lines, title_of), **how)

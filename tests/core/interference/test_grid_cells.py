@@ -55,7 +55,7 @@ def test_the_layout_of_two_varied_options():
     assert layout.shape == (2, 2) and layout.planned_runs == 12
     assert layout.x_numeric and layout.x_log  # 0.01 to 0.1: a decade
     assert layout.x_labels() == ["0.01", "0.1"] and layout.y_labels() == ["adamw", "gd-zero"]
-    assert layout.series_labels() == ["optimizer adamw", "optimizer gd-zero"]
+    assert layout.series_labels() == ["optimizer = adamw", "optimizer = gd-zero"]
     np.testing.assert_array_equal(layout.predicted, np.full((2, 2), 4 * 4 / (4 * 8)))
 
 
@@ -129,13 +129,35 @@ def test_three_varied_options_name_each_series_in_full():
     layout = GridLayout.of(spec)
     assert layout.x_axis == "l1" and layout.y_labels() == ["0.1", "0.1", "0.2", "0.2"]
     assert layout.series_labels() == [
-        "lr 0.1, optimizer adamw",
-        "lr 0.1, optimizer gd-zero",
-        "lr 0.2, optimizer adamw",
-        "lr 0.2, optimizer gd-zero",
+        "lr = 1.0e-1, optimizer = adamw",
+        "lr = 1.0e-1, optimizer = gd-zero",
+        "lr = 2.0e-1, optimizer = adamw",
+        "lr = 2.0e-1, optimizer = gd-zero",
     ]
 
 
 def test_the_settings_every_run_shares():
-    assert fixed_text(plan()) == "n = 4 · m = 8 · lr = 0.1 · 100 steps · 3 seeds"
-    assert fixed_text(plan(), math=True) == "$n = 4$ · $m = 8$ · lr = 0.1 · 100 steps · 3 seeds"
+    assert fixed_text(plan()) == "n = 4 · m = 8 · lr = 1.0e-1 · steps = 100 · 3 seeds"
+    assert fixed_text(plan(), math=True) == "$n = 4$ · $m = 8$ · lr = 1.0e-1 · steps = 100 · 3 seeds"
+
+
+def test_the_settings_every_run_shares_are_every_one_that_differs_from_a_default_run():
+    """Not a list by hand: a warm-up, noise and Adam's β₁ that every run of the grid has
+    are said (as a pin's name says them), the varied option is not, and a varied noise
+    kind keeps its shared σ; knots read as the fields write them."""
+    base = BASE.with_changes(l1_warmup=50, noise="bernoulli", noise_sigma=0.05, optimizer="adam", beta1=0.8)
+    spec = SweepSpec(base=base, m_values=(8, 16), seeds=2, axes=(("lr", (0.1, 0.2)),))
+    assert fixed_text(spec) == (
+        "n = 4 · l1 = 1.0e-3 · optimizer = adam · steps = 100 · noise = Bernoulli · noise σ = 0.05"
+        " · l1 warm-up = 50 steps · β₁ = 0.8 · 2 seeds"
+    )
+    adamw = base.with_changes(optimizer="adamw", beta1=0.9, l1_warmup=0)
+    noisy = SweepSpec(base=adamw, m_values=(8,), seeds=1, axes=(("noise", ("none", "bernoulli")),))
+    assert (
+        fixed_text(noisy)
+        == "n = 4 · m = 8 · l1 = 1.0e-3 · lr = 1.0e-1 · steps = 100 · noise σ = 0.05 · 1 seed"
+    )
+    knots = SweepSpec(
+        base=BASE, m_values=(8,), seeds=1, axes=(("l1_schedule", (((0.0, 0.0), (10.0, 0.002)), ())),)
+    )
+    assert GridLayout.of(knots).x_labels() == ["0:0,10:0.002", "none"]

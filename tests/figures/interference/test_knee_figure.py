@@ -71,7 +71,7 @@ def test_a_jumprelu_grid_over_c_draws_the_knee_figure_and_others_do_not():
 
 def test_the_curves_are_each_lrs_medians_over_seeds_and_its_knee_the_hand_worked_one():
     data = data_of(PLAN, ROWS)
-    assert list(data["series"]) == ["lr 0.0001", "lr 0.001"]
+    assert list(data["series"]) == ["lr = 1.0e-4", "lr = 1.0e-3"]
     assert np.allclose(data["c"], CS)
     for name, column in (("l0", "l0_per_input"), ("rail", "threshold_rail_share")):
         median = np.asarray(data[f"{name}_median"]).reshape(2, 5)
@@ -108,7 +108,7 @@ def test_the_knee_is_marked_where_it_is_and_named_in_the_legend(width):
         for legend in fig.legends + [a.get_legend() for a in fig.axes if a.get_legend()]
         for t in legend.get_texts()
     )
-    assert "lr 0.0001: knee at $C = 0.01$" in texts and "lr 0.001: no knee in the grid" in texts
+    assert "lr = 1.0e-4: knee at $C = 0.01$" in texts and "lr = 1.0e-3: no knee in the grid" in texts
     assert "= 0.102$" in texts and "= 1$" in texts and "10%" in texts  # 0.002 + 1e-4·1000, 0.002 + 1
     assert layout.layout_faults(fig) == []
 

@@ -121,7 +121,7 @@ def test_the_curves_are_the_medians_and_the_10_90_band_of_each_optimizer():
                 cuts[-1], rel=1e-12
             )
     texts = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert texts[:3] == [f"optimizer {o}" for o in OPTIMIZERS] and "10–90 % of seeds" in texts
+    assert texts[:3] == [f"optimizer = {o}" for o in OPTIMIZERS] and "10–90 % of seeds" in texts
     assert f"{SEEDS} of {len(ROWS)} runs never sparse" in texts  # gd-zero at l1 = 1e-3
     assert layout.layout_faults(fig) == []
 
@@ -173,8 +173,8 @@ def test_a_categorical_x_axis_has_its_values_as_ticks_and_a_cut_grid_says_so():
     assert [t.get_text() for t in ax.get_xticklabels()] == list(OPTIMIZERS)
     assert ax.get_title().startswith(f"cancelled: {len(rows)} of {len(rows) + 3} runs")
     assert [t.get_text() for t in fig.legends[0].get_texts()][:2] == [
-        "l1 schedule 0.0:0.0,500.0:0.001",
-        "l1 schedule 0.0:0.001",
+        "l1 schedule = 0:0,500:0.001",
+        "l1 schedule = 0:0.001",
     ]
     assert layout.layout_faults(fig) == []
 

@@ -116,7 +116,7 @@ def test_the_curves_show_the_same_medians_and_bands_live_and_exported(panel, rea
     assert curves.x_log and ax.get_xscale() == "log"
     for s, (median, lo, hi, band, _pred) in enumerate(curves.series):
         label = names[id(median)]
-        assert figure_labels[s] == label == f"optimizer {OPTIMIZERS[s]}"
+        assert figure_labels[s] == label == f"optimizer = {OPTIMIZERS[s]}"
         x, y = median.getData()
         line = figure_lines[s]
         np.testing.assert_allclose(10.0**x, line.get_xdata(), rtol=1e-12)

@@ -25,6 +25,7 @@ EXPORT_TIMEOUT = 300_000
 # the dock's run: its l1, lr and optimizer are replaced by the lists typed
 DOCK = InterferenceParams(n=16, m=32, optimizer="adam", l1=1e-3, lr=1e-3, steps=3000, seed=0)
 L1S, OPTIMIZERS = (0.01, 0.1), ("adamw", "gd-zero")
+L1_TEXT = {0.01: "1.0e-2", 0.1: "1.0e-1"}.get  # as the l1 row writes them
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -235,10 +236,11 @@ def test_one_varied_option_or_three_are_curves_with_their_bands(qtbot, sweep_wid
     assert w.shown_panel is curves
     # the first varied option (m) across; a series per (l1, optimizer), named in the legend
     drawn = series_of(curves)
-    assert sorted(drawn) == sorted(f"l1 {l1:g}, optimizer {opt}" for l1 in L1S for opt in OPTIMIZERS)
+    names = [f"l1 = {L1_TEXT(l1)}, optimizer = {opt}" for l1 in L1S for opt in OPTIMIZERS]
+    assert sorted(drawn) == sorted(names)
     for l1 in L1S:
         for opt in OPTIMIZERS:
-            x, y = drawn[f"l1 {l1:g}, optimizer {opt}"]
+            x, y = drawn[f"l1 = {L1_TEXT(l1)}, optimizer = {opt}"]
             np.testing.assert_array_equal(x, [8.0, 16.0])
             for m, got in zip(x, y, strict=True):
                 values = [r.polysemantic for r in rows if (r.m, r.l1, r.optimizer) == (m, l1, opt)]
@@ -258,7 +260,7 @@ def test_one_varied_option_or_three_are_curves_with_their_bands(qtbot, sweep_wid
     assert curves.plot.getAxis("bottom").labelText == "m (neurons)"
     # another readout redraws the same rows
     choose_readout(w, "nonzero")
-    x, y = series_of(curves)["l1 0.1, optimizer gd-zero"]
+    x, y = series_of(curves)["l1 = 1.0e-1, optimizer = gd-zero"]
     want = [
         statistics.median(r.nonzero for r in rows if (r.m, r.l1, r.optimizer) == (m, 0.1, "gd-zero"))
         for m in x
@@ -337,7 +339,7 @@ def test_export_all_draws_a_grids_heatmap_and_curves_not_the_count_against_m(qtb
     knee = json.loads((tmp_path / "all" / "figures" / "knee.json").read_text())
     rows = list(tab.rows)
     assert len(rows) == len(KNEE_CS) * len(KNEE_LRS)
-    assert knee["c"] == list(KNEE_CS) and knee["series"] == [f"lr {lr:g}" for lr in KNEE_LRS]
+    assert knee["c"] == list(KNEE_CS) and knee["series"] == ["lr = 1.0e-3", "lr = 1.0e-2"]  # KNEE_LRS
     medians = np.array(knee["l0_median"], float).reshape(len(KNEE_LRS), len(KNEE_CS))
     for s, lr in enumerate(KNEE_LRS):
         want = [statistics.median(r.l0_per_input for r in rows if r.lr == lr and r.l0 == c) for c in KNEE_CS]
