@@ -142,8 +142,13 @@ class ControlPanel(QtWidgets.QWidget):
             setting_tip(NOTE_SETTINGS["seed"], "seed: random seed of W(0) (numpy default_rng)"),
             error=seed_error,
         )
-        self.new_seed = QtWidgets.QPushButton("New seed")
+        self.new_seed = QtWidgets.QPushButton("New")  # as the interference dock: the row fits the dock
         self.new_seed.setToolTip("Draw a fresh seed and start a new run")
+        # the field takes the room the button leaves: its own width hint (a line edit's ~17
+        # characters) beside the button widened the dock and narrowed every panel
+        policy = self.seed.sizePolicy()
+        policy.setHorizontalPolicy(QtWidgets.QSizePolicy.Policy.Ignored)
+        self.seed.setSizePolicy(policy)
         seed_row = QtWidgets.QHBoxLayout()
         seed_row.addWidget(self.seed, 1)
         seed_row.addWidget(self.new_seed)
