@@ -277,6 +277,39 @@ def fixed_settings(spec: Any) -> list[tuple[str, str]]:
     ]
 
 
+def rows_settings(rows: Sequence[Any]) -> list[str]:
+    """The settings of a sweep's rows (SweepRows) as the settings table names them, for a
+    panel or a figure drawn from the rows alone: n and l1 always, then every setting that
+    differs from a default run's (one shared by all rows: 'l1 warm-up = 50 steps'; several:
+    'lr = 1.0e-2/1.0e-1'); m and the seeds are the callers'."""
+    from sparsity_gui.core.interference.pins import differing_from_default
+
+    shared: dict[str, Any] = {}
+    several: dict[str, list[Any]] = {}
+    for setting in INTERFERENCE_SETTINGS:
+        if setting.name in ("m", "seed") or not rows or not hasattr(rows[0], setting.name):
+            continue
+        kept = {getattr(r, setting.name) for r in rows} - {""}  # '' : no knots
+        values = sorted(v for v in kept if not (isinstance(v, float) and math.isnan(v)))
+        if setting.name in KNOT_AXES:  # as a pin keeps knots: '0:0,500:0.002'
+            values = [short_knots_text(parse_knots(v, setting.name, "step")) for v in values]
+        if setting.name == "k":
+            values = [v for v in values if v]  # 0: no TopK
+        if len(values) > 1:
+            several[setting.name] = values
+        elif values:
+            shared[setting.name] = values[0]
+    named = set(differing_from_default(shared)) | set(several)
+    texts = []
+    for setting in INTERFERENCE_SETTINGS:
+        if setting.name in several:
+            shown = "/".join(setting.fmt(v) for v in several[setting.name])
+            texts.append(f"{setting.symbol} = {shown}")
+        elif setting.name in shared and (setting.always or setting.name in named):
+            texts.append(setting.text(shared[setting.name]))
+    return texts
+
+
 def readout_values(rows: Sequence[Any], readout: str) -> np.ndarray:
     """A readout of each row as floats; NaN where a run has none (never sparse)."""
     y = np.array([getattr(r, readout) for r in rows], dtype=float)

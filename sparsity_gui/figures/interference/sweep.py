@@ -15,8 +15,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sparsity_gui.core.interference.axes import rows_settings
 from sparsity_gui.core.interference.sweep import summarize
 from sparsity_gui.figures.draw import least_legend_size, log_ticks, panel_axes
+from sparsity_gui.figures.interference.grid import fixed_lines
 from sparsity_gui.figures.scripted import panels_files, planned_values, row_columns
 
 NAME = "sweep"
@@ -88,9 +90,8 @@ def sweep(fig, data, ax=None):
         log_ticks(ax)
     ax.set_xlabel("$m$ (neurons)")
     ax.set_ylabel("polysemantic neurons")
-    title = (
-        f"$n = {int(n)}$ · {data['optimizer']} · {data['steps']} steps · {int(data['seeds'])} seeds per $m$"
-    )
+    said = [str(s) for s in data["settings"] if not str(s).startswith("n = ")]
+    title = fixed_lines(ax, " · ".join([f"$n = {int(n)}$", *said, f"{int(data['seeds'])} seeds per $m$"]))
     if m.size < int(data["planned_runs"]):
         why = "cancelled" if data["cancelled"] else "incomplete"
         ax.set_title(
@@ -116,9 +117,6 @@ def sweep_data(
     if n is None:
         n = rows[0].n if rows else 0
 
-    def values(name: str) -> str:
-        return "/".join(str(v) for v in sorted({getattr(r, name) for r in rows})) or "?"
-
     return {
         "n": int(n),
         **row_columns(rows, ("m", "seed", "polysemantic")),
@@ -126,8 +124,7 @@ def sweep_data(
         "planned_runs": int(planned_runs if planned_runs is not None else len(rows)),
         "cancelled": bool(cancelled),
         "log_axes": bool(log_axes),
-        "optimizer": values("optimizer"),
-        "steps": values("steps"),
+        "settings": rows_settings(rows),  # as the settings table names them
         "seeds": len({r.seed for r in rows}),
         "cell_m": summary.m,
         "cell_mean": summary.mean,
@@ -145,4 +142,4 @@ def sweep_figure_files(spec, rows: Sequence, cancelled: bool = False, **how) -> 
         data = sweep_data(rows, spec.base.n, spec.m_values, len(spec.runs()), cancelled)
     else:
         data = sweep_data(rows)
-    return panels_files([(NAME, sweep, data, "Polysemantic neurons against m")], **how)
+    return panels_files([(NAME, sweep, data, "Polysemantic neurons against m")], (fixed_lines,), **how)

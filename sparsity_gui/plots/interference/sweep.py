@@ -19,6 +19,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore
 
+from sparsity_gui.core.interference.axes import rows_settings
 from sparsity_gui.core.interference.sweep import BARS, PREDICTED_SLOPE, SweepRow, summarize
 from sparsity_gui.core.text import plural
 from sparsity_gui.plots.base import DASH, DOT, RED, Panel, pen
@@ -280,17 +281,10 @@ class SweepPanel(Panel):
             refit_to_views(self.note)
 
     def settings_text(self) -> str:
-        """n, optimizer, steps and seeds of the rows drawn (several values joined by '/')."""
-        rows = self.rows
-
-        def values(name: str) -> str:
-            return "/".join(str(v) for v in sorted({getattr(r, name) for r in rows}))
-
-        seeds = len({r.seed for r in rows})
-        return (
-            f"n = {values('n')} · optimizer {values('optimizer')} · {values('steps')} steps · "
-            f"{plural(seeds, 'seed')} per m"
-        )
+        """The settings of the rows drawn, as the settings table names them (rows_settings:
+        several values joined by '/'), and the seeds per m."""
+        seeds = len({r.seed for r in self.rows})
+        return " · ".join([*rows_settings(self.rows), f"{plural(seeds, 'seed')} per m"])
 
     def slope_text(self) -> str:
         s = self.summary

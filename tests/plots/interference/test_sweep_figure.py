@@ -203,15 +203,31 @@ def test_means_are_larger_distinct_markers_joined_by_a_line(panel):
     assert QtGui.QColor(means["symbolBrush"].color()).alpha() == 255
 
 
+def test_the_rows_settings_are_named_as_the_settings_table_names_them(panel):
+    """From the rows alone, not a list by hand: a warm-up, noise and an lr that the rows
+    vary are said (several values joined by '/'), a default one is not."""
+    import dataclasses
+
+    rows = [
+        dataclasses.replace(
+            r, l1_warmup=50, noise="bernoulli", noise_sigma=0.05, lr=0.01 if r.seed % 2 else 0.1
+        )
+        for r in ROWS
+    ]
+    panel.show_rows(rows, n=N)
+    assert (
+        "n = 16 · l1 = 1.0e-3 · lr = 1.0e-2/1.0e-1 · steps = 100 · noise = Bernoulli · noise σ = 0.05"
+        " · l1 warm-up = 50 steps · l1 schedule = 0:0,50:0.001 · 3 seeds per m"
+    ) in panel.note.text
+    assert "optimizer" not in panel.note.text  # adamw, the default: as a pin's name
+
+
 def test_settings_bars_and_the_fitted_slope_are_stated(panel):
     ms, mean, _std = by_m(ROWS)
     panel.show_rows(ROWS, n=N)
     text = panel.note.text
     for words in (
-        "n = 16",
-        "optimizer adamw",
-        "100 steps",
-        "3 seeds per m",
+        "n = 16 · l1 = 1.0e-3 · steps = 100 · l1 schedule = 0:0,50:0.001 · 3 seeds per m",
         "bars: ± 1 sample SD over seeds",
     ):
         assert words in text, words
