@@ -17,6 +17,7 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun
 from sparsity_gui.core.interference.sampled import sample_steps
+from sparsity_gui.core.interference.settings import INTERFERENCE_SETTINGS as S
 from sparsity_gui.core.interference.thresholds import run_threshold_curves
 from sparsity_gui.core.text import printable
 from sparsity_gui.figures.frames import Frame
@@ -40,6 +41,13 @@ def frame_steps(steps: int, count: int, spacing: str, first: int = 0, last: int 
     """The step each frame shows: the last whole step at or before its time."""
     last = steps if last is None else last
     return np.floor(frame_times(float(first), float(last), count, spacing) + 1e-9).astype(np.int64)
+
+
+def in_force_note(params: InterferenceParams, row: np.ndarray) -> str:
+    """'adamw, l1 = 1.0e-3, lr = 2.5e-4': the optimizer and the l1 and lr the frame's step
+    used (a history row: a schedule's or a live change's value), as the dock writes them."""
+    used = (S[name].text(float(row[HISTORY_COLUMNS.index(name)])) for name in ("l1", "lr"))
+    return ", ".join([params.optimizer, *used])
 
 
 def interference_frames(
@@ -93,7 +101,7 @@ def interference_frames(
         else:
             drawing = (PANELS[panel][0], data[panel], params_style, panel_size(style, width))
         stamp = f"step {run.step:,} of {params.steps:,}"
-        note = f"{params.optimizer}, lr = {params.lr:g}"
+        note = in_force_note(params, run.history_array()[-1])
         while next_frame < steps.size and steps[next_frame] == stop:  # repeated steps: the same frame
             yield Frame(*drawing, stamp, note)
             next_frame += 1
