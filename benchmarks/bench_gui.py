@@ -187,6 +187,19 @@ def drawn_naively(win) -> None:
                 item.setPen(pen)
 
 
+def recorded_frames(win, seconds: float) -> list:
+    """The snapshots the window would paint at 60 Hz over ``seconds`` of its run."""
+    snaps: list = []
+    end = None
+    while end is None or time.perf_counter() < end:
+        snap = win.runner.take_latest()
+        if snap is not None and snap.state == "running" and (not snaps or snaps[-1].seq != snap.seq):
+            snaps.append(snap)
+            end = end or time.perf_counter() + seconds
+        time.sleep(1 / 60)
+    return snaps
+
+
 def replay_case(app, m: int, seconds: float, reps: int, pins: int) -> dict:
     """The snapshots a window running at m would paint at 60 Hz over ``seconds`` (the worker
     going, nothing painted), then painted one after the other with the worker paused, as a
@@ -207,18 +220,10 @@ def replay_case(app, m: int, seconds: float, reps: int, pins: int) -> dict:
     pg.AxisItem.paint = counted
     wins = {naive: NoteWindow(SimParams(m=m, lam=1e-3), speed=None) for naive in (False, True)}
     drawn_naively(wins[True])
-    snaps = []
     for win in wins.values():
         win.show()
         win.paint_timer.stop()
-    record = wins[False]
-    end = None
-    while end is None or time.perf_counter() < end:
-        snap = record.runner.take_latest()
-        if snap is not None and snap.state == "running" and (not snaps or snaps[-1].seq != snap.seq):
-            snaps.append(snap)
-            end = end or time.perf_counter() + seconds
-        time.sleep(1 / 60)
+    snaps = recorded_frames(wins[False], seconds)
     out: dict = {"m": m, "frames": len(snaps), "t": snaps[-1].t, "pins": pins}
     for win in wins.values():
         win.set_playing(False)

@@ -24,6 +24,7 @@ import sys
 import time
 
 import pyqtgraph as pg
+from bench_gui import recorded_frames  # noqa: E402  # benchmarks/ is on sys.path (the script's folder)
 from PySide6 import QtWidgets
 
 from sparsity_gui.core.note.params import SimParams
@@ -85,19 +86,6 @@ def instrument(clock: PhaseClock, win) -> None:
     clock.wrap(win, "paint_panels", "slot: paint_panels, all")
 
 
-def recorded_frames(app, win, seconds: float) -> list:
-    """The snapshots the window would paint at 60 Hz over ``seconds`` of its run."""
-    snaps: list = []
-    end = None
-    while end is None or time.perf_counter() < end:
-        snap = win.runner.take_latest()
-        if snap is not None and snap.state == "running" and (not snaps or snaps[-1].seq != snap.seq):
-            snaps.append(snap)
-            end = end or time.perf_counter() + seconds
-        time.sleep(1 / 60)
-    return snaps
-
-
 def replay(app, win, snaps: list) -> float:
     """The frames painted one after the other as a new run; GUI CPU ms a frame."""
     win.run_id += 1
@@ -148,7 +136,7 @@ def main() -> int:
     win = NoteWindow(SimParams(m=args.m, lam=1e-3), speed=None)
     win.show()
     win.paint_timer.stop()
-    snaps = recorded_frames(app, win, args.seconds)
+    snaps = recorded_frames(win, args.seconds)
     win.set_playing(False)
     if args.pins:
         win.snapshot = dataclasses.replace(snaps[-1], run_id=win.run_id)

@@ -85,8 +85,9 @@ def interference_frames(
         if expect_final is not None and stop == steps[-1] and not np.array_equal(run.W, expect_final):
             raise InputError("", "training the run again from W(0) does not reproduce the run on screen")
         shown = [c for c in changes if c[0] <= run.step]
+        history = run.history_array()
         data = run_data(
-            run.history_array(),
+            history,
             HISTORY_COLUMNS,
             run.W,
             run.counts,
@@ -101,7 +102,7 @@ def interference_frames(
         else:
             drawing = (PANELS[panel][0], data[panel], params_style, panel_size(style, width))
         stamp = f"step {run.step:,} of {params.steps:,}"
-        note = in_force_note(params, run.history_array()[-1])
+        note = in_force_note(params, history[-1])
         while next_frame < steps.size and steps[next_frame] == stop:  # repeated steps: the same frame
             yield Frame(*drawing, stamp, note)
             next_frame += 1
