@@ -49,16 +49,18 @@ ITEM_PAINTS = {
 
 
 class PhaseClock:
-    """CPU seconds of the GUI thread spent in wrapped callables, by name."""
+    """CPU seconds of the GUI thread spent in wrapped callables, and their calls, by name."""
 
     def __init__(self) -> None:
         self.spent: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
 
     def wrap(self, owner, attr: str, name: str) -> None:
         inner = getattr(owner, attr)
-        spent = self.spent
+        spent, calls = self.spent, self.calls
 
         def timed(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
             start = time.thread_time()
             try:
                 return inner(*args, **kwargs)
@@ -97,6 +99,11 @@ def replay(app, win, snaps: list) -> float:
         app.sendPostedEvents()
         app.processEvents()
     return 1000 * (time.thread_time() - start) / len(snaps)
+
+
+def view_paints(clock: PhaseClock) -> int:
+    """The panels' views' paint events counted so far (load does not change them)."""
+    return sum(n for k, n in clock.calls.items() if k.startswith("paint: view,"))
 
 
 def time_axis_steps(app, win, steps: int) -> float:
@@ -146,6 +153,7 @@ def main() -> int:
     instrument(clock, win)
     replay(app, win, snaps)  # warm-up, not counted
     clock.spent.clear()
+    clock.calls.clear()
     totals = [replay(app, win, snaps) for _ in range(args.reps)]
     size = win.size()
     print(
@@ -155,8 +163,13 @@ def main() -> int:
     )
     print(f"  GUI CPU ms a frame, each replay: {' '.join(f'{t:.2f}' for t in totals)}")
     print_phases(clock, len(snaps) * args.reps)
+    print(f"  the views' paint events a frame: {view_paints(clock) / (len(snaps) * args.reps):.2f}")
+    before = view_paints(clock)
     step = time_axis_steps(app, win, args.steps)
-    print(f"  one step of the shared time axis, paused: {step:.2f} ms GUI CPU (mean of {args.steps})")
+    print(
+        f"  one step of the shared time axis, paused: {step:.2f} ms GUI CPU (mean of {args.steps}), "
+        f"{(view_paints(clock) - before) / args.steps:.1f} view paint events"
+    )
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     win.close()
     return 0

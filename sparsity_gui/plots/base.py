@@ -104,6 +104,14 @@ class PanelView(pg.GraphicsLayoutWidget):
                 self.painted()
 
 
+def _transform_now(view: pg.ViewBox, *_args) -> None:
+    """A view's new range put on its items now, not as pyqtgraph does it, at the start of
+    the next paint event: the items that moves then ask Qt for another paint of the whole
+    view after that one, the same picture drawn twice (a step of the shared time axis painted
+    each of the four time panels twice: 35 ms of GUI CPU against 30)."""
+    view.updateMatrix()
+
+
 class Panel(ManagedRanges, QtWidgets.QFrame):
     """A titled plot area with a row of toggles, axis ranges that move only when the data
     leave them, and cached legends. Subclasses fill `self.plots` with `add_plot`."""
@@ -167,6 +175,7 @@ class Panel(ManagedRanges, QtWidgets.QFrame):
         if legend:
             add_legend_row(plot)
         plot.vb.disableAutoRange()
+        plot.vb.sigRangeChanged.connect(_transform_now)
         plot.vb.sigRangeChangedManually.connect(lambda *_a, p=plot: self._user_zoomed.add(p))
         plot.vb.sigStateChanged.connect(lambda _vb, p=plot: self._auto_requested(p))
         self.plots.append(plot)
