@@ -13,11 +13,11 @@ import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import ndtri
 
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.note import kernels as K
 from sparsity_gui.core.note.metrics import Moments
+from sparsity_gui.core.note.normal_quantiles import normal_quantiles
 
 
 @dataclass
@@ -61,9 +61,10 @@ class InitialState:
 
     def derive_in_background(self) -> None:
         """Start computing `order` and the idealized W(0) in a thread: numpy's argsort and
-        scipy's ndtri release the GIL, so a headless run's exact solve, which needs
-        neither, overlaps them on a second core (2 s and 1.3 s at m = 10^7). Whoever asks
-        for either waits for the thread; `finish_deriving` waits for it in any case."""
+        the array operations of the normal quantiles release the GIL, so a headless run's
+        exact solve, which needs neither, overlaps them on a second core (about 2 s and 1 s
+        of CPU at m = 10^7). Whoever asks for either waits for the thread;
+        `finish_deriving` waits for it in any case."""
         if self._deriving is not None or (self._order is not None and self._ideal is not None):
             return
 
@@ -163,7 +164,7 @@ def _bounds_at(u, p1, p2, nonzero) -> tuple[np.ndarray, np.ndarray]:
 def ideal_abs_weights(m: int) -> np.ndarray:
     """u*_k = Phi^-1(1 - (k - 1/2)/(2m)), k = 1..m: half-normal quantiles, descending."""
     k = np.arange(1, m + 1, dtype=np.float64)
-    return ndtri(1.0 - (k - 0.5) / (2.0 * m))
+    return normal_quantiles(1.0 - (k - 0.5) / (2.0 * m))
 
 
 LamKnots = tuple[np.ndarray, np.ndarray]  # (times, values) of lam's schedule
