@@ -75,8 +75,8 @@ def rows(path: Path) -> list[dict]:
 
 
 def run(argv, tmp_path, monkeypatch, capsys) -> tuple[int, str, str]:
-    """The command in this process (the entry point's own process is tested by
-    test_help_names_the_command_and_its_choices and a bad series' case)."""
+    """The command in this process (the entry point's own process is tested by a bad
+    series' case: its exit status and a stderr with no traceback)."""
     return command_in_process(argv, tmp_path, monkeypatch, capsys)
 
 
@@ -352,7 +352,9 @@ def test_figures_hold_the_snapshots_and_their_scripts_redraw_them(tmp_path, monk
     stacked = tmp_path / "row.npz"
     np.savez(stacked, W=np.stack([snaps[s][0] for s in steps]), steps=np.array(steps))
     out = tmp_path / "out"
-    argv = ["checkpoints", stacked, "--l1", L1, "--lr", LR, "--optimizer", "sgd", "--figures", "--out", out]
+    # --dpi 50: the PNG is only compared with its script's redraw, at the same dpi
+    argv = ["checkpoints", stacked, "--l1", L1, "--lr", LR, "--optimizer", "sgd", "--figures", "--dpi", 50,
+            "--out", out]  # fmt: skip
     status, _, err = run(argv, tmp_path, monkeypatch, capsys)
     assert status == 0, err
     table = rows(out / "compare.csv")
@@ -377,11 +379,11 @@ def test_figures_hold_the_snapshots_and_their_scripts_redraw_them(tmp_path, monk
     assert (figures / "norm1.png").read_bytes() == png
 
 
-def test_help_names_the_command_and_its_choices():
-    proc = cli(["checkpoints", "--help"])
-    assert proc.returncode == 0
+def test_help_names_the_command_and_its_choices(tmp_path, monkeypatch, capsys):
+    status, stdout, _ = run(["checkpoints", "--help"], tmp_path, monkeypatch, capsys)
+    assert status == 0
     for word in ("--all-rows", "--latent", "sgd", "adamw", "--zero-tol", "SAELens"):
-        assert word in proc.stdout
+        assert word in stdout
 
 
 def test_the_api_is_the_command_table_files_and_figure(tmp_path, monkeypatch, capsys):

@@ -1,7 +1,8 @@
 """`checkpoints --fit-time-scale`: the t per step that best fits the snapshots' |W|_1 by
 the note's flow, written as fitted (never as a prediction). Under plain SGD the fit finds
 the step's own time, 4 lr; under Adam, where no time maps steps to the flow, it is the only
-way the flow's columns are filled, and they say so."""
+way the flow's columns are filled, and they say so. The commands run in this process
+(test_checkpoints.py starts the entry point's own process)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import cli, one_error_line
+from helpers import command_result, one_error_line
 from test_checkpoints import rows, train, w0_matrix
 
 pytest.importorskip("torch")
@@ -25,10 +26,11 @@ def write_row(tmp_path, optimizer):
     return path
 
 
-def test_under_plain_sgd_the_fitted_time_is_the_steps_own(tmp_path):
+def test_under_plain_sgd_the_fitted_time_is_the_steps_own(tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
-    proc = cli(["checkpoints", write_row(tmp_path, "sgd"), "--l1", L1, "--lr", LR, "--optimizer", "sgd",
-                "--fit-time-scale", "--out", out])  # fmt: skip
+    argv = ["checkpoints", write_row(tmp_path, "sgd"), "--l1", L1, "--lr", LR, "--optimizer", "sgd",
+            "--fit-time-scale", "--out", out]  # fmt: skip
+    proc = command_result(argv, tmp_path, monkeypatch, capsys)
     assert proc.returncode == 0, proc.stderr
     assert "FITTED time scale" in proc.stdout
     meta = json.loads((out / "run.json").read_text(encoding="utf-8"))
@@ -40,11 +42,13 @@ def test_under_plain_sgd_the_fitted_time_is_the_steps_own(tmp_path):
     assert [r["t"] for r in table] == pytest.approx([fitted["value"] * s for s in STEPS], rel=1e-12)
 
 
-def test_under_adam_the_flow_is_placed_at_a_fitted_time_and_labelled_so(tmp_path):
+def test_under_adam_the_flow_is_placed_at_a_fitted_time_and_labelled_so(tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     path = write_row(tmp_path, "adamw")
-    proc = cli(["checkpoints", path, "--l1", L1, "--lr", LR, "--optimizer", "adamw", "--fit-time-scale",
-                "--figures", "--out", out])  # fmt: skip
+    # --dpi 50: no PNG is read here, only the figure's JSON
+    proc = command_result(["checkpoints", path, "--l1", L1, "--lr", LR, "--optimizer", "adamw",
+                           "--fit-time-scale", "--figures", "--dpi", 50, "--out", out],
+                          tmp_path, monkeypatch, capsys)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert (
         "under adamw no time maps steps to the flow" in proc.stdout and "fitted, not predicted" in proc.stdout
@@ -68,20 +72,18 @@ def test_under_adam_the_flow_is_placed_at_a_fitted_time_and_labelled_so(tmp_path
     assert "FITTED" in figure["flow_label"]
     # without the option, the flow is not claimed
     plain = tmp_path / "plain"
-    assert (
-        cli(["checkpoints", path, "--l1", L1, "--lr", LR, "--optimizer", "adamw", "--out", plain]).returncode
-        == 0
-    )
+    argv = ["checkpoints", path, "--l1", L1, "--lr", LR, "--optimizer", "adamw", "--out", plain]
+    assert command_result(argv, tmp_path, monkeypatch, capsys).returncode == 0
     assert "fitted_time_per_step" not in json.loads((plain / "run.json").read_text(encoding="utf-8"))
 
 
-def test_a_fitted_time_scale_is_for_one_row(tmp_path):
+def test_a_fitted_time_scale_is_for_one_row(tmp_path, monkeypatch, capsys):
     snaps = train(w0_matrix(n=3, m=8, seed=1), "sgd", (0, 10, 20), l1=L1, lr=LR)
     path = tmp_path / "matrix.npz"
     np.savez(path, W=np.stack([snaps[s] for s in (0, 10, 20)]), steps=np.array([0, 10, 20]))
     out = tmp_path / "out"
-    proc = cli(["checkpoints", path, "--all-rows", "--l1", L1, "--lr", LR, "--optimizer", "sgd",
-                "--fit-time-scale", "--out", out])  # fmt: skip
+    proc = command_result(["checkpoints", path, "--all-rows", "--l1", L1, "--lr", LR, "--optimizer", "sgd",
+                           "--fit-time-scale", "--out", out], tmp_path, monkeypatch, capsys)  # fmt: skip
     line = one_error_line(proc)
     assert "fit-time-scale" in line and "one row" in line, line
     assert not out.exists()
