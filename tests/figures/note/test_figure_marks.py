@@ -182,6 +182,9 @@ def test_layout_legends_take_little_of_each_panel(export_figures):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_text_is_at_least_6_pt(export_figures, name):
+    """In each figure as its script draws it from its JSON; the script names no
+    sparsity_gui (it redraws its PNG alone: test_figure_contracts.py's "note")."""
+    assert "sparsity_gui" not in (export_figures / f"{name}.py").read_text(encoding="utf-8")
     fig = redrawn(export_figures, name)
     small = [(t.get_text(), t.get_fontsize()) for t in layout.visible_texts(fig) if t.get_fontsize() < 6.0]
     assert small == [], small

@@ -1,7 +1,8 @@
 """The note model's figures (sparsity_gui/figures/note.py) from a real run with live
 changes of λ and pinned runs: each panel's drawn data equal the exported CSV columns, the
-layout rules hold at both widths, the files are what a journal takes, and the script
-beside each figure redraws it pixel for pixel without sparsity_gui."""
+layout rules hold at both widths. The files (the script beside a figure redrawing it pixel
+for pixel without sparsity_gui, the SVG rendering, the PDF's fonts) are every family's
+promises: tests/figures/test_figure_contracts.py."""
 
 from __future__ import annotations
 
@@ -24,36 +25,11 @@ from sparsity_gui.figures.note.figures import (
     PANELS,
     fit_constants,
     note_figure,
-    note_figure_files,
     panel_data,
     run_snapshot,
 )
 from sparsity_gui.figures.save import arrays_of, data_json
 from sparsity_gui.figures.style import DEFAULT_DPI
-from tests.figures.figure_files import (
-    assert_fonts_embedded,
-    assert_same_pixels,
-    needs_pdffonts,
-    run_script_alone,
-    svg_texts,
-)
-from tests.svg_render import blocks, check_plain, gray, needs_rsvg, rsvg_png
-
-
-def svg_ink_matches(svg: bytes, png: bytes, tmp_path, name: str) -> None:
-    """librsvg's rendering of the SVG inks like the PNG: tests/svg_render.py's check, with
-    up to 6 % of the 8 px blocks differing by more than 0.1 (not 3 %): Agg and librsvg
-    antialias the same text differently (3.5 % on the norm balance panel, all at labels)."""
-    check_plain(svg, name)
-    ours = gray(png)
-    h, w = ours.shape
-    theirs = gray(rsvg_png(svg, w, h, tmp_path, name))
-    assert ours.mean() > 0.005, f"{name}: the PNG is blank"
-    assert abs(theirs.mean() - ours.mean()) <= 0.15 * ours.mean(), name
-    diff = np.abs(blocks(ours) - blocks(theirs))
-    assert diff.mean() < 0.02, f"{name}: blocks differ by {diff.mean():.3f} on average"
-    assert (diff > 0.1).mean() < 0.06, f"{name}: {(diff > 0.1).mean():.1%} of the blocks differ"
-
 
 TIME_PANELS = ("threshold_crossing", "norm_balance", "l1_decay", "relative_variance")
 
@@ -235,34 +211,6 @@ def test_long_runs_are_thinned_but_keep_their_ends_and_changes():
     keep = thinned_rows(rows, lam)
     assert keep.size <= MAX_ROWS + 3 and keep[0] == 0 and keep[-1] == 11999
     assert {5999, 6000} <= set(keep.tolist())
-
-
-@needs_pdffonts
-@needs_rsvg
-def test_every_file_and_script(case, tmp_path):
-    """Every figure's script redraws its PNG; the SVG and PDF of the layout (six of the
-    seven panels drawn in one) and of the panel it leaves out (the phase plane) keep their
-    text and fonts: they are drawn by the figure layer's one savefig for every panel (every
-    panel's PDF fonts from `run --figures`: test_run_figures_cli.py)."""
-    _run_, _board, _labels, data = case
-    # at 150 dpi, not the export's 300: the script redraws at the DPI it is written with, and
-    # a quarter of the pixels shows an unequal pixel as well (the DPI asked: test_figure_layer.py)
-    vector = ("layout", "phase_plane")
-    raster = [name for name in PANELS if name not in vector]
-    files = note_figure_files(data, dpi=150, formats=("png",), names=raster, layout=False)
-    files.update(note_figure_files(data, dpi=150, names=vector[1:]))  # with the layout
-    folder = tmp_path / "figures"
-    folder.mkdir()
-    for name, payload in files.items():
-        (folder / name).write_bytes(payload)
-    for name in [*PANELS, "layout"]:
-        assert_same_pixels(files[f"{name}.png"], run_script_alone(folder, name), name)
-        script = files[f"{name}.py"].decode()
-        assert "sparsity_gui" not in script
-    for name in vector:
-        assert_fonts_embedded(folder / f"{name}.pdf")
-        assert svg_texts(files[f"{name}.svg"]), f"{name}: SVG without text elements"
-        svg_ink_matches(files[f"{name}.svg"], files[f"{name}.png"], tmp_path, name)
 
 
 def test_an_axis_given_is_drawn_into(case):
