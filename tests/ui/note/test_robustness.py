@@ -993,18 +993,18 @@ def test_ten_million_weights_through_the_entry_point(tmp_path):
 
 # --- 5. long runs ------------------------------------------------------------------------
 def test_a_long_gd_run_keeps_history_and_memory_bounded():
-    """A gradient-descent run with a tiny eta stepped through Runner.step_once (the worker's
-    own loop body, synchronously, with a virtual wall clock) for 45,000 chunks: the history
-    never holds more than its capacity, its buffer never grows, while rows appended pass
-    the capacity 10 times (each chunk's row of now; the rows kept are the time grid's);
-    snapshots stay bounded; traced memory does not grow; and every
+    """A gradient-descent run stepped through Runner.step_once (the worker's own loop body,
+    synchronously, with a virtual wall clock) one step a chunk for 13,000 chunks, past one
+    weight left: the history never holds more than its capacity, its buffer never grows,
+    while rows appended pass the capacity 3 times (each chunk's row of now; the rows kept
+    are the time grid's); snapshots stay bounded; traced memory does not grow; and every
     weight that died has a finite death time on the GD grid (the survivors none)."""
     import tracemalloc
 
-    eta = 1e-3
+    eta = 1e-2
     params = SimParams(m=400, lam=1e-2, seed=11, method="gd", eta=eta)
     t_one = Simulation(params).time_to_nonzero(1)  # ~100 (exact flow)
-    dt, steps_per_chunk = 0.01, 3
+    dt, steps_per_chunk = 0.01, 1
     runner = Runner(params, playing=True, speed=steps_per_chunk * eta / dt, stop_at_one=False)
     runner.step_once(now=0.0)  # warm-up, build the run
     sim = runner.sim
@@ -1030,10 +1030,12 @@ def test_a_long_gd_run_keeps_history_and_memory_bounded():
     finally:
         tracemalloc.stop()
     assert runner.sim is sim and runner.state == "running", runner.message
-    assert sim.history.appended >= 10 * cap, (sim.history.appended, cap)
+    assert sim.history.appended >= 3 * cap, (sim.history.appended, cap)
     assert max_len <= cap and len(sim.history) <= cap
     assert sim.history.nbytes == nbytes
-    assert traced_end - traced_third < 2**20, "memory grew while the run went on"
+    # a healthy run's traced memory moves by about 12 KB, however long it goes; the bound
+    # catches a leak of 30 bytes a chunk over the ~9,000 chunks traced
+    assert traced_end - traced_third < 2**18, "memory grew while the run went on"
     rows = sim.history.array()
     assert rows[0, 0] == 0.0 and np.all(np.diff(rows[:, 0]) > 0) and rows[-1, 0] == sim.t
     # the run went past one weight left, on the grid t = eta * steps
