@@ -21,7 +21,9 @@ Z, R W and R^T A are BLAS products while many units are kept, and loops when few
 (`MechanismState.sparse_below`: TopK with K up to about m/4, a trained JumpReLU): the kept
 units listed in the one pass over H that selects them (kept_selection.py), Z and R^T A over
 them alone, R W only where the gradient uses it (the kept units and, for JumpReLU, the
-kernel's band; kept_products.py). The BLAS products do about twice l1's work (three
+kernel's band; kept_products.py), or, while R is mostly zero (RESIDUALS_BELOW: TopK once
+trained), R W and R^T A as sums of the rows of W and A that R's nonzeros reach
+(residual_products.py). The BLAS products do about twice l1's work (three
 products where l1 has a symmetric one and one); docs/benchmarks.md has what each part costs.
 """
 
@@ -39,6 +41,11 @@ from sparsity_gui.core.interference.kept_products import (
     transpose_into,
 )
 from sparsity_gui.core.interference.kept_selection import by_unit, in_band, jump_mask, kept_lists, topk_mask
+from sparsity_gui.core.interference.residual_products import (
+    fill_activations,
+    residual_lists,
+    residual_products,
+)
 
 THRESHOLD_RAIL_DEFINITION = (
     "among the thresholds that moved at a step, the share whose stored parameter (theta, or "
@@ -48,13 +55,20 @@ THRESHOLD_RAIL_DEFINITION = (
 # (the crossover measured at n = 256, m = 1024 by benchmarks/bench_interference.py's
 # mechanisms section: between 0.25 and 0.35 kept, under load)
 SPARSE_BELOW = 0.3
+# the loops path's R W and R^T A run over R's nonzeros (residual_products.py) while
+# nonzeros(R) m < RESIDUALS_BELOW (needed + kept) n, over the kept units (kept_products.py)
+# otherwise: the work of each, weighted by its rate measured at n = 256, m = 1024 (rows of
+# W and A summed from outside the cache run at about a third of the unit loops' rate per
+# multiply-add; TopK K = 256 once trained, R 6 % nonzero: 2.4 against 6 ms, under load)
+RESIDUALS_BELOW = 1.0 / 3.0
 
 
 @njit(cache=True, nogil=True)
 def _residuals(Z, interference):
     """Z -> R in place: R_ij = 2 (ReLU(z_ij) - delta_ij) 1[z_ij > 0], 0 off the diagonal
-    without interference."""
+    without interference. Returns R's nonzeros."""
     n = Z.shape[0]
+    nonzero = 0
     for i in range(n):
         for j in range(n):
             z = Z[i, j]
@@ -62,6 +76,8 @@ def _residuals(Z, interference):
                 Z[i, j] = 0.0
             else:
                 Z[i, j] = 2.0 * (z - (1.0 if i == j else 0.0))
+                nonzero += 1 if Z[i, j] != 0.0 else 0
+    return nonzero
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -112,6 +128,10 @@ def threshold_step(phi, grad, mom1, mom2, opt_code, t, lr, beta1, beta2, eps, mo
             moves[2] += 1 if move > lr else 0
 
 
+# residual_products' scratch: A, a row of R W, residual_lists' six arrays and its counts
+ResidualScratch = tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...], np.ndarray]
+
+
 class MechanismState:
     """TopK's or JumpReLU's part of a run: the mask of kept units, the thresholds (their
     stored parameter and its optimizer state) and the scratch of the products."""
@@ -140,8 +160,11 @@ class MechanismState:
         self._H: np.ndarray | None = None  # the hidden layer W + xi of a noisy step
         self._dense: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # A, R W, R^T A
         self._loops: tuple[np.ndarray, ...] | None = None  # W^T and kept_lists' arrays
+        self._residual: ResidualScratch | None = None
         self.sparse_below = SPARSE_BELOW
+        self.residuals_below = RESIDUALS_BELOW
         self.sparse_steps = 0  # steps whose products were loops over the kept units
+        self.residual_steps = 0  # ... of which R W and R^T A ran over R's nonzeros
 
     @property
     def theta(self) -> np.ndarray:
@@ -172,7 +195,7 @@ class MechanismState:
             self._dense = None  # one path's scratch at a time (about 4 n x m arrays each)
             self._loops_gradient(W, H, push, theta, l0)
         else:
-            self._loops = None
+            self._loops = self._residual = None
             self._dense_gradient(W, H, push, theta, l0)
         if self.jump and self.log_theta:
             self.dtheta *= theta  # d/dlog theta = theta d/dtheta
@@ -230,9 +253,38 @@ class MechanismState:
         )
         transpose_into(W, WT, 1.0)
         kept_gram(WT, kptr, kcol, kval, self._Z, cursor)
-        _residuals(self._Z, self.interference)
+        n, m = W.shape
+        nonzero = _residuals(self._Z, self.interference)
+        if nonzero * m < self.residuals_below * (rptr[n] + self.kept) * n:
+            self.residual_steps += 1
+            A, rw, R_lists, columns = self._residual_scratch(W)
+            rowptr, rowcol, rowval, colptr, colrow, colval = R_lists
+            residual_lists(self._Z, rowptr, rowcol, rowval, colptr, colrow, colval, columns)
+            fill_activations(A, kptr, kcol, kval)
+            residual_products(W, H, A, R_lists, rptr, rcol, push, rw, theta, self.dtheta, eps, l0, jump)
+            return
         by_unit(H, jump, theta, rptr, rcol, count, cptr, crow, cw, ckept)
         kept_products(WT, self._Z, cptr, crow, cw, ckept, push, tile, rws, theta, self.dtheta, eps, l0, jump)
+
+    def _residual_scratch(self, W: np.ndarray) -> ResidualScratch:
+        """(A, a row of R W, residual_lists' six arrays, its count by column)."""
+        if self._residual is None:
+            n = W.shape[0]
+            index = np.int32 if n * n < 2**31 else np.int64
+            by_row = (np.empty(n + 1, dtype=np.int64), np.empty(n * n, dtype=index), np.empty(n * n, W.dtype))
+            by_column = (
+                np.empty(n + 1, dtype=np.int64),
+                np.empty(n * n, dtype=index),
+                np.empty(n * n, W.dtype),
+            )
+            columns = np.empty(n, dtype=np.int64)
+            self._residual = (
+                np.empty_like(W),
+                np.empty(W.shape[1], dtype=W.dtype),
+                (*by_row, *by_column),
+                columns,
+            )
+        return self._residual
 
     def threshold_step(
         self, opt_code: int, t: int, lr: float, beta1: float, beta2: float, eps: float
