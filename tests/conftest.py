@@ -95,11 +95,15 @@ def _dask_log_level_kept():
     logging.getLogger("distributed").setLevel(level)
 
 
+# two workers; tests/test_suite_ends.py's child pytests, which only end the cluster, ask for one
+DASK_WORKERS = int(os.environ.get("SPARSITY_TEST_DASK_WORKERS", 2))
+
+
 @pytest.fixture(scope="session")
 def _dask_processes(tmp_path_factory):
     from dask_processes import DaskProcesses
 
-    with DaskProcesses(tmp_path_factory.mktemp("dask"), workers=2) as procs:
+    with DaskProcesses(tmp_path_factory.mktemp("dask"), workers=DASK_WORKERS) as procs:
         yield procs
 
 
@@ -112,6 +116,6 @@ def dask_cluster(_dask_processes):
     be finishing on a worker; the next test's tasks then wait for it, which only delays them."""
     procs = _dask_processes
     assert procs.scheduler.poll() is None, f"the shared dask scheduler has ended: {procs.logs()}"
-    while sum(proc.poll() is None for proc in procs.workers) < 2:
+    while sum(proc.poll() is None for proc in procs.workers) < DASK_WORKERS:
         procs.add_worker()
     return procs

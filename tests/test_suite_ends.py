@@ -1,16 +1,17 @@
 """The suite ends, and leaves nothing behind, however it is started and however it ends.
 
 Each test runs a real pytest in a subprocess, with the suite's settings (pyproject.toml) and
-its conftest: one whose test hangs, which must fail that test and go on; one whose hang the
-per-test timeout cannot interrupt, which the session's backstop must end; one started with
-SIGINT ignored (as a background job is), whose Ctrl+C tests must still pass instead of
-waiting forever; and one holding the shared dask cluster (tests/dask_processes.py) when it is
-sent SIGTERM or SIGKILL, after which none of the cluster's processes may still run."""
+its conftest: one started with SIGINT ignored (as a background job is), whose test that hangs
+must fail alone and whose Ctrl+C test must still pass instead of waiting forever; one whose
+hang the per-test timeout cannot interrupt, which the session's backstop must end; and one
+holding the shared dask cluster (tests/dask_processes.py) when it is sent SIGTERM or SIGKILL,
+after which none of the cluster's processes may still run."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -50,7 +51,10 @@ def _env(**extra: str) -> dict[str, str]:
 HANGS = """
 import signal, time
 
+import pytest
 
+
+@pytest.mark.timeout(2)
 def test_hangs():
     time.sleep(120)
 
@@ -63,16 +67,6 @@ def test_hangs_where_no_alarm_reaches():
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
     time.sleep(120)
 """
-
-
-def test_a_hung_test_fails_alone_and_the_run_goes_on(tmp_path):
-    (tmp_path / "test_hangs.py").write_text(HANGS)
-    tests = ("test_hangs.py::test_hangs", "test_hangs.py::test_after_the_hang")
-    argv = _suite_pytest(tmp_path, "--timeout=2", *tests)
-    proc = subprocess.run(argv, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=LIMIT)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 1, out
-    assert "1 failed, 1 passed" in out and "Timeout" in out
 
 
 def test_a_hang_the_timeout_cannot_interrupt_ends_at_the_session_limit(tmp_path):
@@ -124,19 +118,25 @@ def _ignoring_sigint(argv: list[str]) -> list[str]:
     return [sys.executable, "-c", launcher, *argv]
 
 
-def test_the_ctrl_c_tests_pass_when_pytest_starts_with_sigint_ignored(tmp_path):
-    """`_thread.interrupt_main()` does nothing while SIGINT is ignored: without the suite's
-    handler (tests/conftest.py) this test of Ctrl+C hung until CI's limit."""
-    target = "tests/core/test_threads.py::test_ctrl_c_stops_and_joins_every_thread_before_it_propagates"
-    proc = subprocess.run(
-        _ignoring_sigint([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", target]),
-        cwd=TESTS.parent,
-        capture_output=True,
-        text=True,
-        timeout=LIMIT,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "1 passed" in proc.stdout
+CTRL_C_TEST = "core/test_threads.py::test_ctrl_c_stops_and_joins_every_thread_before_it_propagates"
+
+
+def test_a_hung_test_fails_alone_and_the_ctrl_c_tests_pass_with_sigint_ignored(tmp_path):
+    """One pytest started with SIGINT ignored, as `make test &` starts it: a hung test fails
+    at its timeout and the run goes on; and the suite's test of Ctrl+C passes.
+    `_thread.interrupt_main()` does nothing while SIGINT is ignored: without the suite's
+    handler (tests/conftest.py) that test hung until CI's limit."""
+    (tmp_path / "test_hangs.py").write_text(HANGS)
+    tests = ("test_hangs.py::test_hangs", "test_hangs.py::test_after_the_hang", str(TESTS / CTRL_C_TEST))
+    argv = _ignoring_sigint(_suite_pytest(tmp_path, "-rA", *tests))
+    proc = subprocess.run(argv, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=LIMIT)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "1 failed, 2 passed" in out, out
+    assert re.search(r"^FAILED test_hangs.py::test_hangs - Failed: Timeout", out, re.M), out
+    assert re.search(r"^PASSED test_hangs.py::test_after_the_hang$", out, re.M), out
+    # (a file outside the child's rootdir: its node id is the test's name after "::")
+    assert re.search(rf"^PASSED \S*::{CTRL_C_TEST.split('::')[-1]}$", out, re.M), out
 
 
 def _state(pid: int) -> str | None:
@@ -168,26 +168,65 @@ def test_holds_the_cluster(dask_cluster):
 
 LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; uses prctl")
 
+WHERE = {"in-process": (), "xdist-worker": ("-n", "1")}
+CASES = [(how, where) for where in WHERE for how in (signal.SIGTERM, signal.SIGKILL)]
+
+
+@pytest.fixture(scope="module")
+def holders(request, tmp_path_factory):
+    """``holders(case)``: the case's pytest holding the shared cluster, and the next case's
+    started beside it. A holder spends most of its time waiting for its cluster's processes
+    to import and for its end, so that one overlaps the next one's start (at most two
+    starting at once, as when both of `make test`'s workers start their clusters)."""
+    order = [  # the cases in the order this session runs them
+        item.callspec.params["case"]
+        for item in request.session.items
+        if item.module is request.module and "case" in getattr(getattr(item, "callspec", None), "params", {})
+    ]
+    started: dict[tuple, tuple[Path, subprocess.Popen]] = {}
+
+    def start(case: tuple) -> tuple[Path, subprocess.Popen]:
+        if case not in started:
+            how, where = case
+            folder = tmp_path_factory.mktemp(f"holder-{how.name}-{where}")
+            (folder / "test_holder.py").write_text(HOLDER)
+            pids_file = folder / "pids.json"
+            # the suite's conftest: its signal handling and its dask_cluster fixture (one
+            # worker: each of the cluster's processes is started and ended alike)
+            env = _env(CLUSTER_PIDS=str(pids_file), SPARSITY_TEST_DASK_WORKERS="1")
+            argv = _suite_pytest(folder, "-s", *WHERE[where], "test_holder.py")
+            proc = subprocess.Popen(
+                argv, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            )
+            started[case] = pids_file, proc
+        return started[case]
+
+    def holder(case: tuple) -> tuple[Path, subprocess.Popen]:
+        got = start(case)
+        later = [c for c in order[order.index(case) + 1 :] if c not in started] if case in order else []
+        if later:
+            start(later[0])
+        return got
+
+    yield holder
+    for pids_file, proc in started.values():  # left only by a failure or an interruption
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        if pids_file.exists():
+            for pid in _running(json.loads(pids_file.read_text())):
+                os.kill(pid, signal.SIGKILL)
+
 
 @LINUX_ONLY
-@pytest.mark.parametrize("workers", [[], ["-n", "1"]], ids=["in-process", "xdist-worker"])
-@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
-def test_the_shared_cluster_ends_with_pytest(tmp_path, how, workers):
+@pytest.mark.parametrize("case", CASES, ids=[f"{how.name}-{where}" for how, where in CASES])
+def test_the_shared_cluster_ends_with_pytest(holders, case):
     """A pytest holding the shared cluster is ended from outside. SIGTERM: it stops as on
     Ctrl+C and its finaliser stops the cluster. SIGKILL: no finaliser runs, and the kernel
     ends every process of the cluster with it (their parent-death signal). The same when the
     test runs in a pytest-xdist worker (`make test`): the worker ends with its controller."""
-    (tmp_path / "test_holder.py").write_text(HOLDER)
-    pids_file = tmp_path / "pids.json"
-    # the suite's conftest: its signal handling and its dask_cluster fixture
-    proc = subprocess.Popen(
-        _suite_pytest(tmp_path, "-s", *workers, "test_holder.py"),
-        cwd=tmp_path,
-        env=_env(CLUSTER_PIDS=str(pids_file)),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    how, _where = case
+    pids_file, proc = holders(case)
     pids: list[int] = []
     try:
         deadline = time.monotonic() + LIMIT
@@ -196,7 +235,8 @@ def test_the_shared_cluster_ends_with_pytest(tmp_path, how, workers):
             assert time.monotonic() < deadline, "the cluster did not start"
             time.sleep(0.1)
         pids = json.loads(pids_file.read_text())
-        assert len(pids) == 4 and _running(pids) == pids
+        # the pytest (or its xdist worker), the scheduler and the worker
+        assert len(pids) == 3 and _running(pids) == pids
         proc.send_signal(how)
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode != 0
