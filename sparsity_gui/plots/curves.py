@@ -51,6 +51,20 @@ class ClipAwareCurve(pg.PlotDataItem):
     or may become needed (a y-range change of every plot of the note's window with 8
     pinned runs: 3.2 ms against 7.5, `bench_gui.py --range-change 20`)."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # (an attribute, not a method: pyqtgraph connects the curve's view to it later)
+        self.curve.viewTransformChanged = self._curve_view_changed
+
+    def _curve_view_changed(self) -> None:
+        """pyqtgraph forgets a curve's bounds whenever its view's range moves, for the pen's
+        padding in pixels, and works them out again from its data (nanmin and nanmax, both
+        axes, every curve of every plot that moved: 8 % of a step of the shared time axis).
+        The live pens pad nothing (width 0): the bounds in data coordinates stay as they are."""
+        curve = self.curve
+        if curve.pixelPadding() > 0:
+            pg.PlotCurveItem.viewTransformChanged(curve)
+
     def viewRangeChanged(self, vb=None, ranges=None, changed=None) -> None:
         if not self._clipped_as_before():
             super().viewRangeChanged(vb, ranges, changed)
