@@ -123,7 +123,7 @@ def _error_lines(shown: str) -> list[str]:
     ],
     ids=lambda v: v if isinstance(v, str) else signal.Signals(v).name,
 )
-# run's SIGTERM: test_the_temporary_folder_of_a_live_run_is_left_alone; run's SIGHUP:
+# run's SIGTERM: test_a_live_runs_folder_is_left_alone_and_nohup_keeps_it_going; run's SIGHUP:
 # test_closing_the_terminal_ends_the_command_as_sighup
 def test_a_signal_ends_the_command_and_leaves_nothing(tmp_path, command, sig):
     status, out, shown = _interrupt(command, sig, tmp_path)
@@ -159,10 +159,18 @@ def test_a_folder_left_by_a_killed_run_is_removed_by_the_next_run(tmp_path, monk
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
-def test_the_temporary_folder_of_a_live_run_is_left_alone(tmp_path, monkeypatch, capsys):
+def test_a_live_runs_folder_is_left_alone_and_nohup_keeps_it_going(tmp_path, monkeypatch, capsys):
     """A second command into the same DIR while the first still runs: the first's folder is
-    kept (its process is alive), the second writes DIR, the first then ends cleanly."""
-    proc, fd = _start("run", tmp_path)
+    kept (its process is alive), the second writes DIR. The first was started as under
+    nohup (SIGHUP ignored on entry, and SIGINT as a background job's): SIGHUP stays ignored,
+    so SIGHUP and then SIGTERM end it with SIGTERM's status (a SIGHUP acted on would have
+    ended it with 129 first), and it ends cleanly."""
+
+    def like_nohup() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    proc, fd = in_terminal("run", [*LONG["run"][1:], "--out", "out"], tmp_path, preexec_fn=like_nohup)
     try:
         read_until(fd, lambda line: STARTED["run"] in line, proc, timeout=WAIT)
         first = _temp_folders(tmp_path)
@@ -170,6 +178,7 @@ def test_the_temporary_folder_of_a_live_run_is_left_alone(tmp_path, monkeypatch,
         assert status == 0, err
         assert _temp_folders(tmp_path) == first
         assert proc.poll() is None
+        os.kill(proc.pid, signal.SIGHUP)
         os.kill(proc.pid, signal.SIGTERM)
         out, _ = proc.communicate(timeout=WAIT)
         shown = read_rest(fd)
@@ -183,27 +192,6 @@ def test_the_temporary_folder_of_a_live_run_is_left_alone(tmp_path, monkeypatch,
     assert _error_lines(shown) == ["error: interrupted; nothing was written"], shown
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert (tmp_path / "out" / "run.json").is_file()
-
-
-def test_nohup_keeps_a_command_going_when_the_terminal_closes(tmp_path):
-    """SIGHUP ignored on entry (nohup) stays ignored: SIGHUP and then SIGTERM end the run
-    with SIGTERM's status (a SIGHUP acted on would have ended it with 129 first)."""
-
-    def like_nohup() -> None:
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-
-    proc, fd = in_terminal("run", [*LONG["run"][1:], "--out", "out"], tmp_path, preexec_fn=like_nohup)
-    try:
-        read_until(fd, lambda line: STARTED["run"] in line, proc, timeout=WAIT)
-        os.kill(proc.pid, signal.SIGHUP)
-        os.kill(proc.pid, signal.SIGTERM)
-        proc.communicate(timeout=WAIT)
-        shown = read_rest(fd)
-    finally:
-        _stop(proc)
-        os.close(fd)
-    assert proc.returncode == 128 + signal.SIGTERM, shown
-    assert list(tmp_path.iterdir()) == []
 
 
 def test_closing_the_terminal_ends_the_command_as_sighup(tmp_path):
