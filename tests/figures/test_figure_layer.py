@@ -1,11 +1,10 @@
 """The figure layer itself (sparsity_gui/figures): a figure drawn from known arrays, its
-files, the script beside it, the styles; and that importing it loads no Qt."""
+files, the script beside it, the styles (that importing it loads no Qt: one fresh Python
+for it and the API, note/test_api_plot.py)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -133,12 +132,3 @@ def test_a_bad_style_file_is_refused_by_name(tmp_path, text, reason):
 def test_missing_style_file_is_refused(tmp_path):
     with pytest.raises(InputError, match="no such style file"):
         style_params(tmp_path / "none.mplstyle")
-
-
-def test_importing_the_layer_loads_no_qt():
-    code = (
-        "import sys, sparsity_gui.figures.save, sparsity_gui.figures.layout, sparsity_gui.figures.style\n"
-        "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')]\n"
-        "assert not bad, bad\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -56,9 +56,11 @@ def test_an_unknown_panel_is_refused_by_name(result, panel):
 
 
 def test_the_api_and_its_figures_import_no_qt():
+    """In a fresh Python: the API, a plot, and the figure layer's modules load no Qt."""
     code = (
         "import sys\n"
         "from sparsity_gui import api\n"
+        "import sparsity_gui.figures.save, sparsity_gui.figures.layout, sparsity_gui.figures.style\n"
         "r = api.simulate(m=50, t_end=5.0, samples=11)\n"
         "r.plot('threshold_crossing')\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')]\n"
