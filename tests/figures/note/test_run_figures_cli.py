@@ -16,7 +16,7 @@ import pytest
 
 from sparsity_gui.figures.note.figures import PANELS
 from tests.figures.figure_files import assert_fonts_embedded, needs_pdffonts, png_pixels
-from tests.helpers import assert_refused_in_process
+from tests.helpers import assert_refused_in_process, command_in_process
 
 BLOCKER = '''
 import sys
@@ -109,12 +109,15 @@ def test_run_figures_without_qt_writes_every_figure(tmp_path):
         (["--figures", "--style", "bad.mplstyle"], "line 1"),
     ],
 )
-def test_a_bad_style_is_one_error_line_and_nothing_written(tmp_path, extra, message):
+def test_a_bad_style_is_one_error_line_and_nothing_written(tmp_path, extra, message, monkeypatch, capsys):
+    """In this process: the refusal's line, status and files are not the process's (a run
+    with Qt blocked as a process of its own: the test above)."""
     (tmp_path / "bad.mplstyle").write_text("lines.linewidth: thick\n")
-    proc = run_without_qt(["--m", "50", *extra, "--out", "res"], tmp_path)
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0], proc.stderr
+    argv = ["run", "--m", "50", *extra, "--out", "res"]
+    code, out, err = command_in_process(argv, tmp_path, monkeypatch, capsys)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0], err
     assert not (tmp_path / "res").exists()
 
 
