@@ -21,9 +21,13 @@ from sparsity_gui.core.interference.params import InterferenceParams
 from sparsity_gui.core.interference.run import InterferenceRun
 from sparsity_gui.core.interference.sweep import sweep_task
 
-torch = pytest.importorskip("torch")
-
 SIGMA = 0.1
+
+
+def _torch():
+    # imported by the tests that use it, not by the module: the spawned process of the
+    # same-seed test imports this module, and torch would be most of its start-up
+    return pytest.importorskip("torch")
 
 
 @pytest.mark.parametrize("kind, fourth", [("bernoulli", 1.0), ("gaussian", 3.0)])
@@ -93,6 +97,7 @@ def test_the_same_seed_gives_the_same_run_in_a_thread_a_process_and_a_dask_worke
 
 
 def torch_noisy_loss(W, xi, l1, interference=True):
+    torch = _torch()
     X = torch.eye(W.shape[0], dtype=W.dtype)
     Y = torch.relu((X @ W + xi) @ W.T)
     err = (Y - X) ** 2
@@ -114,6 +119,7 @@ CASES = [
 @pytest.mark.parametrize("kind", ["bernoulli", "gaussian"])
 @pytest.mark.parametrize("optimizer, interference, loops", CASES)
 def test_one_step_is_torchs_on_the_loss_with_xi_held(monkeypatch, kind, optimizer, interference, loops):
+    torch = _torch()
     monkeypatch.setattr(run_module, "NOISY_LOOPS_UP_TO", loops)
     n, m, lr, l1, sigma = 6, 10, 0.05, 0.03, 0.3
     w0 = np.random.default_rng(8).standard_normal((n, m)) / math.sqrt(m)
@@ -154,6 +160,17 @@ def expected_gradient(W, sigma, active):
     return (Rbar + Rbar.T) @ W + 2.0 * sigma**2 * active.sum(axis=0)[:, None] * W
 
 
+def torch_gradients(W, xis):
+    """Autograd's gradient of the loss with each draw of xi held, one per draw: the draws'
+    copies of W in one batch, whose summed loss has each copy's own gradient."""
+    torch = _torch()
+    Ws = torch.tensor(W).expand(len(xis), *W.shape).clone().requires_grad_(True)
+    X = torch.eye(W.shape[0], dtype=Ws.dtype)
+    Y = torch.relu((X @ Ws + torch.tensor(xis)[:, None, :]) @ Ws.transpose(1, 2))
+    ((Y - X) ** 2).sum().backward()
+    return Ws.grad.numpy()
+
+
 @pytest.mark.parametrize("kind", ["bernoulli", "gaussian"])
 def test_the_average_gradient_is_the_expected_gradient_of_the_theory(kind):
     """W chosen so that every a_ij = G_ij + xi.W_j keeps its sign for the draws: its positive
@@ -172,7 +189,9 @@ def test_the_average_gradient_is_the_expected_gradient_of_the_theory(kind):
     assert np.all(np.abs(A0) > 3 * margin[None, :])
     active = A0 > 0
     xis = sigma * NoiseStream(kind, seed=2).draw(draws, m)
-    grads = np.array([noisy_gradient_numpy(W, xi, True) for xi in xis])
+    grads = torch_gradients(W, xis)
+    for k in range(0, draws, draws // 50):  # the run's gradient is autograd's, draw by draw
+        np.testing.assert_allclose(noisy_gradient_numpy(W, xis[k], True), grads[k], rtol=0, atol=1e-14)
     if kind == "gaussian":  # no bound: check no draw crossed a ReLU's kink
         assert np.all(((xis @ W.T)[:, None, :] + A0[None] > 0) == active[None])
     mean, se = grads.mean(axis=0), grads.std(axis=0) / math.sqrt(draws)
