@@ -1,8 +1,11 @@
 """`Axis`: pyqtgraph's axis, its bounding rect worked out only when it can change, its
-title set again only when its text changes."""
+title set again only when its text changes, its tick values found without np.isclose."""
 
 from __future__ import annotations
 
+from math import ceil
+
+import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore
 
@@ -55,6 +58,33 @@ class Axis(pg.AxisItem):
         pg_compat.adjust_axis_size(self)
         self.picture = None
         self.update()
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list:
+        """pyqtgraph's AxisItem.tickValues, value for value, with its test of which ticks a
+        higher level already has written out: np.isclose's argument checks and conversions
+        were 60 % of the call, and every axis whose range moves calls it (six bottom axes
+        in a step of the shared time axis)."""
+        lo, hi = sorted((minVal, maxVal))
+        lo *= self.scale
+        hi *= self.scale
+        ticks = []
+        seen = np.array([])
+        for spacing, offset in self.tickSpacing(lo, hi, size):
+            start = (ceil((lo - offset) / spacing) * spacing) + offset
+            num = int((hi - start) / spacing) + 1
+            values = (np.arange(num) * spacing + start) / self.scale
+            # np.isclose(seen, values[:, None], rtol=0, atol=...), as it computes it
+            column = values[:, np.newaxis]
+            atol = spacing / self.scale * 0.01
+            with np.errstate(invalid="ignore"):
+                near = (np.abs(seen - column) <= atol) & np.isfinite(column) | (seen == column)
+            close = near.any(axis=-1)
+            values = values[~close]
+            seen = np.concatenate([seen, values])
+            ticks.append((spacing / self.scale, values.tolist()))
+        if self.logMode:
+            return self.logTickValues(lo, hi, size, ticks)
+        return ticks
 
     def setStyle(self, **kwargs) -> None:
         self._forget_bounds()  # (tick length, label overlap: both widen the rect)
