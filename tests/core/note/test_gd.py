@@ -3,6 +3,7 @@ its affine structure, its first-order convergence to the exact flow, and instabi
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -183,6 +184,13 @@ def test_unstable_gd_that_kills_everything_is_flagged(eta, seed):
     np.testing.assert_array_equal(chunked.death_times(), gd.death_times())
 
 
+@functools.cache
+def _flow_to_50(lam: float, seed: int):
+    """W(0) of the seed and the reference flow to t = 50, shared by both step sizes."""
+    w0 = np.random.default_rng(seed).standard_normal(20) * (0.9 / math.sqrt(20))
+    return w0, reference_flow(w0, lam, [50.0])
+
+
 @pytest.mark.parametrize("lam", [0.4, 0.5, 1.0])
 @pytest.mark.parametrize("eta", [0.01, 0.05])
 def test_gd_that_kills_everything_like_the_flow_is_not_flagged(lam, eta):
@@ -190,12 +198,11 @@ def test_gd_that_kills_everything_like_the_flow_is_not_flagged(lam, eta):
     small step GD does the same (sometimes taking the last two on one step). That is not
     instability: diverged stays None and the death times follow the flow's to O(eta)."""
     for seed in range(30):
-        w0 = np.random.default_rng(seed).standard_normal(20) * (0.9 / math.sqrt(20))
+        w0, ref = _flow_to_50(lam, seed)
         gd = GDSolver(InitialState.from_weights(w0), lam, eta)
         gd.advance_to(50.0)
         assert gd.diverged is None, (lam, eta, seed, gd.diverged)
         assert gd.moments().nonzero == 0
-        ref = reference_flow(w0, lam, [50.0])
         assert ref.nonzero[-1] == 0
         assert np.max(np.abs(gd.death_times() - ref.death_t)) < 5 * eta
 
