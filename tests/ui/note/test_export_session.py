@@ -152,6 +152,9 @@ def test_export_all_and_each_figure_format(qtbot, make_window, tmp_path):
     qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
     live_pen = win.panels[3].measured.opts["pen"]
     out = tmp_path / "export"
+    out.mkdir()  # earlier files of the same names: replaced
+    (out / "weights_sorted.png").write_bytes(b"earlier figure")
+    (out / "session.json").write_text("earlier session")
     assert win.exports.export_all(out), win.last_error
     names = {p.name for p in out.iterdir()}
     expected = {f"{n}.{ext}" for n in PANEL_FILES for ext in ("png", "svg", "pdf", "json", "py")} | {
@@ -265,9 +268,11 @@ def test_unwritable_or_full_destination_keeps_earlier_files(qtbot, make_window, 
     assert (out / "weights_sorted.png").read_bytes() == b"earlier figure"
     assert (out / "session.json").read_text() == "earlier session"
     assert not [p for p in out.iterdir() if p.name.startswith(".")], "no half-written files"
-    # with room again, the same export works
-    assert win.exports.export_all(out), win.last_error
-    assert (out / "weights_sorted.png").read_bytes().startswith(b"\x89PNG")
+    # with room again, writing works: the failed export left nothing behind it (Export all
+    # replacing earlier files of the same names: test_export_all_and_each_figure_format)
+    assert win.exports.job is None and win.exports.progress is None
+    assert win.files.save_session(out / "session.json"), win.last_error
+    assert load_session(out / "session.json").script.params == win.params
 
 
 def test_bad_session_files_change_nothing(qtbot, make_window, tmp_path):
