@@ -94,36 +94,47 @@ def test_a_typed_warm_up_starts_a_run_under_its_knots_and_the_fields_exclude_eac
     assert "λ(t)" not in legend_texts(balance(win))
 
 
-@pytest.mark.parametrize(
-    ("field", "text", "reason"),
-    [
-        ("lam_schedule", "0:1,0:2", "from 0 to 1"),  # λ = 2 is what the check meets first
-        ("lam_schedule", "0:1e-3,0:2e-3", "repeated"),
-        ("lam_schedule", "0:0,50:1e-3,20:2e-3", "out of order"),
-        ("lam_schedule", "abc", "expected knots t:value"),
-        ("lam_schedule", "0:0,100:-1e-3", "from 0 to 1"),
-        ("lam_schedule", "0:0,100:2", "from 0 to 1"),
-        ("lam_warmup", "-5", ">= 0"),
-        ("lam_warmup", "abc", "not a valid number"),
-        ("lam_warmup", "inf", "finite"),
+BAD = {  # each field's bad texts and the reason its message gives
+    "lam_schedule": [
+        ("0:1,0:2", "from 0 to 1"),  # λ = 2 is what the check meets first
+        ("0:1e-3,0:2e-3", "repeated"),
+        ("0:0,50:1e-3,20:2e-3", "out of order"),
+        ("abc", "expected knots t:value"),
+        ("0:0,100:-1e-3", "from 0 to 1"),
+        ("0:0,100:2", "from 0 to 1"),
     ],
-)
-def test_a_bad_schedule_is_refused_at_its_field_and_the_run_goes_on(qtbot, note_window, field, text, reason):
+    "lam_warmup": [("-5", ">= 0"), ("abc", "not a valid number"), ("inf", "finite")],
+}
+# each field's good text and the knots it gives: λ rises to 0.01 (the λ in force)
+GOOD = {
+    "lam_schedule": ("0:0,40:1e-2", ((0.0, 0.0), (40.0, 0.01))),
+    "lam_warmup": ("30", ((0.0, 0.0), (30.0, 0.01))),
+}
+
+
+def test_a_bad_schedule_is_refused_at_its_field_and_the_run_goes_on(qtbot, note_window):
+    """Each bad text typed into its field, one after another on one run: the reason at the
+    field, and the run untouched goes on; then a good value clears the field's message and
+    starts a run under its knots."""
     win = note_window(SimParams(m=300, lam=1e-2), speed=5.0)
-    before = running_past(qtbot, win, 0.0)
-    run_id, params = win.run_id, win.params
-    widget = getattr(win.controls, field)
-    type_keys(widget, text)
-    assert widget.error.isVisibleTo(win.controls), text
-    assert reason in widget.error.text(), widget.error.text()
-    assert win.run_id == run_id and win.params == params
-    # the worker goes on with the same run: a later snapshot of it, its parameters unchanged
-    later = running_past(qtbot, win, before.t)
-    assert later.run_id == run_id and later.params == params and later.changes == ()
-    # a good value clears the message
-    type_keys(widget, "0:0,40:1e-2" if field == "lam_schedule" else "40")
-    assert widget.error.isHidden() and win.run_id == run_id + 1
-    assert win.params.lam_schedule == ((0.0, 0.0), (40.0, 0.01))
+    for field, cases in BAD.items():
+        before = running_past(qtbot, win, 0.0)
+        run_id, params = win.run_id, win.params
+        widget = getattr(win.controls, field)
+        for text, reason in cases:
+            type_keys(widget, text)
+            assert widget.error.isVisibleTo(win.controls), text
+            assert reason in widget.error.text(), (text, widget.error.text())
+            assert win.run_id == run_id and win.params == params, text
+            # the worker goes on with the same run: a later snapshot of it, its parameters unchanged
+            later = running_past(qtbot, win, before.t)
+            assert later.run_id == run_id and later.params == params and later.changes == (), text
+            before = later
+        # a good value clears the message
+        text, knots = GOOD[field]
+        type_keys(widget, text)
+        assert widget.error.isHidden() and win.run_id == run_id + 1
+        assert win.params.lam_schedule == knots
 
 
 def test_a_schedule_that_ends_after_t_end_or_a_warm_up_to_lam_0_is_refused(qtbot, note_window):
