@@ -278,9 +278,9 @@ def test_worker_failure_is_shown_and_the_window_stays_usable(qtbot, interference
 
 def test_exports_write_real_files(qtbot, interference_window, tmp_path):
     """Export figure (by the panel's index or the panel itself), the window and the data;
-    every panel as a real PNG and SVG: test_interference_export_all.py's Export all. (The
-    module's window never runs a sweep: test_sweep_beside_the_live_run_pauses_and_resumes_it
-    has a window of its own.)"""
+    every panel, and the window's layout, as a real PNG and SVG:
+    test_interference_export_all.py's Export all. (The module's window never runs a sweep:
+    test_sweep_beside_the_live_run_pauses_and_resumes_it has a window of its own.)"""
     win = interference_window(SMALL)
     wait_finished(qtbot, win)
     qtbot.wait(100)
@@ -301,9 +301,8 @@ def test_exports_write_real_files(qtbot, interference_window, tmp_path):
     assert "run a sweep first" in win.last_error and not (tmp_path / "sweep.png").exists()
     win.error_box.close()
     assert win.exports.export_figure("window", tmp_path / "window.png")
-    assert win.exports.export_figure("window", tmp_path / "window.svg")
     assert (tmp_path / "window.png").read_bytes().startswith(PNG_MAGIC)
-    ET.parse(tmp_path / "window.svg")
+    assert (tmp_path / "window.json").is_file() and (tmp_path / "window.py").is_file()
     # data
     assert win.exports.export_data("history", tmp_path / "history.csv")
     lines = (tmp_path / "history.csv").read_text().splitlines()
