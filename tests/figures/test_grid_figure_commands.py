@@ -1,7 +1,8 @@
 """`interference --figures`, `sweep` and `scaling` in subprocesses where `import PySide6`
 (and pyqtgraph) fails: every figure is still written into DIR/figures/, with its data and
 script; `--style` takes the talk style or a .mplstyle file, and a bad style file is one
-`error:` line, exit 2, nothing written. The Python API's plot() draws the same figures."""
+`error:` line, exit 2, nothing written (in this process: what a style does is not the
+process's). The Python API's plot() draws the same figures."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from matplotlib.figure import Figure
 
 from sparsity_gui.figures.save import arrays_of
 from tests.figures.figure_files import png_pixels
+from tests.helpers import command_in_process
 
 # Qt and pyqtgraph refused at import, as on a machine without them
 NO_QT = (
@@ -139,57 +141,27 @@ def test_sweep_and_scaling_figures_without_qt_in_the_talk_style(tmp_path):
     )
 
 
-def test_a_style_file_restyles_and_a_bad_one_is_refused(tmp_path):
+def test_a_style_file_restyles_and_a_bad_one_is_refused(tmp_path, monkeypatch, capsys):
+    """In this process (the commands as processes without Qt: the tests above): a style
+    file's settings reach the script; a bad or missing one is one error line, status 2,
+    nothing written."""
     good = tmp_path / "mine.mplstyle"
     good.write_text("lines.linewidth: 2.5\naxes.grid: True\n")
-    proc = cli(
-        [
-            "sweep",
-            "--n",
-            "4",
-            "--m",
-            "8",
-            "--seeds",
-            "1",
-            "--steps",
-            "20",
-            "--jobs",
-            "1",
-            "--style",
-            str(good),
-            "--dpi",
-            "60",
-            "--out",
-            "ok",
-        ],
-        tmp_path,
+    args = ["sweep", "--n", "4", "--m", "8", "--seeds", "1", "--steps", "20", "--jobs", "1"]
+    code, _out, err = command_in_process(
+        [*args, "--style", good, "--dpi", "60", "--out", "ok"], tmp_path, monkeypatch, capsys
     )
-    assert proc.returncode == 0, proc.stderr
+    assert code in (0, None), err
     script = (tmp_path / "ok" / "figures" / "sweep.py").read_text()
     assert "'lines.linewidth': 2.5" in script and "'axes.grid': True" in script
     bad = tmp_path / "bad.mplstyle"
     bad.write_text("lines.linewidth: thick\n")
     for style in (str(bad), str(tmp_path / "missing.mplstyle")):
-        proc = cli(
-            [
-                "interference",
-                "--n",
-                "4",
-                "--m",
-                "8",
-                "--steps",
-                "20",
-                "--figures",
-                "--style",
-                style,
-                "--out",
-                "no",
-            ],
-            tmp_path,
-        )
-        assert proc.returncode == 2
-        lines = proc.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("error: style: ") and style in lines[0], proc.stderr
+        args = ["interference", "--n", "4", "--m", "8", "--steps", "20", "--figures", "--style", style]
+        code, out, err = command_in_process([*args, "--out", "no"], tmp_path, monkeypatch, capsys)
+        assert code == 2 and out == ""
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: style: ") and style in lines[0], err
         assert not (tmp_path / "no").exists()
 
 
