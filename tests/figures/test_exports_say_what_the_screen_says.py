@@ -40,8 +40,22 @@ FLAGGED = ("weights_sorted", "norm_balance", "l1_decay", "relative_variance", "l
 
 
 def run_figures(folder: Path, *args: str) -> Path:
+    """`run --figures` at 50 dpi: no test here reads the PNGs (300 dpi draws 36 times the
+    pixels); the JSON and the SVG are the same at any --dpi, the script all but its DPI."""
     proc = subprocess.run(
-        [sys.executable, "-m", "sparsity_gui", "run", *args, "--figures", "--out", str(folder), "-q"],
+        [
+            sys.executable,
+            "-m",
+            "sparsity_gui",
+            "run",
+            *args,
+            "--figures",
+            "--dpi",
+            "50",
+            "--out",
+            str(folder),
+            "-q",
+        ],
         capture_output=True,
         text=True,
         timeout=600,
