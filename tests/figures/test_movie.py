@@ -161,9 +161,10 @@ def test_note_frames_are_the_figure_functions_png_pixel_for_pixel(note_run):
 def test_frames_on_one_canvas_are_each_times_own_figure(note_run, panel):
     """A movie draws every frame into one cleared figure: each frame is still exactly the
     figure function's PNG of a new figure (stacked sub-plots, a legend above that sizes the
-    figure, the six-panel layout of sub-figures), whatever was drawn before it."""
+    figure, the six-panel layout of sub-figures), whatever was drawn before it. The layout,
+    six panels a frame, in two frames: the second is drawn over the first."""
     script = note_run.run.sim.script(note_run.t_end, 41)
-    times = frame_times(0.0, note_run.t_end, 3, "log")
+    times = frame_times(0.0, note_run.t_end, 2 if panel == "layout" else 3, "log")
     canvas = FrameCanvas(DPI)
     images = []
     for frame in note_frames(script, panel, times):
