@@ -3,7 +3,8 @@ lam_warmup=)`: the files say what ran (run.json's parameters and λ at every row
 timeseries.csv), the warm-up is the two-knot schedule it abbreviates, the API writes the
 CLI's files, and bad input is one `error:` line, exit status 2 and nothing written (the
 API: a ValueError with the same words). The commands run through
-__main__.main in this process; one bad schedule also through a real subprocess."""
+__main__.main in this process (a refused `run` in a real process, its status and a stderr
+without traceback: test_cli_bad_inputs.py's test_the_command_itself_refuses_a_bad_file)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import cli, command_result, read_number_csv
+from helpers import command_result, read_number_csv
 
 from sparsity_gui import api
 
@@ -104,9 +105,9 @@ def test_bad_schedules_are_one_error_line_and_nothing_written(tmp_path, monkeypa
     assert captured.out == "" and list(tmp_path.iterdir()) == []
 
 
-def test_a_bad_schedule_through_a_subprocess_and_the_api_say_the_same(tmp_path):
+def test_a_bad_schedule_through_the_command_and_the_api_say_the_same(tmp_path, monkeypatch, capsys):
     args, words = BAD["knots out of order"]
-    proc = cli(["run", "--m", "100", *args, "--out", "res"], tmp_path)
+    proc = command_result(["run", "--m", "100", *args, "--out", "res"], tmp_path, monkeypatch, capsys)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert words in proc.stderr and list(tmp_path.iterdir()) == []
     with pytest.raises(ValueError, match=words.split(": ", 1)[1]):
