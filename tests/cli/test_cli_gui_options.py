@@ -209,14 +209,24 @@ def launched(argv: list[str], seen: str, cwd) -> dict:
     return json.loads(proc.stdout.splitlines()[-1])
 
 
-def test_the_app_opens_the_interference_window_on_the_files_w0(tmp_path):
-    """The real entry point: the window's first run starts from the file's matrix."""
+def test_the_app_opens_the_interference_window_on_the_files_w0_with_the_launch_options(tmp_path):
+    """The real entry point (one launch for both): the window's first run starts from the
+    file's matrix, and the launch options from the settings rows (the mechanisms', Adam's
+    constants) reach its run."""
     path = checkpoint(tmp_path)
     argv = ["--model", "interference", "--w0", str(path), "--w0-tensor", "enc.weight", "--paused"]
-    seen = launched(argv, "W=snap.W.tolist(), n=p.n, m=p.m, line=win[0].w0_line.text()", tmp_path)
-    assert (seen["n"], seen["m"]) == (6, 10)
-    np.testing.assert_array_equal(np.array(seen["W"]), MATRIX.astype(np.float32).astype(np.float64))
-    assert seen["line"].startswith("W(0): ae.safetensors [enc.weight], 6 × 10")
+    argv += ["--sparsity", "topk", "--k", "3"]
+    argv += ["--optimizer", "adam", "--beta1", "0.8", "--beta2", "0.99", "--eps", "1e-6"]
+    seen = launched(
+        argv,
+        "W=snap.W.tolist(), n=p.n, m=p.m, line=win[0].w0_line.text(), sparsity=p.sparsity, k=p.k,"
+        " optimizer=p.optimizer, beta1=p.beta1, beta2=p.beta2, eps=p.eps",
+        tmp_path,
+    )
+    assert (seen.pop("n"), seen.pop("m")) == (6, 10)
+    np.testing.assert_array_equal(np.array(seen.pop("W")), MATRIX.astype(np.float32).astype(np.float64))
+    assert seen.pop("line").startswith("W(0): ae.safetensors [enc.weight], 6 × 10")
+    assert seen == {"sparsity": "topk", "k": 3, "optimizer": "adam", "beta1": 0.8, "beta2": 0.99, "eps": 1e-6}
 
 
 def test_a_bad_w0_file_is_one_error_line_before_any_window(tmp_path):
@@ -227,16 +237,3 @@ def test_a_bad_w0_file_is_one_error_line_before_any_window(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == f"error: w0: {bad}: not a valid .npy file (it is a PNG image)\n"
     assert sorted(tmp_path.iterdir()) == before
-
-
-def test_the_app_opens_the_interference_window_with_a_mechanism_and_adams_constants(tmp_path):
-    """The launch options from the settings rows (the mechanisms', Adam's constants) reach
-    the window's run."""
-    argv = ["--model", "interference", "--n", "8", "--m", "16", "--sparsity", "topk", "--k", "3"]
-    argv += ["--optimizer", "adam", "--beta1", "0.8", "--beta2", "0.99", "--eps", "1e-6", "--paused"]
-    seen = launched(
-        argv,
-        "sparsity=p.sparsity, k=p.k, optimizer=p.optimizer, beta1=p.beta1, beta2=p.beta2, eps=p.eps",
-        tmp_path,
-    )
-    assert seen == {"sparsity": "topk", "k": 3, "optimizer": "adam", "beta1": 0.8, "beta2": 0.99, "eps": 1e-6}
