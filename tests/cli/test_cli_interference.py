@@ -721,7 +721,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
                 "--seeds",
                 "1",
                 "--steps",
-                "4000",
+                "1000",
                 "--no-figure",
                 "--jobs",
                 "1",
