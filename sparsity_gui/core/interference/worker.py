@@ -9,13 +9,21 @@ new run's id and an error state.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from sparsity_gui.core.interference import kept_products, kept_selection, kernels, mechanisms, sparse_kernels
+from sparsity_gui.core.interference import (
+    kept_products,
+    kept_selection,
+    kernels,
+    mechanisms,
+    residual_products,
+    sparse_kernels,
+)
 from sparsity_gui.core.interference.mechanisms import SPARSITY_COLUMNS
 from sparsity_gui.core.interference.params import InterferenceParams, needs_restart
 from sparsity_gui.core.interference.run import HISTORY_COLUMNS, InterferenceRun, Measurement
@@ -43,6 +51,12 @@ def _train_every_optimizer() -> None:
     for param in ("plain", "log"):
         jump = InterferenceParams(n=4, m=16, steps=8, l1=0.0, sparsity="jumprelu", threshold_param=param)
         InterferenceRun(jump).advance(8)
+    # and the loops' products over R's nonzeros, which a run takes once its residuals are
+    # mostly zero (never in 8 steps on its own; JumpReLU's loops call the same kernels)
+    few = InterferenceRun(InterferenceParams(n=4, m=16, steps=8, l1=0.0, sparsity="topk", k=1))
+    assert few.mechanism is not None  # a TopK run has its mechanism's state
+    few.mechanism.residuals_below = math.inf
+    few.advance(8)
 
 
 INTERFERENCE_KERNELS = KernelSet(
@@ -50,7 +64,7 @@ INTERFERENCE_KERNELS = KernelSet(
     what="the interference model's training kernels",
     sources=tuple(
         Path(str(module.__file__))
-        for module in (kernels, sparse_kernels, mechanisms, kept_selection, kept_products)
+        for module in (kernels, sparse_kernels, mechanisms, kept_selection, kept_products, residual_products)
     ),
     compile_all=_train_every_optimizer,
     typical_seconds=15.0,  # a cold compile on 2 busy cores (make bench-warm-up)
