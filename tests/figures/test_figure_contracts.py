@@ -100,23 +100,11 @@ def note_files() -> dict[str, bytes]:
 def interference_files() -> dict[str, bytes]:
     """The layout (the window's six panels) and the Thresholds panel it leaves out, each as
     run_figure_files writes it."""
-    from sparsity_gui.core.interference.run import HISTORY_COLUMNS
     from sparsity_gui.figures.interference import figures as fi
     from sparsity_gui.figures.scripted import figure_files, panel_size
-    from tests.figures.interference.test_grid_figures import N, known_run
+    from tests.figures.interference.test_grid_figures import known_run, run_data_of
 
-    run = known_run()
-    data = fi.run_data(
-        run["history"],
-        HISTORY_COLUMNS,
-        run["W"],
-        run["counts"],
-        N,
-        run["pins"],
-        run["labels"],
-        run["changes"],
-        thresholds=run["thresholds"],
-    )
+    data = run_data_of(known_run())
     panel, title = fi.PANELS["thresholds"]
     size = panel_size(None)
     files = figure_files(

@@ -129,16 +129,21 @@ EDGES = {
 }
 
 
-@pytest.mark.parametrize("interference", [True, False])
-@pytest.mark.parametrize("case", sorted(EDGES))
-def test_the_loops_gradient_is_autograds_at_the_edges(case, interference):
+def edge_case(case: str, interference: bool) -> tuple[InterferenceParams, np.ndarray]:
+    """The parameters and W(0) of one of EDGES."""
     kw, rows = EDGES[case]
     if "threshold_init" in kw:
         kw = dict(sparsity="jumprelu", l0=0.02, bandwidth=0.1, **kw)
     p = InterferenceParams(
         n=N, m=M, steps=10, optimizer="gd", lr=0.01, l1=0.0, interference=interference, **kw
     )
-    w0 = tied(np.random.default_rng(17), N, M) if rows == "tied" else EDGE_W0
+    return p, (tied(np.random.default_rng(17), N, M) if rows == "tied" else EDGE_W0)
+
+
+@pytest.mark.parametrize("interference", [True, False])
+@pytest.mark.parametrize("case", sorted(EDGES))
+def test_the_loops_gradient_is_autograds_at_the_edges(case, interference):
+    p, w0 = edge_case(case, interference)
     W, phi = torch_params(p, w0)
     torch_loss(W, phi, p, 0.0).backward()
     for below in (2.0, 0.0):  # the loops over the kept units, then the BLAS products

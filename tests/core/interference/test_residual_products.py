@@ -17,7 +17,7 @@ from sparsity_gui.core.interference.run import InterferenceRun
 
 torch = pytest.importorskip("torch")
 
-from test_kept_lists import EDGE_W0, EDGES, M, N, tied  # noqa: E402
+from test_kept_lists import EDGES, edge_case  # noqa: E402
 from test_mechanisms import CASES, NOISY, noise_draws, start, torch_loss, torch_params, torch_run  # noqa: E402
 
 RESIDUALS, UNITS = math.inf, 0.0  # MechanismState.residuals_below: each product path forced
@@ -76,14 +76,7 @@ def check_against_autograd(p: InterferenceParams, w0: np.ndarray, xi=None, phi0=
 @pytest.mark.parametrize("interference", [True, False])
 @pytest.mark.parametrize("case", sorted(EDGES))
 def test_the_residual_products_are_autograds_at_the_edges(case, interference):
-    kw, rows = EDGES[case]
-    if "threshold_init" in kw:
-        kw = dict(sparsity="jumprelu", l0=0.02, bandwidth=0.1, **kw)
-    p = InterferenceParams(
-        n=N, m=M, steps=10, optimizer="gd", lr=0.01, l1=0.0, interference=interference, **kw
-    )
-    w0 = tied(np.random.default_rng(17), N, M) if rows == "tied" else EDGE_W0
-    check_against_autograd(p, w0)
+    check_against_autograd(*edge_case(case, interference))
 
 
 @pytest.mark.parametrize("case", sorted(NOISY))

@@ -116,8 +116,9 @@ def fi_short(text: str) -> str:
     return short_label(text)
 
 
-def panels_data(run: dict) -> dict:
-    data = fi.run_data(
+def run_data_of(run: dict) -> dict:
+    """fi.run_data of a known_run: what the run's figures draw."""
+    return fi.run_data(
         run["history"],
         HISTORY_COLUMNS,
         run["W"],
@@ -128,7 +129,10 @@ def panels_data(run: dict) -> dict:
         changes=run["changes"],
         thresholds=run["thresholds"],
     )
-    return arrays_of(json.loads(data_json(data)))  # what the JSON beside the figure holds
+
+
+def panels_data(run: dict) -> dict:
+    return arrays_of(json.loads(data_json(run_data_of(run))))  # what the JSON beside the figure holds
 
 
 def csv_columns(text: str) -> dict[str, np.ndarray]:
@@ -471,18 +475,7 @@ def written(tmp_path_factory):
     each: test_grid_figure_commands.py)."""
     folder = tmp_path_factory.mktemp("grid") / "figures"
     folder.mkdir()
-    run = known_run()
-    data = fi.run_data(
-        run["history"],
-        HISTORY_COLUMNS,
-        run["W"],
-        run["counts"],
-        N,
-        run["pins"],
-        run["labels"],
-        run["changes"],
-        thresholds=run["thresholds"],
-    )
+    data = run_data_of(known_run())
     files = fi.run_figure_files(data, formats=())
     files.update(sweep_figure_files(None, sweep_rows(), formats=(), cancelled=True))
     files.update(scaling_figure_files(None, scaling_rows(), formats=()))
