@@ -1,5 +1,6 @@
 """`Axis`: pyqtgraph's axis, its bounding rect worked out only when it can change, its
-title set again only when its text changes, its tick values found without np.isclose."""
+title set again only when its text changes, its tick values found without np.isclose;
+`PlotViewBox`: pyqtgraph's view box, its right-click menu built at the first right click."""
 
 from __future__ import annotations
 
@@ -95,3 +96,37 @@ def axes() -> dict[str, Axis]:
     """A plot's left and bottom axes, for PlotItem(axisItems=...) (pyqtgraph shows every
     axis it is given: the hidden top and right ones stay its own)."""
     return {side: Axis(side) for side in ("left", "bottom")}
+
+
+def plot_parts() -> dict:
+    """A panel plot's parts for PlotItem(**plot_parts()): its axes and a view box whose
+    right-click menu is built when first asked for."""
+    return {"axisItems": axes(), "viewBox": PlotViewBox()}
+
+
+class PlotViewBox(pg.ViewBox):
+    """pyqtgraph's view box with its right-click menu (View All, the X and Y axes' range,
+    link and mouse settings, the mouse mode) built at the first right click instead of with
+    the plot: the menu's two forms of widgets were the largest part of a plot's
+    construction (about a third of a window's build CPU, py-spy), and most plots are never
+    right-clicked. Everything pyqtgraph's menu offers stays, unchanged."""
+
+    def __init__(self, *args, enableMenu: bool = True, **kwargs):  # noqa: N803 - pyqtgraph's name
+        super().__init__(*args, enableMenu=False, **kwargs)
+        self.menu_offered = enableMenu
+
+    def setMenuEnabled(self, enableMenu: bool = True) -> None:  # noqa: N802, N803
+        self.menu_offered = enableMenu
+        if not enableMenu or self.menu is not None:
+            super().setMenuEnabled(enableMenu)
+
+    def menuEnabled(self) -> bool:  # noqa: N802 - pyqtgraph's name
+        return self.menu_offered
+
+    def getMenu(self, ev):  # noqa: N802 - pyqtgraph's name
+        if self.menu is None and self.menu_offered:
+            super().setMenuEnabled(True)  # (pyqtgraph builds its menu here)
+        return self.menu
+
+    def getContextMenus(self, event):  # noqa: N802 - pyqtgraph's name
+        return self.getMenu(event).actions() if self.menu_offered else []

@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from sparsity_gui.plots import pg_compat
-from sparsity_gui.plots.axes import axes
+from sparsity_gui.plots.axes import plot_parts
 from sparsity_gui.plots.legend import add_legend_row, tight_text
 from sparsity_gui.plots.markers import ChangeMarkers
 from sparsity_gui.plots.ranges import ManagedRanges, RunPace
@@ -157,7 +157,7 @@ class Panel(ManagedRanges, QtWidgets.QFrame):
         time_axis: bool = False,
         legend: bool = True,
     ) -> pg.PlotItem:
-        plot = self.graphics.addPlot(row=row, col=0, title=title, axisItems=axes())
+        plot = self.graphics.addPlot(row=row, col=0, title=title, **plot_parts())
         # Qt's text items pad their text by 4 px on every side: 8 px of each title, axis
         # title and legend row that a 1366x768 screen needs for the data
         tight_text(plot.titleLabel.item)

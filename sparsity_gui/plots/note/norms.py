@@ -16,7 +16,7 @@ from sparsity_gui.core.note.schedule import Knots, lam_at, lam_varied
 from sparsity_gui.core.note.settings import NOTE_SETTINGS
 from sparsity_gui.core.points import ramp_settled_t
 from sparsity_gui.core.text import sci
-from sparsity_gui.plots.axes import axes
+from sparsity_gui.plots.axes import plot_parts
 from sparsity_gui.plots.base import (
     BLUE,
     DASH,
@@ -86,7 +86,7 @@ class BalancePanel(NotePanel):
         """A thin plot of λ(t) on ``above``'s time axis, put under it only while the run has
         a schedule (out of the layout, not merely hidden: a hidden plot kept its height).
         Not one of self.plots: its y range is the schedule's (0 to the largest λ), set here."""
-        strip = pg.PlotItem(axisItems=axes())
+        strip = pg.PlotItem(**plot_parts())
         strip.setLabel("left", "λ")
         strip.setLabel("bottom", "t")
         left = strip.getAxis("left")
