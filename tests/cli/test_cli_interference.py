@@ -1,10 +1,11 @@
-"""`python -m sparsity_gui sweep` and `... interference` in subprocesses: the files they
-write (checked against numpy recounts, the documented initial draw and the independent
-references of interference_oracles), determinism, and their error behaviour (one `error:`
-line, exit status 2, nothing written; SIGTERM / Ctrl+C: exit 130, nothing left behind).
+"""`python -m sparsity_gui sweep` and `... interference`: the files they write (checked
+against numpy recounts, the documented initial draw and the independent references of
+interference_oracles), determinism, and their error behaviour (one `error:` line, exit
+status 2, nothing written; SIGTERM / Ctrl+C: exit 130, nothing left behind).
 
-The cases are small (n <= 16, m <= 64, a few hundred steps) so that every subprocess
-takes about a second."""
+One real process per command for the entry point, and real processes where the promise is
+the process's (signals, an address-space limit, a terminal); the other runs go through
+__main__.main in-process. The cases are small (n <= 16, m <= 64, a few hundred steps)."""
 
 from __future__ import annotations
 
@@ -291,41 +292,23 @@ EXPECT = {
     "i_lr_zero": "lr",
     "i_n_big": "4096",
 }
-# a few of each kind as real subprocesses (each pays ~0.7 s of start-up); all of them in-process
-# one of each kind that ends the process differently: DIR in the way (each command), a
-# value argparse cannot read, a run that fails once under way; the other values' refusals
-# take the same path out (test_error_matrix_in_process has every case)
+# one real subprocess per command (each pays ~1.3 s of CPU in start-up): DIR in the way
+# before anything runs, a run that fails once under way; every case, these included, goes
+# through __main__.main in test_error_matrix_in_process (the same path out)
 SUBPROCESS_ERRORS = [
-    "sweep_nonempty",
     "interference_nonempty",
-    "m_text",
     "sweep_diverges",
 ]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Every successful subprocess of this module and the subprocess error cases, two at
-    a time (a 2-core machine)."""
-    jobs = {}
-    for name in ("sweep", "sweep_again"):
-        jobs[name] = ("sweep", tmp_path_factory.mktemp(name), SWEEP_ARGS + ["--jobs", "2", "--out", "res"])
-    jobs["sweep_serial"] = (
-        "sweep",
-        tmp_path_factory.mktemp("serial"),
-        SWEEP_ARGS + ["--jobs", "1", "--no-figure", "--out", "res"],
-    )
-    jobs["single"] = ("interference", tmp_path_factory.mktemp("single"), SINGLE_ARGS + ["--out", "res"])
-    jobs["gdzero"] = (
-        "interference",
-        tmp_path_factory.mktemp("gdzero"),
-        _args_of(GDZERO, "gd-zero") + ["--out", "res"],
-    )
-    jobs["adamw"] = (
-        "interference",
-        tmp_path_factory.mktemp("adamw"),
-        _args_of(ADAMW, "adamw") + ["--out", "res"],
-    )
+    """The real processes of this module (one successful run per command, the entry point's
+    refusals), two at a time (a 2-core machine); the other runs go in-process in their tests."""
+    jobs = {
+        "sweep": ("sweep", tmp_path_factory.mktemp("sweep"), SWEEP_ARGS + ["--jobs", "2", "--out", "res"]),
+        "single": ("interference", tmp_path_factory.mktemp("single"), SINGLE_ARGS + ["--out", "res"]),
+    }
     for name in SUBPROCESS_ERRORS:
         d = tmp_path_factory.mktemp(name)
         command, args = _setup_error(name, d)
@@ -335,6 +318,19 @@ def runs(tmp_path_factory):
         futures = {name: pool.submit(cli, [c, *a], d) for name, (c, d, a) in jobs.items()}
         results = {name: f.result() for name, f in futures.items()}
     return {name: (results[name], jobs[name][1], jobs[name][2], before[name]) for name in jobs}
+
+
+# the same runs again, and with one job instead of two (in-process, and without the figure,
+# which draws the rows and changes none of them: the promise is the rows)
+OTHER_SWEEPS = {
+    "sweep_again": SWEEP_ARGS + ["--jobs", "2", "--no-figure", "--out", "res"],
+    "sweep_serial": SWEEP_ARGS + ["--jobs", "1", "--no-figure", "--out", "res"],
+}
+
+
+def in_process(command, args, folder, monkeypatch, capsys):
+    """(finished process, folder) of `sparsity-gui COMMAND ARGS` run in-process in folder."""
+    return command_result([command, *args], folder, monkeypatch, capsys), folder
 
 
 def sweep_rows(folder: Path) -> tuple[list[str], list[dict]]:
@@ -428,10 +424,11 @@ def test_sweep_json_spec_summary_and_command_line(runs):
 
 
 @pytest.mark.parametrize("other", ["sweep_again", "sweep_serial"])
-def test_sweep_is_deterministic(runs, other):
-    """The same command twice, and with one job instead of two: the same rows (all but
-    the wall-clock `seconds` column), in the same order."""
-    (p1, d1, _, _), (p2, d2, _, _) = runs["sweep"], runs[other]
+def test_sweep_is_deterministic(runs, other, tmp_path, monkeypatch, capsys):
+    """The same runs twice, and with one job instead of two: the same rows (all but the
+    wall-clock `seconds` column), in the same order."""
+    (p1, d1, _, _) = runs["sweep"]
+    p2, d2 = in_process("sweep", OTHER_SWEEPS[other], tmp_path, monkeypatch, capsys)
     assert p1.returncode == 0 and p2.returncode == 0, (p1.stderr, p2.stderr)
     h1, rows1 = read_csv(d1 / "res" / "sweep.csv")
     h2, rows2 = read_csv(d2 / "res" / "sweep.csv")
@@ -532,11 +529,13 @@ def test_interference_files_agree_with_numpy(runs):
     assert col["sum_w4"][0] == pytest.approx(np.mean(np.sum(w0**4, axis=1)), rel=1e-12)
 
 
-def test_interference_gd_zero_matches_the_reference_at_every_sample(runs):
+def test_interference_gd_zero_matches_the_reference_at_every_sample(tmp_path, monkeypatch, capsys):
     """gd-zero, n x m = 6 x 8: w_final and every history row equal the note's GD with the
     zero rule written out in numpy (interference_oracles.gd_zero_reference) from the
     documented W(0)."""
-    proc, d, _, _ = runs["gdzero"]
+    proc, d = in_process(
+        "interference", _args_of(GDZERO, "gd-zero") + ["--out", "res"], tmp_path, monkeypatch, capsys
+    )
     assert proc.returncode == 0, proc.stderr
     g = GDZERO
     w0 = initial_w(g["n"], g["m"], g["seed"], g["sigma"])
@@ -561,10 +560,12 @@ def test_interference_gd_zero_matches_the_reference_at_every_sample(runs):
     assert recount(final)[1] > 0  # and there is something to count
 
 
-def test_interference_adamw_matches_torch_pseudocode(runs):
+def test_interference_adamw_matches_torch_pseudocode(tmp_path, monkeypatch, capsys):
     """adamw, 5 x 6: w_final equals AdamW from torch's documented pseudo-code on the
     backprop gradient of the network's loss (both in interference_oracles)."""
-    proc, d, _, _ = runs["adamw"]
+    proc, d = in_process(
+        "interference", _args_of(ADAMW, "adamw") + ["--out", "res"], tmp_path, monkeypatch, capsys
+    )
     assert proc.returncode == 0, proc.stderr
     a = ADAMW
     w0 = initial_w(a["n"], a["m"], a["seed"])
@@ -715,9 +716,9 @@ def test_progress_bar_on_a_terminal(tmp_path):
                 "sparsity_gui",
                 "sweep",
                 "--n",
-                "64",
+                "16",
                 "--m",
-                "256,512,1024",
+                "16,32,64",
                 "--seeds",
                 "1",
                 "--steps",
@@ -924,7 +925,7 @@ def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(tmp_path, monk
         "--n",
         "8",
         "--m",
-        "8,16,4096",
+        "8,16,1024",
         "--seeds",
         "1",
         "--steps",
@@ -947,7 +948,7 @@ def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(tmp_path, monk
         )
         os.close(slave)
         try:
-            _read_until(master, b"runs 2/3", proc)  # the m = 4096 run is training
+            _read_until(master, b"runs 2/3", proc)  # the m = 1024 run is training
             proc.send_signal(signal.SIGTERM)
             proc.communicate(timeout=30)
             chunks = []
@@ -984,7 +985,7 @@ def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(tmp_path, monk
     again = command_result(["sweep", *args[1:], "--resume"], tmp_path, monkeypatch, capsys)
     assert again.returncode == 0, again.stderr
     header, rows = read_csv(res / "sweep.csv")
-    assert [(r[0], r[1]) for r in rows] == [("8", "0"), ("16", "0"), ("4096", "0")]
+    assert [(r[0], r[1]) for r in rows] == [("8", "0"), ("16", "0"), ("1024", "0")]
     assert (res / "sweep.csv").read_text().splitlines()[:3] == partial  # kept as they were
     assert json.loads((res / "sweep.json").read_text())["complete"] is True
 
