@@ -1,4 +1,4 @@
-"""Where `run`, `interference` and `sweep` write, as real subprocesses (the modes, two of
+"""Where `run`, `interference` and `sweep` write, as real subprocesses (the modes, one of
 the unusable locations and the full disk) and through the same entry point in this process
 (__main__.main: the other unusable locations, each a refusal before any work).
 
@@ -132,10 +132,11 @@ LOCATIONS = {
     "name_too_long": ("{tmp}/" + "x" * 300, "File name too long"),
 }
 PSEUDO = {"proc_new_dir", "proc_missing_parent", "sys_new_dir", "proc_sys_not_writable"}
-# run as real subprocesses for each command (the exit status and stderr of the process
-# itself, nothing left at its exit); the others through __main__.main in this process: the
-# same code from the same entry point, without starting Python and numpy 20 more times
-IN_A_SUBPROCESS = ("out_is_a_file", "proc_new_dir")
+# run as a real subprocess for each command (the exit status and stderr of the process
+# itself, nothing left at its exit); the others, the pseudo-filesystems too, through
+# __main__.main in this process: the same code from the same entry point, without starting
+# Python and numpy 27 more times
+IN_A_SUBPROCESS = ("out_is_a_file",)
 
 
 def _prepare(tmp: Path) -> Path:
