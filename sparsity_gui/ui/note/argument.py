@@ -147,7 +147,14 @@ class NoteView(QtWidgets.QTextBrowser):
     """The argument's steps with the run's numbers, updated a few times a second. Setting
     the whole document again (HTML parsed, every block laid out and repainted) took
     4-5 ms of the GUI thread each time, a dropped frame each; the numbers are instead
-    replaced where they stand, and only their lines are laid out again."""
+    replaced where they stand, and only their paragraphs are laid out again.
+
+    Laying out the six steps' paragraphs again still cost 3-11 ms in one frame (Qt lays
+    out every block between the first and the last edit of an edit block). While a run
+    plays (``spread=True``) an update changes one paragraph at once and leaves the others
+    to ``continue_update``, one a frame: each paragraph always reads as one snapshot, the
+    steps at most a few frames apart; an update with ``spread=False`` (a paused or finished
+    run) changes them all at once."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -157,9 +164,14 @@ class NoteView(QtWidgets.QTextBrowser):
         self.values: dict[str, str] = {}
         self.full_renders = 0  # times the whole document was set (the rest: numbers in place)
         self._shape: tuple[str, ...] | None = None
-        self._spans: list[tuple[int, int, str]] = []  # (position, length, field), in order
+        # (position, the text shown, field, block number), in order; the text shown differs
+        # from self.values while its paragraph is pending (a field may stand twice: θ)
+        self._spans: list[tuple[int, str, str, int]] = []
+        self._pending: list[int] = []  # the blocks whose numbers are yet to be replaced
 
-    def update_from(self, snap: Snapshot) -> None:
+    def update_from(self, snap: Snapshot, spread: bool = False) -> None:
+        """The document shows ``snap``: at once, or (``spread``) its first changed
+        paragraph now and the others through ``continue_update``."""
         h = snap.history
         last = h[-1] if h.shape[0] else None
         a = snap.sorted_abs
@@ -218,11 +230,25 @@ class NoteView(QtWidgets.QTextBrowser):
             top=_f(float(a[0]) if a.size else math.nan, 6),
         )
         shape = tuple(v[k] for k in sorted(v) if k not in NUMBERS + TEXTS) + tuple(bool(v[k]) for k in TEXTS)
+        self.values = v
         if shape != self._shape or not self._spans:
             self._render(v, shape)
-        else:
-            self._replace_numbers(v)
-        self.values = v
+            return
+        blocks = sorted({block for _p, shown, key, block in self._spans if shown != _shown(v, key)})
+        self._pending = blocks
+        self.continue_update(len(blocks) if not spread else 1)
+
+    def continue_update(self, paragraphs: int = 1) -> None:
+        """Replace the numbers of the next ``paragraphs`` pending paragraphs (nothing when
+        none is pending)."""
+        while self._pending and paragraphs > 0:
+            self._replace_numbers(self._pending.pop(0))
+            paragraphs -= 1
+
+    @property
+    def pending(self) -> int:
+        """Paragraphs whose numbers still show an earlier update's."""
+        return len(self._pending)
 
     def _render(self, v: dict[str, str], shape: tuple[str, ...]) -> None:
         """The whole document, each number in a named anchor (found again by _find_spans)."""
@@ -234,9 +260,10 @@ class NoteView(QtWidgets.QTextBrowser):
         self.verticalScrollBar().setValue(scroll)
         self.full_renders += 1
         self._shape = shape
+        self._pending = []
         self._spans = self._find_spans(v)
 
-    def _find_spans(self, v: dict[str, str]) -> list[tuple[int, int, str]]:
+    def _find_spans(self, v: dict[str, str]) -> list[tuple[int, str, str, int]]:
         """Where each number stands: Qt names only an anchor's first character, so its
         length is that of the text put there (checked against the document: on any
         surprise, no spans, and each update sets the whole document)."""
@@ -249,36 +276,37 @@ class NoteView(QtWidgets.QTextBrowser):
                 for name in fragment.charFormat().anchorNames():
                     if name.startswith(ANCHOR):
                         key = name[len(ANCHOR) :]
-                        spans.append((fragment.position(), _utf16_length(_shown(v, key)), key))
+                        spans.append((fragment.position(), _shown(v, key), key, block.blockNumber()))
                 it += 1
             block = block.next()
         cursor = QtGui.QTextCursor(self.document())
-        for position, length, key in spans:
+        for position, shown, _key, _block in spans:
             cursor.setPosition(position)
-            cursor.setPosition(position + length, QtGui.QTextCursor.MoveMode.KeepAnchor)
-            if cursor.selectedText() != _shown(v, key):
+            cursor.setPosition(position + _utf16_length(shown), QtGui.QTextCursor.MoveMode.KeepAnchor)
+            if cursor.selectedText() != shown:
                 return []
-        return spans if {key for _p, _n, key in spans} == set(_in_place(v)) else []
+        return spans if {key for _p, _n, key, _b in spans} == set(_in_place(v)) else []
 
-    def _replace_numbers(self, v: dict[str, str]) -> None:
-        """Each changed number's text replaced where it stands (its format kept), last first
-        so that the positions of those before it hold; one edit block, one layout."""
-        changed = [span for span in self._spans if v[span[2]] != self.values.get(span[2])]
+    def _replace_numbers(self, block: int) -> None:
+        """Each changed number of one paragraph replaced where it stands (its format kept),
+        last first so that the positions of those before it hold; one edit block, one
+        paragraph laid out again."""
+        v = self.values
+        spans = self._spans
+        changed = [k for k, (_p, shown, key, n) in enumerate(spans) if n == block and shown != _shown(v, key)]
         if not changed:
             return
         cursor = QtGui.QTextCursor(self.document())
         cursor.beginEditBlock()
-        shift = {}
-        for position, length, key in reversed(changed):
+        for k in reversed(changed):
+            position, shown, key, number = spans[k]
             cursor.setPosition(position)
-            cursor.setPosition(position + length, QtGui.QTextCursor.MoveMode.KeepAnchor)
+            cursor.setPosition(position + _utf16_length(shown), QtGui.QTextCursor.MoveMode.KeepAnchor)
             text = _shown(v, key)
             cursor.insertText(text)  # in the format of the text it replaces
-            shift[position] = _utf16_length(text) - length
+            spans[k] = (position, text, key, number)
+            grow = _utf16_length(text) - _utf16_length(shown)
+            for j in range(k + 1, len(spans)):  # the numbers after it move along
+                p, s, f, n = spans[j]
+                spans[j] = (p + grow, s, f, n)
         cursor.endEditBlock()
-        spans, moved = [], 0
-        for position, length, key in self._spans:
-            grow = shift.get(position, 0)
-            spans.append((position + moved, length + grow, key))
-            moved += grow
-        self._spans = spans

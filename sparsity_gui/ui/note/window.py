@@ -397,8 +397,10 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             and snap.run_id == self.snapshot.run_id
         ):
             # nothing new: an idle run sends nothing until a command (which wakes the timer)
-            self.pace_painting(idle=snap.state in ("paused", "finished", "error"))
+            idle = snap.state in ("paused", "finished", "error")
+            self.pace_painting(idle=idle)
             self.paint_owed(snap)
+            self.note.continue_update(self.note.pending if idle else 1)
             return
         self.pace_painting(idle=False)
         if snap.state == "compiling":  # a first launch: nothing to draw yet
@@ -426,7 +428,11 @@ class NoteWindow(LiveWindow, QtWidgets.QMainWindow):
             self._show_lam_in_force(snap)
         if now >= self._note_due or idle:
             self._note_due = now + 0.25
-            self.note.update_from(snap)
+            # while playing, one paragraph of the argument a frame (a frame that laid out
+            # all six went over its budget); a paused or finished run's shown whole at once
+            self.note.update_from(snap, spread=not idle)
+        else:
+            self.note.continue_update()
         if snap.state == "error":
             if self.playing:
                 self.set_playing(False)

@@ -74,6 +74,46 @@ def test_numbers_replaced_in_place_read_as_a_fresh_render(qapp):
     assert any(colour == num_colour and text.strip() for text, colour, *_ in _fragments(live))
 
 
+def _paragraphs(view: NoteView) -> list[str]:
+    doc = view.document()
+    return [doc.findBlockByNumber(k).text() for k in range(doc.blockCount())]
+
+
+def test_an_update_spread_over_frames_shows_one_snapshot_a_paragraph(qapp):
+    """While a run plays the window replaces one paragraph's numbers a frame: between
+    frames each paragraph reads as the earlier snapshot's fresh render or the new one's,
+    and when none is pending the document reads as the new one's fresh render."""
+    runner = Runner(SimParams(m=2000, lam=2e-3), speed=0, warm_up=False, playing=True)
+    runner.step_once()
+    sim = runner.sim
+    live = NoteView()
+    before = None
+    spread_over = []
+    for t in (0.5, 2.0, 8.0, 30.0, 60.0, 200.0, 400.0):
+        sim.advance(t)
+        snap = runner.make_snapshot()
+        fresh = NoteView()
+        fresh.update_from(snap)
+        renders = live.full_renders
+        live.update_from(snap, spread=True)
+        frames = 1
+        while live.pending:
+            if live.full_renders == renders:  # numbers in place: one paragraph at a time
+                rows = zip(_paragraphs(live), _paragraphs(fresh), before, strict=True)
+                for k, (shown, new, old) in enumerate(rows):
+                    assert shown in (new, old), f"t = {t}, paragraph {k}"
+            live.continue_update()
+            frames += 1
+        spread_over.append(frames)
+        assert live.toPlainText() == fresh.toPlainText(), f"t = {t}"
+        assert _merged(_fragments(live)) == _merged(_fragments(fresh)), f"t = {t}"
+        assert live.values == fresh.values
+        live.continue_update()  # nothing pending: nothing changes
+        assert live.toPlainText() == fresh.toPlainText()
+        before = _paragraphs(fresh)
+    assert max(spread_over) >= 5, spread_over  # most of the six steps' paragraphs changed
+
+
 def test_an_unchanged_snapshot_changes_nothing_and_scrolling_is_kept(qtbot):
     runner = Runner(SimParams(m=500, lam=1e-3), speed=0, warm_up=False, playing=True)
     runner.step_once()
