@@ -38,9 +38,13 @@ def test_version_prints_the_program_python_and_every_library():
         assert "not installed" not in lines[2 + LIBRARIES.index(name)]
 
 
-def test_version_after_the_apps_options_is_the_same():
-    alone = _run("-m", "sparsity_gui", "--version").stdout
-    assert _run("-m", "sparsity_gui", "--m", "1000", "--version").stdout == alone
+def test_version_after_the_apps_options_is_the_same(tmp_path, monkeypatch, capsys):
+    """In-process (the real entry point's output: the test above)."""
+    from helpers import command_in_process
+
+    alone = command_in_process(["--version"], tmp_path, monkeypatch, capsys)
+    assert alone[0] == 0 and alone[1].startswith("sparsity-gui ")
+    assert command_in_process(["--m", "1000", "--version"], tmp_path, monkeypatch, capsys) == alone
 
 
 def test_printing_the_versions_loads_no_qt():
@@ -70,11 +74,14 @@ def test_without_metadata_the_modules_own_version_is_read(tmp_path, source):
     assert out.stdout.strip() == ("9.8.7" if "9.8.7" in source else "not installed")
 
 
-def test_every_result_file_records_the_versions_it_was_made_with(tmp_path):
+def test_every_result_file_records_the_versions_it_was_made_with(tmp_path, monkeypatch, capsys):
     """run.json of both models, scaling.json and sweep.json: Python's version, the machine's
-    and the version of each library that computed or drew it, as the modules say."""
+    and the version of each library that computed or drew it, as the modules say (each
+    command in-process: the promise is the file)."""
     import json
     import platform
+
+    from helpers import command_in_process
 
     commands = {
         "run/run.json": ["run", "--m", "50", "--lam", "0.05"],
@@ -88,6 +95,8 @@ def test_every_result_file_records_the_versions_it_was_made_with(tmp_path):
         for name in ("numpy", "numba", "scipy", "matplotlib", "PySide6", "pyqtgraph")
     }
     for file, args in commands.items():
-        out = _run("-m", "sparsity_gui", *args, "--out", str(tmp_path / file.split("/")[0]))
-        assert out.returncode == 0, out.stderr
+        status, _, err = command_in_process(
+            [*args, "--out", file.split("/")[0]], tmp_path, monkeypatch, capsys
+        )
+        assert status == 0, err
         assert json.loads((tmp_path / file).read_text())["platform"] == want, file
