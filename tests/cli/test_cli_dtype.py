@@ -1,5 +1,6 @@
-"""`--dtype` of the interference model on the command line: `interference` and `sweep` in
-subprocesses write float32 runs (W's files, run.json, sweep.csv's rows, sweep.json's
+"""`--dtype` of the interference model on the command line: `interference` and `sweep` (through
+__main__.main in-process: the promise is the files; the real processes of both commands are
+tests/cli/test_cli_interference.py's) write float32 runs (W's files, run.json, sweep.csv's rows, sweep.json's
 settings), `--resume` refuses another precision, a bad value is one `error:` line with
 status 2 and nothing written, and the GUI's parser takes it for --model interference only."""
 
@@ -8,23 +9,19 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 
 import numpy as np
 import pytest
-from helpers import cli
+from helpers import command_result
 
 from sparsity_gui.cli.gui_options import build_gui_parser, gui_params
 from sparsity_gui.core.errors import InputError
 
-ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen")
 
-
-def test_interference_float32_writes_float32_weights(tmp_path):
+def test_interference_float32_writes_float32_weights(tmp_path, monkeypatch, capsys):
     args = ["--n", "6", "--m", "12", "--seed", "2", "--steps", "50", "--samples", "3", "--out", "res"]
-    proc = cli(
-        ["interference", *args, "--dtype", "float32", "--optimizer", "gd-zero", "--lr", "0.05"], tmp_path
-    )
+    argv = ["interference", *args, "--dtype", "float32", "--optimizer", "gd-zero", "--lr", "0.05"]
+    proc = command_result(argv, tmp_path, monkeypatch, capsys)
     assert proc.returncode == 0, proc.stderr
     assert "(gd-zero, float32)" in proc.stdout
     res = tmp_path / "res"
@@ -38,9 +35,11 @@ def test_interference_float32_writes_float32_weights(tmp_path):
     assert meta["final"]["nonzero"] == np.count_nonzero(W)
 
 
-def test_sweep_float32_rows_and_settings_and_resume_checks_the_precision(tmp_path):
+def test_sweep_float32_rows_and_settings_and_resume_checks_the_precision(tmp_path, monkeypatch, capsys):
     args = ["--n", "4", "--m", "8,12", "--seeds", "2", "--steps", "60", "--no-figure", "--out", "sw"]
-    proc = cli(["sweep", *args, "--dtype", "float32", "--jobs", "1"], tmp_path)
+    proc = command_result(
+        ["sweep", *args, "--dtype", "float32", "--jobs", "1"], tmp_path, monkeypatch, capsys
+    )
     assert proc.returncode == 0, proc.stderr
     assert "adamw, float32, 60 steps" in proc.stdout
     with open(tmp_path / "sw" / "sweep.csv", newline="") as fh:
@@ -49,7 +48,7 @@ def test_sweep_float32_rows_and_settings_and_resume_checks_the_precision(tmp_pat
     meta = json.loads((tmp_path / "sw" / "sweep.json").read_text())
     assert meta["spec"]["base"]["dtype"] == "float32"
     before = (tmp_path / "sw" / "sweep.csv").read_bytes()
-    proc = cli(["sweep", *args, "--resume"], tmp_path)  # float64 now: other settings
+    proc = command_result(["sweep", *args, "--resume"], tmp_path, monkeypatch, capsys)  # float64 now
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
     assert "other settings" in proc.stderr
@@ -57,10 +56,9 @@ def test_sweep_float32_rows_and_settings_and_resume_checks_the_precision(tmp_pat
 
 
 @pytest.mark.parametrize("command", ["interference", "sweep"])
-def test_a_bad_dtype_is_one_error_line_and_nothing_written(tmp_path, command):
-    proc = cli(
-        [command, "--n", "4", "--m", "8", "--steps", "10", "--dtype", "float16", "--out", "res"], tmp_path
-    )
+def test_a_bad_dtype_is_one_error_line_and_nothing_written(tmp_path, monkeypatch, capsys, command):
+    argv = [command, "--n", "4", "--m", "8", "--steps", "10", "--dtype", "float16", "--out", "res"]
+    proc = command_result(argv, tmp_path, monkeypatch, capsys)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and "float16" in lines[0]
