@@ -1,8 +1,9 @@
 """Hostile input to the headless commands: every case is one `error:` line, exit status 2,
 no traceback, and nothing made or changed where the command was pointed (no DIR, no
 temporary folder, earlier files intact). The refusals run in this process through
-__main__.main (the entry point's code, with the test's environment variables); the runs a
-raised limit lets through, and the resumed sweep, are real subprocesses.
+__main__.main (the entry point's code, with the test's environment variables), and so do
+the runs a raised limit lets through and the intact sweep resumed; the sweep to resume is
+written once by a real subprocess.
 
 - Bounded work: runs whose work can never end in reasonable time (a tiny lam, a t_end near
   the float limit, gradient descent with 10^13 steps, n x n x m x steps past 10^15
@@ -69,8 +70,7 @@ def refused(args, cwd: Path, *needles: str, env=None) -> str:
     if "--out" not in args:
         args = [*args, "--out", str(cwd / "out")]
     before = listing(cwd)
-    variables = {**dict.fromkeys(LIMITS), **(env or {})}
-    code, out, err = command_in_process(args, cwd, *_TEST, env=variables)
+    code, out, err = ran(args, cwd, env)
     assert code == 2 and out == "", (code, out, err)
     assert "Traceback" not in err, err
     lines = err.splitlines()
@@ -79,6 +79,12 @@ def refused(args, cwd: Path, *needles: str, env=None) -> str:
         assert needle in lines[0], (needle, lines[0])
     assert listing(cwd) == before, "nothing made, removed or changed"
     return lines[0]
+
+
+def ran(args, cwd: Path, env=None) -> tuple[int, str, str]:
+    """(status, stdout, stderr) of the command run in this process in ``cwd``, with none of
+    the limits' variables but ``env``'s."""
+    return command_in_process(args, cwd, *_TEST, env={**dict.fromkeys(LIMITS), **(env or {})})
 
 
 # --- bounded work ------------------------------------------------------------------------------
@@ -135,15 +141,16 @@ def test_the_environment_variable_moves_the_limit_both_ways(tmp_path):
     args = ["run", "--m", "1000", "--lam", "0.01", "--samples", "5"]
     message = refused(args, tmp_path, "limit is 1000 per run", env={WORK_LIMIT: "1000"})
     assert 1000 < int(message.split("would need about ")[1].split(" steps")[0]) < 10_000
-    proc = cli([*args, "--out", str(tmp_path / "out")], tmp_path, env=dict(ENV, **{WORK_LIMIT: "1e5"}))
-    assert proc.returncode == 0, proc.stderr
+    code, _, err = ran([*args, "--out", str(tmp_path / "out")], tmp_path, {WORK_LIMIT: "1e5"})
+    assert code == 0, err
     assert (tmp_path / "out" / "timeseries.csv").is_file()
     # gradient descent's weight-steps: 200 steps over 1000 weights
     gd = ["run", "--m", "1000", "--lam", "0.01", "--method", "gd", "--eta", "0.05", "--t-end", "10"]
     refused(gd, tmp_path, "about 200000 weight-steps", env={"SPARSITY_GUI_MAX_WEIGHT_STEPS": "1e5"})
-    roomy = dict(ENV, SPARSITY_GUI_MAX_WEIGHT_STEPS="1e6")
-    proc = cli([*gd, "--out", str(tmp_path / "gd")], tmp_path, env=roomy)
-    assert proc.returncode == 0, proc.stderr
+    code, _, err = ran(
+        [*gd, "--out", str(tmp_path / "gd")], tmp_path, {"SPARSITY_GUI_MAX_WEIGHT_STEPS": "1e6"}
+    )
+    assert code == 0, err
     (tmp_path / "out2").mkdir()
     refused(
         ["interference", "--n", "4", "--m", "8", "--steps", "20"],
@@ -291,9 +298,9 @@ def test_an_intact_resumed_sweep_still_resumes(sweep_folder, tmp_path):
     train, and its runs are kept."""
     folder = _resumable(sweep_folder, tmp_path)
     rows = (folder / "sweep.csv").read_text()
-    proc = cli([*SWEEP, "--out", str(folder), "--resume"], tmp_path, env=ENV)
-    assert proc.returncode == 0, proc.stderr
-    assert "trained again" not in proc.stdout
+    code, out, err = ran([*SWEEP, "--out", str(folder), "--resume"], tmp_path)
+    assert code == 0, err
+    assert "trained again" not in out
     assert (folder / "sweep.csv").read_text() == rows
     assert json.loads((folder / "sweep.json").read_text())["spec"]["m_values"] == [8, 16]
 
