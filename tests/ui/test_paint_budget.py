@@ -53,7 +53,9 @@ def frame(win) -> None:
 
 @pytest.mark.parametrize("end", ["paused", "finished"])
 def test_staggered_frames_are_one_behind_at_most_and_exact_when_the_run_stops(qtbot, make_window, end):
-    win = make_window(SimParams(m=3000, lam=3e-3, seed=4), speed=2.0 if end == "paused" else 20.0)
+    # (finished: at 80 time units a second the run reaches one weight in about 6 s, ~20 s at
+    # 20, and shows dozens of running frames before)
+    win = make_window(SimParams(m=3000, lam=3e-3, seed=4), speed=2.0 if end == "paused" else 80.0)
     win.paint_timer.stop()  # frames painted here, one at a time
     win.paint_budget_ms = 0.0  # every running frame is over it: staggered whenever possible
     seqs: list[int] = []  # the snapshot of each frame
