@@ -447,11 +447,11 @@ def test_a_log_range_never_ends_just_past_a_decade_whose_label_it_would_cut(qtbo
         assert bottom <= lo and top >= 3.0
 
 
-def test_at_launch_every_weight_and_theta_line_is_inside_its_view(qtbot, make_window):
+def test_at_launch_every_weight_and_theta_line_is_inside_its_view(qtbot, note_window):
     """Paused at t = 0 (as launched with --paused) and then running: the Sparsity force
     shows every weight and its θ line inside its x range; the largest weight of Sorted
     weights stays under the top of its plot while the run goes on."""
-    win = make_window(SimParams(m=1000, lam=1e-3), playing=False)
+    win = note_window(SimParams(m=1000, lam=1e-3), playing=False)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "paused", timeout=TIMEOUT)
     qtbot.wait(80)
     snap = win.snapshot
@@ -475,10 +475,10 @@ def test_at_launch_every_weight_and_theta_line_is_inside_its_view(qtbot, make_wi
         assert drawn_top <= y_top or weights.range_due, (t, drawn_top, y_top, top)
 
 
-def test_the_time_axes_keep_up_with_the_live_run(qtbot, make_window):
+def test_the_time_axes_keep_up_with_the_live_run(qtbot, note_window):
     """A fast run (the panels take turns at checking their ranges): whenever looked at,
     the live run's t is inside the shared time axis, or the next frame re-fits it."""
-    win = make_window(SimParams(m=1000, lam=1e-3), speed=300.0)
+    win = note_window(SimParams(m=1000, lam=1e-3), speed=300.0)
     threshold = panel(win, "ThresholdPanel")
     for t in (1.0, 20.0, 100.0, 300.0):
         running_past(qtbot, win, t)
@@ -494,17 +494,20 @@ def test_the_time_axes_keep_up_with_the_live_run(qtbot, make_window):
     qtbot.waitUntil(lambda: threshold.plot.vb.viewRange()[0][1] <= 1.15 * snap.t, timeout=TIMEOUT)
 
 
-def test_the_time_axis_steps_to_1_2_5_and_always_holds_the_live_run(qtbot, make_window):
+def test_the_time_axis_steps_to_1_2_5_and_always_holds_the_live_run(qtbot, note_window):
     """A run from t = 0 past t = 300: the shared time axis is re-laid out only when
     its top steps to the next 1, 2 or 5 x 10^k (each step at least doubles it), and on every
     frame looked at the live t is inside it, as is the L1 decay's newest value inside its
     falling log axis (which keeps room below for the decay)."""
-    win = make_window(SimParams(m=1000, lam=1e-3))  # the default speed
+    win = note_window(SimParams(m=1000, lam=1e-3))  # the default speed
     threshold, decay = panel(win, "ThresholdPanel"), panel(win, "DecayPanel")
     tops = []  # each new top of the time axis, from the first frame of a running run on
-    threshold.plot.vb.sigXRangeChanged.connect(
-        lambda _vb, r: win.snapshot is not None and win.snapshot.t > 0 and tops.append(r[1])
-    )
+
+    def new_top(_vb, r):
+        if win.snapshot is not None and win.snapshot.t > 0:
+            tops.append(r[1])
+
+    threshold.plot.vb.sigXRangeChanged.connect(new_top)
     looked = []
 
     def look():
@@ -519,7 +522,10 @@ def test_the_time_axis_steps_to_1_2_5_and_always_holds_the_live_run(qtbot, make_
         looked.append((snap.seq, snap.t, x0, x1, newest, y0, y1))
         return snap.t > 300
 
-    qtbot.waitUntil(look, timeout=60_000)
+    try:
+        qtbot.waitUntil(look, timeout=60_000)
+    finally:
+        threshold.plot.vb.sigXRangeChanged.disconnect(new_top)  # (the module's shared window)
     assert len({row[0] for row in looked}) >= 2  # frames looked at along the way (any load)
     for _seq, t, x0, x1, newest, y0, y1 in looked:
         assert x0 <= t <= x1, (t, x0, x1)
@@ -647,12 +653,12 @@ def test_session_and_export_data_dialogs_open_in_the_last_folder_used(qtbot, mak
     assert opened[-1] == str(other)
 
 
-def test_the_scaling_legend_shows_each_lam_in_its_colour_before_the_first_run(qtbot, make_window):
+def test_the_scaling_legend_shows_each_lam_in_its_colour_before_the_first_run(qtbot, note_window):
     """The scaling tab, clicked open before any grid has run: each λ's legend sample is
     painted in that λ's colour (all three were one colour)."""
     from sparsity_gui.plots.note.scaling import lam_colour
 
-    win = make_window(SimParams(m=200, lam=1e-2))
+    win = note_window(SimParams(m=200, lam=1e-2))  # (no test of this module runs a grid)
     bar = win.tabs.tabBar()
     QTest.mouseClick(bar, QtCore.Qt.MouseButton.LeftButton, pos=bar.tabRect(1).center())
     qtbot.waitUntil(lambda: win.tabs.currentWidget() is win.scaling, timeout=TIMEOUT)
