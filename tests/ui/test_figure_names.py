@@ -61,8 +61,8 @@ def finished(qtbot, win) -> None:
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.state == "finished", timeout=TIMEOUT)
 
 
-def test_note_window_figures_under_hostile_names(qtbot, make_window, tmp_path):
-    win = make_window(SimParams(m=200, lam=1e-2, t_end=40.0), speed=50.0)
+def test_note_window_figures_under_hostile_names(qtbot, note_window, tmp_path):
+    win = note_window(SimParams(m=200, lam=1e-2, t_end=40.0), speed=50.0)
     finished(qtbot, win)
     folders = {}
     for kind, stem in NAMES.items():
@@ -85,10 +85,10 @@ def test_interference_window_figures_under_hostile_names(qtbot, make_iwindow, tm
     assert_scripts_redraw(folders)
 
 
-def test_a_renamed_figure_finds_its_data_and_a_damaged_one_says_so(qtbot, make_window, tmp_path):
+def test_a_renamed_figure_finds_its_data_and_a_damaged_one_says_so(qtbot, note_window, tmp_path):
     """The script reads the JSON of its own name: renamed together, the files still redraw;
     a truncated or foreign JSON is one `error:` line naming it."""
-    win = make_window(SimParams(m=200, lam=1e-2, t_end=40.0), speed=50.0)
+    win = note_window(SimParams(m=200, lam=1e-2, t_end=40.0), speed=50.0)
     finished(qtbot, win)
     assert win.exports.export_figure(win.panels[2], tmp_path / "first.png", dpi=60), win.last_error
     for suffix in (".png", ".json", ".py"):
