@@ -241,8 +241,8 @@ def file_size_limit(limit):
         signal.signal(signal.SIGXFSZ, handler)
 
 
-def test_unwritable_or_full_destination_keeps_earlier_files(qtbot, make_window, tmp_path):
-    win = make_window(SimParams(m=200, lam=1e-2), speed=20.0)
+def test_unwritable_or_full_destination_keeps_earlier_files(qtbot, note_window, tmp_path):
+    win = note_window(SimParams(m=200, lam=1e-2), speed=20.0)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 1, timeout=TIMEOUT)
     win.set_playing(False)
     qtbot.waitUntil(lambda: win.snapshot.state == "paused", timeout=TIMEOUT)
@@ -275,8 +275,8 @@ def test_unwritable_or_full_destination_keeps_earlier_files(qtbot, make_window, 
     assert load_session(out / "session.json").script.params == win.params
 
 
-def test_bad_session_files_change_nothing(qtbot, make_window, tmp_path):
-    win = make_window(SimParams(m=200, lam=1e-2), speed=5.0)
+def test_bad_session_files_change_nothing(qtbot, note_window, tmp_path):
+    win = note_window(SimParams(m=200, lam=1e-2), speed=5.0)
     qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.t > 0.5, timeout=TIMEOUT)
     good = tmp_path / "good.json"
     assert win.files.save_session(good)
