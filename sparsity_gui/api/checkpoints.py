@@ -98,10 +98,23 @@ class CheckpointComparison(Result):
         argv = cli_argv({**self.options, **(save_options or {})})
         return shlex.join(["sparsity-gui", self.command, self.path, *argv, "--out", str(out)])
 
-    def save(self, out: str | Path, *, force: bool = False, figures: bool = False, style: Any = None) -> Path:
+    def save(
+        self,
+        out: str | Path,
+        *,
+        force: bool = False,
+        figures: bool = False,
+        style: Any = None,
+        formats: Any = "png,svg,pdf",
+    ) -> Path:
         """compare.csv and run.json into the folder ``out`` (new or empty; ``force``
         replaces a non-empty one), as `checkpoints` writes them, atomically; ``figures``:
-        each measure's figure too (PNG, SVG, PDF, with its data and script) in ``style``."""
+        each measure's figure too (with its data and script) in ``style``, in ``formats``
+        (as --formats: "png,svg,pdf", the default, or any of them, a comma list or a
+        sequence of names)."""
+        from sparsity_gui.figures.save import FORMATS, figure_formats
+
+        formats = figure_formats(formats)  # refused before anything is written
         save_options: dict[str, Any] = {"figures": True} if figures else {}
         if style is not None:
             from sparsity_gui.figures.style import style_params
@@ -109,10 +122,12 @@ class CheckpointComparison(Result):
             style_params(style)  # refused before anything is written
             if isinstance(style, (str, os.PathLike)):
                 save_options["style"] = str(style)
-        return self._save(out, force, save_options, figures=figures, style=style)
+        if figures and formats != FORMATS:
+            save_options["formats"] = formats
+        return self._save(out, force, save_options, figures=figures, style=style, formats=formats)
 
     def _write(self, result_dir: ResultDir, command_line: str, **write_options: Any) -> None:
-        """The command's files; ``figures=True`` (and ``style``) the figures too."""
+        """The command's files; ``figures=True`` (``style``, ``formats``) the figures too."""
         from sparsity_gui.core.checkpoints.compare import write_comparison
 
         figures, style = bool(write_options.get("figures", False)), write_options.get("style")
@@ -120,9 +135,12 @@ class CheckpointComparison(Result):
         write_comparison(result_dir, self.comparison, self.path, command_line, self.wall_seconds)
         if figures:
             from sparsity_gui.figures.compare import comparison_figure_files
-            from sparsity_gui.figures.save import write_files
+            from sparsity_gui.figures.save import FORMATS, write_files
 
-            write_files(result_dir.path("figures"), comparison_figure_files(self.comparison, style=style))
+            files = comparison_figure_files(
+                self.comparison, style=style, formats=write_options.get("formats", FORMATS)
+            )
+            write_files(result_dir.path("figures"), files)
 
     @property
     def diagnostics_figures(self) -> tuple[str, ...]:

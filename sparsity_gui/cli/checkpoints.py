@@ -154,7 +154,9 @@ def checkpoints_command(argv: Sequence[str]) -> int:
             folder = result_dir.path("figures")
             figures_kept_apart(
                 folder,
-                lambda: write_files(folder, comparison_figure_files(result, style=style, dpi=dpi)),
+                lambda: write_files(
+                    folder, comparison_figure_files(result, style=style, dpi=dpi, formats=args.formats)
+                ),
                 figure_failures,
             )
         return result

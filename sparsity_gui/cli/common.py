@@ -198,6 +198,32 @@ def add_figure_options(group) -> None:
         ".mplstyle FILE, applied on top of the paper style",
     )
     add_dpi_option(group)
+    add_formats_option(group)
+
+
+def formats_arg(text: str) -> tuple[str, ...]:
+    """argparse type of --formats: figures/save.py's one check of the figure formats."""
+    from sparsity_gui.figures.save import figure_formats
+
+    try:
+        return figure_formats(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
+def add_formats_option(group) -> None:
+    """--formats: which of PNG, SVG and PDF the figures are written in (their scripts
+    write the same)."""
+    from sparsity_gui.figures.save import FORMATS, FORMATS_WORDS
+
+    group.add_argument(
+        "--formats",
+        type=formats_arg,
+        default=FORMATS,
+        metavar="LIST",
+        help=f"the figures' file formats: {FORMATS_WORDS}; each figure's script writes the same "
+        "(default png,svg,pdf)",
+    )
 
 
 def add_dpi_option(group) -> None:

@@ -450,7 +450,7 @@ def w0_from_args(args: argparse.Namespace):
     return w0, source
 
 
-def write_run_figures(folder, run, style, dpi: int) -> list[Path]:
+def write_run_figures(folder, run, style, dpi: int, formats) -> list[Path]:
     """The seven panels of a finished run and their layout, with data and scripts."""
     from sparsity_gui.core.interference.run import HISTORY_COLUMNS
     from sparsity_gui.core.interference.settings import run_settings
@@ -468,7 +468,7 @@ def write_run_figures(folder, run, style, dpi: int) -> list[Path]:
         settings=run_settings(run.params, run.w0_source),
         thresholds=run_threshold_curves(run),
     )
-    return write_files(folder, run_figure_files(data, style, dpi))
+    return write_files(folder, run_figure_files(data, style, dpi, formats))
 
 
 def interference_command(argv: Sequence[str]) -> int:
@@ -507,7 +507,9 @@ def interference_command(argv: Sequence[str]) -> int:
         write_interference_run(result_dir, run, shlex.join(["sparsity-gui", "interference", *argv]), wall)
         if args.figures:
             folder = result_dir.path("figures")
-            figures_kept_apart(folder, lambda: write_run_figures(folder, run, style, dpi), figure_failures)
+            figures_kept_apart(
+                folder, lambda: write_run_figures(folder, run, style, dpi, args.formats), figure_failures
+            )
         if movies:
             from sparsity_gui.figures.interference.movie import write_interference_movie
 

@@ -14,6 +14,7 @@ from sparsity_gui.cli.common import (
     CleanParser,
     Progress,
     add_dpi_option,
+    add_formats_option,
     add_output_group,
     add_output_options,
     fail,
@@ -186,7 +187,7 @@ def build_run_parser() -> CleanParser:
     o.add_argument(
         "--figures",
         action="store_true",
-        help="also write each panel and the whole layout as PNG (--dpi), SVG and PDF into "
+        help="also write each panel and the whole layout as PNG (--dpi), SVG and PDF (--formats) into "
         "DIR/figures/, each with <panel>.json (the arrays drawn) and <panel>.py, a script "
         "that redraws it (matplotlib; no Qt or display needed)",
     )
@@ -198,6 +199,7 @@ def build_run_parser() -> CleanParser:
         "(e.g. font.size: 10); 'paper' (default) or 'talk' for the built-in styles",
     )
     add_dpi_option(o)
+    add_formats_option(o)
     add_output_options(o)
     add_movie_options(
         p,
@@ -248,7 +250,9 @@ def run_command(argv: Sequence[str]) -> int:
 
             folder = result_dir.path("figures")
             figures_kept_apart(
-                folder, lambda: write_note_figures(run, folder, style=style, dpi=dpi), figure_failures
+                folder,
+                lambda: write_note_figures(run, folder, style=style, dpi=dpi, formats=args.formats),
+                figure_failures,
             )
         if movies:
             from sparsity_gui.figures.note.movie import write_note_movie

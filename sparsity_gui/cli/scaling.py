@@ -140,7 +140,7 @@ def scaling_command(argv: Sequence[str]) -> int:
     def figure_files(rows: list, _interrupted: bool) -> dict:
         from sparsity_gui.figures.note.scaling import scaling_figure_files  # matplotlib: only if asked
 
-        return scaling_figure_files(grid, rows, style=style, dpi=dpi)
+        return scaling_figure_files(grid, rows, style=style, dpi=dpi, formats=args.formats)
 
     outcome, status = grid_command(
         "scaling",

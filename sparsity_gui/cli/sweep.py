@@ -126,7 +126,9 @@ def sweep_command(argv: Sequence[str]) -> int:
     def figure_files(rows: list, interrupted: bool) -> dict:
         from sparsity_gui.figures.interference.grid import sweep_figures  # matplotlib: only if asked
 
-        return sweep_figures(spec, rows, args.readout, cancelled=interrupted, style=style, dpi=dpi)
+        return sweep_figures(
+            spec, rows, args.readout, cancelled=interrupted, style=style, dpi=dpi, formats=args.formats
+        )
 
     outcome, status = grid_command(
         "sweep",

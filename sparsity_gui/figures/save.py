@@ -24,13 +24,38 @@ from pathlib import Path
 
 import numpy as np
 
+from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import atomic_write_bytes
 from sparsity_gui.figures import draw as draw_helpers
 from sparsity_gui.figures.mpl_compat import scoped_patch
 from sparsity_gui.figures.style import DEFAULT_DPI
 
-FORMATS = ("png", "svg", "pdf")
+FORMATS = ("png", "svg", "pdf")  # every surface's choice is a non-empty subset of these
+FORMATS_WORDS = "png, svg or pdf, or several, comma-separated (png,pdf)"
 PanelFunction = Callable[..., None]  # (fig, data, spec=None) -> draws into fig
+
+
+def figure_formats(value, name: str = "formats") -> tuple[str, ...]:
+    """The figure formats asked, in FORMATS's order without repeats: a comma list
+    ("png,pdf", any case, spaces ignored) or a sequence of names, any non-empty subset of
+    FORMATS. The one check of --formats, the API's ``formats`` and the windows' choice:
+    InputError (TypeError for a value of another type) naming ``name`` otherwise."""
+    if isinstance(value, str):
+        asked = [part.strip().lower() for part in value.split(",")]
+    elif isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
+        asked = [v.strip().lower() for v in value]
+    else:
+        raise TypeError(
+            f"{name} must be a comma list or a sequence of png, svg and pdf, not {type(value).__name__}"
+        )
+    unknown = [fmt for fmt in asked if fmt not in FORMATS]
+    if unknown or not asked:
+        if not any(asked):
+            said = "no format given"
+        else:
+            said = f"unknown format {unknown[0]!r}" if unknown[0] else "an empty name in the list"
+        raise InputError(name, f"{said}; give {FORMATS_WORDS}")
+    return tuple(fmt for fmt in FORMATS if fmt in asked)
 
 
 def arrays_of(obj):
@@ -195,10 +220,19 @@ def _helpers_used(source: str, seen: set[str] | None = None) -> list[str]:
 
 
 def script_text(
-    name: str, panel: PanelFunction, style: dict, size, dpi: float, title: str = "", calls: Iterable = ()
+    name: str,
+    panel: PanelFunction,
+    style: dict,
+    size,
+    dpi: float,
+    title: str = "",
+    calls: Iterable = (),
+    formats: Iterable[str] = ("png",),
 ) -> str:
-    """`<name>.py`: standalone, reads the JSON of its own name beside it and writes the PNG.
-    `calls`: the other drawing functions `panel` calls (a layout's panels)."""
+    """`<name>.py`: standalone, reads the JSON of its own name beside it and writes the
+    figure in `formats` (its FORMATS line). `calls`: the other drawing functions `panel`
+    calls (a layout's panels)."""
+    formats = figure_formats(tuple(formats))
     sources = [inspect.getsource(f) for f in calls] + [inspect.getsource(panel)]
     source = "\n\n".join(sources)
     helpers = [inspect.getsource(getattr(draw_helpers, h)) for h in _helpers_used(source)]
@@ -212,8 +246,9 @@ def script_text(
 \"\"\"Redraws the figure beside this script from the JSON file of the same name.
 
 Run `python <this file>` (numpy and matplotlib only): it reads <name>.json beside it
-and writes <name>.png. Restyle it here: STYLE holds matplotlib's rcParams, SIZE the
-size in inches, FORMATS what is written; {panel.__name__}() below draws the figure.
+and writes <name>.<format> for each of FORMATS. Restyle it here: STYLE holds matplotlib's
+rcParams, SIZE the size in inches, FORMATS what is written; {panel.__name__}() below draws
+the figure.
 \"\"\"
 
 import json
@@ -230,7 +265,7 @@ STYLE = {{
 SIZE = {tuple(float(v) for v in size)!r}  # inches
 DPI = {dpi!r}
 TITLE = {title or name!r}  # in each file's metadata (PDF Title, SVG title)
-FORMATS = ("png",)  # add "svg", "pdf" for the vector versions
+FORMATS = {formats!r}  # any of "png", "svg", "pdf"
 """
     main = f"""
 if __name__ == "__main__":
@@ -266,7 +301,11 @@ def figure_files(
     calls: Iterable = (),
 ) -> dict[str, bytes]:
     """{file name: bytes}: `<name>.<fmt>` per format, `<name>.json` and `<name>.py`. The
-    figure is drawn from the decoded JSON, as the script will draw it."""
+    figure is drawn from the decoded JSON, as the script will draw it; its script writes
+    the same `formats` (figure_formats checks them). No formats: the JSON and the script
+    alone (which then writes the PNG), for what reads only those."""
+    formats = tuple(formats)
+    formats = figure_formats(formats) if formats else ()
     text = data_json(data)
     fig = figure_of(panel, arrays_of(json.loads(text)), style, size)
     out = {}
@@ -276,7 +315,8 @@ def figure_files(
         out[f"{name}.{fmt}"] = figure_bytes(fig, fmt, style, dpi, title or name)
         fig.set_layout_engine("none")
     out[f"{name}.json"] = text.encode("utf-8")
-    out[f"{name}.py"] = script_text(name, panel, style, size, dpi, title, calls).encode("utf-8")
+    script = script_text(name, panel, style, size, dpi, title, calls, formats or ("png",))
+    out[f"{name}.py"] = script.encode("utf-8")
     return out
 
 

@@ -111,10 +111,10 @@ class FolderDialog(QtWidgets.QFileDialog):
             self.chosen = self.selectedFiles()[0]
 
 
-def choose_folder(parent: QtWidgets.QWidget, title: str) -> str:
+def choose_folder(parent: QtWidgets.QWidget, title: str, dialog: FolderDialog | None = None) -> str:
     """The folder the user picks or names (maybe new), or "" when cancelled; the dialog
-    opens in the last folder used."""
-    dialog = FolderDialog(parent, title)
+    (a FolderDialog, or ``dialog``: one with more to choose) opens in the last folder used."""
+    dialog = dialog or FolderDialog(parent, title)
     if last_folder():
         dialog.setDirectory(last_folder())
     try:

@@ -18,7 +18,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from sparsity_gui.core.errors import InputError
 from sparsity_gui.core.files import Payload, make_temp_dir, write_payload
 from sparsity_gui.ui.background import BackgroundJob, JobOutcome, StatusProgress
-from sparsity_gui.ui.dialogs import UNCHANGED, choose_folder, in_last_folder, remember_folder
+from sparsity_gui.ui.dialogs import UNCHANGED, FolderDialog, choose_folder, in_last_folder, remember_folder
+from sparsity_gui.ui.figure_style import chosen_formats, remember_formats
 
 BUSY = "an export is running: wait for it or cancel it"
 
@@ -95,6 +96,78 @@ def _made_and_moved(
     return [name for name, _payload, _counted in items]
 
 
+class ExportAllDialog(FolderDialog):
+    """Export all's folder chooser (a new folder's name too) with the figures' formats
+    under it: a box per format (figures/save.py FORMATS), checked as last chosen. Choosing
+    a folder with no box checked is refused under the boxes and the dialog stays open."""
+
+    def __init__(self, parent: QtWidgets.QWidget | None, title: str, formats: Sequence[str]):
+        from sparsity_gui.figures.save import FORMATS
+
+        super().__init__(parent, title)
+        self.setObjectName("export_all_dialog")
+        self.formats: tuple[str, ...] = ()
+        row = QtWidgets.QWidget(self)
+        row.setObjectName("figure_formats")
+        line = QtWidgets.QHBoxLayout(row)
+        line.setContentsMargins(0, 0, 0, 0)
+        line.addWidget(QtWidgets.QLabel("Figures as:", row))
+        self.format_boxes: dict[str, QtWidgets.QCheckBox] = {}
+        for fmt in FORMATS:
+            box = QtWidgets.QCheckBox(fmt.upper(), row)
+            box.setObjectName(f"format_{fmt}")
+            box.setChecked(fmt in formats)
+            box.setToolTip(
+                f"Write each figure as {FORMAT_FILTERS[fmt].split(' (')[0]}; its script writes it too"
+            )
+            box.toggled.connect(self._say_formats)
+            line.addWidget(box)
+            self.format_boxes[fmt] = box
+        self.format_note = QtWidgets.QLabel("", row)
+        self.format_note.setObjectName("formats_note")
+        self.format_note.setStyleSheet("color: #b00020")
+        line.addWidget(self.format_note)
+        line.addStretch(1)
+        grid = self.layout()
+        assert isinstance(grid, QtWidgets.QGridLayout)  # Qt's own dialog (not native) lays out in one
+        grid.addWidget(row, grid.rowCount(), 0, 1, grid.columnCount())
+
+    def checked_formats(self) -> tuple[str, ...]:
+        """The formats checked now (InputError when none is)."""
+        from sparsity_gui.figures.save import figure_formats
+
+        return figure_formats([fmt for fmt, box in self.format_boxes.items() if box.isChecked()])
+
+    def _say_formats(self) -> None:
+        try:
+            self.checked_formats()
+        except InputError:
+            self.format_note.setText("check at least one format")
+        else:
+            self.format_note.setText("")
+
+    def accept(self) -> None:
+        try:
+            formats = self.checked_formats()
+        except InputError:
+            self._say_formats()
+            return
+        super().accept()
+        if self.result() == QtWidgets.QDialog.DialogCode.Accepted:
+            self.formats = formats
+
+
+def choose_export_folder(parent: QtWidgets.QWidget, title: str) -> tuple[str, tuple[str, ...]]:
+    """(the folder the user picks or names, the figure formats checked), ("", ()) when
+    cancelled; the dialog opens in the last folder used with the last formats chosen, and
+    remembers both."""
+    dialog = ExportAllDialog(parent, title, chosen_formats())
+    folder = choose_folder(parent, title, dialog)
+    if not folder:
+        return "", ()
+    return folder, remember_formats(dialog.formats)
+
+
 class PanelExports(QtCore.QObject):
     """A window's figure exports: a panel (an index into the window's all_panels(), or the
     panel itself) or "window", written atomically in a format its suffix picks. Each
@@ -161,17 +234,19 @@ class PanelExports(QtCore.QObject):
         return answer.get("ok", False)
 
     # --- Export all ---------------------------------------------------------------------
-    def export_all_parts(self) -> tuple[int, ExportWork]:
+    def export_all_parts(self, formats: tuple[str, ...]) -> tuple[int, ExportWork]:
         """The model's half of Export all, read on the GUI thread (InputError, ValueError or
         RuntimeError: it cannot start, said): the number of its progress steps, one per
         figure drawn plus one per data file, and the work that makes, in the export's
-        worker, (figures, data files), calling step(text) once per figure drawn."""
+        worker, (figures in ``formats``, data files), calling step(text) once per figure drawn."""
         raise NotImplementedError
 
-    def export_all(self, folder: str | Path, wait: bool = True) -> bool:
-        """One folder: the model's figures and data files (export_all_parts), the window as
-        window.png and the session as session.json among them. Refused while an export
-        runs or when ``folder`` is a file. Made beside the GUI behind a progress bar with
+    def export_all(self, folder: str | Path, wait: bool = True, formats=None) -> bool:
+        """One folder: the model's figures (in ``formats``, a comma list or names; None:
+        the formats last chosen, figure_style.chosen_formats) and data files
+        (export_all_parts), the window as window.png and the session as session.json among
+        them. Refused while an export runs, when ``folder`` is a file or ``formats`` are
+        not figures/save.py's. Made beside the GUI behind a progress bar with
         Cancel in the status bar (``wait``: see run_job), into a temporary folder inside
         ``folder``, then moved in file by file: a cancelled or failed export leaves the
         folder as it was (files of the same names from before are replaced only once all
@@ -183,11 +258,14 @@ class PanelExports(QtCore.QObject):
         if refused:
             return win.fail(title, refused)
         try:
-            total, make = self.export_all_parts()
+            from sparsity_gui.figures.save import figure_formats
+
+            formats = chosen_formats() if formats is None else figure_formats(formats)
+            total, make = self.export_all_parts(formats)
             window_png = self.window_png(1.0)
         except InputError as exc:
             return win.fail(title, exc.message)
-        except (ValueError, RuntimeError) as exc:
+        except (ValueError, RuntimeError, TypeError) as exc:
             return win.fail(title, str(exc))
         created = [p for p in (folder, folder / "figures") if not p.exists()]
         try:
@@ -234,9 +312,9 @@ class PanelExports(QtCore.QObject):
         raise error
 
     def export_all_dialog(self) -> None:
-        folder = choose_folder(self.win, "Export all into folder")  # a new folder's name too
+        folder, formats = choose_export_folder(self.win, "Export all into folder")  # a new folder's name too
         if folder:
-            self.export_all(folder, wait=False)
+            self.export_all(folder, wait=False, formats=formats)
 
     def window_png(self, scale: float = 1.0) -> bytes:
         """The whole window as a PNG screenshot (a record of the session on screen)."""

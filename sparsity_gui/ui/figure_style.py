@@ -1,6 +1,8 @@
 """The figures' style, chosen in either window (Export figure → Figure style): paper, talk
 or a matplotlib .mplstyle file on top of the paper style; remembered in the settings (one
-choice for both windows) and saved in sessions. Every exported figure and movie uses it."""
+choice for both windows) and saved in sessions. Every exported figure and movie uses it.
+And the formats Export all writes its figures in (chosen in its folder dialog), remembered
+the same way."""
 
 from __future__ import annotations
 
@@ -12,7 +14,32 @@ from sparsity_gui.core.errors import InputError
 from sparsity_gui.ui.dialogs import settings
 
 STYLE_KEY = "figures/style"  # "paper", "talk" or a .mplstyle file's path
+FORMATS_KEY = "figures/formats"  # Export all's: a comma list, "png,svg,pdf"
 BUILT_IN = ("paper", "talk")
+
+
+def chosen_formats() -> tuple[str, ...]:
+    """The figure formats Export all writes: the last choice (kept in the settings across
+    launches, one for both windows), else all three; a stored value figures/save.py's check
+    refuses (an edited settings file) counts as none."""
+    from sparsity_gui.figures.save import FORMATS, figure_formats
+
+    value = settings().value(FORMATS_KEY)
+    try:
+        return figure_formats(value) if isinstance(value, str) else FORMATS
+    except InputError:
+        return FORMATS
+
+
+def remember_formats(formats) -> tuple[str, ...]:
+    """``formats`` checked (InputError, TypeError) and kept as the next Export all's."""
+    from sparsity_gui.figures.save import figure_formats
+
+    formats = figure_formats(formats)
+    s = settings()
+    s.setValue(FORMATS_KEY, ",".join(formats))
+    s.sync()
+    return formats
 
 
 class FigureStyleChoice:

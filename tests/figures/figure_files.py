@@ -105,11 +105,15 @@ def _stop_server(server: subprocess.Popen) -> None:
 
 def run_script_alone(folder: Path, name: str) -> bytes:
     """`<name>.py` run alone (SCRIPT_SERVER: no user site, no PYTHONPATH, sparsity_gui
-    unimportable) with the working directory in a copy of `folder`. Returns the PNG it wrote."""
+    unimportable) with the working directory in a copy of `folder`, the figure's files
+    removed from it first: it must write them again, exactly the formats written beside it
+    (its FORMATS). Returns the PNG it wrote."""
     copy = folder.parent / f"{folder.name}-script-{name}"
     shutil.copytree(folder, copy)
     png = copy / f"{name}.png"
-    png.unlink()
+    drawn = sorted(p.name for p in copy.glob(f"{name}.*") if p.suffix in (".png", ".svg", ".pdf"))
+    for figure in drawn:
+        (copy / figure).unlink()
     output = folder.parent / f"{folder.name}-script-{name}.out"
     with _server_lock:
         server = _script_server()
@@ -118,6 +122,8 @@ def run_script_alone(folder: Path, name: str) -> bytes:
         reply = server.stdout.readline()
     assert reply, "the script server ended"
     assert json.loads(reply) == 0, output.read_text(encoding="utf-8", errors="replace")
+    again = sorted(p.name for p in copy.glob(f"{name}.*") if p.suffix in (".png", ".svg", ".pdf"))
+    assert again == drawn, (name, drawn, again)
     return png.read_bytes()
 
 

@@ -309,8 +309,10 @@ def note_figure_files(
     return out
 
 
-def write_note_figures(run, folder: str | Path, style=None, dpi: float = DEFAULT_DPI) -> list[Path]:
-    """`run --figures`: each panel as PNG, SVG and PDF with its JSON and script, and the
-    layout, into `folder`. No Qt."""
+def write_note_figures(
+    run, folder: str | Path, style=None, dpi: float = DEFAULT_DPI, formats: Iterable[str] = FORMATS
+) -> list[Path]:
+    """`run --figures`: each panel in `formats` (PNG, SVG and PDF) with its JSON and
+    script, and the layout, into `folder`. No Qt."""
     data = panel_data(run_snapshot(run), fit=fit_constants(run))
-    return write_files(folder, note_figure_files(data, style, dpi=dpi))
+    return write_files(folder, note_figure_files(data, style, dpi=dpi, formats=formats))

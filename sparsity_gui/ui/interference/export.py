@@ -59,7 +59,8 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
             "Export all…",
             lambda _c=False: self.export_all_dialog(),
             "Ctrl+E",
-            "Every panel's figure (PNG, SVG, PDF, its data and the script that redraws it), "
+            "Every panel's figure (PNG, SVG, PDF: the formats checked in its dialog; its data "
+            "and the script that redraws it), "
             "the layout, the sweep's figure, the run's data, the window (PNG), the session and "
             "the pinned runs, into one folder (Ctrl+E)",
         )
@@ -177,10 +178,10 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
         )
 
     # --- Export all ------------------------------------------------------------------------
-    def export_all_parts(self):
+    def export_all_parts(self, formats):
         """Export all's figures and data (PanelExports.export_all writes them, the window's
         PNG among them): every panel and the layout (and the sweep's figures, if it has
-        runs) in figures/, the run's data, session.json and the pinned runs."""
+        runs) in figures/ in ``formats``, the run's data, session.json and the pinned runs."""
         from sparsity_gui.figures.interference import figures as fi
         from sparsity_gui.figures.scripted import figure_files, panel_size
 
@@ -207,6 +208,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
                     data[key],
                     style,
                     panel_size(style),
+                    formats=formats,
                     title=panel_title,
                     functions=fi.SCRIPT_FUNCTIONS,
                 )
@@ -214,7 +216,13 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
                 step(f"Drew {panel_title}…")
             whole = fi.layout_data(data)
             files = figure_files(
-                "layout", fi.layout, whole, style, fi.layout_size(style), functions=fi.SCRIPT_FUNCTIONS
+                "layout",
+                fi.layout,
+                whole,
+                style,
+                fi.layout_size(style),
+                formats=formats,
+                functions=fi.SCRIPT_FUNCTIONS,
             )
             figures.update({f"figures/{name}": blob for name, blob in files.items()})
             step("Drew the layout…")
@@ -222,7 +230,7 @@ class InterferenceExports(FigureStyleChoice, PanelExports):
                 from sparsity_gui.figures.interference.grid import sweep_figures
 
                 spec, rows, cancelled, readout = sweep
-                files = sweep_figures(spec, rows, readout, cancelled=cancelled, style=style)
+                files = sweep_figures(spec, rows, readout, cancelled=cancelled, style=style, formats=formats)
                 figures.update({f"figures/{name}": blob for name, blob in files.items()})
                 step("Drew the sweep…")
             return figures, {**data_files, "session.json": make_session()}

@@ -33,7 +33,6 @@ from sparsity_gui.ui.dialogs import UNCHANGED, save_file_name
 from sparsity_gui.ui.figure_export import PanelExports, os_reason
 from sparsity_gui.ui.figure_style import FigureStyleChoice
 
-EXPORT_ALL_FORMATS = ("png", "svg", "pdf")  # of each panel in Export all
 # each live panel's toggles as the figure's view (figures/note/figures.py DEFAULT_VIEWS)
 VIEW_TOGGLES = {
     "weights_sorted": ("log_x", "log_y"),
@@ -93,7 +92,8 @@ class NoteExports(FigureStyleChoice, PanelExports):
             "Export all…",
             lambda _c=False: self.export_all_dialog(),
             "Ctrl+E",
-            "Write every panel (PNG, SVG, each with the script that redraws it), the "
+            "Write every panel (PNG, SVG, PDF: the formats checked in its dialog; each with "
+            "the script that redraws it), the "
             "window (PNG), the data (CSV; weights and deaths as .npz above "
             "10^6 weights), run.json and the session into one folder",
         )
@@ -339,9 +339,9 @@ class NoteExports(FigureStyleChoice, PanelExports):
 
         return self.run_job(work, "Drawing the figure…", finish, wait=wait, title=title)
 
-    def export_all_parts(self):
+    def export_all_parts(self, formats):
         """Export all's figures and data (PanelExports.export_all writes them, the window's
-        PNG among them): every panel as PNG (300 dpi), SVG and PDF, each with its JSON and
+        PNG among them): every panel in ``formats`` (PNG at 300 dpi, SVG, PDF), each with its JSON and
         script (figures/note/figures.py, drawn from the exported data with the live panels'
         toggles, pins and style), timeseries.csv, weights.csv, deaths.csv (weights.npz and
         deaths.npz above 10^6 weights, as `run` writes them), tracked.csv, run.json,
@@ -366,7 +366,7 @@ class NoteExports(FigureStyleChoice, PanelExports):
             figures = note_figure_files(
                 data,
                 style,
-                formats=EXPORT_ALL_FORMATS,
+                formats=formats,
                 layout=False,
                 cancelled=job.cancelled,
                 progress=lambda d, t: step(f"Drawing the figures ({d} of {t})…"),
