@@ -229,11 +229,21 @@ def test_the_app_opens_the_interference_window_on_the_files_w0_with_the_launch_o
     assert seen == {"sparsity": "topk", "k": 3, "optimizer": "adam", "beta1": 0.8, "beta2": 0.99, "eps": 1e-6}
 
 
-def test_a_bad_w0_file_is_one_error_line_before_any_window(tmp_path):
+def test_a_bad_w0_file_is_one_error_line_before_any_window(tmp_path, monkeypatch, capsys):
+    """In-process (the window's real entry point: the launch above): no top-level window
+    is made before the refusal."""
+    from helpers import command_in_process
+    from PySide6 import QtWidgets
+
     bad = tmp_path / "w.npy"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
     before = sorted(tmp_path.iterdir())
-    proc = _python("-m", "sparsity_gui", "--model", "interference", "--w0", str(bad), cwd=tmp_path)
-    assert proc.returncode == 2
-    assert proc.stderr == f"error: w0: {bad}: not a valid .npy file (it is a PNG image)\n"
+    windows = set(QtWidgets.QApplication.topLevelWidgets())
+    monkeypatch.setenv("SPARSITY_GUI_SETTINGS", str(tmp_path / "s.ini"))
+    status, out, err = command_in_process(
+        ["--model", "interference", "--w0", bad], tmp_path, monkeypatch, capsys
+    )
+    assert status == 2 and out == ""
+    assert err == f"error: w0: {bad}: not a valid .npy file (it is a PNG image)\n"
+    assert set(QtWidgets.QApplication.topLevelWidgets()) == windows
     assert sorted(tmp_path.iterdir()) == before
