@@ -1,5 +1,5 @@
 """`--out` given as a symbolic link, through the command's entry point (__main__.main in this
-process; the refusal of a full folder in a real subprocess, for its status and stderr): the link
+process; a full DIR refused by the real process: tests/cli/test_cli_run.py's nonempty): the link
 stands for the folder it points to. That folder is written (made, if the link dangles) or,
 with --force, replaced; the link itself is kept and nothing else is left beside either
 (no `.NAME.old-PID`, no temporary folder). A location that cannot be used is refused
@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import cli
 from helpers import command_result as command
 
 RUN = ["run", "--m", "50", "--samples", "5"]
@@ -36,11 +35,11 @@ def test_a_link_to_an_empty_folder_writes_that_folder(tmp_path, monkeypatch, cap
     assert json.loads((tmp_path / "out" / "run.json").read_text())["parameters"]["m"] == 50
 
 
-def test_a_link_to_a_full_folder_is_refused_up_front_without_force(tmp_path):
+def test_a_link_to_a_full_folder_is_refused_up_front_without_force(tmp_path, monkeypatch, capsys):
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "keep.txt").write_text("keep")
     (tmp_path / "out").symlink_to("real")
-    proc = cli([*RUN, "--out", "out"], tmp_path)
+    proc = command([*RUN, "--out", "out"], tmp_path, monkeypatch, capsys)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.splitlines() == ["error: out: real is not empty (use --force to replace it)"]
     assert "Traceback" not in proc.stderr and proc.stdout == ""
