@@ -26,7 +26,7 @@ def _f(x: float, digits: int = 4) -> str:
 STEPS_HTML = """
 <style>
  h3 {{ margin: 6px 0 2px 0; }} p {{ margin: 0 0 6px 0; }}
- .num {{ font-family: monospace; color: #1f4e79; }} .ok {{ color: #2e7d32; }} .off {{ color: #b35900; }}
+ .num {{ font-family: monospace; color: #1f4e79; }} .ok {{ color: OK_COLOUR; }} .off {{ color: OFF_COLOUR; }}
  .run {{ color: #444; }}
 </style>
 <p class=run>{run}</p>
@@ -69,6 +69,9 @@ The last one settles at the root of (1−w²)w = λ (for λ &lt; 2/(3√3)):
 w* = <span class=num>{wstar}</span> (largest weight now: <span class=num>{top}</span>).
 <i>Panel: Threshold crossing.</i></p>
 """
+# the ok/off classes' colours, also set in place on a field whose class changed (COLOURED)
+CLASS_COLOUR = {"ok": "#2e7d32", "off": "#b35900"}
+STEPS_HTML = STEPS_HTML.replace("OK_COLOUR", CLASS_COLOUR["ok"]).replace("OFF_COLOUR", CLASS_COLOUR["off"])
 
 
 def run_line(params) -> str:
@@ -113,13 +116,17 @@ def theta_rise_sentence(regime: dict | None) -> tuple[str, bool]:
     )
 
 
-# The fields of STEPS_HTML that hold a number (or a count) of the run, changed in place
-# between frames; the others (the ok/off classes, the fit's flags) change the document's
-# shape, which is then set again whole.
+# The fields of STEPS_HTML that hold a number (or a count, or a word) of the run, changed
+# in place between frames; the others (the regime's heading, the fit's flags) change the
+# document's shape, which is then set again whole.
 NUMBERS = (
     "s", "theta", "growing", "shrinking", "fp", "rp", "ratio", "w", "dl1", "dl1_bal", "c",
-    "c_bulk", "dev", "rv", "lo", "hi", "ident", "nonzero", "wstar", "top",
+    "c_bulk", "dev", "rv", "lo", "hi", "ident", "nonzero", "wstar", "top", "rv_in",
 )  # fmt: skip
+# The fields in an ok/off span, by the field naming their class: a class that changes is
+# set in place too, as the text's colour (a ratio coming within 5 % of 1, the fit's
+# deviation crossing 10 %: each had set the whole document again, 10-16 ms).
+COLOURED = {"ratio": "ratio_cls", "dev": "dev_cls", "rv_in": "rv_cls", "rise": "rise_cls"}
 # Sentences (HTML-escaped text, no tags) changed in place too: outside the note's regime
 # their numbers ("θ fell by 44.6 %, ...") change on every update, and setting the whole
 # document again 4 times a second cost 5-11 ms each (a stall at m = 10^6). Not while empty
@@ -133,6 +140,11 @@ def _in_place(v: dict[str, str]) -> tuple[str, ...]:
     return NUMBERS + tuple(key for key in TEXTS if v[key])
 
 
+def _class(v: dict[str, str], key: str) -> str:
+    """The ok/off class of a field's span ("" for a field in none)."""
+    return v[COLOURED[key]] if key in COLOURED else ""
+
+
 def _shown(v: dict[str, str], key: str) -> str:
     """A field's text as the document shows it (a sentence's HTML entities read)."""
     return html.unescape(v[key]) if key in TEXTS else v[key]
@@ -141,6 +153,12 @@ def _shown(v: dict[str, str], key: str) -> str:
 def _utf16_length(text: str) -> int:
     """A text's length in Qt's positions (UTF-16 code units)."""
     return len(text.encode("utf-16-le")) // 2
+
+
+def _stale(span: tuple[int, str, str, int, str], v: dict[str, str]) -> bool:
+    """Whether a span shows other than ``v``: its text or its class."""
+    _position, shown, key, _block, cls = span
+    return shown != _shown(v, key) or cls != _class(v, key)
 
 
 class NoteView(QtWidgets.QTextBrowser):
@@ -164,9 +182,10 @@ class NoteView(QtWidgets.QTextBrowser):
         self.values: dict[str, str] = {}
         self.full_renders = 0  # times the whole document was set (the rest: numbers in place)
         self._shape: tuple[str, ...] | None = None
-        # (position, the text shown, field, block number), in order; the text shown differs
-        # from self.values while its paragraph is pending (a field may stand twice: θ)
-        self._spans: list[tuple[int, str, str, int]] = []
+        # (position, the text shown, field, block number, its class shown), in order; the
+        # text shown differs from self.values while its paragraph is pending (a field may
+        # stand twice: θ)
+        self._spans: list[tuple[int, str, str, int, str]] = []
         self._pending: list[int] = []  # the blocks whose numbers are yet to be replaced
 
     def update_from(self, snap: Snapshot, spread: bool = False) -> None:
@@ -229,12 +248,13 @@ class NoteView(QtWidgets.QTextBrowser):
             wstar=_f(last_weight_fixed_point(snap.lam), 6),
             top=_f(float(a[0]) if a.size else math.nan, 6),
         )
-        shape = tuple(v[k] for k in sorted(v) if k not in NUMBERS + TEXTS) + tuple(bool(v[k]) for k in TEXTS)
+        placed = NUMBERS + TEXTS + tuple(COLOURED[k] for k in _in_place(v) if k in COLOURED)
+        shape = tuple(v[k] for k in sorted(v) if k not in placed) + tuple(bool(v[k]) for k in TEXTS)
         self.values = v
         if shape != self._shape or not self._spans:
             self._render(v, shape)
             return
-        blocks = sorted({block for _p, shown, key, block in self._spans if shown != _shown(v, key)})
+        blocks = sorted({span[3] for span in self._spans if _stale(span, v)})
         self._pending = blocks
         self.continue_update(len(blocks) if not spread else 1)
 
@@ -263,7 +283,7 @@ class NoteView(QtWidgets.QTextBrowser):
         self._pending = []
         self._spans = self._find_spans(v)
 
-    def _find_spans(self, v: dict[str, str]) -> list[tuple[int, str, str, int]]:
+    def _find_spans(self, v: dict[str, str]) -> list[tuple[int, str, str, int, str]]:
         """Where each number stands: Qt names only an anchor's first character, so its
         length is that of the text put there (checked against the document: on any
         surprise, no spans, and each update sets the whole document)."""
@@ -276,16 +296,18 @@ class NoteView(QtWidgets.QTextBrowser):
                 for name in fragment.charFormat().anchorNames():
                     if name.startswith(ANCHOR):
                         key = name[len(ANCHOR) :]
-                        spans.append((fragment.position(), _shown(v, key), key, block.blockNumber()))
+                        spans.append(
+                            (fragment.position(), _shown(v, key), key, block.blockNumber(), _class(v, key))
+                        )
                 it += 1
             block = block.next()
         cursor = QtGui.QTextCursor(self.document())
-        for position, shown, _key, _block in spans:
+        for position, shown, *_rest in spans:
             cursor.setPosition(position)
             cursor.setPosition(position + _utf16_length(shown), QtGui.QTextCursor.MoveMode.KeepAnchor)
             if cursor.selectedText() != shown:
                 return []
-        return spans if {key for _p, _n, key, _b in spans} == set(_in_place(v)) else []
+        return spans if {span[2] for span in spans} == set(_in_place(v)) else []
 
     def _replace_numbers(self, block: int) -> None:
         """Each changed number of one paragraph replaced where it stands (its format kept),
@@ -293,20 +315,25 @@ class NoteView(QtWidgets.QTextBrowser):
         paragraph laid out again."""
         v = self.values
         spans = self._spans
-        changed = [k for k, (_p, shown, key, n) in enumerate(spans) if n == block and shown != _shown(v, key)]
+        changed = [k for k, span in enumerate(spans) if span[3] == block and _stale(span, v)]
         if not changed:
             return
         cursor = QtGui.QTextCursor(self.document())
         cursor.beginEditBlock()
         for k in reversed(changed):
-            position, shown, key, number = spans[k]
+            position, shown, key, number, shown_class = spans[k]
             cursor.setPosition(position)
             cursor.setPosition(position + _utf16_length(shown), QtGui.QTextCursor.MoveMode.KeepAnchor)
-            text = _shown(v, key)
+            text, cls = _shown(v, key), _class(v, key)
             cursor.insertText(text)  # in the format of the text it replaces
-            spans[k] = (position, text, key, number)
+            if cls != shown_class:
+                cursor.setPosition(position, QtGui.QTextCursor.MoveMode.KeepAnchor)
+                colour = QtGui.QTextCharFormat()
+                colour.setForeground(QtGui.QColor(CLASS_COLOUR[cls]))
+                cursor.mergeCharFormat(colour)
+            spans[k] = (position, text, key, number, cls)
             grow = _utf16_length(text) - _utf16_length(shown)
             for j in range(k + 1, len(spans)):  # the numbers after it move along
-                p, s, f, n = spans[j]
-                spans[j] = (p + grow, s, f, n)
+                p, *rest = spans[j]
+                spans[j] = (p + grow, *rest)
         cursor.endEditBlock()
