@@ -213,15 +213,21 @@ def test_the_interference_window_trains_the_matrix_from_its_first_snapshot(qtbot
 
 @pytest.mark.parametrize("case", ["empty folder", "mixed shapes"])
 def test_a_bad_series_is_refused_in_the_dialog_and_the_run_goes_on(
-    qtbot, make_window, make_iwindow, tmp_path, case
+    qtbot, note_window, interference_window, tmp_path, case
 ):
+    """(Each window the module's shared one, with a new run: a refused series pins
+    nothing.)"""
     folder = tmp_path / "bad"
     folder.mkdir()
     if case == "mixed shapes":
         W = w0_matrix()
         np.save(folder / "step_1.npy", W)
         np.save(folder / "step_2.npy", W[:, :5])
-    for win, pick in ((make_window(SimParams(m=200, lam=1e-2)), "row"), (make_iwindow(), "matrix")):
+    windows = (
+        (note_window(SimParams(m=200, lam=1e-2)), "row"),
+        (interference_window(InterferenceParams()), "matrix"),
+    )
+    for win, pick in windows:
         qtbot.waitUntil(lambda w=win: w.snapshot is not None, timeout=TIMEOUT)
         run_id, params, pins = win.run_id, win.params, list(win.pin_control.pins)
         dialog = win.checkpoints.open_dialog()
