@@ -27,7 +27,9 @@ run: $(APP_STAMP)
 	$(VENV)/bin/sparsity-gui $(ARGS)
 
 # two pytest-xdist workers, a test file each at a time (a file's module fixtures are built
-# once); TEST_WORKERS=0 runs the tests in one process, in file order. The numba kernels are
+# once), the longest first, the files of the shared dask cluster together on one worker (one
+# cluster a run): tests/run_layout.py's scheduler for `--dist loadfile`; TEST_WORKERS=0 runs
+# the tests in one process, in file order. The numba kernels are
 # compiled first, once: from a fresh clone each worker, and each command a test starts
 # before the cache is written, would compile all of them side by side (27 s of CPU each)
 TEST_WORKERS ?= 2

@@ -9,6 +9,9 @@ import threading
 import time
 
 import pytest
+from run_layout import pytest_collection_modifyitems, pytest_xdist_make_scheduler, record_file_seconds
+
+__all__ = ["pytest_collection_modifyitems", "pytest_xdist_make_scheduler"]  # hooks: `make test`'s layout
 
 # Qt must never try to open a real display in tests. The offscreen platform's screen is
 # 800x600 unless told otherwise: tests get a 1600x1000 desktop, where windows open at their
@@ -45,6 +48,7 @@ def pytest_configure(config):
     config.stash[_SESSION_END] = float(os.environ["SPARSITY_TEST_SESSION_END"])
     # the terminal's stderr now, before the tests' capturing points descriptor 2 elsewhere
     config.stash[_STDERR] = os.dup(2)
+    record_file_seconds(config)
 
 
 _SESSION_END = pytest.StashKey[float]()  # time.time() at which the run must have ended
