@@ -45,9 +45,9 @@ def test_under_plain_sgd_the_fitted_time_is_the_steps_own(tmp_path, monkeypatch,
 def test_under_adam_the_flow_is_placed_at_a_fitted_time_and_labelled_so(tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     path = write_row(tmp_path, "adamw")
-    # --dpi 50: no PNG is read here, only the figure's JSON
+    # PNGs alone at 50 dpi: no image is read here, only the figure's JSON
     proc = command_result(["checkpoints", path, "--l1", L1, "--lr", LR, "--optimizer", "adamw",
-                           "--fit-time-scale", "--figures", "--dpi", 50, "--out", out],
+                           "--fit-time-scale", "--figures", "--formats", "png", "--dpi", 50, "--out", out],
                           tmp_path, monkeypatch, capsys)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert (

@@ -40,8 +40,9 @@ FLAGGED = ("weights_sorted", "norm_balance", "l1_decay", "relative_variance", "l
 
 
 def run_figures(folder: Path, *args: str) -> Path:
-    """`run --figures` at 50 dpi: no test here reads the PNGs (300 dpi draws 36 times the
-    pixels); the JSON and the SVG are the same at any --dpi, the script all but its DPI."""
+    """`run --figures --formats svg`: the tests here read the SVG's texts and redraw each
+    figure from its JSON and script (the same at any --dpi but the script's DPI); no PNG or
+    PDF is read (their promises: test_figure_contracts.py)."""
     proc = subprocess.run(
         [
             sys.executable,
@@ -50,6 +51,8 @@ def run_figures(folder: Path, *args: str) -> Path:
             "run",
             *args,
             "--figures",
+            "--formats",
+            "svg",
             "--dpi",
             "50",
             "--out",

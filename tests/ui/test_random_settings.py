@@ -68,7 +68,7 @@ def test_note_settings_survive_pins_export_all_a_session_and_run_figures(qtbot, 
     assert live.lam_schedule == () and live.lam != last.lam and live.method == "gd"
 
     folder = tmp_path / "all"
-    assert win.exports.export_all(folder), win.last_error
+    assert win.exports.export_all(folder, formats="png"), win.last_error  # only the JSON is read
     listing = json.loads((folder / "pins.json").read_text())
     live_values = as_json(NOTE_SETTINGS.pin_values(live))
     for entry, params in zip(listing, draws, strict=True):
@@ -98,7 +98,8 @@ def test_note_settings_survive_pins_export_all_a_session_and_run_figures(qtbot, 
     warmup = NOTE_SETTINGS["lam_warmup"].value(params)
     argv = ["--m", str(params.m), "--lam", repr(params.lam), "--sigma", repr(params.sigma)]
     argv += ["--seed", str(params.seed), "--method", params.method, "--eta", repr(params.eta)]
-    argv += ["--t-end", repr(params.t_end), "--samples", "40", "--figures", "--out", str(tmp_path / "run")]
+    argv += ["--t-end", repr(params.t_end), "--samples", "40", "--figures", "--formats", "png", "--dpi", "50"]
+    argv += ["--out", str(tmp_path / "run")]
     if warmup:
         argv += ["--lam-warmup", repr(warmup)]
     elif params.lam_schedule:
@@ -133,7 +134,7 @@ def test_interference_settings_survive_pins_export_all_a_session_and_figures(qtb
     assert (live.l1_warmup, live.l1_schedule) == (0, ())
 
     folder = tmp_path / "all"
-    assert win.exports.export_all(folder), win.last_error
+    assert win.exports.export_all(folder, formats="png"), win.last_error  # only the JSON is read
     listing = json.loads((folder / "pins.json").read_text())
     live_values = as_json({**INTERFERENCE_SETTINGS.pin_values(live), "w0": None})
     for entry, params in zip(listing, draws, strict=True):
@@ -163,7 +164,7 @@ def test_interference_settings_survive_pins_export_all_a_session_and_figures(qtb
     # an AdamW run: its own β₁, β₂, ε are options too (refused under an optimizer without them)
     assert params.optimizer == "adamw"
     assert all(getattr(params, k) != INTERFERENCE_SETTINGS[k].default for k in ("beta1", "beta2", "eps"))
-    argv = ["--out", str(tmp_path / "run"), "--figures", "--samples", "20"]
+    argv = ["--out", str(tmp_path / "run"), "--figures", "--formats", "png", "--dpi", "50", "--samples", "20"]
     for setting in INTERFERENCE_SETTINGS:
         value = setting.value(params)
         if setting.derived or value in (None, setting.default):

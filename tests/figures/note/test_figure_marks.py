@@ -49,12 +49,12 @@ redrawn = functools.cache(redraw)
 
 @pytest.fixture(scope="module")
 def cli_figures(tmp_path_factory) -> Path:
-    """`sparsity-gui run --figures` outside the note's regime, to a late instant. At 50
-    dpi (--dpi): no test here reads the PNGs, which 300 dpi draws 36 times larger."""
+    """`sparsity-gui run --figures` outside the note's regime, to a late instant, as SVG and
+    PDF (--formats): no test here reads the PNGs (the script redraws from the JSON)."""
     where = tmp_path_factory.mktemp("cli")
     proc = subprocess.run(
         [sys.executable, "-m", "sparsity_gui", "run", "--m", "10000", "--lam", "0.01"]
-        + ["--t-end", "400", "--samples", "401", "--figures", "--dpi", "50", "--out", "res"],
+        + ["--t-end", "400", "--samples", "401", "--figures", "--formats", "svg,pdf", "--out", "res"],
         cwd=where,
         capture_output=True,
         text=True,
