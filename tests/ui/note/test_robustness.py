@@ -371,12 +371,14 @@ class Fuzzer:
     def export_all(self) -> str:
         folder = self.exports_dir / f"all{self.exports}"
         self.exports += 1
-        ok = self.win.exports.export_all(folder)
+        # (PNG alone: what may go wrong here is the export beside the actions, not a format;
+        # each format is test_export_all_formats.py's)
+        ok = self.win.exports.export_all(folder, formats="png")
         self._ok_or_starting(ok, "export_all")
         if ok:
-            # seven panels (six and the phase plane) as PNG, SVG, PDF, JSON and script, the
-            # window, 4 CSVs, 2 JSONs
-            assert len(list(folder.iterdir())) == 7 * 5 + 1 + 4 + 2
+            # seven panels (six and the phase plane) as PNG, JSON and script, the window,
+            # 4 CSVs, 2 JSONs
+            assert len(list(folder.iterdir())) == 7 * 3 + 1 + 4 + 2
         return str(ok)
 
     def w0_from_file(self) -> str:
